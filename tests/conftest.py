@@ -1,0 +1,47 @@
+"""Shared test fixtures.
+
+External services (Docker Engine, SeaweedFS, sclite) may be missing on a laptop, where their
+tests skip. `.ci/run` sets ASRBENCH_REQUIRE=docker,s3,sclite,... so that in CI a missing
+service fails the test instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from asrbench.paths import REPO_ROOT, shared_dir
+
+MINI_EN = REPO_ROOT / "datasets" / "mini_en"
+
+
+def _required() -> set[str]:
+    return {s.strip() for s in os.environ.get("ASRBENCH_REQUIRE", "").split(",") if s.strip()}
+
+
+def require(service: str, available: bool, why: str) -> None:
+    """Skip when `service` is unavailable, unless CI declared it required: then fail."""
+    if available:
+        return
+    if service in _required() or "all" in _required():
+        pytest.fail(f"{service} is required here (ASRBENCH_REQUIRE) but unavailable: {why}")
+    pytest.skip(f"{service} unavailable: {why}")
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    path = shared_dir()
+    require("shared", path.is_dir(), f"{path} not found")
+    return path
+
+
+@pytest.fixture(scope="session")
+def mini_en() -> Path:
+    return MINI_EN

@@ -1,0 +1,314 @@
+"""Dataset format: `datasets/<ID>/metadata.tsv` + `dataset.yaml` + audio, validated where it enters.
+
+`metadata.tsv` is tab-separated UTF-8 with the header `ID AUDIO DURATION TEXT` plus optional
+columns (SPEAKER, GENDER, ACCENT, LANGUAGE or any group label). AUDIO is relative to the dataset
+folder and may never leave it. A dataset's identity is the SHA-256 of its metadata and audio bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import soundfile as sf
+import yaml
+
+from asrbench.fsio import atomic_write_text, file_sha256
+
+REQUIRED_COLUMNS = ("ID", "AUDIO", "DURATION", "TEXT")
+MAX_DURATION_S = 60.0  # longer utterances are reported (warning), never dropped silently
+DURATION_TOLERANCE_S = 0.02
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding of the validator, located by file and line (1-based; 0 = whole file)."""
+
+    path: str
+    line: int
+    code: str
+    message: str
+    severity: str = "error"  # "error" makes the dataset unusable, "warning" is reported only
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity}: [{self.code}] {self.message}"
+
+
+class DatasetError(Exception):
+    """Raised when a dataset has errors; carries every problem found, not just the first."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        errors = [p for p in problems if p.severity == "error"]
+        lines = "\n".join(f"  {p}" for p in errors[:50])
+        more = f"\n  ... and {len(errors) - 50} more" if len(errors) > 50 else ""
+        super().__init__(f"{len(errors)} problem(s) in dataset:\n{lines}{more}")
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """One row of metadata.tsv."""
+
+    id: str
+    audio: str
+    duration: float
+    text: str
+    extra: dict[str, str] = field(default_factory=dict)
+    line: int = 0
+
+
+@dataclass
+class Dataset:
+    """A validated dataset folder."""
+
+    root: Path
+    id: str
+    meta: dict
+    columns: list[str]
+    utterances: list[Utterance]
+    problems: list[Problem] = field(default_factory=list)  # warnings that did not stop loading
+
+    @property
+    def sample_rate(self) -> int:
+        return int(self.meta.get("sample_rate", 16000))
+
+    @property
+    def language(self) -> str:
+        return str(self.meta.get("language", "en"))
+
+    def audio_path(self, utt: Utterance) -> Path:
+        return self.root / utt.audio
+
+    def __iter__(self) -> Iterator[Utterance]:
+        return iter(self.utterances)
+
+    def __len__(self) -> int:
+        return len(self.utterances)
+
+    @property
+    def total_duration(self) -> float:
+        return sum(u.duration for u in self.utterances)
+
+    def references(self) -> dict[str, str]:
+        return {u.id: u.text for u in self.utterances}
+
+    def content_hash(self) -> str:
+        """SHA-256 over metadata.tsv and every audio file's bytes, in metadata order."""
+        return content_hash(self.root, self.utterances)
+
+
+def content_hash(root: Path, utterances: list[Utterance]) -> str:
+    h = hashlib.sha256()
+    h.update(b"asrbench-dataset-v1\0")
+    h.update((root / "metadata.tsv").read_bytes())
+    for utt in utterances:
+        h.update(b"\0" + utt.id.encode() + b"\0")
+        h.update(file_sha256(root / utt.audio).encode())
+    return "sha256:" + h.hexdigest()
+
+
+def _inside(root: Path, rel: str) -> tuple[bool, str]:
+    """Check that `rel` names a file inside `root`, following symlinks."""
+    if not rel:
+        return False, "AUDIO is empty"
+    if os.path.isabs(rel) or rel.startswith("~"):
+        return False, f"AUDIO path {rel!r} is absolute; make it relative to the dataset folder"
+    if ".." in Path(rel).parts:
+        return False, f"AUDIO path {rel!r} contains '..' and would leave the dataset folder"
+    real_root = root.resolve()
+    real = (root / rel).resolve()
+    if real != real_root and real_root not in real.parents:
+        return False, f"AUDIO path {rel!r} is a symlink that leaves the dataset folder ({real})"
+    return True, ""
+
+
+def load_dataset(root: str | Path, check_audio: bool = True) -> Dataset:
+    """Load and validate a dataset folder; raise DatasetError listing every error found."""
+    root = Path(root)
+    problems = validate(root, check_audio=check_audio)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        raise DatasetError(problems)
+    meta = _read_yaml(root / "dataset.yaml", [])
+    columns, rows = _read_rows(root / "metadata.tsv", [])
+    return Dataset(
+        root=root,
+        id=str(meta.get("id", root.name)),
+        meta=meta,
+        columns=columns,
+        utterances=rows,
+        problems=problems,
+    )
+
+
+def _read_yaml(path: Path, problems: list[Problem]) -> dict:
+    if not path.is_file():
+        problems.append(
+            Problem(str(path), 0, "missing-file", "dataset.yaml not found; create it (see docs)")
+        )
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        problems.append(Problem(str(path), 0, "bad-yaml", f"cannot parse: {exc}"))
+        return {}
+    if not isinstance(data, dict):
+        problems.append(Problem(str(path), 0, "bad-yaml", "top level must be a mapping"))
+        return {}
+    return data
+
+
+def _read_rows(path: Path, problems: list[Problem]) -> tuple[list[str], list[Utterance]]:
+    """Parse metadata.tsv, appending format problems; returns the rows that parsed."""
+    p = str(path)
+    if not path.is_file():
+        problems.append(Problem(p, 0, "missing-file", "metadata.tsv not found"))
+        return [], []
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if not lines:
+        problems.append(Problem(p, 0, "empty", "metadata.tsv is empty; it needs a header row"))
+        return [], []
+    try:
+        header = lines[0].decode("utf-8").rstrip("\r").split("\t")
+    except UnicodeDecodeError:
+        problems.append(Problem(p, 1, "encoding", "header is not valid UTF-8"))
+        return [], []
+    if header[: len(REQUIRED_COLUMNS)] != list(REQUIRED_COLUMNS):
+        problems.append(
+            Problem(
+                p, 1, "header",
+                f"header must start with {' '.join(REQUIRED_COLUMNS)} (tab-separated), "
+                f"got {' '.join(header)}",
+            )
+        )
+        return header, []
+    extras = header[len(REQUIRED_COLUMNS):]
+    rows: list[Utterance] = []
+    for lineno, blob in enumerate(lines[1:], start=2):
+        try:
+            line = blob.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError as exc:
+            problems.append(
+                Problem(p, lineno, "encoding",
+                        f"not valid UTF-8 at byte {exc.start}; re-encode the file as UTF-8")
+            )
+            continue
+        if not line.strip():
+            problems.append(Problem(p, lineno, "blank-line", "blank line; remove it"))
+            continue
+        cells = line.split("\t")
+        if len(cells) != len(header):
+            problems.append(
+                Problem(p, lineno, "columns",
+                        f"{len(cells)} column(s), header has {len(header)}; "
+                        "check for tabs inside TEXT or missing fields")
+            )
+            continue
+        uid, audio, dur, text = cells[:4]
+        try:
+            duration = float(dur)
+            if not duration >= 0:
+                raise ValueError
+        except ValueError:
+            problems.append(
+                Problem(p, lineno, "duration", f"DURATION {dur!r} is not a non-negative number")
+            )
+            continue
+        extra = dict(zip(extras, cells[4:], strict=True))
+        rows.append(Utterance(uid, audio, duration, text, extra, lineno))
+    return header, rows
+
+
+def validate(root: str | Path, check_audio: bool = True) -> list[Problem]:
+    """Return every problem found in a dataset folder (errors and warnings); writes nothing."""
+    root = Path(root)
+    problems: list[Problem] = []
+    if not root.is_dir():
+        return [Problem(str(root), 0, "missing-dir", "dataset folder not found")]
+    meta = _read_yaml(root / "dataset.yaml", problems)
+    rate = meta.get("sample_rate")
+    meta_path = root / "metadata.tsv"
+    _, rows = _read_rows(meta_path, problems)
+    p = str(meta_path)
+    seen: dict[str, int] = {}
+    for utt in rows:
+        if not utt.id:
+            problems.append(Problem(p, utt.line, "missing-id", "ID is empty"))
+        elif not _ID_RE.match(utt.id):
+            problems.append(
+                Problem(p, utt.line, "bad-id",
+                        f"ID {utt.id!r} must be letters, digits, '_', '.', '-' (no spaces)")
+            )
+        elif utt.id in seen:
+            problems.append(
+                Problem(p, utt.line, "duplicate-id",
+                        f"ID {utt.id!r} already used on line {seen[utt.id]}")
+            )
+        else:
+            seen[utt.id] = utt.line
+        ok, why = _inside(root, utt.audio)
+        if not ok:
+            problems.append(Problem(p, utt.line, "audio-path", why))
+            continue
+        path = root / utt.audio
+        if not path.is_file():
+            problems.append(
+                Problem(p, utt.line, "missing-audio", f"audio file {utt.audio!r} not found")
+            )
+            continue
+        if utt.duration > MAX_DURATION_S:
+            problems.append(
+                Problem(p, utt.line, "long-utterance",
+                        f"{utt.id}: {utt.duration:.2f} s is over {MAX_DURATION_S:.0f} s; kept, "
+                        "but some models truncate long inputs", "warning")
+            )
+        if not check_audio:
+            continue
+        try:
+            info = sf.info(str(path))
+        except Exception as exc:  # soundfile raises several types for corrupt files
+            problems.append(
+                Problem(p, utt.line, "unreadable-audio", f"cannot read {utt.audio!r}: {exc}")
+            )
+            continue
+        actual = info.frames / info.samplerate
+        if abs(actual - utt.duration) > DURATION_TOLERANCE_S:
+            problems.append(
+                Problem(p, utt.line, "duration-mismatch",
+                        f"{utt.id}: DURATION {utt.duration} s but {utt.audio!r} lasts "
+                        f"{actual:.3f} s; fix the column")
+            )
+        if rate and info.samplerate != int(rate):
+            problems.append(
+                Problem(p, utt.line, "sample-rate",
+                        f"{utt.id}: {info.samplerate} Hz but dataset.yaml says {rate} Hz")
+            )
+        if info.channels != 1:
+            problems.append(
+                Problem(p, utt.line, "channels",
+                        f"{utt.id}: {info.channels} channels; datasets hold mono audio")
+            )
+    if not rows and not any(pr.severity == "error" for pr in problems):
+        problems.append(Problem(p, 0, "empty", "no utterances"))
+    return problems
+
+
+def write_metadata(root: Path, columns: list[str], rows: list[dict[str, str]]) -> None:
+    """Write metadata.tsv atomically (temp file + rename)."""
+    for r in rows:
+        for c in columns:
+            if "\t" in str(r.get(c, "")) or "\n" in str(r.get(c, "")):
+                raise ValueError(f"utterance {r.get('ID')}: column {c} contains a tab or newline")
+    text = "\t".join(columns) + "\n"
+    text += "".join("\t".join(str(r.get(c, "")) for c in columns) + "\n" for r in rows)
+    atomic_write_text(root / "metadata.tsv", text)
+

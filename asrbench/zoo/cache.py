@@ -1,0 +1,57 @@
+"""The local cache: verified objects and manifests, plus resumable partial downloads.
+
+<cache>/zoo/objects/sha256/<aa>/<hex>            verified, read-only (hard-linked into places)
+<cache>/zoo/manifests/<kind>s/<ID>/<V>.json       manifests already checked
+<cache>/zoo/partial/<hex>.part, <hex>.done       a download in progress and its finished chunks
+<cache>/zoo/checkouts/<kind>s/<ID>/<V>/           versions materialised beside a local folder
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from asrbench.paths import cache_dir
+from asrbench.zoo.manifest import object_key
+
+
+class Cache:
+    """Paths inside the zoo cache; `root` defaults to `cache_dir()/zoo`."""
+
+    def __init__(self, root: Path | None = None):
+        self.root = Path(root) if root else cache_dir() / "zoo"
+
+    def object_path(self, sha256: str) -> Path:
+        return self.root / object_key(sha256)
+
+    def has_object(self, sha256: str, size: int) -> bool:
+        try:
+            return self.object_path(sha256).stat().st_size == size
+        except FileNotFoundError:
+            return False
+
+    def manifest_path(self, kind: str, entry_id: str, version: str) -> Path:
+        return self.root / "manifests" / f"{kind}s" / entry_id / f"{version}.json"
+
+    def partial_dir(self) -> Path:
+        return self.root / "partial"
+
+    def tmp_dir(self) -> Path:
+        return self.root / "tmp"
+
+    def checkout_path(self, kind: str, entry_id: str, version: str) -> Path:
+        return self.root / "checkouts" / f"{kind}s" / entry_id / version
+
+    def cached_versions(self, kind: str, entry_id: str) -> list[str]:
+        folder = self.root / "manifests" / f"{kind}s" / entry_id
+        return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+
+    def usage(self) -> tuple[int, int]:
+        """(number of objects, bytes) held in the cache."""
+        count = size = 0
+        base = self.root / "objects"
+        if base.is_dir():
+            for p in base.rglob("*"):
+                if p.is_file():
+                    count += 1
+                    size += p.stat().st_size
+        return count, size

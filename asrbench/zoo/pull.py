@@ -1,0 +1,419 @@
+"""ops/pull: fetch a version's missing objects with verification and resume, place it atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from asrbench.fsio import atomic_write_bytes, atomic_write_json
+from asrbench.paths import REPO_ROOT
+from asrbench.zoo.cache import Cache
+from asrbench.zoo.config import KINDS, ZooConfig, load_config
+from asrbench.zoo.errors import ZooError
+from asrbench.zoo.manifest import (
+    FileEntry,
+    check_id,
+    check_version,
+    latest_key,
+    manifest_key,
+    object_key,
+    parse_manifest,
+)
+from asrbench.zoo.progress import Counter, Reporter
+from asrbench.zoo.remote import Remote, open_remote
+
+CHUNK = 8 * 1024 * 1024
+MARKER = ".zoo.json"  # written into placed folders: which entry and version they hold
+
+
+@dataclass
+class PullResult:
+    """What a pull did, for the CLI summary and for tests."""
+
+    kind: str
+    id: str
+    version: str
+    remote: str
+    dest: str
+    files: int
+    bytes_total: int
+    objects_downloaded: int
+    bytes_downloaded: int
+    placed: bool
+    seconds: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def resolve_version(rem: Remote, kind: str, entry_id: str) -> str:
+    """The version `latest` points to on a remote."""
+    data = rem.get_bytes(latest_key(kind, entry_id))
+    if data is None:
+        raise ZooError(
+            f"remote {rem.name!r} holds no {kind} {entry_id!r}; check the ID "
+            f"(`ops/zoo list`) or push it first"
+        )
+    try:
+        return check_version(json.loads(data)["version"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ZooError(f"remote {rem.name!r}: {latest_key(kind, entry_id)} is malformed") from exc
+
+
+def fetch_manifest(
+    rem: Remote, cache: Cache, kind: str, entry_id: str, version: str
+) -> tuple[dict, list[FileEntry]]:
+    """The checked manifest of a version, from the cache or the remote (then cached)."""
+    cached = cache.manifest_path(kind, entry_id, version)
+    if cached.is_file():
+        return parse_manifest(cached.read_bytes(), kind, entry_id, version, str(cached))
+    key = manifest_key(kind, entry_id, version)
+    data = rem.get_bytes(key)
+    if data is None:
+        raise ZooError(
+            f"remote {rem.name!r} has no version {version} of {kind} {entry_id!r}; "
+            f"see `ops/zoo show {kind} {entry_id}`"
+        )
+    result = parse_manifest(data, kind, entry_id, version, f"{rem.name}:{key}")
+    atomic_write_bytes(cached, data)
+    return result
+
+
+class _Download:
+    """One object being fetched in CHUNK-sized ranges into `<hex>.part`, resumable.
+
+    Finished chunk offsets are appended to `<hex>.done`; a rerun skips them. The whole file is
+    verified against its SHA-256 before it enters the cache, so a resumed chunk that was not
+    really written (power loss) is caught there and the object is fetched again next time.
+    """
+
+    def __init__(self, cache: Cache, sha: str, size: int, label: str):
+        self.sha, self.size, self.label = sha, size, label
+        pdir = cache.partial_dir()
+        pdir.mkdir(parents=True, exist_ok=True)
+        self.part = pdir / f"{sha}.part"
+        self.done = pdir / f"{sha}.done"
+        self.final = cache.object_path(sha)
+        finished: set[int] = set()
+        if self.part.exists() and self.done.exists() and self.part.stat().st_size == size:
+            for line in self.done.read_text(errors="replace").splitlines():
+                if line.strip().isdigit():
+                    finished.add(int(line))
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                self.done.unlink()
+        self.fd = os.open(self.part, os.O_RDWR | os.O_CREAT, 0o644)
+        os.ftruncate(self.fd, size)
+        self.resumed_bytes = sum(min(CHUNK, size - o) for o in finished)
+        self.todo = [o for o in range(0, size, CHUNK) if o not in finished]
+        self.lock = threading.Lock()
+        self.left = len(self.todo)
+
+    def write_chunk(self, offset: int, data: bytes) -> bool:
+        """Store one chunk; return True when it was the last one."""
+        os.pwrite(self.fd, data, offset)
+        with self.lock:
+            with open(self.done, "a") as f:
+                f.write(f"{offset}\n")
+            self.left -= 1
+            return self.left == 0
+
+    def finalize(self) -> None:
+        """Verify the SHA-256 and move into the cache; on mismatch drop the partial and raise."""
+        os.close(self.fd)
+        self.fd = -1
+        h = hashlib.sha256()
+        with open(self.part, "rb") as f:
+            while block := f.read(CHUNK):
+                h.update(block)
+        got = h.hexdigest()
+        if got != self.sha:
+            self.discard()
+            raise ZooError(
+                f"{self.label}: SHA-256 verification failed (expected {self.sha}, got {got})"
+            )
+        os.chmod(self.part, 0o444)  # cache objects are hard-linked into places: keep them intact
+        self.final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(self.part, self.final)
+        with contextlib.suppress(FileNotFoundError):
+            self.done.unlink()
+
+    def discard(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        for p in (self.part, self.done):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def download_objects(
+    rem: Remote,
+    cache: Cache,
+    wanted: dict[str, tuple[int, str]],
+    reporter: Reporter,
+    counter: Counter,
+) -> None:
+    """Fetch every object in `wanted` (sha -> (size, label)) into the cache, verified.
+
+    One pool of `rem.concurrency` threads works on chunks of all objects, so both many small
+    files and a few big ones keep every connection busy. The first failure stops the rest.
+    """
+    downloads = [_Download(cache, sha, size, label) for sha, (size, label) in wanted.items()]
+    stop = threading.Event()
+    errors: list[str] = []
+    errors_lock = threading.Lock()
+
+    def fail(msg: str) -> None:
+        with errors_lock:
+            errors.append(msg)
+
+    def finalize(d: _Download) -> None:
+        try:
+            d.finalize()
+        except ZooError as exc:
+            fail(str(exc))
+
+    def work(d: _Download, offset: int) -> None:
+        if stop.is_set():
+            return
+        end = min(offset + CHUNK, d.size)
+        try:
+            data = rem.read_range(object_key(d.sha), offset, end)
+        except ZooError as exc:
+            stop.set()
+            fail(f"{d.label}: {exc}")
+            return
+        if len(data) != end - offset:
+            d.discard()
+            stop.set()
+            fail(
+                f"{d.label}: the remote object is shorter or longer than the manifest says "
+                f"({d.size} bytes)"
+            )
+            return
+        counter.advance(len(data))
+        reporter.advance(len(data))
+        if d.write_chunk(offset, data):
+            finalize(d)
+
+    try:
+        total = sum(d.size - d.resumed_bytes for d in downloads)
+        reporter.start(f"pull <- {rem.name}", total)
+        with ThreadPoolExecutor(max(1, rem.concurrency)) as pool:
+            futures = []
+            for d in downloads:
+                if not d.todo:
+                    finalize(d)  # every chunk arrived before an interruption: just verify
+                for off in d.todo:
+                    futures.append(pool.submit(work, d, off))
+            for fut in futures:
+                fut.result()
+    finally:
+        reporter.finish()
+        for d in downloads:
+            d.close()
+    if errors:
+        head = "\n  ".join(errors[:10])
+        more = f"\n  ... and {len(errors) - 10} more" if len(errors) > 10 else ""
+        raise ZooError(
+            f"{len(errors)} object(s) could not be fetched from remote "
+            f"{rem.name!r}:\n  {head}{more}"
+        )
+
+
+def _link_or_copy(src: Path, dest: Path) -> None:
+    try:
+        os.link(src, dest)
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+            raise
+        shutil.copyfile(src, dest)
+
+
+def read_marker(folder: Path) -> dict | None:
+    try:
+        return json.loads((folder / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def place(cache: Cache, files: list[FileEntry], dest: Path, marker: dict, force: bool) -> bool:
+    """Materialise a version at `dest` all at once: build beside it, then rename into place.
+
+    Returns False when `dest` already holds exactly this version.
+    """
+    dest = Path(dest)
+    if dest.is_symlink():
+        raise ZooError(f"{dest} is a symlink; pass a real folder as --dest")
+    current = read_marker(dest) if dest.is_dir() else None
+    if (
+        current
+        and current.get("version") == marker["version"]
+        and current.get("id") == marker["id"]
+    ):
+        if all(
+            (dest / f.path).is_file() and (dest / f.path).stat().st_size == f.size for f in files
+        ):
+            return False
+    if dest.exists() and not force:
+        raise ZooError(
+            f"{dest} already exists and does not hold {marker['kind']} "
+            f"{marker['id']}@{marker['version']}; pass --force to replace it or "
+            "--dest to put it elsewhere"
+        )
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = dest.with_name(f".{dest.name}.zoo-staging-{os.getpid()}")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir()
+    try:
+        for f in files:
+            target = staging / f.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _link_or_copy(cache.object_path(f.sha256), target)
+        atomic_write_json(staging / MARKER, marker)
+        if dest.exists():
+            old = dest.with_name(f".{dest.name}.zoo-old-{os.getpid()}")
+            os.rename(dest, old)
+            os.rename(staging, dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(staging, dest)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return True
+
+
+def default_dest(kind: str, entry_id: str) -> Path:
+    return REPO_ROOT / f"{kind}s" / entry_id
+
+
+def pull(
+    kind: str,
+    entry_id: str,
+    *,
+    version: str | None = None,
+    remote: str | None = None,
+    dest: Path | None = None,
+    config: ZooConfig | Path | None = None,
+    force: bool = False,
+    with_image: bool = False,
+    cache: Cache | None = None,
+    reporter: Reporter | None = None,
+) -> PullResult:
+    """Fetch a version (default: the zoo.yaml pin, else `latest`) and place it at `dest`."""
+    if kind not in KINDS:
+        raise ZooError(f"kind must be one of {KINDS}")
+    check_id(entry_id)
+    t0 = time.monotonic()
+    cfg = config if isinstance(config, ZooConfig) else load_config(config)
+    spec = cfg.remote_for(kind, entry_id, remote)
+    entry = cfg.entries.get((kind, entry_id))
+    version = version or (entry.version if entry else None)
+    cache = cache or Cache()
+    reporter = reporter or Reporter()
+    rem = open_remote(spec, cfg.base)
+    try:
+        if version is None:
+            version = resolve_version(rem, kind, entry_id)
+        check_version(version)
+        man, files = fetch_manifest(rem, cache, kind, entry_id, version)
+        wanted: dict[str, tuple[int, str]] = {}
+        for f in files:
+            if not cache.has_object(f.sha256, f.size):
+                wanted.setdefault(f.sha256, (f.size, f.path))
+        image = man.get("image")
+        if with_image and image is None:
+            raise ZooError(
+                f"{kind} {entry_id}@{version} was pushed without an image; build it locally instead"
+            )
+        if with_image and image and not cache.has_object(image["sha256"], image["size"]):
+            wanted[image["sha256"]] = (image["size"], f"image {image.get('ref')}")
+        counter = Counter()
+        if wanted:
+            download_objects(rem, cache, wanted, reporter, counter)
+    except ZooError as exc:
+        raise ZooError(
+            f"pull {kind} {entry_id}"
+            f"{'@' + version if version else ''}: {exc}\nNothing was placed; "
+            "rerun to resume (verified objects are kept in the cache)."
+        ) from exc
+    finally:
+        rem.close()
+    target = Path(dest) if dest else default_dest(kind, entry_id)
+    marker = {
+        "kind": kind,
+        "id": entry_id,
+        "version": version,
+        "remote": spec.name,
+        "created": man.get("created", ""),
+    }
+    placed = place(cache, files, target, marker, force)
+    if with_image and image:
+        from asrbench.zoo.image import load_image
+
+        load_image(cache.object_path(image["sha256"]))
+    return PullResult(
+        kind,
+        entry_id,
+        version,
+        spec.name,
+        str(target),
+        len(files),
+        sum(f.size for f in files),
+        len(wanted),
+        counter.bytes,
+        placed,
+        time.monotonic() - t0,
+    )
+
+
+def _ensure(
+    kind: str, id_or_path: str | Path, version: str | None, config: ZooConfig | Path | None
+) -> Path:
+    path = Path(id_or_path)
+    if path.is_dir() and (len(path.parts) > 1 or path.is_absolute()):
+        return path
+    entry_id = str(id_or_path)
+    local = default_dest(kind, entry_id)
+    if local.is_dir():
+        marker = read_marker(local)
+        if version is None or (marker and marker.get("version") == version):
+            return local
+        # A different version than the one checked out: keep both, the other in the cache.
+        out = Cache().checkout_path(kind, entry_id, version)
+        if read_marker(out) is None:
+            pull(kind, entry_id, version=version, dest=out, config=config, force=True)
+        return out
+    pull(kind, entry_id, version=version, dest=local, config=config)
+    return local
+
+
+def ensure_dataset(
+    id_or_path: str | Path, version: str | None = None, config: ZooConfig | Path | None = None
+) -> Path:
+    """A local dataset folder: the path itself, `datasets/<ID>`, or pulled from the zoo."""
+    return _ensure("dataset", id_or_path, version, config)
+
+
+def ensure_model(
+    model_id: str, version: str | None = None, config: ZooConfig | Path | None = None
+) -> Path:
+    """A local model folder: `models/<ID>`, or pulled from the zoo."""
+    return _ensure("model", model_id, version, config)

@@ -301,7 +301,10 @@ def place(cache: Cache, files: list[FileEntry], dest: Path, marker: dict, force:
 
 
 def default_dest(kind: str, entry_id: str) -> Path:
-    return REPO_ROOT / f"{kind}s" / entry_id
+    """`datasets/<ID>` or `models/<ID>` in the repo ($ASRBENCH_DATASETS_DIR/$ASRBENCH_MODELS_DIR
+    move them, e.g. for tests or a shared data disk)."""
+    base = os.environ.get(f"ASRBENCH_{kind.upper()}S_DIR")
+    return (Path(base) if base else REPO_ROOT / f"{kind}s") / entry_id
 
 
 def pull(

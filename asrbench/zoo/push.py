@@ -15,7 +15,6 @@ from pathlib import Path
 import yaml
 
 from asrbench.fsio import file_sha256
-from asrbench.paths import REPO_ROOT
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import KINDS, ZooConfig, load_config
 from asrbench.zoo.errors import ZooError
@@ -54,7 +53,10 @@ class PushResult:
 
 
 def default_source(kind: str, entry_id: str) -> Path:
-    return REPO_ROOT / f"{kind}s" / entry_id
+    """The local folder of an entry (same rule as pull's default destination)."""
+    from asrbench.zoo.pull import default_dest
+
+    return default_dest(kind, entry_id)
 
 
 def dataset_content_hash(root: Path, files: list[FileEntry]) -> str:

@@ -1,0 +1,50 @@
+# Two commands matter (see README):  `make demo`  runs the main job on the embedded dataset,
+# `make test`  sets up and passes the test suite. Both start from a fresh Debian 12 machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+APT_PACKAGES := python3-venv python3-dev build-essential git docker.io debootstrap sctk sox \
+	libsox-fmt-all ffmpeg libsndfile1 pocketsphinx-testdata asterisk-moh-opsound-wav flite \
+	ca-certificates
+MODEL ?= pocketsphinx_en
+DATASET ?= mini_en
+
+.PHONY: setup apt venv base-image docker demo test lint clean
+
+setup: apt venv  ## install system packages (when root) and the virtualenv
+
+apt:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then echo "apt-get install$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi; \
+	else echo "not root: skipping apt; make sure these are installed: $(APT_PACKAGES)"; fi
+
+$(VENV)/.installed: pyproject.toml requirements/*.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@
+
+venv: $(VENV)/.installed
+
+docker:  ## start a Docker Engine if none answers (root), build the base image
+	@if ! docker info >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then scripts/start_dockerd.sh >/dev/null; fi
+	@if docker info >/dev/null 2>&1 && ! docker image inspect asrbench/base:bookworm >/dev/null 2>&1; then \
+	  scripts/build_base_image.sh; fi
+
+base-image:
+	scripts/build_base_image.sh
+
+demo: setup docker  ## the main job: pocketsphinx on mini_en, prints the WER
+	ops/benchmark -m $(MODEL) -d $(DATASET)
+
+test: setup docker  ## the test suite
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint:
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf results .pytest_cache

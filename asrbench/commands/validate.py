@@ -1,0 +1,41 @@
+"""`ops/validate DATASET...`: report every problem in dataset folders; writes nothing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from asrbench.dataset import content_hash, load_dataset, validate
+
+app = typer.Typer(add_completion=False, help=__doc__)
+
+
+@app.command()
+def main(
+    datasets: list[Path] = typer.Argument(..., help="dataset folders"),
+    no_audio: bool = typer.Option(False, "--no-audio", help="skip opening the audio files"),
+    show_hash: bool = typer.Option(False, "--hash", help="print the content hash when valid"),
+) -> None:
+    failed = False
+    for root in datasets:
+        problems = validate(root, check_audio=not no_audio)
+        for p in problems:
+            typer.echo(str(p), err=True)
+        errors = [p for p in problems if p.severity == "error"]
+        if errors:
+            failed = True
+            typer.echo(f"{root}: {len(errors)} error(s)", err=True)
+            continue
+        ds = load_dataset(root, check_audio=False)
+        line = f"{root}: ok, {len(ds)} utterances, {ds.total_duration / 60:.1f} min"
+        if show_hash:
+            line += f", {content_hash(ds.root, ds.utterances)}"
+        typer.echo(line)
+    if failed:
+        raise typer.Exit(1)
+
+
+if __name__ == "__main__":
+    sys.exit(app())

@@ -1,0 +1,156 @@
+"""Noise sources: real recordings, music, babble from other speakers, synthetic colours.
+
+Kinds (used by `src=` in specs and by the Aurora test-set definitions):
+- `env`: real environmental noise (shared/data/noise: dishes, exercise bike) or $ASRBENCH_NOISE_ENV
+- `music`: Debian asterisk-moh-opsound-wav tracks + guitar, or $ASRBENCH_NOISE_MUSIC
+- `dishes`, `bike`, `guitar`, `moh`: single real sources
+- `babble`: other speakers' real utterances from the same dataset (never the target speaker),
+  or the speech files in $ASRBENCH_NOISE_BABBLE
+- `white`, `pink`, `brown`: synthetic, drawn from the seeded RNG
+- any folder path (MUSAN, ESC-50, WHAM!...): every audio file under it
+Folder pools are sorted by path so the seeded choice does not depend on the file system.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from asrbench.dataset import Dataset, Utterance
+from asrbench.paths import shared_dir
+from asrbench.perturb.dsp import PerturbError, resample, rms
+
+AUDIO_EXT = (".wav", ".flac", ".ogg")
+MOH_DIR = Path("/usr/share/asterisk/moh")
+SYNTHETIC = ("white", "pink", "brown")
+
+
+@dataclass
+class Context:
+    """What a perturbation may look at besides the audio: the dataset and the utterance."""
+
+    dataset: Dataset | None = None
+    utt: Utterance | None = None
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+def _shared_noise(name: str) -> Path:
+    return shared_dir() / "data" / "noise" / name
+
+
+def _files_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.suffix.lower() in AUDIO_EXT and p.is_file())
+
+
+def pool_files(kind: str, ctx: Context) -> list[Path]:
+    """The files behind a noise kind (user folder override first); PerturbError if none."""
+    override = ctx.env.get(f"ASRBENCH_NOISE_{kind.upper()}")
+    if override:
+        files = _files_in(Path(override))
+        where = f"$ASRBENCH_NOISE_{kind.upper()}={override}"
+    elif kind == "env":
+        files = [_shared_noise("doing_the_dishes.wav"), _shared_noise("exercise_bike.wav")]
+        where = str(_shared_noise(""))
+    elif kind == "music":
+        files = _files_in(MOH_DIR) + [_shared_noise("guitar_16k.wav")]
+        where = f"{MOH_DIR} (apt install asterisk-moh-opsound-wav) and shared/data/noise"
+    elif kind in ("dishes", "bike", "guitar"):
+        name = {"dishes": "doing_the_dishes.wav", "bike": "exercise_bike.wav",
+                "guitar": "guitar_16k.wav"}[kind]
+        files = [_shared_noise(name)]
+        where = str(files[0])
+    elif kind == "moh":
+        files = _files_in(MOH_DIR)
+        where = f"{MOH_DIR} (apt install asterisk-moh-opsound-wav)"
+    elif "/" in kind or Path(kind).is_dir():
+        files = _files_in(Path(kind))
+        where = kind
+    else:
+        raise PerturbError(f"unknown noise source {kind!r}; use env, music, dishes, bike, guitar, "
+                           f"moh, babble, white, pink, brown or a folder path")
+    files = [f for f in files if f.is_file()]
+    if not files:
+        raise PerturbError(f"noise source {kind!r}: no audio files found in {where}")
+    return files
+
+
+@functools.lru_cache(maxsize=64)
+def load_mono(path: str, sr: int) -> np.ndarray:
+    """Read a file as mono float64 at `sr` (cached per process: noise files are reused a lot)."""
+    x, file_sr = sf.read(path, dtype="float64", always_2d=True)
+    x = x.mean(axis=1)
+    out = resample(x, file_sr, sr)
+    out.setflags(write=False)
+    return out
+
+
+def segment(noise: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """A random `n`-sample segment of `noise`, looped when the noise is shorter."""
+    if len(noise) == 0:
+        raise PerturbError("empty noise file")
+    if len(noise) < n:
+        reps = -(-n // len(noise)) + 1
+        noise = np.tile(noise, reps)
+    start = int(rng.integers(0, len(noise) - n + 1))
+    return np.array(noise[start:start + n])
+
+
+def synthetic(colour: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """White, pink (1/f power) or brown (1/f^2 power) Gaussian noise, unit RMS."""
+    white = rng.standard_normal(n)
+    if colour == "white":
+        return white / rms(white)
+    spec = np.fft.rfft(white)
+    f = np.arange(len(spec), dtype=np.float64)
+    f[0] = 1.0
+    spec *= f ** (-0.5 if colour == "pink" else -1.0)
+    spec[0] = 0.0
+    y = np.fft.irfft(spec, n)
+    return y / rms(y)
+
+
+def babble(n: int, sr: int, rng: np.random.Generator, ctx: Context, talkers: int) -> np.ndarray:
+    """Sum of `talkers` real utterances by speakers other than the target, each at equal RMS."""
+    files = _babble_files(ctx)
+    out = np.zeros(n)
+    for _ in range(talkers):
+        x = load_mono(str(files[int(rng.integers(len(files)))]), sr)
+        x = x / rms(x)
+        out += np.roll(segment(x, n, rng), int(rng.integers(n)) if n else 0)
+    return out
+
+
+def _babble_files(ctx: Context) -> list[Path]:
+    if ctx.env.get("ASRBENCH_NOISE_BABBLE"):
+        return pool_files("babble", ctx)
+    ds, utt = ctx.dataset, ctx.utt
+    if ds is None:
+        raise PerturbError("babble/crosstalk needs the dataset (other speakers' utterances) or "
+                           "a folder of speech in $ASRBENCH_NOISE_BABBLE")
+    target = (utt.extra.get("SPEAKER", "") if utt else "") or None
+    target_id = utt.id if utt else None
+    # Utterances with no SPEAKER label could be anyone, including the target: never use them.
+    files = [ds.audio_path(u) for u in ds.utterances
+             if u.id != target_id and u.extra.get("SPEAKER") and u.extra.get("SPEAKER") != target]
+    if not files:
+        who = f"utterance {target_id}" if target_id else "this dataset"
+        raise PerturbError(f"babble for {who}: no utterance by another labelled speaker in "
+                           f"{ds.id}; add a SPEAKER column or set $ASRBENCH_NOISE_BABBLE")
+    return files
+
+
+def noise_signal(kind: str, n: int, sr: int, rng: np.random.Generator, ctx: Context,
+                 talkers: int = 1) -> np.ndarray:
+    """`n` samples of noise of the given kind at rate `sr`, drawn with `rng`."""
+    if kind in SYNTHETIC:
+        return synthetic(kind, n, rng)
+    if kind == "babble":
+        return babble(n, sr, rng, ctx, talkers)
+    files = pool_files(kind, ctx)
+    path = files[int(rng.integers(len(files)))]
+    return segment(load_mono(str(path), sr), n, rng)

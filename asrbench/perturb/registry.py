@@ -1,0 +1,170 @@
+"""The perturbation registry: named, parameterised, seeded functions of (audio, sample rate).
+
+Every perturbation is registered once with its family, its parameters (typed, with ranges) and
+its severity table (severity -> parameter values). A perturbation function has the signature
+`fn(x, sr, rng, ctx, **params) -> y` where `x` is mono float64 audio in [-1, 1], `rng` is a
+`numpy.random.Generator` derived from (seed, spec, utterance ID) and `ctx` gives access to the
+dataset (for babble from other speakers) and user-supplied noise folders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class SpecError(ValueError):
+    """A perturbation spec that cannot be used; the message lists what exists."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a perturbation: its type, allowed range or choices, default."""
+
+    name: str
+    kind: type = float  # float, int or str
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] | None = None
+    default: Any = None  # None = required unless a severity supplies it
+    help: str = ""
+    allow: tuple[str, ...] = ()  # extra literal values accepted for numeric params ("clean")
+
+    def coerce(self, raw: Any, where: str) -> Any:
+        """Convert a spec string (or value) to this parameter's type; SpecError if impossible."""
+        if isinstance(raw, str) and raw in self.allow:
+            return raw
+        if self.kind is str:
+            value = str(raw)
+            if self.choices and value not in self.choices:
+                raise SpecError(
+                    f"{where}: {self.name}={value!r} is not one of {', '.join(self.choices)}"
+                )
+            return value
+        try:
+            value = self.kind(float(raw)) if self.kind is int else float(raw)
+            if self.kind is int and float(raw) != int(float(raw)):
+                raise ValueError
+        except (TypeError, ValueError):
+            extra = f" or {', '.join(self.allow)}" if self.allow else ""
+            raise SpecError(
+                f"{where}: {self.name}={raw!r} is not {'an integer' if self.kind is int else 'a number'}"
+                f"{extra}"
+            ) from None
+        if not np.isfinite(value):
+            raise SpecError(f"{where}: {self.name}={raw!r} must be finite")
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            raise SpecError(f"{where}: {self.name}={value:g} is outside [{self.lo:g}, {self.hi:g}]")
+        return value
+
+    def describe(self) -> str:
+        if self.choices:
+            rng = "|".join(self.choices)
+        elif self.lo is not None or self.hi is not None:
+            rng = f"{self.lo:g}..{self.hi:g}"
+        else:
+            rng = self.kind.__name__
+        if self.allow:
+            rng += "|" + "|".join(self.allow)
+        dflt = "" if self.default is None else f"={self.default}"
+        return f"{self.name}{dflt} ({rng})"
+
+
+PerturbFn = Callable[..., np.ndarray]
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """A registered perturbation."""
+
+    name: str
+    family: str
+    fn: PerturbFn
+    params: tuple[Param, ...]
+    severities: dict[int, dict[str, Any]] = field(default_factory=dict)
+    description: str = ""
+    keeps_length: bool = True  # False for tempo/speed/frame drops: output duration differs
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        names = ", ".join(p.name for p in self.params) or "none"
+        raise SpecError(f"{self.name}: unknown parameter {name!r}; parameters: {names}")
+
+    def resolve(self, severity: int | None, given: dict[str, str]) -> dict[str, Any]:
+        """Defaults, then the severity's values, then explicit parameters; all validated."""
+        where = self.name
+        values: dict[str, Any] = {p.name: p.default for p in self.params}
+        if severity is not None:
+            if not self.severities:
+                raise SpecError(f"{where}: has no severities; give parameters instead "
+                                f"({', '.join(p.describe() for p in self.params) or 'none'})")
+            if severity not in self.severities:
+                lo, hi = min(self.severities), max(self.severities)
+                raise SpecError(f"{where}: severity {severity} is out of range; "
+                                f"use {lo}..{hi}")
+            values.update(self.severities[severity])
+        for key, raw in given.items():
+            values[key] = self.param(key).coerce(raw, where)
+        missing = [k for k, v in values.items() if v is None]
+        if missing:
+            sev = ""
+            if self.severities:
+                sev = f"a severity {min(self.severities)}..{max(self.severities)} or "
+            raise SpecError(f"{where}: give {sev}{', '.join(missing)} "
+                            f"(e.g. {self.name}:{min(self.severities) if self.severities else ''})")
+        return values
+
+
+REGISTRY: dict[str, Perturbation] = {}
+
+
+def register(
+    name: str,
+    family: str,
+    params: tuple[Param, ...] = (),
+    severities: dict[int, dict[str, Any]] | None = None,
+    description: str = "",
+    keeps_length: bool = True,
+) -> Callable[[PerturbFn], PerturbFn]:
+    """Decorator adding a perturbation function to the registry under `name`."""
+
+    def deco(fn: PerturbFn) -> PerturbFn:
+        if name in REGISTRY:
+            raise RuntimeError(f"perturbation {name!r} registered twice")
+        REGISTRY[name] = Perturbation(name, family, fn, params, dict(severities or {}),
+                                      description or (fn.__doc__ or "").strip().split("\n")[0],
+                                      keeps_length)
+        return fn
+
+    return deco
+
+
+def sev_table(param: str, values: list[Any], **fixed: Any) -> dict[int, dict[str, Any]]:
+    """Severity table {1: {param: values[0], **fixed}, 2: ...}."""
+    return {i + 1: {param: v, **fixed} for i, v in enumerate(values)}
+
+
+def get(name: str) -> Perturbation:
+    """The perturbation called `name`; SpecError listing every registered name otherwise."""
+    _load_all()
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise SpecError(f"unknown perturbation {name!r}; available: "
+                        f"{', '.join(sorted(REGISTRY))}") from None
+
+
+def all_perturbations() -> dict[str, Perturbation]:
+    """Every registered perturbation, by name."""
+    _load_all()
+    return dict(sorted(REGISTRY.items()))
+
+
+def _load_all() -> None:
+    # Import the family modules for their @register side effects.
+    from asrbench.perturb import aequevox, aurora, channels, srb  # noqa: F401

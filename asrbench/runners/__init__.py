@@ -1,0 +1,34 @@
+"""Runners: Docker (default where an engine answers) and local (per-model virtualenv)."""
+
+from __future__ import annotations
+
+import sys
+
+from asrbench.runners.base import Runner, RunnerError, RunOptions, RunResult, read_tsv_pairs
+
+__all__ = ["Runner", "RunnerError", "RunOptions", "RunResult", "get_runner", "read_tsv_pairs"]
+
+
+def get_runner(name: str = "auto", quiet: bool = False) -> Runner:
+    """`docker`, `local`, or `auto`: Docker when an engine answers, else local; says which."""
+    from asrbench.docker_build import DockerUnavailable, engine_available
+
+    if name == "auto":
+        name = "docker" if engine_available() else "local"
+        if not quiet:
+            why = "a Docker Engine answers" if name == "docker" else "no Docker Engine answers"
+            print(f"runner: {name} ({why})", file=sys.stderr)
+    if name == "docker":
+        from asrbench.docker_build import client
+        from asrbench.runners.docker import DockerRunner
+
+        try:
+            client(timeout=10)
+        except DockerUnavailable as exc:
+            raise RunnerError(str(exc)) from exc
+        return DockerRunner()
+    if name == "local":
+        from asrbench.runners.local import LocalRunner
+
+        return LocalRunner()
+    raise RunnerError(f"unknown runner {name!r}; choose docker, local or auto")

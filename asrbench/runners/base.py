@@ -1,0 +1,97 @@
+"""The one small interface every runner implements, and what a run returns."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from asrbench.dataset import Dataset, Utterance
+from asrbench.modelcard import Model
+
+LOG_TAIL_LINES = 30
+
+
+class RunnerError(RuntimeError):
+    """A model run that failed; the message carries the exit status and the log tail."""
+
+    def __init__(self, message: str, log_path: Path | None = None, exit_code: int | None = None):
+        self.log_path = log_path
+        self.exit_code = exit_code
+        super().__init__(message)
+
+
+@dataclass
+class RunOptions:
+    """Runtime options that may change a model's output or its resources."""
+
+    timeout_s: float = 3600.0
+    memory: str | None = None  # default: the card's `memory`
+    cpus: float | None = None  # CPU limit (Docker); None = no limit
+    gpus: str | None = None  # "all" or a count; None = no GPU
+    env: dict[str, str] = field(default_factory=dict)  # extra non-secret settings
+
+
+@dataclass
+class RunResult:
+    """Where a finished run left its outputs."""
+
+    runner: str
+    model_identity: str  # image ID (Docker) or source+environment hash (local)
+    result_dir: Path
+    hyp_path: Path
+    timing_path: Path
+    log_path: Path
+    wall_s: float
+    exit_code: int
+    startup_s: float = 0.0  # container/process start until the program's first line of output
+
+
+def read_tsv_pairs(path: Path) -> dict[str, str]:
+    """Read `ID<TAB>VALUE` lines as a model writes them; a torn last line (crash) is ignored."""
+    out: dict[str, str] = {}
+    if not path.is_file():
+        return out
+    data = path.read_text(encoding="utf-8", errors="replace")
+    lines = data.split("\n")
+    if not data.endswith("\n"):
+        lines = lines[:-1]  # the program died mid-line: that utterance is not done
+    for line in lines:
+        if not line:
+            continue
+        uid, _, value = line.partition("\t")
+        out[uid] = value
+    return out
+
+
+def log_tail(path: Path, n: int = LOG_TAIL_LINES) -> str:
+    if not path.is_file():
+        return "(no log)"
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return "\n".join(lines[-n:]) or "(empty log)"
+
+
+class Runner(abc.ABC):
+    """Runs a model's program on utterances of a dataset, per the contract in models/README.md."""
+
+    name: str = "runner"
+
+    @abc.abstractmethod
+    def prepare(self, model: Model) -> str:
+        """Build whatever the model needs (image, virtualenv); return its identity."""
+
+    @abc.abstractmethod
+    def run(
+        self,
+        model: Model,
+        dataset: Dataset,
+        work_dir: Path,
+        utterances: Sequence[Utterance] | None = None,
+        options: RunOptions | None = None,
+    ) -> RunResult:
+        """Run on `utterances` (default: all); outputs land in `work_dir/out/`.
+
+        Raises RunnerError with the log tail when the program exits non-zero, crashes or times
+        out; whatever `hyp.tsv` it wrote so far stays in place.
+        """

@@ -1,0 +1,146 @@
+"""Docker runner: the model's image, the dataset mounted read-only, no network by default."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from asrbench.dataset import Dataset, Utterance
+from asrbench.docker_build import BuildOptions, build_model_image, client
+from asrbench.fsio import atomic_write_text
+from asrbench.modelcard import Model
+from asrbench.runners.base import Runner, RunnerError, RunOptions, RunResult, log_tail
+
+DATA_MOUNT = "/data"
+WORK_MOUNT = "/work"
+CONTAINER_UID = 10001  # non-root user inside the container when the host user is root
+
+
+def _user_and_owner() -> tuple[str, int | None]:
+    uid = os.getuid()
+    if uid == 0:
+        return f"{CONTAINER_UID}:{CONTAINER_UID}", CONTAINER_UID
+    return f"{uid}:{os.getgid()}", None
+
+
+class DockerRunner(Runner):
+    """Runs the model's image; one container per call."""
+
+    name = "docker"
+
+    def __init__(self, build: BuildOptions | None = None):
+        self.build = build or BuildOptions()
+        self._images: dict[str, tuple[str, str]] = {}
+
+    def prepare(self, model: Model) -> str:
+        if model.root not in self._images:
+            self._images[model.root] = build_model_image(model, self.build)
+        return self._images[model.root][1]
+
+    def image_tag(self, model: Model) -> str:
+        self.prepare(model)
+        return self._images[model.root][0]
+
+    def run(
+        self,
+        model: Model,
+        dataset: Dataset,
+        work_dir: Path,
+        utterances: Sequence[Utterance] | None = None,
+        options: RunOptions | None = None,
+    ) -> RunResult:
+        from docker.errors import APIError
+        from docker.types import DeviceRequest
+
+        options = options or RunOptions()
+        image_id = self.prepare(model)
+        tag = self._images[model.root][0]
+        work_dir = Path(work_dir).resolve()
+        out_dir = work_dir / "out"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        utts = list(utterances if utterances is not None else dataset.utterances)
+        atomic_write_text(
+            work_dir / "wav.lst", "".join(f"{u.id}\t{DATA_MOUNT}/{u.audio}\n" for u in utts)
+        )
+        user, owner = _user_and_owner()
+        if owner is not None:
+            for p in (work_dir, out_dir, *out_dir.iterdir()):
+                os.chown(p, owner, owner)
+        # Only declared secrets cross into the container, and only this model's.
+        env = {s: os.environ[s] for s in model.card.secrets if s in os.environ}
+        env.update(options.env)
+        env["PYTHONUNBUFFERED"] = "1"
+        kwargs = dict(
+            image=tag,
+            command=[f"{WORK_MOUNT}/wav.lst", f"{WORK_MOUNT}/out"],
+            volumes={
+                str(dataset.root.resolve()): {"bind": DATA_MOUNT, "mode": "ro"},
+                str(work_dir): {"bind": WORK_MOUNT, "mode": "rw"},
+            },
+            environment=env,
+            user=user,
+            network_mode="bridge" if model.card.network else "none",
+            mem_limit=options.memory or model.card.memory,
+            detach=True,
+            labels={"org.asrbench.model": model.id},
+            security_opt=["no-new-privileges"],
+            cap_drop=["ALL"],
+        )
+        if options.cpus:
+            kwargs["nano_cpus"] = int(options.cpus * 1e9)
+        if options.gpus:
+            count = -1 if options.gpus == "all" else int(options.gpus)
+            kwargs["device_requests"] = [DeviceRequest(count=count, capabilities=[["gpu"]])]
+        log_path = work_dir / "run.log"
+        c = client()
+        start = time.monotonic()
+        try:
+            container = c.containers.run(**kwargs)
+        except APIError as exc:
+            raise RunnerError(f"model {model.id}: the container did not start: {exc}") from exc
+        first_output: list[float] = []
+        streamer = threading.Thread(
+            target=_stream_logs, args=(container, log_path, first_output, start), daemon=True
+        )
+        streamer.start()
+        try:
+            status = container.wait(timeout=options.timeout_s)
+            rc = int(status.get("StatusCode", -1))
+            oom = container.attrs.get("State", {}).get("OOMKilled", False)
+            container.reload()
+            oom = container.attrs.get("State", {}).get("OOMKilled", oom)
+        except Exception:  # requests' ReadTimeout when the container outlives the timeout
+            container.kill()
+            streamer.join(timeout=10)
+            container.remove(force=True)
+            raise RunnerError(
+                f"model {model.id} timed out after {options.timeout_s:.0f} s (docker runner); "
+                f"partial results kept in {out_dir}; log tail:\n{log_tail(log_path)}",
+                log_path,
+            ) from None
+        streamer.join(timeout=30)
+        wall = time.monotonic() - start
+        container.remove(force=True)
+        if rc != 0:
+            what = "was killed for using too much memory" if oom else f"exited with status {rc}"
+            raise RunnerError(
+                f"model {model.id} {what} (docker runner, image {tag}); partial results kept in "
+                f"{out_dir}; log {log_path}, tail:\n{log_tail(log_path)}",
+                log_path,
+                rc,
+            )
+        startup = (first_output[0] - start) if first_output else wall
+        return RunResult(self.name, image_id, out_dir, out_dir / "hyp.tsv",
+                         out_dir / "timing.tsv", log_path, wall, rc, startup)
+
+
+def _stream_logs(container, log_path: Path, first: list[float], start: float) -> None:
+    with open(log_path, "ab") as log:
+        for chunk in container.logs(stream=True, follow=True):
+            if not first:
+                first.append(time.monotonic())
+            log.write(chunk)
+            log.flush()

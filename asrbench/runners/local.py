@@ -1,0 +1,123 @@
+"""Local runner: the model's own program in a per-model virtualenv, no container.
+
+For development and for machines without a Docker Engine. Isolation is weaker than Docker's
+(no network cut-off, no read-only mount), which `run.json` records through the runner name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from asrbench.dataset import Dataset, Utterance
+from asrbench.fsio import atomic_write_text
+from asrbench.modelcard import Model
+from asrbench.paths import cache_dir
+from asrbench.runners.base import Runner, RunnerError, RunOptions, RunResult, log_tail
+
+# Variables a model program may need to run at all; everything else is withheld, as in Docker.
+_BASE_ENV = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
+             "PIP_CERT", "PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
+
+
+def _venv_key(model: Model) -> str:
+    req = (model.root / "requirements.txt").read_bytes()
+    h = hashlib.sha256(req + sys.version.encode())
+    return f"{model.id}-{h.hexdigest()[:16]}"
+
+
+class LocalRunner(Runner):
+    """Runs `<venv>/bin/python <model>/<program> <wav_list> <result_dir>` on the host."""
+
+    name = "local"
+
+    def __init__(self, venv_root: Path | None = None, quiet: bool = True):
+        self.venv_root = venv_root or cache_dir() / "venvs"
+        self.quiet = quiet
+
+    def venv_dir(self, model: Model) -> Path:
+        return self.venv_root / _venv_key(model)
+
+    def prepare(self, model: Model) -> str:
+        venv = self.venv_dir(model)
+        marker = venv / ".asrbench-ready"
+        if not marker.is_file():
+            venv.parent.mkdir(parents=True, exist_ok=True)
+            log = venv.parent / f"{venv.name}.install.log"
+            with open(log, "w") as out:
+                steps = [
+                    [sys.executable, "-m", "venv", "--clear", str(venv)],
+                    [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                     "-r", str(model.root / "requirements.txt")],
+                ]
+                for cmd in steps:
+                    rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
+                    if rc != 0:
+                        raise RunnerError(
+                            f"model {model.id}: installing its requirements failed (exit {rc}); "
+                            f"log {log}:\n{log_tail(log)}",
+                            log,
+                            rc,
+                        )
+            atomic_write_text(marker, "ok\n")
+        return "local:" + hashlib.sha256(
+            (model.source_hash() + _venv_key(model)).encode()
+        ).hexdigest()
+
+    def run(
+        self,
+        model: Model,
+        dataset: Dataset,
+        work_dir: Path,
+        utterances: Sequence[Utterance] | None = None,
+        options: RunOptions | None = None,
+    ) -> RunResult:
+        options = options or RunOptions()
+        identity = self.prepare(model)
+        work_dir = Path(work_dir).resolve()
+        out_dir = work_dir / "out"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        utts = list(utterances if utterances is not None else dataset.utterances)
+        wav_list = work_dir / "wav.lst"
+        atomic_write_text(
+            wav_list,
+            "".join(f"{u.id}\t{(dataset.root / u.audio).resolve()}\n" for u in utts),
+        )
+        env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
+        env.update({s: os.environ[s] for s in model.card.secrets if s in os.environ})
+        env.update(options.env)
+        env["PYTHONUNBUFFERED"] = "1"
+        log_path = work_dir / "run.log"
+        cmd = [str(self.venv_dir(model) / "bin" / "python"), str(model.root / model.card.program),
+               str(wav_list), str(out_dir)]
+        start = time.monotonic()
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                    cwd=str(work_dir), start_new_session=True)
+            try:
+                rc = proc.wait(timeout=options.timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+                raise RunnerError(
+                    f"model {model.id} timed out after {options.timeout_s:.0f} s (local runner); "
+                    f"partial results kept in {out_dir}; log tail:\n{log_tail(log_path)}",
+                    log_path,
+                    None,
+                ) from None
+        wall = time.monotonic() - start
+        if rc != 0:
+            what = f"killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
+            raise RunnerError(
+                f"model {model.id} {what} (local runner); partial results kept in {out_dir}; "
+                f"log {log_path}, tail:\n{log_tail(log_path)}",
+                log_path,
+                rc,
+            )
+        return RunResult(self.name, identity, out_dir, out_dir / "hyp.tsv",
+                         out_dir / "timing.tsv", log_path, wall, rc)

@@ -1,0 +1,120 @@
+"""Reading transcripts: TSV, Kaldi `text`, sclite `trn` and JSONL, auto-detected or named.
+
+Every reader returns `dict[id, text]` in file order. Problems (bad encoding, a malformed line,
+a duplicate ID) raise `ScoringError` naming the file and line, so a user can fix the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from scoring.errors import ScoringError
+
+FORMATS = ("tsv", "kaldi", "trn", "jsonl")
+_TRN = re.compile(r"^(.*?)\s*\(([^()\s]+)\)\s*$")
+_HEADER_IDS = {"id", "utt", "utt_id", "uttid", "key"}
+_HEADER_TEXTS = {"text", "transcript", "hyp", "ref", "sentence"}
+
+
+def _lines(path: Path) -> list[str]:
+    raw = path.read_bytes()
+    if raw.startswith(b"\xef\xbb\xbf"):  # a BOM would otherwise glue itself to the first ID
+        raw = raw[3:]
+    lines = raw.split(b"\n")
+    out = []
+    for no, line in enumerate(lines, 1):
+        try:
+            out.append(line.decode("utf-8").rstrip("\r"))
+        except UnicodeDecodeError as err:
+            raise ScoringError(
+                f"{path}:{no}: not valid UTF-8 (byte {err.start}); re-encode the file as UTF-8"
+            ) from None
+    return out
+
+
+def detect_format(path: str | Path) -> str:
+    """Guess the format from the extension, then from the first non-empty lines."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".json"):
+        return "jsonl"
+    if suffix == ".trn":
+        return "trn"
+    sample = [x for x in _lines(path)[:50] if x.strip()]
+    if not sample:
+        return "tsv"
+    if all(x.lstrip().startswith("{") for x in sample):
+        return "jsonl"
+    if all(_TRN.match(x) for x in sample):
+        return "trn"
+    if all("\t" in x for x in sample[1:] or sample):
+        return "tsv"
+    return "kaldi"
+
+
+def _add(out: dict[str, str], key: str, text: str, path: Path, no: int) -> None:
+    if not key:
+        raise ScoringError(f"{path}:{no}: empty utterance ID; every line needs an ID")
+    if key in out:
+        raise ScoringError(f"{path}:{no}: duplicate utterance ID {key!r}; keep one line per ID")
+    out[key] = text
+
+
+def read_transcripts(path: str | Path, fmt: str = "auto") -> dict[str, str]:
+    """Read a transcript file into {id: text}; `fmt` is one of FORMATS or "auto"."""
+    path = Path(path)
+    if not path.is_file():
+        raise ScoringError(f"{path}: no such file; pass an existing transcript file")
+    if fmt == "auto":
+        fmt = detect_format(path)
+    if fmt not in FORMATS:
+        raise ScoringError(f"unknown transcript format {fmt!r}; use one of {', '.join(FORMATS)} or auto")
+    out: dict[str, str] = {}
+    header_checked = False
+    for no, line in enumerate(_lines(path), 1):
+        if not line.strip():
+            continue
+        if fmt == "jsonl":
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ScoringError(f"{path}:{no}: invalid JSON ({err.msg}); one object a line") from None
+            if not isinstance(obj, dict) or "id" not in obj:
+                raise ScoringError(f'{path}:{no}: expected an object with "id" and "text"')
+            text = obj.get("text", "")
+            _add(out, str(obj["id"]), "" if text is None else str(text), path, no)
+        elif fmt == "trn":
+            m = _TRN.match(line)
+            if not m:
+                raise ScoringError(f"{path}:{no}: expected 'TEXT (ID)' (sclite trn)")
+            _add(out, m.group(2), m.group(1).strip(), path, no)
+        elif fmt == "tsv":
+            cols = line.split("\t")
+            if not header_checked:
+                header_checked = True
+                lower = [c.strip().lower() for c in cols]
+                if lower[0] in _HEADER_IDS and any(c in _HEADER_TEXTS for c in lower[1:]):
+                    text_col = next(i for i, c in enumerate(lower) if c in _HEADER_TEXTS and i > 0)
+                    continue
+                text_col = 1
+            if len(cols) <= text_col:
+                if len(cols) == 1 and text_col == 1:  # "ID" alone: an empty transcript
+                    _add(out, cols[0].strip(), "", path, no)
+                    continue
+                raise ScoringError(f"{path}:{no}: expected ID<TAB>TEXT, found {len(cols)} column(s)")
+            _add(out, cols[0].strip(), cols[text_col].strip(), path, no)
+        else:  # kaldi
+            parts = line.strip().split(maxsplit=1)
+            _add(out, parts[0], parts[1] if len(parts) > 1 else "", path, no)
+    return out
+
+
+def read_trans_txt(paths: list[Path]) -> dict[str, str]:
+    """Read LibriSpeech `*.trans.txt` files (Kaldi-like `ID TEXT`) into one dict."""
+    out: dict[str, str] = {}
+    for p in paths:
+        for key, text in read_transcripts(p, "kaldi").items():
+            _add(out, key, text, p, 0)
+    return out

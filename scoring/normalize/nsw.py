@@ -1,0 +1,106 @@
+"""NSW: verbalise non-standard words (numbers, money, dates, times, measures, ordinals,
+fractions) with nemo-text-processing's English Normalizer.
+
+The Normalizer runs at ~100 sentences/s and takes 30-70 s to build its grammars the first time,
+so this step (1) only sends strings that contain a digit or a symbol, (2) keeps every result in
+a persistent SQLite cache keyed by the Normalizer's version and settings, and (3) builds the
+Normalizer lazily, from its own grammar cache, only when a string is not cached yet.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+from importlib import metadata
+from pathlib import Path
+
+# A string needs NSW only when it holds a digit or one of these symbols.
+NEEDS_NSW = re.compile(r"[0-9$€£¥%&@#+=/°§½¼¾]")
+
+
+def _nemo_version() -> str:
+    try:
+        return metadata.version("nemo-text-processing")
+    except metadata.PackageNotFoundError:  # pragma: no cover - nemo is a pinned requirement
+        return "missing"
+
+
+class Nsw:
+    """Normalise non-standard words; results cached under `cache_dir`."""
+
+    name = "NSW"
+
+    def __init__(self, cache_dir: Path, lang: str = "en", input_case: str = "cased") -> None:
+        self.cache_dir = Path(cache_dir)
+        self.lang = lang
+        self.input_case = input_case
+        self.signature = f"nemo-text-processing=={_nemo_version()}|{lang}|{input_case}"
+        self._normalizer = None
+        self._lock = threading.Lock()
+        self._memo: dict[str, str] | None = None
+        self._pending: dict[str, str] = {}
+        self.calls = 0  # strings actually sent to nemo (for throughput reports)
+
+    # -- persistent result cache -------------------------------------------------------------
+    def _db(self) -> sqlite3.Connection:
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(self.cache_dir / "nsw_results.sqlite", timeout=30)
+        con.execute("CREATE TABLE IF NOT EXISTS nsw (sig TEXT, src TEXT, out TEXT, PRIMARY KEY (sig, src))")
+        return con
+
+    def _load(self) -> dict[str, str]:
+        if self._memo is None:
+            con = self._db()
+            try:
+                rows = con.execute("SELECT src, out FROM nsw WHERE sig = ?", (self.signature,))
+                self._memo = dict(rows.fetchall())
+            finally:
+                con.close()
+        return self._memo
+
+    def flush(self) -> None:
+        """Write results computed since the last flush to the SQLite cache."""
+        if not self._pending:
+            return
+        con = self._db()
+        try:
+            with con:
+                con.executemany(
+                    "INSERT OR REPLACE INTO nsw (sig, src, out) VALUES (?, ?, ?)",
+                    [(self.signature, k, v) for k, v in self._pending.items()],
+                )
+        finally:
+            con.close()
+        self._pending.clear()
+
+    # -- nemo -----------------------------------------------------------------------------------
+    def normalizer(self):  # noqa: ANN201 - nemo's Normalizer type is not worth importing here
+        """Build (once) nemo's Normalizer from its grammar cache under `cache_dir/nemo_tn`."""
+        with self._lock:
+            if self._normalizer is None:
+                for name in ("NeMo-text-processing", "nemo_text_processing"):
+                    logging.getLogger(name).setLevel(logging.WARNING)
+                from nemo_text_processing.text_normalization.normalize import Normalizer
+
+                far = self.cache_dir / "nemo_tn"
+                far.mkdir(parents=True, exist_ok=True)
+                self._normalizer = Normalizer(
+                    input_case=self.input_case, lang=self.lang, cache_dir=str(far)
+                )
+        return self._normalizer
+
+    def __call__(self, text: str) -> str:
+        if not NEEDS_NSW.search(text):
+            return text
+        memo = self._load()
+        out = memo.get(text)
+        if out is None:
+            self.calls += 1
+            out = self.normalizer().normalize(text, verbose=False, punct_post_process=True)
+            memo[text] = out
+            self._pending[text] = out
+            if len(self._pending) >= 500:
+                self.flush()
+        return out

@@ -89,6 +89,8 @@ class Nsw:
                 self._normalizer = Normalizer(
                     input_case=self.input_case, lang=self.lang, cache_dir=str(far)
                 )
+                for name in ("NeMo-text-processing", "nemo_text_processing"):  # nemo resets it on import
+                    logging.getLogger(name).setLevel(logging.WARNING)
         return self._normalizer
 
     def __call__(self, text: str) -> str:

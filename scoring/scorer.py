@@ -1,0 +1,265 @@
+"""The Scorer: built once (pipeline, alternatives, edit transducers), then `score(refs, hyps)`."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from scoring.align import FIRST_WORD, FstAligner, align_batch, check_exact
+from scoring.dae import Alternatives, Slot
+from scoring.errors import ScoringError
+from scoring.metrics import UtteranceResult, pooled
+from scoring.normalize import (
+    Case,
+    FullWidth,
+    Itj,
+    Nsw,
+    Pipeline,
+    Punc,
+    UkUs,
+    char_tokens,
+    word_tokens,
+)
+from scoring.stats import bootstrap_ci
+
+DATA = Path(__file__).resolve().parent / "data"
+LANGS = ("en", "zh")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+@dataclass
+class ScorerConfig:
+    """Everything that can change a number. Each pipeline step can be switched off for ablations.
+
+    Data files default to the curated ones in `scoring/data` for the language; `None` means the
+    default, `""` means none. `engine="fst"` sends every utterance through the FST (used to show
+    that the fast path gives identical results).
+    """
+
+    lang: str = "en"
+    unit: str | None = None  # "word" or "char"; default: "char" for zh, else "word"
+    case: bool = True
+    punc: bool = True
+    itj: bool = True
+    ukus: bool = True
+    nsw: bool = True
+    dae: bool = True
+    hyphen: str = "space"
+    interjections: str | None = None
+    uk_us: str | None = None
+    alternatives: str | None = None
+    cache_dir: str | None = None
+    bootstrap: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+    engine: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.lang not in LANGS:
+            raise ScoringError(f"unsupported language {self.lang!r}; use one of {', '.join(LANGS)}")
+        if self.unit is None:
+            self.unit = "char" if self.lang == "zh" else "word"
+        if self.unit not in ("word", "char"):
+            raise ScoringError(f"unit must be 'word' or 'char', not {self.unit!r}")
+        if self.engine not in ("auto", "fst"):
+            raise ScoringError(f"engine must be 'auto' or 'fst', not {self.engine!r}")
+
+    def data_file(self, kind: str) -> Path | None:
+        """Resolved path of a data file ('interjections', 'uk_us', 'alternatives') or None."""
+        value = getattr(self, kind)
+        if value == "":
+            return None
+        if value is not None:
+            return Path(value)
+        defaults = {
+            "en": {"interjections": "interjections.txt", "uk_us": "uk_us.tsv", "alternatives": "alternatives_en.txt"},
+            "zh": {"interjections": "fillers_zh.txt"},
+        }[self.lang]
+        name = defaults.get(kind)
+        return DATA / name if name else None
+
+
+@dataclass
+class ScoreResult:
+    """Per-utterance results plus the corpus summary; `write(out_dir)` writes every report."""
+
+    utterances: list[UtteranceResult]
+    summary: dict
+    config: dict = field(default_factory=dict)
+
+    def write(self, out_dir: str | Path) -> dict[str, Path]:
+        """Write JSONL, alignments, summary.json, table, pra and sys atomically into out_dir."""
+        from scoring.report import write_all
+
+        return write_all(self, Path(out_dir))
+
+
+class Scorer:
+    """Normalise, expand alternatives on the hypothesis, align and count."""
+
+    def __init__(self, config: ScorerConfig | None = None) -> None:
+        self.config = cfg = config or ScorerConfig()
+        self.files: dict[str, Path] = {}
+        for kind in ("interjections", "uk_us", "alternatives"):
+            path = cfg.data_file(kind)
+            if path is not None:
+                if not path.is_file():
+                    raise ScoringError(f"{kind} file {path} not found; pass an existing file or '' for none")
+                self.files[kind] = path
+        text_steps: list = []
+        self.nsw: Nsw | None = None
+        if cfg.nsw and cfg.lang == "en":
+            from asrbench.paths import cache_dir
+
+            self.nsw = Nsw(Path(cfg.cache_dir) if cfg.cache_dir else cache_dir())
+            text_steps.append(self.nsw)
+        if cfg.lang == "zh":
+            text_steps.append(FullWidth())
+        if cfg.case:
+            text_steps.append(Case())
+        if cfg.punc:
+            text_steps.append(Punc(cfg.hyphen))
+        token_steps: list = []
+        if cfg.itj and "interjections" in self.files:
+            token_steps.append(Itj(self.files["interjections"]))
+        if cfg.ukus and "uk_us" in self.files:
+            token_steps.append(UkUs(self.files["uk_us"]))
+        tokenize = char_tokens if cfg.unit == "char" else word_tokens
+        self.pipeline = Pipeline(text_steps, token_steps, tokenize)
+        self.alternatives: Alternatives | None = None
+        if cfg.dae and "alternatives" in self.files:
+            # Rules go through the same steps as the text, except NSW (rules hold no numbers).
+            rule_pipe = Pipeline([s for s in text_steps if s is not self.nsw], [s for s in token_steps if not isinstance(s, Itj)], tokenize)
+            self.alternatives = Alternatives(self.files["alternatives"], rule_pipe)
+        self.vocab: dict[str, int] = {}
+        self._words: list[str] = []  # id - FIRST_WORD -> token
+        self._fst: FstAligner | None = None
+
+    def config_dict(self) -> dict:
+        """Provenance: the configuration, the SHA-256 of each data file and tool versions."""
+        out = asdict(self.config)
+        out["steps"] = self.pipeline.names + (["DAE"] if self.alternatives else [])
+        out["data_files"] = {k: {"path": str(p), "sha256": _sha256(p)} for k, p in sorted(self.files.items())}
+        out["versions"] = {n: _version(n) for n in ("asrbench", "pynini", "nemo-text-processing", "numpy")}
+        return out
+
+    def normalize(self, text: str) -> list[str]:
+        """Tokens of one transcript after the pipeline (the same for reference and hypothesis)."""
+        return self.pipeline(text)
+
+    def _ids(self, tokens: list[str] | tuple[str, ...]) -> list[int]:
+        vocab = self.vocab
+        out = []
+        for t in tokens:
+            i = vocab.get(t)
+            if i is None:
+                i = vocab[t] = FIRST_WORD + len(vocab)
+                self._words.append(t)
+            out.append(i)
+        return out
+
+    def _aligner(self, k: int) -> FstAligner:
+        # Rebuilt only when the vocabulary outgrows it (capacity doubles) or K changes.
+        if self._fst is None or self._fst.k != k or self._fst.vocab_size < len(self.vocab):
+            size = max(1024, 2 * len(self.vocab))
+            self._fst = FstAligner(size, k)
+        return self._fst
+
+    def score(self, refs: dict[str, str], hyps: dict[str, str]) -> ScoreResult:
+        """Score hypotheses against references; every reference ID yields one result."""
+        unknown = [key for key in hyps if key not in refs]
+        if unknown:
+            raise ScoringError(
+                f"{len(unknown)} hypothesis ID(s) not in the reference, e.g. {unknown[:5]}; "
+                "score against the reference of the same dataset, or drop those lines"
+            )
+        memo: dict[str, list[str]] = {}
+
+        def norm(text: str) -> list[str]:
+            toks = memo.get(text)
+            if toks is None:
+                toks = memo[text] = self.pipeline(text)
+            return toks
+
+        ids = list(refs)
+        ref_toks = [norm(refs[key]) for key in ids]
+        missing = [key not in hyps or not (hyps[key] or "").strip() for key in ids]
+        hyp_toks = [norm(hyps.get(key) or "") for key in ids]
+        if self.nsw is not None:
+            self.nsw.flush()
+        alts = self.alternatives
+        segments = [alts.expand(h) if alts and h else None for h in hyp_toks]
+        if self.config.engine == "fst":
+            segments = [s if s is not None else list(h) for s, h in zip(segments, hyp_toks, strict=True)]
+        ref_ids = [self._ids(r) for r in ref_toks]
+        pairs: list[tuple[list[int], list[int]]] = []
+        chosen_hyp: list[list[str]] = []
+        alt_info: list[list[tuple[int, int, str, str]]] = []
+        fst_costs: dict[int, int] = {}
+        inv = self._words
+        longest = max((max(len(r), len(h) * max(1, alts.max_len if alts else 1)) for r, h in zip(ref_toks, hyp_toks, strict=True)), default=0)
+        k = longest + 2
+        aligner = None
+        for u in range(len(ids)):
+            seg = segments[u]
+            if seg is None:
+                pairs.append((ref_ids[u], self._ids(hyp_toks[u])))
+                chosen_hyp.append(hyp_toks[u])
+                alt_info.append([])
+                continue
+            seg_ids = [tuple(self._ids(f) for f in s.forms) if isinstance(s, Slot) else self._ids([s])[0] for s in seg]
+            if aligner is None or aligner.vocab_size < len(self.vocab):
+                aligner = self._aligner(k)
+            n_h = sum(max(len(f) for f in s.forms) if isinstance(s, Slot) else 1 for s in seg)
+            if not check_exact(k, len(ref_ids[u]), n_h):
+                raise ScoringError(f"utterance {ids[u]!r} is too long for exact FST weights; split it")
+            cost, hyp_path, chosen = aligner.best_path(ref_ids[u], seg_ids)
+            words = [inv[x - FIRST_WORD] for x in hyp_path]
+            info, pos, slot_i = [], 0, 0
+            for s in seg:
+                if isinstance(s, Slot):
+                    form = tuple(inv[x - FIRST_WORD] for x in chosen[slot_i])
+                    slot_i += 1
+                    if form != s.forms[s.surface]:
+                        info.append((pos, pos + len(form), " ".join(form), " ".join(s.forms[s.surface])))
+                    pos += len(form)
+                else:
+                    pos += 1
+            pairs.append((ref_ids[u], hyp_path))
+            chosen_hyp.append(words)
+            alt_info.append(info)
+            fst_costs[u] = cost
+        codes, costs = align_batch(pairs, k)
+        for u, cost in fst_costs.items():
+            if costs[u] != cost:  # both engines minimise the same cost: a mismatch is a bug
+                raise RuntimeError(f"FST and DP disagree on {ids[u]!r}: {cost} != {costs[u]}")
+        utts = [
+            UtteranceResult(key, ref_toks[u], chosen_hyp[u], codes[u], missing[u], alt_info[u])
+            for u, key in enumerate(ids)
+        ]
+        return ScoreResult(utts, self.summarize(utts), self.config_dict())
+
+    def summarize(self, utts: list[UtteranceResult]) -> dict:
+        """Pooled metrics plus bootstrap confidence intervals of TER and mTER."""
+        cfg = self.config
+        out = pooled(utts, cfg.unit or "word")
+        errs = [u.errors for u in utts]
+        out["ci"] = {
+            "method": "bootstrap over utterances (Bisani & Ney 2004), percentile",
+            "ter": bootstrap_ci(errs, [u.n_ref for u in utts], cfg.bootstrap, cfg.confidence, cfg.seed),
+            "mter": bootstrap_ci(errs, [max(u.n_ref, u.n_hyp) for u in utts], cfg.bootstrap, cfg.confidence, cfg.seed),
+        }
+        out["dae_slots_used"] = sum(len(u.alternatives) for u in utts)
+        return out

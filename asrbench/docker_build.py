@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from asrbench.modelcard import Model
+from asrbench.modelcard import Model, has_requirements
 from asrbench.paths import REPO_ROOT, cache_dir
 
 BASE_IMAGE = os.environ.get("ASRBENCH_BASE_IMAGE", "asrbench/base:bookworm")
@@ -108,11 +108,6 @@ def wheelhouse(requirements: Path) -> Path:
     return dest
 
 
-def _has_requirements(path: Path) -> bool:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return any(ln.strip() and not ln.strip().startswith("#") for ln in lines)
-
-
 def image_tag(model: Model, base_id: str, opts: BuildOptions) -> str:
     spec = {
         "model": model.source_hash(),
@@ -147,7 +142,7 @@ def build_model_image(model: Model, opts: BuildOptions | None = None, log=None) 
         build = ctx / ".build"
         (build / "wheels").mkdir(parents=True, exist_ok=True)
         shutil.copy2(CONTEXT_DIR / "install.sh", build / "install.sh")
-        if opts.mode == "wheelhouse" and _has_requirements(model.root / "requirements.txt"):
+        if opts.mode == "wheelhouse" and has_requirements(model.root / "requirements.txt"):
             for whl in wheelhouse(model.root / "requirements.txt").iterdir():
                 if whl.name != ".complete":
                     shutil.copy2(whl, build / "wheels" / whl.name)

@@ -86,6 +86,12 @@ class Model:
         return h.hexdigest()
 
 
+def has_requirements(path: Path) -> bool:
+    """Whether a requirements file names anything to install (not just comments)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return any(ln.strip() and not ln.strip().startswith("#") for ln in lines)
+
+
 def resolve_model_dir(model: str | Path) -> Path:
     """A model given as a folder path or as an ID under <repo>/models."""
     path = Path(model)

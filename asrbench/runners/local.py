@@ -16,7 +16,7 @@ from pathlib import Path
 
 from asrbench.dataset import Dataset, Utterance
 from asrbench.fsio import atomic_write_text
-from asrbench.modelcard import Model
+from asrbench.modelcard import Model, has_requirements
 from asrbench.paths import cache_dir
 from asrbench.runners.base import Runner, RunnerError, RunOptions, RunResult, log_tail
 
@@ -50,11 +50,10 @@ class LocalRunner(Runner):
             venv.parent.mkdir(parents=True, exist_ok=True)
             log = venv.parent / f"{venv.name}.install.log"
             with open(log, "w") as out:
-                steps = [
-                    [sys.executable, "-m", "venv", "--clear", str(venv)],
-                    [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                     "-r", str(model.root / "requirements.txt")],
-                ]
+                steps = [[sys.executable, "-m", "venv", "--clear", str(venv)]]
+                if has_requirements(model.root / "requirements.txt"):
+                    steps.append([str(venv / "bin" / "python"), "-m", "pip", "install",
+                                  "--quiet", "-r", str(model.root / "requirements.txt")])
                 for cmd in steps:
                     rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
                     if rc != 0:

@@ -1,0 +1,104 @@
+"""Runners: Docker and local give identical outputs; crashes keep partial work; no network."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from asrbench.dataset import Dataset, load_dataset
+from asrbench.docker_build import engine_available
+from asrbench.modelcard import load_model
+from asrbench.runners import RunnerError, RunOptions, get_runner, read_tsv_pairs
+from tests.conftest import require
+
+FIXTURES = Path(__file__).parent / "fixtures" / "models"
+
+
+@pytest.fixture(scope="module")
+def docker_runner():
+    require("docker", engine_available(), "no Docker Engine answers")
+    return get_runner("docker", quiet=True)
+
+
+@pytest.fixture(scope="module")
+def dataset(mini_en: Path) -> Dataset:
+    return load_dataset(mini_en)
+
+
+def _subset(ds: Dataset, ids: list[str]):
+    return [u for u in ds.utterances if u.id in ids]
+
+
+SAMPLE = ["LJ001-0002", "1089-134691-0000", "cmu_arctic_us_axb_a0005",
+          "sense_and_sensibility_01_austen_64kb-0880"]
+
+
+def test_docker_and_local_produce_identical_hyp(docker_runner, dataset, tmp_path) -> None:
+    model = load_model("pocketsphinx_en")
+    utts = _subset(dataset, SAMPLE)
+    via_docker = docker_runner.run(model, dataset, tmp_path / "docker", utts)
+    via_local = get_runner("local").run(model, dataset, tmp_path / "local", utts)
+    d = via_docker.hyp_path.read_bytes()
+    assert d == via_local.hyp_path.read_bytes()
+    hyps = read_tsv_pairs(via_docker.hyp_path)
+    assert list(hyps) == SAMPLE
+    assert "comparatively" in hyps["LJ001-0002"]  # a real transcript, not an echo
+    timing = read_tsv_pairs(via_docker.timing_path)
+    assert set(timing) == set(SAMPLE)
+    assert all(float(v.split("\t")[1]) > 0 for v in timing.values())
+
+
+@pytest.mark.parametrize("runner_name", ["local", "docker"])
+def test_crash_keeps_partial_hyp_and_reports_log_tail(runner_name, dataset, tmp_path) -> None:
+    if runner_name == "docker":
+        require("docker", engine_available(), "no Docker Engine answers")
+    runner = get_runner(runner_name, quiet=True)
+    model = load_model(FIXTURES / "crashy_en")
+    utts = dataset.utterances[:5]
+    with pytest.raises(RunnerError) as err:
+        runner.run(model, dataset, tmp_path, utts, RunOptions(env={"CRASH_AFTER": "2"}))
+    msg = str(err.value)
+    assert "exited with status 3" in msg
+    assert f"simulated failure on {utts[2].id}" in msg  # the log tail is in the error
+    assert err.value.log_path and err.value.log_path.is_file()
+    assert "done " + utts[1].id in err.value.log_path.read_text()
+    hyp = tmp_path / "out" / "hyp.tsv"
+    assert hyp.read_text().endswith("this line is torn")
+    # The two finished utterances survive; the torn third line is not taken as a result.
+    assert list(read_tsv_pairs(hyp)) == [u.id for u in utts[:2]]
+
+
+def test_network_is_off_and_data_read_only(docker_runner, dataset, tmp_path) -> None:
+    model = load_model(FIXTURES / "netprobe")
+    assert model.card.network is False
+    result = docker_runner.run(model, dataset, tmp_path, dataset.utterances[:1])
+    status = read_tsv_pairs(result.hyp_path)[dataset.utterances[0].id]
+    fields = dict(item.split("=", 1) for item in status.split())
+    assert fields["ifaces"] == "lo"  # no interface but loopback
+    assert fields["connect"] == "ENETUNREACH"  # the connection attempt fails: no route
+    assert fields["dns"] == "failed"
+    assert fields["data"] == "EROFS"  # the dataset mount is read-only
+    assert fields["uid"] != "0"  # not root inside the container
+
+
+def test_timeout_is_reported(docker_runner, dataset, tmp_path) -> None:
+    model = load_model("pocketsphinx_en")
+    with pytest.raises(RunnerError, match="timed out"):
+        docker_runner.run(model, dataset, tmp_path, dataset.utterances[:3],
+                          RunOptions(timeout_s=0.5))
+
+
+def test_image_is_reused_when_folder_unchanged(docker_runner, tmp_path) -> None:
+    from asrbench.docker_build import build_model_image
+
+    src = FIXTURES / "crashy_en"
+    copy = tmp_path / "crashy_en"
+    shutil.copytree(src, copy)
+    tag1, id1 = build_model_image(load_model(copy))
+    tag2, id2 = build_model_image(load_model(copy))
+    assert (tag1, id1) == (tag2, id2)
+    (copy / "transcribe.py").write_text((copy / "transcribe.py").read_text() + "\n# changed\n")
+    tag3, id3 = build_model_image(load_model(copy))
+    assert tag3 != tag1 and id3 != id1

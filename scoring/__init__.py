@@ -1,9 +1,9 @@
 """The scorer: normalisation pipeline, DAE on the hypothesis, WFST alignment, TER/mTER/CER.
 
-    from scoring import Scorer, ScorerConfig
-    scorer = Scorer(ScorerConfig(nsw=False))
-    result = scorer.score({"u1": "the cat"}, {"u1": "the hat"})
-    result.summary["ter"], result.utterances[0].ops
+from scoring import Scorer, ScorerConfig
+scorer = Scorer(ScorerConfig(nsw=False))
+result = scorer.score({"u1": "the cat"}, {"u1": "the hat"})
+result.summary["ter"], result.utterances[0].ops
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ __all__ = [
 ]
 
 
-def score_corpus(refs: dict[str, str], hyps: dict[str, str], config: ScorerConfig | None = None) -> ScoreResult:
+def score_corpus(
+    refs: dict[str, str], hyps: dict[str, str], config: ScorerConfig | None = None
+) -> ScoreResult:
     """One-shot helper: build a Scorer and score one corpus."""
     return Scorer(config).score(refs, hyps)

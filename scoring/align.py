@@ -76,7 +76,10 @@ def _align_chunk(chunk, k, idx, codes, costs) -> None:  # noqa: ANN001 - interna
             break
         im1, jm1 = np.maximum(i - 1, 0), np.maximum(j - 1, 0)
         cur = dist[rows, i, j]
-        eq = ref[rows, np.minimum(im1, ref.shape[1] - 1)] == hyp[rows, np.minimum(jm1, hyp.shape[1] - 1)]
+        eq = (
+            ref[rows, np.minimum(im1, ref.shape[1] - 1)]
+            == hyp[rows, np.minimum(jm1, hyp.shape[1] - 1)]
+        )
         diag = active & (i > 0) & (j > 0) & (cur == dist[rows, im1, jm1] + np.where(eq, 0, k + 1))
         dele = active & ~diag & (i > 0) & (cur == dist[rows, im1, j] + k)
         ins = active & ~diag & ~dele
@@ -161,7 +164,9 @@ class FstAligner:
         f.set_final(s)
         return f
 
-    def best_path(self, ref: list[int], segments: list) -> tuple[int, list[int], list[tuple[int, ...]]]:  # noqa: ANN001
+    def best_path(
+        self, ref: list[int], segments: list
+    ) -> tuple[int, list[int], list[tuple[int, ...]]]:  # noqa: ANN001
         """Cost, chosen hypothesis ids and the chosen form of each slot, in order."""
         left = fst.compose(self._linear(ref), self.left)
         left.arcsort("olabel")

@@ -36,8 +36,17 @@ def main(
 ) -> None:
     """Score HYP against REF; write JSONL, alignment, summary.json, table, pra and sys to OUT."""
     try:
-        cfg = ScorerConfig(lang=lang, case=case, punc=punc, itj=itj, ukus=ukus, nsw=nsw, dae=dae,
-                           alternatives=alternatives, bootstrap=bootstrap)
+        cfg = ScorerConfig(
+            lang=lang,
+            case=case,
+            punc=punc,
+            itj=itj,
+            ukus=ukus,
+            nsw=nsw,
+            dae=dae,
+            alternatives=alternatives,
+            bootstrap=bootstrap,
+        )
         scorer = Scorer(cfg)
         refs = read_transcripts(ref, ref_format)
         result = scorer.score(refs, read_transcripts(hyp, hyp_format))
@@ -45,10 +54,18 @@ def main(
         sys.stdout.write((out / "table.txt").read_text(encoding="utf-8"))
         if against is not None:
             other = scorer.score(refs, read_transcripts(against, hyp_format))
-            test = paired_bootstrap([u.errors for u in result.utterances], [u.errors for u in other.utterances],
-                                    [u.n_ref for u in result.utterances], reps=bootstrap, seed=cfg.seed)
+            test = paired_bootstrap(
+                [u.errors for u in result.utterances],
+                [u.errors for u in other.utterances],
+                [u.n_ref for u in result.utterances],
+                reps=bootstrap,
+                seed=cfg.seed,
+            )
             (out / "paired_test.json").write_text(json.dumps(test, indent=2, sort_keys=True) + "\n")
-            print(f"paired bootstrap: delta TER {100 * test['delta_ter']:+.2f} points, p = {test['p_value']:.4f}")
+            print(
+                f"paired bootstrap: delta TER {100 * test['delta_ter']:+.2f} points, "
+                f"p = {test['p_value']:.4f}"
+            )
     except ScoringError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None

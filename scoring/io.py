@@ -70,7 +70,9 @@ def read_transcripts(path: str | Path, fmt: str = "auto") -> dict[str, str]:
     if fmt == "auto":
         fmt = detect_format(path)
     if fmt not in FORMATS:
-        raise ScoringError(f"unknown transcript format {fmt!r}; use one of {', '.join(FORMATS)} or auto")
+        raise ScoringError(
+            f"unknown transcript format {fmt!r}; use one of {', '.join(FORMATS)} or auto"
+        )
     out: dict[str, str] = {}
     header_checked = False
     for no, line in enumerate(_lines(path), 1):
@@ -80,7 +82,9 @@ def read_transcripts(path: str | Path, fmt: str = "auto") -> dict[str, str]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ScoringError(f"{path}:{no}: invalid JSON ({err.msg}); one object a line") from None
+                raise ScoringError(
+                    f"{path}:{no}: invalid JSON ({err.msg}); one object a line"
+                ) from None
             if not isinstance(obj, dict) or "id" not in obj:
                 raise ScoringError(f'{path}:{no}: expected an object with "id" and "text"')
             text = obj.get("text", "")
@@ -103,7 +107,9 @@ def read_transcripts(path: str | Path, fmt: str = "auto") -> dict[str, str]:
                 if len(cols) == 1 and text_col == 1:  # "ID" alone: an empty transcript
                     _add(out, cols[0].strip(), "", path, no)
                     continue
-                raise ScoringError(f"{path}:{no}: expected ID<TAB>TEXT, found {len(cols)} column(s)")
+                raise ScoringError(
+                    f"{path}:{no}: expected ID<TAB>TEXT, found {len(cols)} column(s)"
+                )
             _add(out, cols[0].strip(), cols[text_col].strip(), path, no)
         else:  # kaldi
             parts = line.strip().split(maxsplit=1)

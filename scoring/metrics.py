@@ -28,7 +28,12 @@ class UtteranceResult:
 
     def __post_init__(self) -> None:
         c = self.codes
-        self.cor, self.sub, self.ins, self.dele = c.count("C"), c.count("S"), c.count("I"), c.count("D")
+        self.cor, self.sub, self.ins, self.dele = (
+            c.count("C"),
+            c.count("S"),
+            c.count("I"),
+            c.count("D"),
+        )
 
     @property
     def n_ref(self) -> int:
@@ -87,7 +92,8 @@ class UtteranceResult:
             "missing": self.missing,
             "ops": [list(op) for op in self.ops],
             "alternatives": [
-                {"hyp_start": a, "hyp_end": b, "chosen": c, "written": w} for a, b, c, w in self.alternatives
+                {"hyp_start": a, "hyp_end": b, "chosen": c, "written": w}
+                for a, b, c, w in self.alternatives
             ],
         }
 

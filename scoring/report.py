@@ -40,7 +40,9 @@ def _pad(text: str, w: int) -> str:
     return text + " " * (w - width(text))
 
 
-def _rows(u: UtteranceResult, upper_errors: bool = False) -> tuple[list[str], list[str], list[str], list[str]]:
+def _rows(
+    u: UtteranceResult, upper_errors: bool = False
+) -> tuple[list[str], list[str], list[str], list[str]]:
     """Columns of REF, HYP, HYP# (chosen alternatives) and EDIT for one utterance."""
     alt_cols: set[int] = set()
     for start, end, _, _ in u.alternatives:
@@ -77,8 +79,10 @@ def alignment_text(utts: list[UtteranceResult]) -> str:
         ref, hyp, mark, edit = _rows(u)
         ter = "undefined" if u.ter is None else f"{u.ter:.4f}"
         out.append(f"id: {u.id}")
-        out.append(f"counts: C={u.cor} S={u.sub} D={u.dele} I={u.ins} TER={ter} mTER={u.mter:.4f}"
-                   + ("  (hypothesis missing)" if u.missing else ""))
+        out.append(
+            f"counts: C={u.cor} S={u.sub} D={u.dele} I={u.ins} TER={ter} mTER={u.mter:.4f}"
+            + ("  (hypothesis missing)" if u.missing else "")
+        )
         rows = [("REF", ref), ("HYP", hyp)]
         if any(mark):
             rows.append(("HYP#", mark))
@@ -115,10 +119,23 @@ def sys_text(result: ScoreResult, name: str = "hyp") -> str:
     head = "| SPKR    | # Snt  # Wrd | Corr    Sub    Del    Ins    Err  S.Err |"
     line = "|" + "-" * (len(head) - 2) + "|"
     ser = _pct(s["ser"])
-    row = (f"| Sum/Avg | {s['n_utts']:5d} {s['n_ref']:6d} | {100 * s['cor'] / n:5.1f} {100 * s['sub'] / n:6.1f} "
-           f"{100 * s['del'] / n:6.1f} {100 * s['ins'] / n:6.1f} {100 * s['errors'] / n:6.1f} {ser:>6} |")
-    return "\n".join([",-" + "-" * (len(head) - 4) + "-.", f"| {name:<{len(head) - 4}} |", line, head, line, row,
-                      "`" + "-" * (len(head) - 2) + "'", ""])
+    row = (
+        f"| Sum/Avg | {s['n_utts']:5d} {s['n_ref']:6d} | {100 * s['cor'] / n:5.1f} "
+        f"{100 * s['sub'] / n:6.1f} {100 * s['del'] / n:6.1f} {100 * s['ins'] / n:6.1f} "
+        f"{100 * s['errors'] / n:6.1f} {ser:>6} |"
+    )
+    return "\n".join(
+        [
+            ",-" + "-" * (len(head) - 4) + "-.",
+            f"| {name:<{len(head) - 4}} |",
+            line,
+            head,
+            line,
+            row,
+            "`" + "-" * (len(head) - 2) + "'",
+            "",
+        ]
+    )
 
 
 def table_text(result: ScoreResult) -> str:
@@ -133,12 +150,20 @@ def table_text(result: ScoreResult) -> str:
     ]
     out = [f"{'metric':<10} {'value %':>9}  {'CI':>22}"]
     for name, val, c in rows:
-        interval = f"[{_pct(c['low'])}, {_pct(c['high'])}]" if c and c.get("low") is not None else ""
+        interval = (
+            f"[{_pct(c['low'])}, {_pct(c['high'])}]" if c and c.get("low") is not None else ""
+        )
         out.append(f"{name:<10} {val:>9}  {interval:>22}")
     out.append("")
-    out.append(f"utterances {s['n_utts']}  reference {s['unit']}s {s['n_ref']}  hypothesis {s['unit']}s {s['n_hyp']}")
+    out.append(
+        f"utterances {s['n_utts']}  reference {s['unit']}s {s['n_ref']}  "
+        f"hypothesis {s['unit']}s {s['n_hyp']}"
+    )
     out.append(f"C {s['cor']}  S {s['sub']}  D {s['del']}  I {s['ins']}  errors {s['errors']}")
-    out.append(f"coverage {_pct(s['coverage'])}% ({s['n_missing']} missing or empty hypotheses, counted as deletions)")
+    out.append(
+        f"coverage {_pct(s['coverage'])}% ({s['n_missing']} missing or empty hypotheses, "
+        "counted as deletions)"
+    )
     if s.get("n_empty_ref"):
         out.append(f"{s['n_empty_ref']} empty reference(s): TER undefined there, mTER defined")
     return "\n".join(out) + "\n"
@@ -154,11 +179,16 @@ def write_all(result: ScoreResult, out_dir: Path) -> dict[str, Path]:
         "pra": out_dir / "hyp.pra",
         "sys": out_dir / "hyp.sys",
     }
-    lines = [json.dumps(u.to_dict(), ensure_ascii=False, allow_nan=False) for u in result.utterances]
+    lines = [
+        json.dumps(u.to_dict(), ensure_ascii=False, allow_nan=False) for u in result.utterances
+    ]
     atomic_write(paths["utterances"], "".join(x + "\n" for x in lines))
     atomic_write(paths["alignment"], alignment_text(result.utterances))
     summary = {"summary": result.summary, "config": result.config}
-    atomic_write(paths["summary"], json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n")
+    atomic_write(
+        paths["summary"],
+        json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n",
+    )
     atomic_write(paths["table"], table_text(result))
     atomic_write(paths["pra"], pra_text(result.utterances))
     atomic_write(paths["sys"], sys_text(result))

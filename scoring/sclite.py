@@ -7,7 +7,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-_SCTK_BIN = Path("/usr/lib/sctk/bin")  # Debian installs sclite here and only a `sctk` wrapper on PATH
+_SCTK_BIN = Path(
+    "/usr/lib/sctk/bin"
+)  # Debian installs sclite here and only a `sctk` wrapper on PATH
 _SCORES = re.compile(r"^Scores: \(#C #S #D #I\) (\d+) (\d+) (\d+) (\d+)")
 _ID = re.compile(r"^id: \((.*)\)")
 
@@ -26,7 +28,9 @@ def write_trn(path: Path, texts: dict[str, str]) -> None:
     path.write_text("".join(f"{t} ({k})\n" for k, t in texts.items()), encoding="utf-8")
 
 
-def run_sclite(refs: dict[str, list[str]], hyps: dict[str, list[str]], workdir: Path) -> dict[str, tuple[int, int, int, int]]:
+def run_sclite(
+    refs: dict[str, list[str]], hyps: dict[str, list[str]], workdir: Path
+) -> dict[str, tuple[int, int, int, int]]:
     """Score tokenised texts with sclite; returns {id: (C, S, D, I)} parsed from its pra output."""
     exe = find_sclite()
     if exe is None:
@@ -34,8 +38,25 @@ def run_sclite(refs: dict[str, list[str]], hyps: dict[str, list[str]], workdir: 
     workdir.mkdir(parents=True, exist_ok=True)
     write_trn(workdir / "ref.trn", {k: " ".join(v) for k, v in refs.items()})
     write_trn(workdir / "hyp.trn", {k: " ".join(v) for k, v in hyps.items()})
-    cmd = [exe, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn", "-i", "spu_id", "-e", "utf-8",
-           "-o", "pra", "-O", str(workdir), "-n", "out"]
+    cmd = [
+        exe,
+        "-r",
+        "ref.trn",
+        "trn",
+        "-h",
+        "hyp.trn",
+        "trn",
+        "-i",
+        "spu_id",
+        "-e",
+        "utf-8",
+        "-o",
+        "pra",
+        "-O",
+        str(workdir),
+        "-n",
+        "out",
+    ]
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"sclite failed ({proc.returncode}): {proc.stderr[-2000:]}")

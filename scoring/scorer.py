@@ -84,7 +84,11 @@ class ScorerConfig:
         if value is not None:
             return Path(value)
         defaults = {
-            "en": {"interjections": "interjections.txt", "uk_us": "uk_us.tsv", "alternatives": "alternatives_en.txt"},
+            "en": {
+                "interjections": "interjections.txt",
+                "uk_us": "uk_us.tsv",
+                "alternatives": "alternatives_en.txt",
+            },
             "zh": {"interjections": "fillers_zh.txt"},
         }[self.lang]
         name = defaults.get(kind)
@@ -116,7 +120,9 @@ class Scorer:
             path = cfg.data_file(kind)
             if path is not None:
                 if not path.is_file():
-                    raise ScoringError(f"{kind} file {path} not found; pass an existing file or '' for none")
+                    raise ScoringError(
+                        f"{kind} file {path} not found; pass an existing file or '' for none"
+                    )
                 self.files[kind] = path
         text_steps: list = []
         self.nsw: Nsw | None = None
@@ -141,7 +147,11 @@ class Scorer:
         self.alternatives: Alternatives | None = None
         if cfg.dae and "alternatives" in self.files:
             # Rules go through the same steps as the text, except NSW (rules hold no numbers).
-            rule_pipe = Pipeline([s for s in text_steps if s is not self.nsw], [s for s in token_steps if not isinstance(s, Itj)], tokenize)
+            rule_pipe = Pipeline(
+                [s for s in text_steps if s is not self.nsw],
+                [s for s in token_steps if not isinstance(s, Itj)],
+                tokenize,
+            )
             self.alternatives = Alternatives(self.files["alternatives"], rule_pipe)
         self.vocab: dict[str, int] = {}
         self._words: list[str] = []  # id - FIRST_WORD -> token
@@ -151,8 +161,12 @@ class Scorer:
         """Provenance: the configuration, the SHA-256 of each data file and tool versions."""
         out = asdict(self.config)
         out["steps"] = self.pipeline.names + (["DAE"] if self.alternatives else [])
-        out["data_files"] = {k: {"path": str(p), "sha256": _sha256(p)} for k, p in sorted(self.files.items())}
-        out["versions"] = {n: _version(n) for n in ("asrbench", "pynini", "nemo-text-processing", "numpy")}
+        out["data_files"] = {
+            k: {"path": str(p), "sha256": _sha256(p)} for k, p in sorted(self.files.items())
+        }
+        out["versions"] = {
+            n: _version(n) for n in ("asrbench", "pynini", "nemo-text-processing", "numpy")
+        }
         return out
 
     def normalize(self, text: str) -> list[str]:
@@ -202,14 +216,22 @@ class Scorer:
         alts = self.alternatives
         segments = [alts.expand(h) if alts and h else None for h in hyp_toks]
         if self.config.engine == "fst":
-            segments = [s if s is not None else list(h) for s, h in zip(segments, hyp_toks, strict=True)]
+            segments = [
+                s if s is not None else list(h) for s, h in zip(segments, hyp_toks, strict=True)
+            ]
         ref_ids = [self._ids(r) for r in ref_toks]
         pairs: list[tuple[list[int], list[int]]] = []
         chosen_hyp: list[list[str]] = []
         alt_info: list[list[tuple[int, int, str, str]]] = []
         fst_costs: dict[int, int] = {}
         inv = self._words
-        longest = max((max(len(r), len(h) * max(1, alts.max_len if alts else 1)) for r, h in zip(ref_toks, hyp_toks, strict=True)), default=0)
+        longest = max(
+            (
+                max(len(r), len(h) * max(1, alts.max_len if alts else 1))
+                for r, h in zip(ref_toks, hyp_toks, strict=True)
+            ),
+            default=0,
+        )
         k = longest + 2
         aligner = None
         for u in range(len(ids)):
@@ -219,12 +241,17 @@ class Scorer:
                 chosen_hyp.append(hyp_toks[u])
                 alt_info.append([])
                 continue
-            seg_ids = [tuple(self._ids(f) for f in s.forms) if isinstance(s, Slot) else self._ids([s])[0] for s in seg]
+            seg_ids = [
+                tuple(self._ids(f) for f in s.forms) if isinstance(s, Slot) else self._ids([s])[0]
+                for s in seg
+            ]
             if aligner is None or aligner.vocab_size < len(self.vocab):
                 aligner = self._aligner(k)
             n_h = sum(max(len(f) for f in s.forms) if isinstance(s, Slot) else 1 for s in seg)
             if not check_exact(k, len(ref_ids[u]), n_h):
-                raise ScoringError(f"utterance {ids[u]!r} is too long for exact FST weights; split it")
+                raise ScoringError(
+                    f"utterance {ids[u]!r} is too long for exact FST weights; split it"
+                )
             cost, hyp_path, chosen = aligner.best_path(ref_ids[u], seg_ids)
             words = [inv[x - FIRST_WORD] for x in hyp_path]
             info, pos, slot_i = [], 0, 0
@@ -233,7 +260,9 @@ class Scorer:
                     form = tuple(inv[x - FIRST_WORD] for x in chosen[slot_i])
                     slot_i += 1
                     if form != s.forms[s.surface]:
-                        info.append((pos, pos + len(form), " ".join(form), " ".join(s.forms[s.surface])))
+                        info.append(
+                            (pos, pos + len(form), " ".join(form), " ".join(s.forms[s.surface]))
+                        )
                     pos += len(form)
                 else:
                     pos += 1
@@ -258,8 +287,12 @@ class Scorer:
         errs = [u.errors for u in utts]
         out["ci"] = {
             "method": "bootstrap over utterances (Bisani & Ney 2004), percentile",
-            "ter": bootstrap_ci(errs, [u.n_ref for u in utts], cfg.bootstrap, cfg.confidence, cfg.seed),
-            "mter": bootstrap_ci(errs, [max(u.n_ref, u.n_hyp) for u in utts], cfg.bootstrap, cfg.confidence, cfg.seed),
+            "ter": bootstrap_ci(
+                errs, [u.n_ref for u in utts], cfg.bootstrap, cfg.confidence, cfg.seed
+            ),
+            "mter": bootstrap_ci(
+                errs, [max(u.n_ref, u.n_hyp) for u in utts], cfg.bootstrap, cfg.confidence, cfg.seed
+            ),
         }
         out["dae_slots_used"] = sum(len(u.alternatives) for u in utts)
         return out

@@ -20,12 +20,18 @@ def _replicates(num: np.ndarray, den: np.ndarray, reps: int, seed: int) -> np.nd
         size = min(_CHUNK, reps - start)
         idx = rng.integers(0, n, size=(size, n))
         d = den[idx].sum(axis=1)
-        out[start : start + size] = np.divide(num[idx].sum(axis=1), d, out=np.zeros(size), where=d > 0)
+        out[start : start + size] = np.divide(
+            num[idx].sum(axis=1), d, out=np.zeros(size), where=d > 0
+        )
     return out
 
 
 def bootstrap_ci(
-    num: list[int] | np.ndarray, den: list[int] | np.ndarray, reps: int = 1000, level: float = 0.95, seed: int = 0
+    num: list[int] | np.ndarray,
+    den: list[int] | np.ndarray,
+    reps: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
 ) -> dict:
     """Percentile interval of sum(num)/sum(den) under utterance resampling; also the std error."""
     num_a, den_a = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)

@@ -47,7 +47,9 @@ class Nsw:
     def _db(self) -> sqlite3.Connection:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(self.cache_dir / "nsw_results.sqlite", timeout=30)
-        con.execute("CREATE TABLE IF NOT EXISTS nsw (sig TEXT, src TEXT, out TEXT, PRIMARY KEY (sig, src))")
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS nsw (sig TEXT, src TEXT, out TEXT, PRIMARY KEY (sig, src))"
+        )
         return con
 
     def _load(self) -> dict[str, str]:
@@ -89,7 +91,10 @@ class Nsw:
                 self._normalizer = Normalizer(
                     input_case=self.input_case, lang=self.lang, cache_dir=str(far)
                 )
-                for name in ("NeMo-text-processing", "nemo_text_processing"):  # nemo resets it on import
+                for name in (
+                    "NeMo-text-processing",
+                    "nemo_text_processing",
+                ):  # nemo resets it on import
                     logging.getLogger(name).setLevel(logging.WARNING)
         return self._normalizer
 

@@ -7,10 +7,7 @@ import re
 # Full-width ASCII variants U+FF01..U+FF5E map to U+0021..U+007E; U+3000 is a full-width space.
 _FW = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 _FW[0x3000] = 0x20
-_CJK = (
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-    "\U00020000-\U0002ffff"
-)
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af\U00020000-\U0002ffff"
 _CHAR_TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 
 

@@ -1,0 +1,27 @@
+"""Fixtures for the scorer tests: one Scorer without NSW (fast) and one NSW step for the session."""
+
+from __future__ import annotations
+
+import pytest
+
+from scoring import Scorer, ScorerConfig
+
+
+@pytest.fixture(scope="session")
+def scorer() -> Scorer:
+    return Scorer(ScorerConfig(nsw=False, bootstrap=200))
+
+
+@pytest.fixture(scope="session")
+def plain_scorer() -> Scorer:
+    """Only CASE and PUNC: what is scored is what is written."""
+    return Scorer(ScorerConfig(nsw=False, itj=False, ukus=False, dae=False, bootstrap=50))
+
+
+@pytest.fixture(scope="session")
+def nsw_step():
+    """The NSW step, sharing the persistent grammar and result cache of the checkout."""
+    from asrbench.paths import cache_dir
+    from scoring.normalize import Nsw
+
+    return Nsw(cache_dir())

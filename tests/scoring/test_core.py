@@ -1,0 +1,177 @@
+"""Alignment, metrics, inputs and outputs of the scorer."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scoring import Scorer, ScorerConfig, ScoringError, read_transcripts
+from scoring.align import FstAligner, align_batch
+from scoring.stats import bootstrap_ci, paired_bootstrap
+
+WORDS = st.lists(st.sampled_from(["a", "b", "c", "d", "the", "cat"]), max_size=8)
+
+
+def _lev(r: list[str], h: list[str]) -> int:
+    prev = list(range(len(h) + 1))
+    for i, x in enumerate(r, 1):
+        cur = [i]
+        for j, y in enumerate(h, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(WORDS, WORDS)
+def test_properties(plain_scorer: Scorer, r: list[str], h: list[str]) -> None:
+    res = plain_scorer.score(
+        {"u": " ".join(r), "v": " ".join(h)}, {"u": " ".join(h), "v": " ".join(r)}
+    )
+    u, v = res.utterances
+    assert u.errors == _lev(r, h)  # Levenshtein distance
+    assert 0.0 <= u.mter <= 1.0 and u.mter == v.mter  # bounded and symmetric
+    if u.ter is not None:
+        assert u.ter >= u.mter
+    assert (u.sub, u.dele, u.ins) == (v.sub, v.ins, v.dele)  # swapping sides swaps D and I
+    same = plain_scorer.score({"u": " ".join(r)}, {"u": " ".join(r)}).utterances[0]
+    assert same.errors == 0
+    assert u.cor + u.sub + u.dele == len(r) and u.cor + u.sub + u.ins == len(h)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(WORDS, WORDS), min_size=1, max_size=12))
+def test_pooled_is_sum_and_no_utterance_lost(plain_scorer: Scorer, pairs) -> None:  # noqa: ANN001
+    refs = {f"u{i}": " ".join(r) for i, (r, _) in enumerate(pairs)}
+    hyps = {f"u{i}": " ".join(h) for i, (_, h) in enumerate(pairs) if i % 3}  # some missing
+    res = plain_scorer.score(refs, hyps)
+    assert [u.id for u in res.utterances] == list(refs)
+    s = res.summary
+    for key, attr in (("cor", "cor"), ("sub", "sub"), ("ins", "ins"), ("del", "dele")):
+        assert s[key] == sum(getattr(u, attr) for u in res.utterances)
+    assert s["n_missing"] == sum(1 for i in range(len(pairs)) if not i % 3 or not pairs[i][1])
+
+
+def test_fst_and_fast_path_agree(scorer: Scorer) -> None:
+    rng = random.Random(7)
+    vocab = [
+        "i'm",
+        "i",
+        "am",
+        "gonna",
+        "going",
+        "to",
+        "okay",
+        "ok",
+        "the",
+        "cat",
+        "story",
+        "teller",
+    ]
+    refs = {f"u{i}": " ".join(rng.choices(vocab, k=rng.randint(0, 9))) for i in range(150)}
+    hyps = {k: " ".join(rng.choices(vocab, k=rng.randint(0, 9))) for k in refs}
+    fast = scorer.score(refs, hyps)
+    via_fst = Scorer(ScorerConfig(nsw=False, engine="fst", bootstrap=10)).score(refs, hyps)
+    for a, b in zip(fast.utterances, via_fst.utterances, strict=True):
+        assert (a.codes, a.hyp) == (b.codes, b.hyp)
+
+
+def test_fst_cost_is_levenshtein() -> None:
+    al = FstAligner(10, 20)
+    cost, hyp, _ = al.best_path([6, 7, 8], [6, 9, 8, 10])
+    assert cost // 20 == 2 and hyp == [6, 9, 8, 10]
+    codes, costs = align_batch([([6, 7, 8], [6, 9, 8, 10])], 20)
+    assert costs[0] == cost and codes[0] == "CSCI"
+
+
+def test_tie_break_prefers_fewer_substitutions() -> None:
+    # "a b" vs "b c": two substitutions or deletion+match+insertion, both 2 edits.
+    codes, _ = align_batch([([1, 2], [2, 3])], 10)
+    assert sorted(codes[0]) == ["C", "D", "I"]
+
+
+def test_empty_reference_and_missing_hypothesis(plain_scorer: Scorer) -> None:
+    res = plain_scorer.score({"e": "", "m": "two words", "x": "..."}, {"e": "extra"})
+    e, m, x = res.utterances
+    assert e.ter is None and e.mter == 1.0
+    assert m.missing and m.dele == 2 and m.ter == 1.0
+    assert x.ter is None and x.mter == 0.0 and x.errors == 0
+    assert res.summary["coverage"] == pytest.approx(1 / 3)
+
+
+def test_unknown_ids_are_an_error(plain_scorer: Scorer) -> None:
+    with pytest.raises(ScoringError, match="not in the reference"):
+        plain_scorer.score({"a": "x"}, {"b": "x"})
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fmt"),
+    [
+        ("r.tsv", "ID\tTEXT\nu1\thello world\nu2\t\n", "tsv"),
+        ("text", "u1 hello world\nu2\n", "kaldi"),
+        ("r.trn", "hello world (u1)\n (u2)\n", "trn"),
+        ("r.jsonl", '{"id": "u1", "text": "hello world"}\n{"id": "u2", "text": ""}\n', "jsonl"),
+    ],
+)
+def test_readers(tmp_path, name: str, content: str, fmt: str) -> None:  # noqa: ANN001
+    p = tmp_path / name
+    p.write_text(content, encoding="utf-8")
+    from scoring.io import detect_format
+
+    assert detect_format(p) == fmt
+    assert read_transcripts(p) == {"u1": "hello world", "u2": ""}
+
+
+def test_reader_errors_name_file_and_line(tmp_path) -> None:  # noqa: ANN001
+    p = tmp_path / "dup.tsv"
+    p.write_text("a\tx\nb\ty\na\tz\n", encoding="utf-8")
+    with pytest.raises(ScoringError, match=r"dup.tsv:3: duplicate"):
+        read_transcripts(p)
+    p.write_bytes(b"a\tx\nb\t\xff\xfe\n")
+    with pytest.raises(ScoringError, match=r"dup.tsv:2: not valid UTF-8"):
+        read_transcripts(p)
+
+
+def test_bootstrap_and_paired_test() -> None:
+    rng = random.Random(1)
+    den = [rng.randint(5, 20) for _ in range(300)]
+    a = [rng.randint(0, d // 3) for d in den]
+    b = [x + (1 if rng.random() < 0.5 else 0) for x in a]
+    ci = bootstrap_ci(a, den, 500, seed=3)
+    point = sum(a) / sum(den)
+    assert ci["low"] < point < ci["high"]
+    test = paired_bootstrap(b, a, den, 500, seed=3)
+    assert test["delta_ter"] > 0 and test["p_value"] < 0.01
+    assert paired_bootstrap(a, a, den, 100)["p_value"] == 1.0
+
+
+def test_outputs_are_valid_deterministic_and_wide_aware(scorer: Scorer, tmp_path) -> None:  # noqa: ANN001
+    refs = {"u1": "I am going to tell the storyteller", "u2": "hello", "u3": ""}
+    hyps = {"u1": "I'm gonna tell a story-teller", "u3": "oops extra"}
+    one = scorer.score(refs, hyps).write(tmp_path / "a")
+    two = scorer.score(refs, hyps).write(tmp_path / "b")
+    for kind, path in one.items():
+        assert path.read_bytes() == two[kind].read_bytes(), kind
+    rows = [json.loads(x) for x in one["utterances"].read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["u1", "u2", "u3"] and rows[2]["ter"] is None
+    assert {"id", "ter", "mter", "cor", "sub", "ins", "del", "ops"} <= rows[0].keys()
+    assert "HYP#:" in one["alignment"].read_text()
+    summary = json.loads(one["summary"].read_text())
+    assert summary["config"]["data_files"]["alternatives"]["sha256"]
+    assert "Scores: (#C #S #D #I)" in one["pra"].read_text()
+    zh = Scorer(ScorerConfig(lang="zh", bootstrap=10)).score({"z": "我爱北京"}, {"z": "我爱南京"})
+    text = zh.write(tmp_path / "zh")["alignment"].read_text()
+    ref_line, hyp_line = (x for x in text.splitlines() if x.startswith(("REF", "HYP")))
+    assert ref_line.index("北") == hyp_line.index("南")
+
+
+def test_chinese_character_level() -> None:
+    sc = Scorer(ScorerConfig(lang="zh", bootstrap=10))
+    res = sc.score({"z": "今天天气很好。"}, {"z": "嗯，今天天气很好！"})
+    assert res.utterances[0].errors == 0 and res.summary["cer"] == 0.0
+    res = sc.score({"z": "ＡＢＣ，今天"}, {"z": "abc 今夫"})
+    assert res.utterances[0].n_ref == 3 and res.utterances[0].sub == 1

@@ -1,0 +1,63 @@
+"""Each pipeline step on its own, and the data files it reads."""
+
+from __future__ import annotations
+
+from scoring.normalize import Case, FullWidth, Itj, Punc, UkUs, char_tokens
+from scoring.scorer import DATA
+
+
+def test_case() -> None:
+    assert Case()("The BBC Said") == "the bbc said"
+
+
+def test_punc_keeps_contractions_numbers_and_splits_compounds() -> None:
+    p = Punc()
+    assert p("Don't stop, it's 3.5 metres!") == "Don't stop it's 3.5 metres"
+    assert p("1,000,000 people; 1,5 apples.") == "1000000 people 1 5 apples"
+    assert p("a story-teller's tale") == "a story teller's tale"
+    assert p("\u2018quoted\u2019 rock\u2019n\u2019roll") == "quoted rock'n'roll"
+    assert p("end. Next") == "end Next"
+    assert Punc("keep")("story-teller") == "story-teller"
+    assert Punc("join")("story-teller") == "storyteller"
+
+
+def test_itj_removes_only_listed_fillers() -> None:
+    itj = Itj(DATA / "interjections.txt")
+    assert itj("uh i um think so hmm".split()) == ["i", "think", "so"]
+    assert itj(["like", "well", "so"]) == ["like", "well", "so"]
+
+
+def test_ukus() -> None:
+    m = UkUs(DATA / "uk_us.tsv")
+    assert (
+        m("the colour of the centre organisation".split())
+        == "the color of the center organization".split()
+    )
+
+
+def test_uk_us_data_file_is_consistent() -> None:
+    step = UkUs(DATA / "uk_us.tsv")
+    assert len(step.mapping) >= 500
+    for uk, us in step.mapping.items():
+        assert uk != us and us not in step.mapping, (uk, us)  # no identity, no chains
+        assert uk.islower() and " " not in uk
+
+
+def test_interjections_data_file() -> None:
+    words = Itj(DATA / "interjections.txt").words
+    assert {"uh", "um", "hmm"} <= words
+    assert not words & {"like", "well", "so", "right", "okay", "yes", "no", "oh"}
+
+
+def test_fullwidth_and_char_tokens() -> None:
+    assert FullWidth()("ＡＢＣ１２３，\u3000x") == "ABC123, x"
+    assert char_tokens("我爱 NLP 和 python3") == ["我", "爱", "NLP", "和", "python3"]
+
+
+def test_nsw_verbalises_and_caches(nsw_step) -> None:  # noqa: ANN001
+    assert nsw_step("no digits here") == "no digits here"
+    out = nsw_step("I paid $5 for 3 apples.")
+    assert "five dollars" in out and "three apples" in out
+    nsw_step.flush()
+    calls = nsw_step.calls
+    assert nsw_step("I paid $5 for 3 apples.") == out and nsw_step.calls == calls

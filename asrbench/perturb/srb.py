@@ -81,7 +81,8 @@ def _sox(effects: list[str], keep: bool = True):
 
 @register("echo", "srb", (Param("delay", float, 1.0, 5000.0, help="ms"),),
           sev_table("delay", [125.0, 250.0, 500.0, 1000.0]))
-def echo(x: np.ndarray, sr: int, rng: np.random.Generator, ctx: Context, delay: float) -> np.ndarray:
+def echo(x: np.ndarray, sr: int, rng: np.random.Generator, ctx: Context,
+         delay: float) -> np.ndarray:
     """One echo (sox echo 0.8 0.9 DELAY 0.3): gain-in 0.8, gain-out 0.9, decay 0.3."""
     return _sox(["echo", "0.8", "0.9", f"{delay:g}", "0.3"])(x, sr)
 

@@ -1,0 +1,47 @@
+"""A folder of audio plus a transcript table (TSV or CSV with a header row)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+
+from asrbench.importers.common import ImportProblem, Item, read_audio_file
+
+FILE_COLUMNS = ("file", "path", "audio", "filename", "wav", "audio_filepath")
+TEXT_COLUMNS = ("text", "transcript", "transcription", "sentence", "normalized_text")
+
+
+def import_folder(audio_dir: Path, table: Path) -> Iterator[Item]:
+    """Items from `table`: a file column (relative to `audio_dir`), a text column; any other
+    column (speaker, gender, accent...) becomes an upper-case metadata column."""
+    audio_dir, table = Path(audio_dir), Path(table)
+    if not table.is_file():
+        raise ImportProblem(f"{table}: not found")
+    delimiter = "," if table.suffix.lower() == ".csv" else "\t"
+    with open(table, encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f, delimiter=delimiter)
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        lower = {h.lower(): h for h in header}
+        file_col = next((lower[c] for c in FILE_COLUMNS if c in lower), None)
+        text_col = next((lower[c] for c in TEXT_COLUMNS if c in lower), None)
+        id_col = lower.get("id")
+        if not file_col or not text_col:
+            raise ImportProblem(f"{table}:1: header needs a file column ({', '.join(FILE_COLUMNS)})"
+                                f" and a text column ({', '.join(TEXT_COLUMNS)}); got {header}")
+        rows = list(enumerate(reader, start=2))
+    others = [h for h in header if h not in (file_col, text_col, id_col)]
+    for lineno, row in rows:
+        rel = (row.get(file_col) or "").strip()
+        where = f"{table}:{lineno}"
+        if not rel:
+            raise ImportProblem(f"{where}: empty {file_col}")
+        path = Path(rel)
+        if path.is_absolute() or ".." in path.parts:
+            raise ImportProblem(f"{where}: {rel!r} must be relative to {audio_dir} and stay in it")
+        full = audio_dir / path
+        uid = (row.get(id_col) or "").strip() if id_col else ""
+        uid = uid or path.with_suffix("").as_posix().replace("/", "_")
+        extra = {h.upper(): (row.get(h) or "").strip() for h in others}
+        yield Item(id=uid, load=lambda p=full, w=where: read_audio_file(p, w), key=str(full),
+                   text=row.get(text_col) or "", extra=extra)

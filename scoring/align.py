@@ -171,19 +171,38 @@ class FstAligner:
         left = fst.compose(self._linear(ref), self.left)
         left.arcsort("olabel")
         right = fst.compose(self.right, self._lattice(segments))
-        path = fst.shortestpath(fst.compose(left, right))
+        lattice = fst.compose(left, right)
+        # Among paths of minimal K*E + S, prefer the fewest insertions (so, with E and S fixed,
+        # the S/D/I split is fixed even when alternative forms differ in length): keep only the
+        # optimal paths, then weigh each insertion 1 and everything else 0.
+        cost = float(fst.shortestdistance(lattice, reverse=True)[lattice.start()])
+        best = fst.prune(lattice, weight=0.5)  # integer costs: keeps exactly the optimal paths
+        free, one = fst.Weight.one("tropical"), fst.Weight("tropical", 1)
+        no_path = fst.Weight.zero("tropical")
+        for state in best.states():
+            arcs = best.mutable_arcs(state)
+            while not arcs.done():
+                arc = arcs.value()
+                arc.weight = one if arc.ilabel == EPS and arc.olabel >= FIRST_WORD else free
+                arcs.set_value(arc)
+                arcs.next()
+            if best.final(state) != no_path:
+                best.set_final(state, free)
+        hyp, chosen = self._read(fst.shortestpath(best))
+        return round(cost), hyp, chosen
+
+    @staticmethod
+    def _read(path: fst.VectorFst) -> tuple[list[int], list[tuple[int, ...]]]:
+        """Walk a single-path FST: hypothesis ids and the chosen form of each slot."""
         hyp: list[int] = []
         chosen: list[tuple[int, ...]] = []
-        cost = 0.0
         state = path.start()
         current: list[int] | None = None
         while True:
             arcs = list(path.arcs(state))
             if not arcs:
-                cost += float(path.final(state))
                 break
             arc = arcs[0]
-            cost += float(arc.weight)
             label = arc.olabel
             if label == BEGIN:
                 current = []
@@ -195,7 +214,7 @@ class FstAligner:
                 if current is not None:
                     current.append(label)
             state = arc.nextstate
-        return round(cost), hyp, chosen
+        return hyp, chosen
 
 
 def check_exact(k: int, n_ref: int, n_hyp: int) -> bool:

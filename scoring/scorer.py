@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
+import math
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -65,6 +67,7 @@ class ScorerConfig:
     confidence: float = 0.95
     seed: int = 0
     engine: str = "auto"
+    max_enum: int = 64  # slot combinations enumerated by the DP before the FST takes over
 
     def __post_init__(self) -> None:
         if self.lang not in LANGS:
@@ -108,6 +111,36 @@ class ScoreResult:
         from scoring.report import write_all
 
         return write_all(self, Path(out_dir))
+
+
+def _branch_order(slot: Slot) -> list[int]:
+    """Branch indexes of a slot, the written form first, then the rule's order."""
+    return [slot.surface] + [i for i in range(len(slot.forms)) if i != slot.surface]
+
+
+def _linearise(
+    seg: list, forms: list[tuple[str, ...]]
+) -> tuple[list[str], list[tuple[int, int, str, str]]]:
+    """The hypothesis words for one chosen form per slot, and the slots that changed form."""
+    words: list[str] = []
+    info: list[tuple[int, int, str, str]] = []
+    it = iter(forms)
+    for x in seg:
+        if isinstance(x, Slot):
+            form = next(it)
+            if form != x.forms[x.surface]:
+                info.append(
+                    (
+                        len(words),
+                        len(words) + len(form),
+                        " ".join(form),
+                        " ".join(x.forms[x.surface]),
+                    )
+                )
+            words.extend(form)
+        else:
+            words.append(x)
+    return words, info
 
 
 class Scorer:
@@ -224,6 +257,10 @@ class Scorer:
         chosen_hyp: list[list[str]] = []
         alt_info: list[list[tuple[int, int, str, str]]] = []
         fst_costs: dict[int, int] = {}
+        extra: list[tuple[list[int], list[int]]] = []
+        extra_meta: list[tuple[list[str], list[tuple[int, int, str, str]]]] = []
+        enum_ranges: dict[int, tuple[int, int]] = {}
+        cfg = self.config
         inv = self._words
         longest = max(
             (
@@ -241,6 +278,23 @@ class Scorer:
                 chosen_hyp.append(hyp_toks[u])
                 alt_info.append([])
                 continue
+            slots = [x for x in seg if isinstance(x, Slot)]
+            if cfg.engine == "auto" and math.prod(len(x.forms) for x in slots) <= cfg.max_enum:
+                # Few combinations: every linearisation is aligned by the batched DP and the
+                # cheapest wins (ties: the earliest, written forms first). Same path set and
+                # cost as the FST, so the same counts.
+                start = len(extra)
+                for combo in itertools.product(*(_branch_order(x) for x in slots)):
+                    words, info = _linearise(
+                        seg, [x.forms[i] for x, i in zip(slots, combo, strict=True)]
+                    )
+                    extra.append((ref_ids[u], self._ids(words)))
+                    extra_meta.append((words, info))
+                enum_ranges[u] = (start, len(extra))
+                pairs.append(([], []))
+                chosen_hyp.append([])
+                alt_info.append([])
+                continue
             seg_ids = [
                 tuple(self._ids(f) for f in s.forms) if isinstance(s, Slot) else self._ids([s])[0]
                 for s in seg
@@ -253,24 +307,21 @@ class Scorer:
                     f"utterance {ids[u]!r} is too long for exact FST weights; split it"
                 )
             cost, hyp_path, chosen = aligner.best_path(ref_ids[u], seg_ids)
-            words = [inv[x - FIRST_WORD] for x in hyp_path]
-            info, pos, slot_i = [], 0, 0
-            for s in seg:
-                if isinstance(s, Slot):
-                    form = tuple(inv[x - FIRST_WORD] for x in chosen[slot_i])
-                    slot_i += 1
-                    if form != s.forms[s.surface]:
-                        info.append(
-                            (pos, pos + len(form), " ".join(form), " ".join(s.forms[s.surface]))
-                        )
-                    pos += len(form)
-                else:
-                    pos += 1
+            forms = [tuple(inv[x - FIRST_WORD] for x in c) for c in chosen]
+            words, info = _linearise(seg, forms)
             pairs.append((ref_ids[u], hyp_path))
             chosen_hyp.append(words)
             alt_info.append(info)
             fst_costs[u] = cost
-        codes, costs = align_batch(pairs, k)
+        n_main = len(pairs)
+        codes, costs = align_batch(pairs + extra, k)
+        for u, (a, b) in enum_ranges.items():
+            best = min(
+                range(a, b), key=lambda c: (costs[n_main + c], codes[n_main + c].count("I"), c)
+            )
+            codes[u], costs[u] = codes[n_main + best], costs[n_main + best]
+            chosen_hyp[u], alt_info[u] = extra_meta[best]
+        codes, costs = codes[:n_main], costs[:n_main]
         for u, cost in fst_costs.items():
             if costs[u] != cost:  # both engines minimise the same cost: a mismatch is a bug
                 raise RuntimeError(f"FST and DP disagree on {ids[u]!r}: {cost} != {costs[u]}")

@@ -72,12 +72,15 @@ def test_fst_and_fast_path_agree(scorer: Scorer) -> None:
         "story",
         "teller",
     ]
-    refs = {f"u{i}": " ".join(rng.choices(vocab, k=rng.randint(0, 9))) for i in range(150)}
+    refs = {f"u{i}": " ".join(rng.choices(vocab, k=rng.randint(0, 9))) for i in range(300)}
     hyps = {k: " ".join(rng.choices(vocab, k=rng.randint(0, 9))) for k in refs}
     fast = scorer.score(refs, hyps)
     via_fst = Scorer(ScorerConfig(nsw=False, engine="fst", bootstrap=10)).score(refs, hyps)
     for a, b in zip(fast.utterances, via_fst.utterances, strict=True):
-        assert (a.codes, a.hyp) == (b.codes, b.hyp)
+        # Identical counts always; the words may differ only between equally good forms.
+        assert (a.cor, a.sub, a.ins, a.dele, a.n_hyp) == (b.cor, b.sub, b.ins, b.dele, b.n_hyp)
+        if not a.alternatives and not b.alternatives:
+            assert (a.codes, a.hyp) == (b.codes, b.hyp)
 
 
 def test_fst_cost_is_levenshtein() -> None:

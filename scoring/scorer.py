@@ -208,13 +208,15 @@ class Scorer:
 
     def _ids(self, tokens: list[str] | tuple[str, ...]) -> list[int]:
         vocab = self.vocab
-        out = []
-        for t in tokens:
-            i = vocab.get(t)
-            if i is None:
-                i = vocab[t] = FIRST_WORD + len(vocab)
-                self._words.append(t)
-            out.append(i)
+        out = [vocab.get(t, 0) for t in tokens]
+        if 0 in out:  # new words: give them the next free ids
+            for pos, t in enumerate(tokens):
+                if not out[pos]:
+                    i = vocab.get(t)
+                    if i is None:
+                        i = vocab[t] = FIRST_WORD + len(vocab)
+                        self._words.append(t)
+                    out[pos] = i
         return out
 
     def _aligner(self, k: int) -> FstAligner:

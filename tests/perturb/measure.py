@@ -15,11 +15,21 @@ def transfer_db(x: np.ndarray, y: np.ndarray, sr: int, freqs: list[float],
     return np.array([20 * np.log10(np.interp(fr, f, h)) for fr in freqs])
 
 
-def f0_median(x: np.ndarray, sr: int) -> float:
-    """Median F0 (Hz) over voiced frames, by YIN (librosa), for pitch checks."""
+def f0_median(x: np.ndarray, sr: int, near: float | None = None) -> float:
+    """Median F0 (Hz) over voiced frames, by YIN (librosa).
+
+    With `near`, F0 is searched within half an octave either side of it: that excludes YIN's
+    octave errors yet still exposes any pitch change larger than a few per cent.
+    """
+    if near is None:  # first a wide search, then refine around it like any other estimate
+        near = _f0_yin(x, sr, 60.0, 500.0)
+    return _f0_yin(x, sr, near / 2 ** 0.5, near * 2 ** 0.5)
+
+
+def _f0_yin(x: np.ndarray, sr: int, fmin: float, fmax: float) -> float:
     import librosa
 
-    f0 = librosa.yin(x.astype(np.float32), fmin=60, fmax=500, sr=sr, frame_length=1024)
+    f0 = librosa.yin(x.astype(np.float32), fmin=fmin, fmax=fmax, sr=sr, frame_length=1024)
     rms = librosa.feature.rms(y=x.astype(np.float32), frame_length=1024, hop_length=256)[0]
     n = min(len(f0), len(rms))
     voiced = rms[:n] > 0.3 * np.max(rms)

@@ -20,8 +20,30 @@ _HYPHEN = re.compile(r"(?<=\w)[-\u2010\u2011](?=\w)")
 # Private-use placeholders protect the kept characters from the blanket removal below.
 _KEEP_APOS, _KEEP_DOT, _KEEP_HYPHEN = "\ue000", "\ue001", "\ue002"
 _RESTORE = str.maketrans({_KEEP_APOS: "'", _KEEP_DOT: ".", _KEEP_HYPHEN: "-"})
-_ALL_PUNCT = str.maketrans(
-    {chr(c): " " for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)).startswith("P")}
+
+
+def _punct_class() -> re.Pattern[str]:
+    """One regex character class with every Unicode punctuation (P*) code point, as ranges."""
+    ranges: list[list[int]] = []
+    for c in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(c)).startswith("P"):
+            if ranges and ranges[-1][1] == c - 1:
+                ranges[-1][1] = c
+            else:
+                ranges.append([c, c])
+    body = "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in ranges
+    )
+    return re.compile(f"[{body}]+")
+
+
+_ALL_PUNCT = _punct_class()
+# The same P* class restricted to ASCII: far faster on the common, ASCII-only text.
+_ASCII_PUNCT = re.compile(
+    "["
+    + "".join(re.escape(chr(c)) for c in range(128) if unicodedata.category(chr(c)).startswith("P"))
+    + "]+"
 )
 HYPHEN_MODES = ("space", "keep", "join")
 
@@ -38,13 +60,21 @@ class Punc:
         self._hyphen_to = {"space": " ", "keep": _KEEP_HYPHEN, "join": ""}[hyphen]
 
     def __call__(self, text: str) -> str:
-        text = text.translate(_APOS)
+        ascii_only = text.isascii()
+        if not ascii_only:
+            text = text.translate(_APOS)
+        protected = False
         if "," in text:
             text = _THOUSANDS.sub("", text)
-        if "." in text:
-            text = _DECIMAL.sub(_KEEP_DOT, text)
-        if "'" in text:
-            text = _INNER_APOS.sub(_KEEP_APOS, text)
-        text = _HYPHEN.sub(self._hyphen_to, text)
-        text = text.translate(_ALL_PUNCT).translate(_RESTORE)
+        if "." in text and _DECIMAL.search(text):
+            text, protected = _DECIMAL.sub(_KEEP_DOT, text), True
+        if "'" in text and _INNER_APOS.search(text):
+            text, protected = _INNER_APOS.sub(_KEEP_APOS, text), True
+        if "-" in text or not ascii_only:
+            text = _HYPHEN.sub(self._hyphen_to, text)
+            protected = protected or self.hyphen == "keep"
+        # ASCII text (the common case) only needs the small class, which is much faster.
+        text = (_ASCII_PUNCT if ascii_only else _ALL_PUNCT).sub(" ", text)
+        if protected:
+            text = text.translate(_RESTORE)
         return " ".join(text.split())

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from scoring.normalize import Case, FullWidth, Itj, Punc, UkUs, char_tokens
 from scoring.scorer import DATA
 
@@ -61,3 +64,10 @@ def test_nsw_verbalises_and_caches(nsw_step) -> None:  # noqa: ANN001
     nsw_step.flush()
     calls = nsw_step.calls
     assert nsw_step("I paid $5 for 3 apples.") == out and nsw_step.calls == calls
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab1 ,.'-!?$%&()_:;\"", max_size=30))
+def test_punc_ascii_fast_path_equals_unicode_path(text: str) -> None:
+    p = Punc()
+    assert p(text + " \u00e9") == (p(text) + " \u00e9").strip()

@@ -133,7 +133,9 @@ def load_config(path: str | Path | None = None) -> ZooConfig:
             k: v for k, v in spec.items() if k in _REMOTE_KEYS and k not in ("url", "description")
         }
         remotes[str(name)] = RemoteSpec(name=str(name), url=url, **kwargs)
-    default = str(data.get("default_remote") or ("local" if "local" in remotes else ""))
+    # Without `default_remote`: `local` if defined, else the first remote listed.
+    fallback = "local" if "local" in remotes else next(iter(remotes), "")
+    default = str(data.get("default_remote") or fallback)
     if not remotes:
         raise ZooError(
             f"{path}: no remotes defined; add at least `remotes: {{local: {{url: file://.zoo}}}}`"

@@ -34,6 +34,7 @@ class FileEntry:
     path: str
     size: int
     sha256: str
+    executable: bool = False  # placed as a 0755 copy (model programs), not a read-only link
 
 
 def object_key(sha256: str) -> str:
@@ -92,7 +93,8 @@ def scan_folder(root: Path, hash_workers: int = 4) -> list[FileEntry]:
     with ThreadPoolExecutor(hash_workers) as pool:
         hashes = list(pool.map(file_sha256, paths))
     entries = [
-        FileEntry(p.relative_to(root).as_posix(), p.stat().st_size, h)
+        FileEntry(p.relative_to(root).as_posix(), p.stat().st_size, h,
+                  bool(p.stat().st_mode & 0o111))
         for p, h in zip(paths, hashes, strict=True)
     ]
     return sorted(entries, key=lambda e: e.path)
@@ -111,7 +113,7 @@ def compute_version(
         "id": entry_id,
         "meta": meta,
         "image": image,
-        "files": [[f.path, f.size, f.sha256] for f in files],
+        "files": [[f.path, f.size, f.sha256] + (["x"] if f.executable else []) for f in files],
     }
     return hashlib.sha256(b"asrbench-zoo-version-v1\0" + _canonical(body)).hexdigest()[:16]
 
@@ -133,7 +135,11 @@ def build_manifest(
         "created": created,
         "meta": meta,
         "image": image,
-        "files": [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in files],
+        "files": [
+            {"path": f.path, "size": f.size, "sha256": f.sha256}
+            | ({"executable": True} if f.executable else {})
+            for f in files
+        ],
     }
 
 
@@ -206,7 +212,10 @@ def parse_manifest(
             raise bad(f"files[{i}] ({path}): size {size!r} is not a non-negative integer")
         if not isinstance(sha, str) or not _HEX64.match(sha):
             raise bad(f"files[{i}] ({path}): sha256 {sha!r} is not 64 lowercase hex digits")
-        files.append(FileEntry(path, size, sha))
+        executable = item.get("executable", False)
+        if not isinstance(executable, bool):
+            raise bad(f"files[{i}] ({path}): 'executable' must be true or false")
+        files.append(FileEntry(path, size, sha, executable))
     # A path that is also the folder of another path cannot be placed.
     for f in files:
         for parent in PurePosixPath(f.path).parents:

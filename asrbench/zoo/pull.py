@@ -285,7 +285,11 @@ def place(cache: Cache, files: list[FileEntry], dest: Path, marker: dict, force:
         for f in files:
             target = staging / f.path
             target.parent.mkdir(parents=True, exist_ok=True)
-            _link_or_copy(cache.object_path(f.sha256), target)
+            if f.executable:
+                shutil.copyfile(cache.object_path(f.sha256), target)
+                os.chmod(target, 0o755)
+            else:
+                _link_or_copy(cache.object_path(f.sha256), target)
         atomic_write_json(staging / MARKER, marker)
         if dest.exists():
             old = dest.with_name(f".{dest.name}.zoo-old-{os.getpid()}")

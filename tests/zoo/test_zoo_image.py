@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 
 import pytest
@@ -47,6 +48,7 @@ def test_model_with_image_round_trip(docker_client, tmp_path, monkeypatch):
     (model / "model.yaml").write_text("id: tiny_model\nname: test model\nnetwork: false\n")
     (model / "Dockerfile").write_text("FROM scratch\n")
     (model / "asr.sh").write_text("#!/bin/sh\necho hi\n")
+    (model / "asr.sh").chmod(0o755)
     cfg = write_zoo_yaml(tmp_path / "zoo.yaml", {"local": {"url": "file://remote"}})
     try:
         res = push("model", "tiny_model", source=model, config=cfg, with_image=True,
@@ -55,6 +57,7 @@ def test_model_with_image_round_trip(docker_client, tmp_path, monkeypatch):
         docker_client.images.remove(TAG, force=True)
         back = pull("model", "tiny_model", config=cfg, dest=tmp_path / "back", with_image=True)
         assert tree_bytes(tmp_path / "back") == tree_bytes(model)
+        assert os.access(tmp_path / "back" / "asr.sh", os.X_OK)  # the program stays runnable
         assert back.objects_downloaded == 4
         assert docker_client.images.get(TAG).id == image_id
     finally:

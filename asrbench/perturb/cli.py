@@ -53,12 +53,14 @@ def perturb_cmd(
     out: Path = typer.Option(None, "--out", help="default datasets/<parent>__<spec>__s<seed>"),
     jobs: int = typer.Option(1, "-j", "--jobs", help="worker processes"),
     quality: bool = typer.Option(False, "--quality", help="also PESQ/STOI/DNSMOS vs the parent"),
+    utts: str = typer.Option(None, "--utts", help="only these utterance IDs (comma-separated)"),
 ) -> None:
     """Create a derived dataset with provenance (parent hash, spec, seed)."""
     from asrbench.perturb.derive import _resolve, derive_dataset
 
     try:
-        r = derive_dataset(dataset, spec, seed=seed, out=out, jobs=jobs)
+        r = derive_dataset(dataset, spec, seed=seed, out=out, jobs=jobs,
+                           utt_ids=utts.split(",") if utts else None)
         typer.echo(f"{r.path}: {r.n_utts} utterances ({r.cached} from cache), spec {r.spec}, "
                    f"seed {r.seed}")
         if quality:

@@ -24,7 +24,7 @@ from scoring.normalize import (
     char_tokens,
     word_tokens,
 )
-from scoring.stats import bootstrap_ci
+from scoring.stats import bootstrap_ratios
 
 DATA = Path(__file__).resolve().parent / "data"
 LANGS = ("en", "zh")
@@ -338,14 +338,8 @@ class Scorer:
         cfg = self.config
         out = pooled(utts, cfg.unit or "word")
         errs = [u.errors for u in utts]
-        out["ci"] = {
-            "method": "bootstrap over utterances (Bisani & Ney 2004), percentile",
-            "ter": bootstrap_ci(
-                errs, [u.n_ref for u in utts], cfg.bootstrap, cfg.confidence, cfg.seed
-            ),
-            "mter": bootstrap_ci(
-                errs, [max(u.n_ref, u.n_hyp) for u in utts], cfg.bootstrap, cfg.confidence, cfg.seed
-            ),
-        }
+        dens = {"ter": [u.n_ref for u in utts], "mter": [max(u.n_ref, u.n_hyp) for u in utts]}
+        ci = bootstrap_ratios(errs, dens, cfg.bootstrap, cfg.confidence, cfg.seed)
+        out["ci"] = {"method": "bootstrap over utterances (Bisani & Ney 2004), percentile", **ci}
         out["dae_slots_used"] = sum(len(u.alternatives) for u in utts)
         return out

@@ -12,17 +12,56 @@ import numpy as np
 _CHUNK = 64  # replicates per numpy batch: bounds memory to ~64 x n_utts indices
 
 
-def _replicates(num: np.ndarray, den: np.ndarray, reps: int, seed: int) -> np.ndarray:
+def _replicates(cols: np.ndarray, reps: int, seed: int) -> np.ndarray:
+    """Column sums under `reps` utterance resamplings: shape (reps, n_cols).
+
+    All columns share each resampling, so one gather serves every ratio (TER and mTER)."""
     rng = np.random.default_rng(seed)
-    n = len(num)
-    out = np.empty(reps)
+    n = cols.shape[0]
+    out = np.empty((reps, cols.shape[1]))
     for start in range(0, reps, _CHUNK):
         size = min(_CHUNK, reps - start)
         idx = rng.integers(0, n, size=(size, n))
-        d = den[idx].sum(axis=1)
-        out[start : start + size] = np.divide(
-            num[idx].sum(axis=1), d, out=np.zeros(size), where=d > 0
-        )
+        out[start : start + size] = cols[idx].sum(axis=1)
+    return out
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    return np.divide(num, den, out=np.zeros(len(num)), where=den > 0)
+
+
+def _interval(r: np.ndarray, level: float, reps: int) -> dict:
+    alpha = (1 - level) / 2
+    return {
+        "low": float(np.quantile(r, alpha)),
+        "high": float(np.quantile(r, 1 - alpha)),
+        "stderr": float(r.std(ddof=1)) if reps > 1 else 0.0,
+        "level": level,
+        "replicates": reps,
+    }
+
+
+def bootstrap_ratios(
+    num: list[int] | np.ndarray,
+    dens: dict[str, list[int] | np.ndarray],
+    reps: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict[str, dict]:
+    """Intervals of sum(num)/sum(den) for several denominators, from the same resamplings."""
+    num_a = np.asarray(num, dtype=np.float64)
+    names = list(dens)
+    if len(num_a) == 0 or reps <= 0:
+        empty = {"low": None, "high": None, "stderr": None, "level": level, "replicates": reps}
+        return {k: dict(empty) for k in names}
+    cols = np.column_stack([num_a] + [np.asarray(dens[k], dtype=np.float64) for k in names])
+    sums = _replicates(cols, reps, seed)
+    out = {}
+    for i, k in enumerate(names, 1):
+        if cols[:, i].sum() == 0:
+            out[k] = {"low": None, "high": None, "stderr": None, "level": level, "replicates": reps}
+        else:
+            out[k] = _interval(_ratio(sums[:, 0], sums[:, i]), level, reps)
     return out
 
 
@@ -34,18 +73,7 @@ def bootstrap_ci(
     seed: int = 0,
 ) -> dict:
     """Percentile interval of sum(num)/sum(den) under utterance resampling; also the std error."""
-    num_a, den_a = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
-    if len(num_a) == 0 or reps <= 0 or den_a.sum() == 0:
-        return {"low": None, "high": None, "stderr": None, "level": level, "replicates": reps}
-    r = _replicates(num_a, den_a, reps, seed)
-    alpha = (1 - level) / 2
-    return {
-        "low": float(np.quantile(r, alpha)),
-        "high": float(np.quantile(r, 1 - alpha)),
-        "stderr": float(r.std(ddof=1)) if reps > 1 else 0.0,
-        "level": level,
-        "replicates": reps,
-    }
+    return bootstrap_ratios(num, {"x": den}, reps, level, seed)["x"]
 
 
 def paired_bootstrap(
@@ -65,7 +93,8 @@ def paired_bootstrap(
     if not (len(a) == len(b) == len(d)):
         raise ValueError("paired test needs the same utterances for both systems")
     observed = float((a.sum() - b.sum()) / d.sum()) if d.sum() else 0.0
-    r = _replicates(a - b, d, reps, seed)
+    sums = _replicates(np.column_stack([a - b, d]), reps, seed)
+    r = _ratio(sums[:, 0], sums[:, 1])
     if observed == 0:
         p = 1.0
     else:

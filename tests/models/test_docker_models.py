@@ -13,11 +13,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from models_support import require
 
 from asrbench.docker_build import engine_available
 from asrbench.modelcard import load_model
 from asrbench.runners import read_tsv_pairs
-from models_support import require
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

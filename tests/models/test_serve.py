@@ -13,12 +13,12 @@ from collections.abc import Iterator
 
 import pytest
 import requests
+from models_support import require
 
 from asrbench.docker_build import engine_available
 from asrbench.modelcard import load_model
 from asrbench.runners import RunnerError, RunOptions, read_tsv_pairs
 from asrbench.runners.local import LocalRunner
-from models_support import require
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 KEY = "serve-test-key-31337"

@@ -117,6 +117,8 @@ def robustness_cmd(
                                    help="NWERD difficulty: a quality metric (dnsmos_ovrl, pesq, "
                                         "stoi), model:ID (base model) or none"),
     out: Path = typer.Option(None, "--out", help="default results/robustness/<dataset>/<grid>"),
+    utts: str = typer.Option(None, "--utts", help="subset: comma-separated IDs, or N for the "
+                                                  "first N utterances"),
 ) -> None:
     """Run models over a perturbation grid and write WER/WERD/NWERD tables."""
     from asrbench.perturb.robustness import run_grid
@@ -128,8 +130,17 @@ def robustness_cmd(
         for s in specs:
             parse_spec(s)  # fail before any model runs
         target = out or REPO_ROOT / "results" / "robustness" / dataset / Path(grid).name
+        subset = None
+        if utts:
+            from asrbench.dataset import load_dataset
+            from asrbench.perturb.derive import _resolve
+
+            subset = utts.split(",")
+            if utts.isdigit():
+                ds = load_dataset(_resolve(dataset), check_audio=False)
+                subset = [u.id for u in ds.utterances[: int(utts)]]
         report = run_grid(model, dataset, specs, seed=seed, runner=runner, jobs=jobs,
-                          normaliser=normaliser)
+                          normaliser=normaliser, utt_ids=subset)
         atomic_write_json(target / "robustness.json", report)
         atomic_write_text(target / "robustness.md", report["markdown"])
         typer.echo(report["markdown"])

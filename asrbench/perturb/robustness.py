@@ -14,40 +14,41 @@ from asrbench.perturb.spec import canonical_spec
 
 
 def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
-             runner: str = "auto", jobs: int = 2,
-             normaliser: str = "dnsmos_ovrl") -> dict[str, Any]:
-    """Benchmark every model on the clean dataset and on each spec's derived dataset."""
+             runner: str = "auto", jobs: int = 2, normaliser: str = "dnsmos_ovrl",
+             utt_ids: list[str] | None = None) -> dict[str, Any]:
+    """Benchmark every model on the clean condition and on each spec's derived dataset.
+
+    The clean condition is derived too (identity spec), so a subset run (`utt_ids`) compares
+    the same utterances everywhere and every condition's audio went through the same writer.
+    """
     from asrbench.benchmark import run_benchmark
 
-    conditions = [canonical_spec(s) for s in specs if canonical_spec(s) != "clean"]
+    conditions = [c for c in dict.fromkeys(canonical_spec(s) for s in specs) if c != "clean"]
     parent = _resolve(dataset)
-    derived = {c: derive_dataset(parent, c, seed=seed, jobs=jobs).path for c in conditions}
+    derived = {c: derive_dataset(parent, c, seed=seed, jobs=jobs, utt_ids=utt_ids).path
+               for c in ["clean", *conditions]}
     quality: dict[str, dict] = {}
-    if normaliser not in ("none",) and not normaliser.startswith("model:"):
-        from asrbench.perturb.quality import dataset_quality
+    if normaliser != "none" and not normaliser.startswith("model:"):
+        from asrbench.perturb.quality import METRICS, dataset_quality
 
+        if normaliser not in METRICS:
+            raise ValueError(f"unknown normaliser {normaliser!r}; use one of "
+                             f"{', '.join(METRICS)}, model:ID or none")
         quality = {c: dataset_quality(parent, p)["mean"] for c, p in derived.items()}
+    base = normaliser[6:] if normaliser.startswith("model:") else None
     wers: dict[str, dict[str, float]] = {}
-    for m in list(models) + ([normaliser[6:]] if normaliser.startswith("model:") else []):
-        if m in wers:
-            continue
-        wers[m] = {"clean": run_benchmark(model=m, dataset=parent, runner=runner)["wer"]}
-        for c, path in derived.items():
-            wers[m][c] = run_benchmark(model=m, dataset=path, runner=runner)["wer"]
+    for m in dict.fromkeys([*models, *([base] if base else [])]):
+        wers[m] = {c: run_benchmark(model=m, dataset=path, runner=runner, jobs=jobs,
+                                    progress=False)["wer"]
+                   for c, path in derived.items()}
     rows: list[dict[str, Any]] = []
     for m in models:
         norm = None
-        if normaliser.startswith("model:"):
-            base = wers[normaliser[6:]]
-            norm = metrics.base_model_normaliser(base["clean"], base)
+        if base:
+            norm = metrics.base_model_normaliser(wers[base]["clean"], wers[base])
         elif quality:
-            clean_q = {"pesq": 4.64, "stoi": 1.0}.get(normaliser)  # scores of a perfect copy
-            if clean_q is None:
-                from asrbench.perturb.quality import dataset_quality
-
-                clean_q = dataset_quality(parent, parent)["mean"][normaliser]
-            norm = metrics.quality_normaliser(clean_q, {c: q.get(normaliser)
-                                                        for c, q in quality.items()})
+            norm = metrics.quality_normaliser(quality["clean"][normaliser],
+                                              {c: q.get(normaliser) for c, q in quality.items()})
         for r in metrics.robustness_rows(wers[m]["clean"],
                                          {c: wers[m][c] for c in conditions}, norm):
             rows.append({"model": m, "wer_clean": wers[m]["clean"], **r,

@@ -286,11 +286,40 @@ class Scorer:
                 # cheapest wins (ties: the earliest, written forms first). Same path set and
                 # cost as the FST, so the same counts.
                 start = len(extra)
+                parts: list = []  # plain runs as (words, ids), and slots
+                run: list[str] = []
+                for x in seg:
+                    if isinstance(x, Slot):
+                        if run:
+                            parts.append((run, self._ids(run)))
+                            run = []
+                        parts.append(x)
+                    else:
+                        run.append(x)
+                if run:
+                    parts.append((run, self._ids(run)))
+                slot_ids = [[self._ids(f) for f in x.forms] for x in slots]
                 for combo in itertools.product(*(_branch_order(x) for x in slots)):
-                    words, info = _linearise(
-                        seg, [x.forms[i] for x, i in zip(slots, combo, strict=True)]
-                    )
-                    extra.append((ref_ids[u], self._ids(words)))
+                    words: list[str] = []
+                    hyp_ids: list[int] = []
+                    info: list[tuple[int, int, str, str]] = []
+                    si = 0
+                    for part in parts:
+                        if isinstance(part, Slot):
+                            i = combo[si]
+                            form = part.forms[i]
+                            if i != part.surface:
+                                written = " ".join(part.forms[part.surface])
+                                info.append(
+                                    (len(words), len(words) + len(form), " ".join(form), written)
+                                )
+                            words.extend(form)
+                            hyp_ids.extend(slot_ids[si][i])
+                            si += 1
+                        else:
+                            words.extend(part[0])
+                            hyp_ids.extend(part[1])
+                    extra.append((ref_ids[u], hyp_ids))
                     extra_meta.append((words, info))
                 enum_ranges[u] = (start, len(extra))
                 pairs.append(([], []))

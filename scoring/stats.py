@@ -22,7 +22,10 @@ def _replicates(cols: np.ndarray, reps: int, seed: int) -> np.ndarray:
     for start in range(0, reps, _CHUNK):
         size = min(_CHUNK, reps - start)
         idx = rng.integers(0, n, size=(size, n))
-        out[start : start + size] = cols[idx].sum(axis=1)
+        # How often each utterance was drawn, per replicate; then one matrix product.
+        idx += np.arange(size)[:, None] * n
+        weights = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n)
+        out[start : start + size] = weights.astype(np.float64) @ cols  # float: BLAS
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -23,28 +24,85 @@ def find_sclite() -> str | None:
     return str(cand) if cand.is_file() else None
 
 
+def find_csrfilt() -> str | None:
+    """Path of csrfilt.sh, or None (it needs sctk's rfilter1 on PATH: see `_env`)."""
+    found = shutil.which("csrfilt.sh")
+    if found:
+        return found
+    cand = _SCTK_BIN / "csrfilt.sh"
+    return str(cand) if cand.is_file() else None
+
+
+def _env() -> dict[str, str]:
+    # csrfilt.sh calls rfilter1 by name, which Debian keeps beside it, off PATH.
+    env = dict(os.environ)
+    env["PATH"] = f"{_SCTK_BIN}:{env.get('PATH', '')}"
+    return env
+
+
+def write_glm(rules: list[tuple[tuple[str, ...], ...]], path: Path) -> None:
+    """A NIST GLM that turns every form of each rule into the alternation of all its forms."""
+    lines = [
+        ";;",
+        '* name "asrbench-dae"',
+        '* desc "DAE alternatives exported for sclite parity"',
+        "* format = 'NIST1'",
+        f"* max_nrules = '{10 * sum(len(r) for r in rules) + 100}'",
+        "* copy_no_hit = 'T'",
+        "* case_sensitive = 'T'",
+        ";;",
+    ]
+    for forms in rules:
+        alts = " / ".join(" ".join(f) for f in forms)
+        for f in forms:
+            lines.append(f"{' '.join(f)} => {{{alts}}} / [ ] __ [ ]")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def write_trn(path: Path, texts: dict[str, str]) -> None:
     """sclite `trn`: `TEXT (ID)` per line."""
     path.write_text("".join(f"{t} ({k})\n" for k, t in texts.items()), encoding="utf-8")
 
 
 def run_sclite(
-    refs: dict[str, list[str]], hyps: dict[str, list[str]], workdir: Path
+    refs: dict[str, list[str]],
+    hyps: dict[str, list[str]],
+    workdir: Path,
+    glm: Path | None = None,
 ) -> dict[str, tuple[int, int, int, int]]:
-    """Score tokenised texts with sclite; returns {id: (C, S, D, I)} parsed from its pra output."""
+    """Score tokenised texts with sclite; returns {id: (C, S, D, I)} parsed from its pra output.
+
+    With `glm`, the hypothesis is first filtered by `csrfilt.sh -t hyp` (alternations)."""
     exe = find_sclite()
     if exe is None:
         raise FileNotFoundError("sclite not found: apt-get install sctk")
     workdir.mkdir(parents=True, exist_ok=True)
     write_trn(workdir / "ref.trn", {k: " ".join(v) for k, v in refs.items()})
     write_trn(workdir / "hyp.trn", {k: " ".join(v) for k, v in hyps.items()})
+    hyp_file = "hyp.trn"
+    if glm is not None:
+        filt = find_csrfilt()
+        if filt is None:
+            raise FileNotFoundError("csrfilt.sh not found: apt-get install sctk")
+        with (workdir / "hyp.trn").open("rb") as src, (workdir / "hyp.glm.trn").open("wb") as dst:
+            proc = subprocess.run(
+                [filt, "-s", "-i", "trn", "-t", "hyp", str(glm)],
+                stdin=src,
+                stdout=dst,
+                stderr=subprocess.PIPE,
+                env=_env(),
+                check=False,
+            )
+        if proc.returncode != 0:
+            raise RuntimeError(f"csrfilt.sh failed ({proc.returncode}): {proc.stderr[-2000:]!r}")
+        hyp_file = "hyp.glm.trn"
     cmd = [
         exe,
         "-r",
         "ref.trn",
         "trn",
         "-h",
-        "hyp.trn",
+        hyp_file,
         "trn",
         "-i",
         "spu_id",

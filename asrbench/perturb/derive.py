@@ -1,7 +1,9 @@
 """Derived datasets: perturb every utterance of a dataset, with provenance and a content cache.
 
 Output: a normal dataset folder (metadata.tsv + dataset.yaml + audio/) whose dataset.yaml carries
-`derived_from: {dataset, hash, spec, seed}`; by default `datasets/<parent>__<spec-slug>__s<seed>`.
+`derived_from: {dataset, hash, spec, seed}`; by default
+`cache_dir()/perturb/datasets/<parent>__<spec-slug>__s<seed>` (outside the git tree, so a grid of
+derived datasets never shows up as untracked files; `--out datasets/NAME` puts one in the tree).
 Perturbed audio is cached by content under `cache_dir()/perturb/audio/<key>.wav`, where key =
 sha256(parent audio sha256, canonical spec, seed, utterance ID, code version); the derived folder
 hard-links (or copies) the cached file, so every model and every rerun reuses the same bytes.
@@ -48,7 +50,7 @@ def encode_wav(y: np.ndarray, sr: int) -> bytes:
 
 def default_output(parent: Dataset, spec: str, seed: int) -> Path:
     """Where a derived dataset goes unless told otherwise."""
-    return REPO_ROOT / "datasets" / f"{parent.id}__{spec_slug(spec)}__s{seed}"
+    return cache_dir() / "perturb" / "datasets" / f"{parent.id}__{spec_slug(spec)}__s{seed}"
 
 
 def perturb_utterance(ds: Dataset, utt_index: int, spec: str, seed: int) -> tuple[str, Path, float]:

@@ -66,8 +66,8 @@ def check_version(version: str) -> str:
     return version
 
 
-def scan_folder(root: Path, hash_workers: int = 4) -> list[FileEntry]:
-    """Every regular file under `root` (hidden files skipped), hashed; symlinks are refused."""
+def list_files(root: Path) -> list[Path]:
+    """Every regular file under `root` (hidden files skipped), sorted; symlinks are refused."""
     root = Path(root)
     if not root.is_dir():
         raise ZooError(f"{root}: folder not found")
@@ -86,18 +86,24 @@ def scan_folder(root: Path, hash_workers: int = 4) -> list[FileEntry]:
             p = Path(dirpath) / fn
             if p.is_symlink():
                 raise ZooError(f"{p}: symlinks cannot be pushed; replace it with the file itself")
-            if not p.is_file():
-                continue
-            paths.append(p)
+            if p.is_file():
+                paths.append(p)
+    return sorted(paths, key=lambda p: p.relative_to(root).as_posix())
+
+
+def file_entry(root: Path, path: Path) -> FileEntry:
+    """Hash one file into its manifest entry."""
+    st = path.stat()
+    return FileEntry(path.relative_to(root).as_posix(), st.st_size, file_sha256(path),
+                     bool(st.st_mode & 0o111))
+
+
+def scan_folder(root: Path, hash_workers: int = 4) -> list[FileEntry]:
+    """Every file under `root` hashed (see list_files), sorted by path."""
+    paths = list_files(root)
     # hashlib releases the GIL on large buffers, so threads hash files in parallel.
     with ThreadPoolExecutor(hash_workers) as pool:
-        hashes = list(pool.map(file_sha256, paths))
-    entries = [
-        FileEntry(p.relative_to(root).as_posix(), p.stat().st_size, h,
-                  bool(p.stat().st_mode & 0o111))
-        for p, h in zip(paths, hashes, strict=True)
-    ]
-    return sorted(entries, key=lambda e: e.path)
+        return list(pool.map(lambda p: file_entry(Path(root), p), paths))
 
 
 def _canonical(obj: Any) -> bytes:

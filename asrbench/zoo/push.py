@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -23,14 +24,17 @@ from asrbench.zoo.manifest import (
     build_manifest,
     check_id,
     dump_manifest,
+    file_entry,
     latest_key,
+    list_files,
     manifest_key,
     object_key,
     parse_manifest,
-    scan_folder,
 )
 from asrbench.zoo.progress import Counter, Reporter
 from asrbench.zoo.remote import Remote, open_remote
+
+HASH_WORKERS = 4  # hashing and HEAD checks run ahead of the uploads
 
 
 @dataclass
@@ -79,6 +83,19 @@ def dataset_content_hash(root: Path, files: list[FileEntry]) -> str:
     return "sha256:" + h.hexdigest()
 
 
+def _check_entry(kind: str, root: Path) -> None:
+    """Refuse a folder that is not a valid dataset or model (before any upload)."""
+    if kind == "dataset":
+        from asrbench.dataset import DatasetError, load_dataset
+
+        try:
+            load_dataset(root)
+        except DatasetError as exc:
+            raise ZooError(f"{root}: not a valid dataset, fix it before pushing:\n{exc}") from exc
+    elif not (root / "model.yaml").is_file():
+        raise ZooError(f"{root}: model.yaml not found; a model folder needs its card")
+
+
 def _entry_meta(kind: str, root: Path, files: list[FileEntry]) -> dict:
     """Metadata stored in the manifest: the dataset or model card, plus identity."""
     if kind == "dataset":
@@ -104,18 +121,6 @@ def _entry_meta(kind: str, root: Path, files: list[FileEntry]) -> dict:
     return {"card": data}
 
 
-def _missing_objects(remote: Remote, wanted: dict[str, int]) -> dict[str, int]:
-    """Objects not yet on the remote (or there with the wrong size: an interrupted upload)."""
-
-    def check(item: tuple[str, int]) -> tuple[str, int, bool]:
-        sha, size = item
-        return sha, size, remote.stat(object_key(sha)) != size
-
-    with ThreadPoolExecutor(max(4, remote.concurrency)) as pool:
-        results = list(pool.map(check, wanted.items()))
-    return {sha: size for sha, size, missing in results if missing}
-
-
 def push(
     kind: str,
     entry_id: str,
@@ -127,7 +132,11 @@ def push(
     image_ref: str | None = None,
     reporter: Reporter | None = None,
 ) -> PushResult:
-    """Publish the folder of a dataset or model as a new immutable version (idempotent)."""
+    """Publish the folder of a dataset or model as a new immutable version (idempotent).
+
+    Files are hashed by a few threads while the first missing ones already upload; the
+    manifest, which makes the version visible, is written only after every object is in place.
+    """
     if kind not in KINDS:
         raise ZooError(f"kind must be one of {KINDS}")
     check_id(entry_id)
@@ -136,10 +145,10 @@ def push(
     spec = cfg.remote_for(kind, entry_id, remote)
     root = Path(source) if source else default_source(kind, entry_id)
     reporter = reporter or Reporter()
-    files = scan_folder(root)
-    if not files:
+    paths = list_files(root)
+    if not paths:
         raise ZooError(f"{root}: no files to push")
-    meta = _entry_meta(kind, root, files)
+    _check_entry(kind, root)  # refuse an invalid dataset or model before uploading anything
 
     image = None
     image_path: Path | None = None
@@ -153,53 +162,65 @@ def push(
         info = save_image(ref, image_path)
         image = {**info, "sha256": file_sha256(image_path), "size": image_path.stat().st_size}
 
-    created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    manifest = build_manifest(kind, entry_id, files, meta, image, created)
-    version = manifest["version"]
     rem = open_remote(spec, cfg.base)
-    try:
-        mkey = manifest_key(kind, entry_id, version)
-        total = sum(f.size for f in files) + (image["size"] if image else 0)
-        if rem.stat(mkey) is not None:
-            # Published versions are immutable and complete: nothing to upload.
-            _set_latest(rem, kind, entry_id, version, created)
-            return PushResult(
-                kind,
-                entry_id,
-                version,
-                spec.name,
-                len(files),
-                total,
-                0,
-                0,
-                True,
-                time.monotonic() - t0,
-            )
-        wanted: dict[str, int] = {f.sha256: f.size for f in files}
-        source_of: dict[str, Path] = {f.sha256: root / f.path for f in files}
+    counter = Counter()
+    files: list[FileEntry] = []
+    stamps: dict[str, tuple[int, int]] = {}  # path -> (size, mtime_ns) when hashed
+    uploaded: dict[str, Path] = {}  # sha -> source, for the objects this push sent
+
+    def prepare(path: Path) -> tuple[FileEntry, tuple[int, int], bool]:
+        st = path.stat()
+        entry = file_entry(root, path)
+        return entry, (st.st_size, st.st_mtime_ns), rem.stat(object_key(entry.sha256)) == entry.size
+
+    def plan() -> Iterator[tuple[Path, str]]:
+        """Yield the objects to upload as hashing and HEAD checks finish, in order."""
+        seen: set[str] = set()
         if image and image_path:
-            wanted[image["sha256"]] = image["size"]
-            source_of[image["sha256"]] = image_path
-        missing = _missing_objects(rem, wanted)
-        counter = Counter()
+            seen.add(image["sha256"])
+            if rem.stat(object_key(image["sha256"])) == image["size"]:
+                reporter.advance(image["size"])
+            else:
+                uploaded[image["sha256"]] = image_path
+                yield image_path, object_key(image["sha256"])
+        with ThreadPoolExecutor(HASH_WORKERS) as pool:
+            for path, (entry, stamp, present) in zip(paths, pool.map(prepare, paths), strict=True):
+                files.append(entry)
+                stamps[entry.path] = stamp
+                if entry.sha256 in seen:
+                    continue
+                seen.add(entry.sha256)
+                if present:
+                    reporter.advance(entry.size)  # already there: counts as done, not as sent
+                    continue
+                uploaded[entry.sha256] = path
+                yield path, object_key(entry.sha256)
 
-        class _Both(Reporter):
-            def advance(self, n: int) -> None:
-                counter.advance(n)
-                reporter.advance(n)
+    def sent(n: int) -> None:
+        counter.advance(n)
+        reporter.advance(n)
 
-        reporter.start(f"push {kind} {entry_id}@{version} -> {spec.name}", sum(missing.values()))
+    try:
+        total = sum(p.stat().st_size for p in paths) + (image["size"] if image else 0)
+        reporter.start(f"push {kind} {entry_id} -> {spec.name}", total)
         try:
-            rem.upload_files(
-                [(source_of[sha], object_key(sha)) for sha in missing], _Both().advance
-            )
+            rem.upload_files(plan(), sent)
         finally:
             reporter.finish()
+        _check_unchanged(root, rem, files, stamps, uploaded)
+        meta = _entry_meta(kind, root, files)
+        created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        manifest = build_manifest(kind, entry_id, files, meta, image, created)
+        version = manifest["version"]
+        mkey = manifest_key(kind, entry_id, version)
         # Only now, with every object in place, does the version become visible.
-        if not rem.put_bytes(mkey, dump_manifest(manifest), if_absent=True):
-            # A concurrent push published the same version first: same content by construction.
-            existing = rem.get_bytes(mkey) or b""
-            parse_manifest(existing, kind, entry_id, version, f"{spec.name}:{mkey}")
+        published = rem.put_bytes(mkey, dump_manifest(manifest), if_absent=True)
+        if not published:
+            # Already there (a rerun, or a concurrent push of the same content won the race):
+            # the same content by construction; check it reads back consistently.
+            parse_manifest(
+                rem.get_bytes(mkey) or b"", kind, entry_id, version, f"{spec.name}:{mkey}"
+            )
         _set_latest(rem, kind, entry_id, version, created)
         return PushResult(
             kind,
@@ -208,9 +229,9 @@ def push(
             spec.name,
             len(files),
             total,
-            len(missing),
+            len(uploaded),
             counter.bytes,
-            False,
+            not published,
             time.monotonic() - t0,
         )
     finally:
@@ -218,6 +239,30 @@ def push(
         if image_path is not None:
             with contextlib.suppress(FileNotFoundError):
                 image_path.unlink()
+
+
+def _check_unchanged(
+    root: Path,
+    rem: Remote,
+    files: list[FileEntry],
+    stamps: dict[str, tuple[int, int]],
+    uploaded: dict[str, Path],
+) -> None:
+    """Refuse to publish if a file changed while it was pushed: its object could be misnamed."""
+    changed = []
+    for f in files:
+        st = (root / f.path).stat()
+        if (st.st_size, st.st_mtime_ns) != stamps[f.path]:
+            changed.append(f)
+    if changed:
+        for f in changed:
+            if f.sha256 in uploaded:
+                rem.delete(object_key(f.sha256))
+        names = ", ".join(f.path for f in changed[:5])
+        raise ZooError(
+            f"{root}: {len(changed)} file(s) changed during the push ({names}); "
+            "nothing was published, rerun when the folder is stable"
+        )
 
 
 def _set_latest(rem: Remote, kind: str, entry_id: str, version: str, created: str) -> None:

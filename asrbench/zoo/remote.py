@@ -12,7 +12,7 @@ import os
 import shutil
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -56,8 +56,12 @@ class Remote(ABC):
         """(key, size) of every object whose key starts with `prefix`."""
 
     @abstractmethod
-    def upload_files(self, items: list[tuple[Path, str]], progress: Progress = _noop) -> None:
-        """Upload local files to keys, concurrently; each object appears whole or not at all."""
+    def upload_files(self, items: Iterable[tuple[Path, str]], progress: Progress = _noop) -> None:
+        """Upload local files to keys, concurrently; each object appears whole or not at all.
+
+        `items` may be a generator: uploads start as it yields, so the caller can hash the next
+        files while the first ones travel.
+        """
 
     def delete(self, key: str) -> None:  # used by tests and maintenance only
         raise NotImplementedError
@@ -152,7 +156,7 @@ class FileRemote(Remote):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
 
-    def upload_files(self, items: list[tuple[Path, str]], progress: Progress = _noop) -> None:
+    def upload_files(self, items: Iterable[tuple[Path, str]], progress: Progress = _noop) -> None:
         with ThreadPoolExecutor(self.concurrency) as pool:
             for fut in [pool.submit(self._copy_one, p, k, progress) for p, k in items]:
                 fut.result()
@@ -332,7 +336,7 @@ class S3Remote(Remote):
                 for obj in page.get("Contents", []):
                     yield obj["Key"][cut:], int(obj["Size"])
 
-    def upload_files(self, items: list[tuple[Path, str]], progress: Progress = _noop) -> None:
+    def upload_files(self, items: Iterable[tuple[Path, str]], progress: Progress = _noop) -> None:
         from boto3.s3.transfer import TransferConfig, create_transfer_manager
         from s3transfer.subscribers import BaseSubscriber
 

@@ -137,3 +137,34 @@ def test_declared_secret_reaches_only_its_model(docker_runner, repo_root, tmp_pa
     expected = hashlib.sha256(secret.encode()).hexdigest()
     assert seen["probe_secret"] == f"env ASRBENCH_PROBE_SECRET sha {expected}"
     assert seen["probe_plain"] == f"env none sha {hashlib.sha256(b'').hexdigest()}"
+
+
+API_UNREACHABLE = {  # the container's own loopback, where nothing listens: a dropped connection
+    "openai_api_en": {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
+    "google_stt_en": {"GOOGLE_STT_BASE_URL": "http://127.0.0.1:9"},
+    "azure_speech_en": {"AZURE_SPEECH_ENDPOINT": "http://127.0.0.1:9"},
+    "aws_transcribe_en": {"AWS_TRANSCRIBE_ENDPOINT_URL": "http://127.0.0.1:9",
+                          "AWS_S3_ENDPOINT_URL": "http://127.0.0.1:9",
+                          "AWS_TRANSCRIBE_BUCKET": "b", "AWS_EC2_METADATA_DISABLED": "true"},
+}
+
+
+@pytest.mark.parametrize("model_id", sorted(API_UNREACHABLE))
+def test_api_wrapper_image_records_failures_per_utterance(model_id, docker_runner, mini,
+                                                          tmp_path, monkeypatch):
+    """The wrapper's image builds hermetically and runs; an unreachable endpoint is retried,
+    then each utterance is recorded in failed.tsv (never an empty hypothesis)."""
+    for secret in load_model(model_id).card.secrets:
+        monkeypatch.setenv(secret, "dummy-credential")
+    from asrbench.runners import RunOptions
+
+    utts = sorted(mini.utterances, key=lambda u: u.duration)[:2]
+    options = RunOptions(timeout_s=300, env={**API_UNREACHABLE[model_id],
+                                             "ASRBENCH_API_MAX_ATTEMPTS": "2",
+                                             "ASRBENCH_API_BACKOFF_S": "0.05"})
+    result = docker_runner.run(load_model(model_id), mini, tmp_path, utts, options)
+    failed = read_tsv_pairs(result.result_dir / "failed.tsv")
+    assert set(failed) == {u.id for u in utts}
+    assert all("after 2 attempts" in reason for reason in failed.values()), failed
+    assert not read_tsv_pairs(result.hyp_path)
+    assert "dummy-credential" not in result.log_path.read_text()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import threading
 import time
 from email.parser import BytesParser
@@ -64,6 +65,10 @@ class StubServer:
                     code, payload = 500, {"error": {"message": f"stub error: {exc}"}}
                 self.reply(code, payload)
 
+            def do_GET(self) -> None:  # noqa: N802
+                code, payload = stub.handle_get(self.path)
+                self.reply(code, payload)
+
             def reply(self, code: int, payload: Any, headers: dict[str, str] | None = None
                       ) -> None:
                 data = json.dumps(payload).encode()
@@ -96,6 +101,9 @@ class StubServer:
 
     def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
         raise NotImplementedError
+
+    def handle_get(self, path: str) -> tuple[int, Any]:
+        return 404, {"error": {"message": f"no GET {path}"}}
 
     def close(self) -> None:
         self.server.shutdown()
@@ -202,3 +210,101 @@ class AzureStub(StubServer):
                          "Duration": 0}
         return 200, {"RecognitionStatus": "Success", "DisplayText": text,
                      "Offset": 0, "Duration": 10000000}
+
+
+class TranscribeStub(StubServer):
+    """Amazon Transcribe's JSON 1.1 protocol (`X-Amz-Target: Transcribe.<Operation>`).
+
+    Media is read back from the real S3 server (SeaweedFS) the wrapper uploaded to, with the
+    stub's own S3 client: a job only succeeds if the upload really landed at `MediaFileUri`.
+    Requests must carry a SigV4 `Authorization` for service `transcribe` and the known access
+    key; others get `UnrecognizedClientException`, as from AWS. A job is IN_PROGRESS on its
+    first poll, then COMPLETED with a `TranscriptFileUri` served by this stub.
+    """
+
+    content_type = "application/x-amz-json-1.1"
+    key = "AKIASTUBTRANSCRIBE01"
+
+    def __init__(self, transcripts: dict[str, str] | None = None, s3: Any = None):
+        super().__init__(transcripts)
+        self.s3 = s3
+        self.jobs: dict[str, dict[str, Any]] = {}
+        self.polls: dict[str, int] = {}
+
+    def error(self, status: int, code: str = "", message: str = "") -> tuple[int, Any]:
+        code = code or {429: "LimitExceededException", 500: "InternalFailureException",
+                        503: "ServiceUnavailableException",
+                        401: "UnrecognizedClientException"}.get(status, "BadRequestException")
+        message = message or {"LimitExceededException": "Rate exceeded",
+                              "UnrecognizedClientException":
+                                  "The security token included in the request is invalid."
+                              }.get(code, code)
+        http = 500 if status >= 500 else 400  # AWS JSON protocol: client errors are 400
+        return http, {"__type": code, "message": message}
+
+    def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
+        auth = headers.get("Authorization", "")
+        m = re.match(r"AWS4-HMAC-SHA256 Credential=([^/]+)/\d{8}/[\w-]+/transcribe/aws4_request",
+                     auth)
+        if not m or m.group(1) != self.key or not headers.get("X-Amz-Date"):
+            return self.error(401)
+        target = headers.get("X-Amz-Target", "")
+        req = json.loads(body or b"{}")
+        op = target.removeprefix("Transcribe.")
+        if op == "StartTranscriptionJob":
+            return self.start(req)
+        if op == "GetTranscriptionJob":
+            return self.get(req)
+        if op == "DeleteTranscriptionJob":
+            name = req.get("TranscriptionJobName", "")
+            if self.jobs.pop(name, None) is None:
+                return self.error(400, "NotFoundException", "The requested job couldn't be found")
+            return 200, {}
+        return self.error(400, "UnknownOperationException", f"unknown target {target!r}")
+
+    def start(self, req: dict[str, Any]) -> tuple[int, Any]:
+        name = req.get("TranscriptionJobName", "")
+        if not re.fullmatch(r"[0-9a-zA-Z._-]{1,200}", name):
+            return self.error(400, "BadRequestException", "invalid TranscriptionJobName")
+        for field in ("LanguageCode", "Media"):
+            if field not in req:
+                return self.error(400, "BadRequestException", f"{field} is required")
+        if name in self.jobs:
+            return self.error(400, "ConflictException", "The requested job name already exists")
+        uri = req["Media"].get("MediaFileUri", "")
+        m = re.fullmatch(r"s3://([^/]+)/(.+)", uri)
+        if not m:
+            return self.error(400, "BadRequestException", f"invalid MediaFileUri {uri!r}")
+        try:
+            audio = self.s3.get_object(Bucket=m.group(1), Key=m.group(2))["Body"].read()
+        except Exception:
+            return self.error(400, "BadRequestException",
+                              "The S3 URI that you provided can't be accessed.")
+        job = {"TranscriptionJobName": name, "TranscriptionJobStatus": "IN_PROGRESS",
+               "LanguageCode": req["LanguageCode"], "MediaFormat": req.get("MediaFormat"),
+               "MediaSampleRateHertz": req.get("MediaSampleRateHertz"),
+               "Media": req["Media"], "CreationTime": time.time(), "_audio": audio}
+        self.jobs[name] = job
+        return 200, {"TranscriptionJob": {k: v for k, v in job.items() if k != "_audio"}}
+
+    def get(self, req: dict[str, Any]) -> tuple[int, Any]:
+        name = req.get("TranscriptionJobName", "")
+        job = self.jobs.get(name)
+        if job is None:
+            return self.error(400, "NotFoundException", "The requested job couldn't be found")
+        self.polls[name] = self.polls.get(name, 0) + 1
+        if self.polls[name] > 1 and job["TranscriptionJobStatus"] == "IN_PROGRESS":
+            job["_text"] = self.answer(job["_audio"])
+            job["TranscriptionJobStatus"] = "COMPLETED"
+            job["Transcript"] = {"TranscriptFileUri": f"{self.url}/transcripts/{name}.json"}
+        return 200, {"TranscriptionJob": {k: v for k, v in job.items()
+                                          if not k.startswith("_")}}
+
+    def handle_get(self, path: str) -> tuple[int, Any]:
+        m = re.fullmatch(r"/transcripts/(.+)\.json", urlparse(path).path)
+        job = self.jobs.get(m.group(1)) if m else None
+        if job is None or "_text" not in job:
+            return 404, {"message": "NoSuchKey"}
+        return 200, {"jobName": job["TranscriptionJobName"], "accountId": "000000000000",
+                     "status": "COMPLETED",
+                     "results": {"transcripts": [{"transcript": job["_text"]}], "items": []}}

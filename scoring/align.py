@@ -100,7 +100,20 @@ class FstAligner:
     """Factored edit transducer Ll o Lr over a vocabulary of word ids, built once."""
 
     def __init__(self, vocab_size: int, k: int) -> None:
+        """`k` bounds every utterance length (and so every count) in the run, as for the DP.
+
+        When float32 allows it, the weights encode all three tie-break levels at once:
+        cost = E*e + S*m + I with m = k+1 > I and e = m*(k+1) > S*m + I, so one shortest path
+        gives (min E, then min S, then min I). Otherwise two levels (K*E + S) are used and the
+        insertion level is applied by pruning to the optimal paths and searching again.
+        """
         self.vocab_size, self.k = vocab_size, k
+        self.m = k + 1
+        self.e = self.m * (k + 1)
+        self.three_level = (self.e + self.m) * (2 * k + 1) < _FLOAT32_EXACT
+        if not self.three_level:
+            self.m, self.e = 1, k
+        sub_w, ins_w, del_w = self.e + self.m, self.e + (1 if self.three_level else 0), self.e
         words = range(FIRST_WORD, FIRST_WORD + vocab_size)
         # Ll: a->a, a-><sub>, a-><del>, eps-><ins>, all free; Lr carries the costs.
         left = fst.VectorFst()
@@ -120,9 +133,9 @@ class FstAligner:
         right.set_final(s)
         for b in words:
             right.add_arc(s, _arc(b, b, 0, s))
-            right.add_arc(s, _arc(SUB, b, k + 1, s))
-            right.add_arc(s, _arc(INS, b, k, s))
-        right.add_arc(s, _arc(DEL, EPS, k, s))
+            right.add_arc(s, _arc(SUB, b, sub_w, s))
+            right.add_arc(s, _arc(INS, b, ins_w, s))
+        right.add_arc(s, _arc(DEL, EPS, del_w, s))
         right.add_arc(s, _arc(EPS, BEGIN, 0, s))
         right.add_arc(s, _arc(EPS, END, 0, s))
         right.arcsort("olabel")  # Lr o H matches on Lr's output side
@@ -166,12 +179,17 @@ class FstAligner:
 
     def best_path(
         self, ref: list[int], segments: list
-    ) -> tuple[int, list[int], list[tuple[int, ...]]]:  # noqa: ANN001
-        """Cost, chosen hypothesis ids and the chosen form of each slot, in order."""
+    ) -> tuple[tuple[int, int], list[int], list[tuple[int, ...]]]:  # noqa: ANN001
+        """(E, S), chosen hypothesis ids and the chosen form of each slot, in order."""
         left = fst.compose(self._linear(ref), self.left)
         left.arcsort("olabel")
         right = fst.compose(self.right, self._lattice(segments))
         lattice = fst.compose(left, right)
+        if self.three_level:
+            path = fst.shortestpath(lattice)
+            cost = round(float(fst.shortestdistance(path, reverse=True)[path.start()]))
+            hyp, chosen = self._read(path)
+            return (cost // self.e, (cost % self.e) // self.m), hyp, chosen
         # Among paths of minimal K*E + S, prefer the fewest insertions (so, with E and S fixed,
         # the S/D/I split is fixed even when alternative forms differ in length): keep only the
         # optimal paths, then weigh each insertion 1 and everything else 0.
@@ -189,7 +207,7 @@ class FstAligner:
             if best.final(state) != no_path:
                 best.set_final(state, free)
         hyp, chosen = self._read(fst.shortestpath(best))
-        return round(cost), hyp, chosen
+        return divmod(round(cost), self.e), hyp, chosen
 
     @staticmethod
     def _read(path: fst.VectorFst) -> tuple[list[int], list[tuple[int, ...]]]:

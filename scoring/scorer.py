@@ -354,7 +354,9 @@ class Scorer:
             chosen_hyp[u], alt_info[u] = extra_meta[best]
         codes, costs = codes[:n_main], costs[:n_main]
         for u, cost in fst_costs.items():
-            if costs[u] != cost:  # both engines minimise the same cost: a mismatch is a bug
+            if (
+                divmod(costs[u], k) != cost
+            ):  # both engines minimise the same cost: a mismatch is a bug
                 raise RuntimeError(f"FST and DP disagree on {ids[u]!r}: {cost} != {costs[u]}")
         utts = [
             UtteranceResult(key, ref_toks[u], chosen_hyp[u], codes[u], missing[u], alt_info[u])

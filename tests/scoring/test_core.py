@@ -83,12 +83,32 @@ def test_fst_and_fast_path_agree(scorer: Scorer) -> None:
             assert (a.codes, a.hyp) == (b.codes, b.hyp)
 
 
-def test_fst_cost_is_levenshtein() -> None:
-    al = FstAligner(10, 20)
-    cost, hyp, _ = al.best_path([6, 7, 8], [6, 9, 8, 10])
-    assert cost // 20 == 2 and hyp == [6, 9, 8, 10]
-    codes, costs = align_batch([([6, 7, 8], [6, 9, 8, 10])], 20)
-    assert costs[0] == cost and codes[0] == "CSCI"
+@pytest.mark.parametrize("k", [20, 3000])  # three-level weights, and the prune fallback
+def test_fst_cost_is_levenshtein(k: int) -> None:
+    al = FstAligner(10, k)
+    assert al.three_level == (k == 20)
+    (edits, subs), hyp, _ = al.best_path([6, 7, 8], [6, 9, 8, 10])
+    assert (edits, subs) == (2, 1) and hyp == [6, 9, 8, 10]
+    codes, costs = align_batch([([6, 7, 8], [6, 9, 8, 10])], k)
+    assert divmod(costs[0], k) == (edits, subs) and codes[0] == "CSCI"
+
+
+@pytest.mark.parametrize("k", [20, 3000])
+def test_fst_tie_break_fewest_insertions(k: int) -> None:
+    # "a d" (2 deletions) and "a b c d e f" (2 insertions) both cost 2 edits, 0 substitutions.
+    (edits, subs), hyp, chosen = FstAligner(12, k).best_path(
+        [6, 7, 8, 9], [((6, 9), (6, 7, 8, 9, 10, 11))]
+    )
+    assert (edits, subs) == (2, 0) and hyp == [6, 9] and chosen == [(6, 9)]
+
+
+def test_enumeration_tie_break_fewest_insertions(tmp_path) -> None:  # noqa: ANN001
+    alt = tmp_path / "alt.txt"
+    alt.write_text("a d|a b c d e f\n", encoding="utf-8")
+    for engine in ("auto", "fst"):
+        sc = Scorer(ScorerConfig(nsw=False, alternatives=str(alt), engine=engine, bootstrap=0))
+        u = sc.score({"u": "a b c d"}, {"u": "a b c d e f"}).utterances[0]
+        assert (u.hyp, u.dele, u.ins) == (["a", "d"], 2, 0), engine
 
 
 def test_tie_break_prefers_fewer_substitutions() -> None:

@@ -53,11 +53,61 @@ def row(model: Model) -> dict[str, str]:
             "secrets": ",".join(c.secrets) or "-"}
 
 
-def table(rows: list[dict[str, str]]) -> str:
+def table(rows: list[dict[str, str]], columns: tuple[str, ...] = COLUMNS) -> str:
     """A GitHub-flavoured Markdown table (readable in a terminal too)."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(r[k].replace("|", "/") for k in COLUMNS) + " |" for r in rows]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(r[k].replace("|", "/") for k in columns) + " |" for r in rows]
     return "\n".join(lines)
+
+
+MEASURED = ("model", "type", "parameters", "weights", "image", "WER %", "mTER %", "RTF",
+            "latency p50 s", "latency p90 s", "coverage", "utts", "runner")
+
+
+def image_size(identity: str | None) -> int | None:
+    """Size in bytes of the Docker image a run used (its `model_identity`), if still present."""
+    if not identity or not identity.startswith("sha256:"):
+        return None
+    try:
+        from asrbench.docker_build import DockerUnavailable, client
+
+        return int(client(timeout=10).images.get(identity).attrs["Size"])
+    except (DockerUnavailable, Exception):  # image removed or no engine: size unknown
+        return None
+
+
+def measured_rows(models: list[Model], results: Path, dataset: str) -> list[dict[str, str]]:
+    """One row per model with stored results on `dataset`: accuracy, speed, sizes.
+
+    Reads `<results>/<model>/<dataset>/summary.json` as `ops/benchmark` writes it; nothing is
+    typed by hand, so the table can be regenerated and diffed.
+    """
+    rows = []
+    for m in models:
+        path = results / m.id / dataset / "summary.json"
+        if not path.is_file():
+            continue
+        s = json.loads(path.read_text(encoding="utf-8"))
+        met, tim = s.get("metrics", {}), s.get("timing", {})
+        lat = tim.get("latency_s") or {}
+
+        def pct(x: float | None) -> str:
+            return "-" if x is None else f"{100 * x:.2f}"
+
+        def num(x: float | None, fmt: str = "{:.3f}") -> str:
+            return "-" if x is None else fmt.format(x)
+
+        rows.append({
+            "model": m.id, "type": m.card.type, "parameters": _human(m.card.parameters),
+            "weights": _human(m.card.size_bytes, "B"),
+            "image": _human(image_size(s.get("model_identity")), "B"),
+            "WER %": pct(met.get("wer", met.get("ter"))), "mTER %": pct(met.get("mter")),
+            "RTF": num(tim.get("rtf")), "latency p50 s": num(lat.get("p50"), "{:.2f}"),
+            "latency p90 s": num(lat.get("p90"), "{:.2f}"),
+            "coverage": num(met.get("coverage"), "{:.2f}"), "utts": str(met.get("n_utts", "-")),
+            "runner": str(s.get("runner", "-")),
+        })
+    return rows
 
 
 def card_json(model: Model) -> dict[str, Any]:
@@ -70,11 +120,27 @@ def card_json(model: Model) -> dict[str, Any]:
 def main(
     as_json: bool = typer.Option(False, "--json", help="every card in full, as JSON"),
     root: Path = typer.Option(REPO_ROOT / "models", "--root", help="folder of model folders"),
+    results: Path = typer.Option(
+        None, "--results",
+        help="results root written by ops/benchmark: show measured WER, mTER, RTF, latency "
+             "and image size per model instead of the cards"),
+    dataset: str = typer.Option("mini_en", "-d", "--dataset", help="dataset for --results"),
 ) -> None:
     models, problems = load_all(root)
     for p in problems:
         typer.echo(f"error: {p}", err=True)
-    if as_json:
+    if results is not None:
+        rows = measured_rows(models, results, dataset)
+        if not rows:
+            typer.echo(f"error: no results for dataset {dataset!r} under {results}; run "
+                       f"`ops/benchmark -m MODEL -d {dataset} --results {results}` first",
+                       err=True)
+            raise typer.Exit(1)
+        if as_json:
+            typer.echo(json.dumps(rows, indent=2))
+        else:
+            typer.echo(table(rows, MEASURED))
+    elif as_json:
         typer.echo(json.dumps([card_json(m) for m in models], indent=2, ensure_ascii=False))
     else:
         typer.echo(table([row(m) for m in models]))

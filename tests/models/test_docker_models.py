@@ -168,3 +168,20 @@ def test_api_wrapper_image_records_failures_per_utterance(model_id, docker_runne
     assert all("after 2 attempts" in reason for reason in failed.values()), failed
     assert not read_tsv_pairs(result.hyp_path)
     assert "dummy-credential" not in result.log_path.read_text()
+
+
+def test_benchmark_then_measured_table(docker_runner, repo_root, tmp_path):
+    """The README's table path: ops/benchmark records RTF and latency, ops/models shows them."""
+    results = tmp_path / "results"
+    subprocess.run([str(repo_root / "ops" / "benchmark"), "-m", "pocketsphinx_en", "-d",
+                    "mini_en", "--runner", "docker", "--results", str(results), "--cache",
+                    str(tmp_path / "cache"), "--max-utts", "3", "--no-progress"],
+                   check=True, capture_output=True, text=True, timeout=600)
+    out = subprocess.run([str(repo_root / "ops" / "models"), "--results", str(results), "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    import json
+
+    (row,) = json.loads(out)
+    assert row["model"] == "pocketsphinx_en" and row["utts"] == "3"
+    assert float(row["RTF"]) > 0 and float(row["latency p50 s"]) > 0
+    assert 0 <= float(row["WER %"]) < 100 and row["image"].endswith("B")

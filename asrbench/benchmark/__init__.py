@@ -1,5 +1,6 @@
-"""ops/benchmark: run a model on a dataset, keep the raw hypotheses, score them."""
+"""ops/benchmark: run models on datasets (sharded, cached, resumable), score, keep provenance."""
 
-from asrbench.benchmark.run import BenchmarkError, run_benchmark
+from asrbench.benchmark.errors import BenchmarkError
+from asrbench.benchmark.run import run_benchmark
 
 __all__ = ["BenchmarkError", "run_benchmark"]

@@ -1,0 +1,182 @@
+"""The raw-hypothesis cache: what a model wrote, keyed by everything that can change it.
+
+Layout of one entry, `<cache>/hyps/<key>/`:
+
+    key.json        the key's inputs (model identity, dataset hash, runtime options)
+    hyp.tsv         merged, complete `ID<TAB>TEXT` lines, sorted by ID
+    timing.tsv      `ID<TAB>PROCESSING_S<TAB>AUDIO_S`
+    failed.tsv      `ID<TAB>REASON`
+    attempts/<A>/shard-<k>/   work dirs of a run in progress (wav.lst, out/, run.log)
+    .lock           held (flock) by the job using this entry
+
+A run only ever adds utterances to an entry. After an interruption, the next run first kills
+programs left over from the dead one, harvests every complete line its shards wrote (torn last
+lines are dropped), and runs only what is still missing, so the result equals that of an
+uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from asrbench.fsio import atomic_write_json, atomic_write_text
+from asrbench.runners.base import read_tsv_pairs
+
+CACHE_FORMAT = "asrbench-hyps-v1"
+FILES = ("hyp.tsv", "timing.tsv", "failed.tsv")
+
+
+def cache_key(model_identity: str, dataset_hash: str, runtime: dict) -> tuple[str, dict]:
+    """Key of a cache entry and the inputs it hashes (kept in key.json and run.json)."""
+    inputs = {"format": CACHE_FORMAT, "model": model_identity, "dataset": dataset_hash,
+              "runtime": runtime}
+    blob = json.dumps(inputs, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()[:32], inputs
+
+
+@dataclass
+class Records:
+    """The three per-utterance tables of a run, as dicts keyed by utterance ID."""
+
+    hyp: dict[str, str] = field(default_factory=dict)
+    timing: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+    def done(self) -> set[str]:
+        return set(self.hyp) | set(self.failed)
+
+    def absorb(self, other: Records) -> int:
+        """Add `other`'s utterances not yet known here; returns how many were new."""
+        new = 0
+        for uid, text in other.hyp.items():
+            if uid not in self.hyp and uid not in self.failed:
+                self.hyp[uid] = text
+                if uid in other.timing:
+                    self.timing[uid] = other.timing[uid]
+                new += 1
+        for uid, why in other.failed.items():
+            if uid not in self.hyp and uid not in self.failed:
+                self.failed[uid] = why
+                new += 1
+        return new
+
+
+def read_records(folder: Path) -> Records:
+    """Read hyp/timing/failed.tsv from a folder; torn last lines (a crash) are ignored."""
+    return Records(*(read_tsv_pairs(folder / name) for name in FILES))
+
+
+class HypCache:
+    """One cache entry; use `with entry.locked():` around anything that reads or writes it."""
+
+    def __init__(self, root: Path, key: str, inputs: dict):
+        self.root = Path(root) / key
+        self.key = key
+        self.inputs = inputs
+        self.attempts = self.root / "attempts"
+
+    @contextlib.contextmanager
+    def locked(self, label: str = "") -> Iterator[None]:
+        """Exclusive lock, released by the kernel even when the holder is killed with -9."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "a+") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(f"{label}: another job is using cache entry {self.root}; waiting for it",
+                      file=sys.stderr)
+                fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def load(self) -> Records:
+        return read_records(self.root)
+
+    def save(self, rec: Records) -> None:
+        """Write the merged tables atomically, sorted by ID (byte-stable whatever the run order)."""
+        def text(d: dict[str, str]) -> str:
+            return "".join(f"{k}\t{d[k]}\n" for k in sorted(d))
+
+        atomic_write_json(self.root / "key.json", self.inputs)
+        atomic_write_text(self.root / "timing.tsv", text(rec.timing))
+        atomic_write_text(self.root / "failed.tsv", text(rec.failed))
+        # hyp.tsv last: a reader that sees it sees the other two as well.
+        atomic_write_text(self.root / "hyp.tsv", text(rec.hyp))
+
+    def shard_dirs(self) -> list[Path]:
+        if not self.attempts.is_dir():
+            return []
+        return sorted(p for p in self.attempts.glob("*/shard-*") if p.is_dir())
+
+    def harvest(self) -> tuple[Records, int, list[Path]]:
+        """Merge every complete line left in attempt folders into the entry; drop the folders.
+
+        Call only while no program writes into them (see `kill_leftovers`). Returns the merged
+        records, how many utterances were recovered and the shard logs (kept under `logs/`).
+        """
+        rec = self.load()
+        recovered = 0
+        for shard in self.shard_dirs():
+            recovered += rec.absorb(read_records(shard / "out"))
+        if recovered or not (self.root / "hyp.tsv").exists():
+            self.save(rec)
+        kept: list[Path] = []
+        if self.attempts.is_dir():
+            logs = self.root / "logs"
+            for shard in self.shard_dirs():
+                # Keep the logs, interrupted attempts included: they explain what happened.
+                log = shard / "run.log"
+                if log.is_file():
+                    logs.mkdir(exist_ok=True)
+                    dest = logs / f"{shard.parent.name}-{shard.name}.log"
+                    shutil.copy2(log, dest)
+                    kept.append(dest)
+            shutil.rmtree(self.attempts, ignore_errors=True)
+        return rec, recovered, kept
+
+    def attempt_dir(self, todo_ids: list[str], jobs: int) -> Path:
+        h = hashlib.sha256(("\n".join(todo_ids) + f"\0{jobs}").encode()).hexdigest()[:12]
+        return self.attempts / h
+
+
+def kill_leftovers(folder: Path) -> int:
+    """Stop model programs a killed job left running on `folder`; returns how many.
+
+    A SIGKILL of `ops/benchmark` cannot stop its containers (owned by dockerd) nor its local
+    programs (own session), and they would keep appending to the shard files being harvested.
+    """
+    folder = Path(folder).resolve()
+    prefix = str(folder) + os.sep
+    killed = 0
+    try:
+        from asrbench.docker_build import client
+
+        for c in client(timeout=10).containers.list(filters={"label": "org.asrbench.model"}):
+            mounts = c.attrs.get("Mounts", [])
+            if any(str(m.get("Source", "")).startswith(prefix) for m in mounts):
+                with contextlib.suppress(Exception):
+                    c.remove(force=True)
+                    killed += 1
+    except Exception:  # no Docker Engine, or docker SDK missing: nothing of ours runs there
+        pass
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(a.decode(errors="replace").startswith(prefix) for a in args):
+            with contextlib.suppress(OSError):
+                os.kill(int(proc.name), 9)
+                killed += 1
+    return killed

@@ -1,0 +1,7 @@
+"""The benchmark job's one error type."""
+
+from __future__ import annotations
+
+
+class BenchmarkError(RuntimeError):
+    """A benchmark that could not run; the message names model/dataset and says what to do."""

@@ -1,0 +1,93 @@
+"""Live progress of a sharded run, read from the files the model programs write as they go."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TextIO
+
+
+def _count_lines(path: Path) -> set[str]:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return set()
+    lines = data.split(b"\n")[:-1]  # the last piece is torn or empty
+    return {ln.split(b"\t", 1)[0].decode(errors="replace") for ln in lines if ln}
+
+
+def _fmt_eta(seconds: float) -> str:
+    if seconds != seconds or seconds == float("inf"):
+        return "--:--"
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+class Progress:
+    """Polls shard `out/` folders and prints done/total, audio speed and ETA.
+
+    On a terminal the line redraws in place; elsewhere (CI, logs) one line every `every_s`
+    seconds, so long runs show life without flooding the log.
+    """
+
+    def __init__(self, label: str, durations: dict[str, float], already: int, already_s: float,
+                 shard_dirs: list[Path], stream: TextIO | None = None, every_s: float = 10.0,
+                 enabled: bool = True):
+        self.label = label
+        self.durations = durations  # utterances this run still has to do
+        self.total = len(durations) + already
+        self.total_s = sum(durations.values()) + already_s
+        self.already, self.already_s = already, already_s
+        self.shard_dirs = shard_dirs
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.every_s = 0.5 if self.tty else every_s
+        self.enabled = enabled
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.start_t = time.monotonic()
+
+    def snapshot(self) -> tuple[int, float]:
+        done: set[str] = set()
+        for d in self.shard_dirs:
+            done |= _count_lines(d / "out" / "hyp.tsv") | _count_lines(d / "out" / "failed.tsv")
+        done &= self.durations.keys()
+        return len(done), sum(self.durations[u] for u in done)
+
+    def line(self) -> str:
+        n, secs = self.snapshot()
+        wall = max(time.monotonic() - self.start_t, 1e-6)
+        speed = secs / wall  # audio seconds per wall second, this run only
+        left = self.total_s - self.already_s - secs
+        eta = left / speed if speed > 0 else float("inf")
+        pct = 100.0 * (n + self.already) / self.total if self.total else 100.0
+        return (f"{self.label}: {n + self.already}/{self.total} utts ({pct:.0f}%), "
+                f"audio {(secs + self.already_s) / 3600:.3f}/{self.total_s / 3600:.3f} h, "
+                f"{speed:.2f} audio-s/s, "
+                f"ETA {_fmt_eta(eta)}")
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self._emit()
+
+    def _emit(self, final: bool = False) -> None:
+        text = self.line()
+        if self.tty:
+            self.stream.write("\r\033[K" + text + ("\n" if final else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def __enter__(self) -> Progress:
+        if self.enabled:
+            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._emit(final=True)

@@ -1,0 +1,61 @@
+"""What `run.json` records so that a number can be traced and reproduced."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+
+from asrbench.paths import REPO_ROOT
+
+PACKAGES = ("asrbench", "docker", "numpy", "pynini", "nemo-text-processing", "PyYAML",
+            "soundfile", "typer", "boto3")
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def git_state() -> dict:
+    """Commit of the checkout and whether tracked files differ from it (dirty)."""
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
+                                 text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(status) if status is not None else None,
+            "dirty_files": status.splitlines()[:50] if status else []}
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": sys.version.split()[0]}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "missing"
+    return out
+
+
+def host_info() -> dict:
+    return {"hostname": socket.gethostname(), "platform": platform.platform(),
+            "machine": platform.machine(), "cpus": os.cpu_count(),
+            "docker": _docker_version()}
+
+
+def _docker_version() -> str | None:
+    try:
+        from asrbench.docker_build import client
+
+        return client(timeout=5).version().get("Version")
+    except Exception:  # no engine: the local runner was used, nothing to record
+        return None

@@ -1,0 +1,84 @@
+"""Fixtures for the benchmark job: small real models (a fake local one, pocketsphinx in Docker)."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from asrbench.paths import REPO_ROOT
+
+FAKE_PROGRAM = textwrap.dedent('''
+    """Fake ASR for tests: echoes the file name; fails on IDs listed in FAIL_IDS, or entirely."""
+    import os, sys, time
+    from pathlib import Path
+
+    wav_list, out = sys.argv[1], Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    if MODE == "broken":
+        print("fake: cannot load weights from /nonexistent/model.bin", file=sys.stderr)
+        sys.exit(3)
+    with open(out / "hyp.tsv", "a") as hyp, open(out / "failed.tsv", "a") as failed, \\
+         open(out / "timing.tsv", "a") as timing:
+        for line in Path(wav_list).read_text().splitlines():
+            uid, _, path = line.partition("\\t")
+            if uid in FAIL_IDS:
+                failed.write(f"{uid}\\tsimulated decoder crash\\n")
+                continue
+            hyp.write(f"{uid}\\tin being comparatively modern\\n")
+            timing.write(f"{uid}\\t0.0100\\t1.000\\n")
+    print("fake: done; utt timeout", os.environ.get("ASRBENCH_UTT_TIMEOUT"), file=sys.stderr)
+''')
+
+
+def make_fake_model(root: Path, model_id: str, mode: str = "ok",
+                    fail_ids: tuple[str, ...] = ()) -> Path:
+    """A model folder whose program needs no packages (fast with the local runner)."""
+    folder = root / model_id
+    folder.mkdir(parents=True)
+    (folder / "model.yaml").write_text(textwrap.dedent(f"""\
+        id: {model_id}
+        name: Fake {mode}
+        family: test
+        architecture: none
+        licence: MIT
+        languages: [en]
+        sample_rate: 16000
+        program: fake.py
+        """))
+    (folder / "Dockerfile").write_text("FROM scratch\n")
+    (folder / "requirements.txt").write_text("# none\n")
+    head = f"MODE = {mode!r}\nFAIL_IDS = {set(fail_ids)!r}\n"
+    (folder / "fake.py").write_text(head + FAKE_PROGRAM)
+    return folder
+
+
+@pytest.fixture
+def fake_models(tmp_path: Path):
+    """Factory: fake_models(id, mode, fail_ids) -> model folder under tmp_path/models."""
+    return lambda *a, **k: make_fake_model(tmp_path / "models", *a, **k)
+
+
+@pytest.fixture(scope="session")
+def stateless_pocketsphinx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """models/pocketsphinx_en with its decoder's feature state reset before each utterance.
+
+    PocketSphinx carries live cepstral-mean statistics from one utterance to the next, so its
+    output for an utterance depends on which utterances came before it in the same process;
+    sharding or resuming then changes results through the model, not the platform. Until the
+    model folder resets that state itself, the tests run a copy that does (one line).
+    """
+    src = REPO_ROOT / "models" / "pocketsphinx_en"
+    dest = tmp_path_factory.mktemp("models") / "pocketsphinx_en"
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    prog = dest / "transcribe.py"
+    text = prog.read_text()
+    if "reinit_feat" not in text:
+        assert "                decoder.start_utt()" in text, "transcribe.py changed shape"
+        text = text.replace("                decoder.start_utt()",
+                            "                decoder.reinit_feat()\n"
+                            "                decoder.start_utt()", 1)
+        prog.write_text(text)
+    return dest

@@ -1,0 +1,94 @@
+"""The job end to end with the local runner and small fake models: failures, matrix, rescoring."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from asrbench.benchmark import run_benchmark
+from asrbench.paths import REPO_ROOT
+
+OPS = REPO_ROOT / "ops"
+
+
+def _ops(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(OPS / args[0]), *args[1:]], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, **(env or {})})
+
+
+def test_partial_failures_are_deletions_and_listed(fake_models, tmp_path: Path) -> None:
+    bad = ("LJ001-0002", "arctic_a0010")
+    folder = fake_models("fake_partial", fail_ids=bad)
+    s = run_benchmark(folder, "mini_en", runner="local", results_root=tmp_path / "r",
+                      cache_root=tmp_path / "c", progress=False, utt_timeout_s=7,
+                      scorer_options={"nsw": False})
+    assert s["n_failed"] == 2 and sorted(f["id"] for f in s["failed"]) == sorted(bad)
+    m = s["metrics"]
+    assert m["n_utts"] == 35 and m["n_missing"] == 2 and m["coverage"] == 33 / 35
+    rows = {json.loads(x)["id"]: json.loads(x) for x in
+            (Path(s["out_dir"]) / "utterances.jsonl").read_text().splitlines()}
+    gone = rows["LJ001-0002"]
+    assert gone["failed"] == "simulated decoder crash" and gone["missing"]
+    assert gone["del"] == gone["n_ref"] > 0 and gone["sub"] == gone["ins"] == 0
+    assert (Path(s["out_dir"]) / "failed.tsv").read_text().count("\n") == 2
+    # the per-utterance timeout reached the program through the contract's variable
+    assert "utt timeout 7" in (Path(s["out_dir"]) / "logs" / "shard-0.log").read_text()
+    run = json.loads((Path(s["out_dir"]) / "run.json").read_text())
+    assert run["cache"]["inputs"]["runtime"]["env"] == {"ASRBENCH_UTT_TIMEOUT": "7"}
+
+
+def test_rescoring_never_reruns_the_model(fake_models, tmp_path: Path) -> None:
+    folder = fake_models("fake_ok")
+    kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
+              progress=False, max_utts=6, seed=3)
+    first = run_benchmark(folder, "mini_en", scorer_options={"nsw": False}, **kw)
+    assert not first["cache_hit"]
+    again = run_benchmark(folder, "mini_en", scorer_options={"nsw": False, "punc": False}, **kw)
+    assert again["cache_hit"]
+    run = json.loads((Path(again["out_dir"]) / "run.json").read_text())
+    assert run["cache"]["utts_run"] == 0 and run["shards"] == []
+    assert run["scorer"]["config"]["punc"] is False
+    assert again["scorer"]["config_hash"] != first["scorer"]["config_hash"]
+    # a bigger sample reuses the 6 cached utterances and runs only the new ones
+    more = run_benchmark(folder, "mini_en", scorer_options={"nsw": False},
+                         **{**kw, "max_utts": 9})
+    run = json.loads((Path(more["out_dir"]) / "run.json").read_text())
+    assert run["cache"]["utts_run"] == 3
+
+
+def test_matrix_failing_model_leaves_other_cells_alone(fake_models, tmp_path: Path) -> None:
+    ok, broken = fake_models("fake_good"), fake_models("fake_broken", mode="broken")
+    req = tmp_path / "req.yaml"
+    req.write_text(f"models: [{ok}, {broken}]\ndatasets: [mini_en]\n"
+                   f"options: {{runner: local, max_utts: 4, jobs: 2, results: {tmp_path / 'r'},"
+                   f" cache: {tmp_path / 'c'}, scorer: {{nsw: false}}}}\n")
+    p = _ops("benchmark", "--request", str(req), "--no-progress")
+    assert p.returncode == 1, p.stderr
+    assert "fake_good on mini_en: WER" in p.stdout
+    assert "1 of 2 cells done; failed: " in p.stdout
+    assert "model fake_broken exited with status 3" in p.stderr
+    assert "cannot load weights from /nonexistent/model.bin" in p.stderr  # the log tail
+    assert "rerun the same command to continue" in p.stderr
+    assert (tmp_path / "r" / "fake_good" / "mini_en" / "summary.json").is_file()
+    assert not (tmp_path / "r" / "fake_broken").exists()
+    # the leaderboard is built from stored results only
+    t = _ops("leaderboard", "--results", str(tmp_path / "r"))
+    assert t.returncode == 0 and "| fake_good |" in t.stdout and "(1)" in t.stdout
+    assert (tmp_path / "r" / "leaderboard.csv").is_file()
+
+
+def test_unwritable_results_or_full_disk_fail_before_running(fake_models,
+                                                             tmp_path: Path) -> None:
+    folder = fake_models("fake_never")
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    p = _ops("benchmark", "-m", str(folder), "--runner", "local",
+             "--results", str(blocker / "results"), "--cache", str(tmp_path / "c"))
+    assert p.returncode == 1 and "results folder" in p.stderr and "not writable" in p.stderr
+    p = _ops("benchmark", "-m", str(folder), "--runner", "local", "--results",
+             str(tmp_path / "r"), "--cache", str(tmp_path / "c"),
+             env={"ASRBENCH_MIN_FREE_MB": str(1 << 40)})
+    assert p.returncode == 1 and "MiB free" in p.stderr
+    assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())

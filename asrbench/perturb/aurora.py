@@ -18,6 +18,7 @@ import functools
 from pathlib import Path
 
 import numpy as np
+import scipy.ndimage
 import scipy.signal
 import yaml
 
@@ -57,14 +58,16 @@ def p56_active_level(x: np.ndarray, sr: int) -> tuple[float, float]:
     q = scipy.signal.lfilter([1 - g], [1, -g], p)
     hang = int(np.ceil(P56_H * sr))
     energy = float(np.sum(x * x))
+    # A sample is active for threshold c when the envelope reached c within the last `hang`
+    # samples, i.e. when the running maximum of q over [i - hang, i] is >= c. One sliding
+    # maximum and one sort then give the activity count of every threshold.
+    run_max = scipy.ndimage.maximum_filter1d(q, size=hang + 1, origin=hang - (hang + 1) // 2,
+                                             mode="constant", cval=0.0)
+    run_max.sort()
     thresholds = 2.0 ** np.arange(-20, 1)  # full scale = 1.0; 21 levels, 6 dB apart
     a_db, c_db, acts = [], [], []
     for c in thresholds:
-        above = (q >= c).astype(np.int64)
-        cs = np.concatenate([[0], np.cumsum(above)])
-        # Active if the envelope crossed the threshold within the last `hang` samples.
-        lo = np.maximum(np.arange(n) - hang, 0)
-        count = int(np.count_nonzero(cs[np.arange(n) + 1] - cs[lo] > 0))
+        count = n - int(np.searchsorted(run_max, c, side="left"))
         if count == 0:
             break
         a_db.append(10 * np.log10(energy / count + EPS))

@@ -10,7 +10,7 @@ from typing import Any
 
 from asrbench.perturb import metrics
 from asrbench.perturb.derive import _resolve, derive_dataset
-from asrbench.perturb.spec import canonical_spec
+from asrbench.perturb.spec import canonical_spec, parse_spec
 
 
 def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
@@ -54,6 +54,18 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
             rows.append({"model": m, "wer_clean": wers[m]["clean"], **r,
                          **{k: quality.get(r["condition"], {}).get(k)
                             for k in ("pesq", "stoi", "dnsmos_ovrl")}})
+    for r in rows:
+        step = parse_spec(r["condition"])
+        r["perturbation"] = "+".join(s.name for s in step)
+        r["severity"] = step[0].severity if len(step) == 1 else None
+    aurora = {}
+    for m in models:
+        keyed = {}
+        for c in conditions:
+            s = parse_spec(c)[0]
+            if s.name == "aurora" and s.params["snr"] != "clean":
+                keyed[(s.params["set"], s.params["noise"], float(s.params["snr"]))] = wers[m][c]
+        aurora[m] = metrics.aurora_average_accuracy(keyed)
     cols = ["model", "condition", "wer_clean", "wer", "werd", "nwerd", "pesq", "stoi",
             "dnsmos_ovrl"]
     summary = [{"model": m, "mean_werd": metrics.mean_werd([r for r in rows if r["model"] == m])}
@@ -61,5 +73,10 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
     md = (f"Dataset {dataset}, seed {seed}, NWERD normaliser {normaliser}\n\n"
           + metrics.markdown_table(rows, cols) + "\n" + metrics.markdown_table(
               summary, ["model", "mean_werd"]))
+    if any(aurora.values()):
+        md += "\nAurora-2 average word accuracy (%), 0-20 dB:\n\n" + metrics.markdown_table(
+            [{"model": m, **{f"set {k}": v for k, v in a.items()}} for m, a in aurora.items()],
+            ["model", *sorted({f"set {k}" for a in aurora.values() for k in a})])
     return {"dataset": dataset, "seed": seed, "conditions": conditions, "normaliser": normaliser,
-            "rows": rows, "summary": summary, "markdown": md}
+            "rows": rows, "summary": summary, "aurora_average_accuracy": aurora,
+            "severity_curves": metrics.severity_curves(rows), "markdown": md}

@@ -47,18 +47,24 @@ def _fail(exc: Exception) -> None:
 
 @app.command("perturb")
 def perturb_cmd(
-    dataset: str = typer.Option(..., "-d", "--dataset", help="dataset ID or folder"),
-    spec: str = typer.Option(..., "-p", "--spec", help="e.g. gaussian_noise:3+gsm"),
+    dataset: str = typer.Option(None, "-d", "--dataset", help="dataset ID or folder"),
+    spec: str = typer.Option(None, "-p", "--spec", help="e.g. gaussian_noise:3+gsm"),
     seed: int = typer.Option(0, "--seed", help="same dataset+spec+seed gives the same bytes"),
     out: Path = typer.Option(None, "--out",
                              help="default .cache/perturb/datasets/<parent>__<spec>__s<seed>"),
     jobs: int = typer.Option(1, "-j", "--jobs", help="worker processes"),
     quality: bool = typer.Option(False, "--quality", help="also PESQ/STOI/DNSMOS vs the parent"),
     utts: str = typer.Option(None, "--utts", help="only these utterance IDs (comma-separated)"),
+    list_all: bool = typer.Option(False, "--list", help="list every perturbation and exit"),
 ) -> None:
     """Create a derived dataset with provenance (parent hash, spec, seed)."""
     from asrbench.perturb.derive import _resolve, derive_dataset
 
+    if list_all:
+        list_cmd()
+        return
+    if not dataset or not spec:
+        _fail(ValueError("give -d DATASET and -p SPEC (or --list to see the perturbations)"))
     try:
         r = derive_dataset(dataset, spec, seed=seed, out=out, jobs=jobs,
                            utt_ids=utts.split(",") if utts else None)

@@ -45,6 +45,16 @@ class Cache:
         folder = self.root / "manifests" / f"{kind}s" / entry_id
         return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
 
+    def cached_entries(self) -> dict[str, list[str]]:
+        """'<kind> <ID>' -> versions whose manifests the cache holds."""
+        base = self.root / "manifests"
+        out: dict[str, list[str]] = {}
+        if base.is_dir():
+            for folder in sorted(p for p in base.glob("*/*") if p.is_dir()):
+                kind = folder.parent.name.removesuffix("s")
+                out[f"{kind} {folder.name}"] = self.cached_versions(kind, folder.name)
+        return out
+
     def usage(self) -> tuple[int, int]:
         """(number of objects, bytes) held in the cache."""
         count = size = 0

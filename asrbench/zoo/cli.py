@@ -170,7 +170,8 @@ def list_cmd(remote: str = RemoteOpt, config: Path = ConfigOpt, as_json: bool = 
             out["remotes"][name] = {"url": spec.url, "entries": [r.__dict__ for r in rows]}
         cache = Cache()
         count, size = cache.usage()
-        out["cache"] = {"path": str(cache.root), "objects": count, "bytes": size}
+        out["cache"] = {"path": str(cache.root), "objects": count, "bytes": size,
+                        "entries": cache.cached_entries()}
     except ZooError as exc:
         _fail(exc)
         return
@@ -193,6 +194,8 @@ def list_cmd(remote: str = RemoteOpt, config: Path = ConfigOpt, as_json: bool = 
             )
     c = out["cache"]
     typer.echo(f"local cache {c['path']}: {c['objects']} object(s), {_human(c['bytes'])}")
+    for name, versions in c["entries"].items():
+        typer.echo(f"  {name}: {', '.join(versions)}")
 
 
 @app.command()

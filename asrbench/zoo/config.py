@@ -28,7 +28,15 @@ class RemoteSpec:
     max_attempts: int = 5  # botocore retries, including the first try
     connect_timeout: float = 10.0
     read_timeout: float = 60.0
-    concurrency: int = 10
+    concurrency: int = 0  # parallel transfers; 0 = auto (see effective_concurrency)
+
+    @property
+    def effective_concurrency(self) -> int:
+        """`concurrency`, or by default 2 per CPU within [4, 16]: on a fast link the CPU is
+        the limit and more threads only contend; raise it for high-latency links."""
+        if self.concurrency > 0:
+            return self.concurrency
+        return max(4, min(16, 2 * (os.cpu_count() or 2)))
 
     @property
     def scheme(self) -> str:

@@ -178,12 +178,12 @@ class S3Remote(Remote):
         self.url = spec.url
         self.spec = spec
         self.bucket, self.prefix = spec.bucket_prefix()
-        self.concurrency = spec.concurrency
+        self.concurrency = spec.effective_concurrency
         config = Config(
             retries={"max_attempts": spec.max_attempts, "mode": "standard"},
             connect_timeout=spec.connect_timeout,
             read_timeout=spec.read_timeout,
-            max_pool_connections=max(10, spec.concurrency * 2),
+            max_pool_connections=max(10, spec.effective_concurrency * 2),
             signature_version=botocore.UNSIGNED if spec.anonymous else None,
             s3={"addressing_style": "path"} if spec.endpoint_url else None,
         )
@@ -371,7 +371,7 @@ class S3Remote(Remote):
 def open_remote(spec: RemoteSpec, base: Path) -> Remote:
     """Build the Remote for a spec; `base` resolves relative `file://` paths."""
     if spec.scheme == "file":
-        return FileRemote(spec.name, spec.file_root(base), spec.concurrency)
+        return FileRemote(spec.name, spec.file_root(base), spec.effective_concurrency)
     if spec.scheme == "s3":
         return S3Remote(spec)
     raise ZooError(f"remote {spec.name!r}: unsupported URL {spec.url!r}")

@@ -34,10 +34,12 @@ def _prefix(zoo_cfg: Path) -> str:
     return load_config(zoo_cfg).remote("s3").bucket_prefix()[1]
 
 
-def _proxied_cfg(zoo_cfg: Path, proxy: ThrottledProxy, tmp_path: Path) -> Path:
+def _proxied_cfg(zoo_cfg: Path, proxy: ThrottledProxy, tmp_path: Path,
+                 concurrency: int = 4) -> Path:
     return write_zoo_yaml(tmp_path / "zoo-proxy.yaml", {
         "s3": {"url": f"s3://{BUCKET}/{_prefix(zoo_cfg)}",
-               "endpoint_url": f"http://127.0.0.1:{proxy.port}", "max_attempts": 2},
+               "endpoint_url": f"http://127.0.0.1:{proxy.port}", "max_attempts": 2,
+               "concurrency": concurrency},
     })
 
 
@@ -220,3 +222,41 @@ def test_manifest_published_last(seaweed, zoo_cfg, mini_en, s3_env):
     for f in man["files"]:
         head = client.head_object(Bucket=BUCKET, Key=f"{prefix}/{object_key(f['sha256'])}")
         assert head["ContentLength"] == f["size"]
+
+
+def test_pull_of_big_object_resumes_from_finished_chunks(seaweed, zoo_cfg, tmp_path, s3_env):
+    """Objects over one 8 MB chunk resume chunk by chunk (`<sha>.done`), not from zero."""
+    from zoo_support import make_dataset
+
+    big = make_dataset(tmp_path / "src" / "big", n=1, seconds=800.0)  # one 25.6 MB file
+    push("dataset", "big", source=big, config=zoo_cfg)
+    partial = Cache().root / "partial"
+
+    chunk = 8 * 1024 * 1024
+    size = (big / "audio" / "u0000.wav").stat().st_size
+
+    def chunk_done() -> bool:  # a full-size chunk finished (the short last one may come first)
+        try:
+            offsets = [int(x) for p in partial.glob("*.done") for x in p.read_text().split()]
+        except (OSError, ValueError):  # being written or removed right now
+            return False
+        return any(o + chunk <= size for o in offsets)
+
+    proxy = ThrottledProxy(seaweed.port, rate=2_000_000)
+    dest = tmp_path / "dest"
+    try:
+        # One chunk at a time, so that the kill lands between chunks of the one object.
+        cfg = _proxied_cfg(zoo_cfg, proxy, tmp_path, concurrency=1)
+        proc = zoo_popen("pull", "-d", "big", "--config", str(cfg), "--dest", str(dest), "-q",
+                         env=s3_env)
+        try:
+            _wait_for(chunk_done, 60, "a finished chunk")
+        finally:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    finally:
+        proxy.close()
+    assert not dest.exists()
+    res = pull("dataset", "big", config=zoo_cfg, dest=dest)
+    assert 0 < res.bytes_downloaded <= res.bytes_total - chunk
+    assert tree_bytes(dest) == tree_bytes(big)

@@ -83,6 +83,7 @@ def test_cli_list_show_and_ensure_dataset(zoo_cfg, mini_en, tmp_path, s3_env):
     assert [(e["kind"], e["id"], e["latest"]) for e in entries] == [("dataset", "mini_en", version)]
     assert entries[0]["versions"][0]["bytes"] == sum(len(b) for b in tree_bytes(mini_en).values())
     assert data["remotes"]["local"]["entries"] == []
+    assert data["cache"]["entries"] == {}  # nothing pulled yet
     shown = zoo_cli("show", "dataset", "mini_en", "--config", str(zoo_cfg), env=s3_env)
     assert shown.returncode == 0 and version in shown.stdout and "(latest)" in shown.stdout
 
@@ -91,6 +92,8 @@ def test_cli_list_show_and_ensure_dataset(zoo_cfg, mini_en, tmp_path, s3_env):
     assert path == Path(s3_env["ASRBENCH_DATASETS_DIR"]) / "mini_en"
     assert tree_bytes(path) == tree_bytes(mini_en)
     assert ensure_dataset("mini_en", config=zoo_cfg) == path  # present: no pull
+    listing = zoo_cli("list", "--config", str(zoo_cfg), "--json", env=s3_env)
+    assert json.loads(listing.stdout)["cache"]["entries"] == {"dataset mini_en": [version]}
     assert ensure_dataset(str(mini_en)) == mini_en  # a path is used as it is
     with pytest.raises(ZooError, match="holds no dataset 'nope'"):
         ensure_dataset("nope", config=zoo_cfg)

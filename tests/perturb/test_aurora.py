@@ -113,3 +113,15 @@ def test_aurora_noise_must_belong_to_set(speech):
     x, sr = speech
     with pytest.raises(ValueError, match="not in test set C"):
         apply_spec(x, sr, "aurora:set=C,noise=car,snr=5")
+
+
+@pytest.mark.parametrize("name", ["g712", "mirs"])
+def test_channel_perturbation_at_dataset_rate_meets_mask(name, speech):
+    """The standalone `g712`/`mirs` perturbations (16 kHz in, 8 kHz inside) keep the mask."""
+    x, sr = speech
+    y = apply_spec(x, sr, name)
+    mask = [m for m in filter_specs()[name]["mask"] if m[1] > -50 and m[0] >= 200]
+    measured = transfer_db(x, y, sr, [m[0] for m in mask], nperseg=4096)
+    ref = transfer_db(x, y, sr, [1000.0], nperseg=4096)[0]
+    for (f, lo, hi), g in zip(mask, measured - ref, strict=True):
+        assert lo - 0.3 <= g <= hi + 0.3, f"{name} at {f} Hz: {g:.2f} dB"

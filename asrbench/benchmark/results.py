@@ -98,11 +98,10 @@ def write_cell(out: Path, utts: Sequence[Utterance], rec: Records, scored: Score
     atomic_write_text(out / "hyp.norm.tsv", _tsv([(i, by_id[i]["hyp_norm"]) for i in ids]))
     lines = []
     for u in utts:
+        # No timings here (they are in timing.tsv): this file must reproduce byte for byte.
         d = dict(by_id[u.id])
-        t = rec.timing.get(u.id, "")
         d.update({"duration": u.duration, "ref": u.text, "hyp": rec.hyp.get(u.id),
-                  "failed": rec.failed.get(u.id),
-                  "processing_s": float(t.split("\t")[0]) if t else None})
+                  "failed": rec.failed.get(u.id)})
         lines.append(json.dumps(d, sort_keys=True, ensure_ascii=False) + "\n")
     atomic_write_text(out / "utterances.jsonl", "".join(lines))
     reports = scored.write_reports(out / "scoring")

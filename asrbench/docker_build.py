@@ -65,7 +65,14 @@ def ensure_base_image(name: str = BASE_IMAGE) -> str:
     except ImageNotFound:
         pass
     if name != "asrbench/base:bookworm":
-        raise DockerUnavailable(f"base image {name} not found; load or build it first")
+        # A public base image (users with a registry): pull it once.
+        try:
+            return c.images.pull(name).id
+        except Exception as exc:
+            raise DockerUnavailable(
+                f"base image {name} is not here and could not be pulled ({exc}); `docker load` "
+                "it, or unset ASRBENCH_BASE_IMAGE to build asrbench/base:bookworm locally"
+            ) from exc
     print(f"building base image {name} with debootstrap (about a minute)...", file=sys.stderr)
     subprocess.run(["bash", str(BASE_SCRIPT), name], check=True)
     return c.images.get(name).id
@@ -127,9 +134,7 @@ def build_model_image(model: Model, opts: BuildOptions | None = None, log=None) 
 
     opts = opts or BuildOptions()
     c = client()
-    base_id = ensure_base_image(opts.base_image) if opts.base_image == BASE_IMAGE else (
-        c.images.get(opts.base_image).id
-    )
+    base_id = ensure_base_image(opts.base_image)
     tag = image_tag(model, base_id, opts)
     try:
         return tag, c.images.get(tag).id

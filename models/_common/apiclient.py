@@ -23,6 +23,7 @@ import os
 import random
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -47,7 +48,8 @@ class ApiError(Exception):
 
     def __str__(self) -> str:
         where = f"HTTP {self.status}" if self.status else self.kind
-        return f"{where}: {self.args[0]}"
+        message = str(self.args[0])
+        return message if message.startswith(where) else f"{where}: {message}"
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,13 @@ class _Fatal(Exception):
 
 def call_with_retry(fn: Callable[[], str], policy: RetryPolicy, uid: str, model_id: str,
                     stop: threading.Event) -> str:
-    """Call `fn` until it succeeds, fails for good or the run is stopping."""
+    """Call `fn` until it succeeds, fails for good or the run is stopping.
+
+    `ASRBENCH_UTT_TIMEOUT` (set by `ops/benchmark --utt-timeout`, see models/README.md) bounds
+    the whole utterance: no retry starts that would end after it.
+    """
+    budget = float(os.environ.get("ASRBENCH_UTT_TIMEOUT") or 0) or None
+    start = time.monotonic()
     attempt = 0
     while True:
         attempt += 1
@@ -160,6 +168,9 @@ def call_with_retry(fn: Callable[[], str], policy: RetryPolicy, uid: str, model_
                                    exc.status) from None
                 raise
             wait = policy.delay(attempt, exc.retry_after)
+            if budget is not None and time.monotonic() - start + wait >= budget:
+                raise ApiError("timeout", f"timeout after {budget:g} s (last error: {exc}, "
+                                          f"{attempt} attempts)") from None
             print(f"{model_id}: {uid}: {exc}; retry {attempt}/{policy.max_attempts - 1} in "
                   f"{wait:.2f} s", file=sys.stderr)
             if stop.wait(wait):

@@ -140,3 +140,16 @@ def test_openai_request_fields(stub_factory, mini, few, transcripts, tmp_path, m
     assert fields["model"] == "whisper-large-v3" and fields["language"] == "en"
     assert fields["response_format"] == "json"
     assert os.environ.get("ASRBENCH_UNDECLARED_TOKEN") == "must-not-cross"
+
+
+def test_utterance_timeout_bounds_retries(stub_factory, mini, few, transcripts, tmp_path,
+                                          monkeypatch):
+    """ops/benchmark --utt-timeout (ASRBENCH_UTT_TIMEOUT): throttled retries stop in time."""
+    vendor = VENDORS[0]
+    stub = stub_factory(vendor.stub, transcripts)
+    stub.script = [(429, {"Retry-After": "2"})] * 50
+    result = run_wrapper(vendor, stub, mini, few[:1], tmp_path, stub.key, monkeypatch,
+                         ASRBENCH_UTT_TIMEOUT="1", ASRBENCH_API_MAX_BACKOFF_S="5")
+    failed = read_tsv_pairs(result.result_dir / "failed.tsv")
+    assert list(failed) == [few[0].id] and failed[few[0].id].startswith("timeout after 1 s")
+    assert len(stub.requests) == 1  # the 2 s Retry-After does not fit in the 1 s budget

@@ -96,6 +96,7 @@ def decode_options(card: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(wav_list: str, result_dir: str) -> int:
+    import ctranslate2
     from faster_whisper import WhisperModel
 
     card = load_card()
@@ -112,6 +113,7 @@ def main(wav_list: str, result_dir: str) -> int:
     model = WhisperModel(source, device="cpu", compute_type=runtime.get("compute_type", "int8"),
                          cpu_threads=threads)
     opts = decode_options(card)
+    seed = int(runtime.get("seed", 0))
     print(f"{mid}: model {source} loaded in {now() - t0:.2f} s; {len(todo)} utterance(s) "
           f"to do, {n_done} already done; decoding {opts}", file=sys.stderr)
     with ResultWriter(Path(result_dir), mid) as out:
@@ -119,6 +121,9 @@ def main(wav_list: str, result_dir: str) -> int:
             start = now()
             try:
                 audio, seconds = read_audio(path)
+                # Temperature fallback samples: a fixed seed per utterance keeps the text the
+                # same whatever the shard, order or resume point.
+                ctranslate2.set_random_seed(seed)
                 segments, _info = model.transcribe(audio, **opts)
                 text = " ".join(s.text.strip() for s in segments)  # the generator decodes here
             except Exception as exc:  # one bad file must not stop the run: record it

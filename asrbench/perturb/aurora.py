@@ -24,7 +24,7 @@ import yaml
 
 from asrbench.perturb.dsp import EPS, avoid_overflow, fit_length, resample, rms, scale_to_snr
 from asrbench.perturb.noise import Context, noise_signal
-from asrbench.perturb.registry import Param, register
+from asrbench.perturb.registry import Param, SpecError, register
 
 AURORA_SR = 8000
 SNRS = [20.0, 15.0, 10.0, 5.0, 0.0, -5.0]
@@ -154,19 +154,25 @@ def mix_at_snr_8k(speech8: np.ndarray, noise8: np.ndarray, snr: float,
     return mix, s, nz
 
 
+def _check_set(params: dict) -> None:
+    noises = TEST_SETS[params["set"]]["noises"]
+    if params["noise"] not in noises:
+        raise SpecError(f"aurora: noise {params['noise']!r} is not in test set {params['set']} "
+                        f"({', '.join(noises)})")
+
+
 @register("aurora", "aurora",
           (Param("set", str, choices=("A", "B", "C")),
            Param("noise", str, choices=ALL_NOISES),
            Param("snr", float, -10.0, 40.0, allow=("clean",))),
           {i + 1: {"snr": s} for i, s in enumerate(SNRS)},
-          description="Aurora-2: G.712/MIRS channel, P.56 speech level, noise at SNR")
+          description="Aurora-2: G.712/MIRS channel, P.56 speech level, noise at SNR",
+          validate=_check_set)
 def aurora(x: np.ndarray, sr: int, rng: np.random.Generator, ctx: Context, set: str,
            noise: str, snr: float | str) -> np.ndarray:
     """Aurora-2 condition: test set (A/B/C), one of its noises, SNR in dB or `clean`."""
     spec = TEST_SETS[set]
-    if noise not in spec["noises"]:
-        raise ValueError(f"aurora: noise {noise!r} is not in test set {set} "
-                         f"({', '.join(spec['noises'])})")
+    _check_set({"set": set, "noise": noise})
     x8 = resample(x, sr, AURORA_SR)
     if snr == "clean":
         y8 = avoid_overflow(apply_channel(x8, spec["filter"]))

@@ -87,6 +87,7 @@ class Perturbation:
     severities: dict[int, dict[str, Any]] = field(default_factory=dict)
     description: str = ""
     keeps_length: bool = True  # False for tempo/speed/frame drops: output duration differs
+    validate: Callable[[dict[str, Any]], None] | None = None  # cross-parameter checks
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -111,6 +112,8 @@ class Perturbation:
         for key, raw in given.items():
             values[key] = self.param(key).coerce(raw, where)
         missing = [k for k, v in values.items() if v is None]
+        if not missing and self.validate:
+            self.validate(values)
         if missing:
             sev = ""
             if self.severities:
@@ -130,6 +133,7 @@ def register(
     severities: dict[int, dict[str, Any]] | None = None,
     description: str = "",
     keeps_length: bool = True,
+    validate: Callable[[dict[str, Any]], None] | None = None,
 ) -> Callable[[PerturbFn], PerturbFn]:
     """Decorator adding a perturbation function to the registry under `name`."""
 
@@ -138,7 +142,7 @@ def register(
             raise RuntimeError(f"perturbation {name!r} registered twice")
         REGISTRY[name] = Perturbation(name, family, fn, params, dict(severities or {}),
                                       description or (fn.__doc__ or "").strip().split("\n")[0],
-                                      keeps_length)
+                                      keeps_length, validate)
         return fn
 
     return deco

@@ -67,7 +67,8 @@ def push(
         False, "--with-image", help="also push the model image (docker save)"
     ),
     image: str = typer.Option(
-        None, "--image", help="image reference (default asrbench/<id>:latest)"
+        None, "--image",
+        help="image reference (default: the model's content-addressed image, built if missing)",
     ),
     remote: str = RemoteOpt,
     config: Path = ConfigOpt,

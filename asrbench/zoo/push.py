@@ -157,7 +157,7 @@ def push(
             raise ZooError("--with-image applies to models only")
         from asrbench.zoo.image import save_image
 
-        ref = image_ref or f"asrbench/{entry_id.lower()}:latest"
+        ref = image_ref or _built_image(root)
         image_path = Cache().tmp_dir() / f"image-{entry_id}-{os.getpid()}.tar"
         info = save_image(ref, image_path)
         image = {**info, "sha256": file_sha256(image_path), "size": image_path.stat().st_size}
@@ -269,3 +269,12 @@ def _set_latest(rem: Remote, kind: str, entry_id: str, version: str, created: st
     """Point `latest` at `version` (last writer wins; every version it can name is complete)."""
     body = json.dumps({"version": version, "created": created}, sort_keys=True).encode() + b"\n"
     rem.put_bytes(latest_key(kind, entry_id), body)
+
+
+def _built_image(root: Path) -> str:
+    """The model's own content-addressed image (built now if missing), as ops/benchmark uses."""
+    from asrbench.docker_build import build_model_image
+    from asrbench.modelcard import load_model
+
+    tag, _ = build_model_image(load_model(root))
+    return tag

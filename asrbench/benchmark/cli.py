@@ -105,6 +105,11 @@ def benchmark(
             failures.append((m, d))
             typer.echo(f"error: {m} x {d}: {exc}", err=True)
             continue
+        except KeyboardInterrupt:
+            typer.echo(f"\ninterrupted during {m} x {d}: its containers were stopped and the "
+                       "utterances done are cached; rerun the same command to continue",
+                       err=True)
+            raise typer.Exit(130) from None
         wer = f"{100 * s['wer']:.2f}%" if s["wer"] is not None else "undefined"
         met = s["metrics"]
         line = (f"{s['model']} on {s['dataset']}: WER {wer} ({s['errors']}/{s['ref_words']} "

@@ -133,7 +133,10 @@ def run_benchmark(
     opts = copy.deepcopy(options) if options else RunOptions()
     if utt_timeout_s:
         opts.env[UTT_TIMEOUT_ENV] = f"{utt_timeout_s:g}"
-    if gpus:
+    if gpus and mdl.card.gpu == "none":
+        # The card says the program cannot use a GPU: passing one would only change the key.
+        print(f"{label}: --gpus ignored: model card says gpu: none", file=sys.stderr)
+    elif gpus:
         opts.gpus = gpus
     # What can change the model's output: env settings and GPU use. Memory, CPU limit and the
     # whole-run timeout change only whether it finishes, so they stay out of the key.

@@ -23,13 +23,15 @@ substitutions when the edit count is equal).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pywrapfst as fst
 
 C, S, D, I = ord("C"), ord("S"), ord("D"), ord("I")  # noqa: E741 - the usual edit letters
 EPS, SUB, DEL, INS, BEGIN, END = 0, 1, 2, 3, 4, 5
 FIRST_WORD = 6  # word ids start here; the ids below are FST specials
-_CHUNK = 1024
+_CHUNK = 2048
 _FLOAT32_EXACT = 1 << 24  # tropical weights are float32: integers are exact below 2**24
 
 
@@ -49,43 +51,67 @@ def _align_chunk(chunk, k, idx, codes, costs) -> None:  # noqa: ANN001 - interna
     n = np.fromiter((len(r) for r, _ in chunk), dtype=np.int64, count=b)
     m = np.fromiter((len(h) for _, h in chunk), dtype=np.int64, count=b)
     nmax, mmax = int(n.max()), int(m.max())
+    # Costs and the running-minimum terms stay within (nmax + mmax + 1) * (k + 2) in absolute
+    # value: the narrowest exact integer type cuts the memory traffic.
+    bound = (nmax + mmax + 1) * (k + 2)
+    dtype = np.int16 if bound < 2**15 else np.int32 if bound < 2**31 else np.int64
     ref = np.full((b, max(nmax, 1)), -1, dtype=np.int64)  # pads never match anything
     hyp = np.full((b, max(mmax, 1)), -2, dtype=np.int64)
-    for row, (r, h) in enumerate(chunk):
-        ref[row, : len(r)] = r
-        hyp[row, : len(h)] = h
-    jk = np.arange(mmax + 1, dtype=np.int64) * k
-    dist = np.empty((b, nmax + 1, mmax + 1), dtype=np.int64)
+    # Fill the rows from one flat array each (row-major boolean masks keep the order).
+    ref[np.arange(ref.shape[1]) < n[:, None]] = np.fromiter(
+        itertools.chain.from_iterable(r for r, _ in chunk), dtype=np.int64, count=int(n.sum())
+    )
+    hyp[np.arange(hyp.shape[1]) < m[:, None]] = np.fromiter(
+        itertools.chain.from_iterable(h for _, h in chunk), dtype=np.int64, count=int(m.sum())
+    )
+    # Per (ref position, hyp position): 1 on a match, 2 otherwise (the back-trace letter code of
+    # the diagonal), and the substitution cost 0 or K+1.
+    diag_code = (ref[:, :, None] != hyp[:, None, :]).view(np.uint8)
+    subc = diag_code.astype(dtype)
+    subc *= k + 1
+    diag_code += 1
+    jk = np.arange(mmax + 1, dtype=dtype) * k
+    dist = np.empty((b, nmax + 1, mmax + 1), dtype=dtype)
     dist[:, 0, :] = jk
+    # The back-trace rule, decided per cell while filling: 1 C / 2 S (the diagonal is
+    # optimal), else 3 D (the cell above is), else 4 I; 0 at the origin.
+    w = mmax + 1
+    dirs = np.empty((b, nmax + 1, w), dtype=np.uint8)
+    dirs[:, 0, :] = 4
+    dirs[:, 0, 0] = 0
+    dirs[:, 1:, 0] = 3
+    t = np.empty((b, mmax + 1), dtype=dtype)
+    via_diag = np.empty((b, mmax), dtype=dtype)
+    via_up = np.empty((b, mmax), dtype=dtype)
+    ok = np.empty((b, mmax), dtype=bool)
+    four = np.uint8(4)
     for i in range(1, nmax + 1):
         prev = dist[:, i - 1, :]
-        t = np.empty((b, mmax + 1), dtype=np.int64)
         t[:, 0] = i * k
-        sub = np.where(ref[:, i - 1, None] == hyp[:, :mmax], 0, k + 1)
-        np.minimum(prev[:, :-1] + sub, prev[:, 1:] + k, out=t[:, 1:])
+        np.add(prev[:, :-1], subc[:, i - 1, :mmax], out=via_diag)
+        np.add(prev[:, 1:], k, out=via_up)
+        np.minimum(via_diag, via_up, out=t[:, 1:])
         t -= jk
-        dist[:, i, :] = np.minimum.accumulate(t, axis=1) + jk
-    rows = np.arange(b)
-    total = dist[rows, n, m]
-    # Back-trace all utterances of the chunk in lock-step.
-    i, j = n.copy(), m.copy()
+        row = dist[:, i, :]
+        np.minimum.accumulate(t, axis=1, out=row)
+        row += jk
+        if mmax:
+            code = dirs[:, i, 1:]
+            np.equal(row[:, 1:], via_up, out=ok)
+            np.subtract(four, ok.view(np.uint8), out=code)
+            np.equal(row[:, 1:], via_diag, out=ok)
+            np.copyto(code, diag_code[:, i - 1, :mmax], where=ok)
+    # Walk back all utterances of the chunk in lock-step on flat indexes: one gather a step.
+    letters = np.array([0, C, S, D, I], dtype=np.uint8)
+    moves = np.array([0, w + 1, w + 1, w, 1], dtype=np.int64)
+    flat_dirs = dirs.reshape(-1)
+    here = np.arange(b, dtype=np.int64) * ((nmax + 1) * w) + n * w + m
+    total = dist.reshape(-1)[here]
     ops = np.zeros((b, nmax + mmax + 1), dtype=np.uint8)
     for step in range(nmax + mmax):
-        active = (i > 0) | (j > 0)
-        if not active.any():
-            break
-        im1, jm1 = np.maximum(i - 1, 0), np.maximum(j - 1, 0)
-        cur = dist[rows, i, j]
-        eq = (
-            ref[rows, np.minimum(im1, ref.shape[1] - 1)]
-            == hyp[rows, np.minimum(jm1, hyp.shape[1] - 1)]
-        )
-        diag = active & (i > 0) & (j > 0) & (cur == dist[rows, im1, jm1] + np.where(eq, 0, k + 1))
-        dele = active & ~diag & (i > 0) & (cur == dist[rows, im1, j] + k)
-        ins = active & ~diag & ~dele
-        ops[:, step] = np.where(diag, np.where(eq, C, S), np.where(dele, D, np.where(ins, I, 0)))
-        i -= (diag | dele).astype(np.int64)
-        j -= (diag | ins).astype(np.int64)
+        d = flat_dirs[here]
+        ops[:, step] = letters[d]
+        here -= moves[d]
     lengths = (ops != 0).sum(axis=1)
     for row in range(b):
         codes[idx[row]] = ops[row, : lengths[row]][::-1].tobytes().decode("ascii")

@@ -94,7 +94,7 @@ class Alternatives:
     def expand(self, tokens: list[str]) -> list[Segment] | None:
         """Segments of the hypothesis (tokens and slots), or None when no rule matches."""
         index = self._index
-        if not any(t in index for t in tokens):
+        if index.keys().isdisjoint(tokens):
             return None
         out: list[Segment] = []
         i, n, found = 0, len(tokens), False

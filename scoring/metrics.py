@@ -101,15 +101,21 @@ class UtteranceResult:
 def pooled(utts: list[UtteranceResult], unit: str = "word") -> dict:
     """Corpus totals: sums of counts, pooled TER/mTER (ratios of sums), SER and coverage."""
     n = len(utts)
-    cor = sum(u.cor for u in utts)
-    sub = sum(u.sub for u in utts)
-    ins = sum(u.ins for u in utts)
-    dele = sum(u.dele for u in utts)
-    n_ref = sum(u.n_ref for u in utts)
-    n_hyp = sum(u.n_hyp for u in utts)
-    denom_m = sum(max(u.n_ref, u.n_hyp) for u in utts)
+    cor = sub = ins = dele = n_ref = n_hyp = denom_m = missing = wrong = empty_ref = 0
+    for u in utts:  # one pass, plain attributes: this runs over every utterance
+        nr, nh = len(u.ref), len(u.hyp)
+        e = u.sub + u.ins + u.dele
+        cor += u.cor
+        sub += u.sub
+        ins += u.ins
+        dele += u.dele
+        n_ref += nr
+        n_hyp += nh
+        denom_m += nr if nr > nh else nh
+        missing += u.missing
+        wrong += e > 0
+        empty_ref += nr == 0
     errors = sub + ins + dele
-    missing = sum(1 for u in utts if u.missing)
     out = {
         "unit": unit,
         "n_utts": n,
@@ -122,9 +128,9 @@ def pooled(utts: list[UtteranceResult], unit: str = "word") -> dict:
         "errors": errors,
         "ter": errors / n_ref if n_ref else None,
         "mter": errors / denom_m if denom_m else 0.0,
-        "ser": sum(1 for u in utts if u.errors) / n if n else None,
+        "ser": wrong / n if n else None,
         "n_missing": missing,
-        "n_empty_ref": sum(1 for u in utts if not u.n_ref),
+        "n_empty_ref": empty_ref,
         "coverage": (n - missing) / n if n else None,
     }
     out["cer" if unit == "char" else "wer"] = out["ter"]

@@ -143,6 +143,19 @@ def _linearise(
     return words, info
 
 
+class _Vocab(dict):
+    """Token -> id; an unseen token gets the next free id (and is appended to `words`)."""
+
+    def __init__(self, words: list[str]) -> None:
+        super().__init__()
+        self.words = words
+
+    def __missing__(self, tok: str) -> int:
+        i = self[tok] = FIRST_WORD + len(self)
+        self.words.append(tok)
+        return i
+
+
 class Scorer:
     """Normalise, expand alternatives on the hypothesis, align and count."""
 
@@ -186,8 +199,8 @@ class Scorer:
                 tokenize,
             )
             self.alternatives = Alternatives(self.files["alternatives"], rule_pipe)
-        self.vocab: dict[str, int] = {}
         self._words: list[str] = []  # id - FIRST_WORD -> token
+        self.vocab: dict[str, int] = _Vocab(self._words)
         self._fst: FstAligner | None = None
 
     def config_dict(self) -> dict:
@@ -207,17 +220,7 @@ class Scorer:
         return self.pipeline(text)
 
     def _ids(self, tokens: list[str] | tuple[str, ...]) -> list[int]:
-        vocab = self.vocab
-        out = [vocab.get(t, 0) for t in tokens]
-        if 0 in out:  # new words: give them the next free ids
-            for pos, t in enumerate(tokens):
-                if not out[pos]:
-                    i = vocab.get(t)
-                    if i is None:
-                        i = vocab[t] = FIRST_WORD + len(vocab)
-                        self._words.append(t)
-                    out[pos] = i
-        return out
+        return list(map(self.vocab.__getitem__, tokens))  # new words get the next free ids
 
     def _aligner(self, k: int) -> FstAligner:
         # Rebuilt only when the vocabulary outgrows it (capacity doubles) or K changes.
@@ -234,18 +237,14 @@ class Scorer:
                 f"{len(unknown)} hypothesis ID(s) not in the reference, e.g. {unknown[:5]}; "
                 "score against the reference of the same dataset, or drop those lines"
             )
-        memo: dict[str, list[str]] = {}
-
-        def norm(text: str) -> list[str]:
-            toks = memo.get(text)
-            if toks is None:
-                toks = memo[text] = self.pipeline(text)
-            return toks
-
         ids = list(refs)
-        ref_toks = [norm(refs[key]) for key in ids]
         missing = [key not in hyps or not (hyps[key] or "").strip() for key in ids]
-        hyp_toks = [norm(hyps.get(key) or "") for key in ids]
+        # Each distinct text is normalised once, all of them in one batch.
+        texts = dict.fromkeys(refs[key] for key in ids)
+        texts.update(dict.fromkeys(hyps.get(key) or "" for key in ids))
+        memo = dict(zip(texts, self.pipeline.batch(list(texts)), strict=True))
+        ref_toks = [memo[refs[key]] for key in ids]
+        hyp_toks = [memo[hyps.get(key) or ""] for key in ids]
         if self.nsw is not None:
             self.nsw.flush()
         alts = self.alternatives
@@ -368,8 +367,12 @@ class Scorer:
         """Pooled metrics plus bootstrap confidence intervals of TER and mTER."""
         cfg = self.config
         out = pooled(utts, cfg.unit or "word")
-        errs = [u.errors for u in utts]
-        dens = {"ter": [u.n_ref for u in utts], "mter": [max(u.n_ref, u.n_hyp) for u in utts]}
+        errs = [u.sub + u.ins + u.dele for u in utts]
+        n_ref = [len(u.ref) for u in utts]
+        dens = {
+            "ter": n_ref,
+            "mter": [max(r, len(u.hyp)) for r, u in zip(n_ref, utts, strict=True)],
+        }
         ci = bootstrap_ratios(errs, dens, cfg.bootstrap, cfg.confidence, cfg.seed)
         out["ci"] = {"method": "bootstrap over utterances (Bisani & Ney 2004), percentile", **ci}
         out["dae_slots_used"] = sum(len(u.alternatives) for u in utts)

@@ -24,6 +24,11 @@ class Itj:
         self.path = path
         self.words = load_wordlist(path)
 
+    @property
+    def keys(self) -> frozenset[str]:
+        """Tokens this step can change; every other token passes through unchanged."""
+        return frozenset(self.words)
+
     def __call__(self, tokens: list[str]) -> list[str]:
         words = self.words
         return [t for t in tokens if t not in words]

@@ -12,14 +12,14 @@ import re
 import sys
 import unicodedata
 
-_APOS = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'"})
+_APOS_MARKS = ("\u2019", "\u2018", "\u02bc", "\uff07")  # apostrophe look-alikes -> "'"
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _DECIMAL = re.compile(r"(?<=\d)\.(?=\d)")
 _INNER_APOS = re.compile(r"(?<=\w)'(?=\w)")
 _HYPHEN = re.compile(r"(?<=\w)[-\u2010\u2011](?=\w)")
 # Private-use placeholders protect the kept characters from the blanket removal below.
 _KEEP_APOS, _KEEP_DOT, _KEEP_HYPHEN = "\ue000", "\ue001", "\ue002"
-_RESTORE = str.maketrans({_KEEP_APOS: "'", _KEEP_DOT: ".", _KEEP_HYPHEN: "-"})
+_RESTORE_PAIRS = ((_KEEP_APOS, "'"), (_KEEP_DOT, "."), (_KEEP_HYPHEN, "-"))
 
 
 def _punct_class() -> re.Pattern[str]:
@@ -52,6 +52,7 @@ class Punc:
     """Remove punctuation; `hyphen` is "space" (default), "keep" or "join"."""
 
     name = "PUNC"
+    batchable = True  # per character / within a line only (see Pipeline.batch)
 
     def __init__(self, hyphen: str = "space") -> None:
         if hyphen not in HYPHEN_MODES:
@@ -60,9 +61,20 @@ class Punc:
         self._hyphen_to = {"space": " ", "keep": _KEEP_HYPHEN, "join": ""}[hyphen]
 
     def __call__(self, text: str) -> str:
+        return " ".join(self.split(text))
+
+    def split(self, text: str) -> list[str]:
+        """The punctuation-free text, split on whitespace (what a word tokeniser gets)."""
+        return self.strip(text).split()
+
+    def strip(self, text: str) -> str:
+        """Punctuation replaced, whitespace not yet collapsed. Works line by line: nothing
+        matches across a newline, so many texts joined by newlines give the same lines."""
         ascii_only = text.isascii()
         if not ascii_only:
-            text = text.translate(_APOS)
+            for mark in _APOS_MARKS:  # str.replace: faster than translate() on long text
+                if mark in text:
+                    text = text.replace(mark, "'")
         protected = False
         if "," in text:
             text = _THOUSANDS.sub("", text)
@@ -75,6 +87,8 @@ class Punc:
             protected = protected or self.hyphen == "keep"
         # ASCII text (the common case) only needs the small class, which is much faster.
         text = (_ASCII_PUNCT if ascii_only else _ALL_PUNCT).sub(" ", text)
-        if protected:
-            text = text.translate(_RESTORE)
-        return " ".join(text.split())
+        if protected:  # str.replace: far faster than translate() on long non-ASCII text
+            for mark, char in _RESTORE_PAIRS:
+                if mark in text:
+                    text = text.replace(mark, char)
+        return text

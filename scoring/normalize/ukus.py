@@ -31,6 +31,11 @@ class UkUs:
         self.path = path
         self.mapping = load_map(path)
 
+    @property
+    def keys(self) -> frozenset[str]:
+        """Tokens this step can change; every other token passes through unchanged."""
+        return frozenset(self.mapping)
+
     def __call__(self, tokens: list[str]) -> list[str]:
         get = self.mapping.get
         return [get(t, t) for t in tokens]

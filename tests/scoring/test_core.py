@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -198,3 +199,55 @@ def test_chinese_character_level() -> None:
     assert res.utterances[0].errors == 0 and res.summary["cer"] == 0.0
     res = sc.score({"z": "ＡＢＣ，今天"}, {"z": "abc 今夫"})
     assert res.utterances[0].n_ref == 3 and res.utterances[0].sub == 1
+
+
+def _reference_alignment(r: list[int], h: list[int], k: int) -> tuple[str, int]:
+    """Plain-Python DP with the documented cost (K, K, K+1) and back-trace rule."""
+    n, m = len(r), len(h)
+    d = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n + 1):
+        for j in range(m + 1):
+            if i == 0 or j == 0:
+                d[i][j] = (i + j) * k
+                continue
+            sub = 0 if r[i - 1] == h[j - 1] else k + 1
+            d[i][j] = min(d[i - 1][j - 1] + sub, d[i - 1][j] + k, d[i][j - 1] + k)
+    ops, i, j = [], n, m
+    while i or j:
+        sub = 0 if i and j and r[i - 1] == h[j - 1] else k + 1
+        if i and j and d[i][j] == d[i - 1][j - 1] + sub:
+            ops.append("C" if sub == 0 else "S")
+            i, j = i - 1, j - 1
+        elif i and d[i][j] == d[i - 1][j] + k:
+            ops.append("D")
+            i -= 1
+        else:
+            ops.append("I")
+            j -= 1
+    return "".join(reversed(ops)), d[n][m]
+
+
+@pytest.mark.parametrize("k", [12, 400, 40000])  # int16, int32 and int64 DP tables
+def test_align_batch_matches_reference_dp(k: int) -> None:
+    rng = random.Random(k)
+    pairs = []
+    for _ in range(300):
+        r = [6 + rng.randrange(5) for _ in range(rng.randint(0, 10))]
+        h = [6 + rng.randrange(5) for _ in range(rng.randint(0, 10))]
+        pairs.append((r, h))
+    codes, costs = align_batch(pairs, k)
+    assert list(zip(codes, costs, strict=True)) == [_reference_alignment(r, h, k) for r, h in pairs]
+
+
+def test_bootstrap_groups_identical_rows() -> None:
+    from scoring.stats import _distinct_rows
+
+    rng = np.random.default_rng(0)
+    cols = rng.integers(-3, 9, size=(500, 3)).astype(np.float64)
+    rows, counts = _distinct_rows(cols)
+    ref_rows, ref_counts = np.unique(cols, axis=0, return_counts=True)
+    assert np.array_equal(rows, ref_rows) and np.array_equal(counts, ref_counts)
+    cols[0, 0] = 0.5  # not integer-valued: the generic path
+    rows, counts = _distinct_rows(cols)
+    ref_rows, ref_counts = np.unique(cols, axis=0, return_counts=True)
+    assert np.array_equal(rows, ref_rows) and np.array_equal(counts, ref_counts)

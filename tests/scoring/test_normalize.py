@@ -71,3 +71,27 @@ def test_nsw_verbalises_and_caches(nsw_step) -> None:  # noqa: ANN001
 def test_punc_ascii_fast_path_equals_unicode_path(text: str) -> None:
     p = Punc()
     assert p(text + " \u00e9") == (p(text) + " \u00e9").strip()
+
+
+_BATCH_ALPHABET = (
+    "aAbBzZ \t\n-'.,!?0123456789\u2019\u2010\u00e9\u03a3\u03c3\u4e2d\ue000\ue001\ue002"
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.text(alphabet=_BATCH_ALPHABET, max_size=30), max_size=8),
+    st.sampled_from(["space", "keep", "join"]),
+)
+def test_pipeline_batch_equals_one_by_one(texts: list[str], hyphen: str) -> None:
+    from scoring.normalize import Pipeline
+
+    itj = Itj(DATA / "interjections.txt")
+    ukus = UkUs(DATA / "uk_us.tsv")
+    pipe = Pipeline([Case(), Punc(hyphen)], [itj, ukus])
+    texts = [*texts, "Uh the Colour, um, of the Aeroplane's wing", "one\ntwo"]
+    assert pipe.batch(texts) == [pipe(t) for t in texts]
+    # The fused token steps give what the steps give one after the other.
+    for t in texts:
+        toks = Punc(hyphen)(Case()(t)).split()
+        assert pipe(t) == ukus(itj(toks))

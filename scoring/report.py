@@ -49,25 +49,53 @@ def _rows(
     alt_cols: set[int] = set()
     for start, end, _, _ in u.alternatives:
         alt_cols.update(range(start, end))
-    ref_row, hyp_row, mark_row, edit_row = [], [], [], []
-    j = 0
-    for op, r, h in u.ops:
-        if upper_errors and op != "C":
-            r = r.upper() if r else r
-            h = h.upper() if h else h
-        ref_row.append(r if r is not None else "*" * max(1, width(h or "")))
-        hyp_row.append(h if h is not None else "*" * max(1, width(r or "")))
-        mark_row.append("#" if h is not None and j in alt_cols else "")
+    ref_row: list[str] = []
+    hyp_row: list[str] = []
+    mark_row: list[str] = []
+    edit_row: list[str] = []
+    ref, hyp = u.ref, u.hyp
+    i = j = 0
+    for op in u.codes:  # the columns of `u.ops`, without building the tuples
+        if op == "D":
+            r = ref[i]
+            i += 1
+            if upper_errors:
+                r = r.upper()
+            ref_row.append(r)
+            hyp_row.append("*" * max(1, width(r)))
+            mark_row.append("")
+            edit_row.append(op)
+            continue
+        h = hyp[j]
+        if op == "I":
+            if upper_errors:
+                h = h.upper()
+            ref_row.append("*" * max(1, width(h)))
+        else:
+            r = ref[i]
+            i += 1
+            if upper_errors and op != "C":
+                r, h = r.upper(), h.upper()
+            ref_row.append(r)
+        hyp_row.append(h)
+        mark_row.append("#" if j in alt_cols else "")
         edit_row.append("" if op == "C" else op)
-        if h is not None:
-            j += 1
+        j += 1
     return ref_row, hyp_row, mark_row, edit_row
 
 
 def _layout(label_rows: list[tuple[str, list[str]]]) -> list[str]:
-    n = len(label_rows[0][1])
-    widths = [max(width(row[c]) for _, row in label_rows) for c in range(n)]
     lab = max(len(label) for label, _ in label_rows) + 1
+    rows = [row for _, row in label_rows]
+    if all(("".join(row)).isascii() for row in rows):
+        # ASCII (the common case): display width is the length, padding is str.ljust.
+        widths = [max(map(len, col)) for col in zip(*rows, strict=True)]
+        return [
+            ((label + ":").ljust(lab + 1) + " ".join(map(str.ljust, row, widths))).rstrip()
+            for label, row in label_rows
+        ]
+    n = len(rows[0])
+    widths = [max(width(row[c]) for row in rows) for c in range(n)]
     return [
         (_pad(label + ":", lab + 1) + " ".join(_pad(row[c], widths[c]) for c in range(n))).rstrip()
         for label, row in label_rows

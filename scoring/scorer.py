@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import itertools
 import math
@@ -231,6 +232,17 @@ class Scorer:
 
     def score(self, refs: dict[str, str], hyps: dict[str, str]) -> ScoreResult:
         """Score hypotheses against references; every reference ID yields one result."""
+        # Scoring allocates millions of small acyclic objects (token lists, tuples): the cyclic
+        # garbage collector would rescan every live object of the process many times over.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._score(refs, hyps)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _score(self, refs: dict[str, str], hyps: dict[str, str]) -> ScoreResult:
         unknown = [key for key in hyps if key not in refs]
         if unknown:
             raise ScoringError(

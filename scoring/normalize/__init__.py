@@ -68,13 +68,9 @@ class Pipeline:
         if tail == len(steps) or not self._split_last:
             return [self(t) for t in texts]
         head = steps[:tail]
-        if head:
-            out = []
-            for t in texts:
-                for step in head:
-                    t = step(t)
-                out.append(t)
-            texts = out
+        for step in head:
+            batch = getattr(step, "batch", None)
+            texts = batch(texts) if batch is not None else [step(t) for t in texts]
         joined = "\n".join(texts)
         if joined.count("\n") != len(texts) - 1 or _PLACEHOLDERS.search(joined):
             lines = []
@@ -86,6 +82,19 @@ class Pipeline:
             for step in steps[tail:-1]:
                 joined = step(joined)
             lines = steps[-1].strip(joined).split("\n")
+        touched = self._touched
+        if touched is not None:
+            touched = touched.intersection("\n".join(lines).split())
+            if not touched:  # no token of any text is changed by a token step
+                return [line.split() for line in lines]
+            fn = self._token
+            out_tokens = []
+            for line in lines:
+                tokens = line.split()
+                if not touched.isdisjoint(tokens):
+                    tokens = [x for x in map(fn, tokens) if x is not None]
+                out_tokens.append(tokens)
+            return out_tokens
         finish = self._token_steps
         return [finish(line.split()) for line in lines]
 

@@ -98,6 +98,12 @@ class Nsw:
                     logging.getLogger(name).setLevel(logging.WARNING)
         return self._normalizer
 
+    def batch(self, texts: list[str]) -> list[str]:
+        """`[self(t) for t in texts]`; one pattern search over all texts when none needs NSW."""
+        if not NEEDS_NSW.search("\n".join(texts)):
+            return list(texts)
+        return [self(t) for t in texts]
+
     def __call__(self, text: str) -> str:
         if not NEEDS_NSW.search(text):
             return text

@@ -8,8 +8,8 @@ Every other Unicode punctuation character (category P*) becomes a space.
 
 from __future__ import annotations
 
+import functools
 import re
-import sys
 import unicodedata
 
 _APOS_MARKS = ("\u2019", "\u2018", "\u02bc", "\uff07")  # apostrophe look-alikes -> "'"
@@ -22,10 +22,16 @@ _KEEP_APOS, _KEEP_DOT, _KEEP_HYPHEN = "\ue000", "\ue001", "\ue002"
 _RESTORE_PAIRS = ((_KEEP_APOS, "'"), (_KEEP_DOT, "."), (_KEEP_HYPHEN, "-"))
 
 
+# Unicode assigns punctuation (P*) only in planes 0 and 1; planes 2-16 hold ideographs, tags and
+# private use (tests/scoring/test_normalize.py checks this against the running Unicode data).
+_SCAN_END = 0x20000
+
+
+@functools.cache
 def _punct_class() -> re.Pattern[str]:
     """One regex character class with every Unicode punctuation (P*) code point, as ranges."""
     ranges: list[list[int]] = []
-    for c in range(sys.maxunicode + 1):
+    for c in range(_SCAN_END):
         if unicodedata.category(chr(c)).startswith("P"):
             if ranges and ranges[-1][1] == c - 1:
                 ranges[-1][1] = c
@@ -38,7 +44,8 @@ def _punct_class() -> re.Pattern[str]:
     return re.compile(f"[{body}]+")
 
 
-_ALL_PUNCT = _punct_class()
+# The full P* class is built on first use (the first non-ASCII text): `import scoring` and
+# ASCII-only corpora never pay for the scan.
 # The same P* class restricted to ASCII: far faster on the common, ASCII-only text.
 _ASCII_PUNCT = re.compile(
     "["
@@ -86,7 +93,7 @@ class Punc:
             text = _HYPHEN.sub(self._hyphen_to, text)
             protected = protected or self.hyphen == "keep"
         # ASCII text (the common case) only needs the small class, which is much faster.
-        text = (_ASCII_PUNCT if ascii_only else _ALL_PUNCT).sub(" ", text)
+        text = (_ASCII_PUNCT if ascii_only else _punct_class()).sub(" ", text)
         if protected:  # str.replace: far faster than translate() on long non-ASCII text
             for mark, char in _RESTORE_PAIRS:
                 if mark in text:

@@ -95,3 +95,14 @@ def test_pipeline_batch_equals_one_by_one(texts: list[str], hyphen: str) -> None
     for t in texts:
         toks = Punc(hyphen)(Case()(t)).split()
         assert pipe(t) == ukus(itj(toks))
+
+
+def test_punctuation_only_in_planes_0_and_1() -> None:
+    import sys
+    import unicodedata
+
+    from scoring.normalize.punc import _SCAN_END
+
+    assert not [
+        c for c in range(_SCAN_END, sys.maxunicode + 1) if unicodedata.category(chr(c))[0] == "P"
+    ]

@@ -9,10 +9,10 @@ sclite's preference (its weights sub 4, del 3, ins 3 favour a deletion+insertion
 substitutions when the edit count is equal).
 
 * `align_batch` (the fast exact path): dynamic programming vectorised with numpy over a batch
-  of utterances; the insertion recurrence inside a row is a running minimum
-  (D[i,j] = j*K + cummin_k(T[k] - k*K)). Edit positions come from one fixed back-trace rule:
-  walking back from the end, take the diagonal (match/substitution) when it is optimal, else a
-  deletion, else an insertion.
+  of utterances; the table holds U[i,j] = D[i,j] - j*K, so that U[i,j] = min(U[i-1,j-1] + sub
+  - K, U[i-1,j] + K, U[i,j-1]) and the insertion term is a running minimum along the row. Edit
+  positions come from one fixed back-trace rule: walking back from the end, take the diagonal
+  (match/substitution) when it is optimal, else a deletion, else an insertion.
 * `FstAligner` (hypotheses with DAE slots): the shortest path of R o L o H where R is the
   reference, H the hypothesis lattice (a sausage with begin/end markers around each slot) and
   the edit transducer L = Ll o Lr is factored through auxiliary symbols <sub>, <del>, <ins>, so
@@ -65,16 +65,19 @@ def _align_chunk(chunk, k, idx, codes, costs) -> None:  # noqa: ANN001 - interna
         itertools.chain.from_iterable(h for _, h in chunk), dtype=np.int64, count=int(m.sum())
     )
     # Per (ref position, hyp position): 1 on a match, 2 otherwise (the back-trace letter code of
-    # the diagonal), and the substitution cost 0 or K+1.
+    # the diagonal), and the substitution cost 0 or K+1 less K (see U below).
     diag_code = (ref[:, :, None] != hyp[:, None, :]).view(np.uint8)
-    subc = diag_code.astype(dtype)
-    subc *= k + 1
+    sub_k = diag_code.astype(dtype)
+    sub_k *= k + 1
+    sub_k -= k
     diag_code += 1
-    jk = np.arange(mmax + 1, dtype=dtype) * k
+    # The table holds U[i, j] = D[i, j] - j*K, which makes the insertion term a plain running
+    # minimum: U[i, j] = min(U[i-1, j-1] + sub - K, U[i-1, j] + K, U[i, j-1]).
     dist = np.empty((b, nmax + 1, mmax + 1), dtype=dtype)
-    dist[:, 0, :] = jk
+    dist[:, 0, :] = 0
     # The back-trace rule, decided per cell while filling: 1 C / 2 S (the diagonal is
-    # optimal), else 3 D (the cell above is), else 4 I; 0 at the origin.
+    # optimal), else 3 D (the cell above is), else 4 I; 0 at the origin. The comparisons hold
+    # in U as in D (both sides shift by the same j*K).
     w = mmax + 1
     dirs = np.empty((b, nmax + 1, w), dtype=np.uint8)
     dirs[:, 0, :] = 4
@@ -88,13 +91,11 @@ def _align_chunk(chunk, k, idx, codes, costs) -> None:  # noqa: ANN001 - interna
     for i in range(1, nmax + 1):
         prev = dist[:, i - 1, :]
         t[:, 0] = i * k
-        np.add(prev[:, :-1], subc[:, i - 1, :mmax], out=via_diag)
+        np.add(prev[:, :-1], sub_k[:, i - 1, :mmax], out=via_diag)
         np.add(prev[:, 1:], k, out=via_up)
         np.minimum(via_diag, via_up, out=t[:, 1:])
-        t -= jk
         row = dist[:, i, :]
         np.minimum.accumulate(t, axis=1, out=row)
-        row += jk
         if mmax:
             code = dirs[:, i, 1:]
             np.equal(row[:, 1:], via_up, out=ok)
@@ -106,7 +107,7 @@ def _align_chunk(chunk, k, idx, codes, costs) -> None:  # noqa: ANN001 - interna
     moves = np.array([0, w + 1, w + 1, w, 1], dtype=np.int64)
     flat_dirs = dirs.reshape(-1)
     here = np.arange(b, dtype=np.int64) * ((nmax + 1) * w) + n * w + m
-    total = dist.reshape(-1)[here]
+    total = dist.reshape(-1)[here].astype(np.int64) + m * k  # D = U + j*K
     ops = np.zeros((b, nmax + mmax + 1), dtype=np.uint8)
     for step in range(nmax + mmax):
         d = flat_dirs[here]

@@ -41,10 +41,11 @@ def _without_timing(path: Path) -> dict:
     return s
 
 
-def _containers_created(image: str, since: float) -> int:
+def _containers_created(image: str, since: float, until: float | None = None) -> int:
     from asrbench.docker_build import client
 
-    events = client().events(since=int(since) - 1, until=int(time.time()) + 1, decode=True,
+    until = until if until is not None else time.time()
+    events = client().events(since=int(since), until=int(until) + 1, decode=True,
                              filters={"type": "container", "event": "create", "image": image})
     return sum(1 for _ in events)
 
@@ -60,6 +61,7 @@ def reference(stateless_pocketsphinx: Path, tmp_path_factory: pytest.TempPathFac
 
 def test_jobs2_equals_jobs1_then_cache_hit_starts_no_container(
         reference: dict, stateless_pocketsphinx: Path, tmp_path: Path) -> None:
+    t0 = time.time()
     _bench(stateless_pocketsphinx, tmp_path / "cache", tmp_path / "r2", 2)
     ref, two = reference["cell"], _cell(tmp_path / "r2")
     run2 = json.loads((two / "run.json").read_text())
@@ -72,6 +74,9 @@ def test_jobs2_equals_jobs1_then_cache_hit_starts_no_container(
     assert (two / "hyp.raw.tsv").read_text().count("\n") == int(N)
 
     image = run2["model"]["image"]
+    since = time.time()
+    assert _containers_created(image, t0, since) == 2  # the event query does see our shards
+    time.sleep(1.5)  # event times are whole seconds: keep the two windows apart
     since = time.time()
     p = _bench(stateless_pocketsphinx, tmp_path / "cache", tmp_path / "r3", 2)
     assert "cache hit" in p.stdout

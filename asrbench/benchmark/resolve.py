@@ -63,10 +63,8 @@ def resolve_model(model: str | Path) -> Model:
     except ModelCardError:
         raise
     except Exception as exc:
-        raise BenchmarkError(
-            f"model {model!r}: {first or 'not a local folder'}; the zoo could not provide it "
-            f"either: {exc}"
-        ) from exc
+        local = str(first) if first else f"model {model!r}: pinned version {version}"
+        raise BenchmarkError(f"{local}; the zoo could not provide it either: {exc}") from exc
 
 
 def resolve_dataset(dataset: str | Path) -> Dataset:

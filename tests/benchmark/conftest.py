@@ -20,6 +20,10 @@ FAKE_PROGRAM = textwrap.dedent('''
     if MODE == "broken":
         print("fake: cannot load weights from /nonexistent/model.bin", file=sys.stderr)
         sys.exit(3)
+    crash_after = None
+    if MODE == "crash_once" and not os.path.exists(MARKER):
+        open(MARKER, "w").close()
+        crash_after = 2
     with open(out / "hyp.tsv", "a") as hyp, open(out / "failed.tsv", "a") as failed, \\
          open(out / "timing.tsv", "a") as timing:
         for line in Path(wav_list).read_text().splitlines():
@@ -27,14 +31,22 @@ FAKE_PROGRAM = textwrap.dedent('''
             if uid in FAIL_IDS:
                 failed.write(f"{uid}\\tsimulated decoder crash\\n")
                 continue
+            if crash_after is not None and crash_after == 0:
+                hyp.write(f"{uid}\\tin being compa")  # torn line, then a crash
+                hyp.flush()
+                os._exit(139)
             hyp.write(f"{uid}\\tin being comparatively modern\\n")
             timing.write(f"{uid}\\t0.0100\\t1.000\\n")
+            hyp.flush()
+            timing.flush()
+            if crash_after is not None:
+                crash_after -= 1
     print("fake: done; utt timeout", os.environ.get("ASRBENCH_UTT_TIMEOUT"), file=sys.stderr)
 ''')
 
 
 def make_fake_model(root: Path, model_id: str, mode: str = "ok",
-                    fail_ids: tuple[str, ...] = ()) -> Path:
+                    fail_ids: tuple[str, ...] = (), marker: Path | None = None) -> Path:
     """A model folder whose program needs no packages (fast with the local runner)."""
     folder = root / model_id
     folder.mkdir(parents=True)
@@ -50,7 +62,8 @@ def make_fake_model(root: Path, model_id: str, mode: str = "ok",
         """))
     (folder / "Dockerfile").write_text("FROM scratch\n")
     (folder / "requirements.txt").write_text("# none\n")
-    head = f"MODE = {mode!r}\nFAIL_IDS = {set(fail_ids)!r}\n"
+    head = (f"MODE = {mode!r}\nFAIL_IDS = {set(fail_ids)!r}\n"
+            f"MARKER = {str(marker or root / 'crashed-once')!r}\n")
     (folder / "fake.py").write_text(head + FAKE_PROGRAM)
     return folder
 

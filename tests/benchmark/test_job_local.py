@@ -7,7 +7,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from asrbench.benchmark import run_benchmark
+import pytest
+
+from asrbench.benchmark import BenchmarkError, run_benchmark
 from asrbench.paths import REPO_ROOT
 
 OPS = REPO_ROOT / "ops"
@@ -92,3 +94,35 @@ def test_unwritable_results_or_full_disk_fail_before_running(fake_models,
              env={"ASRBENCH_MIN_FREE_MB": str(1 << 40)})
     assert p.returncode == 1 and "MiB free" in p.stderr
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+
+
+def test_crashed_program_resumes_to_the_uninterrupted_result(fake_models,
+                                                             tmp_path: Path) -> None:
+    crashy = fake_models("fake_crashy", mode="crash_once", marker=tmp_path / "crashed")
+    steady = fake_models("fake_steady")
+    kw = dict(dataset="mini_en", runner="local", cache_root=tmp_path / "c", progress=False,
+              max_utts=10, scorer_options={"nsw": False})
+    with pytest.raises(BenchmarkError) as err:
+        run_benchmark(crashy, results_root=tmp_path / "r", jobs=1, **kw)
+    msg = str(err.value)
+    assert "fake_crashy" in msg and "8 of 10" in msg and "exited with status 139" in msg
+    assert not (tmp_path / "r" / "fake_crashy").exists()
+    resumed = run_benchmark(crashy, results_root=tmp_path / "r", jobs=1, **kw)
+    run = json.loads((Path(resumed["out_dir"]) / "run.json").read_text())
+    assert run["cache"]["utts_run"] == 8  # the 2 done before the crash were kept
+    whole = run_benchmark(steady, results_root=tmp_path / "r2", jobs=2, **kw)
+    a, b = Path(resumed["out_dir"]), Path(whole["out_dir"])
+    for name in ("hyp.raw.tsv", "utterances.jsonl", "timing.tsv"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    sa, sb = (json.loads((d / "summary.json").read_text()) for d in (a, b))
+    for s in (sa, sb):
+        for k in ("model", "model_identity", "cache_key"):
+            s.pop(k)
+    assert sa == sb
+    # run.json holds what reproducing the number needs
+    assert run["git"]["commit"] and isinstance(run["git"]["dirty"], bool)
+    assert run["model"]["card"]["id"] == "fake_crashy" and run["model"]["source_hash"]
+    assert run["dataset"]["hash"].startswith("sha256:") and run["selection"]["ids_sha256"]
+    assert run["options"]["max_utts"] == 10 and run["options"]["seed"] == 0
+    assert run["scorer"]["config"]["data_files"] and run["packages"]["python"]
+    assert run["host"]["cpus"] and run["times"]["started"] < run["times"]["ended"]

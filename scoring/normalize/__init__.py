@@ -72,7 +72,9 @@ class Pipeline:
             batch = getattr(step, "batch", None)
             texts = batch(texts) if batch is not None else [step(t) for t in texts]
         joined = "\n".join(texts)
-        if joined.count("\n") != len(texts) - 1 or _PLACEHOLDERS.search(joined):
+        if joined.count("\n") != len(texts) - 1 or (
+            not joined.isascii() and _PLACEHOLDERS.search(joined)
+        ):
             lines = []
             for t in texts:
                 for step in steps[tail:-1]:

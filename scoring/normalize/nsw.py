@@ -18,6 +18,7 @@ from pathlib import Path
 
 # A string needs NSW only when it holds a digit or one of these symbols.
 NEEDS_NSW = re.compile(r"[0-9$€£¥%&@#+=/°§½¼¾]")
+_ASCII_TRIGGERS = "0123456789$%&@#+=/"  # the ASCII part of NEEDS_NSW
 
 
 def _nemo_version() -> str:
@@ -100,7 +101,12 @@ class Nsw:
 
     def batch(self, texts: list[str]) -> list[str]:
         """`[self(t) for t in texts]`; one pattern search over all texts when none needs NSW."""
-        if not NEEDS_NSW.search("\n".join(texts)):
+        joined = "\n".join(texts)
+        if joined.isascii():  # substring scans are much faster than the class search
+            needed = any(c in joined for c in _ASCII_TRIGGERS)
+        else:
+            needed = NEEDS_NSW.search(joined) is not None
+        if not needed:
             return list(texts)
         return [self(t) for t in texts]
 

@@ -106,3 +106,9 @@ def test_punctuation_only_in_planes_0_and_1() -> None:
     assert not [
         c for c in range(_SCAN_END, sys.maxunicode + 1) if unicodedata.category(chr(c))[0] == "P"
     ]
+
+
+def test_nsw_ascii_triggers_match_pattern() -> None:
+    from scoring.normalize.nsw import _ASCII_TRIGGERS, NEEDS_NSW
+
+    assert {chr(c) for c in range(128) if NEEDS_NSW.match(chr(c))} == set(_ASCII_TRIGGERS)

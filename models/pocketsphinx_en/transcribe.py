@@ -8,6 +8,7 @@ utterance as it goes: `hyp.tsv` (ID, TEXT), `timing.tsv` (ID, processing s, audi
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import wave
@@ -59,6 +60,7 @@ def main(wav_list: str, result_dir: str) -> int:
             return 2
         if uid not in skip:
             todo.append((uid, path))
+    utt_timeout = float(os.environ.get("ASRBENCH_UTT_TIMEOUT") or 0)
     t0 = time.perf_counter()
     config = Config(loglevel="FATAL")  # the default en-us acoustic model, LM and dictionary
     decoder = Decoder(config)
@@ -71,6 +73,9 @@ def main(wav_list: str, result_dir: str) -> int:
             start = time.perf_counter()
             try:
                 pcm, seconds = read_pcm(path)
+                # Without this the decoder carries feature (CMN) statistics from one utterance
+                # into the next, so a result would depend on the order and sharding of the list.
+                decoder.reinit_feat()
                 decoder.start_utt()
                 decoder.process_raw(pcm, full_utt=True)
                 decoder.end_utt()
@@ -82,6 +87,12 @@ def main(wav_list: str, result_dir: str) -> int:
                 print(f"{uid}: failed: {exc}", file=sys.stderr)
                 continue
             elapsed = time.perf_counter() - start
+            if utt_timeout and elapsed > utt_timeout:
+                # The C decoder cannot be interrupted mid-call; the limit is enforced when it
+                # returns, and the utterance counts as failed, as the contract asks.
+                failed.write(f"{uid}\ttimeout: {elapsed:.1f} s > {utt_timeout:g} s\n")
+                failed.flush()
+                continue
             hyp.write(f"{uid}\t{text}\n")
             hyp.flush()
             timing.write(f"{uid}\t{elapsed:.4f}\t{seconds:.3f}\n")

@@ -85,7 +85,7 @@ class DockerRunner(Runner):
             network_mode="bridge" if model.card.network else "none",
             mem_limit=options.memory or model.card.memory,
             detach=True,
-            labels={"org.asrbench.model": model.id},
+            labels={"org.asrbench.model": model.id, "org.asrbench.work": str(work_dir)},
             security_opt=["no-new-privileges"],
             cap_drop=["ALL"],
         )

@@ -41,13 +41,20 @@ def _without_timing(path: Path) -> dict:
     return s
 
 
-def _containers_created(image: str, since: float, until: float | None = None) -> int:
+def _containers_created(image: str, since: float, until: float | None = None,
+                        under: Path | None = None) -> int:
+    """Containers of `image` created in the window; with `under`, only those whose work dir
+    (the runner's org.asrbench.work label) lies below it, so other jobs' containers on the
+    same engine don't count."""
     from asrbench.docker_build import client
 
     until = until if until is not None else time.time()
     events = client().events(since=int(since), until=int(until) + 1, decode=True,
                              filters={"type": "container", "event": "create", "image": image})
-    return sum(1 for _ in events)
+    prefix = str(under.resolve()) if under else ""
+    return sum(1 for e in events
+               if e.get("Actor", {}).get("Attributes", {}).get("org.asrbench.work", "")
+               .startswith(prefix))
 
 
 @pytest.fixture(scope="module")
@@ -75,12 +82,13 @@ def test_jobs2_equals_jobs1_then_cache_hit_starts_no_container(
 
     image = run2["model"]["image"]
     since = time.time()
-    assert _containers_created(image, t0, since) == 2  # the event query does see our shards
+    # the event query does see our shards: a positive control for the zero below
+    assert _containers_created(image, t0, since, tmp_path) == 2
     time.sleep(1.5)  # event times are whole seconds: keep the two windows apart
     since = time.time()
     p = _bench(stateless_pocketsphinx, tmp_path / "cache", tmp_path / "r3", 2)
     assert "cache hit" in p.stdout
-    assert _containers_created(image, since) == 0
+    assert _containers_created(image, since, under=tmp_path) == 0
     run3 = json.loads((_cell(tmp_path / "r3") / "run.json").read_text())
     assert run3["cache"]["hit"] and run3["cache"]["utts_run"] == 0 and run3["shards"] == []
     # same command, same inputs: summary.json identical byte for byte (timings come from the

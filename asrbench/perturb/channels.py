@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import scipy.signal
 import soundfile as sf
 
 from asrbench.perturb.dsp import PerturbError, avoid_overflow, fit_length, resample
@@ -37,7 +38,22 @@ def _codec_roundtrip(x: np.ndarray, sr: int, ext: str, enc_args: list[str],
         out, out_sr = sf.read(dec, dtype="float64")
     if out.ndim > 1:
         out = out.mean(axis=1)
-    return fit_length(resample(out, out_sr, sr), len(x))
+    out = resample(out, out_sr, codec_sr)
+    return fit_length(resample(remove_delay(y, out, codec_sr), codec_sr, sr), len(x))
+
+
+def remove_delay(ref: np.ndarray, out: np.ndarray, sr: int, max_s: float = 0.25) -> np.ndarray:
+    """Undo a codec's delay (encoder/decoder padding, e.g. ~1100 samples for LAME).
+
+    The delay is the lag of the cross-correlation peak between input and output within
+    [0, max_s]; without this, intrusive scores (PESQ, STOI) would measure the misalignment.
+    """
+    n = min(len(ref), len(out))
+    if n == 0:
+        return out
+    xc = scipy.signal.correlate(out[:n], ref[:n], mode="full", method="fft")[n - 1:]
+    lag = int(np.argmax(xc[: int(max_s * sr)]))
+    return out[lag:]
 
 
 @register("gsm", "channel")

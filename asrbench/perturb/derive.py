@@ -32,7 +32,7 @@ from asrbench.perturb.noise import Context
 from asrbench.perturb.spec import canonical_spec, spec_slug
 
 # Bump when a perturbation's output changes for the same spec, so stale cache entries are unused.
-CODE_VERSION = "perturb-v1"
+CODE_VERSION = "perturb-v2"  # v2: codec delay removed (mp3, gsm)
 
 
 def cache_key(audio_sha: str, spec: str, seed: int, utt_id: str) -> str:

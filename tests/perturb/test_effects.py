@@ -236,3 +236,12 @@ def test_gsm_is_lossy_but_intelligible(speech):
     x, sr = speech
     snr = _snr_aligned(x, apply_spec(x, sr, "gsm"))
     assert 0 < snr < 25
+
+
+@pytest.mark.parametrize("spec", ["gsm", "mp3:1", "mp3:4"])
+def test_codec_delay_removed(spec, speech):
+    """Codec output is time-aligned with its input (intrusive quality scores rely on it)."""
+    x, sr = speech
+    y = apply_spec(x, sr, spec)
+    lag = int(np.argmax(scipy.signal.correlate(y, x, mode="full", method="fft"))) - (len(x) - 1)
+    assert abs(lag) <= 1

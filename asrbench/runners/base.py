@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from asrbench.dataset import Dataset, Utterance
+from asrbench.fsio import atomic_write_text
 from asrbench.modelcard import Model
 
 LOG_TAIL_LINES = 30
@@ -63,6 +64,32 @@ def read_tsv_pairs(path: Path) -> dict[str, str]:
         uid, _, value = line.partition("\t")
         out[uid] = value
     return out
+
+
+def prepare_work_dir(
+    work_dir: Path,
+    dataset: Dataset,
+    utterances: Sequence[Utterance] | None,
+    audio_path: Callable[[Utterance], str],
+) -> tuple[Path, Path]:
+    """Make `work_dir/out/` and write `work_dir/wav.lst` (paths as the program will see them)."""
+    work_dir = Path(work_dir).resolve()
+    out_dir = work_dir / "out"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    utts = utterances if utterances is not None else dataset.utterances
+    atomic_write_text(work_dir / "wav.lst", "".join(f"{u.id}\t{audio_path(u)}\n" for u in utts))
+    return work_dir, out_dir
+
+
+def failure(model_id: str, what: str, where: str, out_dir: Path, log_path: Path,
+            exit_code: int | None) -> RunnerError:
+    """The error for a run that stopped: what happened, where partial results are, log tail."""
+    return RunnerError(
+        f"model {model_id} {what} ({where}); partial results kept in {out_dir}; "
+        f"log {log_path}, tail:\n{log_tail(log_path)}",
+        log_path,
+        exit_code,
+    )
 
 
 def log_tail(path: Path, n: int = LOG_TAIL_LINES) -> str:

@@ -10,9 +10,15 @@ from pathlib import Path
 
 from asrbench.dataset import Dataset, Utterance
 from asrbench.docker_build import BuildOptions, build_model_image, client
-from asrbench.fsio import atomic_write_text
 from asrbench.modelcard import Model
-from asrbench.runners.base import Runner, RunnerError, RunOptions, RunResult, log_tail
+from asrbench.runners.base import (
+    Runner,
+    RunnerError,
+    RunOptions,
+    RunResult,
+    failure,
+    prepare_work_dir,
+)
 
 DATA_MOUNT = "/data"
 WORK_MOUNT = "/work"
@@ -58,12 +64,8 @@ class DockerRunner(Runner):
         options = options or RunOptions()
         image_id = self.prepare(model)
         tag = self._images[model.root][0]
-        work_dir = Path(work_dir).resolve()
-        out_dir = work_dir / "out"
-        out_dir.mkdir(parents=True, exist_ok=True)
-        utts = list(utterances if utterances is not None else dataset.utterances)
-        atomic_write_text(
-            work_dir / "wav.lst", "".join(f"{u.id}\t{DATA_MOUNT}/{u.audio}\n" for u in utts)
+        work_dir, out_dir = prepare_work_dir(
+            work_dir, dataset, utterances, lambda u: f"{DATA_MOUNT}/{u.audio}"
         )
         user, owner = _user_and_owner()
         if owner is not None:
@@ -116,22 +118,14 @@ class DockerRunner(Runner):
             container.kill()
             streamer.join(timeout=10)
             container.remove(force=True)
-            raise RunnerError(
-                f"model {model.id} timed out after {options.timeout_s:.0f} s (docker runner); "
-                f"partial results kept in {out_dir}; log tail:\n{log_tail(log_path)}",
-                log_path,
-            ) from None
+            raise failure(model.id, f"timed out after {options.timeout_s:.0f} s",
+                          "docker runner", out_dir, log_path, None) from None
         streamer.join(timeout=30)
         wall = time.monotonic() - start
         container.remove(force=True)
         if rc != 0:
             what = "was killed for using too much memory" if oom else f"exited with status {rc}"
-            raise RunnerError(
-                f"model {model.id} {what} (docker runner, image {tag}); partial results kept in "
-                f"{out_dir}; log {log_path}, tail:\n{log_tail(log_path)}",
-                log_path,
-                rc,
-            )
+            raise failure(model.id, what, f"docker runner, image {tag}", out_dir, log_path, rc)
         startup = (first_output[0] - start) if first_output else wall
         return RunResult(self.name, image_id, out_dir, out_dir / "hyp.tsv",
                          out_dir / "timing.tsv", log_path, wall, rc, startup)

@@ -18,7 +18,15 @@ from asrbench.dataset import Dataset, Utterance
 from asrbench.fsio import atomic_write_text
 from asrbench.modelcard import Model, has_requirements
 from asrbench.paths import cache_dir
-from asrbench.runners.base import Runner, RunnerError, RunOptions, RunResult, log_tail
+from asrbench.runners.base import (
+    Runner,
+    RunnerError,
+    RunOptions,
+    RunResult,
+    failure,
+    log_tail,
+    prepare_work_dir,
+)
 
 # Variables a model program may need to run at all; everything else is withheld, as in Docker.
 _BASE_ENV = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
@@ -78,15 +86,10 @@ class LocalRunner(Runner):
     ) -> RunResult:
         options = options or RunOptions()
         identity = self.prepare(model)
-        work_dir = Path(work_dir).resolve()
-        out_dir = work_dir / "out"
-        out_dir.mkdir(parents=True, exist_ok=True)
-        utts = list(utterances if utterances is not None else dataset.utterances)
-        wav_list = work_dir / "wav.lst"
-        atomic_write_text(
-            wav_list,
-            "".join(f"{u.id}\t{(dataset.root / u.audio).resolve()}\n" for u in utts),
+        work_dir, out_dir = prepare_work_dir(
+            work_dir, dataset, utterances, lambda u: str((dataset.root / u.audio).resolve())
         )
+        wav_list = work_dir / "wav.lst"
         env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
         env.update({s: os.environ[s] for s in model.card.secrets if s in os.environ})
         env.update(options.env)
@@ -103,20 +106,11 @@ class LocalRunner(Runner):
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
                 proc.wait()
-                raise RunnerError(
-                    f"model {model.id} timed out after {options.timeout_s:.0f} s (local runner); "
-                    f"partial results kept in {out_dir}; log tail:\n{log_tail(log_path)}",
-                    log_path,
-                    None,
-                ) from None
+                raise failure(model.id, f"timed out after {options.timeout_s:.0f} s",
+                              "local runner", out_dir, log_path, None) from None
         wall = time.monotonic() - start
         if rc != 0:
             what = f"killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
-            raise RunnerError(
-                f"model {model.id} {what} (local runner); partial results kept in {out_dir}; "
-                f"log {log_path}, tail:\n{log_tail(log_path)}",
-                log_path,
-                rc,
-            )
+            raise failure(model.id, what, "local runner", out_dir, log_path, rc)
         return RunResult(self.name, identity, out_dir, out_dir / "hyp.tsv",
                          out_dir / "timing.tsv", log_path, wall, rc)

@@ -22,7 +22,7 @@ from pathlib import Path
 from asrbench.modelcard import Model, has_requirements
 from asrbench.paths import REPO_ROOT, cache_dir
 
-BASE_IMAGE = os.environ.get("ASRBENCH_BASE_IMAGE", "asrbench/base:bookworm")
+BASE_IMAGE = "asrbench/base:bookworm"
 BASE_SCRIPT = REPO_ROOT / "scripts" / "build_base_image.sh"
 CONTEXT_DIR = Path(__file__).resolve().parent / "docker_context"
 
@@ -82,10 +82,23 @@ def ensure_base_image(name: str = BASE_IMAGE) -> str:
 class BuildOptions:
     """How to build a model image. Every field goes into the image tag's hash."""
 
-    base_image: str = BASE_IMAGE
-    mode: str = "wheelhouse"  # wheelhouse (hermetic) | network (pip inside the build)
-    ca_bundle: Path | None = None  # extra CA bundle for network builds behind a TLS proxy
+    # Defaults come from the environment so every command (benchmark, serve, push) builds alike:
+    # ASRBENCH_BASE_IMAGE, ASRBENCH_BUILD_MODE (wheelhouse | network), ASRBENCH_CA_BUNDLE.
+    base_image: str = field(default_factory=lambda: os.environ.get("ASRBENCH_BASE_IMAGE",
+                                                                   BASE_IMAGE))
+    mode: str = field(default_factory=lambda: os.environ.get("ASRBENCH_BUILD_MODE",
+                                                             "wheelhouse"))
+    ca_bundle: Path | None = field(
+        default_factory=lambda: Path(os.environ["ASRBENCH_CA_BUNDLE"])
+        if os.environ.get("ASRBENCH_CA_BUNDLE") else None
+    )
     build_args: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("wheelhouse", "network"):
+            raise ValueError(f"build mode {self.mode!r}: choose wheelhouse or network")
+        if self.ca_bundle is not None and not Path(self.ca_bundle).is_file():
+            raise ValueError(f"CA bundle {self.ca_bundle} not found")
 
 
 def wheelhouse(requirements: Path) -> Path:

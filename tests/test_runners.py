@@ -102,3 +102,34 @@ def test_image_is_reused_when_folder_unchanged(docker_runner, tmp_path) -> None:
     (copy / "transcribe.py").write_text((copy / "transcribe.py").read_text() + "\n# changed\n")
     tag3, id3 = build_model_image(load_model(copy))
     assert tag3 != tag1 and id3 != id1
+
+
+def _pypi_reachable() -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_network_build_with_extra_ca_bundle(docker_runner, tmp_path) -> None:
+    """Build mode `network`: pip runs inside the build and trusts the CA bundle passed in, as
+    behind a TLS-intercepting proxy; the result really has the package installed."""
+    import os
+
+    from asrbench.docker_build import BuildOptions, build_model_image, client
+
+    require("pypi", _pypi_reachable(), "pypi.org:443 cannot be reached")
+    bundle = Path(os.environ.get("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"))
+    copy = tmp_path / "crashy_en"
+    shutil.copytree(FIXTURES / "crashy_en", copy)
+    (copy / "requirements.txt").write_text("six==1.17.0\n")
+    opts = BuildOptions(mode="network", ca_bundle=bundle)
+    tag, _ = build_model_image(load_model(copy), opts)
+    out = client().containers.run(
+        tag, entrypoint=["/opt/venv/bin/python", "-c", "import six; print(six.__version__)"],
+        network_mode="none", remove=True)
+    assert out.decode().strip() == "1.17.0"
+    assert tag != build_model_image(load_model(copy), BuildOptions(mode="wheelhouse"))[0]

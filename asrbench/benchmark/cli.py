@@ -63,6 +63,10 @@ def benchmark(
     table: bool = typer.Option(False, "--table", help="print the leaderboard from stored "
                                "results (runs nothing)"),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress lines"),
+    env: list[str] = typer.Option(
+        None, "--env", help="non-secret setting KEY=VALUE for the model program, e.g. "
+        "OPENAI_BASE_URL=http://127.0.0.1:8000/v1 (repeatable; recorded in run.json and in "
+        "the cache key; secrets come only from the host environment)"),
 ) -> None:
     """Run every model x dataset cell; a failing cell is reported and the others still run."""
     if table:
@@ -85,8 +89,15 @@ def benchmark(
     def pick(cli, key, default=None):  # noqa: ANN001, ANN202 - command line wins over request
         return cli if cli is not None else o.get(key, default)
 
+    settings = dict(o.get("env") or {})
+    for item in env or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            typer.echo(f"error: --env {item!r}: expected KEY=VALUE", err=True)
+            raise typer.Exit(2)
+        settings[key] = value
     run_opts = RunOptions(timeout_s=float(pick(timeout, "timeout_s", 3600.0)),
-                          memory=o.get("memory"), cpus=o.get("cpus"))
+                          memory=o.get("memory"), cpus=o.get("cpus"), env=settings)
     scorer = {**(o.get("scorer") or {}), **_scorer_options(score_opt or [])}
     failures = []
     rows = []

@@ -131,6 +131,11 @@ def run_benchmark(
                              f"{exc}") from exc
     prepare_s = time.monotonic() - t_prep
     opts = copy.deepcopy(options) if options else RunOptions()
+    leaked = sorted(set(opts.env) & set(mdl.card.secrets))
+    if leaked:
+        # Settings are written to run.json and hashed into the cache key; secrets never are.
+        raise BenchmarkError(f"model {mdl.id}: {', '.join(leaked)} is a declared secret; set it "
+                             "in the host environment instead of passing it as a setting")
     if utt_timeout_s:
         opts.env[UTT_TIMEOUT_ENV] = f"{utt_timeout_s:g}"
     if gpus and mdl.card.gpu == "none":

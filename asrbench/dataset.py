@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,13 +103,18 @@ class Dataset:
         return content_hash(self.root, self.utterances)
 
 
-def content_hash(root: Path, utterances: list[Utterance]) -> str:
+def content_hash(
+    root: Path, utterances: list[Utterance], known: Mapping[str, str] | None = None
+) -> str:
+    """The dataset identity; `known` maps AUDIO paths to hex SHA-256s already computed."""
+    known = known or {}
     h = hashlib.sha256()
     h.update(b"asrbench-dataset-v1\0")
     h.update((root / "metadata.tsv").read_bytes())
     for utt in utterances:
+        sha = known.get(Path(utt.audio).as_posix()) or file_sha256(root / utt.audio)
         h.update(b"\0" + utt.id.encode() + b"\0")
-        h.update(file_sha256(root / utt.audio).encode())
+        h.update(sha.encode())
     return "sha256:" + h.hexdigest()
 
 
@@ -131,12 +136,9 @@ def _inside(root: Path, rel: str) -> tuple[bool, str]:
 def load_dataset(root: str | Path, check_audio: bool = True) -> Dataset:
     """Load and validate a dataset folder; raise DatasetError listing every error found."""
     root = Path(root)
-    problems = validate(root, check_audio=check_audio)
-    errors = [p for p in problems if p.severity == "error"]
-    if errors:
+    problems, meta, columns, rows = _check(root, check_audio)
+    if any(p.severity == "error" for p in problems):
         raise DatasetError(problems)
-    meta = _read_yaml(root / "dataset.yaml", [])
-    columns, rows = _read_rows(root / "metadata.tsv", [])
     return Dataset(
         root=root,
         id=str(meta.get("id", root.name)),
@@ -230,14 +232,20 @@ def _read_rows(path: Path, problems: list[Problem]) -> tuple[list[str], list[Utt
 
 def validate(root: str | Path, check_audio: bool = True) -> list[Problem]:
     """Return every problem found in a dataset folder (errors and warnings); writes nothing."""
-    root = Path(root)
+    return _check(Path(root), check_audio)[0]
+
+
+def _check(
+    root: Path, check_audio: bool
+) -> tuple[list[Problem], dict, list[str], list[Utterance]]:
+    """Parse and check once: (problems, dataset.yaml, columns, rows)."""
     problems: list[Problem] = []
     if not root.is_dir():
-        return [Problem(str(root), 0, "missing-dir", "dataset folder not found")]
+        return [Problem(str(root), 0, "missing-dir", "dataset folder not found")], {}, [], []
     meta = _read_yaml(root / "dataset.yaml", problems)
     rate = meta.get("sample_rate")
     meta_path = root / "metadata.tsv"
-    _, rows = _read_rows(meta_path, problems)
+    columns, rows = _read_rows(meta_path, problems)
     p = str(meta_path)
     seen: dict[str, int] = {}
     for utt in rows:
@@ -299,7 +307,7 @@ def validate(root: str | Path, check_audio: bool = True) -> list[Problem]:
             )
     if not rows and not any(pr.severity == "error" for pr in problems):
         problems.append(Problem(p, 0, "empty", "no utterances"))
-    return problems
+    return problems, meta, columns, rows
 
 
 def write_metadata(root: Path, columns: list[str], rows: list[dict[str, str]]) -> None:

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from asrbench.fsio import atomic_write_bytes, atomic_write_json
+from asrbench.fsio import atomic_write_bytes, atomic_write_json, file_sha256
 from asrbench.paths import REPO_ROOT
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import KINDS, ZooConfig, load_config
@@ -131,11 +131,7 @@ class _Download:
         """Verify the SHA-256 and move into the cache; on mismatch drop the partial and raise."""
         os.close(self.fd)
         self.fd = -1
-        h = hashlib.sha256()
-        with open(self.part, "rb") as f:
-            while block := f.read(CHUNK):
-                h.update(block)
-        got = h.hexdigest()
+        got = file_sha256(self.part, CHUNK)
         if got != self.sha:
             self.discard()
             raise ZooError(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
@@ -64,23 +63,12 @@ def default_source(kind: str, entry_id: str) -> Path:
 
 
 def dataset_content_hash(root: Path, files: list[FileEntry]) -> str:
-    """The dataset's identity, as `asrbench.dataset.content_hash`, from hashes already computed.
-
-    Same formula (and a test checks equality), so that pushing does not hash the audio twice.
-    """
-    from asrbench.dataset import load_dataset
+    """The dataset's identity (`asrbench.dataset.content_hash`) from the hashes push computed,
+    so that pushing does not read the audio twice."""
+    from asrbench.dataset import content_hash, load_dataset
 
     ds = load_dataset(root, check_audio=False)
-    by_path = {f.path: f.sha256 for f in files}
-    h = hashlib.sha256()
-    h.update(b"asrbench-dataset-v1\0")
-    h.update((root / "metadata.tsv").read_bytes())
-    for utt in ds.utterances:
-        rel = Path(utt.audio).as_posix()
-        sha = by_path.get(rel) or file_sha256(root / utt.audio)
-        h.update(b"\0" + utt.id.encode() + b"\0")
-        h.update(sha.encode())
-    return "sha256:" + h.hexdigest()
+    return content_hash(root, ds.utterances, {f.path: f.sha256 for f in files})
 
 
 def _check_entry(kind: str, root: Path) -> None:

@@ -105,15 +105,11 @@ class DockerRunner(Runner):
             raise RunnerError(f"model {model.id}: the container did not start: {exc}") from exc
         first_output: list[float] = []
         streamer = threading.Thread(
-            target=_stream_logs, args=(container, log_path, first_output, start), daemon=True
+            target=_stream_logs, args=(container, log_path, first_output), daemon=True
         )
         streamer.start()
         try:
             status = container.wait(timeout=options.timeout_s)
-            rc = int(status.get("StatusCode", -1))
-            oom = container.attrs.get("State", {}).get("OOMKilled", False)
-            container.reload()
-            oom = container.attrs.get("State", {}).get("OOMKilled", oom)
         except Exception:  # requests' ReadTimeout when the container outlives the timeout
             container.kill()
             streamer.join(timeout=10)
@@ -122,6 +118,9 @@ class DockerRunner(Runner):
                           "docker runner", out_dir, log_path, None) from None
         streamer.join(timeout=30)
         wall = time.monotonic() - start
+        rc = int(status.get("StatusCode", -1))
+        container.reload()  # State.OOMKilled is only known once the container has stopped
+        oom = container.attrs.get("State", {}).get("OOMKilled", False)
         container.remove(force=True)
         if rc != 0:
             what = "was killed for using too much memory" if oom else f"exited with status {rc}"
@@ -131,7 +130,7 @@ class DockerRunner(Runner):
                          out_dir / "timing.tsv", log_path, wall, rc, startup)
 
 
-def _stream_logs(container, log_path: Path, first: list[float], start: float) -> None:
+def _stream_logs(container, log_path: Path, first: list[float]) -> None:
     with open(log_path, "ab") as log:
         for chunk in container.logs(stream=True, follow=True):
             if not first:

@@ -27,19 +27,15 @@ def resolve_dataset_dir(dataset: str | Path) -> Path:
     candidate = REPO_ROOT / "datasets" / spec
     if (candidate / "metadata.tsv").is_file() and version is None:
         return candidate
+    from asrbench.zoo import ensure_dataset
+
     try:
-        from asrbench.zoo import ensure_dataset
-    except ImportError:
-        ensure_dataset = None
-    if ensure_dataset is not None:
-        try:
-            return Path(ensure_dataset(spec, version=version))
-        except Exception as exc:  # the zoo raises ZooError, boto errors...: all mean "not found"
-            raise BenchmarkError(
-                f"dataset {dataset!r}: not a local folder (looked for {candidate}/metadata.tsv) "
-                f"and the zoo could not provide it: {exc}"
-            ) from exc
-    raise BenchmarkError(f"dataset {dataset!r} not found (looked for {candidate}/metadata.tsv)")
+        return Path(ensure_dataset(spec, version=version))
+    except Exception as exc:  # the zoo raises ZooError, boto errors...: all mean "not found"
+        raise BenchmarkError(
+            f"dataset {dataset!r}: not a local folder (looked for {candidate}/metadata.tsv) "
+            f"and the zoo could not provide it: {exc}"
+        ) from exc
 
 
 def resolve_model(model: str | Path) -> Model:
@@ -54,10 +50,8 @@ def resolve_model(model: str | Path) -> Model:
             first = exc
     else:
         first = None
-    try:
-        from asrbench.zoo import ensure_model
-    except ImportError:
-        raise first or BenchmarkError(f"model {model!r}: no zoo available to pull it") from None
+    from asrbench.zoo import ensure_model
+
     try:
         return load_model(Path(ensure_model(spec, version=version)))
     except ModelCardError:

@@ -13,7 +13,7 @@ from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.request import load_request
 from asrbench.benchmark.results import check_writable, timing_stats
-from asrbench.benchmark.score import _align, _fallback
+from asrbench.benchmark.score import BenchmarkScorer
 from asrbench.benchmark.shard import sample_utterances, split_shards
 from asrbench.dataset import Utterance, load_dataset
 
@@ -91,11 +91,12 @@ def test_timing_stats_rtf_and_percentiles() -> None:
     assert t["latency_s"]["p50"] == pytest.approx(2.0) and t["latency_max_s"] == 3.0
 
 
-def test_fallback_scorer_counts_missing_as_deletions() -> None:
-    s = _fallback({"a": "The cat sat.", "b": "hello world"}, {"a": "the hat sat on"}, "test")
+def test_benchmark_scorer_counts_missing_as_deletions() -> None:
+    s = BenchmarkScorer().score({"a": "The cat sat.", "b": "hello world"},
+                                {"a": "the hat sat on"})
     assert s.summary["sub"] == 1 and s.summary["ins"] == 1 and s.summary["del"] == 2
     assert s.summary["n_missing"] == 1 and s.summary["coverage"] == 0.5
-    assert [o[0] for o in _align(["a", "b"], ["b"])] == ["D", "C"]
+    assert [u["id"] for u in s.utterances] == ["a", "b"]  # the missing one is not dropped
 
 
 def test_leaderboard_ranks_per_dataset(tmp_path: Path) -> None:

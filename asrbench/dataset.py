@@ -7,17 +7,17 @@ folder and may never leave it. A dataset's identity is the SHA-256 of its metada
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import soundfile as sf
 import yaml
 
-from asrbench.fsio import atomic_write_text, file_sha256
+from asrbench.errors import InputError
+from asrbench.fsio import atomic_write_text
 
 REQUIRED_COLUMNS = ("ID", "AUDIO", "DURATION", "TEXT")
 MAX_DURATION_S = 60.0  # longer utterances are reported (warning), never dropped silently
@@ -40,7 +40,7 @@ class Problem:
         return f"{where}: {self.severity}: [{self.code}] {self.message}"
 
 
-class DatasetError(Exception):
+class DatasetError(InputError):
     """Raised when a dataset has errors; carries every problem found, not just the first."""
 
     def __init__(self, problems: list[Problem]):
@@ -61,6 +61,21 @@ class Utterance:
     text: str
     extra: dict[str, str] = field(default_factory=dict)
     line: int = 0
+
+    def replaced(self, **changes: object) -> Utterance:
+        """A copy with some fields changed (e.g. audio and duration of a derived utterance)."""
+        return replace(self, **changes)
+
+    def cells(self, columns: list[str]) -> list[str]:
+        """This utterance as the cells of a metadata.tsv row (the inverse of reading one)."""
+        fixed = {"ID": self.id, "AUDIO": self.audio, "DURATION": format_duration(self.duration),
+                 "TEXT": self.text}
+        return [fixed[c] if c in fixed else self.extra.get(c, "") for c in columns]
+
+
+def format_duration(seconds: float) -> str:
+    """DURATION as written in metadata.tsv: seconds with millisecond precision."""
+    return f"{seconds:.3f}"
 
 
 @dataclass
@@ -103,19 +118,13 @@ class Dataset:
         return content_hash(self.root, self.utterances)
 
 
-def content_hash(
-    root: Path, utterances: list[Utterance], known: Mapping[str, str] | None = None
-) -> str:
-    """The dataset identity; `known` maps AUDIO paths to hex SHA-256s already computed."""
-    known = known or {}
-    h = hashlib.sha256()
-    h.update(b"asrbench-dataset-v1\0")
-    h.update((root / "metadata.tsv").read_bytes())
-    for utt in utterances:
-        sha = known.get(Path(utt.audio).as_posix()) or file_sha256(root / utt.audio)
-        h.update(b"\0" + utt.id.encode() + b"\0")
-        h.update(sha.encode())
-    return "sha256:" + h.hexdigest()
+def content_hash(root: Path, utterances: list[Utterance]) -> str:
+    """The dataset identity: metadata.tsv and every utterance's audio, by content, in order."""
+    from asrbench.identity import dataset_digest, files_sha256
+
+    shas = files_sha256([root / u.audio for u in utterances])
+    return dataset_digest(root / "metadata.tsv",
+                          [(u.id, sha) for u, sha in zip(utterances, shas, strict=True)])
 
 
 def _inside(root: Path, rel: str) -> tuple[bool, str]:
@@ -310,13 +319,29 @@ def _check(
     return problems, meta, columns, rows
 
 
-def write_metadata(root: Path, columns: list[str], rows: list[dict[str, str]]) -> None:
-    """Write metadata.tsv atomically (temp file + rename)."""
-    for r in rows:
-        for c in columns:
-            if "\t" in str(r.get(c, "")) or "\n" in str(r.get(c, "")):
-                raise ValueError(f"utterance {r.get('ID')}: column {c} contains a tab or newline")
-    text = "\t".join(columns) + "\n"
-    text += "".join("\t".join(str(r.get(c, "")) for c in columns) + "\n" for r in rows)
-    atomic_write_text(root / "metadata.tsv", text)
+def metadata_text(columns: list[str], utterances: list[Utterance]) -> str:
+    """metadata.tsv's text; a tab or newline inside a cell is refused (it would shift columns)."""
+    lines = ["\t".join(columns)]
+    for u in utterances:
+        cells = u.cells(columns)
+        for c, v in zip(columns, cells, strict=True):
+            if "\t" in v or "\n" in v or "\r" in v:
+                raise DatasetError([Problem("metadata.tsv", 0, "bad-cell",
+                                            f"utterance {u.id}: column {c} contains a tab or "
+                                            "newline; replace it with a space")])
+        lines.append("\t".join(cells))
+    return "\n".join(lines) + "\n"
 
+
+def write_dataset(root: Path, meta: dict, columns: list[str], utterances: list[Utterance]) -> None:
+    """Write metadata.tsv and dataset.yaml (each atomically); audio is the caller's job.
+
+    The one writer of the dataset format: `load_dataset(root)` reads back the same utterances.
+    """
+    root = Path(root)
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if missing or list(columns[: len(REQUIRED_COLUMNS)]) != list(REQUIRED_COLUMNS):
+        raise ValueError(f"columns must start with {REQUIRED_COLUMNS}, got {columns}")
+    atomic_write_text(root / "metadata.tsv", metadata_text(list(columns), list(utterances)))
+    atomic_write_text(root / "dataset.yaml",
+                      yaml.safe_dump(meta, sort_keys=False, allow_unicode=True))

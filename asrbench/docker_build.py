@@ -19,15 +19,16 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from asrbench.errors import AsrbenchError, InputError
 from asrbench.modelcard import Model, has_requirements
-from asrbench.paths import REPO_ROOT, cache_dir
+from asrbench.settings import REPO_ROOT, settings
 
 BASE_IMAGE = "asrbench/base:bookworm"
 BASE_SCRIPT = REPO_ROOT / "scripts" / "build_base_image.sh"
 CONTEXT_DIR = Path(__file__).resolve().parent / "docker_context"
 
 
-class DockerUnavailable(RuntimeError):
+class DockerUnavailable(AsrbenchError):
     """No Docker Engine answers."""
 
 
@@ -53,6 +54,22 @@ def engine_available() -> bool:
         return True
     except DockerUnavailable:
         return False
+
+
+def image_size(image_id: str | None) -> int | None:
+    """Size in bytes of a local image (a run's `model_identity`), None if unknown or gone."""
+    if not image_id or not image_id.startswith("sha256:"):
+        return None
+    try:
+        engine = client(timeout=10)
+    except DockerUnavailable:
+        return None
+    from docker.errors import APIError, ImageNotFound
+
+    try:
+        return int(engine.images.get(image_id).attrs["Size"])
+    except (ImageNotFound, APIError):
+        return None
 
 
 def ensure_base_image(name: str = BASE_IMAGE) -> str:
@@ -82,29 +99,33 @@ def ensure_base_image(name: str = BASE_IMAGE) -> str:
 class BuildOptions:
     """How to build a model image. Every field goes into the image tag's hash."""
 
-    # Defaults come from the environment so every command (benchmark, serve, push) builds alike:
+    # Defaults come from the settings so every command (benchmark, serve, push) builds alike:
     # ASRBENCH_BASE_IMAGE, ASRBENCH_BUILD_MODE (wheelhouse | network), ASRBENCH_CA_BUNDLE.
-    base_image: str = field(default_factory=lambda: os.environ.get("ASRBENCH_BASE_IMAGE",
-                                                                   BASE_IMAGE))
-    mode: str = field(default_factory=lambda: os.environ.get("ASRBENCH_BUILD_MODE",
-                                                             "wheelhouse"))
-    ca_bundle: Path | None = field(
-        default_factory=lambda: Path(os.environ["ASRBENCH_CA_BUNDLE"])
-        if os.environ.get("ASRBENCH_CA_BUNDLE") else None
-    )
+    base_image: str = field(default_factory=lambda: settings().base_image)
+    mode: str = field(default_factory=lambda: settings().build_mode)
+    ca_bundle: Path | None = field(default_factory=lambda: settings().ca_bundle)
     build_args: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.mode not in ("wheelhouse", "network"):
-            raise ValueError(f"build mode {self.mode!r}: choose wheelhouse or network")
+            raise InputError(f"build mode {self.mode!r}: choose wheelhouse or network")
         if self.ca_bundle is not None and not Path(self.ca_bundle).is_file():
-            raise ValueError(f"CA bundle {self.ca_bundle} not found")
+            raise InputError(f"CA bundle {self.ca_bundle} not found")
+
+    @classmethod
+    def from_settings(cls, base_image: str | None = None, mode: str | None = None,
+                      ca_bundle: Path | None = None,
+                      build_args: dict[str, str] | None = None) -> BuildOptions:
+        """The settings' choices, each overridden by a command-line value when given."""
+        s = settings()
+        return cls(base_image=base_image or s.base_image, mode=mode or s.build_mode,
+                   ca_bundle=ca_bundle or s.ca_bundle, build_args=dict(build_args or {}))
 
 
 def wheelhouse(requirements: Path) -> Path:
     """Host-side wheelhouse for a requirements file, cached by its content."""
     key = hashlib.sha256(requirements.read_bytes() + sys.version.encode()).hexdigest()[:16]
-    dest = cache_dir() / "wheelhouse" / key
+    dest = settings().cache / "wheelhouse" / key
     if (dest / ".complete").is_file():
         return dest
     tmp = dest.with_name(dest.name + ".partial")

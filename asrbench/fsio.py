@@ -1,21 +1,11 @@
-"""Small file helpers used everywhere: atomic writes and hashing."""
+"""Small file helpers used everywhere: atomic writes (hashing is in asrbench.identity)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
-
-
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

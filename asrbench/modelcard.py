@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from asrbench.paths import REPO_ROOT
+from asrbench.errors import InputError
 
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 _SECRET_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -25,7 +25,7 @@ REQUIRED = ("id", "name", "family", "architecture", "licence", "languages", "sam
 _IGNORED = {"__pycache__", ".venv", ".pytest_cache"}
 
 
-class ModelCardError(ValueError):
+class ModelCardError(InputError):
     """A model folder or card that breaks the contract; the message names the file and field."""
 
 
@@ -68,6 +68,10 @@ class Model:
     def id(self) -> str:
         return self.card.id
 
+    def card_json(self) -> dict[str, Any]:
+        """The card in full plus the source identity (`ops/models --json`)."""
+        return {**self.card.to_dict(), "source_hash": self.source_hash()}
+
     def source_files(self) -> list[Path]:
         files = []
         for dirpath, dirnames, filenames in os.walk(self.root):
@@ -92,21 +96,14 @@ def has_requirements(path: Path) -> bool:
     return any(ln.strip() and not ln.strip().startswith("#") for ln in lines)
 
 
-def resolve_model_dir(model: str | Path) -> Path:
-    """A model given as a folder path or as an ID under <repo>/models."""
-    path = Path(model)
-    if path.is_dir():
-        return path.resolve()
-    candidate = REPO_ROOT / "models" / str(model)
-    if candidate.is_dir():
-        return candidate
-    known = sorted(p.name for p in (REPO_ROOT / "models").iterdir() if (p / "model.yaml").is_file())
-    raise ModelCardError(f"model {model!r} not found; known models: {', '.join(known) or 'none'}")
+def load_model(folder: str | Path) -> Model:
+    """Load and check a model folder; raise ModelCardError naming the file and field.
 
-
-def load_model(model: str | Path) -> Model:
-    """Load and check a model folder; raise ModelCardError naming the file and field."""
-    root = resolve_model_dir(model)
+    Takes a folder; `asrbench.resolve.resolve_model` turns IDs and `ID@VERSION` into one.
+    """
+    root = Path(folder).resolve()
+    if not root.is_dir():
+        raise ModelCardError(f"model folder {folder} not found")
     card_path = root / "model.yaml"
     if not card_path.is_file():
         raise ModelCardError(f"{card_path}: not found; every model folder needs a model.yaml")
@@ -159,3 +156,44 @@ def _check(card: ModelCard, root: Path, card_path: Path) -> None:
         value = getattr(card, key)
         if value is not None and (not isinstance(value, int) or value < 0):
             raise bad(f"{key} must be a non-negative integer or absent")
+
+
+SUMMARY_COLUMNS = ("id", "type", "family", "architecture", "parameters", "size", "licence",
+                   "languages", "secrets")
+
+
+def human(n: int | None, unit: str = "") -> str:
+    """1234567 -> '1.2 M' (with `unit` appended), None -> '-'."""
+    if n is None:
+        return "-"
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= div:
+            return f"{n / div:.1f} {suffix}{unit}"
+    return f"{n} {unit}".strip()
+
+
+def summary_row(model: Model) -> dict[str, str]:
+    """One row of `ops/models`: the card's headline fields."""
+    c = model.card
+    return {"id": c.id, "type": c.type, "family": c.family,
+            "architecture": c.architecture if len(c.architecture) <= 40
+            else c.architecture[:39] + "…",
+            "parameters": human(c.parameters), "size": human(c.size_bytes, "B"),
+            "licence": c.licence.split(" (")[0], "languages": ",".join(c.languages),
+            "secrets": ",".join(c.secrets) or "-"}
+
+
+def model_dirs(root: Path) -> list[Path]:
+    """Folders under `root` that hold a model card (`_common` and friends have none)."""
+    return sorted(p for p in Path(root).iterdir() if (p / "model.yaml").is_file())
+
+
+def load_all(root: Path) -> tuple[list[Model], list[str]]:
+    """Every model under `root`, and one message per folder whose card breaks the contract."""
+    models, problems = [], []
+    for folder in model_dirs(root):
+        try:
+            models.append(load_model(folder))
+        except ModelCardError as exc:
+            problems.append(str(exc))
+    return models, problems

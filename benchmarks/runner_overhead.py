@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from asrbench.dataset import load_dataset  # noqa: E402
 from asrbench.docker_build import client  # noqa: E402
 from asrbench.modelcard import load_model  # noqa: E402
-from asrbench.paths import REPO_ROOT  # noqa: E402
+from asrbench.settings import REPO_ROOT  # noqa: E402
 from asrbench.runners import get_runner, read_tsv_pairs  # noqa: E402
 
 

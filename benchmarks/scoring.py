@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import jiwer  # noqa: E402
 
-from asrbench.paths import cache_dir  # noqa: E402
+from asrbench.settings import settings  # noqa: E402
 from scoring import Scorer, ScorerConfig  # noqa: E402
 from scoring.normalize import Nsw  # noqa: E402
 
@@ -96,7 +96,7 @@ def nsw_throughput(n: int) -> dict:
         for _ in range(n)
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "nemo_tn").symlink_to(cache_dir() / "nemo_tn")  # grammars cached, results not
+        (Path(tmp) / "nemo_tn").symlink_to(settings().cache / "nemo_tn")  # grammars cached, results not
         t0 = time.perf_counter()
         step = Nsw(Path(tmp))
         step.normalizer()

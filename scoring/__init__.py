@@ -3,7 +3,7 @@
 from scoring import Scorer, ScorerConfig
 scorer = Scorer(ScorerConfig(nsw=False))
 result = scorer.score({"u1": "the cat"}, {"u1": "the hat"})
-result.summary["ter"], result.utterances[0].ops
+result.metrics.ter, result.utterances[0].ops
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(slots=True)
@@ -98,13 +98,121 @@ class UtteranceResult:
         }
 
 
-def pooled(utts: list[UtteranceResult], unit: str = "word") -> dict:
-    """Corpus totals: sums of counts, pooled TER/mTER (ratios of sums), SER and coverage."""
-    n = len(utts)
-    cor = sub = ins = dele = n_ref = n_hyp = denom_m = missing = wrong = empty_ref = 0
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A bootstrap confidence interval of one rate."""
+
+    low: float | None
+    high: float | None
+    stderr: float | None
+    level: float
+    replicates: int
+
+    def to_dict(self) -> dict:
+        return {"low": self.low, "high": self.high, "stderr": self.stderr, "level": self.level,
+                "replicates": self.replicates}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Interval:
+        return cls(d.get("low"), d.get("high"), d.get("stderr"), d["level"], d["replicates"])
+
+
+CI_METHOD = "bootstrap over utterances (Bisani & Ney 2004), percentile"
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    """Corpus metrics: counts, the rates derived from them, their confidence intervals, the unit.
+
+    The one metrics type of the platform: the scorer returns it, every `summary.json` stores
+    `to_dict()` under `metrics`, and every consumer (leaderboard, robustness, fairness, report)
+    reads it back with `from_dict()`, so no one looks rates up by string or recomputes them.
+    Rates are ratios of pooled counts: TER = errors / n_ref, mTER = errors / mter_den (the sum of
+    max(|ref|, |hyp|) per utterance), SER = utterances with an error / n_utts.
+    """
+
+    unit: str  # "word" (TER is a WER) or "char" (TER is a CER)
+    n_utts: int
+    n_ref: int
+    n_hyp: int
+    cor: int
+    sub: int
+    ins: int
+    dele: int
+    n_err_utts: int  # utterances with at least one error (SER numerator)
+    mter_den: int
+    n_missing: int  # missing or empty hypotheses, counted as deletions
+    n_empty_ref: int
+    dae_slots_used: int = 0
+    ter_ci: Interval | None = None
+    mter_ci: Interval | None = None
+    ci_method: str | None = None
+
+    @property
+    def name(self) -> str:
+        """What TER means for this unit: WER or CER."""
+        return "CER" if self.unit == "char" else "WER"
+
+    @property
+    def errors(self) -> int:
+        return self.sub + self.ins + self.dele
+
+    @property
+    def ter(self) -> float | None:
+        return self.errors / self.n_ref if self.n_ref else None
+
+    @property
+    def mter(self) -> float:
+        return self.errors / self.mter_den if self.mter_den else 0.0
+
+    @property
+    def ser(self) -> float | None:
+        return self.n_err_utts / self.n_utts if self.n_utts else None
+
+    @property
+    def coverage(self) -> float | None:
+        return (self.n_utts - self.n_missing) / self.n_utts if self.n_utts else None
+
+    def to_dict(self) -> dict:
+        """The serialised form (stored under `metrics` in every summary.json)."""
+        out = {
+            "unit": self.unit, "name": self.name, "n_utts": self.n_utts, "n_ref": self.n_ref,
+            "n_hyp": self.n_hyp, "cor": self.cor, "sub": self.sub, "ins": self.ins,
+            "del": self.dele, "errors": self.errors, "ter": self.ter, "mter": self.mter,
+            "ser": self.ser, "n_err_utts": self.n_err_utts, "mter_den": self.mter_den,
+            "n_missing": self.n_missing, "n_empty_ref": self.n_empty_ref,
+            "coverage": self.coverage, "dae_slots_used": self.dae_slots_used,
+        }
+        if self.ci_method is not None:
+            out["ci"] = {"method": self.ci_method,
+                         "ter": self.ter_ci.to_dict() if self.ter_ci else None,
+                         "mter": self.mter_ci.to_dict() if self.mter_ci else None}
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Metrics:
+        """Read back `to_dict()`; the rates are recomputed from the counts (never trusted)."""
+        ci = d.get("ci") or {}
+        return cls(
+            unit=d["unit"], n_utts=d["n_utts"], n_ref=d["n_ref"], n_hyp=d["n_hyp"],
+            cor=d["cor"], sub=d["sub"], ins=d["ins"], dele=d["del"],
+            n_err_utts=d["n_err_utts"], mter_den=d["mter_den"], n_missing=d["n_missing"],
+            n_empty_ref=d["n_empty_ref"], dae_slots_used=d.get("dae_slots_used", 0),
+            ter_ci=Interval.from_dict(ci["ter"]) if ci.get("ter") else None,
+            mter_ci=Interval.from_dict(ci["mter"]) if ci.get("mter") else None,
+            ci_method=ci.get("method"),
+        )
+
+    def with_ci(self, ter: Interval | None, mter: Interval | None,
+                method: str = CI_METHOD) -> Metrics:
+        return replace(self, ter_ci=ter, mter_ci=mter, ci_method=method)
+
+
+def pooled(utts: list[UtteranceResult], unit: str = "word") -> Metrics:
+    """Corpus totals: sums of counts; the rates are ratios of these sums."""
+    cor = sub = ins = dele = n_ref = n_hyp = denom_m = missing = wrong = empty_ref = slots = 0
     for u in utts:  # one pass, plain attributes: this runs over every utterance
         nr, nh = len(u.ref), len(u.hyp)
-        e = u.sub + u.ins + u.dele
         cor += u.cor
         sub += u.sub
         ins += u.ins
@@ -113,25 +221,9 @@ def pooled(utts: list[UtteranceResult], unit: str = "word") -> dict:
         n_hyp += nh
         denom_m += nr if nr > nh else nh
         missing += u.missing
-        wrong += e > 0
+        wrong += (u.sub + u.ins + u.dele) > 0
         empty_ref += nr == 0
-    errors = sub + ins + dele
-    out = {
-        "unit": unit,
-        "n_utts": n,
-        "n_ref": n_ref,
-        "n_hyp": n_hyp,
-        "cor": cor,
-        "sub": sub,
-        "ins": ins,
-        "del": dele,
-        "errors": errors,
-        "ter": errors / n_ref if n_ref else None,
-        "mter": errors / denom_m if denom_m else 0.0,
-        "ser": wrong / n if n else None,
-        "n_missing": missing,
-        "n_empty_ref": empty_ref,
-        "coverage": (n - missing) / n if n else None,
-    }
-    out["cer" if unit == "char" else "wer"] = out["ter"]
-    return out
+        slots += len(u.alternatives)
+    return Metrics(unit=unit, n_utts=len(utts), n_ref=n_ref, n_hyp=n_hyp, cor=cor, sub=sub,
+                   ins=ins, dele=dele, n_err_utts=wrong, mter_den=denom_m, n_missing=missing,
+                   n_empty_ref=empty_ref, dae_slots_used=slots)

@@ -144,7 +144,7 @@ def _pct(x: float | None) -> str:
 
 def sys_text(result: ScoreResult, name: str = "hyp") -> str:
     """sclite-style `sys` summary table (Sum/Avg row, percentages of reference words)."""
-    s = result.summary
+    s = result.metrics.to_dict()
     n = s["n_ref"] or 1
     head = "| SPKR    | # Snt  # Wrd | Corr    Sub    Del    Ins    Err  S.Err |"
     line = "|" + "-" * (len(head) - 2) + "|"
@@ -170,7 +170,7 @@ def sys_text(result: ScoreResult, name: str = "hyp") -> str:
 
 def table_text(result: ScoreResult) -> str:
     """Human-readable summary."""
-    s = result.summary
+    s = result.metrics.to_dict()
     unit = "CER" if s["unit"] == "char" else "WER"
     ci = s.get("ci", {})
     rows = [
@@ -214,7 +214,7 @@ def write_all(result: ScoreResult, out_dir: Path) -> dict[str, Path]:
     ]
     atomic_write(paths["utterances"], "".join(x + "\n" for x in lines))
     atomic_write(paths["alignment"], alignment_text(result.utterances))
-    summary = {"summary": result.summary, "config": result.config}
+    summary = {"metrics": result.metrics.to_dict(), "config": result.config}
     atomic_write(
         paths["summary"],
         json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n",

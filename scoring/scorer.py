@@ -6,6 +6,7 @@ import gc
 import hashlib
 import itertools
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 from scoring.align import FIRST_WORD, FstAligner, align_batch, check_exact
 from scoring.dae import Alternatives, Slot
 from scoring.errors import ScoringError
-from scoring.metrics import UtteranceResult, pooled
+from scoring.metrics import Interval, Metrics, UtteranceResult, pooled
 from scoring.normalize import (
     Case,
     FullWidth,
@@ -29,6 +30,12 @@ from scoring.stats import bootstrap_ratios
 
 DATA = Path(__file__).resolve().parent / "data"
 LANGS = ("en", "zh")
+
+
+def default_cache_dir() -> Path:
+    """Where NSW keeps its grammars and results when the caller names no folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "asrbench-scoring"
 
 
 def _sha256(path: Path) -> str:
@@ -104,7 +111,7 @@ class ScoreResult:
     """Per-utterance results plus the corpus summary; `write(out_dir)` writes every report."""
 
     utterances: list[UtteranceResult]
-    summary: dict
+    metrics: Metrics
     config: dict = field(default_factory=dict)
 
     def write(self, out_dir: str | Path) -> dict[str, Path]:
@@ -174,9 +181,7 @@ class Scorer:
         text_steps: list = []
         self.nsw: Nsw | None = None
         if cfg.nsw and cfg.lang == "en":
-            from asrbench.paths import cache_dir
-
-            self.nsw = Nsw(Path(cfg.cache_dir) if cfg.cache_dir else cache_dir())
+            self.nsw = Nsw(Path(cfg.cache_dir) if cfg.cache_dir else default_cache_dir())
             text_steps.append(self.nsw)
         if cfg.lang == "zh":
             text_steps.append(FullWidth())
@@ -375,10 +380,10 @@ class Scorer:
         ]
         return ScoreResult(utts, self.summarize(utts), self.config_dict())
 
-    def summarize(self, utts: list[UtteranceResult]) -> dict:
+    def summarize(self, utts: list[UtteranceResult]) -> Metrics:
         """Pooled metrics plus bootstrap confidence intervals of TER and mTER."""
         cfg = self.config
-        out = pooled(utts, cfg.unit or "word")
+        met = pooled(utts, cfg.unit or "word")
         errs = [u.sub + u.ins + u.dele for u in utts]
         n_ref = [len(u.ref) for u in utts]
         dens = {
@@ -386,6 +391,4 @@ class Scorer:
             "mter": [max(r, len(u.hyp)) for r, u in zip(n_ref, utts, strict=True)],
         }
         ci = bootstrap_ratios(errs, dens, cfg.bootstrap, cfg.confidence, cfg.seed)
-        out["ci"] = {"method": "bootstrap over utterances (Bisani & Ney 2004), percentile", **ci}
-        out["dae_slots_used"] = sum(len(u.alternatives) for u in utts)
-        return out
+        return met.with_ci(*(Interval.from_dict(ci[k]) for k in ("ter", "mter")))

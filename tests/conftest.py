@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from asrbench.paths import REPO_ROOT, shared_dir
+from asrbench.settings import REPO_ROOT, settings
 
 MINI_EN = REPO_ROOT / "datasets" / "mini_en"
 
@@ -37,7 +37,7 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    path = shared_dir()
+    path = settings().shared
     require("shared", path.is_dir(), f"{path} not found")
     return path
 

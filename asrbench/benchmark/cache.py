@@ -19,28 +19,28 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
-import json
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+
+from asrbench.benchmark.errors import BenchmarkError
 from asrbench.fsio import atomic_write_json, atomic_write_text
+from asrbench.identity import digest, short
 from asrbench.runners.base import read_tsv_pairs
 
-CACHE_FORMAT = "asrbench-hyps-v1"
 FILES = ("hyp.tsv", "timing.tsv", "failed.tsv")
 
 
 def cache_key(model_identity: str, dataset_hash: str, runtime: dict) -> tuple[str, dict]:
     """Key of a cache entry and the inputs it hashes (kept in key.json and run.json)."""
-    inputs = {"format": CACHE_FORMAT, "model": model_identity, "dataset": dataset_hash,
-              "runtime": runtime}
-    blob = json.dumps(inputs, sort_keys=True, separators=(",", ":")).encode()
-    return hashlib.sha256(blob).hexdigest()[:32], inputs
+    inputs = {"model": model_identity, "dataset": dataset_hash, "runtime": runtime}
+    return short(digest("hyps", **inputs), 32), inputs
 
 
 @dataclass
@@ -146,8 +146,7 @@ class HypCache:
         return rec, recovered, kept
 
     def attempt_dir(self, todo_ids: list[str], jobs: int) -> Path:
-        h = hashlib.sha256(("\n".join(todo_ids) + f"\0{jobs}").encode()).hexdigest()[:12]
-        return self.attempts / h
+        return self.attempts / short(digest("attempt", utterances=todo_ids, jobs=jobs), 12)
 
 
 def kill_leftovers(folder: Path) -> int:
@@ -155,28 +154,56 @@ def kill_leftovers(folder: Path) -> int:
 
     A SIGKILL of `ops/benchmark` cannot stop its containers (owned by dockerd) nor its local
     programs (own session), and they would keep appending to the shard files being harvested.
+    Raises BenchmarkError when a leftover cannot be stopped: harvesting beside a live writer
+    would merge torn output.
     """
     folder = Path(folder).resolve()
     prefix = str(folder) + os.sep
+    killed = _kill_containers(prefix)
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        args = proc.info.get("cmdline") or []
+        if not any(a.startswith(prefix) for a in args):
+            continue
+        try:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+            killed += 1
+        except psutil.NoSuchProcess:
+            continue  # it ended by itself meanwhile
+        except (psutil.AccessDenied, psutil.TimeoutExpired) as exc:
+            raise BenchmarkError(f"a model program left by an interrupted run (pid {proc.pid}) "
+                                 f"still writes into {folder} and cannot be stopped ({exc}); "
+                                 "stop it by hand, then rerun") from None
+    return killed
+
+
+def _kill_containers(prefix: str) -> int:
+    """Remove containers of ours whose mounts lie under `prefix` (none without an engine)."""
+    from asrbench.docker_build import DockerUnavailable, client
+
+    try:
+        engine = client(timeout=10)
+    except (DockerUnavailable, ImportError):
+        return 0  # no engine (or no docker SDK): no container of ours can be running
+    from docker.errors import APIError, NotFound
+
     killed = 0
     try:
-        from asrbench.docker_build import client
-
-        for c in client(timeout=10).containers.list(filters={"label": "org.asrbench.model"}):
-            mounts = c.attrs.get("Mounts", [])
-            if any(str(m.get("Source", "")).startswith(prefix) for m in mounts):
-                with contextlib.suppress(Exception):
-                    c.remove(force=True)
-                    killed += 1
-    except Exception:  # no Docker Engine, or docker SDK missing: nothing of ours runs there
-        pass
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            args = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
+        containers = engine.containers.list(filters={"label": "org.asrbench.model"})
+    except APIError as exc:
+        raise BenchmarkError(f"cannot list containers to stop leftovers of an interrupted run "
+                             f"({exc}); check the Docker Engine, then rerun") from None
+    for c in containers:
+        mounts = c.attrs.get("Mounts", [])
+        if not any(str(m.get("Source", "")).startswith(prefix) for m in mounts):
             continue
-        if any(a.decode(errors="replace").startswith(prefix) for a in args):
-            with contextlib.suppress(OSError):
-                os.kill(int(proc.name), 9)
-                killed += 1
+        try:
+            c.remove(force=True)
+            killed += 1
+        except NotFound:
+            continue  # removed meanwhile (auto-remove or another job)
+        except APIError as exc:
+            raise BenchmarkError(f"container {c.short_id} left by an interrupted run still "
+                                 f"writes into {prefix} and cannot be removed ({exc}); "
+                                 f"`docker rm -f {c.short_id}`, then rerun") from None
     return killed

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from asrbench.errors import AsrbenchError
 
-class BenchmarkError(RuntimeError):
+
+class BenchmarkError(AsrbenchError):
     """A benchmark that could not run; the message names model/dataset and says what to do."""

@@ -10,7 +10,7 @@ import sys
 from datetime import UTC, datetime
 from importlib import metadata
 
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 
 PACKAGES = ("asrbench", "docker", "numpy", "pynini", "nemo-text-processing", "PyYAML",
             "soundfile", "typer", "boto3")

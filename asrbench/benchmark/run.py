@@ -4,55 +4,73 @@
 
 Raw hypotheses come from the cache (see cache.py) whenever the same model identity, dataset
 content and runtime options were run before, so re-scoring never re-runs a model. Results land
-in `<results>/<model>/<dataset>/` (see results.py and docs/BENCHMARK.md).
+in `<results>/<model>/<dataset>/` (see asrbench/results/layout.py and docs/BENCHMARK.md).
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from asrbench.benchmark.cache import HypCache, cache_key, kill_leftovers
+from asrbench.benchmark.cell import check_writable, timing_stats, write_cell_files
 from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.execute import run_shards
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
-from asrbench.benchmark.resolve import resolve_dataset, resolve_dataset_dir, resolve_model
-from asrbench.benchmark.results import check_writable, write_cell
-from asrbench.benchmark.score import BenchmarkScorer
 from asrbench.benchmark.shard import sample_utterances, split_shards
 from asrbench.dataset import Dataset
 from asrbench.fsio import atomic_write_json
-from asrbench.paths import REPO_ROOT, cache_dir
-from asrbench.runners import Runner, RunnerError, RunOptions, get_runner
+from asrbench.identity import digest
+from asrbench.resolve import resolve_dataset, resolve_model
+from asrbench.results import layout
+from asrbench.results.summary import Selection, Summary
+from asrbench.runners import Runner, RunOptions, get_runner
+from asrbench.scorers import get_scorer, scorer_identity
+from asrbench.settings import settings
+from scoring.metrics import Metrics
 
-__all__ = ["BenchmarkError", "resolve_dataset_dir", "run_benchmark"]
+__all__ = ["BenchmarkError", "CellResult", "run_benchmark"]
 
 UTT_TIMEOUT_ENV = "ASRBENCH_UTT_TIMEOUT"
-_SCORERS: dict[tuple[str, str], BenchmarkScorer] = {}
 _RUNNERS: dict[str, Runner] = {}
 
 
-def default_results_root() -> Path:
-    return Path(os.environ.get("ASRBENCH_RESULTS", REPO_ROOT / "results"))
+@dataclass(frozen=True)
+class CellResult:
+    """What one model x dataset run produced: its summary, where it went, how it ran."""
 
+    summary: Summary
+    placement: layout.Placement
+    n_hyps: int
+    cache_hit: bool
+    wall_s: float
+    run_s: float
 
-def _scorer(lang: str, options: dict | None) -> BenchmarkScorer:
-    # Built once per process: the scorer compiles its transducers at construction.
-    key = (lang, json.dumps(options or {}, sort_keys=True))
-    if key not in _SCORERS:
-        try:
-            _SCORERS[key] = BenchmarkScorer(lang, options)
-        except Exception as exc:  # ScoringError (bad language/option) or a missing data file
-            raise BenchmarkError(f"cannot build the scorer for language {lang!r}: {exc}") from exc
-    return _SCORERS[key]
+    @property
+    def metrics(self) -> Metrics:
+        return self.summary.metrics
+
+    @property
+    def out_dir(self) -> Path:
+        return self.placement.path
+
+    def line(self) -> str:
+        """The one-line report printed per cell."""
+        s, m = self.summary, self.metrics
+        rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
+        sample = (f", sample of {s.selection.n_utts}/{s.selection.n_dataset_utts}"
+                  if s.selection.is_sample else "")
+        where = f"{self.out_dir}" + (f" ({self.placement.note})" if self.placement.note else "")
+        return (f"{s.model} on {s.dataset}: {m.name} {rate} ({m.errors}/{m.n_ref} {m.unit}s, "
+                f"{self.n_hyps}/{m.n_utts} utterances, {s.n_failed} failed, coverage "
+                f"{m.coverage}, RTF {(s.timing or {}).get('rtf')}, runner {s.runner}, "
+                f"{'cache hit' if self.cache_hit else 'ran'}{sample}) -> {where}")
 
 
 def _runner(runner: str | Runner) -> Runner:
@@ -61,26 +79,6 @@ def _runner(runner: str | Runner) -> Runner:
     if runner not in _RUNNERS:  # keeps a DockerRunner's image lookups across matrix cells
         _RUNNERS[runner] = get_runner(runner)
     return _RUNNERS[runner]
-
-
-def dataset_hash(ds: Dataset) -> str:
-    """Content hash, memoised by the files' (size, mtime) so large datasets are read once."""
-    stats = [ds.root.resolve().as_posix()]
-    for rel in ["metadata.tsv", *(u.audio for u in ds.utterances)]:
-        st = (ds.root / rel).stat()
-        stats.append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}")
-    memo = cache_dir() / "dataset-hash" / hashlib.sha256("\n".join(stats).encode()).hexdigest()
-    try:
-        return memo.read_text().strip()
-    except OSError:
-        pass
-    value = ds.content_hash()
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        memo.write_text(value + "\n")
-    except OSError:
-        pass  # a read-only cache only costs the rehash next time
-    return value
 
 
 def _lang(ds: Dataset) -> str:
@@ -101,34 +99,30 @@ def run_benchmark(
     gpus: str | None = None,
     cache_root: Path | None = None,
     scorer_options: dict | None = None,
+    replace: bool = False,
     progress: bool = True,
     progress_every_s: float = 10.0,
     command: Sequence[str] | None = None,
-) -> dict:
-    """Run `model` on `dataset` (cached, sharded, resumable); return the summary dict.
+) -> CellResult:
+    """Run `model` on `dataset` (cached, sharded, resumable), score it, store the cell.
 
-    The returned dict is summary.json plus convenience keys (`wer`, `errors`, `ref_words`,
-    `n_utts`, `n_hyps`, `runner`, `cache_hit`, `out_dir`). Raises BenchmarkError (or the
-    dataset's / model card's own errors) with a message that names what failed and what to do.
+    Raises an AsrbenchError (BenchmarkError, DatasetError, ModelCardError, RunnerError...)
+    whose message names what failed and what to do.
     """
     t_start, started = time.monotonic(), utc_now()
-    results_root = Path(results_root) if results_root else default_results_root()
-    cache_root = Path(cache_root) if cache_root else cache_dir() / "hyps"
-    check_writable(results_root, "results folder")
-    check_writable(cache_root, "hypothesis cache")
+    cfg = settings()
+    results_root = Path(results_root) if results_root else cfg.results
+    cache_root = Path(cache_root) if cache_root else cfg.cache / "hyps"
+    check_writable(results_root, "results folder", cfg.min_free_mb)
+    check_writable(cache_root, "hypothesis cache", cfg.min_free_mb)
     mdl = resolve_model(model)
     ds = resolve_dataset(dataset)
     label = f"{mdl.id} x {ds.id}"
     selection = sample_utterances(ds.utterances, max_utts, seed)
+    scorer = get_scorer(_lang(ds), scorer_options)  # a bad option fails before any model runs
     run = _runner(runner)
     t_prep = time.monotonic()
-    try:
-        identity = run.prepare(mdl)
-    except RunnerError:
-        raise
-    except Exception as exc:  # image build failures, missing wheels...
-        raise BenchmarkError(f"model {mdl.id}: preparing it for the {run.name} runner failed: "
-                             f"{exc}") from exc
+    identity = run.prepare(mdl)
     prepare_s = time.monotonic() - t_prep
     opts = copy.deepcopy(options) if options else RunOptions()
     leaked = sorted(set(opts.env) & set(mdl.card.secrets))
@@ -147,11 +141,10 @@ def run_benchmark(
     # whole-run timeout change only whether it finishes, so they stay out of the key.
     runtime = {"env": dict(sorted(opts.env.items())), "gpus": opts.gpus or None}
     t_hash = time.monotonic()
-    ds_hash = dataset_hash(ds)
+    ds_hash = ds.content_hash()
     hash_s = time.monotonic() - t_hash
     key, key_inputs = cache_key(identity, ds_hash, runtime)
     cache = HypCache(cache_root, key, key_inputs)
-    out = results_root / mdl.id / ds.id
     shard_info: list[dict] = []
     logs: list[Path] = []
     run_s = 0.0
@@ -191,26 +184,30 @@ def run_benchmark(
     t_score = time.monotonic()
     refs = {u.id: u.text for u in selection}
     hyps = {u.id: rec.hyp[u.id] for u in selection if u.id in rec.hyp}
-    scored = _scorer(_lang(ds), scorer_options).score(refs, hyps)
+    result = scorer.score(refs, hyps)
+    sid = scorer_identity(scorer)
     score_s = time.monotonic() - t_score
-    ids_hash = hashlib.sha256("\n".join(refs).encode()).hexdigest()
-    head = {
-        "model": mdl.id,
-        "dataset": ds.id,
-        "dataset_hash": ds_hash,
-        "model_identity": identity,
-        "runner": run.name,
-        "cache_key": key,
-        "selection": {"max_utts": max_utts, "seed": seed if max_utts else None,
-                      "n_utts": len(selection), "n_dataset_utts": len(ds.utterances),
-                      "ids_sha256": ids_hash},
-    }
+    ids = list(refs)
+    sel = Selection(n_utts=len(selection), n_dataset_utts=len(ds.utterances),
+                    ids_sha256=digest("selection", utterances=ids),
+                    max_utts=max_utts, seed=seed if max_utts else None)
+    result_key = "sha256:" + digest("result", hyps=key, dataset=ds_hash,
+                                    selection=sel.to_dict(), scorer=sid.to_dict())
+    summary = Summary(
+        producer="benchmark", result_key=result_key, metrics=result.metrics, selection=sel,
+        scorer=sid.to_dict(), model=mdl.id, model_identity=identity, runner=run.name,
+        dataset=ds.id, dataset_hash=ds_hash, hyps_key=key,
+        failed=[{"id": i, "reason": rec.failed[i]} for i in ids if i in rec.failed],
+        reports=["alignment.txt", "hyp.pra", "hyp.sys", "table.txt"],
+        timing=timing_stats(selection, rec))
+    placement, displaced = layout.place(results_root, summary, replace=replace)
+    staging = layout.staging_dir(results_root, summary)
     t_write = time.monotonic()
-    summary = write_cell(out, selection, rec, scored, head, logs)
+    write_cell_files(staging, selection, rec, result, summary, logs)
     write_s = time.monotonic() - t_write
     wall = time.monotonic() - t_start
-    atomic_write_json(out / "run.json", {
-        "format": "asrbench-run-v1",
+    atomic_write_json(staging / "run.json", {
+        "format": "asrbench-run-v2",
         "command": list(command) if command is not None else sys.argv,
         "cwd": os.getcwd(),
         "git": git_state(),
@@ -219,14 +216,15 @@ def run_benchmark(
                   "card": mdl.card.to_dict(), "folder": str(mdl.root)},
         "dataset": {"id": ds.id, "hash": ds_hash, "folder": str(ds.root.resolve()),
                     "meta": ds.meta, "n_utts": len(ds.utterances)},
-        "selection": head["selection"],
+        "selection": sel.to_dict(),
+        "result_key": result_key,
+        "placement": {"kind": placement.kind, "note": placement.note},
         "options": {"jobs": jobs, "max_utts": max_utts, "seed": seed,
                     "utt_timeout_s": utt_timeout_s, "run": _plain(asdict(opts)),
                     "scorer": scorer_options or {}},
         "cache": {"key": key, "inputs": key_inputs, "folder": str(cache.root), "hit": cache_hit,
                   "utts_run": len(todo)},
-        "scorer": {"name": scored.name, "config": scored.config,
-                   "config_hash": scored.config_hash},
+        "scorer": {**sid.to_dict(), "config": scorer.config_dict()},
         "packages": package_versions(),
         "host": host_info(),
         "times": {"started": started, "ended": utc_now(), "wall_s": round(wall, 3),
@@ -236,20 +234,17 @@ def run_benchmark(
                   "overhead_s": round(wall - run_s - score_s - prepare_s, 3)},
         "shards": shard_info,
     })
-    m = summary["metrics"]
-    return {**summary, "wer": m.get("wer", m.get("ter")), "errors": m.get("errors"),
-            "ref_words": m.get("n_ref"), "n_utts": len(selection),
-            "n_hyps": sum(1 for u in selection if u.id in rec.hyp), "cache_hit": cache_hit,
-            "out_dir": str(out), "wall_s": round(wall, 3), "run_s": round(run_s, 3)}
+    layout.commit(staging, placement, displaced)
+    return CellResult(summary, placement, sum(1 for u in selection if u.id in rec.hyp),
+                      cache_hit, round(wall, 3), round(run_s, 3))
 
 
 def _image_tag(run: Runner, mdl: object) -> str | None:
     tag = getattr(run, "image_tag", None)
-    try:
-        return tag(mdl) if tag else None
-    except Exception:  # the tag is informative only; the identity is already recorded
-        return None
+    return tag(mdl) if tag else None
 
 
 def _plain(obj: object) -> object:
+    import json
+
     return json.loads(json.dumps(obj, default=str))

@@ -14,15 +14,16 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 import soxr
-import yaml
 
-from asrbench.dataset import DatasetError, load_dataset, write_metadata
+from asrbench.dataset import DatasetError, Utterance, load_dataset
+from asrbench.dataset import write_dataset as save_dataset
+from asrbench.errors import InputError
 
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 FFMPEG_TIMEOUT_S = 600
 
 
-class ImportProblem(Exception):
+class ImportProblem(InputError):
     """Input that cannot be imported; the message names the file, line or utterance ID."""
 
 
@@ -112,7 +113,7 @@ def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: in
         shutil.rmtree(staging)
     (staging / "audio").mkdir(parents=True)
     problems: list[str] = []
-    rows: list[dict[str, str]] = []
+    rows: list[Utterance] = []
     extra_cols: list[str] = []
     seen: dict[str, str] = {}
     cached_key, cached = None, None
@@ -147,21 +148,18 @@ def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: in
             for k in item.extra:
                 if k not in extra_cols:
                     extra_cols.append(k)
-            rows.append({"ID": uid, "AUDIO": rel, "DURATION": f"{len(audio) / rate:.3f}",
-                         "TEXT": clean_text(item.text),
-                         **{k: clean_text(v) for k, v in item.extra.items()}})
+            rows.append(Utterance(uid, rel, len(audio) / rate, clean_text(item.text),
+                                  {k: clean_text(v) for k, v in item.extra.items()}))
         if problems:
             head = "\n  ".join(problems[:30])
             more = f"\n  ... and {len(problems) - 30} more" if len(problems) > 30 else ""
             raise ImportProblem(f"{len(problems)} problem(s); nothing written:\n  {head}{more}")
         if not rows:
             raise ImportProblem("no utterances to import")
-        write_metadata(staging, ["ID", "AUDIO", "DURATION", "TEXT", *extra_cols], rows)
         meta = {"id": dataset_id, "language": language, "sample_rate": rate,
                 "licence": licence, "source": source,
                 "description": description or f"imported from {source}"}
-        (staging / "dataset.yaml").write_text(yaml.safe_dump(meta, sort_keys=False,
-                                                             allow_unicode=True))
+        save_dataset(staging, meta, ["ID", "AUDIO", "DURATION", "TEXT", *extra_cols], rows)
         try:
             load_dataset(staging)
         except DatasetError as exc:

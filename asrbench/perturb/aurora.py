@@ -133,7 +133,7 @@ def apply_channel(x8k: np.ndarray, name: str) -> np.ndarray:
 # --- mixing -----------------------------------------------------------------------------------
 def aurora_noise(name: str, n: int, rng: np.random.Generator, ctx: Context) -> np.ndarray:
     """`n` samples at 8 kHz of Aurora noise `name` (real if supplied, else its stand-in)."""
-    if ctx.env.get(f"ASRBENCH_NOISE_{name.upper()}"):
+    if ctx.settings.noise.get(name.lower()):
         return noise_signal(name, n, AURORA_SR, rng, ctx)
     kind = STAND_INS[name]
     return noise_signal(kind, n, AURORA_SR, rng, ctx, talkers=6)

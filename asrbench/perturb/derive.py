@@ -1,17 +1,18 @@
 """Derived datasets: perturb every utterance of a dataset, with provenance and a content cache.
 
 Output: a normal dataset folder (metadata.tsv + dataset.yaml + audio/) whose dataset.yaml carries
-`derived_from: {dataset, hash, spec, seed}`; by default
-`cache_dir()/perturb/datasets/<parent>__<spec-slug>__s<seed>` (outside the git tree, so a grid of
+`derived_from: {dataset, hash, spec, seed, code, assets}`; by default
+`<cache>/perturb/datasets/<parent>__<spec-slug>__s<seed>` (outside the git tree, so a grid of
 derived datasets never shows up as untracked files; `--out datasets/NAME` puts one in the tree).
-Perturbed audio is cached by content under `cache_dir()/perturb/audio/<key>.wav`, where key =
-sha256(parent audio sha256, canonical spec, seed, utterance ID, code version); the derived folder
+Perturbed audio is cached by content under `<cache>/perturb/audio/<key>.wav`, where key is the
+identity "perturb-audio" of (parent audio SHA-256, canonical spec, seed, utterance ID, the bank's
+code and libraries, its noise/RIR assets): see asrbench/perturb/bank.py. The derived folder
 hard-links (or copies) the cached file, so every model and every rerun reuses the same bytes.
 """
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import io
 import os
 import shutil
@@ -21,24 +22,17 @@ from pathlib import Path
 
 import numpy as np
 import soundfile as sf
-import yaml
 
-from asrbench.dataset import Dataset, load_dataset, write_metadata
-from asrbench.fsio import atomic_write_bytes, atomic_write_text, file_sha256
-from asrbench.paths import REPO_ROOT, cache_dir
+from asrbench.dataset import Dataset, load_dataset, write_dataset
+from asrbench.fsio import atomic_write_bytes
+from asrbench.identity import files_sha256
 from asrbench.perturb.apply import apply_spec
+from asrbench.perturb.bank import asset_identity, assets_digest, code_digest, perturb_key
 from asrbench.perturb.dsp import PerturbError
 from asrbench.perturb.noise import Context
 from asrbench.perturb.spec import canonical_spec, spec_slug
-
-# Bump when a perturbation's output changes for the same spec, so stale cache entries are unused.
-CODE_VERSION = "perturb-v2"  # v2: codec delay removed (mp3, gsm)
-
-
-def cache_key(audio_sha: str, spec: str, seed: int, utt_id: str) -> str:
-    """Content key of one perturbed utterance."""
-    blob = f"{CODE_VERSION}\0{audio_sha}\0{spec}\0{seed}\0{utt_id}".encode()
-    return hashlib.sha256(blob).hexdigest()
+from asrbench.resolve import resolve_dataset
+from asrbench.settings import settings
 
 
 def encode_wav(y: np.ndarray, sr: int) -> bytes:
@@ -50,28 +44,36 @@ def encode_wav(y: np.ndarray, sr: int) -> bytes:
 
 def default_output(parent: Dataset, spec: str, seed: int) -> Path:
     """Where a derived dataset goes unless told otherwise."""
-    return cache_dir() / "perturb" / "datasets" / f"{parent.id}__{spec_slug(spec)}__s{seed}"
+    return settings().cache / "perturb" / "datasets" / f"{parent.id}__{spec_slug(spec)}__s{seed}"
 
 
-def perturb_utterance(ds: Dataset, utt_index: int, spec: str, seed: int) -> tuple[str, Path, float]:
-    """Perturb one utterance through the cache; (ID, cached wav path, duration s)."""
+def audio_cache_path(key: str) -> Path:
+    return settings().cache / "perturb" / "audio" / key[:2] / f"{key}.wav"
+
+
+def perturb_utterance(ds: Dataset, utt_index: int, spec: str, seed: int,
+                      key: str) -> tuple[str, Path, float]:
+    """Perturb one utterance through the cache (`key` from perturb_key); (ID, wav, seconds)."""
     utt = ds.utterances[utt_index]
-    src = ds.audio_path(utt)
-    key = cache_key(file_sha256(src), spec, seed, utt.id)
-    out = cache_dir() / "perturb" / "audio" / key[:2] / f"{key}.wav"
+    out = audio_cache_path(key)
     if out.is_file():
         info = sf.info(str(out))
         return utt.id, out, info.frames / info.samplerate
-    x, sr = sf.read(str(src), dtype="float64", always_2d=True)
+    x, sr = sf.read(str(ds.audio_path(utt)), dtype="float64", always_2d=True)
     y = apply_spec(x.mean(axis=1), sr, spec, seed=seed, utt_id=utt.id,
                    ctx=Context(dataset=ds, utt=utt))
     atomic_write_bytes(out, encode_wav(y, sr))
     return utt.id, out, len(y) / sr
 
 
-def _worker(args: tuple[str, int, str, int]) -> tuple[str, Path, float]:
-    root, idx, spec, seed = args
-    return perturb_utterance(load_dataset(root, check_audio=False), idx, spec, seed)
+@functools.lru_cache(maxsize=4)
+def _dataset(root: str) -> Dataset:
+    return load_dataset(root, check_audio=False)  # once per worker process, not per utterance
+
+
+def _worker(args: tuple[str, int, str, int, str]) -> tuple[str, Path, float]:
+    root, idx, spec, seed, key = args
+    return perturb_utterance(_dataset(root), idx, spec, seed, key)
 
 
 @dataclass
@@ -79,6 +81,7 @@ class DeriveResult:
     """What derive_dataset produced."""
 
     path: Path
+    parent: Path
     spec: str
     seed: int
     n_utts: int
@@ -88,7 +91,7 @@ class DeriveResult:
 def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | None = None,
                    jobs: int = 1, utt_ids: list[str] | None = None) -> DeriveResult:
     """Write the derived dataset of `parent` under `spec` and `seed`; returns where it went."""
-    ds = load_dataset(_resolve(parent))
+    ds = resolve_dataset(parent)
     canon = canonical_spec(spec)
     out = Path(out) if out else default_output(ds, canon, seed)
     if out.resolve() == ds.root.resolve():
@@ -100,43 +103,39 @@ def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | Non
         if unknown:
             raise PerturbError(f"utterances not in {ds.id}: {', '.join(sorted(unknown))}")
         indices = [i for i in indices if ds.utterances[i].id in wanted]
-    before = _cached_count(ds, indices, canon, seed)
+    # Every parent file is hashed once (memoised); the dataset hash reuses those hashes.
+    parent_hash = ds.content_hash()
+    shas = files_sha256([ds.audio_path(ds.utterances[i]) for i in indices])
+    assets = asset_identity(settings(), parent_hash)
+    adigest = assets_digest(assets)
+    keys = [perturb_key(sha, canon, seed, ds.utterances[i].id, adigest)
+            for i, sha in zip(indices, shas, strict=True)]
+    before = sum(audio_cache_path(k).is_file() for k in keys)
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_worker, [(str(ds.root), i, canon, seed) for i in indices]))
+            results = list(pool.map(_worker, [(str(ds.root), i, canon, seed, k)
+                                              for i, k in zip(indices, keys, strict=True)]))
     else:
-        results = [perturb_utterance(ds, i, canon, seed) for i in indices]
+        results = [perturb_utterance(ds, i, canon, seed, k)
+                   for i, k in zip(indices, keys, strict=True)]
     (out / "audio").mkdir(parents=True, exist_ok=True)
     rows = []
     for i, (uid, cached, dur) in zip(indices, results, strict=True):
-        utt = ds.utterances[i]
         rel = f"audio/{uid}.wav"
         _link(cached, out / rel)
-        rows.append({"ID": uid, "AUDIO": rel, "DURATION": f"{dur:.3f}", "TEXT": utt.text,
-                     **utt.extra})
-    write_metadata(out, ds.columns, rows)
+        rows.append(ds.utterances[i].replaced(audio=rel, duration=round(dur, 3)))
     meta = {k: v for k, v in ds.meta.items() if k not in ("id", "derived_from")}
     meta.update({
         "id": out.name,
         "name": f"{ds.meta.get('name', ds.id)} perturbed by {canon} (seed {seed})",
         "description": f"Derived from {ds.id} by ops/perturb -p '{canon}' --seed {seed}.",
-        "derived_from": {"dataset": ds.id, "hash": ds.content_hash(), "spec": canon,
-                         "seed": seed, "code_version": CODE_VERSION,
-                         "utterances": len(rows)},
+        "derived_from": {"dataset": ds.id, "hash": parent_hash, "spec": canon,
+                         "seed": seed, "code": code_digest(), "assets": adigest,
+                         "asset_files": assets, "utterances": len(rows)},
     })
-    atomic_write_text(out / "dataset.yaml", yaml.safe_dump(meta, sort_keys=False,
-                                                           allow_unicode=True))
+    write_dataset(out, meta, ds.columns, rows)
     load_dataset(out)  # the derived folder must pass the same validator as any dataset
-    return DeriveResult(out, canon, seed, len(rows), before)
-
-
-def _cached_count(ds: Dataset, indices: list[int], spec: str, seed: int) -> int:
-    n = 0
-    for i in indices:
-        utt = ds.utterances[i]
-        key = cache_key(file_sha256(ds.audio_path(utt)), spec, seed, utt.id)
-        n += (cache_dir() / "perturb" / "audio" / key[:2] / f"{key}.wav").is_file()
-    return n
+    return DeriveResult(out, ds.root, canon, seed, len(rows), before)
 
 
 def _link(src: Path, dst: Path) -> None:
@@ -147,13 +146,3 @@ def _link(src: Path, dst: Path) -> None:
     except OSError:  # other file system: copy instead
         shutil.copyfile(src, tmp)
     os.replace(tmp, dst)
-
-
-def _resolve(dataset: str | Path) -> Path:
-    path = Path(dataset)
-    if (path / "metadata.tsv").is_file():
-        return path
-    candidate = REPO_ROOT / "datasets" / str(dataset)
-    if (candidate / "metadata.tsv").is_file():
-        return candidate
-    raise PerturbError(f"dataset {dataset!r} not found (looked for {candidate}/metadata.tsv)")

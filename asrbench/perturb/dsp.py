@@ -8,10 +8,12 @@ import subprocess
 import numpy as np
 import soxr
 
+from asrbench.errors import AsrbenchError
+
 EPS = 1e-12
 
 
-class PerturbError(RuntimeError):
+class PerturbError(AsrbenchError):
     """A perturbation that could not run (missing tool, bad audio); says what to do."""
 
 

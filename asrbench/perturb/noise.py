@@ -1,8 +1,9 @@
 """Noise sources: real recordings, music, babble from other speakers, synthetic colours.
 
 Kinds (used by `src=` in specs and by the Aurora test-set definitions):
-- `env`: real environmental noise (shared/data/noise: dishes, exercise bike) or $ASRBENCH_NOISE_ENV
-- `music`: Debian asterisk-moh-opsound-wav tracks + guitar, or $ASRBENCH_NOISE_MUSIC
+- `env`: real environmental noise shipped in asrbench/perturb/assets (dishes, exercise bike), or
+  $ASRBENCH_NOISE_ENV
+- `music`: Debian asterisk-moh-opsound-wav tracks + the shipped guitar, or $ASRBENCH_NOISE_MUSIC
 - `dishes`, `bike`, `guitar`, `moh`: single real sources
 - `babble`: other speakers' real utterances from the same dataset (never the target speaker),
   or the speech files in $ASRBENCH_NOISE_BABBLE
@@ -14,7 +15,6 @@ Folder pools are sorted by path so the seeded choice does not depend on the file
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,11 +22,10 @@ import numpy as np
 import soundfile as sf
 
 from asrbench.dataset import Dataset, Utterance
-from asrbench.paths import shared_dir
+from asrbench.perturb.bank import ASSET_DIR, MOH_DIR, audio_files
 from asrbench.perturb.dsp import PerturbError, resample, rms
+from asrbench.settings import Settings, settings
 
-AUDIO_EXT = (".wav", ".flac", ".ogg")
-MOH_DIR = Path("/usr/share/asterisk/moh")
 SYNTHETIC = ("white", "pink", "brown")
 
 
@@ -36,33 +35,32 @@ class Context:
 
     dataset: Dataset | None = None
     utt: Utterance | None = None
-    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    settings: Settings = field(default_factory=settings)
 
 
-def _shared_noise(name: str) -> Path:
-    return shared_dir() / "data" / "noise" / name
+def _shipped(name: str) -> Path:
+    return ASSET_DIR / name
 
 
-def _files_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.suffix.lower() in AUDIO_EXT and p.is_file())
+_files_in = audio_files
 
 
 def pool_files(kind: str, ctx: Context) -> list[Path]:
     """The files behind a noise kind (user folder override first); PerturbError if none."""
-    override = ctx.env.get(f"ASRBENCH_NOISE_{kind.upper()}")
+    override = ctx.settings.noise.get(kind.lower())
     if override:
         files = _files_in(Path(override))
         where = f"$ASRBENCH_NOISE_{kind.upper()}={override}"
     elif kind == "env":
-        files = [_shared_noise("doing_the_dishes.wav"), _shared_noise("exercise_bike.wav")]
-        where = str(_shared_noise(""))
+        files = [_shipped("doing_the_dishes.wav"), _shipped("exercise_bike.wav")]
+        where = str(ASSET_DIR)
     elif kind == "music":
-        files = _files_in(MOH_DIR) + [_shared_noise("guitar_16k.wav")]
-        where = f"{MOH_DIR} (apt install asterisk-moh-opsound-wav) and shared/data/noise"
+        files = _files_in(MOH_DIR) + [_shipped("guitar_16k.wav")]
+        where = f"{MOH_DIR} (apt install asterisk-moh-opsound-wav) and {ASSET_DIR}"
     elif kind in ("dishes", "bike", "guitar"):
         name = {"dishes": "doing_the_dishes.wav", "bike": "exercise_bike.wav",
                 "guitar": "guitar_16k.wav"}[kind]
-        files = [_shared_noise(name)]
+        files = [_shipped(name)]
         where = str(files[0])
     elif kind == "moh":
         files = _files_in(MOH_DIR)
@@ -126,7 +124,7 @@ def babble(n: int, sr: int, rng: np.random.Generator, ctx: Context, talkers: int
 
 
 def _babble_files(ctx: Context) -> list[Path]:
-    if ctx.env.get("ASRBENCH_NOISE_BABBLE"):
+    if ctx.settings.noise.get("babble"):
         return pool_files("babble", ctx)
     ds, utt = ctx.dataset, ctx.utt
     if ds is None:

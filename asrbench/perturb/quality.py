@@ -4,11 +4,12 @@ PESQ (ITU-T P.862, `pesq` package: wide-band at 16 kHz, narrow-band at 8 kHz) an
 are intrusive: they need the clean reference time-aligned, so they are reported as None for
 perturbations that change the duration (tempo, speed, frame drops). DNSMOS (P.835 SIG/BAK/OVRL and
 P.808 MOS, ONNX models shipped in the `speechmos` package) needs no reference and is always given.
-Scores are cached by the two files' content under `cache_dir()/perturb/quality/`.
+Scores are cached by the two files' content under `<cache>/perturb/quality/`.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 from pathlib import Path
@@ -16,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from asrbench.fsio import atomic_write_json, file_sha256
-from asrbench.paths import cache_dir
+from asrbench.fsio import atomic_write_json
+from asrbench.identity import digest, file_sha256
 from asrbench.perturb.dsp import resample
+from asrbench.settings import settings
 
-QUALITY_VERSION = "q1"
 METRICS = ("pesq", "stoi", "dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808")
 
 
@@ -72,10 +73,21 @@ def quality_scores(ref: np.ndarray, deg: np.ndarray, sr: int) -> dict[str, float
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _code() -> dict:
+    """What the scores depend on: this module's source and the scoring packages' versions."""
+    from importlib import metadata
+
+    return {"source": file_sha256(__file__),
+            "packages": {n: metadata.version(n) for n in ("pesq", "pystoi", "speechmos",
+                                                          "onnxruntime", "numpy", "scipy")}}
+
+
 def cached_quality(ref_path: Path, deg_path: Path) -> dict[str, float | None]:
     """quality_scores of two files, cached by their content hashes."""
-    key = f"{QUALITY_VERSION}-{file_sha256(ref_path)[:24]}-{file_sha256(deg_path)[:24]}"
-    cache = cache_dir() / "perturb" / "quality" / key[:5] / f"{key}.json"
+    key = digest("quality", reference=file_sha256(ref_path), degraded=file_sha256(deg_path),
+                 code=_code())
+    cache = settings().cache / "perturb" / "quality" / key[:2] / f"{key}.json"
     if cache.is_file():
         return json.loads(cache.read_text(encoding="utf-8"))
     ref, sr = sf.read(str(ref_path), dtype="float64", always_2d=True)

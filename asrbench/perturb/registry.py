@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from asrbench.errors import InputError
 
-class SpecError(ValueError):
+
+class SpecError(InputError):
     """A perturbation spec that cannot be used; the message lists what exists."""
 
 

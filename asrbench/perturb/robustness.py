@@ -6,16 +6,19 @@ The model runner lives in `asrbench.benchmark` (another area); this module only 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from asrbench.perturb import metrics
-from asrbench.perturb.derive import _resolve, derive_dataset
+from asrbench.perturb.derive import derive_dataset
 from asrbench.perturb.spec import canonical_spec, parse_spec
+from asrbench.resolve import resolve_dir
 
 
 def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
              runner: str = "auto", jobs: int = 2, normaliser: str = "dnsmos_ovrl",
-             utt_ids: list[str] | None = None) -> dict[str, Any]:
+             utt_ids: list[str] | None = None,
+             results_root: Path | None = None) -> dict[str, Any]:
     """Benchmark every model on the clean condition and on each spec's derived dataset.
 
     The clean condition is derived too (identity spec), so a subset run (`utt_ids`) compares
@@ -24,7 +27,7 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
     from asrbench.benchmark import run_benchmark
 
     conditions = [c for c in dict.fromkeys(canonical_spec(s) for s in specs) if c != "clean"]
-    parent = _resolve(dataset)
+    parent = resolve_dir("dataset", dataset)
     derived = {c: derive_dataset(parent, c, seed=seed, jobs=jobs, utt_ids=utt_ids).path
                for c in ["clean", *conditions]}
     quality: dict[str, dict] = {}
@@ -39,7 +42,7 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
     wers: dict[str, dict[str, float]] = {}
     for m in dict.fromkeys([*models, *([base] if base else [])]):
         wers[m] = {c: run_benchmark(model=m, dataset=path, runner=runner, jobs=jobs,
-                                    progress=False)["wer"]
+                                    results_root=results_root, progress=False).metrics.ter
                    for c, path in derived.items()}
     rows: list[dict[str, Any]] = []
     for m in models:

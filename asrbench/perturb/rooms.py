@@ -4,25 +4,24 @@ A bank of RIRS_PER_BIN responses per bin is simulated once from a fixed seed (sh
 random size, source and microphone positions; wall absorption from Sabine's formula for an RT60
 drawn inside the bin), kept only when the RT60 measured on the simulated response (Schroeder
 backward integration, T30 extrapolated to 60 dB) falls inside the bin, and cached as .npy under
-`cache_dir()/perturb/rir/`. Each utterance then picks one with its own seeded RNG.
+`<cache>/perturb/rir/`. Each utterance then picks one with its own seeded RNG.
 Users can supply real RIRs instead: put .wav files in $ASRBENCH_RIR_DIR/bin<k>/.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 
 import numpy as np
 
 from asrbench.fsio import atomic_write_bytes
-from asrbench.paths import cache_dir
+from asrbench.identity import digest, short
 from asrbench.perturb.dsp import PerturbError
+from asrbench.settings import settings
 
 RT60_BINS: list[tuple[float, float]] = [(0.2, 0.45), (0.45, 0.75), (0.75, 1.1), (1.1, 1.6)]
 RIRS_PER_BIN = 6
-BANK_VERSION = "v1"
 
 
 def schroeder_rt60(h: np.ndarray, sr: int) -> float:
@@ -76,15 +75,18 @@ def rir_bank(k: int, sr: int) -> tuple[np.ndarray, ...]:
     """The cached RIRs of bin `k` at rate `sr` (user folder, else simulated once)."""
     if not 1 <= k <= len(RT60_BINS):
         raise PerturbError(f"RT60 bin {k} does not exist; bins 1..{len(RT60_BINS)}")
-    user = os.environ.get("ASRBENCH_RIR_DIR")
-    if user:
+    cfg = settings()
+    if cfg.rir_dir:
         from asrbench.perturb.noise import _files_in, load_mono
 
-        files = _files_in(Path(user) / f"bin{k}")
+        files = _files_in(Path(cfg.rir_dir) / f"bin{k}")
         if not files:
-            raise PerturbError(f"$ASRBENCH_RIR_DIR={user}: no audio in bin{k}/")
+            raise PerturbError(f"$ASRBENCH_RIR_DIR={cfg.rir_dir}: no audio in bin{k}/")
         return tuple(load_mono(str(f), sr) for f in files)
-    folder = cache_dir() / "perturb" / "rir" / f"{BANK_VERSION}-sr{sr}-bin{k}"
+    from asrbench.perturb.bank import code_digest
+
+    key = short(digest("rir-bank", code=code_digest(), sr=sr, bin=k), 16)
+    folder = cfg.cache / "perturb" / "rir" / key
     files = sorted(folder.glob("*.npy"))
     if len(files) < RIRS_PER_BIN:
         import io

@@ -8,13 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from asrbench.dataset import Dataset, Utterance
+from asrbench.errors import AsrbenchError
 from asrbench.fsio import atomic_write_text
 from asrbench.modelcard import Model
 
 LOG_TAIL_LINES = 30
 
 
-class RunnerError(RuntimeError):
+class RunnerError(AsrbenchError):
     """A model run that failed; the message carries the exit status and the log tail."""
 
     def __init__(self, message: str, log_path: Path | None = None, exit_code: int | None = None):

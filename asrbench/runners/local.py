@@ -17,7 +17,6 @@ from pathlib import Path
 from asrbench.dataset import Dataset, Utterance
 from asrbench.fsio import atomic_write_text
 from asrbench.modelcard import Model, has_requirements
-from asrbench.paths import cache_dir
 from asrbench.runners.base import (
     Runner,
     RunnerError,
@@ -27,6 +26,7 @@ from asrbench.runners.base import (
     log_tail,
     prepare_work_dir,
 )
+from asrbench.settings import settings
 
 # Variables a model program may need to run at all; everything else is withheld, as in Docker.
 _BASE_ENV = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
@@ -45,7 +45,7 @@ class LocalRunner(Runner):
     name = "local"
 
     def __init__(self, venv_root: Path | None = None, quiet: bool = True):
-        self.venv_root = venv_root or cache_dir() / "venvs"
+        self.venv_root = venv_root or settings().cache / "venvs"
         self.quiet = quiet
 
     def venv_dir(self, model: Model) -> Path:

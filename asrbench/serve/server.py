@@ -29,13 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from asrbench.dataset import Dataset, Utterance
+from asrbench.errors import AsrbenchError
 from asrbench.modelcard import Model
 from asrbench.runners import Runner, RunnerError, RunOptions, read_tsv_pairs
 
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024  # the OpenAI endpoint's own limit
 
 
-class ServeError(Exception):
+class ServeError(AsrbenchError):
     """A request the server answers with an error; carries the HTTP status and OpenAI type."""
 
     def __init__(self, status: int, message: str, kind: str = "invalid_request_error"):

@@ -7,7 +7,7 @@ Layout of a remote (under its prefix):
 """
 
 from asrbench.zoo.errors import ZooError
-from asrbench.zoo.pull import ensure_dataset, ensure_model, pull
+from asrbench.zoo.pull import pull
 from asrbench.zoo.push import push
 
-__all__ = ["ZooError", "ensure_dataset", "ensure_model", "pull", "push"]
+__all__ = ["ZooError", "pull", "push"]

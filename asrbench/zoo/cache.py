@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from asrbench.paths import cache_dir
+from asrbench.settings import settings
 from asrbench.zoo.manifest import object_key
 
 
 class Cache:
-    """Paths inside the zoo cache; `root` defaults to `cache_dir()/zoo`."""
+    """Paths inside the zoo cache; `root` defaults to `<cache>/zoo`."""
 
     def __init__(self, root: Path | None = None):
-        self.root = Path(root) if root else cache_dir() / "zoo"
+        self.root = Path(root) if root else settings().cache / "zoo"
 
     def object_path(self, sha256: str) -> Path:
         return self.root / object_key(sha256)

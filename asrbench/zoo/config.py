@@ -9,8 +9,7 @@ from urllib.parse import urlparse
 
 import yaml
 
-from asrbench.paths import REPO_ROOT
-from asrbench.zoo.errors import ZooError
+from asrbench.zoo.errors import ZooInputError
 
 KINDS = ("dataset", "model")
 
@@ -82,7 +81,7 @@ class ZooConfig:
         name = name or self.default_remote
         if name not in self.remotes:
             known = ", ".join(sorted(self.remotes)) or "none"
-            raise ZooError(f"{self.path}: no remote named {name!r} (known: {known})")
+            raise ZooInputError(f"{self.path}: no remote named {name!r} (known: {known})")
         return self.remotes[name]
 
     def remote_for(self, kind: str, entry_id: str, override: str | None = None) -> RemoteSpec:
@@ -95,7 +94,9 @@ class ZooConfig:
 
 def default_config_path() -> Path:
     """$ASRBENCH_ZOO_CONFIG, else `<repo>/zoo.yaml`."""
-    return Path(os.environ.get("ASRBENCH_ZOO_CONFIG", REPO_ROOT / "zoo.yaml"))
+    from asrbench.settings import settings
+
+    return settings().zoo_config
 
 
 _REMOTE_KEYS = {
@@ -116,27 +117,27 @@ def load_config(path: str | Path | None = None) -> ZooConfig:
     """Read and check zoo.yaml; errors name the file and the key at fault."""
     path = Path(path) if path else default_config_path()
     if not path.is_file():
-        raise ZooError(f"{path}: zoo config not found; create it (see docs/ZOO.md)")
+        raise ZooInputError(f"{path}: zoo config not found; create it (see docs/ZOO.md)")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
-        raise ZooError(f"{path}: cannot parse YAML: {exc}") from exc
+        raise ZooInputError(f"{path}: cannot parse YAML: {exc}") from exc
     if not isinstance(data, dict):
-        raise ZooError(f"{path}: top level must be a mapping")
+        raise ZooInputError(f"{path}: top level must be a mapping")
     remotes: dict[str, RemoteSpec] = {}
     for name, spec in (data.get("remotes") or {}).items():
         if not isinstance(spec, dict) or "url" not in spec:
-            raise ZooError(
+            raise ZooInputError(
                 f"{path}: remotes.{name} needs a 'url' (s3://bucket/prefix or file://path)"
             )
         unknown = set(spec) - _REMOTE_KEYS
         if unknown:
-            raise ZooError(f"{path}: remotes.{name}: unknown key(s) {sorted(unknown)}")
+            raise ZooInputError(f"{path}: remotes.{name}: unknown key(s) {sorted(unknown)}")
         url = str(spec["url"])
         if not (url.startswith("s3://") or url.startswith("file://")):
-            raise ZooError(f"{path}: remotes.{name}.url {url!r} must start with s3:// or file://")
+            raise ZooInputError(f"{path}: remotes.{name}.url {url!r} must start with s3:// or file://")
         if url.startswith("s3://") and not urlparse(url).netloc:
-            raise ZooError(f"{path}: remotes.{name}.url {url!r} has no bucket")
+            raise ZooInputError(f"{path}: remotes.{name}.url {url!r} has no bucket")
         kwargs = {
             k: v for k, v in spec.items() if k in _REMOTE_KEYS and k not in ("url", "description")
         }
@@ -145,20 +146,20 @@ def load_config(path: str | Path | None = None) -> ZooConfig:
     fallback = "local" if "local" in remotes else next(iter(remotes), "")
     default = str(data.get("default_remote") or fallback)
     if not remotes:
-        raise ZooError(
+        raise ZooInputError(
             f"{path}: no remotes defined; add at least `remotes: {{local: {{url: file://.zoo}}}}`"
         )
     if default not in remotes:
-        raise ZooError(f"{path}: default_remote {default!r} is not one of the remotes")
+        raise ZooInputError(f"{path}: default_remote {default!r} is not one of the remotes")
     entries: dict[tuple[str, str], Entry] = {}
     for kind in KINDS:
         for entry_id, spec in (data.get(kind + "s") or {}).items():
             spec = spec or {}
             if not isinstance(spec, dict):
-                raise ZooError(f"{path}: {kind}s.{entry_id} must be a mapping")
+                raise ZooInputError(f"{path}: {kind}s.{entry_id} must be a mapping")
             remote = str(spec.get("remote", default))
             if remote not in remotes:
-                raise ZooError(f"{path}: {kind}s.{entry_id}.remote {remote!r} is not defined")
+                raise ZooInputError(f"{path}: {kind}s.{entry_id}.remote {remote!r} is not defined")
             version = spec.get("version")
             entries[(kind, str(entry_id))] = Entry(
                 kind,

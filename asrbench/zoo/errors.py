@@ -1,5 +1,15 @@
-"""The zoo's one exception type: its message says what went wrong and what to do."""
+"""The zoo's exception types: each message says what went wrong and what to do."""
+
+from asrbench.errors import AsrbenchError, InputError
 
 
-class ZooError(Exception):
+class ZooError(AsrbenchError):
     """A zoo operation failed; the message is meant for the user, never contains secrets."""
+
+
+class ZooInputError(ZooError, InputError):
+    """A zoo command given bad input (unknown remote, bad ID, both -d and -m...)."""
+
+
+class ZooNotFound(ZooInputError):
+    """The remote holds no such entry or version."""

@@ -7,7 +7,6 @@ against its own name when it is read back.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -16,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from asrbench.fsio import file_sha256
-from asrbench.zoo.errors import ZooError
+from asrbench.identity import digest, file_sha256, short
+from asrbench.zoo.errors import ZooError, ZooInputError
 
 FORMAT = "asrbench-zoo-manifest/1"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -56,13 +55,13 @@ def latest_key(kind: str, entry_id: str) -> str:
 
 def check_id(entry_id: str) -> str:
     if not _ID.match(entry_id or ""):
-        raise ZooError(f"entry ID {entry_id!r} must be letters, digits, '_', '.', '-'")
+        raise ZooInputError(f"entry ID {entry_id!r} must be letters, digits, '_', '.', '-'")
     return entry_id
 
 
 def check_version(version: str) -> str:
     if not _VERSION.match(version or ""):
-        raise ZooError(f"version {version!r} is not a zoo version (16 hex digits)")
+        raise ZooInputError(f"version {version!r} is not a zoo version (16 hex digits)")
     return version
 
 
@@ -106,22 +105,13 @@ def scan_folder(root: Path, hash_workers: int = 4) -> list[FileEntry]:
         return list(pool.map(lambda p: file_entry(Path(root), p), paths))
 
 
-def _canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
 def compute_version(
     kind: str, entry_id: str, files: list[FileEntry], meta: dict, image: dict | None
 ) -> str:
-    """16 hex digits of SHA-256 over everything that defines the version's content."""
-    body = {
-        "kind": kind,
-        "id": entry_id,
-        "meta": meta,
-        "image": image,
-        "files": [[f.path, f.size, f.sha256] + (["x"] if f.executable else []) for f in files],
-    }
-    return hashlib.sha256(b"asrbench-zoo-version-v1\0" + _canonical(body)).hexdigest()[:16]
+    """16 hex digits of the identity of everything that defines the version's content."""
+    return short(digest("zoo-version", kind=kind, id=entry_id, meta=meta, image=image,
+                        files=[[f.path, f.size, f.sha256] + (["x"] if f.executable else [])
+                               for f in files]), 16)
 
 
 def build_manifest(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import shutil
@@ -14,11 +13,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from asrbench.fsio import atomic_write_bytes, atomic_write_json, file_sha256
-from asrbench.paths import REPO_ROOT
+from asrbench.fsio import atomic_write_bytes, atomic_write_json
+from asrbench.identity import bytes_sha256, hash_file
+from asrbench.resolve import local_dir
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import KINDS, ZooConfig, load_config
-from asrbench.zoo.errors import ZooError
+from asrbench.zoo.errors import ZooError, ZooInputError, ZooNotFound
 from asrbench.zoo.manifest import (
     FileEntry,
     check_id,
@@ -59,7 +59,7 @@ def resolve_version(rem: Remote, kind: str, entry_id: str) -> str:
     """The version `latest` points to on a remote."""
     data = rem.get_bytes(latest_key(kind, entry_id))
     if data is None:
-        raise ZooError(
+        raise ZooNotFound(
             f"remote {rem.name!r} holds no {kind} {entry_id!r}; check the ID "
             f"(`ops/zoo list`) or push it first"
         )
@@ -79,7 +79,7 @@ def fetch_manifest(
     key = manifest_key(kind, entry_id, version)
     data = rem.get_bytes(key)
     if data is None:
-        raise ZooError(
+        raise ZooNotFound(
             f"remote {rem.name!r} has no version {version} of {kind} {entry_id!r}; "
             f"see `ops/zoo show {kind} {entry_id}`"
         )
@@ -131,7 +131,7 @@ class _Download:
         """Verify the SHA-256 and move into the cache; on mismatch drop the partial and raise."""
         os.close(self.fd)
         self.fd = -1
-        got = file_sha256(self.part, CHUNK)
+        got = hash_file(self.part, CHUNK)
         if got != self.sha:
             self.discard()
             raise ZooError(
@@ -145,7 +145,7 @@ class _Download:
 
     def finalize_whole(self, data: bytes) -> None:
         """finalize() for an object fetched in one piece: hash the bytes before writing them."""
-        got = hashlib.sha256(data).hexdigest()
+        got = bytes_sha256(data)
         if got != self.sha:
             self.discard()
             raise ZooError(
@@ -325,13 +325,6 @@ def place(cache: Cache, files: list[FileEntry], dest: Path, marker: dict, force:
     return True
 
 
-def default_dest(kind: str, entry_id: str) -> Path:
-    """`datasets/<ID>` or `models/<ID>` in the repo ($ASRBENCH_DATASETS_DIR/$ASRBENCH_MODELS_DIR
-    move them, e.g. for tests or a shared data disk)."""
-    base = os.environ.get(f"ASRBENCH_{kind.upper()}S_DIR")
-    return (Path(base) if base else REPO_ROOT / f"{kind}s") / entry_id
-
-
 def pull(
     kind: str,
     entry_id: str,
@@ -347,7 +340,7 @@ def pull(
 ) -> PullResult:
     """Fetch a version (default: the zoo.yaml pin, else `latest`) and place it at `dest`."""
     if kind not in KINDS:
-        raise ZooError(f"kind must be one of {KINDS}")
+        raise ZooInputError(f"kind must be one of {KINDS}")
     check_id(entry_id)
     t0 = time.monotonic()
     cfg = config if isinstance(config, ZooConfig) else load_config(config)
@@ -384,7 +377,7 @@ def pull(
         ) from exc
     finally:
         rem.close()
-    target = Path(dest) if dest else default_dest(kind, entry_id)
+    target = Path(dest) if dest else local_dir(kind, entry_id)
     marker = {
         "kind": kind,
         "id": entry_id,
@@ -410,38 +403,3 @@ def pull(
         placed,
         time.monotonic() - t0,
     )
-
-
-def _ensure(
-    kind: str, id_or_path: str | Path, version: str | None, config: ZooConfig | Path | None
-) -> Path:
-    path = Path(id_or_path)
-    if path.is_dir() and (len(path.parts) > 1 or path.is_absolute()):
-        return path
-    entry_id = str(id_or_path)
-    local = default_dest(kind, entry_id)
-    if local.is_dir():
-        marker = read_marker(local)
-        if version is None or (marker and marker.get("version") == version):
-            return local
-        # A different version than the one checked out: keep both, the other in the cache.
-        out = Cache().checkout_path(kind, entry_id, version)
-        if read_marker(out) is None:
-            pull(kind, entry_id, version=version, dest=out, config=config, force=True)
-        return out
-    pull(kind, entry_id, version=version, dest=local, config=config)
-    return local
-
-
-def ensure_dataset(
-    id_or_path: str | Path, version: str | None = None, config: ZooConfig | Path | None = None
-) -> Path:
-    """A local dataset folder: the path itself, `datasets/<ID>`, or pulled from the zoo."""
-    return _ensure("dataset", id_or_path, version, config)
-
-
-def ensure_model(
-    model_id: str, version: str | None = None, config: ZooConfig | Path | None = None
-) -> Path:
-    """A local model folder: `models/<ID>`, or pulled from the zoo."""
-    return _ensure("model", model_id, version, config)

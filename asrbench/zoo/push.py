@@ -14,10 +14,10 @@ from pathlib import Path
 
 import yaml
 
-from asrbench.fsio import file_sha256
+from asrbench.identity import file_sha256
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import KINDS, ZooConfig, load_config
-from asrbench.zoo.errors import ZooError
+from asrbench.zoo.errors import ZooError, ZooInputError
 from asrbench.zoo.manifest import (
     FileEntry,
     build_manifest,
@@ -57,18 +57,9 @@ class PushResult:
 
 def default_source(kind: str, entry_id: str) -> Path:
     """The local folder of an entry (same rule as pull's default destination)."""
-    from asrbench.zoo.pull import default_dest
+    from asrbench.resolve import local_dir
 
-    return default_dest(kind, entry_id)
-
-
-def dataset_content_hash(root: Path, files: list[FileEntry]) -> str:
-    """The dataset's identity (`asrbench.dataset.content_hash`) from the hashes push computed,
-    so that pushing does not read the audio twice."""
-    from asrbench.dataset import content_hash, load_dataset
-
-    ds = load_dataset(root, check_audio=False)
-    return content_hash(root, ds.utterances, {f.path: f.sha256 for f in files})
+    return local_dir(kind, entry_id)
 
 
 def _check_entry(kind: str, root: Path) -> None:
@@ -97,7 +88,7 @@ def _entry_meta(kind: str, root: Path, files: list[FileEntry]) -> dict:
             "card": ds.meta,
             "utterances": len(ds),
             "duration_s": round(ds.total_duration, 3),
-            "content_hash": dataset_content_hash(root, files),
+            "content_hash": ds.content_hash(),  # file hashes memoised by the scan above
         }
     card = root / "model.yaml"
     if not card.is_file():
@@ -126,7 +117,7 @@ def push(
     manifest, which makes the version visible, is written only after every object is in place.
     """
     if kind not in KINDS:
-        raise ZooError(f"kind must be one of {KINDS}")
+        raise ZooInputError(f"kind must be one of {KINDS}")
     check_id(entry_id)
     t0 = time.monotonic()
     cfg = config if isinstance(config, ZooConfig) else load_config(config)
@@ -142,7 +133,7 @@ def push(
     image_path: Path | None = None
     if with_image:
         if kind != "model":
-            raise ZooError("--with-image applies to models only")
+            raise ZooInputError("--with-image applies to models only")
         from asrbench.zoo.image import save_image
 
         ref = image_ref or _built_image(root)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 
 FAKE_PROGRAM = textwrap.dedent('''
     """Fake ASR for tests: echoes the file name; fails on IDs listed in FAIL_IDS, or entirely."""

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from asrbench.docker_build import engine_available
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 from tests.conftest import require
 
 N = "8"

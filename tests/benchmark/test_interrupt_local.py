@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 
 
 def _running_under(folder: Path) -> list[int]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from asrbench.benchmark import BenchmarkError, run_benchmark
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 
 OPS = REPO_ROOT / "ops"
 

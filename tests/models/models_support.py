@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 
 
 def _load_require() -> Callable[[str, bool, str], None]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from stubs.vendors import OpenAIStub, sha
 
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 
 
 def _bench(tmp: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:

@@ -12,7 +12,7 @@ import pytest
 
 from asrbench.commands.models import load_all, model_dirs, row, table
 from asrbench.modelcard import load_model
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 
 MODELS = REPO_ROOT / "models"
 FOLDERS = sorted(p for p in MODELS.iterdir() if p.is_dir() and not p.name.startswith("_"))

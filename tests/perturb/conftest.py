@@ -7,7 +7,7 @@ import pytest
 import soundfile as sf
 
 from asrbench.dataset import Dataset, load_dataset
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 
 SHORT_IDS = ["1089-134691-0000", "cmu_arctic_us_axb_a0004", "LJ001-0013"]
 

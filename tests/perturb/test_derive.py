@@ -10,7 +10,7 @@ import yaml
 
 from asrbench.dataset import load_dataset
 from asrbench.fsio import file_sha256
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 from asrbench.perturb.derive import derive_dataset
 from tests.perturb.conftest import SHORT_IDS
 

@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 from asrbench.perturb import SpecError, all_perturbations, apply_spec, canonical_spec, parse_spec
 from asrbench.perturb.spec import spec_slug
 

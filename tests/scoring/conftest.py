@@ -21,7 +21,7 @@ def plain_scorer() -> Scorer:
 @pytest.fixture(scope="session")
 def nsw_step():
     """The NSW step, sharing the persistent grammar and result cache of the checkout."""
-    from asrbench.paths import cache_dir
+    from asrbench.settings import settings
     from scoring.normalize import Nsw
 
-    return Nsw(cache_dir())
+    return Nsw(settings().cache)

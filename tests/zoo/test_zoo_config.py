@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 from asrbench.zoo import ZooError, push
 from asrbench.zoo.config import load_config
 

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from asrbench.paths import REPO_ROOT
+from asrbench.settings import REPO_ROOT
 from asrbench.zoo.seaweed import SeaweedServer, run_seaweedfs, weed_binary
 
 

@@ -1,15 +1,12 @@
-"""`ops/serve -m MODEL`: serve a zoo model as an OpenAI-compatible transcription endpoint."""
+"""`asrbench serve` (ops/serve): a model as an OpenAI-compatible transcription endpoint."""
 
 from __future__ import annotations
 
 import os
-import sys
 
 import typer
 
-from asrbench.modelcard import ModelCardError, load_model
-from asrbench.runners import RunnerError, RunOptions, get_runner
-from asrbench.serve.server import TranscriptionService, make_server
+from asrbench.errors import InputError
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -25,21 +22,20 @@ def serve(
         help="name of an environment variable holding the key clients must send as Bearer"),
     timeout: float = typer.Option(600, "--timeout", help="seconds per request's model run"),
 ) -> None:
-    try:
-        mdl = load_model(model)
-        run = get_runner(runner)
-        service = TranscriptionService(mdl, run, RunOptions(timeout_s=timeout))
-        typer.echo(f"serve: preparing {mdl.id} ({run.name} runner)...", err=True)
-        service.prepare()
-    except (ModelCardError, RunnerError, RuntimeError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+    from asrbench.resolve import resolve_model
+    from asrbench.runners import RunOptions, get_runner
+    from asrbench.serve.server import TranscriptionService, make_server
+
     key = None
     if api_key_env:
         key = os.environ.get(api_key_env)
         if not key:
-            typer.echo(f"error: --api-key-env {api_key_env}: that variable is not set", err=True)
-            raise typer.Exit(2)
+            raise InputError(f"--api-key-env {api_key_env}: that variable is not set")
+    mdl = resolve_model(model)
+    run = get_runner(runner)
+    service = TranscriptionService(mdl, run, RunOptions(timeout_s=timeout))
+    typer.echo(f"serve: preparing {mdl.id} ({run.name} runner)...", err=True)
+    service.prepare()
     server = make_server(service, host, port, key)
     bound_host, bound_port = server.server_address[:2]
     # The first stdout line is the base URL, for scripts and tests that start us on port 0.
@@ -53,6 +49,3 @@ def serve(
     finally:
         server.server_close()
 
-
-if __name__ == "__main__":
-    sys.exit(app())

@@ -1,19 +1,19 @@
-"""`ops/validate DATASET...`: report every problem in dataset folders; writes nothing."""
+"""`asrbench validate` (ops/validate): report every problem in dataset folders; writes nothing."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import typer
 
-from asrbench.dataset import content_hash, load_dataset, validate
+from asrbench.dataset import load_dataset, validate
+from asrbench.errors import EXIT_INPUT
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
 
 @app.command()
-def main(
+def validate_cmd(
     datasets: list[Path] = typer.Argument(..., help="dataset folders"),
     no_audio: bool = typer.Option(False, "--no-audio", help="skip opening the audio files"),
     show_hash: bool = typer.Option(False, "--hash", help="print the content hash when valid"),
@@ -31,11 +31,7 @@ def main(
         ds = load_dataset(root, check_audio=False)
         line = f"{root}: ok, {len(ds)} utterances, {ds.total_duration / 60:.1f} min"
         if show_hash:
-            line += f", {content_hash(ds.root, ds.utterances)}"
+            line += f", {ds.content_hash()}"
         typer.echo(line)
     if failed:
-        raise typer.Exit(1)
-
-
-if __name__ == "__main__":
-    sys.exit(app())
+        raise typer.Exit(EXIT_INPUT)

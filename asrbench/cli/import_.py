@@ -1,4 +1,4 @@
-"""`python -m asrbench.importers.cli kaldi|nemo|folder ...` (wrapped by ops/import)."""
+"""`asrbench import` (ops/import): Kaldi, NeMo or folder+table datasets into the dataset format."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from asrbench.importers.common import ImportProblem, write_dataset
+from asrbench.importers.common import write_dataset
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Import Kaldi, NeMo or folder+table datasets into the dataset format.")
@@ -20,21 +20,17 @@ ForceOpt = typer.Option(False, "--force", help="replace an existing output folde
 
 
 def _out(out: Path | None, dataset_id: str) -> Path:
-    from asrbench.zoo.pull import default_dest
+    from asrbench.resolve import local_dir
 
-    return out or default_dest("dataset", dataset_id)
+    return out or local_dir("dataset", dataset_id)
 
 
 def _run(items, out: Path, dataset_id: str, rate: int, language: str, licence: str,  # noqa: ANN001
          source: str, force: bool) -> None:
-    try:
-        path = write_dataset(out, items, dataset_id=dataset_id, rate=rate, language=language,
-                             licence=licence, source=source, force=force)
-    except ImportProblem as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
     from asrbench.dataset import load_dataset
 
+    path = write_dataset(out, items, dataset_id=dataset_id, rate=rate, language=language,
+                         licence=licence, source=source, force=force)
     ds = load_dataset(path)
     typer.echo(f"imported {len(ds)} utterances ({ds.total_duration / 3600:.2f} h) into {path}")
 
@@ -73,6 +69,3 @@ def folder(audio_dir: Path, table: Path, dataset_id: str = IdOpt, out: Path = Ou
     _run(import_folder(audio_dir, table), _out(out, dataset_id), dataset_id, rate, language,
          licence, f"folder {audio_dir.name} with {table.name}", force)
 
-
-if __name__ == "__main__":
-    app()

@@ -1,0 +1,103 @@
+"""The `asrbench` command: one typer app whose subcommands the `ops/*` scripts alias.
+
+Each subcommand lives in `asrbench/cli/<module>.py` and exposes `app` (a typer app). Modules are
+imported only when their command runs, so `asrbench score` starts without loading Docker, boto3
+or the perturbation bank. Errors derived from `AsrbenchError` (and the scorer's `ScoringError`)
+are printed as one `error: ...` line and mapped to exit codes by `asrbench.errors`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+import click
+
+# name -> (module under asrbench.cli, one-line help shown by `asrbench --help`)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "benchmark": ("benchmark", "Run models on datasets (sharded, cached, resumable), score them."),
+    "leaderboard": ("leaderboard", "Model x dataset table from stored results."),
+    "score": ("score", "Score hypothesis transcripts against references."),
+    "validate": ("validate", "Report every problem in dataset folders."),
+    "import": ("import_", "Import Kaldi, NeMo or folder+table datasets."),
+    "build": ("build", "Build model images (no registry needed)."),
+    "models": ("models", "Model cards as a table."),
+    "serve": ("serve", "Serve a model as an OpenAI-compatible endpoint."),
+    "push": ("push", "Publish a dataset or model to a zoo remote."),
+    "pull": ("pull", "Fetch a dataset or model from a zoo remote."),
+    "zoo": ("zoo", "Inspect zoo remotes: list, show."),
+    "perturb": ("perturb", "Derive a perturbed dataset (robustness bank)."),
+    "robustness": ("robustness", "Run models over a perturbation grid: WER, WERD, NWERD."),
+}
+ALIAS_FLAG = "--as-alias"  # `ops/X` scripts: `asrbench --as-alias "$0" X ARGS...`
+
+
+def load_command(name: str) -> click.Command:
+    """The click command behind subcommand `name` (imports its module)."""
+    import typer.main
+
+    module = importlib.import_module(f"asrbench.cli.{COMMANDS[name][0]}")
+    cmd = typer.main.get_command(module.app)
+    cmd.name = name
+    return cmd
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a subcommand's module only when that subcommand runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return load_command(cmd_name) if cmd_name in COMMANDS else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, h) for n, (_, h) in COMMANDS.items()])
+
+
+cli = LazyGroup(name="asrbench", help=__doc__.split("\n\n")[0],
+                context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `asrbench` and of every `ops/*` alias; returns the exit code."""
+    from asrbench.errors import EXIT_INPUT, EXIT_INTERRUPTED, exit_code_for
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    prog = "asrbench"
+    command: click.Command = cli
+    if len(args) >= 3 and args[0] == ALIAS_FLAG:
+        # `ops/benchmark ...`: run the subcommand directly so usage reads `ops/benchmark [...]`.
+        prog = os.path.relpath(args[1]) if os.path.isabs(args[1]) else args[1]
+        command, args = load_command(args[2]), args[3:]
+    try:
+        result = command.main(args=args, prog_name=prog, standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_INPUT if exc.exit_code == 2 else exc.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        print("\ninterrupted; work done so far is kept, rerun the same command to continue",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - mapped below; anything unknown is re-raised
+        code = exit_code_for(exc)
+        if not _is_user_error(exc):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return code
+    return result if isinstance(result, int) else 0
+
+
+def _is_user_error(exc: BaseException) -> bool:
+    from asrbench.errors import AsrbenchError
+
+    if isinstance(exc, AsrbenchError):
+        return True
+    from scoring.errors import ScoringError
+
+    return isinstance(exc, ScoringError)

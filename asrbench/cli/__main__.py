@@ -1,0 +1,5 @@
+import sys
+
+from asrbench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,108 @@
+"""`asrbench benchmark` (ops/benchmark): every model x dataset cell, sharded, cached, resumable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from asrbench.cli.options import (
+    DatasetsOpt,
+    JobsOpt,
+    ModelsOpt,
+    ResultsOpt,
+    RunnerOpt,
+    SeedOpt,
+    parse_pairs,
+    typed_value,
+)
+from asrbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, AsrbenchError, InputError
+
+app = typer.Typer(add_completion=False, help=__doc__)
+
+
+@app.command()
+def benchmark(
+    model: list[str] = ModelsOpt,
+    dataset: list[str] = DatasetsOpt,
+    request: Path = typer.Option(None, "--request", help="YAML request: models x datasets"),
+    runner: str = RunnerOpt,
+    results: Path = ResultsOpt,
+    cache: Path = typer.Option(None, "--cache", help="hypothesis cache (default .cache/hyps)"),
+    jobs: int = JobsOpt,
+    max_utts: int = typer.Option(None, "--max-utts", help="seeded sample of N utterances"),
+    seed: int = SeedOpt,
+    gpus: str = typer.Option(None, "--gpus", help="GPUs for containers: 'all' or a count"),
+    utt_timeout: float = typer.Option(None, "--utt-timeout",
+                                      help="per-utterance timeout (s), passed to the program"),
+    timeout: float = typer.Option(None, "--timeout", help="whole-shard timeout (s)"),
+    score_opt: list[str] = typer.Option(None, "--score-opt",
+                                        help="scorer option KEY=VALUE (repeatable)"),
+    table: bool = typer.Option(False, "--table", help="print the leaderboard from stored "
+                               "results instead (runs nothing; same as `leaderboard`)"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress lines"),
+    env: list[str] = typer.Option(
+        None, "--env", help="non-secret setting KEY=VALUE for the model program, e.g. "
+        "OPENAI_BASE_URL=http://127.0.0.1:8000/v1 (repeatable; recorded in run.json and in "
+        "the cache key; secrets come only from the host environment)"),
+) -> None:
+    """Run every model x dataset cell; a failing cell is reported and the others still run."""
+    from asrbench.benchmark import run_benchmark
+    from asrbench.benchmark.request import Request, load_request
+    from asrbench.runners import RunOptions
+
+    if table:
+        from asrbench.cli.leaderboard import show_leaderboard
+
+        show_leaderboard(results, None)
+        return
+    req = load_request(request) if request else Request([], [], {})
+    req.models += model or []
+    req.datasets += dataset or []
+    if not req.datasets and req.models:
+        req.datasets = ["mini_en"]
+    if not req.models:
+        raise InputError("give a model with -m (or a --request file)")
+    o = req.options
+
+    def pick(cli, key, default=None):  # noqa: ANN001, ANN202 - command line wins over request
+        return cli if cli is not None else o.get(key, default)
+
+    settings = {**(o.get("env") or {}), **parse_pairs(env, "--env")}
+    run_opts = RunOptions(timeout_s=float(pick(timeout, "timeout_s", 3600.0)),
+                          memory=o.get("memory"), cpus=o.get("cpus"), env=settings)
+    scorer = {**(o.get("scorer") or {}),
+              **{k: typed_value(v) for k, v in parse_pairs(score_opt, "--score-opt").items()}}
+    failures: list[tuple[str, str]] = []
+    done = 0
+    for m, d in req.cells():
+        try:
+            s = run_benchmark(
+                m, d, runner=pick(runner, "runner", "auto"), results_root=pick(results, "results"),
+                options=run_opts, jobs=int(pick(jobs, "jobs", 1)),
+                max_utts=pick(max_utts, "max_utts"),
+                seed=int(pick(seed, "seed", 0)), utt_timeout_s=pick(utt_timeout, "utt_timeout_s"),
+                gpus=pick(gpus, "gpus"), cache_root=pick(cache, "cache"),
+                scorer_options=scorer or None, progress=not no_progress,
+                command=["ops/benchmark", *sys.argv[1:]],
+            )
+        except AsrbenchError as exc:
+            if len(req.cells()) == 1:
+                raise  # one cell: the CLI prints it and maps it to its exit code
+            failures.append((m, d))
+            typer.echo(f"error: {m} x {d}: {exc}", err=True)
+            continue
+        except KeyboardInterrupt:
+            typer.echo(f"\ninterrupted during {m} x {d}: its containers were stopped and the "
+                       "utterances done are cached; rerun the same command to continue",
+                       err=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        done += 1
+        typer.echo(s.line())
+    if len(req.cells()) > 1:
+        typer.echo(f"{done} of {len(req.cells())} cells done" +
+                   (f"; failed: {', '.join(f'{m} x {d}' for m, d in failures)}" if failures
+                    else ""))
+    if failures:
+        raise typer.Exit(EXIT_FAILED)

@@ -1,0 +1,37 @@
+"""`asrbench leaderboard` (ops/leaderboard): the model x dataset table from stored results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from asrbench.cli.options import ResultsOpt
+from asrbench.errors import EXIT_FAILED
+
+app = typer.Typer(add_completion=False, help=__doc__)
+
+
+def show_leaderboard(results: Path | None, out: Path | None) -> None:
+    """Print the leaderboard and write leaderboard.{csv,json,md} (the one implementation)."""
+    from asrbench.results import leaderboard
+    from asrbench.settings import settings
+
+    root = Path(results) if results else settings().results
+    board = leaderboard.build(root)
+    if not board["models"]:
+        typer.echo(f"no results under {root}; run ops/benchmark first", err=True)
+        raise typer.Exit(EXIT_FAILED)
+    paths = leaderboard.write(board, out or root)
+    typer.echo(leaderboard.to_markdown(board))
+    typer.echo("written: " + ", ".join(str(p) for p in paths.values()), err=True)
+
+
+@app.command()
+def leaderboard_cmd(
+    results: Path = ResultsOpt,
+    out: Path = typer.Option(None, "--out", help="where to write leaderboard.* (default: "
+                             "the results root)"),
+) -> None:
+    """Print and write the TER matrix with per-dataset ranks from stored results."""
+    show_leaderboard(results, out)

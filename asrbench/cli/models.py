@@ -1,0 +1,52 @@
+"""`asrbench models` (ops/models): the model cards as a table, or measured results per model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from asrbench.cli.options import JsonOpt
+from asrbench.errors import EXIT_FAILED, EXIT_INPUT
+from asrbench.table import show
+
+app = typer.Typer(add_completion=False, help=__doc__)
+
+
+@app.command()
+def models(
+    as_json: bool = JsonOpt,
+    root: Path = typer.Option(None, "--root", help="folder of model folders (default models/)"),
+    results: Path = typer.Option(
+        None, "--results",
+        help="results root written by ops/benchmark: show measured WER, mTER, RTF, latency "
+             "and image size per model instead of the cards"),
+    dataset: str = typer.Option("mini_en", "-d", "--dataset", help="dataset for --results"),
+) -> None:
+    """List every model card; with --results, one measured row per model on a dataset."""
+    from asrbench import modelcard
+    from asrbench.settings import settings
+
+    found, problems = modelcard.load_all(root or settings().models_dir)
+    for p in problems:
+        typer.echo(f"error: {p}", err=True)
+    if results is not None:
+        from asrbench.results.leaderboard import MODEL_COLUMNS, model_rows
+
+        rows = model_rows(found, results, dataset)
+        if not rows:
+            typer.echo(f"error: no results for dataset {dataset!r} under {results}; run "
+                       f"`ops/benchmark -m MODEL -d {dataset} --results {results}` first",
+                       err=True)
+            raise typer.Exit(EXIT_FAILED)
+        if as_json:
+            typer.echo(json.dumps(rows, indent=2))
+        else:
+            show(rows, MODEL_COLUMNS)
+    elif as_json:
+        typer.echo(json.dumps([m.card_json() for m in found], indent=2, ensure_ascii=False))
+    else:
+        show([modelcard.summary_row(m) for m in found], modelcard.SUMMARY_COLUMNS)
+    if problems:
+        raise typer.Exit(EXIT_INPUT)

@@ -1,0 +1,57 @@
+"""Option types shared by the subcommands, so the same flag means the same thing everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import typer
+
+from asrbench.errors import InputError
+
+ModelsOpt = typer.Option(None, "-m", "--model",
+                         help="model ID, folder or ID@VERSION (repeatable)")
+DatasetsOpt = typer.Option(None, "-d", "--dataset",
+                           help="dataset ID, folder or ID@VERSION (repeatable)")
+RunnerOpt = typer.Option(None, "--runner", help="docker, local or auto (default auto)")
+ResultsOpt = typer.Option(None, "--results",
+                          help="results root (default ./results or $ASRBENCH_RESULTS)")
+JobsOpt = typer.Option(None, "-j", "--jobs", help="parallel containers/processes")
+SeedOpt = typer.Option(None, "--seed", help="seed (default 0)")
+JsonOpt = typer.Option(False, "--json", help="print machine-readable JSON")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="no progress bar")
+
+
+def parse_pairs(items: Iterable[str] | None, flag: str) -> dict[str, str]:
+    """`KEY=VALUE` items into a dict; a malformed or repeated key is an InputError."""
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"{flag} {item!r}: expected KEY=VALUE")
+        if key in out:
+            raise InputError(f"{flag} {key} given twice ({out[key]!r} and {value!r}); keep one")
+        out[key] = value
+    return out
+
+
+def typed_value(value: str) -> bool | int | float | str:
+    """`true`/`false` -> bool, integers -> int, decimals -> float, else the string."""
+    low = value.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def existing_file(path: Path, what: str) -> Path:
+    if not Path(path).is_file():
+        raise InputError(f"{what} {path}: no such file")
+    return Path(path)

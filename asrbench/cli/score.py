@@ -1,0 +1,91 @@
+"""`asrbench score` (ops/score): score hypothesis transcripts against references.
+
+Writes into OUT: summary.json (the schema every command shares), utterances.jsonl, and the
+readable reports (alignment.txt, hyp.pra, hyp.sys, table.txt) unless `--reports` says fewer.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from asrbench.errors import InputError
+
+app = typer.Typer(add_completion=False, help=__doc__)
+
+
+@app.command()
+def score(
+    ref: Path = typer.Argument(..., help="reference transcripts (tsv, kaldi, trn, jsonl)"),
+    hyp: Path = typer.Argument(..., help="hypothesis transcripts"),
+    out: Path = typer.Option(Path("score_out"), "--out", "-o", help="output folder"),
+    ref_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | auto"),
+    hyp_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | auto"),
+    lang: str = typer.Option("en", help="en (word level) or zh (character level)"),
+    case: bool = typer.Option(True, help="CASE step"),
+    punc: bool = typer.Option(True, help="PUNC step"),
+    itj: bool = typer.Option(True, help="ITJ step"),
+    ukus: bool = typer.Option(True, help="UK-US step"),
+    nsw: bool = typer.Option(True, help="NSW step (nemo-text-processing)"),
+    dae: bool = typer.Option(True, help="DAE alternatives on the hypothesis"),
+    alternatives: str = typer.Option(None, help="alternatives file (default: curated list)"),
+    bootstrap: int = typer.Option(1000, help="bootstrap replicates for confidence intervals"),
+    reports: str = typer.Option("alignment,pra,sys,table", "--reports",
+                                help="readable reports to write besides summary.json and "
+                                     "utterances.jsonl: any of alignment,pra,sys,table, or none"),
+    against: Path = typer.Option(None, help="a second hypothesis file: paired bootstrap test"),
+) -> None:
+    """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
+    from asrbench.fsio import atomic_write_json
+    from asrbench.identity import digest, file_sha256
+    from asrbench.results.reports import utterance_lines, write_reports, write_utterances
+    from asrbench.results.summary import Selection, Summary, write_summary
+    from asrbench.scorers import get_scorer, scorer_identity
+    from scoring.io import read_transcripts
+    from scoring.stats import paired_bootstrap
+
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file; give a folder (it is created if missing)")
+    which = () if reports.strip() == "none" else tuple(
+        r.strip() for r in reports.split(",") if r.strip())
+    options = {"case": case, "punc": punc, "itj": itj, "ukus": ukus, "nsw": nsw, "dae": dae,
+               "bootstrap": bootstrap}
+    if alternatives is not None:
+        options["alternatives"] = alternatives
+    scorer = get_scorer(lang, options)
+    refs = read_transcripts(ref, ref_format)
+    hyps = read_transcripts(hyp, hyp_format)
+    result = scorer.score(refs, hyps)
+    sid = scorer_identity(scorer)
+    sources = {"ref": {"path": str(ref), "sha256": file_sha256(ref)},
+               "hyp": {"path": str(hyp), "sha256": file_sha256(hyp)}}
+    sel = Selection(n_utts=len(refs), n_dataset_utts=len(refs),
+                    ids_sha256=digest("selection", utterances=list(refs)))
+    summary = Summary(
+        producer="score",
+        result_key="sha256:" + digest("result", hyps=sources["hyp"]["sha256"],
+                                      dataset=sources["ref"]["sha256"],
+                                      selection=sel.to_dict(), scorer=sid.to_dict()),
+        metrics=result.metrics, selection=sel, scorer=sid.to_dict(), sources=sources,
+        reports=write_reports(out, result, which))
+    write_utterances(out / "utterances.jsonl", utterance_lines(result, refs, hyps))
+    write_summary(out / "summary.json", summary)
+    from scoring.report import table_text
+
+    sys.stdout.write(table_text(result))
+    if against is not None:
+        other = scorer.score(refs, read_transcripts(against, hyp_format))
+        test = paired_bootstrap(
+            [u.errors for u in result.utterances],
+            [u.errors for u in other.utterances],
+            [u.n_ref for u in result.utterances],
+            reps=bootstrap,
+            seed=scorer.config.seed,
+        )
+        atomic_write_json(out / "paired_test.json", test)
+        print(
+            f"paired bootstrap: delta TER {100 * test['delta_ter']:+.2f} points, "
+            f"p = {test['p_value']:.4f}"
+        )

@@ -1,0 +1,100 @@
+"""`asrbench zoo` (ops/zoo): what the zoo remotes and the local cache hold: list, show."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from asrbench.cli.options import JsonOpt
+from asrbench.cli.zoo_common import ConfigOpt, RemoteOpt, human
+from asrbench.zoo.cache import Cache
+from asrbench.zoo.config import load_config
+from asrbench.zoo.errors import ZooError, ZooInputError
+from asrbench.zoo.listing import describe, list_entries
+from asrbench.zoo.remote import open_remote
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+
+
+@app.command("list")
+def list_cmd(remote: str = RemoteOpt, config: Path = ConfigOpt, as_json: bool = JsonOpt) -> None:
+    """Entries held by each remote (or one), with versions and sizes, and the local cache."""
+    cfg = load_config(config)
+    names = [remote] if remote else sorted(cfg.remotes)
+    out: dict = {"remotes": {}, "cache": {}}
+    for name in names:
+        spec = cfg.remote(name)
+        rem = open_remote(spec, cfg.base)
+        try:
+            entries = list_entries(rem)
+            rows = [describe(rem, k, i, vs) for (k, i), vs in sorted(entries.items())]
+        except ZooError as exc:
+            out["remotes"][name] = {"url": spec.url, "error": str(exc)}
+            continue
+        finally:
+            rem.close()
+        out["remotes"][name] = {"url": spec.url, "entries": [r.__dict__ for r in rows]}
+    cache = Cache()
+    count, size = cache.usage()
+    out["cache"] = {"path": str(cache.root), "objects": count, "bytes": size,
+                    "entries": cache.cached_entries()}
+    if as_json:
+        typer.echo(json.dumps(out, sort_keys=True, default=str))
+        return
+    for name, info in out["remotes"].items():
+        typer.echo(f"remote {name} ({info['url']})")
+        if "error" in info:
+            typer.echo(f"  unavailable: {info['error']}")
+            continue
+        if not info["entries"]:
+            typer.echo("  (empty)")
+        for e in info["entries"]:
+            latest = next((v for v in e["versions"] if v["version"] == e["latest"]), None)
+            size = human(latest["bytes"]) if latest and "bytes" in latest else "?"
+            typer.echo(
+                f"  {e['kind']:<8} {e['id']:<24} {len(e['versions'])} version(s), "
+                f"latest {e['latest']} ({size})"
+            )
+    c = out["cache"]
+    typer.echo(f"local cache {c['path']}: {c['objects']} object(s), {human(c['bytes'])}")
+    for name, versions in c["entries"].items():
+        typer.echo(f"  {name}: {', '.join(versions)}")
+
+
+@app.command()
+def show(
+    kind: str = typer.Argument(..., help="dataset or model"),
+    entry_id: str = typer.Argument(..., metavar="ID"),
+    remote: str = RemoteOpt,
+    config: Path = ConfigOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Every version of one entry: date, files, size, whether the local cache holds it."""
+    if kind not in ("dataset", "model"):
+        raise ZooInputError("KIND must be 'dataset' or 'model'")
+    cfg = load_config(config)
+    spec = cfg.remote_for(kind, entry_id, remote)
+    rem = open_remote(spec, cfg.base)
+    try:
+        versions = list_entries(rem).get((kind, entry_id), [])
+        summary = describe(rem, kind, entry_id, versions)
+    finally:
+        rem.close()
+    if as_json:
+        typer.echo(json.dumps({"remote": spec.name, **summary.__dict__}, sort_keys=True))
+        return
+    typer.echo(f"{kind} {entry_id} on {spec.name} ({spec.url})")
+    if not summary.versions:
+        typer.echo("  no versions")
+    for v in summary.versions:
+        if "error" in v:
+            typer.echo(f"  {v['version']}  BROKEN: {v['error']}")
+            continue
+        tag = " (latest)" if v["version"] == summary.latest else ""
+        img = f", image {v['image']}" if v.get("image") else ""
+        typer.echo(
+            f"  {v['version']}  {v['created']}  {v['files']} files  {human(v['bytes'])}"
+            f"{img}  {'cached' if v['cached'] else 'not cached'}{tag}"
+        )

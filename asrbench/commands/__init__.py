@@ -1,1 +1,0 @@
-"""Small CLI commands of the platform core (each runnable as `python -m asrbench.commands.X`)."""

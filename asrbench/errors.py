@@ -1,0 +1,50 @@
+"""The platform's error base and the one mapping from errors to exit codes.
+
+Every error a user can cause or fix derives from `AsrbenchError` and carries a message that names
+the file, line, utterance, model or dataset and says what to do. The CLI prints that message (no
+traceback) and exits with `exit_code`:
+
+    0    success
+    1    the job ran but something failed (a cell, a shard, a download, an engine)
+    2    bad input or usage: fix the command line, a file or a setting
+    130  interrupted (Ctrl-C); the work done is kept and a rerun resumes
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class AsrbenchError(Exception):
+    """Base of every error the platform reports to a user."""
+
+    exit_code = EXIT_FAILED
+
+
+class InputError(AsrbenchError, ValueError):
+    """Bad input: a file, an option, a setting. The user fixes it and reruns."""
+
+    exit_code = EXIT_INPUT
+
+
+class NotFoundError(InputError):
+    """A dataset, model or file that does not exist where the user said."""
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The exit code for an exception reaching the CLI (ScoringError comes from `scoring/`,
+    which depends on nothing in asrbench, so it is mapped here by type)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, AsrbenchError):
+        return exc.exit_code
+    try:
+        from scoring.errors import ScoringError
+    except ImportError:  # pragma: no cover - scoring is a required part of the package
+        ScoringError = ()  # type: ignore[assignment]  # noqa: N806
+    if ScoringError and isinstance(exc, ScoringError):
+        return EXIT_INPUT
+    return EXIT_FAILED

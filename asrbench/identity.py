@@ -1,0 +1,203 @@
+"""Content identity: every cache key, tag and version in asrbench is `digest(kind, **inputs)`.
+
+DVC-style: a thing is named by the SHA-256 of its kind and its declared inputs, serialised as
+canonical JSON. Each kind declares its inputs in `KINDS`; building a key with an input missing
+or undeclared raises, so an input cannot be left out of a key silently (tests/test_identity.py
+changes every input of every kind in turn and checks that the key moves).
+
+Files enter keys through `file_sha256`, memoised on disk by (real path, size, mtime, inode) so a
+large dataset or a noise bank is read once, not once per command or per worker process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+IDENTITY_VERSION = 1
+
+# kind -> the inputs that define it; see docs/ARCHITECTURE.md ("Identity") for what each means.
+KINDS: dict[str, tuple[str, ...]] = {
+    # a dataset's content: metadata.tsv's bytes and every utterance's audio bytes
+    "dataset": ("metadata", "audio"),
+    # a model folder as built: every file (shared helpers included) by relative path
+    "model-source": ("files",),
+    # a model image: its source, the base image, how it is built and the template rendering it
+    "image": ("source", "base", "mode", "ca_bundle", "build_args", "template"),
+    # a host-side environment (wheelhouse, local-runner virtualenv): requirements + interpreter
+    "environment": ("requirements", "python"),
+    # a model's local-runner identity: its source and its environment
+    "local-model": ("source", "environment"),
+    # raw hypotheses: what ran (model identity), on what (dataset), with which settings
+    "hyps": ("model", "dataset", "runtime"),
+    # which utterances a result covers (a sample or the whole dataset), by ID in order
+    "selection": ("utterances",),
+    # one attempt of a job at the utterances still missing, split across `jobs` shards
+    "attempt": ("utterances", "jobs"),
+    # one perturbed utterance: parent audio, spec, seed, utterance, the bank's code and its assets
+    "perturb-audio": ("audio", "spec", "seed", "utterance", "code", "assets"),
+    # the perturbation bank's code: its source files, DSP library versions, the sox binary
+    "perturb-code": ("files", "libraries", "sox"),
+    # what noise, babble and reverberation can draw from (see asrbench/perturb/bank.py)
+    "perturb-assets": ("shipped", "moh", "overrides", "rir", "babble_dataset"),
+    # a simulated RIR bank: the code that simulates it, the rate and the RT60 bin
+    "rir-bank": ("code", "sr", "bin"),
+    # quality scores (PESQ, STOI, DNSMOS) of a degraded file against its reference
+    "quality": ("reference", "degraded", "code"),
+    # the scorer's configuration, data files by content, scorer code by content
+    "scorer": ("config",),
+    # one version of a zoo entry
+    "zoo-version": ("kind", "id", "meta", "image", "files"),
+    # one result cell: the hypotheses, the utterances scored and the scorer
+    "result": ("hyps", "dataset", "selection", "scorer"),
+}
+
+
+class IdentityError(ValueError):
+    """A key built with missing or undeclared inputs: a programming error, not a user one."""
+
+
+def canonical(obj: Any) -> bytes:
+    """The one serialisation hashed everywhere: sorted keys, no spaces, UTF-8."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=_default).encode("utf-8")
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, Path):
+        return obj.as_posix()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    raise TypeError(f"{type(obj).__name__} is not part of a key; pass plain data")
+
+
+def digest(kind: str, **inputs: Any) -> str:
+    """64-hex SHA-256 of `kind` and exactly its declared inputs."""
+    declared = KINDS.get(kind)
+    if declared is None:
+        raise IdentityError(f"unknown identity kind {kind!r}; declare it in KINDS")
+    given = set(inputs)
+    if given != set(declared):
+        missing = sorted(set(declared) - given)
+        extra = sorted(given - set(declared))
+        raise IdentityError(f"identity {kind!r}: missing inputs {missing}, undeclared {extra}")
+    body = {"identity": IDENTITY_VERSION, "kind": kind, "inputs": inputs}
+    return hashlib.sha256(canonical(body)).hexdigest()
+
+
+def short(hex_digest: str, n: int = 16) -> str:
+    """A readable prefix for folder names and tags (64 bits by default: collisions are moot)."""
+    return hex_digest.removeprefix("sha256:")[:n]
+
+
+def bytes_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def hash_file(path: Path, chunk: int = 1 << 20) -> str:
+    """SHA-256 of a file read now (no memo): for verifying bytes just downloaded or written."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+class _FileMemo:
+    """(real path, size, mtime_ns, inode) -> SHA-256, in memory and in one SQLite file.
+
+    SQLite serialises writers across processes (perturbation workers, parallel jobs); a cache
+    folder that cannot be written only costs re-hashing.
+    """
+
+    def __init__(self) -> None:
+        self._mem: dict[tuple, str] = {}
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._db_path: Path | None = None
+        self._pid = 0
+
+    def _conn(self) -> sqlite3.Connection | None:
+        from asrbench.settings import settings
+
+        path = settings().cache / "identity" / "files.sqlite"
+        if self._db is not None and self._db_path == path and self._pid == os.getpid():
+            return self._db
+        self._db, self._db_path, self._pid = None, path, os.getpid()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(path), timeout=30, check_same_thread=False,
+                                 isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, "
+                       "mtime_ns INTEGER, ino INTEGER, sha256 TEXT)")
+            self._db = db
+        except (OSError, sqlite3.Error):
+            self._db = None
+        return self._db
+
+    def sha256(self, path: Path) -> str:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+        key = (real, st.st_size, st.st_mtime_ns, st.st_ino)
+        hit = self._mem.get(key)
+        if hit is not None:
+            return hit
+        with self._lock:
+            db = self._conn()
+            if db is not None:
+                try:
+                    row = db.execute("SELECT size, mtime_ns, ino, sha256 FROM files WHERE path=?",
+                                     (real,)).fetchone()
+                except sqlite3.Error:
+                    row = None
+                if row is not None and tuple(row[:3]) == key[1:]:
+                    self._mem[key] = row[3]
+                    return row[3]
+        value = hash_file(Path(real))
+        with self._lock:
+            self._mem[key] = value
+            db = self._conn()
+            if db is not None:
+                try:
+                    db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+                               (real, *key[1:], value))
+                except sqlite3.Error:
+                    pass
+        return value
+
+
+_MEMO = _FileMemo()
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes, memoised by path, size, mtime and inode."""
+    return _MEMO.sha256(Path(path))
+
+
+def files_sha256(paths: Sequence[str | Path], workers: int = 4) -> list[str]:
+    """`file_sha256` of many files; threads overlap I/O (hashlib releases the GIL)."""
+    if len(paths) < 8 or workers <= 1:
+        return [file_sha256(p) for p in paths]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(file_sha256, paths))
+
+
+def tree_files(root: Path, relpaths: Iterable[str]) -> list[list[str]]:
+    """[[relative path, sha256], ...] sorted by path: the `files` input of a folder's identity."""
+    rels = sorted(set(relpaths))
+    shas = files_sha256([root / r for r in rels])
+    return [[r, s] for r, s in zip(rels, shas, strict=True)]
+
+
+def dataset_digest(metadata: Path, audio: Sequence[tuple[str, str]]) -> str:
+    """A dataset's identity from metadata.tsv and (utterance ID, audio SHA-256) pairs, in order."""
+    return "sha256:" + digest("dataset", metadata=file_sha256(metadata),
+                              audio=[list(pair) for pair in audio])

@@ -1,0 +1,106 @@
+"""The one resolver for datasets and models, used by every command.
+
+A spec is one of:
+- a folder path (`datasets/mini_en`, `/data/my_set`, `models/whisper_base`): used as it is;
+- an ID (`mini_en`): `datasets/<ID>` (or `models/<ID>`) when present, else pulled from the zoo;
+- `ID@VERSION`: that zoo version; the local folder when it holds exactly that version, else a
+  checkout in the zoo cache, pulled on demand.
+
+"Not found" is said only when nothing holds the entry; a zoo that cannot be reached or refuses
+the credentials is reported as such, never as a missing dataset.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from asrbench.errors import NotFoundError
+from asrbench.settings import settings
+
+if TYPE_CHECKING:
+    from asrbench.dataset import Dataset
+    from asrbench.modelcard import Model
+
+# kind -> the file that makes a folder an entry of that kind
+MARKER_FILES = {"dataset": "metadata.tsv", "model": "model.yaml"}
+
+
+def parse_spec(spec: str | Path) -> tuple[str, str | None]:
+    """`ID@VERSION` -> (ID, VERSION); an existing path or a plain ID -> (spec, None)."""
+    text = str(spec)
+    if "@" in text and not Path(text).exists():
+        name, _, version = text.partition("@")
+        return name, version or None
+    return text, None
+
+
+def local_dir(kind: str, entry_id: str) -> Path:
+    """Where an entry of `kind` lives locally: `datasets/<ID>` or `models/<ID>` (settings)."""
+    s = settings()
+    return (s.datasets_dir if kind == "dataset" else s.models_dir) / entry_id
+
+
+def _is_entry(folder: Path, kind: str) -> bool:
+    return (folder / MARKER_FILES[kind]).is_file()
+
+
+def _looks_like_path(text: str) -> bool:
+    return "/" in text or text.startswith(".") or Path(text).is_absolute()
+
+
+def resolve_dir(kind: str, spec: str | Path, config: Path | None = None) -> Path:
+    """The local folder of a dataset or model spec, pulling it from the zoo when needed."""
+    from asrbench.zoo.errors import ZooNotFound
+
+    name, version = parse_spec(spec)
+    path = Path(name)
+    if version is None and _is_entry(path, kind):
+        return path.resolve()
+    if _looks_like_path(name):
+        raise NotFoundError(f"{kind} {name!r}: no {MARKER_FILES[kind]} in that folder")
+    local = local_dir(kind, name)
+    if _is_entry(local, kind):
+        from asrbench.zoo.pull import read_marker
+
+        marker = read_marker(local)
+        if version is None or (marker and marker.get("version") == version):
+            return local
+    from asrbench.zoo import pull
+    from asrbench.zoo.cache import Cache
+    from asrbench.zoo.manifest import check_id
+
+    check_id(name)
+    if local.exists() and not _is_entry(local, kind):
+        raise NotFoundError(f"{kind} {name!r}: {local} exists but holds no {MARKER_FILES[kind]}; "
+                            "fix or remove that folder")
+    try:
+        if version is not None and local.exists():
+            # Another version is checked out here: keep it, put this one in the zoo cache.
+            out = Cache().checkout_path(kind, name, version)
+            from asrbench.zoo.pull import read_marker
+
+            if read_marker(out) is None:
+                pull(kind, name, version=version, dest=out, force=True, config=config)
+            return out
+        pull(kind, name, version=version, dest=local, config=config)
+        return local
+    except ZooNotFound as exc:
+        where = "" if version else f"not a folder, not under {local.parent}, and "
+        raise NotFoundError(f"{kind} {name!r}{'@' + version if version else ''}: {where}"
+                            f"the zoo does not hold it ({exc})") from None
+
+
+def resolve_dataset(spec: str | Path, check_audio: bool = True,
+                    config: Path | None = None) -> Dataset:
+    """A loaded, validated Dataset (every problem reported by file and line)."""
+    from asrbench.dataset import load_dataset
+
+    return load_dataset(resolve_dir("dataset", spec, config), check_audio=check_audio)
+
+
+def resolve_model(spec: str | Path, config: Path | None = None) -> Model:
+    """A loaded, checked Model."""
+    from asrbench.modelcard import load_model
+
+    return load_model(resolve_dir("model", spec, config))

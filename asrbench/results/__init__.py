@@ -1,0 +1,1 @@
+"""Result cells, their summary.json schema and the leaderboard built from them."""

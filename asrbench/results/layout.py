@@ -1,0 +1,99 @@
+"""Where a result cell goes, so that no result is ever replaced by a different or partial one.
+
+    results/<model>/<dataset>/                 the reported result: the full dataset
+    results/<model>/<dataset>~sample-<key>/    a sample (--max-utts): stored and shown as such
+    results/<model>/<dataset>~<key>/           another result under the same names whose dataset
+                                               content or scorer options differ
+
+A new full result replaces the reported one only when it was computed on the same dataset
+content with the same scorer options (a rerun, a newer model image or scorer code); anything
+else is stored beside it and the command says so. `--replace` makes a different full result the
+reported one (the previous one moves beside it). `<key>` is the first 12 hex digits of the
+cell's `result_key`. Cells are written into a staging folder and moved into place whole.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from asrbench.identity import short
+from asrbench.results.summary import Summary, SummaryError, read_summary
+
+SEP = "~"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a cell was put and why."""
+
+    path: Path
+    kind: str  # "reported", "sample" or "variant"
+    note: str | None = None
+
+
+def reported_dir(root: Path, model: str, dataset: str) -> Path:
+    return Path(root) / model / dataset
+
+
+def _same_content(a: Summary, b: Summary) -> bool:
+    return (a.dataset_hash == b.dataset_hash
+            and a.scorer.get("config_hash") == b.scorer.get("config_hash"))
+
+
+def place(root: Path, summary: Summary, replace: bool = False) -> tuple[Placement, Path | None]:
+    """Decide where a new cell goes: (placement, folder of an old reported cell to move aside)."""
+    model, dataset = summary.model or "_", summary.dataset or "_"
+    reported = reported_dir(root, model, dataset)
+    key = short(summary.result_key, 12)
+    if summary.selection.is_sample:
+        n = summary.selection.n_utts
+        return Placement(reported.with_name(f"{dataset}{SEP}sample-{key}"), "sample",
+                         f"a sample of {n} of {summary.selection.n_dataset_utts} utterances: "
+                         "stored as a sample, the reported full result (if any) is kept"), None
+    try:
+        current = read_summary(reported / "summary.json")
+    except SummaryError:
+        current = None  # absent, unreadable or from an older schema: nothing valid to protect
+    if current is None or _same_content(current, summary) or current.selection.is_sample:
+        return Placement(reported, "reported"), None
+    if replace:
+        old_key = short(current.result_key, 12)
+        return (Placement(reported, "reported",
+                          f"replaces the reported result, moved to {dataset}{SEP}{old_key}"),
+                reported.with_name(f"{dataset}{SEP}{old_key}"))
+    why = ("dataset content differs" if current.dataset_hash != summary.dataset_hash
+           else "scorer options differ")
+    return Placement(reported.with_name(f"{dataset}{SEP}{key}"), "variant",
+                     f"{why} from the reported result in {reported} (dataset hash "
+                     f"{current.dataset_hash}); stored beside it, the leaderboard keeps "
+                     "reporting the earlier one; rerun with --replace to report this one"), None
+
+
+def staging_dir(root: Path, summary: Summary) -> Path:
+    """A fresh folder next to the destination, on the same file system (renames are atomic)."""
+    parent = Path(root) / (summary.model or "_")
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = parent / f".staging-{os.getpid()}-{short(summary.result_key, 12)}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    return tmp
+
+
+def commit(staging: Path, placement: Placement, displaced: Path | None = None) -> Path:
+    """Move a fully written staging folder into place; an old cell there is swapped out."""
+    target = placement.path
+    if displaced is not None and target.exists():
+        shutil.rmtree(displaced, ignore_errors=True)
+        os.replace(target, displaced)
+    if target.exists():
+        old = target.with_name(f".old-{os.getpid()}-{target.name}")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(target, old)
+        os.replace(staging, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, target)
+    return target

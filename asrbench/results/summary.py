@@ -1,0 +1,128 @@
+"""`summary.json`: the one schema every scoring command writes (docs/RESULTS.md documents it).
+
+`ops/benchmark`, `ops/score`, `ops/robustness` (through the benchmark) and the coming fairness
+and report commands all write or read this object; a reader that knows one summary.json knows
+them all. Fields that do not apply to a producer are present and null (e.g. `model` for
+`ops/score`). Reading checks the format and says which file is broken or from which version.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from asrbench.errors import InputError
+from asrbench.fsio import atomic_write_json
+from scoring.metrics import Metrics
+
+FORMAT = "asrbench-summary-v2"
+OLDER_FORMATS = ("asrbench-summary-v1",)
+
+
+class SummaryError(InputError):
+    """A summary.json that cannot be read: truncated, not JSON, or of another schema."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which utterances were scored: all of them, or a seeded sample."""
+
+    n_utts: int
+    n_dataset_utts: int
+    ids_sha256: str
+    max_utts: int | None = None
+    seed: int | None = None
+
+    @property
+    def is_sample(self) -> bool:
+        return self.n_utts < self.n_dataset_utts
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n_utts": self.n_utts, "n_dataset_utts": self.n_dataset_utts,
+                "ids_sha256": self.ids_sha256, "max_utts": self.max_utts, "seed": self.seed,
+                "sample": self.is_sample}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Selection:
+        return cls(d["n_utts"], d["n_dataset_utts"], d["ids_sha256"], d.get("max_utts"),
+                   d.get("seed"))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One scored result: its identity, what was scored, the metrics, failures and timing."""
+
+    producer: str  # "benchmark" or "score"
+    result_key: str  # identity of the cell: hypotheses x utterances x scorer
+    metrics: Metrics
+    selection: Selection
+    scorer: dict[str, Any]  # {"config_hash", "lang", "unit", "steps"}
+    model: str | None = None
+    model_identity: str | None = None
+    runner: str | None = None
+    dataset: str | None = None
+    dataset_hash: str | None = None
+    hyps_key: str | None = None  # the raw-hypothesis cache entry
+    sources: dict[str, Any] | None = None  # ops/score: the files scored, with their SHA-256
+    failed: list[dict[str, str]] = field(default_factory=list)
+    reports: list[str] = field(default_factory=list)
+    timing: dict[str, Any] | None = None
+
+    @property
+    def n_failed(self) -> int:
+        return len(self.failed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT, "producer": self.producer, "result_key": self.result_key,
+            "model": self.model, "model_identity": self.model_identity, "runner": self.runner,
+            "dataset": self.dataset, "dataset_hash": self.dataset_hash,
+            "hyps_key": self.hyps_key, "sources": self.sources,
+            "selection": self.selection.to_dict(), "scorer": self.scorer,
+            "metrics": self.metrics.to_dict(), "failed": self.failed,
+            "n_failed": self.n_failed, "reports": self.reports, "timing": self.timing,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: str = "summary") -> Summary:
+        fmt = d.get("format") if isinstance(d, dict) else None
+        if fmt in OLDER_FORMATS:
+            raise SummaryError(f"{where}: written by an older asrbench ({fmt}); rerun the "
+                               "command that produced it (hypotheses are cached, so a "
+                               "benchmark rerun only re-scores)")
+        if fmt != FORMAT:
+            raise SummaryError(f"{where}: not an asrbench summary (format {fmt!r}, expected "
+                               f"{FORMAT!r})")
+        try:
+            return cls(
+                producer=d["producer"], result_key=d["result_key"],
+                metrics=Metrics.from_dict(d["metrics"]),
+                selection=Selection.from_dict(d["selection"]), scorer=d["scorer"],
+                model=d.get("model"), model_identity=d.get("model_identity"),
+                runner=d.get("runner"), dataset=d.get("dataset"),
+                dataset_hash=d.get("dataset_hash"), hyps_key=d.get("hyps_key"),
+                sources=d.get("sources"), failed=list(d.get("failed") or []),
+                reports=list(d.get("reports") or []), timing=d.get("timing"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SummaryError(f"{where}: malformed summary ({type(exc).__name__}: {exc}); "
+                               "rerun the command that produced it") from None
+
+
+def write_summary(path: Path, summary: Summary) -> None:
+    """Write summary.json atomically (sorted keys: byte-identical for the same inputs)."""
+    atomic_write_json(path, summary.to_dict())
+
+
+def read_summary(path: Path) -> Summary:
+    """Read and check a summary.json; SummaryError names the file and what is wrong."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SummaryError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SummaryError(f"{path}: not valid JSON ({exc}); the file is truncated or "
+                           "corrupt, rerun the command that produced it") from None
+    return Summary.from_dict(data, str(path))

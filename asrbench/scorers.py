@@ -1,0 +1,87 @@
+"""The one place the platform builds scorers and names them.
+
+A `Scorer` compiles its transducers when built, so one is kept per (language, options) in the
+process. Its identity has two parts: `config_hash`, the options a user chose (steps, data files
+by content, bootstrap...), which decides whether two results are comparable; and `code`, the
+scorer's source and the versions of pynini and nemo, recorded so a number can be traced.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from asrbench.identity import digest, tree_files
+from asrbench.settings import settings
+from scoring import Scorer, ScorerConfig
+
+_SCORERS: dict[tuple[str, str], Scorer] = {}
+
+
+def _portable(cfg: Any) -> Any:
+    """Config without local paths: a data file is identified by its hash, not its location."""
+    if isinstance(cfg, dict):
+        return {k: _portable(v) for k, v in cfg.items()
+                if k not in ("path", "cache_dir", "versions")}
+    if isinstance(cfg, list):
+        return [_portable(v) for v in cfg]
+    return cfg
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """The scorer's code identity: every source and data file of the `scoring` package."""
+    import scoring
+
+    root = Path(scoring.__file__).resolve().parent
+    rels = [p.relative_to(root).as_posix() for p in root.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+    return "sha256:" + digest("scorer", config={"code": tree_files(root, rels)})
+
+
+@dataclass(frozen=True)
+class ScorerIdentity:
+    config_hash: str
+    code: str
+    lang: str
+    unit: str
+    steps: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"config_hash": self.config_hash, "code": self.code, "lang": self.lang,
+                "unit": self.unit, "steps": self.steps}
+
+
+def get_scorer(lang: str = "en", options: dict[str, Any] | None = None) -> Scorer:
+    """A Scorer for `lang` and user `options` (ScorerConfig fields), built once per process.
+
+    Raises ScoringError (an input error) for an unknown language or option.
+    """
+    key = (lang, json.dumps(options or {}, sort_keys=True))
+    if key not in _SCORERS:
+        opts = dict(options or {})
+        if "lang" in opts:
+            from asrbench.errors import InputError
+
+            raise InputError("scorer option 'lang' comes from the dataset's language; do not "
+                             "pass it as --score-opt")
+        try:
+            config = ScorerConfig(lang=lang, cache_dir=str(settings().cache), **opts)
+        except TypeError as exc:
+            from asrbench.errors import InputError
+
+            known = ", ".join(f for f in ScorerConfig.__dataclass_fields__ if f != "cache_dir")
+            raise InputError(f"unknown scorer option ({exc}); known: {known}") from None
+        _SCORERS[key] = Scorer(config)
+    return _SCORERS[key]
+
+
+def scorer_identity(scorer: Scorer) -> ScorerIdentity:
+    """Config hash (comparability) and code digest (provenance) of a built scorer."""
+    cfg = scorer.config_dict()
+    return ScorerIdentity(config_hash="sha256:" + digest("scorer", config=_portable(cfg)),
+                          code=code_digest(), lang=scorer.config.lang,
+                          unit=scorer.config.unit or "word", steps=list(cfg.get("steps", [])))

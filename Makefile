@@ -21,10 +21,10 @@ apt:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi; \
 	else echo "not root: skipping apt; make sure these are installed: $(APT_PACKAGES)"; fi
 
-$(VENV)/.installed: pyproject.toml requirements/*.txt
+$(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[all,test]'
 	@touch $@
 
 venv: $(VENV)/.installed

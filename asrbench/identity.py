@@ -54,7 +54,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     # the scorer's configuration, data files by content, scorer code by content
     "scorer": ("config",),
     # one version of a zoo entry
-    "zoo-version": ("kind", "id", "meta", "image", "files"),
+    "zoo-version": ("entry_kind", "id", "meta", "image", "files"),
     # one result cell: the hypotheses, the utterances scored and the scorer
     "result": ("hyps", "dataset", "selection", "scorer"),
 }
@@ -78,7 +78,7 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"{type(obj).__name__} is not part of a key; pass plain data")
 
 
-def digest(kind: str, **inputs: Any) -> str:
+def digest(kind: str, /, **inputs: Any) -> str:
     """64-hex SHA-256 of `kind` and exactly its declared inputs."""
     declared = KINDS.get(kind)
     if declared is None:

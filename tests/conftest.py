@@ -45,3 +45,17 @@ def shared() -> Path:
 @pytest.fixture(scope="session")
 def mini_en() -> Path:
     return MINI_EN
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run `asrbench ARGS...` in-process: (exit code, stdout, stderr), as a user would see them."""
+    from asrbench.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return run

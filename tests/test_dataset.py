@@ -204,5 +204,5 @@ def test_cli_reports_file_and_line(good: Path, repo_root: Path) -> None:
     _set(good, lines)
     proc = subprocess.run([str(repo_root / "ops" / "validate"), str(good)],
                           capture_output=True, text=True)
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # bad input (asrbench.errors.EXIT_INPUT)
     assert f"{good / 'metadata.tsv'}:5: error: [duplicate-id]" in proc.stderr

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from asrbench.benchmark.errors import BenchmarkError
+from asrbench.benchmark.errors import RequestError
 
 OPTION_KEYS = {"jobs", "max_utts", "seed", "utt_timeout_s", "gpus", "runner", "results",
                "cache", "timeout_s", "memory", "cpus", "scorer"}
@@ -37,12 +37,12 @@ def load_request(path: Path) -> Request:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise BenchmarkError(f"request {path}: cannot read it: {exc}") from None
+        raise RequestError(f"request {path}: cannot read it: {exc}") from None
     if not isinstance(raw, dict):
-        raise BenchmarkError(f"request {path}: top level must be a mapping with models, datasets")
+        raise RequestError(f"request {path}: top level must be a mapping with models, datasets")
     unknown = set(raw) - {"models", "datasets", "options"}
     if unknown:
-        raise BenchmarkError(f"request {path}: unknown field(s) {sorted(unknown)}; "
+        raise RequestError(f"request {path}: unknown field(s) {sorted(unknown)}; "
                              "use models, datasets, options")
     lists = {}
     for key in ("models", "datasets"):
@@ -50,13 +50,13 @@ def load_request(path: Path) -> Request:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-            raise BenchmarkError(f"request {path}: {key} must be a non-empty list of IDs/paths")
+            raise RequestError(f"request {path}: {key} must be a non-empty list of IDs/paths")
         lists[key] = value
     options = raw.get("options") or {}
     if not isinstance(options, dict):
-        raise BenchmarkError(f"request {path}: options must be a mapping")
+        raise RequestError(f"request {path}: options must be a mapping")
     bad = set(options) - OPTION_KEYS
     if bad:
-        raise BenchmarkError(f"request {path}: unknown option(s) {sorted(bad)}; known: "
+        raise RequestError(f"request {path}: unknown option(s) {sorted(bad)}; known: "
                              f"{', '.join(sorted(OPTION_KEYS))}")
     return Request(lists["models"], lists["datasets"], options)

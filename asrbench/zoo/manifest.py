@@ -109,7 +109,7 @@ def compute_version(
     kind: str, entry_id: str, files: list[FileEntry], meta: dict, image: dict | None
 ) -> str:
     """16 hex digits of the identity of everything that defines the version's content."""
-    return short(digest("zoo-version", kind=kind, id=entry_id, meta=meta, image=image,
+    return short(digest("zoo-version", entry_kind=kind, id=entry_id, meta=meta, image=image,
                         files=[[f.path, f.size, f.sha256] + (["x"] if f.executable else [])
                                for f in files]), 16)
 

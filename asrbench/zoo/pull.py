@@ -370,7 +370,7 @@ def pull(
         if wanted:
             download_objects(rem, cache, wanted, reporter, counter)
     except ZooError as exc:
-        raise ZooError(
+        raise type(exc)(  # keep the kind of failure (not found, bad input, network)
             f"pull {kind} {entry_id}"
             f"{'@' + version if version else ''}: {exc}\nNothing was placed; "
             "rerun to resume (verified objects are kept in the cache)."

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from asrbench.zoo.config import RemoteSpec
-from asrbench.zoo.errors import ZooError
+from asrbench.zoo.errors import ZooError, ZooInputError
 
 Progress = Callable[[int], None]  # called with a number of bytes just transferred
 
@@ -217,11 +217,11 @@ class S3Remote(Remote):
         try:
             yield
         except bx.ProfileNotFound as exc:
-            raise ZooError(
+            raise ZooInputError(
                 f"{where}: AWS profile {self.spec.profile!r} not found; {cred_hint}"
             ) from exc
         except (bx.NoCredentialsError, bx.PartialCredentialsError) as exc:
-            raise ZooError(f"{where}: no usable credentials found; {cred_hint}") from exc
+            raise ZooInputError(f"{where}: no usable credentials found; {cred_hint}") from exc
         except (
             bx.EndpointConnectionError,
             bx.ConnectTimeoutError,
@@ -244,18 +244,18 @@ class S3Remote(Remote):
                 "ExpiredToken",
                 "AuthorizationHeaderMalformed",
             ):
-                raise ZooError(
+                raise ZooInputError(
                     f"{where}: the server rejected the credentials ({code}) during {what}; "
                     f"{cred_hint} with a valid key pair"
                 ) from exc
             if code in ("AccessDenied", "Forbidden") or status == 403:
-                raise ZooError(
+                raise ZooInputError(
                     f"{where}: access denied during {what} {key} ({code or status}); the "
                     f"credentials lack permission on bucket {self.bucket!r}, or none were given; "
                     f"{cred_hint}"
                 ) from exc
             if code == "NoSuchBucket":
-                raise ZooError(
+                raise ZooInputError(
                     f"{where}: bucket {self.bucket!r} does not exist; create it first"
                 ) from exc
             raise ZooError(

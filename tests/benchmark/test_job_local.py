@@ -26,18 +26,24 @@ def test_partial_failures_are_deletions_and_listed(fake_models, tmp_path: Path) 
     s = run_benchmark(folder, "mini_en", runner="local", results_root=tmp_path / "r",
                       cache_root=tmp_path / "c", progress=False, utt_timeout_s=7,
                       scorer_options={"nsw": False})
-    assert s["n_failed"] == 2 and sorted(f["id"] for f in s["failed"]) == sorted(bad)
-    m = s["metrics"]
-    assert m["n_utts"] == 35 and m["n_missing"] == 2 and m["coverage"] == 33 / 35
+    assert s.summary.n_failed == 2
+    assert sorted(f["id"] for f in s.summary.failed) == sorted(bad)
+    m = s.metrics
+    assert m.n_utts == 35 and m.n_missing == 2 and m.coverage == 33 / 35
+    assert s.placement.kind == "reported" and s.out_dir == tmp_path / "r" / "fake_partial" / \
+        "mini_en"
     rows = {json.loads(x)["id"]: json.loads(x) for x in
-            (Path(s["out_dir"]) / "utterances.jsonl").read_text().splitlines()}
+            (s.out_dir / "utterances.jsonl").read_text().splitlines()}
     gone = rows["LJ001-0002"]
     assert gone["failed"] == "simulated decoder crash" and gone["missing"]
     assert gone["del"] == gone["n_ref"] > 0 and gone["sub"] == gone["ins"] == 0
-    assert (Path(s["out_dir"]) / "failed.tsv").read_text().count("\n") == 2
+    assert (s.out_dir / "failed.tsv").read_text().count("\n") == 2
     # the per-utterance timeout reached the program through the contract's variable
-    assert "utt timeout 7" in (Path(s["out_dir"]) / "logs" / "shard-0.log").read_text()
-    run = json.loads((Path(s["out_dir"]) / "run.json").read_text())
+    assert "utt timeout 7" in (s.out_dir / "logs" / "shard-0.log").read_text()
+    # each file of the cell is written once (no second summary or utterances in scoring/)
+    assert sorted(p.name for p in (s.out_dir / "scoring").iterdir()) == [
+        "alignment.txt", "hyp.pra", "hyp.sys", "table.txt"]
+    run = json.loads((s.out_dir / "run.json").read_text())
     assert run["cache"]["inputs"]["runtime"]["env"] == {"ASRBENCH_UTT_TIMEOUT": "7"}
 
 
@@ -46,17 +52,21 @@ def test_rescoring_never_reruns_the_model(fake_models, tmp_path: Path) -> None:
     kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
               progress=False, max_utts=6, seed=3)
     first = run_benchmark(folder, "mini_en", scorer_options={"nsw": False}, **kw)
-    assert not first["cache_hit"]
+    assert not first.cache_hit
     again = run_benchmark(folder, "mini_en", scorer_options={"nsw": False, "punc": False}, **kw)
-    assert again["cache_hit"]
-    run = json.loads((Path(again["out_dir"]) / "run.json").read_text())
+    assert again.cache_hit
+    run = json.loads((again.out_dir / "run.json").read_text())
     assert run["cache"]["utts_run"] == 0 and run["shards"] == []
     assert run["scorer"]["config"]["punc"] is False
-    assert again["scorer"]["config_hash"] != first["scorer"]["config_hash"]
+    assert again.summary.scorer["config_hash"] != first.summary.scorer["config_hash"]
+    # samples are stored as samples, each under its own key, never as the reported cell
+    assert first.placement.kind == again.placement.kind == "sample"
+    assert first.out_dir != again.out_dir and first.out_dir.name.startswith("mini_en~sample-")
+    assert not (tmp_path / "r" / "fake_ok" / "mini_en").exists()
     # a bigger sample reuses the 6 cached utterances and runs only the new ones
     more = run_benchmark(folder, "mini_en", scorer_options={"nsw": False},
                          **{**kw, "max_utts": 9})
-    run = json.loads((Path(more["out_dir"]) / "run.json").read_text())
+    run = json.loads((more.out_dir / "run.json").read_text())
     assert run["cache"]["utts_run"] == 3
 
 
@@ -73,11 +83,12 @@ def test_matrix_failing_model_leaves_other_cells_alone(fake_models, tmp_path: Pa
     assert "model fake_broken exited with status 3" in p.stderr
     assert "cannot load weights from /nonexistent/model.bin" in p.stderr  # the log tail
     assert "rerun the same command to continue" in p.stderr
-    assert (tmp_path / "r" / "fake_good" / "mini_en" / "summary.json").is_file()
+    # a 4-utterance sample: stored as such, beside (never as) the reported cell
+    assert len(list((tmp_path / "r" / "fake_good").glob("mini_en~sample-*/summary.json"))) == 1
     assert not (tmp_path / "r" / "fake_broken").exists()
-    # the leaderboard is built from stored results only
+    # the leaderboard is built from stored results only, and marks the sample
     t = _ops("leaderboard", "--results", str(tmp_path / "r"))
-    assert t.returncode == 0 and "| fake_good |" in t.stdout and "(1)" in t.stdout
+    assert t.returncode == 0 and "| fake_good |" in t.stdout and "(sample 4/35)" in t.stdout
     assert (tmp_path / "r" / "leaderboard.csv").is_file()
 
 
@@ -108,15 +119,15 @@ def test_crashed_program_resumes_to_the_uninterrupted_result(fake_models,
     assert "fake_crashy" in msg and "8 of 10" in msg and "exited with status 139" in msg
     assert not (tmp_path / "r" / "fake_crashy").exists()
     resumed = run_benchmark(crashy, results_root=tmp_path / "r", jobs=1, **kw)
-    run = json.loads((Path(resumed["out_dir"]) / "run.json").read_text())
+    run = json.loads((resumed.out_dir / "run.json").read_text())
     assert run["cache"]["utts_run"] == 8  # the 2 done before the crash were kept
     whole = run_benchmark(steady, results_root=tmp_path / "r2", jobs=2, **kw)
-    a, b = Path(resumed["out_dir"]), Path(whole["out_dir"])
+    a, b = resumed.out_dir, whole.out_dir
     for name in ("hyp.raw.tsv", "utterances.jsonl", "timing.tsv"):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     sa, sb = (json.loads((d / "summary.json").read_text()) for d in (a, b))
     for s in (sa, sb):
-        for k in ("model", "model_identity", "cache_key"):
+        for k in ("model", "model_identity", "hyps_key", "result_key"):
             s.pop(k)
     assert sa == sb
     # run.json holds what reproducing the number needs

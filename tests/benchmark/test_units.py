@@ -7,15 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from asrbench.benchmark import leaderboard
 from asrbench.benchmark.cache import HypCache, Records, cache_key, read_records
+from asrbench.benchmark.cell import check_writable, timing_stats
 from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.request import load_request
-from asrbench.benchmark.results import check_writable, timing_stats
-from asrbench.benchmark.score import BenchmarkScorer
 from asrbench.benchmark.shard import sample_utterances, split_shards
 from asrbench.dataset import Utterance, load_dataset
+from asrbench.results import leaderboard
+from asrbench.results.summary import Selection, Summary, write_summary
+from asrbench.scorers import get_scorer
+from scoring.metrics import Metrics
 
 
 def _utts(n: int) -> list[Utterance]:
@@ -92,19 +94,31 @@ def test_timing_stats_rtf_and_percentiles() -> None:
 
 
 def test_benchmark_scorer_counts_missing_as_deletions() -> None:
-    s = BenchmarkScorer().score({"a": "The cat sat.", "b": "hello world"},
-                                {"a": "the hat sat on"})
-    assert s.summary["sub"] == 1 and s.summary["ins"] == 1 and s.summary["del"] == 2
-    assert s.summary["n_missing"] == 1 and s.summary["coverage"] == 0.5
-    assert [u["id"] for u in s.utterances] == ["a", "b"]  # the missing one is not dropped
+    res = get_scorer("en").score({"a": "The cat sat.", "b": "hello world"},
+                                 {"a": "the hat sat on"})
+    m = res.metrics
+    assert (m.sub, m.ins, m.dele) == (1, 1, 2)
+    assert m.n_missing == 1 and m.coverage == 0.5
+    assert [u.id for u in res.utterances] == ["a", "b"]  # the missing one is not dropped
+
+
+def summary_for(model: str, ds: str, wer: float, n_utts: int = 10, n_dataset: int = 10,
+                dataset_hash: str = "sha256:d", key: str = "") -> Summary:
+    """A stored-result summary whose TER is `wer` over 1000 reference words."""
+    errors = round(1000 * wer)
+    met = Metrics(unit="word", n_utts=n_utts, n_ref=1000, n_hyp=1000, cor=1000 - errors,
+                  sub=errors, ins=0, dele=0, n_err_utts=min(errors, n_utts), mter_den=1000,
+                  n_missing=0, n_empty_ref=0)
+    sel = Selection(n_utts, n_dataset, f"ids-{n_utts}")
+    return Summary(producer="benchmark", result_key=key or f"sha256:{model}{ds}{wer}{n_utts}",
+                   metrics=met, selection=sel, scorer={"config_hash": "sha256:s"}, model=model,
+                   dataset=ds, dataset_hash=dataset_hash)
 
 
 def test_leaderboard_ranks_per_dataset(tmp_path: Path) -> None:
-    def put(model: str, ds: str, wer: float | None) -> None:
-        p = tmp_path / model / ds / "summary.json"
-        p.parent.mkdir(parents=True)
-        p.write_text(json.dumps({"model": model, "dataset": ds,
-                                 "metrics": {"wer": wer, "ter": wer, "unit": "word"}}))
+    def put(model: str, ds: str, wer: float, folder: str = "", **kw) -> None:
+        write_summary(tmp_path / model / (folder or ds) / "summary.json",
+                      summary_for(model, ds, wer, **kw))
 
     put("m1", "d1", 0.10)
     put("m2", "d1", 0.20)
@@ -121,6 +135,21 @@ def test_leaderboard_ranks_per_dataset(tmp_path: Path) -> None:
     md = paths["md"].read_text()
     assert "| m1 | 10.00 (1) | 30.00 (2) | 1.5 |" in md
     assert paths["csv"].read_text().splitlines()[2].startswith("m2,20.00,5.00,3,1")
+    # A sample shows only where no full result exists, marked and unranked; results stored
+    # beside a reported one are counted; an unreadable summary is named, the rest still built.
+    put("m3", "d2", 0.01, folder="d2~sample-abc", n_utts=3)
+    put("m1", "d1", 0.50, folder="d1~sample-def", n_utts=2)
+    put("m1", "d1", 0.40, folder="d1~0123456789ab", dataset_hash="sha256:other")
+    (tmp_path / "m2" / "d3").mkdir()
+    (tmp_path / "m2" / "d3" / "summary.json").write_text('{"format": "asrbench-summ')
+    board = leaderboard.build(tmp_path)
+    c = board["cells"]
+    assert c["m3"]["d2"]["sample"] and c["m3"]["d2"]["rank"] is None
+    assert (c["m2"]["d2"]["rank"], c["m1"]["d2"]["rank"]) == (1, 2)  # the sample is unranked
+    assert c["m1"]["d1"]["ter"] == 0.10 and c["m1"]["d1"]["others"] == 2
+    assert len(board["problems"]) == 1 and "m2/d3/summary.json" in board["problems"][0]
+    md = leaderboard.to_markdown(board)
+    assert "1.00* (sample 3/10)" in md and "10.00 (1) +2" in md and "not valid JSON" in md
 
 
 def test_request_file_is_checked(tmp_path: Path) -> None:
@@ -138,9 +167,9 @@ def test_unwritable_or_full_results_folder_fails_early(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(BenchmarkError, match="not writable"):
-        check_writable(blocker / "results", "results folder")
+        check_writable(blocker / "results", "results folder", 200)
     with pytest.raises(BenchmarkError, match="MiB free"):
-        check_writable(tmp_path, "results folder", min_free=1 << 62)
+        check_writable(tmp_path, "results folder", 1 << 42)
 
 
 def test_progress_line_counts_done_utterances(tmp_path: Path) -> None:

@@ -8,10 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from typer.testing import CliRunner
 
 from asrbench.dataset import load_dataset
-from asrbench.importers.cli import app
 from asrbench.importers.common import ImportProblem, write_dataset
 from asrbench.importers.folder import import_folder
 from asrbench.importers.kaldi import import_kaldi, parse_pipe
@@ -106,7 +104,7 @@ def test_nemo_manifest_with_offsets(tmp_path):
         ("long_00000000", 1.0), ("long_00001000", 2.0), ("short", 1.0)]
 
 
-def test_folder_with_csv_table_and_cli(tmp_path):
+def test_folder_with_csv_table_and_cli(tmp_path, cli):
     tone(tmp_path / "clips" / "a.wav", 1.0, 48000, channels=2)
     tone(tmp_path / "clips" / "sub" / "b.flac", 0.5, 16000)
     table = tmp_path / "t.csv"
@@ -117,14 +115,13 @@ def test_folder_with_csv_table_and_cli(tmp_path):
     assert {u.id: (u.text, u.extra["GENDER"]) for u in ds} == {
         "clips_a": ("Hello, there", "F"), "clips_sub_b": ("bye", "M")}
     # Through the CLI, into a second folder; an existing one is refused without --force.
-    runner = CliRunner()
-    res = runner.invoke(app, ["folder", str(tmp_path), str(table), "--id", "f", "--out",
-                              str(tmp_path / "out")])
-    assert res.exit_code == 2 and "--force" in res.output
-    res = runner.invoke(app, ["folder", str(tmp_path), str(table), "--id", "f2", "--out",
-                              str(tmp_path / "out2")])
-    assert res.exit_code == 0, res.output
-    assert "imported 2 utterances" in res.output
+    code, out, err = cli("import", "folder", tmp_path, table, "--id", "f", "--out",
+                         tmp_path / "out")
+    assert code == 2 and "--force" in err and "Traceback" not in err
+    code, out, err = cli("import", "folder", tmp_path, table, "--id", "f2", "--out",
+                         tmp_path / "out2")
+    assert code == 0, err
+    assert "imported 2 utterances" in out
 
 
 def test_folder_refuses_escaping_paths_and_writes_nothing(tmp_path):

@@ -9,7 +9,7 @@ import sys
 import yaml
 
 from asrbench.dataset import load_dataset
-from asrbench.fsio import file_sha256
+from asrbench.identity import hash_file as file_sha256
 from asrbench.settings import REPO_ROOT
 from asrbench.perturb.derive import derive_dataset
 from tests.perturb.conftest import SHORT_IDS

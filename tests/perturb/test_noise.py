@@ -8,6 +8,7 @@ import pytest
 from asrbench.perturb import apply_spec, get
 from asrbench.perturb.dsp import rms
 from asrbench.perturb.noise import Context, _babble_files, noise_signal, synthetic
+from asrbench.settings import Settings
 
 
 def _snr_db(x: np.ndarray, y: np.ndarray) -> float:
@@ -76,7 +77,7 @@ def test_user_noise_folder_plugs_in(tmp_path, speech):
     x, sr = speech
     tone = 0.3 * np.sin(2 * np.pi * 440 * np.arange(sr) / sr)
     sf.write(tmp_path / "tone.wav", tone, sr)
-    ctx = Context(env={"ASRBENCH_NOISE_ENV": str(tmp_path)})
+    ctx = Context(settings=Settings.from_env({"ASRBENCH_NOISE_ENV": str(tmp_path)}))
     y = apply_spec(x, sr, "env_noise:4", seed=0, ctx=ctx)
     n = y - x
     spectrum = np.abs(np.fft.rfft(n))

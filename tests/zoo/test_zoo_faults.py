@@ -145,7 +145,7 @@ def test_corrupted_object_fails_pull_and_places_nothing(seaweed, zoo_cfg, mini_e
     assert not list((Cache().root / "partial").glob(f"{victim.sha256}*"))
 
 
-def test_unreachable_server_retries_then_clear_error(tmp_path, s3_env):
+def test_unreachable_server_retries_then_clear_error(tmp_path, s3_env, mini_en):
     (port,) = free_ports(1)  # nothing listens there
     cfg = write_zoo_yaml(tmp_path / "zoo.yaml", {
         "down": {"url": "s3://zoo/x", "endpoint_url": f"http://127.0.0.1:{port}",
@@ -155,8 +155,9 @@ def test_unreachable_server_retries_then_clear_error(tmp_path, s3_env):
     with pytest.raises(ZooError, match=r"server unreachable .* after 3 attempt\(s\)"):
         pull("dataset", "mini_en", config=cfg, dest=tmp_path / "d")
     assert time.monotonic() - t0 < 30
-    out = zoo_cli("push", "-d", "mini_en", "--config", str(cfg), "-q", env=s3_env)
-    assert out.returncode == 2
+    out = zoo_cli("push", "-d", "mini_en", "--source", str(mini_en), "--config", str(cfg), "-q",
+                  env=s3_env)
+    assert out.returncode == 1  # the job failed (asrbench.errors.EXIT_FAILED), input was fine
     assert "unreachable" in out.stderr and "Traceback" not in out.stderr
 
 

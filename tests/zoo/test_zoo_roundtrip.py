@@ -9,11 +9,12 @@ import pytest
 from zoo_support import tree_bytes, zoo_cli
 
 from asrbench.dataset import load_dataset
-from asrbench.zoo import ZooError, ensure_dataset, pull, push
+from asrbench.errors import NotFoundError
+from asrbench.resolve import resolve_dir
+from asrbench.zoo import ZooError, pull, push
 from asrbench.zoo.config import load_config
 from asrbench.zoo.listing import describe, list_entries
 from asrbench.zoo.manifest import scan_folder
-from asrbench.zoo.push import dataset_content_hash
 from asrbench.zoo.remote import open_remote
 
 
@@ -65,13 +66,17 @@ def test_second_push_of_changed_entry_uploads_only_new_files(zoo_cfg, synth, tmp
     assert tree_bytes(Path(old.dest)) == tree_bytes(synth)
 
 
-def test_dataset_identity_matches_dataset_module(mini_en):
+def test_manifest_records_the_dataset_identity(zoo_cfg, mini_en, tmp_path):
+    """The hash push records is the dataset module's, computed from the same file scan."""
+    from asrbench.zoo.push import _entry_meta
+
     files = scan_folder(mini_en)
-    assert dataset_content_hash(mini_en, files) == load_dataset(mini_en).content_hash()
+    assert _entry_meta("dataset", mini_en, files)["content_hash"] == \
+        load_dataset(mini_en).content_hash()
 
 
 @pytest.mark.s3
-def test_cli_list_show_and_ensure_dataset(zoo_cfg, mini_en, tmp_path, s3_env):
+def test_cli_list_show_and_resolve_pulls(zoo_cfg, mini_en, tmp_path, s3_env):
     out = zoo_cli("push", "-d", "mini_en", "--source", str(mini_en), "--config", str(zoo_cfg),
                   "--json", "-q", env=s3_env)
     assert out.returncode == 0, out.stderr
@@ -87,16 +92,18 @@ def test_cli_list_show_and_ensure_dataset(zoo_cfg, mini_en, tmp_path, s3_env):
     shown = zoo_cli("show", "dataset", "mini_en", "--config", str(zoo_cfg), env=s3_env)
     assert shown.returncode == 0 and version in shown.stdout and "(latest)" in shown.stdout
 
-    # ensure_dataset: pulls into datasets/<ID> (here $ASRBENCH_DATASETS_DIR) when absent.
-    path = ensure_dataset("mini_en", config=zoo_cfg)
+    # The resolver pulls into datasets/<ID> (here $ASRBENCH_DATASETS_DIR) when absent.
+    path = resolve_dir("dataset", "mini_en", config=zoo_cfg)
     assert path == Path(s3_env["ASRBENCH_DATASETS_DIR"]) / "mini_en"
     assert tree_bytes(path) == tree_bytes(mini_en)
-    assert ensure_dataset("mini_en", config=zoo_cfg) == path  # present: no pull
+    assert resolve_dir("dataset", "mini_en", config=zoo_cfg) == path  # present: no pull
     listing = zoo_cli("list", "--config", str(zoo_cfg), "--json", env=s3_env)
     assert json.loads(listing.stdout)["cache"]["entries"] == {"dataset mini_en": [version]}
-    assert ensure_dataset(str(mini_en)) == mini_en  # a path is used as it is
-    with pytest.raises(ZooError, match="holds no dataset 'nope'"):
-        ensure_dataset("nope", config=zoo_cfg)
+    assert resolve_dir("dataset", str(mini_en)) == mini_en  # a path is used as it is
+    with pytest.raises(NotFoundError, match="holds no dataset 'nope'"):
+        resolve_dir("dataset", "nope", config=zoo_cfg)
+    # A pinned version: the local folder holds it, so it is used as it is.
+    assert resolve_dir("dataset", f"mini_en@{version}", config=zoo_cfg) == path
 
 
 @pytest.mark.s3

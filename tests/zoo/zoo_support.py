@@ -175,18 +175,25 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_dataset(tmp_path_factory.mktemp("ds") / "synth", n=24, seconds=32.0)
 
 
+def _argv(args: tuple[str, ...]) -> list[str]:
+    """`push ...`/`pull ...` are `ops/push`/`ops/pull`; `list`/`show` are `ops/zoo list|show`."""
+    sub = args[0] if args else ""
+    tool = "push" if sub == "push" else "pull" if sub == "pull" else "zoo"
+    rest = list(args[1:]) if tool != "zoo" else list(args)
+    return [str(REPO_ROOT / "ops" / tool), *rest]
+
+
 def zoo_cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run `python -m asrbench.zoo.cli ARGS` as users would, in a subprocess."""
-    full_env = {**os.environ, **env, "PYTHONPATH": str(REPO_ROOT)}
-    return subprocess.run([sys.executable, "-m", "asrbench.zoo.cli", *args], env=full_env,
-                          capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT)
+    """Run `ops/push|pull|zoo ARGS` as users would, in a subprocess."""
+    full_env = {**os.environ, **env}
+    return subprocess.run(_argv(args), env=full_env, capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO_ROOT)
 
 
 def zoo_popen(*args: str, env: dict[str, str]) -> subprocess.Popen:
-    full_env = {**os.environ, **env, "PYTHONPATH": str(REPO_ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "asrbench.zoo.cli", *args], env=full_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=REPO_ROOT)
+    full_env = {**os.environ, **env}
+    return subprocess.Popen(_argv(args), env=full_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT)
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:

@@ -3,7 +3,8 @@
 A `Scorer` compiles its transducers when built, so one is kept per (language, options) in the
 process. Its identity has two parts: `config_hash`, the options a user chose (steps, data files
 by content, bootstrap...), which decides whether two results are comparable; and `code`, the
-scorer's source and the versions of pynini and nemo, recorded so a number can be traced.
+scorer's source, recorded so a number can be traced (package versions are in run.json's
+provenance). `scoring/` hashes nothing itself: the data files are hashed here.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from asrbench.identity import digest, tree_files
+from asrbench.identity import digest, file_sha256, tree_files
 from asrbench.settings import settings
 from scoring import Scorer, ScorerConfig
 
@@ -79,9 +80,17 @@ def get_scorer(lang: str = "en", options: dict[str, Any] | None = None) -> Score
     return _SCORERS[key]
 
 
+def scorer_config(scorer: Scorer) -> dict[str, Any]:
+    """`scorer.config_dict()` with each data file's SHA-256 beside its path (for run.json)."""
+    cfg = scorer.config_dict()
+    for entry in cfg["data_files"].values():
+        entry["sha256"] = file_sha256(entry["path"])
+    return cfg
+
+
 def scorer_identity(scorer: Scorer) -> ScorerIdentity:
     """Config hash (comparability) and code digest (provenance) of a built scorer."""
-    cfg = scorer.config_dict()
+    cfg = scorer_config(scorer)
     return ScorerIdentity(config_hash="sha256:" + digest("scorer", config=_portable(cfg)),
                           code=code_digest(), lang=scorer.config.lang,
                           unit=scorer.config.unit or "word", steps=list(cfg.get("steps", [])))

@@ -1,7 +1,9 @@
 """The scorer: normalisation pipeline, DAE on the hypothesis, WFST alignment, TER/mTER/CER.
 
+A library on its own: it imports nothing from the platform (`asrbench`) and writes no files.
+
 from scoring import Scorer, ScorerConfig
-scorer = Scorer(ScorerConfig(nsw=False))
+scorer = Scorer(ScorerConfig(nsw=False))  # NSW needs a cache folder: cache_dir=...
 result = scorer.score({"u1": "the cat"}, {"u1": "the hat"})
 result.metrics.ter, result.utterances[0].ops
 """
@@ -10,11 +12,13 @@ from __future__ import annotations
 
 from scoring.errors import ScoringError
 from scoring.io import read_transcripts
-from scoring.metrics import UtteranceResult
+from scoring.metrics import Interval, Metrics, UtteranceResult
 from scoring.scorer import Scorer, ScorerConfig, ScoreResult
 from scoring.stats import bootstrap_ci, paired_bootstrap
 
 __all__ = [
+    "Interval",
+    "Metrics",
     "ScoreResult",
     "Scorer",
     "ScorerConfig",

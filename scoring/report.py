@@ -1,34 +1,21 @@
-"""Writing results: per-utterance JSONL, a readable alignment file, summary.json, a table, and
-sclite-style `pra` / `sys` files. Every file is written to a temporary name and then renamed,
-so a reader never sees half a file; output order follows the reference, so reruns are
-byte-identical.
+"""Readable reports as text: the alignment file, sclite-style `pra` and `sys`, a summary table.
+
+Text producers only: they return strings and write nothing, so the caller decides where and how
+files are written (the platform writes them atomically, see asrbench/results/reports.py).
+Output order follows the utterances given, so the same result gives the same bytes.
+
+Each utterance is laid out once (its alignment columns and their widths) and that layout
+serves both `alignment.txt` and `hyp.pra`; `columns()` is the same walk for other consumers.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import unicodedata
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Sequence
 
-if TYPE_CHECKING:
-    from scoring.metrics import UtteranceResult
-    from scoring.scorer import ScoreResult
+from scoring.metrics import Metrics, UtteranceResult
 
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temporary file in the same folder and os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+LAYOUT_KINDS = ("alignment", "pra")
 
 
 def width(text: str) -> int:
@@ -38,121 +25,175 @@ def width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
-def _pad(text: str, w: int) -> str:
-    return text + " " * (w - width(text))
+def _positions(codes: str, op: str) -> list[int]:
+    """Columns holding `op`; edits are rare, so str.find beats a scan of every column."""
+    out: list[int] = []
+    p = codes.find(op)
+    while p >= 0:
+        out.append(p)
+        p = codes.find(op, p + 1)
+    return out
 
 
-def _rows(
-    u: UtteranceResult, upper_errors: bool = False
-) -> tuple[list[str], list[str], list[str], list[str]]:
-    """Columns of REF, HYP, HYP# (chosen alternatives) and EDIT for one utterance."""
-    alt_cols: set[int] = set()
+def columns(u: UtteranceResult) -> tuple[list[str | None], list[str | None]]:
+    """The reference and hypothesis token of each alignment column (None at a gap).
+
+    Same columns as `u.ops`, built from the gaps (rare) rather than column by column.
+    """
+    codes = u.codes
+    ref: list[str | None] = list(u.ref)
+    hyp: list[str | None] = list(u.hyp)
+    if "I" in codes:
+        for p in _positions(codes, "I"):  # ascending: each insert shifts only later columns
+            ref.insert(p, None)
+    if "D" in codes:
+        for p in _positions(codes, "D"):
+            hyp.insert(p, None)
+    return ref, hyp
+
+
+def _line(label: str, cells: Sequence[str], widths: Sequence[int]) -> str:
+    return (label + " ".join(map(str.ljust, cells, widths))).rstrip()
+
+
+def _pad_line(label: str, cells: Sequence[str], widths: Sequence[int]) -> str:
+    return (label + " ".join(c + " " * (w - width(c)) for c, w in zip(cells, widths, strict=True))
+            ).rstrip()
+
+
+def _marks(u: UtteranceResult) -> list[str] | None:
+    """HYP# cells: `#` under hypothesis tokens from a chosen alternative, else None if none."""
+    alt: set[int] = set()
     for start, end, _, _ in u.alternatives:
-        alt_cols.update(range(start, end))
-    ref_row: list[str] = []
-    hyp_row: list[str] = []
-    mark_row: list[str] = []
-    edit_row: list[str] = []
-    ref, hyp = u.ref, u.hyp
-    i = j = 0
-    for op in u.codes:  # the columns of `u.ops`, without building the tuples
+        alt.update(range(start, end))
+    if not alt:
+        return None
+    out, j = [], 0
+    for op in u.codes:
         if op == "D":
-            r = ref[i]
-            i += 1
-            if upper_errors:
-                r = r.upper()
-            ref_row.append(r)
-            hyp_row.append("*" * max(1, width(r)))
-            mark_row.append("")
-            edit_row.append(op)
+            out.append("")
             continue
-        h = hyp[j]
-        if op == "I":
-            if upper_errors:
-                h = h.upper()
-            ref_row.append("*" * max(1, width(h)))
-        else:
-            r = ref[i]
-            i += 1
-            if upper_errors and op != "C":
-                r, h = r.upper(), h.upper()
-            ref_row.append(r)
-        hyp_row.append(h)
-        mark_row.append("#" if j in alt_cols else "")
-        edit_row.append("" if op == "C" else op)
+        out.append("#" if j in alt else "")
         j += 1
-    return ref_row, hyp_row, mark_row, edit_row
+    return out if any(out) else None
 
 
-def _layout(label_rows: list[tuple[str, list[str]]]) -> list[str]:
-    lab = max(len(label) for label, _ in label_rows) + 1
-    rows = [row for _, row in label_rows]
-    if all(("".join(row)).isascii() for row in rows):
-        # ASCII (the common case): display width is the length, padding is str.ljust.
-        widths = [max(map(len, col)) for col in zip(*rows, strict=True)]
-        return [
-            ((label + ":").ljust(lab + 1) + " ".join(map(str.ljust, row, widths))).rstrip()
-            for label, row in label_rows
-        ]
-    n = len(rows[0])
-    widths = [max(width(row[c]) for row in rows) for c in range(n)]
-    return [
-        (_pad(label + ":", lab + 1) + " ".join(_pad(row[c], widths[c]) for c in range(n))).rstrip()
-        for label, row in label_rows
-    ]
+def _layout(u: UtteranceResult, want: Collection[str]) -> dict[str, list[str]]:
+    """The REF/HYP/(HYP#)/EDIT rows of one utterance for each kind in `want`."""
+    codes = u.codes
+    ref, hyp = columns(u)
+    ins, dels = _positions(codes, "I"), _positions(codes, "D")
+    errors = sorted([*ins, *dels, *_positions(codes, "S")]) if codes.count("C") != len(codes) \
+        else []
+    marks = _marks(u) if u.alternatives else None
+    edit = codes.replace("C", " ")  # a blank cell pads like an empty one (every width >= 1)
+    out: dict[str, list[str]] = {}
+    if "".join(u.ref).isascii() and "".join(u.hyp).isascii():
+        # ASCII (the common case): width is length, upper() keeps it, so one set of widths
+        # and one EDIT row serve both reports; padding is str.ljust.
+        for p in ins:
+            ref[p] = "*" * len(hyp[p])
+        for p in dels:
+            hyp[p] = "*" * len(ref[p])
+        widths = list(map(max, map(len, ref), map(len, hyp)))
+        ref_line = _line("REF:  ", ref, widths)
+        hyp_line = _line("HYP:  ", hyp, widths)
+        edit_line = _line("", edit, widths)
+        if "alignment" in want:
+            rows = [ref_line, hyp_line]
+            if marks is not None:
+                rows.append(_line("HYP#: ", marks, widths))
+            rows.append("EDIT: " + edit_line if edit_line else "EDIT:")
+            out["alignment"] = rows
+        if "pra" in want:
+            if errors:
+                up_ref, up_hyp = list(ref), list(hyp)
+                for p in errors:
+                    up_ref[p] = up_ref[p].upper()
+                    up_hyp[p] = up_hyp[p].upper()
+                ref_line = _line("REF:  ", up_ref, widths)
+                hyp_line = _line("HYP:  ", up_hyp, widths)
+            out["pra"] = [ref_line, hyp_line, "Eval: " + edit_line if edit_line else "Eval:"]
+        return out
+    # Other scripts: display widths (East Asian wide = 2), and upper() may change a token's
+    # width (ß -> SS), so `pra` gets its own cells and widths from the same columns.
+    for kind in want:
+        upper = kind == "pra"
+        r_cells, h_cells = list(ref), list(hyp)
+        if upper:
+            for p in errors:
+                if r_cells[p] is not None:
+                    r_cells[p] = r_cells[p].upper()
+                if h_cells[p] is not None:
+                    h_cells[p] = h_cells[p].upper()
+        for p in ins:
+            r_cells[p] = "*" * width(h_cells[p])
+        for p in dels:
+            h_cells[p] = "*" * width(r_cells[p])
+        labelled: list[tuple[str, Sequence[str]]] = [("REF:  ", r_cells), ("HYP:  ", h_cells)]
+        if marks is not None and not upper:
+            labelled.append(("HYP#: ", marks))
+        labelled.append(("Eval: " if upper else "EDIT: ", edit))
+        widths = [max(width(row[c]) for _, row in labelled) for c in range(len(codes))]
+        out[kind] = [_pad_line(label, row, widths) for label, row in labelled]
+    return out
 
 
-def alignment_text(utts: list[UtteranceResult]) -> str:
+def layout_texts(utts: Sequence[UtteranceResult], kinds: Collection[str] = LAYOUT_KINDS
+                 ) -> dict[str, str]:
+    """The per-utterance reports named in `kinds` ("alignment", "pra"), each utterance laid
+    out once for all of them."""
+    unknown = set(kinds) - set(LAYOUT_KINDS)
+    if unknown:
+        raise ValueError(f"unknown layout report(s) {sorted(unknown)}; use {LAYOUT_KINDS}")
+    want = [k for k in LAYOUT_KINDS if k in kinds]
+    out: dict[str, list[str]] = {k: [] for k in want}
+    align, pra = out.get("alignment"), out.get("pra")
+    for u in utts:
+        rows = _layout(u, want) if u.codes else {}
+        if align is not None:
+            ter = "undefined" if u.ter is None else f"{u.ter:.4f}"
+            align.append(f"id: {u.id}")
+            align.append(
+                f"counts: C={u.cor} S={u.sub} D={u.dele} I={u.ins} TER={ter} mTER={u.mter:.4f}"
+                + ("  (hypothesis missing)" if u.missing else "")
+            )
+            align.extend(rows.get("alignment", ()))
+            for _, _, chosen, written in u.alternatives:
+                align.append(f"ALT: {written!r} -> {chosen!r}")
+            align.append("")
+        if pra is not None:
+            pra.append(f"id: ({u.id})")
+            pra.append(f"Scores: (#C #S #D #I) {u.cor} {u.sub} {u.dele} {u.ins}")
+            pra.extend(rows.get("pra", ()))
+            pra.append("")
+    return {k: "\n".join(lines) for k, lines in out.items()}
+
+
+def alignment_text(utts: Sequence[UtteranceResult]) -> str:
     """The readable alignment file: REF / HYP / HYP# / EDIT rows per utterance."""
-    out = []
-    for u in utts:
-        ref, hyp, mark, edit = _rows(u)
-        ter = "undefined" if u.ter is None else f"{u.ter:.4f}"
-        out.append(f"id: {u.id}")
-        out.append(
-            f"counts: C={u.cor} S={u.sub} D={u.dele} I={u.ins} TER={ter} mTER={u.mter:.4f}"
-            + ("  (hypothesis missing)" if u.missing else "")
-        )
-        rows = [("REF", ref), ("HYP", hyp)]
-        if any(mark):
-            rows.append(("HYP#", mark))
-        rows.append(("EDIT", edit))
-        if ref:
-            out.extend(_layout(rows))
-        for _, _, chosen, written in u.alternatives:
-            out.append(f"ALT: {written!r} -> {chosen!r}")
-        out.append("")
-    return "\n".join(out)
+    return layout_texts(utts, ("alignment",))["alignment"]
 
 
-def pra_text(utts: list[UtteranceResult]) -> str:
+def pra_text(utts: Sequence[UtteranceResult]) -> str:
     """sclite-style `pra`: per utterance id, Scores (#C #S #D #I), REF/HYP/Eval rows."""
-    out = []
-    for u in utts:
-        ref, hyp, _, edit = _rows(u, upper_errors=True)
-        out.append(f"id: ({u.id})")
-        out.append(f"Scores: (#C #S #D #I) {u.cor} {u.sub} {u.dele} {u.ins}")
-        if ref:
-            out.extend(_layout([("REF", ref), ("HYP", hyp), ("Eval", edit)]))
-        out.append("")
-    return "\n".join(out)
+    return layout_texts(utts, ("pra",))["pra"]
 
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.2f}"
 
 
-def sys_text(result: ScoreResult, name: str = "hyp") -> str:
+def sys_text(metrics: Metrics, name: str = "hyp") -> str:
     """sclite-style `sys` summary table (Sum/Avg row, percentages of reference words)."""
-    s = result.metrics.to_dict()
-    n = s["n_ref"] or 1
+    m = metrics
+    n = m.n_ref or 1
     head = "| SPKR    | # Snt  # Wrd | Corr    Sub    Del    Ins    Err  S.Err |"
     line = "|" + "-" * (len(head) - 2) + "|"
-    ser = _pct(s["ser"])
     row = (
-        f"| Sum/Avg | {s['n_utts']:5d} {s['n_ref']:6d} | {100 * s['cor'] / n:5.1f} "
-        f"{100 * s['sub'] / n:6.1f} {100 * s['del'] / n:6.1f} {100 * s['ins'] / n:6.1f} "
-        f"{100 * s['errors'] / n:6.1f} {ser:>6} |"
+        f"| Sum/Avg | {m.n_utts:5d} {m.n_ref:6d} | {100 * m.cor / n:5.1f} "
+        f"{100 * m.sub / n:6.1f} {100 * m.dele / n:6.1f} {100 * m.ins / n:6.1f} "
+        f"{100 * m.errors / n:6.1f} {_pct(m.ser):>6} |"
     )
     return "\n".join(
         [
@@ -168,58 +209,27 @@ def sys_text(result: ScoreResult, name: str = "hyp") -> str:
     )
 
 
-def table_text(result: ScoreResult) -> str:
+def table_text(metrics: Metrics) -> str:
     """Human-readable summary."""
-    s = result.metrics.to_dict()
-    unit = "CER" if s["unit"] == "char" else "WER"
-    ci = s.get("ci", {})
+    m = metrics
     rows = [
-        (f"TER ({unit})", _pct(s["ter"]), ci.get("ter")),
-        ("mTER", _pct(s["mter"]), ci.get("mter")),
-        ("SER", _pct(s["ser"]), None),
+        (f"TER ({m.name})", _pct(m.ter), m.ter_ci),
+        ("mTER", _pct(m.mter), m.mter_ci),
+        ("SER", _pct(m.ser), None),
     ]
     out = [f"{'metric':<10} {'value %':>9}  {'CI':>22}"]
-    for name, val, c in rows:
-        interval = (
-            f"[{_pct(c['low'])}, {_pct(c['high'])}]" if c and c.get("low") is not None else ""
-        )
+    for name, val, ci in rows:
+        interval = f"[{_pct(ci.low)}, {_pct(ci.high)}]" if ci and ci.low is not None else ""
         out.append(f"{name:<10} {val:>9}  {interval:>22}")
     out.append("")
     out.append(
-        f"utterances {s['n_utts']}  reference {s['unit']}s {s['n_ref']}  "
-        f"hypothesis {s['unit']}s {s['n_hyp']}"
+        f"utterances {m.n_utts}  reference {m.unit}s {m.n_ref}  hypothesis {m.unit}s {m.n_hyp}"
     )
-    out.append(f"C {s['cor']}  S {s['sub']}  D {s['del']}  I {s['ins']}  errors {s['errors']}")
+    out.append(f"C {m.cor}  S {m.sub}  D {m.dele}  I {m.ins}  errors {m.errors}")
     out.append(
-        f"coverage {_pct(s['coverage'])}% ({s['n_missing']} missing or empty hypotheses, "
+        f"coverage {_pct(m.coverage)}% ({m.n_missing} missing or empty hypotheses, "
         "counted as deletions)"
     )
-    if s.get("n_empty_ref"):
-        out.append(f"{s['n_empty_ref']} empty reference(s): TER undefined there, mTER defined")
+    if m.n_empty_ref:
+        out.append(f"{m.n_empty_ref} empty reference(s): TER undefined there, mTER defined")
     return "\n".join(out) + "\n"
-
-
-def write_all(result: ScoreResult, out_dir: Path) -> dict[str, Path]:
-    """Write every report file into `out_dir`; returns the paths by kind."""
-    paths = {
-        "utterances": out_dir / "utterances.jsonl",
-        "alignment": out_dir / "alignment.txt",
-        "summary": out_dir / "summary.json",
-        "table": out_dir / "table.txt",
-        "pra": out_dir / "hyp.pra",
-        "sys": out_dir / "hyp.sys",
-    }
-    lines = [
-        json.dumps(u.to_dict(), ensure_ascii=False, allow_nan=False) for u in result.utterances
-    ]
-    atomic_write(paths["utterances"], "".join(x + "\n" for x in lines))
-    atomic_write(paths["alignment"], alignment_text(result.utterances))
-    summary = {"metrics": result.metrics.to_dict(), "config": result.config}
-    atomic_write(
-        paths["summary"],
-        json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n",
-    )
-    atomic_write(paths["table"], table_text(result))
-    atomic_write(paths["pra"], pra_text(result.utterances))
-    atomic_write(paths["sys"], sys_text(result))
-    return paths

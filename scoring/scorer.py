@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import gc
-import hashlib
 import itertools
 import math
-import os
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 from scoring.align import FIRST_WORD, FstAligner, align_batch, check_exact
@@ -32,30 +29,14 @@ DATA = Path(__file__).resolve().parent / "data"
 LANGS = ("en", "zh")
 
 
-def default_cache_dir() -> Path:
-    """Where NSW keeps its grammars and results when the caller names no folder."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "asrbench-scoring"
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "missing"
-
-
 @dataclass
 class ScorerConfig:
     """Everything that can change a number. Each pipeline step can be switched off for ablations.
 
     Data files default to the curated ones in `scoring/data` for the language; `None` means the
-    default, `""` means none. `engine="fst"` sends every utterance through the FST (used to show
-    that the fast path gives identical results).
+    default, `""` means none. `cache_dir` is the folder where NSW keeps its grammars and
+    results; the caller chooses it (NSW needs one, the other steps none). `engine="fst"` sends
+    every utterance through the FST (used to show that the fast path gives identical results).
     """
 
     lang: str = "en"
@@ -108,17 +89,14 @@ class ScorerConfig:
 
 @dataclass
 class ScoreResult:
-    """Per-utterance results plus the corpus summary; `write(out_dir)` writes every report."""
+    """Per-utterance results, the corpus metrics and the configuration that produced them.
+
+    Files are the caller's business: `scoring.report` turns a result into text.
+    """
 
     utterances: list[UtteranceResult]
     metrics: Metrics
     config: dict = field(default_factory=dict)
-
-    def write(self, out_dir: str | Path) -> dict[str, Path]:
-        """Write JSONL, alignments, summary.json, table, pra and sys atomically into out_dir."""
-        from scoring.report import write_all
-
-        return write_all(self, Path(out_dir))
 
 
 def _branch_order(slot: Slot) -> list[int]:
@@ -181,7 +159,12 @@ class Scorer:
         text_steps: list = []
         self.nsw: Nsw | None = None
         if cfg.nsw and cfg.lang == "en":
-            self.nsw = Nsw(Path(cfg.cache_dir) if cfg.cache_dir else default_cache_dir())
+            if not cfg.cache_dir:
+                raise ScoringError(
+                    "NSW needs a cache folder for its grammars and results: pass "
+                    "ScorerConfig(cache_dir=...) or switch the step off with nsw=False"
+                )
+            self.nsw = Nsw(Path(cfg.cache_dir))
             text_steps.append(self.nsw)
         if cfg.lang == "zh":
             text_steps.append(FullWidth())
@@ -210,15 +193,13 @@ class Scorer:
         self._fst: FstAligner | None = None
 
     def config_dict(self) -> dict:
-        """Provenance: the configuration, the SHA-256 of each data file and tool versions."""
+        """The configuration, the active steps and the data files read (by path).
+
+        Identity (data files by content, package versions) is the caller's to record.
+        """
         out = asdict(self.config)
         out["steps"] = self.pipeline.names + (["DAE"] if self.alternatives else [])
-        out["data_files"] = {
-            k: {"path": str(p), "sha256": _sha256(p)} for k, p in sorted(self.files.items())
-        }
-        out["versions"] = {
-            n: _version(n) for n in ("asrbench", "pynini", "nemo-text-processing", "numpy")
-        }
+        out["data_files"] = {k: {"path": str(p)} for k, p in sorted(self.files.items())}
         return out
 
     def normalize(self, text: str) -> list[str]:

@@ -1,17 +1,17 @@
 """`asrbench score` (ops/score): score hypothesis transcripts against references.
 
 Writes into OUT: summary.json (the schema every command shares), utterances.jsonl, and the
-readable reports (alignment.txt, hyp.pra, hyp.sys, table.txt) unless `--reports` says fewer.
+readable reports named by `--reports`: by default the light ones (hyp.sys, table.txt); the
+per-utterance alignment.txt and hyp.pra (about 500 bytes an utterance each) when asked for.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 
 import typer
-
-from asrbench.errors import InputError
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -32,28 +32,46 @@ def score(
     dae: bool = typer.Option(True, help="DAE alternatives on the hypothesis"),
     alternatives: str = typer.Option(None, help="alternatives file (default: curated list)"),
     bootstrap: int = typer.Option(1000, help="bootstrap replicates for confidence intervals"),
-    reports: str = typer.Option("alignment,pra,sys,table", "--reports",
-                                help="readable reports to write besides summary.json and "
-                                     "utterances.jsonl: any of alignment,pra,sys,table, or none"),
+    reports: str = typer.Option("sys,table", "--reports",
+                                help="readable reports besides summary.json and "
+                                     "utterances.jsonl: any of alignment,pra,sys,table, "
+                                     "all, or none"),
     against: Path = typer.Option(None, help="a second hypothesis file: paired bootstrap test"),
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
-    from asrbench.fsio import atomic_write_json
-    from asrbench.identity import digest, file_sha256
-    from asrbench.results.reports import utterance_lines, write_reports, write_utterances
-    from asrbench.results.summary import Selection, Summary, write_summary
-    from asrbench.scorers import get_scorer, scorer_identity
-    from scoring.io import read_transcripts
-    from scoring.stats import paired_bootstrap
-
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out} is a file; give a folder (it is created if missing)")
-    which = () if reports.strip() == "none" else tuple(
-        r.strip() for r in reports.split(",") if r.strip())
     options = {"case": case, "punc": punc, "itj": itj, "ukus": ukus, "nsw": nsw, "dae": dae,
                "bootstrap": bootstrap}
     if alternatives is not None:
         options["alternatives"] = alternatives
+    # Scoring only adds acyclic objects (texts, token lists, results): the cyclic collector
+    # would rescan them many times over for nothing. Restored after (tests run in-process).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _score(ref, hyp, out, ref_format, hyp_format, lang, options, reports, against)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _score(ref: Path, hyp: Path, out: Path, ref_format: str, hyp_format: str, lang: str,
+           options: dict, reports: str, against: Path | None) -> None:
+    from asrbench.errors import InputError
+    from asrbench.identity import digest, file_sha256
+    from asrbench.results.reports import (
+        parse_reports,
+        utterance_lines,
+        write_reports,
+        write_utterances,
+    )
+    from asrbench.results.summary import Selection, Summary, write_summary
+    from asrbench.scorers import get_scorer, scorer_identity
+    from scoring.io import read_transcripts
+    from scoring.report import table_text
+
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file; give a folder (it is created if missing)")
+    which = parse_reports(reports)
     scorer = get_scorer(lang, options)
     refs = read_transcripts(ref, ref_format)
     hyps = read_transcripts(hyp, hyp_format)
@@ -72,16 +90,17 @@ def score(
         reports=write_reports(out, result, which))
     write_utterances(out / "utterances.jsonl", utterance_lines(result, refs, hyps))
     write_summary(out / "summary.json", summary)
-    from scoring.report import table_text
-
-    sys.stdout.write(table_text(result))
+    sys.stdout.write(table_text(result.metrics))
     if against is not None:
+        from asrbench.fsio import atomic_write_json
+        from scoring.stats import paired_bootstrap
+
         other = scorer.score(refs, read_transcripts(against, hyp_format))
         test = paired_bootstrap(
             [u.errors for u in result.utterances],
             [u.errors for u in other.utterances],
             [u.n_ref for u in result.utterances],
-            reps=bootstrap,
+            reps=scorer.config.bootstrap,
             seed=scorer.config.seed,
         )
         atomic_write_json(out / "paired_test.json", test)

@@ -2,63 +2,163 @@
 
 One record schema for `utterances.jsonl` whoever scores (benchmark or `ops/score`): the scorer's
 per-utterance counts and alignment plus the raw and normalised texts, the duration when known
-and the failure reason when the model failed on that utterance.
+and the failure reason when the model failed on that utterance. `utterance_record` defines it;
+`utterance_lines` writes the same JSON text without building the objects (tested equal).
+
+The texts come from `scoring.report`; every file is written here, atomically.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) escapes with
 from pathlib import Path
+from typing import Any
 
+from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text
 from scoring import report as text
+from scoring.metrics import UtteranceResult
 from scoring.scorer import ScoreResult
 
-# report name -> (file name, text producer); "utterances" and "summary" are always written
-REPORTS = {
-    "alignment": ("alignment.txt", lambda r: text.alignment_text(r.utterances)),
-    "pra": ("hyp.pra", lambda r: text.pra_text(r.utterances)),
-    "sys": ("hyp.sys", text.sys_text),
-    "table": ("table.txt", text.table_text),
-}
+# report name -> file name; "utterances" and "summary" are always written
+REPORTS = {"alignment": "alignment.txt", "pra": "hyp.pra", "sys": "hyp.sys", "table": "table.txt"}
+# alignment.txt and hyp.pra hold every utterance's alignment (about 500 bytes an utterance):
+# `ops/score` writes them only when asked; the light ones are its default.
+HEAVY = ("alignment", "pra")
+LIGHT = ("sys", "table")
+
+
+def parse_reports(spec: str) -> tuple[str, ...]:
+    """`--reports` value: comma-separated names, `all` or `none`; unknown names are an error."""
+    spec = spec.strip()
+    if spec == "none":
+        return ()
+    if spec == "all":
+        return tuple(REPORTS)
+    which = tuple(r.strip() for r in spec.split(",") if r.strip())
+    unknown = sorted(set(which) - set(REPORTS))
+    if unknown:
+        raise InputError(f"unknown report(s) {unknown}; choose from {', '.join(REPORTS)}, "
+                         "all or none")
+    return which
+
+
+def utterance_record(u: UtteranceResult, ref: str, hyp: str | None,
+                     duration: float | None = None, failed: str | None = None) -> dict[str, Any]:
+    """The `utterances.jsonl` record of one utterance (the schema; docs/RESULTS.md)."""
+    d = u.to_dict()
+    d["ref"] = ref
+    d["hyp"] = hyp
+    d["ref_norm"] = " ".join(u.ref)
+    d["hyp_norm"] = " ".join(u.hyp)
+    d["duration"] = duration
+    d["failed"] = failed
+    return d
+
+
+class _Encoded(dict):
+    """Token -> its JSON string, computed once per distinct token."""
+
+    def __missing__(self, key: str) -> str:
+        out = self[key] = encode_basestring(key)
+        return out
+
+
+class _Correct(dict):
+    """Token -> the JSON of a correct column `["C", tok, tok]`, once per distinct token."""
+
+    def __init__(self, enc: _Encoded) -> None:
+        super().__init__()
+        self.enc = enc
+
+    def __missing__(self, key: str | None) -> str:
+        if key is None:  # an insertion column, overwritten by the caller
+            return ""
+        e = self.enc[key]
+        out = self[key] = f'["C", {e}, {e}]'
+        return out
+
+
+def _value(x: Any) -> str:
+    if x is None:
+        return "null"
+    if type(x) is str:
+        return encode_basestring(x)
+    return json.dumps(x, ensure_ascii=False, allow_nan=False)
 
 
 def utterance_lines(result: ScoreResult, refs: Mapping[str, str],
                     hyps: Mapping[str, str | None],
                     durations: Mapping[str, float] | None = None,
                     failed: Mapping[str, str] | None = None) -> Iterator[str]:
-    """One JSON line per utterance, in the result's (reference) order."""
+    """One JSON line per utterance, in the result's (reference) order.
+
+    Byte for byte `json.dumps(utterance_record(...), sort_keys=True, ensure_ascii=False)`,
+    written directly: token strings are escaped once per distinct token and a correct column's
+    JSON is reused, which makes this several times faster than building and dumping dicts.
+    """
     durations = durations or {}
     failed = failed or {}
+    enc = _Encoded()
+    enc[None] = "null"  # type: ignore[index]
+    correct = _Correct(enc)
     for u in result.utterances:
-        d = u.to_dict()
-        d["ref"] = refs[u.id]
-        d["hyp"] = hyps.get(u.id)
-        d["ref_norm"] = " ".join(u.ref)
-        d["hyp_norm"] = " ".join(u.hyp)
-        d["duration"] = durations.get(u.id)
-        d["failed"] = failed.get(u.id)
-        yield json.dumps(d, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+        codes = u.codes
+        if codes.count("C") == len(codes):
+            ops = ", ".join(map(correct.__getitem__, u.ref))
+        else:
+            ref_cols, hyp_cols = text.columns(u)
+            cells = list(map(correct.__getitem__, ref_cols))
+            for p, op in enumerate(codes):
+                if op != "C":
+                    cells[p] = f'["{op}", {enc[ref_cols[p]]}, {enc[hyp_cols[p]]}]'
+            ops = ", ".join(cells)
+        alts = ", ".join(
+            f'{{"chosen": {encode_basestring(c)}, "hyp_end": {b}, "hyp_start": {a}, '
+            f'"written": {encode_basestring(w)}}}'
+            for a, b, c, w in u.alternatives
+        )
+        ter = u.ter
+        key = u.id
+        hyp = hyps.get(key)
+        yield (
+            f'{{"alternatives": [{alts}], "cor": {u.cor}, "del": {u.dele}, '
+            f'"duration": {_value(durations.get(key))}, "failed": {_value(failed.get(key))}, '
+            f'"hyp": {"null" if hyp is None else encode_basestring(hyp)}, '
+            f'"hyp_norm": {encode_basestring(" ".join(u.hyp))}, "id": {encode_basestring(key)}, '
+            f'"ins": {u.ins}, "missing": {"true" if u.missing else "false"}, '
+            f'"mter": {u.mter!r}, "n_hyp": {len(u.hyp)}, "n_ref": {len(u.ref)}, '
+            f'"ops": [{ops}], "ref": {encode_basestring(refs[key])}, '
+            f'"ref_norm": {encode_basestring(" ".join(u.ref))}, "sub": {u.sub}, '
+            f'"ter": {"null" if ter is None else repr(ter)}}}\n'
+        )
 
 
 def write_utterances(path: Path, lines: Iterator[str]) -> None:
+    """Write `utterances.jsonl` atomically."""
     atomic_write_text(path, "".join(lines))
 
 
 def write_reports(out_dir: Path, result: ScoreResult, which: tuple[str, ...] = tuple(REPORTS)
                   ) -> list[str]:
-    """Write the named readable reports into `out_dir`; returns their file names."""
+    """Write the named readable reports into `out_dir`; returns their file names.
+
+    alignment.txt and hyp.pra come from one layout pass over the utterances.
+    """
     unknown = set(which) - set(REPORTS)
     if unknown:
-        from asrbench.errors import InputError
-
         raise InputError(f"unknown report(s) {sorted(unknown)}; choose from "
                          f"{', '.join(REPORTS)}")
+    texts = text.layout_texts(result.utterances, [k for k in HEAVY if k in which])
+    if "sys" in which:
+        texts["sys"] = text.sys_text(result.metrics)
+    if "table" in which:
+        texts["table"] = text.table_text(result.metrics)
     names = []
-    for key in REPORTS:
-        if key in which:
-            name, produce = REPORTS[key]
-            atomic_write_text(Path(out_dir) / name, produce(result))
+    for key, name in REPORTS.items():
+        if key in texts:
+            atomic_write_text(Path(out_dir) / name, texts[key])
             names.append(name)
     return names

@@ -9,11 +9,11 @@ Normalizer lazily, from its own grammar cache, only when a string is not cached 
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import sqlite3
 import threading
-from importlib import metadata
 from pathlib import Path
 
 # A string needs NSW only when it holds a digit or one of these symbols.
@@ -22,6 +22,8 @@ _ASCII_TRIGGERS = "0123456789$%&@#+=/"  # the ASCII part of NEEDS_NSW
 
 
 def _nemo_version() -> str:
+    from importlib import metadata  # only when a text needs NSW: it scans installed packages
+
     try:
         return metadata.version("nemo-text-processing")
     except metadata.PackageNotFoundError:  # pragma: no cover - nemo is a pinned requirement
@@ -37,12 +39,16 @@ class Nsw:
         self.cache_dir = Path(cache_dir)
         self.lang = lang
         self.input_case = input_case
-        self.signature = f"nemo-text-processing=={_nemo_version()}|{lang}|{input_case}"
         self._normalizer = None
         self._lock = threading.Lock()
         self._memo: dict[str, str] | None = None
         self._pending: dict[str, str] = {}
         self.calls = 0  # strings actually sent to nemo (for throughput reports)
+
+    @functools.cached_property
+    def signature(self) -> str:
+        """The result cache key: nemo's version and this step's settings."""
+        return f"nemo-text-processing=={_nemo_version()}|{self.lang}|{self.input_case}"
 
     # -- persistent result cache -------------------------------------------------------------
     def _db(self) -> sqlite3.Connection:

@@ -1,4 +1,5 @@
-"""Running NIST sclite (Debian `sctk`) for parity checks: write trn files, parse `pra` scores."""
+"""Test helpers: run NIST sclite (Debian `sctk`) for the parity tests; write trn and GLM files,
+parse `pra` scores. Only the tests use them, so they live here, not in `scoring/`."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-_SCTK_BIN = Path(
-    "/usr/lib/sctk/bin"
-)  # Debian installs sclite here and only a `sctk` wrapper on PATH
+# Debian installs sclite here and only a `sctk` wrapper on PATH.
+_SCTK_BIN = Path("/usr/lib/sctk/bin")
 _SCORES = re.compile(r"^Scores: \(#C #S #D #I\) (\d+) (\d+) (\d+) (\d+)")
 _ID = re.compile(r"^id: \((.*)\)")
 

@@ -10,7 +10,7 @@ APT_PACKAGES := python3-venv python3-dev build-essential git docker.io debootstr
 MODEL ?= pocketsphinx_en
 DATASET ?= mini_en
 
-.PHONY: setup apt venv base-image docker demo test lint clean
+.PHONY: setup apt venv base-image docker demo test lint clean architecture
 
 setup: apt venv  ## install system packages (when root) and the virtualenv
 
@@ -48,3 +48,6 @@ lint:
 
 clean:
 	rm -rf results .pytest_cache
+
+architecture:  ## regenerate the import graph in docs/ARCHITECTURE.md
+	$(PY) scripts/import_graph.py --write

@@ -1,0 +1,166 @@
+"""The import graph of the platform, from the code: `make architecture` rewrites the picture in
+docs/ARCHITECTURE.md, and tests/test_architecture.py checks the rules it shows.
+
+    python scripts/import_graph.py            # print cycles and the package graph
+    python scripts/import_graph.py --write    # regenerate the generated part of the doc
+
+Module-level imports only (an import inside a function runs when called, so it cannot form a
+cycle at load time); `if TYPE_CHECKING:` blocks are ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("asrbench", "scoring")
+DOC = ROOT / "docs" / "ARCHITECTURE.md"
+BEGIN, END = "<!-- import-graph:begin -->", "<!-- import-graph:end -->"
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _top_level_imports(tree: ast.Module, mod: str, is_pkg: bool) -> set[str]:
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        nodes = ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else [node]
+        for n in nodes:
+            if isinstance(n, ast.Import):
+                out.update(a.name for a in n.names)
+            elif isinstance(n, ast.ImportFrom):
+                if n.level:
+                    base = mod.split(".")
+                    base = base[: len(base) - n.level + (1 if is_pkg else 0)]
+                    target = ".".join(base + ([n.module] if n.module else []))
+                else:
+                    target = n.module or ""
+                out.add(target)
+                out.update(f"{target}.{a.name}" for a in n.names)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    """module -> the project modules it imports at load time."""
+    files = [p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
+             if "__pycache__" not in p.parts]
+    mods = {module_name(p): p for p in files}
+    edges: dict[str, set[str]] = {}
+    for mod, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        targets = _top_level_imports(tree, mod, path.name == "__init__.py")
+        edges[mod] = {t for t in targets if t in mods and t != mod}
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    sys.setrecursionlimit(10000)
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def package_of(mod: str) -> str:
+    """Group modules by concern: asrbench.<sub> for sub-packages, else the module."""
+    parts = mod.split(".")
+    if parts[0] == "scoring":
+        return "scoring"
+    return ".".join(parts[:2]) if len(parts) > 1 else parts[0]
+
+
+def package_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = defaultdict(set)
+    for a, targets in edges.items():
+        pa = package_of(a)
+        out.setdefault(pa, set())
+        for b in targets:
+            pb = package_of(b)
+            if pb != pa:
+                out[pa].add(pb)
+    return out
+
+
+def mermaid(pkg: dict[str, set[str]]) -> str:
+    def node(p: str) -> str:
+        return p.replace(".", "_")
+
+    lines = ["```mermaid", "flowchart LR"]
+    for p in sorted(pkg):
+        lines.append(f"  {node(p)}[\"{p}\"]")
+    for a in sorted(pkg):
+        for b in sorted(pkg[a]):
+            lines.append(f"  {node(a)} --> {node(b)}")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def generated_section(edges: dict[str, set[str]]) -> str:
+    pkg = package_edges(edges)
+    cyc = cycles(edges)
+    table = ["| package | imports at load time |", "|---|---|"]
+    table += [f"| `{p}` | {', '.join(f'`{q}`' for q in sorted(pkg[p])) or '-'} |"
+              for p in sorted(pkg)]
+    cyc_text = ("\n".join(f"- {' <-> '.join(c)}" for c in cyc) if cyc else "- none")
+    return (f"{BEGIN}\n<!-- generated by `make architecture` (scripts/import_graph.py); "
+            f"do not edit by hand -->\n\n{mermaid(pkg)}\n\n" + "\n".join(table) +
+            f"\n\nImport cycles between modules (load-time imports):\n\n{cyc_text}\n{END}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true", help=f"rewrite the section of {DOC}")
+    args = ap.parse_args()
+    edges = graph()
+    section = generated_section(edges)
+    if args.write:
+        text = DOC.read_text(encoding="utf-8")
+        start, end = text.index(BEGIN), text.index(END) + len(END)
+        DOC.write_text(text[:start] + section + text[end:], encoding="utf-8")
+        print(f"wrote {DOC.relative_to(ROOT)}")
+    else:
+        print(section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

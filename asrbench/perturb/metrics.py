@@ -96,10 +96,7 @@ def severity_curves(results: list[dict[str, Any]]) -> dict[str, dict[str, list[t
 
 
 def markdown_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    """A Markdown table of `rows` (floats to 3 decimals, None as '-')."""
-    def fmt(v: Any) -> str:
-        if v is None:
-            return "-"
-        return f"{v:.3f}" if isinstance(v, float) else str(v)
-    head = "| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n"
-    return head + "".join("| " + " | ".join(fmt(r.get(c)) for c in columns) + " |\n" for r in rows)
+    """A Markdown table of `rows` (floats to 3 decimals, None as '-'): asrbench.table's."""
+    from asrbench.table import markdown
+
+    return markdown(rows, columns)

@@ -13,13 +13,14 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from asrbench.identity import digest, file_sha256, short
 from asrbench.zoo.errors import ZooError, ZooInputError
 
 FORMAT = "asrbench-zoo-manifest/1"
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _VERSION = re.compile(r"^[0-9a-f]{16}$")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 # Files a push leaves out: the pull marker, temp files, editor and OS litter.
@@ -159,6 +160,56 @@ def check_relpath(path: Any) -> str:
     return path
 
 
+class _File(BaseModel):
+    """One file of a manifest, as stored: only regular files, never links."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    path: str
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    executable: bool = False
+    type: Literal["file"] = "file"
+
+    @field_validator("path")
+    @classmethod
+    def _safe(cls, v: str) -> str:
+        try:
+            return check_relpath(v)
+        except ZooError as exc:
+            raise ValueError(str(exc)) from None
+
+
+class _Image(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    size: int = Field(ge=0)
+
+
+class _Manifest(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    format: Literal["asrbench-zoo-manifest/1"]
+    kind: str
+    id: str
+    version: str
+    meta: dict = Field(default_factory=dict)
+    image: _Image | None = None
+    files: list[_File]
+
+
+def _first_error(exc: ValidationError, raw: dict) -> str:
+    """The first schema error, worded for a user: where (files[3], path) and what is wrong."""
+    err = exc.errors()[0]
+    loc = err["loc"]
+    where = ".".join(f"[{x}]" if isinstance(x, int) else str(x) for x in loc).replace(".[", "[")
+    if loc and loc[0] == "files" and len(loc) > 1 and isinstance(loc[1], int):
+        item = raw["files"][loc[1]]
+        if isinstance(item, dict) and (item.get("type", "file") != "file" or "target" in item
+                                       or "link" in item):
+            return (f"files[{loc[1]}] ({item.get('path')!r}) is a {item.get('type', 'link')}, "
+                    "not a regular file (symlinks are never placed)")
+    return f"{where}: {err['msg']} (got {err.get('input')!r})"
+
+
 def parse_manifest(
     data: bytes, kind: str, entry_id: str, version: str | None, source: str
 ) -> tuple[dict, list[FileEntry]]:
@@ -166,7 +217,8 @@ def parse_manifest(
 
     Refused: bad JSON, another entry's manifest, absolute paths, '..', symlinks or other
     non-file entries, duplicate paths (also a file that is a folder of another), bad hashes,
-    and a version that does not match the content (tampering or corruption).
+    and a version that does not match the content (tampering or corruption). The shape is a
+    pydantic schema; the cross-field rules follow it.
     """
 
     def bad(why: str) -> ZooError:
@@ -182,51 +234,26 @@ def parse_manifest(
         raise bad(f"it describes {man.get('kind')} {man.get('id')!r}, not {kind} {entry_id!r}")
     if version is not None and man.get("version") != version:
         raise bad(f"it names version {man.get('version')!r}, expected {version!r}")
-    raw = man.get("files")
-    if not isinstance(raw, list):
-        raise bad("'files' is not a list")
+    try:
+        checked = _Manifest.model_validate(man)
+    except ValidationError as exc:
+        raise bad(_first_error(exc, man)) from None
     files: list[FileEntry] = []
     seen: set[str] = set()
-    for i, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise bad(f"files[{i}] is not a mapping")
-        kind_of = item.get("type", "file")
-        if kind_of != "file" or "target" in item or "link" in item:
-            raise bad(
-                f"files[{i}] ({item.get('path')!r}) is a {kind_of}, not a regular file "
-                "(symlinks are never placed)"
-            )
-        try:
-            path = check_relpath(item.get("path"))
-        except ZooError as exc:
-            raise bad(f"files[{i}]: {exc}") from None
-        if path in seen or path.casefold() in {s.casefold() for s in seen}:
-            raise bad(f"files[{i}]: duplicate path {path!r}")
-        seen.add(path)
-        size, sha = item.get("size"), item.get("sha256")
-        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-            raise bad(f"files[{i}] ({path}): size {size!r} is not a non-negative integer")
-        if not isinstance(sha, str) or not _HEX64.match(sha):
-            raise bad(f"files[{i}] ({path}): sha256 {sha!r} is not 64 lowercase hex digits")
-        executable = item.get("executable", False)
-        if not isinstance(executable, bool):
-            raise bad(f"files[{i}] ({path}): 'executable' must be true or false")
-        files.append(FileEntry(path, size, sha, executable))
+    folded: set[str] = set()
+    for i, f in enumerate(checked.files):
+        if f.path in seen or f.path.casefold() in folded:
+            raise bad(f"files[{i}]: duplicate path {f.path!r}")
+        seen.add(f.path)
+        folded.add(f.path.casefold())
+        files.append(FileEntry(f.path, f.size, f.sha256, f.executable))
     # A path that is also the folder of another path cannot be placed.
     for f in files:
         for parent in PurePosixPath(f.path).parents:
             if str(parent) != "." and str(parent) in seen:
                 raise bad(f"{f.path!r} lies under {str(parent)!r}, which is also a file")
     image = man.get("image")
-    if image is not None:
-        if not isinstance(image, dict) or not _HEX64.match(str(image.get("sha256", ""))):
-            raise bad("'image' lacks a valid sha256")
-        if not isinstance(image.get("size"), int):
-            raise bad("'image' lacks a size")
-    meta = man.get("meta") or {}
-    if not isinstance(meta, dict):
-        raise bad("'meta' is not a mapping")
-    expected = compute_version(kind, entry_id, files, meta, image)
+    expected = compute_version(kind, entry_id, files, checked.meta, image)
     if man.get("version") != expected:
         raise bad(
             f"its content hashes to version {expected}, but it claims "

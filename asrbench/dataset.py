@@ -97,6 +97,11 @@ class Dataset:
     def language(self) -> str:
         return str(self.meta.get("language", "en"))
 
+    @property
+    def reference_free(self) -> bool:
+        """Declared in dataset.yaml (`reference_free: true`): TEXT is empty, no error rate."""
+        return self.meta.get("reference_free") is True
+
     def audio_path(self, utt: Utterance) -> Path:
         return self.root / utt.audio
 

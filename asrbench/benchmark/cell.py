@@ -14,6 +14,7 @@ byte) plus one `timing` section with measured speeds; run-specific facts live in
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,23 +85,32 @@ def timing_stats(utts: Sequence[Utterance], rec: Records) -> dict:
     }
 
 
-def write_cell_files(out: Path, utts: Sequence[Utterance], rec: Records, result: ScoreResult,
-                     summary: Summary, logs: Sequence[Path]) -> None:
-    """Write every file of the cell into `out` (a staging folder); summary.json last."""
+def write_cell_files(out: Path, utts: Sequence[Utterance], rec: Records,
+                     result: ScoreResult | None, summary: Summary, logs: Sequence[Path]) -> None:
+    """Write every file of the cell into `out` (a staging folder); summary.json last.
+
+    `result` is None for a reference-free dataset: the hypotheses are kept, nothing is scored.
+    """
     ids = [u.id for u in utts]
     atomic_write_text(out / "hyp.raw.tsv", _tsv([(i, rec.hyp[i]) for i in ids if i in rec.hyp]))
     atomic_write_text(out / "failed.tsv",
                       _tsv([(i, rec.failed[i]) for i in ids if i in rec.failed]))
     atomic_write_text(out / "timing.tsv",
                       _tsv([(i, rec.timing[i]) for i in ids if i in rec.timing]))
-    atomic_write_text(out / "ref.norm.tsv",
-                      _tsv([(u.id, " ".join(u.ref)) for u in result.utterances]))
-    atomic_write_text(out / "hyp.norm.tsv",
-                      _tsv([(u.id, " ".join(u.hyp)) for u in result.utterances]))
-    write_utterances(out / "utterances.jsonl", utterance_lines(
-        result, {u.id: u.text for u in utts}, rec.hyp, {u.id: u.duration for u in utts},
-        rec.failed))
-    write_reports(out / "scoring", result)
+    if result is None:
+        write_utterances(out / "utterances.jsonl", (json.dumps(
+            {"id": u.id, "hyp": rec.hyp.get(u.id), "duration": u.duration,
+             "failed": rec.failed.get(u.id)}, sort_keys=True, ensure_ascii=False) + "\n"
+            for u in utts))
+    else:
+        atomic_write_text(out / "ref.norm.tsv",
+                          _tsv([(u.id, " ".join(u.ref)) for u in result.utterances]))
+        atomic_write_text(out / "hyp.norm.tsv",
+                          _tsv([(u.id, " ".join(u.hyp)) for u in result.utterances]))
+        write_utterances(out / "utterances.jsonl", utterance_lines(
+            result, {u.id: u.text for u in utts}, rec.hyp, {u.id: u.duration for u in utts},
+            rec.failed))
+        write_reports(out / "scoring", result)
     for k, log in enumerate(logs):
         if Path(log).is_file():
             (out / "logs").mkdir(exist_ok=True)

@@ -53,7 +53,8 @@ class CellResult:
     run_s: float
 
     @property
-    def metrics(self) -> Metrics:
+    def metrics(self) -> Metrics | None:
+        """None for a reference-free dataset (hypotheses only)."""
         return self.summary.metrics
 
     @property
@@ -63,14 +64,18 @@ class CellResult:
     def line(self) -> str:
         """The one-line report printed per cell."""
         s, m = self.summary, self.metrics
-        rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
         sample = (f", sample of {s.selection.n_utts}/{s.selection.n_dataset_utts}"
                   if s.selection.is_sample else "")
         where = f"{self.out_dir}" + (f" ({self.placement.note})" if self.placement.note else "")
-        return (f"{s.model} on {s.dataset}: {m.name} {rate} ({m.errors}/{m.n_ref} {m.unit}s, "
-                f"{self.n_hyps}/{m.n_utts} utterances, {s.n_failed} failed, coverage "
-                f"{m.coverage}, RTF {(s.timing or {}).get('rtf')}, runner {s.runner}, "
+        tail = (f"{self.n_hyps}/{s.selection.n_utts} utterances, {s.n_failed} failed, RTF "
+                f"{(s.timing or {}).get('rtf')}, runner {s.runner}, "
                 f"{'cache hit' if self.cache_hit else 'ran'}{sample}) -> {where}")
+        if m is None:
+            return (f"{s.model} on {s.dataset}: hypotheses only (reference-free dataset, no "
+                    f"error rate; {tail}")
+        rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
+        return (f"{s.model} on {s.dataset}: {m.name} {rate} ({m.errors}/{m.n_ref} {m.unit}s, "
+                f"coverage {m.coverage}, {tail}")
 
 
 def _runner(runner: str | Runner) -> Runner:
@@ -119,7 +124,8 @@ def run_benchmark(
     ds = resolve_dataset(dataset)
     label = f"{mdl.id} x {ds.id}"
     selection = sample_utterances(ds.utterances, max_utts, seed)
-    scorer = get_scorer(_lang(ds), scorer_options)  # a bad option fails before any model runs
+    # A bad scorer option fails before any model runs; a reference-free dataset is not scored.
+    scorer = None if ds.reference_free else get_scorer(_lang(ds), scorer_options)
     run = _runner(runner)
     t_prep = time.monotonic()
     identity = run.prepare(mdl)
@@ -184,21 +190,21 @@ def run_benchmark(
     t_score = time.monotonic()
     refs = {u.id: u.text for u in selection}
     hyps = {u.id: rec.hyp[u.id] for u in selection if u.id in rec.hyp}
-    result = scorer.score(refs, hyps)
-    sid = scorer_identity(scorer)
+    result = scorer.score(refs, hyps) if scorer else None
+    sid = scorer_identity(scorer).to_dict() if scorer else {"config_hash": None}
     score_s = time.monotonic() - t_score
     ids = list(refs)
     sel = Selection(n_utts=len(selection), n_dataset_utts=len(ds.utterances),
                     ids_sha256=digest("selection", utterances=ids),
                     max_utts=max_utts, seed=seed if max_utts else None)
     result_key = "sha256:" + digest("result", hyps=key, dataset=ds_hash,
-                                    selection=sel.to_dict(), scorer=sid.to_dict())
+                                    selection=sel.to_dict(), scorer=sid)
     summary = Summary(
-        producer="benchmark", result_key=result_key, metrics=result.metrics, selection=sel,
-        scorer=sid.to_dict(), model=mdl.id, model_identity=identity, runner=run.name,
-        dataset=ds.id, dataset_hash=ds_hash, hyps_key=key,
-        failed=[{"id": i, "reason": rec.failed[i]} for i in ids if i in rec.failed],
-        reports=["alignment.txt", "hyp.pra", "hyp.sys", "table.txt"],
+        producer="benchmark", result_key=result_key,
+        metrics=result.metrics if result else None, selection=sel, scorer=sid, model=mdl.id,
+        model_identity=identity, runner=run.name, dataset=ds.id, dataset_hash=ds_hash,
+        hyps_key=key, failed=[{"id": i, "reason": rec.failed[i]} for i in ids if i in rec.failed],
+        reports=["alignment.txt", "hyp.pra", "hyp.sys", "table.txt"] if result else [],
         timing=timing_stats(selection, rec))
     placement, displaced = layout.place(results_root, summary, replace=replace)
     staging = layout.staging_dir(results_root, summary)
@@ -224,7 +230,7 @@ def run_benchmark(
                     "scorer": scorer_options or {}},
         "cache": {"key": key, "inputs": key_inputs, "folder": str(cache.root), "hit": cache_hit,
                   "utts_run": len(todo)},
-        "scorer": {**sid.to_dict(), "config": scorer.config_dict()},
+        "scorer": {**sid, "config": scorer.config_dict() if scorer else None},
         "packages": package_versions(),
         "host": host_info(),
         "times": {"started": started, "ended": utc_now(), "wall_s": round(wall, 3),

@@ -56,7 +56,7 @@ class Summary:
 
     producer: str  # "benchmark" or "score"
     result_key: str  # identity of the cell: hypotheses x utterances x scorer
-    metrics: Metrics
+    metrics: Metrics | None  # None for a reference-free dataset: hypotheses, no error rate
     selection: Selection
     scorer: dict[str, Any]  # {"config_hash", "lang", "unit", "steps"}
     model: str | None = None
@@ -71,6 +71,10 @@ class Summary:
     timing: dict[str, Any] | None = None
 
     @property
+    def reference_free(self) -> bool:
+        return self.metrics is None
+
+    @property
     def n_failed(self) -> int:
         return len(self.failed)
 
@@ -81,7 +85,8 @@ class Summary:
             "dataset": self.dataset, "dataset_hash": self.dataset_hash,
             "hyps_key": self.hyps_key, "sources": self.sources,
             "selection": self.selection.to_dict(), "scorer": self.scorer,
-            "metrics": self.metrics.to_dict(), "failed": self.failed,
+            "metrics": self.metrics.to_dict() if self.metrics else None,
+            "reference_free": self.metrics is None, "failed": self.failed,
             "n_failed": self.n_failed, "reports": self.reports, "timing": self.timing,
         }
 
@@ -98,7 +103,7 @@ class Summary:
         try:
             return cls(
                 producer=d["producer"], result_key=d["result_key"],
-                metrics=Metrics.from_dict(d["metrics"]),
+                metrics=Metrics.from_dict(d["metrics"]) if d["metrics"] is not None else None,
                 selection=Selection.from_dict(d["selection"]), scorer=d["scorer"],
                 model=d.get("model"), model_identity=d.get("model_identity"),
                 runner=d.get("runner"), dataset=d.get("dataset"),

@@ -137,3 +137,35 @@ def test_crashed_program_resumes_to_the_uninterrupted_result(fake_models,
     assert run["options"]["max_utts"] == 10 and run["options"]["seed"] == 0
     assert run["scorer"]["config"]["data_files"] and run["packages"]["python"]
     assert run["host"]["cpus"] and run["times"]["started"] < run["times"]["ended"]
+
+
+def test_reference_free_dataset_gives_hypotheses_and_no_error_rate(fake_models,
+                                                                    tmp_path: Path,
+                                                                    mini_en: Path) -> None:
+    import yaml
+
+    from asrbench.dataset import load_dataset, write_dataset
+    from asrbench.results.summary import read_summary
+
+    src = load_dataset(mini_en)
+    ds_dir = tmp_path / "nofree"
+    (ds_dir / "audio").mkdir(parents=True)
+    utts = [u.replaced(text="") for u in src.utterances[:3]]
+    for u in utts:
+        (ds_dir / u.audio).write_bytes((mini_en / u.audio).read_bytes())
+    meta = {**src.meta, "id": "nofree", "reference_free": True}
+    write_dataset(ds_dir, meta, src.columns, utts)
+    folder = fake_models("fake_ref_free")
+    s = run_benchmark(folder, ds_dir, runner="local", results_root=tmp_path / "r",
+                      cache_root=tmp_path / "c", progress=False)
+    assert s.metrics is None and s.summary.reference_free
+    assert "hypotheses only" in s.line() and "WER" not in s.line()
+    stored = read_summary(s.out_dir / "summary.json")
+    assert stored.metrics is None and stored.selection.n_utts == 3
+    rows = [json.loads(x) for x in (s.out_dir / "utterances.jsonl").read_text().splitlines()]
+    assert [r["hyp"] for r in rows] == ["in being comparatively modern"] * 3
+    assert not (s.out_dir / "scoring").exists()
+    assert yaml.safe_load((ds_dir / "dataset.yaml").read_text())["reference_free"] is True
+    from asrbench.results.leaderboard import build
+
+    assert build(tmp_path / "r")["models"] == []  # nothing to rank

@@ -91,23 +91,40 @@ class Alternatives:
         """Every token that appears in some form."""
         return {t for r in self.rules for f in r.forms for t in f}
 
-    def expand(self, tokens: list[str]) -> list[Segment] | None:
-        """Segments of the hypothesis (tokens and slots), or None when no rule matches."""
+    def split(self, tokens: list[str]) -> tuple[list[list[str]], list[Slot]] | None:
+        """The hypothesis as plain runs around slots: `runs[0], slots[0], runs[1], ...`
+        (len(runs) == len(slots) + 1, runs may be empty), or None when no rule matches."""
         index = self._index
         if index.keys().isdisjoint(tokens):
             return None
-        out: list[Segment] = []
-        i, n, found = 0, len(tokens), False
-        while i < n:
-            tok = tokens[i]
-            for toks, r, k in index.get(tok, ()):
+        runs: list[list[str]] = []
+        slots: list[Slot] = []
+        cursor = 0
+        # Only positions whose token starts some form can start a match; scanning those left
+        # to right, skipping the inside of each match, is the same longest-match scan.
+        for i in [i for i, tok in enumerate(tokens) if tok in index]:
+            if i < cursor:
+                continue
+            for toks, r, k in index[tokens[i]]:
                 m = len(toks)
                 if tuple(tokens[i : i + m]) == toks:
-                    out.append(Slot(r, self.rules[r].forms, k))
-                    i += m
-                    found = True
+                    runs.append(tokens[cursor:i])
+                    slots.append(Slot(r, self.rules[r].forms, k))
+                    cursor = i + m
                     break
-            else:
-                out.append(tok)
-                i += 1
-        return out if found else None
+        if not slots:
+            return None
+        runs.append(tokens[cursor:])
+        return runs, slots
+
+    def expand(self, tokens: list[str]) -> list[Segment] | None:
+        """Segments of the hypothesis (tokens and slots), or None when no rule matches."""
+        found = self.split(tokens)
+        if found is None:
+            return None
+        runs, slots = found
+        out: list[Segment] = list(runs[0])
+        for slot, run in zip(slots, runs[1:], strict=True):
+            out.append(slot)
+            out.extend(run)
+        return out

@@ -22,27 +22,36 @@ def _lines(path: Path) -> list[str]:
     raw = path.read_bytes()
     if raw.startswith(b"\xef\xbb\xbf"):  # a BOM would otherwise glue itself to the first ID
         raw = raw[3:]
-    lines = raw.split(b"\n")
-    out = []
-    for no, line in enumerate(lines, 1):
-        try:
-            out.append(line.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError as err:
-            raise ScoringError(
-                f"{path}:{no}: not valid UTF-8 (byte {err.start}); re-encode the file as UTF-8"
-            ) from None
-    return out
+    try:
+        text = raw.decode("utf-8")  # the whole file at once; lines only to report an error
+    except UnicodeDecodeError as err:
+        no = raw.count(b"\n", 0, err.start) + 1
+        start = raw.rfind(b"\n", 0, err.start) + 1
+        raise ScoringError(
+            f"{path}:{no}: not valid UTF-8 (byte {err.start - start}); re-encode the file as "
+            "UTF-8"
+        ) from None
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line.rstrip("\r") for line in lines]
+    return lines
 
 
 def detect_format(path: str | Path) -> str:
     """Guess the format from the extension, then from the first non-empty lines."""
     path = Path(path)
+    return _detect(path, None)
+
+
+def _detect(path: Path, lines: list[str] | None) -> str:
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json"):
         return "jsonl"
     if suffix == ".trn":
         return "trn"
-    sample = [x for x in _lines(path)[:50] if x.strip()]
+    if lines is None:
+        lines = _lines(path)
+    sample = [x for x in lines[:50] if x.strip()]
     if not sample:
         return "tsv"
     if all(x.lstrip().startswith("{") for x in sample):
@@ -67,15 +76,17 @@ def read_transcripts(path: str | Path, fmt: str = "auto") -> dict[str, str]:
     path = Path(path)
     if not path.is_file():
         raise ScoringError(f"{path}: no such file; pass an existing transcript file")
-    if fmt == "auto":
-        fmt = detect_format(path)
-    if fmt not in FORMATS:
+    if fmt != "auto" and fmt not in FORMATS:
         raise ScoringError(
             f"unknown transcript format {fmt!r}; use one of {', '.join(FORMATS)} or auto"
         )
+    lines = _lines(path)
+    if fmt == "auto":
+        fmt = _detect(path, lines)
+    if fmt == "tsv":
+        return _read_tsv(lines, path)
     out: dict[str, str] = {}
-    header_checked = False
-    for no, line in enumerate(_lines(path), 1):
+    for no, line in enumerate(lines, 1):
         if not line.strip():
             continue
         if fmt == "jsonl":
@@ -94,26 +105,35 @@ def read_transcripts(path: str | Path, fmt: str = "auto") -> dict[str, str]:
             if not m:
                 raise ScoringError(f"{path}:{no}: expected 'TEXT (ID)' (sclite trn)")
             _add(out, m.group(2), m.group(1).strip(), path, no)
-        elif fmt == "tsv":
-            cols = line.split("\t")
-            if not header_checked:
-                header_checked = True
-                lower = [c.strip().lower() for c in cols]
-                if lower[0] in _HEADER_IDS and any(c in _HEADER_TEXTS for c in lower[1:]):
-                    text_col = next(i for i, c in enumerate(lower) if c in _HEADER_TEXTS and i > 0)
-                    continue
-                text_col = 1
-            if len(cols) <= text_col:
-                if len(cols) == 1 and text_col == 1:  # "ID" alone: an empty transcript
-                    _add(out, cols[0].strip(), "", path, no)
-                    continue
-                raise ScoringError(
-                    f"{path}:{no}: expected ID<TAB>TEXT, found {len(cols)} column(s)"
-                )
-            _add(out, cols[0].strip(), cols[text_col].strip(), path, no)
         else:  # kaldi
             parts = line.strip().split(maxsplit=1)
             _add(out, parts[0], parts[1] if len(parts) > 1 else "", path, no)
+    return out
+
+
+def _read_tsv(lines: list[str], path: Path) -> dict[str, str]:
+    """`ID<TAB>TEXT` lines, optionally under a header naming the text column."""
+    out: dict[str, str] = {}
+    text_col = 0  # decided on the first non-empty line
+    for no, line in enumerate(lines, 1):
+        if not line or line.isspace():
+            continue
+        cols = line.split("\t")
+        if not text_col:
+            text_col = 1
+            lower = [c.strip().lower() for c in cols]
+            if lower[0] in _HEADER_IDS and any(c in _HEADER_TEXTS for c in lower[1:]):
+                text_col = next(i for i, c in enumerate(lower) if c in _HEADER_TEXTS and i > 0)
+                continue
+        if len(cols) <= text_col:
+            if len(cols) == 1 and text_col == 1:  # "ID" alone: an empty transcript
+                _add(out, cols[0].strip(), "", path, no)
+                continue
+            raise ScoringError(f"{path}:{no}: expected ID<TAB>TEXT, found {len(cols)} column(s)")
+        key = cols[0].strip()
+        if not key or key in out:
+            _add(out, key, "", path, no)  # raises, naming the problem
+        out[key] = cols[text_col].strip()
     return out
 
 

@@ -147,6 +147,8 @@ def layout_texts(utts: Sequence[UtteranceResult], kinds: Collection[str] = LAYOU
     if unknown:
         raise ValueError(f"unknown layout report(s) {sorted(unknown)}; use {LAYOUT_KINDS}")
     want = [k for k in LAYOUT_KINDS if k in kinds]
+    if not want:
+        return {}
     out: dict[str, list[str]] = {k: [] for k in want}
     align, pra = out.get("alignment"), out.get("pra")
     for u in utts:

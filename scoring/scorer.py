@@ -7,8 +7,11 @@ import itertools
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from scoring.align import FIRST_WORD, FstAligner, align_batch, check_exact
+import numpy as np
+
+from scoring.align import FIRST_WORD, align_arrays
 from scoring.dae import Alternatives, Slot
 from scoring.errors import ScoringError
 from scoring.metrics import Interval, Metrics, UtteranceResult, pooled
@@ -24,6 +27,9 @@ from scoring.normalize import (
     word_tokens,
 )
 from scoring.stats import bootstrap_ratios
+
+if TYPE_CHECKING:
+    from scoring.wfst import FstAligner
 
 DATA = Path(__file__).resolve().parent / "data"
 LANGS = ("en", "zh")
@@ -129,6 +135,24 @@ def _linearise(
     return words, info
 
 
+def _choose(
+    runs: list[list[str]], slots: list[Slot], combo: tuple[int, ...]
+) -> tuple[list[str], list[tuple[int, int, str, str]]]:
+    """`_linearise` for a hypothesis split into runs and slots, given each slot's branch."""
+    words = list(runs[0])
+    info: list[tuple[int, int, str, str]] = []
+    for slot, i, run in zip(slots, combo, runs[1:], strict=True):
+        form = slot.forms[i]
+        if i != slot.surface:
+            info.append(
+                (len(words), len(words) + len(form), " ".join(form),
+                 " ".join(slot.forms[slot.surface]))
+            )
+        words.extend(form)
+        words.extend(run)
+    return words, info
+
+
 class _Vocab(dict):
     """Token -> id; an unseen token gets the next free id (and is appended to `words`)."""
 
@@ -211,6 +235,8 @@ class Scorer:
 
     def _aligner(self, k: int) -> FstAligner:
         # Rebuilt only when the vocabulary outgrows it (capacity doubles) or K changes.
+        from scoring.wfst import FstAligner
+
         if self._fst is None or self._fst.k != k or self._fst.vocab_size < len(self.vocab):
             size = max(1024, 2 * len(self.vocab))
             self._fst = FstAligner(size, k)
@@ -236,93 +262,90 @@ class Scorer:
                 "score against the reference of the same dataset, or drop those lines"
             )
         ids = list(refs)
-        missing = [key not in hyps or not (hyps[key] or "").strip() for key in ids]
+        hyp_texts = [hyps.get(key) or "" for key in ids]
+        missing = [not h.strip() for h in hyp_texts]
         # Each distinct text is normalised once, all of them in one batch.
-        texts = dict.fromkeys(refs[key] for key in ids)
-        texts.update(dict.fromkeys(hyps.get(key) or "" for key in ids))
+        texts = dict.fromkeys(refs.values())
+        texts.update(dict.fromkeys(hyp_texts))
         memo = dict(zip(texts, self.pipeline.batch(list(texts)), strict=True))
-        ref_toks = [memo[refs[key]] for key in ids]
-        hyp_toks = [memo[hyps.get(key) or ""] for key in ids]
+        ref_toks = list(map(memo.__getitem__, refs.values()))
+        hyp_toks = list(map(memo.__getitem__, hyp_texts))
         if self.nsw is not None:
             self.nsw.flush()
         alts = self.alternatives
-        segments = [alts.expand(h) if alts and h else None for h in hyp_toks]
-        if self.config.engine == "fst":
-            segments = [
-                s if s is not None else list(h) for s, h in zip(segments, hyp_toks, strict=True)
-            ]
-        ref_ids = [self._ids(r) for r in ref_toks]
-        pairs: list[tuple[list[int], list[int]]] = []
+        # Hypotheses with DAE matches, as plain runs around slots.
+        found = [alts.split(h) if alts and h else None for h in hyp_toks]
+        fst_only = self.config.engine == "fst"
+        # Token ids: the references' first (one flat array), then each hypothesis as it comes;
+        # new tokens get the next free id. Pairs to align are (offset, length) into the flat
+        # reference ids and the flat hypothesis ids; DAE linearisations share their reference.
+        get = self.vocab.__getitem__
+        n_ref = list(map(len, ref_toks))
+        ref_off = list(itertools.accumulate(n_ref, initial=0))
+        ref_flat = np.fromiter(
+            map(get, itertools.chain.from_iterable(ref_toks)), dtype=np.int64, count=ref_off[-1]
+        )
+        hyp_flat: list[int] = []
+        pair_ref: list[int] = []  # the utterance whose reference each pair aligns against
+        pair_off: list[int] = []
+        pair_len: list[int] = []
+        main_pair: list[int] = []  # utterance -> its pair, or -1 when it enumerates forms
         chosen_hyp: list[list[str]] = []
         alt_info: list[list[tuple[int, int, str, str]]] = []
-        fst_costs: dict[int, int] = {}
-        extra: list[tuple[list[int], list[int]]] = []
-        extra_meta: list[tuple[list[str], list[tuple[int, int, str, str]]]] = []
-        enum_ranges: dict[int, tuple[int, int]] = {}
+        fst_costs: dict[int, tuple[int, int]] = {}
+        enum_ranges: dict[int, tuple[int, int, list[tuple[int, ...]]]] = {}
         cfg = self.config
         inv = self._words
         longest = max(
-            (
-                max(len(r), len(h) * max(1, alts.max_len if alts else 1))
-                for r, h in zip(ref_toks, hyp_toks, strict=True)
-            ),
-            default=0,
+            max(n_ref, default=0),
+            max(map(len, hyp_toks), default=0) * max(1, alts.max_len if alts else 1),
         )
         k = longest + 2
         aligner = None
-        for u in range(len(ids)):
-            seg = segments[u]
-            if seg is None:
-                pairs.append((ref_ids[u], self._ids(hyp_toks[u])))
+        extend = hyp_flat.extend
+        for u, split in enumerate(found):
+            if split is None and not fst_only:
+                main_pair.append(len(pair_off))
+                pair_ref.append(u)
+                pair_off.append(len(hyp_flat))
+                extend(map(get, hyp_toks[u]))
+                pair_len.append(len(hyp_toks[u]))
                 chosen_hyp.append(hyp_toks[u])
                 alt_info.append([])
                 continue
-            slots = [x for x in seg if isinstance(x, Slot)]
-            if cfg.engine == "auto" and math.prod(len(x.forms) for x in slots) <= cfg.max_enum:
-                # Few combinations: every linearisation is aligned by the batched DP and the
-                # cheapest wins (ties: the earliest, written forms first). Same path set and
-                # cost as the FST, so the same counts.
-                start = len(extra)
-                parts: list = []  # plain runs as (words, ids), and slots
-                run: list[str] = []
-                for x in seg:
-                    if isinstance(x, Slot):
-                        if run:
-                            parts.append((run, self._ids(run)))
-                            run = []
-                        parts.append(x)
-                    else:
-                        run.append(x)
-                if run:
-                    parts.append((run, self._ids(run)))
-                slot_ids = [[self._ids(f) for f in x.forms] for x in slots]
-                for combo in itertools.product(*(_branch_order(x) for x in slots)):
-                    words: list[str] = []
-                    hyp_ids: list[int] = []
-                    info: list[tuple[int, int, str, str]] = []
-                    si = 0
-                    for part in parts:
-                        if isinstance(part, Slot):
-                            i = combo[si]
-                            form = part.forms[i]
-                            if i != part.surface:
-                                written = " ".join(part.forms[part.surface])
-                                info.append(
-                                    (len(words), len(words) + len(form), " ".join(form), written)
-                                )
-                            words.extend(form)
-                            hyp_ids.extend(slot_ids[si][i])
-                            si += 1
-                        else:
-                            words.extend(part[0])
-                            hyp_ids.extend(part[1])
-                    extra.append((ref_ids[u], hyp_ids))
-                    extra_meta.append((words, info))
-                enum_ranges[u] = (start, len(extra))
-                pairs.append(([], []))
-                chosen_hyp.append([])
-                alt_info.append([])
-                continue
+            if split is not None and not fst_only:
+                runs, slots = split
+                if math.prod(len(x.forms) for x in slots) <= cfg.max_enum:
+                    # Few combinations: every linearisation is aligned by the batched DP and
+                    # the cheapest wins (ties: the earliest, written forms first). Same path
+                    # set and cost as the FST, so the same counts. Only the winner's words
+                    # are built.
+                    run_ids = [self._ids(run) for run in runs]
+                    slot_ids = [[self._ids(f) for f in x.forms] for x in slots]
+                    combos = list(itertools.product(*(_branch_order(x) for x in slots)))
+                    start = len(pair_off)
+                    tails = list(zip(slot_ids, run_ids[1:], strict=True))
+                    for combo in combos:
+                        pair_ref.append(u)
+                        begin = len(hyp_flat)
+                        pair_off.append(begin)
+                        extend(run_ids[0])
+                        for (forms, run), i in zip(tails, combo, strict=True):
+                            extend(forms[i])
+                            extend(run)
+                        pair_len.append(len(hyp_flat) - begin)
+                    enum_ranges[u] = (start, len(pair_off), combos)
+                    main_pair.append(-1)
+                    chosen_hyp.append([])
+                    alt_info.append([])
+                    continue
+            if split is None:  # engine="fst": a plain hypothesis goes through the FST too
+                seg: list = list(hyp_toks[u])
+            else:
+                seg = list(split[0][0])
+                for slot, run in zip(split[1], split[0][1:], strict=True):
+                    seg.append(slot)
+                    seg.extend(run)
             seg_ids = [
                 tuple(self._ids(f) for f in s.forms) if isinstance(s, Slot) else self._ids([s])[0]
                 for s in seg
@@ -330,31 +353,44 @@ class Scorer:
             if aligner is None or aligner.vocab_size < len(self.vocab):
                 aligner = self._aligner(k)
             n_h = sum(max(len(f) for f in s.forms) if isinstance(s, Slot) else 1 for s in seg)
-            if not check_exact(k, len(ref_ids[u]), n_h):
+            from scoring.wfst import check_exact
+
+            if not check_exact(k, n_ref[u], n_h):
                 raise ScoringError(
                     f"utterance {ids[u]!r} is too long for exact FST weights; split it"
                 )
-            cost, hyp_path, chosen = aligner.best_path(ref_ids[u], seg_ids)
+            ref_ids = ref_flat[ref_off[u] : ref_off[u + 1]].tolist()
+            cost, hyp_path, chosen = aligner.best_path(ref_ids, seg_ids)
             forms = [tuple(inv[x - FIRST_WORD] for x in c) for c in chosen]
             words, info = _linearise(seg, forms)
-            pairs.append((ref_ids[u], hyp_path))
+            main_pair.append(len(pair_off))
+            pair_ref.append(u)
+            pair_off.append(len(hyp_flat))
+            extend(hyp_path)
+            pair_len.append(len(hyp_path))
             chosen_hyp.append(words)
             alt_info.append(info)
             fst_costs[u] = cost
-        n_main = len(pairs)
-        codes, costs = align_batch(pairs + extra, k)
-        for u, (a, b) in enum_ranges.items():
-            best = min(
-                range(a, b), key=lambda c: (costs[n_main + c], codes[n_main + c].count("I"), c)
-            )
-            codes[u], costs[u] = codes[n_main + best], costs[n_main + best]
-            chosen_hyp[u], alt_info[u] = extra_meta[best]
-        codes, costs = codes[:n_main], costs[:n_main]
+        ref_off_a = np.array(ref_off[:-1], dtype=np.int64)
+        n_ref_a = np.array(n_ref, dtype=np.int64)
+        which = np.array(pair_ref, dtype=np.int64)
+        pair_codes, pair_costs = align_arrays(
+            ref_flat, ref_off_a[which], n_ref_a[which],
+            np.array(hyp_flat, dtype=np.int64), np.array(pair_off, dtype=np.int64),
+            np.array(pair_len, dtype=np.int64), k,
+        )
+        costs = pair_costs.tolist()
+        codes = [pair_codes[p] if p >= 0 else "" for p in main_pair]
+        for u, (a, b, combos) in enum_ranges.items():
+            best = min(range(a, b), key=lambda c: (costs[c], pair_codes[c].count("I"), c))
+            codes[u] = pair_codes[best]
+            chosen_hyp[u], alt_info[u] = _choose(*found[u], combos[best - a])
         for u, cost in fst_costs.items():
-            if (
-                divmod(costs[u], k) != cost
-            ):  # both engines minimise the same cost: a mismatch is a bug
-                raise RuntimeError(f"FST and DP disagree on {ids[u]!r}: {cost} != {costs[u]}")
+            # Both engines minimise the same cost: a mismatch is a bug.
+            if divmod(costs[main_pair[u]], k) != cost:
+                raise RuntimeError(
+                    f"FST and DP disagree on {ids[u]!r}: {cost} != {costs[main_pair[u]]}"
+                )
         utts = [
             UtteranceResult(key, ref_toks[u], chosen_hyp[u], codes[u], missing[u], alt_info[u])
             for u, key in enumerate(ids)

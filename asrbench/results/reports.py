@@ -103,36 +103,42 @@ def utterance_lines(result: ScoreResult, refs: Mapping[str, str],
     failed = failed or {}
     enc = _Encoded()
     enc[None] = "null"  # type: ignore[index]
-    correct = _Correct(enc)
+    correct = _Correct(enc).__getitem__
+    dump = encode_basestring
     for u in result.utterances:
-        codes = u.codes
-        if codes.count("C") == len(codes):
-            ops = ", ".join(map(correct.__getitem__, u.ref))
+        ref, hyp = u.ref, u.hyp
+        n_ref, n_hyp = len(ref), len(hyp)
+        errors = u.sub + u.ins + u.dele
+        if not errors:
+            ops = ", ".join(map(correct, ref))
         else:
             ref_cols, hyp_cols = text.columns(u)
-            cells = list(map(correct.__getitem__, ref_cols))
-            for p, op in enumerate(codes):
-                if op != "C":
+            cells = list(map(correct, ref_cols))
+            codes = u.codes
+            for op in "SDI":  # edits are rare: visit only their columns
+                p = codes.find(op)
+                while p >= 0:
                     cells[p] = f'["{op}", {enc[ref_cols[p]]}, {enc[hyp_cols[p]]}]'
+                    p = codes.find(op, p + 1)
             ops = ", ".join(cells)
         alts = ", ".join(
-            f'{{"chosen": {encode_basestring(c)}, "hyp_end": {b}, "hyp_start": {a}, '
-            f'"written": {encode_basestring(w)}}}'
+            f'{{"chosen": {dump(c)}, "hyp_end": {b}, "hyp_start": {a}, "written": {dump(w)}}}'
             for a, b, c, w in u.alternatives
-        )
-        ter = u.ter
+        ) if u.alternatives else ""
+        denom = n_ref if n_ref > n_hyp else n_hyp
+        # the same floats as UtteranceResult.ter / .mter, written as json.dumps writes them
+        ter = repr(errors / n_ref) if n_ref else "null"
+        mter = repr(errors / denom if denom else 0.0)
         key = u.id
-        hyp = hyps.get(key)
+        raw_hyp = hyps.get(key)
         yield (
             f'{{"alternatives": [{alts}], "cor": {u.cor}, "del": {u.dele}, '
             f'"duration": {_value(durations.get(key))}, "failed": {_value(failed.get(key))}, '
-            f'"hyp": {"null" if hyp is None else encode_basestring(hyp)}, '
-            f'"hyp_norm": {encode_basestring(" ".join(u.hyp))}, "id": {encode_basestring(key)}, '
-            f'"ins": {u.ins}, "missing": {"true" if u.missing else "false"}, '
-            f'"mter": {u.mter!r}, "n_hyp": {len(u.hyp)}, "n_ref": {len(u.ref)}, '
-            f'"ops": [{ops}], "ref": {encode_basestring(refs[key])}, '
-            f'"ref_norm": {encode_basestring(" ".join(u.ref))}, "sub": {u.sub}, '
-            f'"ter": {"null" if ter is None else repr(ter)}}}\n'
+            f'"hyp": {"null" if raw_hyp is None else dump(raw_hyp)}, '
+            f'"hyp_norm": {dump(" ".join(hyp))}, "id": {dump(key)}, "ins": {u.ins}, '
+            f'"missing": {"true" if u.missing else "false"}, "mter": {mter}, '
+            f'"n_hyp": {n_hyp}, "n_ref": {n_ref}, "ops": [{ops}], "ref": {dump(refs[key])}, '
+            f'"ref_norm": {dump(" ".join(ref))}, "sub": {u.sub}, "ter": {ter}}}\n'
         )
 
 

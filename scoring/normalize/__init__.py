@@ -84,21 +84,19 @@ class Pipeline:
             for step in steps[tail:-1]:
                 joined = step(joined)
             lines = steps[-1].strip(joined).split("\n")
+        out_tokens = [line.split() for line in lines]
         touched = self._touched
         if touched is not None:
-            touched = touched.intersection("\n".join(lines).split())
-            if not touched:  # no token of any text is changed by a token step
-                return [line.split() for line in lines]
+            # One set test a text; only texts holding a token that some step changes go
+            # through the (memoised) per-token function.
             fn = self._token
-            out_tokens = []
-            for line in lines:
-                tokens = line.split()
-                if not touched.isdisjoint(tokens):
-                    tokens = [x for x in map(fn, tokens) if x is not None]
-                out_tokens.append(tokens)
+            disjoint = touched.isdisjoint
+            for i, tokens in enumerate(out_tokens):
+                if not disjoint(tokens):
+                    out_tokens[i] = [x for x in map(fn, tokens) if x is not None]
             return out_tokens
         finish = self._token_steps
-        return [finish(line.split()) for line in lines]
+        return [finish(tokens) for tokens in out_tokens]
 
     def _token_steps(self, tokens: list[str]) -> list[str]:
         touched = self._touched

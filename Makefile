@@ -10,7 +10,7 @@ APT_PACKAGES := python3-venv python3-dev build-essential git docker.io debootstr
 MODEL ?= pocketsphinx_en
 DATASET ?= mini_en
 
-.PHONY: setup apt venv base-image docker demo test lint clean architecture
+.PHONY: setup apt venv base-image docker demo test test-full lint clean architecture
 
 setup: apt venv  ## install system packages (when root) and the virtualenv
 
@@ -40,7 +40,10 @@ base-image:
 demo: setup docker  ## the main job: pocketsphinx on mini_en, prints the WER
 	ops/benchmark -m $(MODEL) -d $(DATASET)
 
-test: setup docker  ## the test suite
+test: setup docker  ## the test suite CI runs (everything but the `full` marker)
+	$(PY) -m pytest -m "not full" $(PYTEST_ARGS)
+
+test-full: setup docker  ## every test, including the long real-model runs
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint:

@@ -289,30 +289,35 @@ class Scorer:
         pair_ref: list[int] = []  # the utterance whose reference each pair aligns against
         pair_off: list[int] = []
         pair_len: list[int] = []
-        main_pair: list[int] = []  # utterance -> its pair, or -1 when it enumerates forms
-        chosen_hyp: list[list[str]] = []
-        alt_info: list[list[tuple[int, int, str, str]]] = []
+        main_pair = [-1] * len(ids)  # utterance -> its pair; -1 when it enumerates forms
+        chosen_hyp = list(hyp_toks)  # replaced below where DAE chose other forms
+        alt_info: list[list[tuple[int, int, str, str]]] = [[] for _ in ids]
         fst_costs: dict[int, tuple[int, int]] = {}
         enum_ranges: dict[int, tuple[int, int, list[tuple[int, ...]]]] = {}
         cfg = self.config
         inv = self._words
+        n_hyp = list(map(len, hyp_toks))
         longest = max(
-            max(n_ref, default=0),
-            max(map(len, hyp_toks), default=0) * max(1, alts.max_len if alts else 1),
+            max(n_ref, default=0), max(n_hyp, default=0) * max(1, alts.max_len if alts else 1)
         )
         k = longest + 2
         aligner = None
         extend = hyp_flat.extend
-        for u, split in enumerate(found):
-            if split is None and not fst_only:
-                main_pair.append(len(pair_off))
-                pair_ref.append(u)
-                pair_off.append(len(hyp_flat))
-                extend(map(get, hyp_toks[u]))
-                pair_len.append(len(hyp_toks[u]))
-                chosen_hyp.append(hyp_toks[u])
-                alt_info.append([])
-                continue
+        special = range(len(ids)) if fst_only else [u for u, x in enumerate(found) if x]
+        done = 0  # utterances before `done` have their pairs
+        for u in itertools.chain(special, [len(ids)]):
+            if done < u:
+                # A run of plain hypotheses: one pair each, ids assigned in text order.
+                first = len(pair_off)
+                pair_ref.extend(range(done, u))
+                main_pair[done:u] = range(first, first + u - done)
+                pair_off.extend(itertools.accumulate(n_hyp[done : u - 1], initial=len(hyp_flat)))
+                pair_len.extend(n_hyp[done:u])
+                extend(map(get, itertools.chain.from_iterable(hyp_toks[done:u])))
+            done = u + 1
+            if u == len(ids):
+                break
+            split = found[u]
             if split is not None and not fst_only:
                 runs, slots = split
                 if math.prod(len(x.forms) for x in slots) <= cfg.max_enum:
@@ -335,9 +340,6 @@ class Scorer:
                             extend(run)
                         pair_len.append(len(hyp_flat) - begin)
                     enum_ranges[u] = (start, len(pair_off), combos)
-                    main_pair.append(-1)
-                    chosen_hyp.append([])
-                    alt_info.append([])
                     continue
             if split is None:  # engine="fst": a plain hypothesis goes through the FST too
                 seg: list = list(hyp_toks[u])
@@ -363,13 +365,13 @@ class Scorer:
             cost, hyp_path, chosen = aligner.best_path(ref_ids, seg_ids)
             forms = [tuple(inv[x - FIRST_WORD] for x in c) for c in chosen]
             words, info = _linearise(seg, forms)
-            main_pair.append(len(pair_off))
+            main_pair[u] = len(pair_off)
             pair_ref.append(u)
             pair_off.append(len(hyp_flat))
             extend(hyp_path)
             pair_len.append(len(hyp_path))
-            chosen_hyp.append(words)
-            alt_info.append(info)
+            chosen_hyp[u] = words
+            alt_info[u] = info
             fst_costs[u] = cost
         ref_off_a = np.array(ref_off[:-1], dtype=np.int64)
         n_ref_a = np.array(n_ref, dtype=np.int64)

@@ -130,15 +130,24 @@ def utterance_lines(result: ScoreResult, refs: Mapping[str, str],
         ter = repr(errors / n_ref) if n_ref else "null"
         mter = repr(errors / denom if denom else 0.0)
         key = u.id
-        raw_hyp = hyps.get(key)
+        raw_ref, raw_hyp = refs[key], hyps.get(key)
+        # A text already in normal form (common for hypotheses) is escaped once.
+        ref_norm, hyp_norm = " ".join(ref), " ".join(hyp)
+        ref_norm_json = dump(ref_norm)
+        hyp_norm_json = dump(hyp_norm)
+        ref_json = ref_norm_json if raw_ref == ref_norm else dump(raw_ref)
+        if raw_hyp is None:
+            hyp_json = "null"
+        else:
+            hyp_json = hyp_norm_json if raw_hyp == hyp_norm else dump(raw_hyp)
         yield (
             f'{{"alternatives": [{alts}], "cor": {u.cor}, "del": {u.dele}, '
-            f'"duration": {_value(durations.get(key))}, "failed": {_value(failed.get(key))}, '
-            f'"hyp": {"null" if raw_hyp is None else dump(raw_hyp)}, '
-            f'"hyp_norm": {dump(" ".join(hyp))}, "id": {dump(key)}, "ins": {u.ins}, '
-            f'"missing": {"true" if u.missing else "false"}, "mter": {mter}, '
-            f'"n_hyp": {n_hyp}, "n_ref": {n_ref}, "ops": [{ops}], "ref": {dump(refs[key])}, '
-            f'"ref_norm": {dump(" ".join(ref))}, "sub": {u.sub}, "ter": {ter}}}\n'
+            f'"duration": {_value(durations.get(key)) if durations else "null"}, '
+            f'"failed": {_value(failed.get(key)) if failed else "null"}, '
+            f'"hyp": {hyp_json}, "hyp_norm": {hyp_norm_json}, "id": {dump(key)}, '
+            f'"ins": {u.ins}, "missing": {"true" if u.missing else "false"}, "mter": {mter}, '
+            f'"n_hyp": {n_hyp}, "n_ref": {n_ref}, "ops": [{ops}], "ref": {ref_json}, '
+            f'"ref_norm": {ref_norm_json}, "sub": {u.sub}, "ter": {ter}}}\n'
         )
 
 

@@ -1,30 +1,34 @@
-"""Scorer benchmark: our full scorer (pipeline, DAE, FST + DP alignment, bootstrap CI) against
-jiwer's plain `process_words` on the same seeded corpus, in the same run; start-up cost; memory;
-NSW throughput cold (nemo) and warm (result cache).
+"""Scorer benchmark on one seeded corpus, everything measured in the same run.
 
-    .venv/bin/python benchmarks/scoring.py [--utts 20000] [--nsw 200]
+1. Whole processes (what a user waits for): `ops/score REF HYP` with its default outputs
+   (summary.json, utterances.jsonl, hyp.sys, table.txt), with `--reports none` (summary.json
+   and utterances.jsonl only) and with `--reports all`, against a minimal jiwer process that
+   reads the same two TSV files and runs `jiwer.process_words`. Each repeat runs every command
+   once, in a rotating order; medians and the median of the per-repeat ratios are reported.
+2. In one process: jiwer's `process_words` against our full scorer (pipeline, DAE, alignment,
+   bootstrap CIs), the FST engine for every DAE hypothesis, the report texts, start-up costs.
+3. NSW throughput cold (nemo) and warm (result cache).
+
+    .venv/bin/python benchmarks/scoring.py [--utts 20000] [--repeats 7] [--nsw 200]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import jiwer  # noqa: E402
-
-from asrbench.settings import settings  # noqa: E402
-from scoring import Scorer, ScorerConfig  # noqa: E402
-from scoring.normalize import Nsw  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 WORDS = (
     "the of and to in is was he for it with as his on be at by had not are but from or have "
@@ -37,7 +41,7 @@ WORDS = (
     "last might us great old year off come since against go came right used take"
 ).split()
 # (reference phrase, hypothesis phrase) pairs that only DAE reconciles
-ALT_FILE = Path(__file__).resolve().parent.parent / "scoring" / "data" / "alternatives_en.txt"
+ALT_FILE = ROOT / "scoring" / "data" / "alternatives_en.txt"
 DAE_PAIRS = [
     ("going to", "gonna"),
     ("i am", "i'm"),
@@ -48,6 +52,24 @@ DAE_PAIRS = [
     ("it is", "it's"),
     ("web site", "website"),
 ]
+# The baseline process: read both TSV files, score with jiwer, print the WER. Kept to what
+# jiwer needs, so the comparison is with the cheapest reasonable whole-process WER.
+JIWER_PROCESS = """
+import sys
+import jiwer
+
+def read(path):
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            key, _, text = line.rstrip("\\n").partition("\\t")
+            out[key] = text
+    return out
+
+refs, hyps = read(sys.argv[1]), read(sys.argv[2])
+keys = list(refs)
+print(jiwer.process_words([refs[k] for k in keys], [hyps.get(k, "") for k in keys]).wer)
+"""
 
 
 def corpus(n: int, seed: int = 0) -> tuple[dict[str, str], dict[str, str]]:
@@ -87,8 +109,56 @@ def corpus(n: int, seed: int = 0) -> tuple[dict[str, str], dict[str, str]]:
     return refs, hyps
 
 
+def _write_tsv(path: Path, texts: dict[str, str]) -> None:
+    path.write_text("".join(f"{k}\t{v}\n" for k, v in texts.items()), encoding="utf-8")
+
+
+def _timed(cmd: list[str]) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return elapsed, proc.stdout
+
+
+def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int) -> dict:
+    """Wall time of whole processes, each command once per repeat, in a rotating order."""
+    score = [str(ROOT / "ops" / "score"), str(ref), str(hyp), "-o"]
+    commands = {
+        "jiwer_process": [sys.executable, "-c", JIWER_PROCESS, str(ref), str(hyp)],
+        "ops_score_default": score + [str(out / "default")],
+        "ops_score_reports_none": score + [str(out / "none"), "--reports", "none"],
+        "ops_score_reports_all": score + [str(out / "all"), "--reports", "all"],
+    }
+    for cmd in commands.values():  # warm the page cache and the NSW result cache once
+        _timed(cmd)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    names = list(commands)
+    for rep in range(repeats):
+        for name in names[rep % len(names):] + names[: rep % len(names)]:
+            times[name].append(_timed(commands[name])[0])
+    jiwer_s = times["jiwer_process"]
+    report: dict = {"repeats": repeats}
+    for name, ts in times.items():
+        report[f"{name}_median_s"] = round(statistics.median(ts), 3)
+        report[f"{name}_all_s"] = [round(t, 3) for t in ts]
+        if name != "jiwer_process":
+            ratios = [t / j for t, j in zip(ts, jiwer_s, strict=True)]
+            report[f"ratio_{name.removeprefix('ops_score_')}_over_jiwer"] = round(
+                statistics.median(ratios), 2)
+            report[f"ratios_{name.removeprefix('ops_score_')}"] = [round(r, 2) for r in ratios]
+    report["jiwer_wer"] = round(float(_timed(commands["jiwer_process"])[1]), 5)
+    report["files_mb"] = {p.name: round(p.stat().st_size / 2**20, 1)
+                          for p in sorted((out / "all").iterdir())}
+    return report
+
+
 def nsw_throughput(n: int) -> dict:
     """Strings/s through NSW: cold (nemo, empty result cache) then warm (result cache)."""
+    from asrbench.settings import settings
+    from scoring.normalize import Nsw
+
     rng = random.Random(1)
     texts = [
         f"Order {rng.randint(2, 9999)} cost ${rng.randint(1, 500)}.{rng.randint(10, 99)} on "
@@ -96,7 +166,8 @@ def nsw_throughput(n: int) -> dict:
         for _ in range(n)
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "nemo_tn").symlink_to(settings().cache / "nemo_tn")  # grammars cached, results not
+        # grammars cached, results not
+        (Path(tmp) / "nemo_tn").symlink_to(settings().cache / "nemo_tn")
         t0 = time.perf_counter()
         step = Nsw(Path(tmp))
         step.normalizer()
@@ -119,57 +190,74 @@ def nsw_throughput(n: int) -> dict:
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--utts", type=int, default=20000)
-    ap.add_argument("--nsw", type=int, default=200)
-    args = ap.parse_args()
-    refs, hyps = corpus(args.utts)
-    # Import cost of the package (the PUNC class table is built at import), in a fresh process.
+def in_process(refs: dict[str, str], hyps: dict[str, str]) -> dict:
+    """jiwer's process_words and our scorer in this process, plus report texts and start-up."""
+    import jiwer
+
+    from asrbench.settings import settings
+    from scoring import Scorer, ScorerConfig
+    from scoring.report import layout_texts
+
     probe = "import time; t = time.perf_counter(); import scoring; print(time.perf_counter() - t)"
-    root = Path(__file__).resolve().parent.parent
-    t_import = float(
-        subprocess.run(
-            [sys.executable, "-c", probe], cwd=root, check=True, capture_output=True, text=True
-        ).stdout
-    )
+    t_import = float(_timed([sys.executable, "-c", probe])[1])
     t0 = time.perf_counter()
     out = jiwer.process_words(list(refs.values()), [hyps[k] for k in refs])
     t_jiwer = time.perf_counter() - t0
     t0 = time.perf_counter()
-    scorer = Scorer(ScorerConfig())
+    scorer = Scorer(ScorerConfig(cache_dir=str(settings().cache)))
     startup = time.perf_counter() - t0
     t0 = time.perf_counter()
     result = scorer.score(refs, hyps)
     t_ours = time.perf_counter() - t0
-    with tempfile.TemporaryDirectory() as tmp:
-        t0 = time.perf_counter()
-        result.write(tmp)
-        t_write = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    texts = layout_texts(result.utterances)
+    t_layout = time.perf_counter() - t0
     # The same corpus with every DAE hypothesis through the FST engine (no enumeration).
     t0 = time.perf_counter()
-    via_fst = Scorer(ScorerConfig(max_enum=1)).score(refs, hyps)
+    via_fst = Scorer(ScorerConfig(cache_dir=str(settings().cache), max_enum=1)).score(refs, hyps)
     t_fst = time.perf_counter() - t0
-    assert via_fst.summary["errors"] == result.summary["errors"]
-    fst_utts = sum(1 for u in result.utterances if u.alternatives)
-    report = {
-        "utterances": args.utts,
+    assert via_fst.metrics.errors == result.metrics.errors
+    return {
         "jiwer_process_words_s": round(t_jiwer, 3),
         "jiwer_wer": round(out.wer, 5),
         "ours_import_s": round(t_import, 3),
         "ours_startup_s": round(startup, 3),
         "ours_score_s": round(t_ours, 3),
-        "ours_total_s": round(startup + t_ours, 3),
         "ratio_ours_over_jiwer": round((startup + t_ours) / t_jiwer, 2),
         "ours_score_fst_for_all_dae_s": round(t_fst, 3),
-        "ours_write_reports_s": round(t_write, 3),
-        "ours_wer": round(result.summary["ter"], 5),
-        "utts_with_alternatives_used": fst_utts,
-        "load_average_1min": round(os.getloadavg()[0], 2),
-        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "ours_alignment_and_pra_texts_s": round(t_layout, 3),
+        "alignment_and_pra_mb": round(sum(len(t) for t in texts.values()) / 2**20, 1),
+        "ours_wer": round(result.metrics.ter or 0.0, 5),
+        "utts_with_alternatives_used": sum(1 for u in result.utterances if u.alternatives),
     }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--utts", type=int, default=20000)
+    ap.add_argument("--repeats", type=int, default=7, help="whole-process repeats")
+    ap.add_argument("--nsw", type=int, default=200, help="NSW strings (0: skip)")
+    ap.add_argument("--skip-in-process", action="store_true")
+    args = ap.parse_args()
+    refs, hyps = corpus(args.utts)
+    report: dict = {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "utterances": args.utts,
+        "cpus": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        ref, hyp = Path(tmp) / "ref.tsv", Path(tmp) / "hyp.tsv"
+        _write_tsv(ref, refs)
+        _write_tsv(hyp, hyps)
+        report["whole_process"] = whole_processes(ref, hyp, Path(tmp) / "out", args.repeats)
+    report["load_average_after_processes"] = [round(x, 2) for x in os.getloadavg()]
+    if not args.skip_in_process:
+        report["in_process"] = in_process(refs, hyps)
+        report["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     if args.nsw:
         report["nsw"] = nsw_throughput(args.nsw)
+    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report, indent=2))
 
 

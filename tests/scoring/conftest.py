@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from scoring import Scorer, ScorerConfig
@@ -19,9 +21,16 @@ def plain_scorer() -> Scorer:
 
 
 @pytest.fixture(scope="session")
-def nsw_step():
-    """The NSW step, sharing the persistent grammar and result cache of the checkout."""
+def cache_dir() -> Path:
+    """The checkout's cache, where the NSW grammars and results persist between runs."""
     from asrbench.settings import settings
+
+    return settings().cache
+
+
+@pytest.fixture(scope="session")
+def nsw_step(cache_dir: Path):  # noqa: ANN201 - scoring.normalize.Nsw
+    """The NSW step, sharing the persistent grammar and result cache of the checkout."""
     from scoring.normalize import Nsw
 
-    return Nsw(settings().cache)
+    return Nsw(cache_dir)

@@ -1,18 +1,21 @@
-"""Alignment, metrics, inputs and outputs of the scorer."""
+"""Alignment, metrics and inputs of the scorer (reports: test_report.py)."""
 
 from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring import Scorer, ScorerConfig, ScoringError, read_transcripts
-from scoring.align import FstAligner, align_batch
+from scoring import Metrics, Scorer, ScorerConfig, ScoringError, read_transcripts
+from scoring.align import align_batch
+from scoring.metrics import Interval
 from scoring.stats import bootstrap_ci, paired_bootstrap
+from scoring.wfst import FstAligner
 
 WORDS = st.lists(st.sampled_from(["a", "b", "c", "d", "the", "cat"]), max_size=8)
 
@@ -51,10 +54,13 @@ def test_pooled_is_sum_and_no_utterance_lost(plain_scorer: Scorer, pairs) -> Non
     hyps = {f"u{i}": " ".join(h) for i, (_, h) in enumerate(pairs) if i % 3}  # some missing
     res = plain_scorer.score(refs, hyps)
     assert [u.id for u in res.utterances] == list(refs)
-    s = res.summary
-    for key, attr in (("cor", "cor"), ("sub", "sub"), ("ins", "ins"), ("del", "dele")):
-        assert s[key] == sum(getattr(u, attr) for u in res.utterances)
-    assert s["n_missing"] == sum(1 for i in range(len(pairs)) if not i % 3 or not pairs[i][1])
+    m = res.metrics
+    for attr in ("cor", "sub", "ins", "dele"):
+        assert getattr(m, attr) == sum(getattr(u, attr) for u in res.utterances)
+    assert m.n_ref == sum(len(r) for r, _ in pairs)
+    assert m.n_missing == sum(1 for i in range(len(pairs)) if not i % 3 or not pairs[i][1])
+    if m.n_ref:
+        assert m.ter == m.errors / m.n_ref
 
 
 def test_fst_and_fast_path_agree(scorer: Scorer) -> None:
@@ -124,7 +130,8 @@ def test_empty_reference_and_missing_hypothesis(plain_scorer: Scorer) -> None:
     assert e.ter is None and e.mter == 1.0
     assert m.missing and m.dele == 2 and m.ter == 1.0
     assert x.ter is None and x.mter == 0.0 and x.errors == 0
-    assert res.summary["coverage"] == pytest.approx(1 / 3)
+    assert res.metrics.coverage == pytest.approx(1 / 3)
+    assert res.metrics.n_empty_ref == 2
 
 
 def test_unknown_ids_are_an_error(plain_scorer: Scorer) -> None:
@@ -173,30 +180,11 @@ def test_bootstrap_and_paired_test() -> None:
     assert paired_bootstrap(a, a, den, 100)["p_value"] == 1.0
 
 
-def test_outputs_are_valid_deterministic_and_wide_aware(scorer: Scorer, tmp_path) -> None:  # noqa: ANN001
-    refs = {"u1": "I am going to tell the storyteller", "u2": "hello", "u3": ""}
-    hyps = {"u1": "I'm gonna tell a story-teller", "u3": "oops extra"}
-    one = scorer.score(refs, hyps).write(tmp_path / "a")
-    two = scorer.score(refs, hyps).write(tmp_path / "b")
-    for kind, path in one.items():
-        assert path.read_bytes() == two[kind].read_bytes(), kind
-    rows = [json.loads(x) for x in one["utterances"].read_text().splitlines()]
-    assert [r["id"] for r in rows] == ["u1", "u2", "u3"] and rows[2]["ter"] is None
-    assert {"id", "ter", "mter", "cor", "sub", "ins", "del", "ops"} <= rows[0].keys()
-    assert "HYP#:" in one["alignment"].read_text()
-    summary = json.loads(one["summary"].read_text())
-    assert summary["config"]["data_files"]["alternatives"]["sha256"]
-    assert "Scores: (#C #S #D #I)" in one["pra"].read_text()
-    zh = Scorer(ScorerConfig(lang="zh", bootstrap=10)).score({"z": "我爱北京"}, {"z": "我爱南京"})
-    text = zh.write(tmp_path / "zh")["alignment"].read_text()
-    ref_line, hyp_line = (x for x in text.splitlines() if x.startswith(("REF", "HYP")))
-    assert ref_line.index("北") == hyp_line.index("南")
-
-
 def test_chinese_character_level() -> None:
     sc = Scorer(ScorerConfig(lang="zh", bootstrap=10))
     res = sc.score({"z": "今天天气很好。"}, {"z": "嗯，今天天气很好！"})
-    assert res.utterances[0].errors == 0 and res.summary["cer"] == 0.0
+    assert res.utterances[0].errors == 0 and res.metrics.ter == 0.0
+    assert res.metrics.unit == "char" and res.metrics.name == "CER"
     res = sc.score({"z": "ＡＢＣ，今天"}, {"z": "abc 今夫"})
     assert res.utterances[0].n_ref == 3 and res.utterances[0].sub == 1
 
@@ -251,3 +239,77 @@ def test_bootstrap_groups_identical_rows() -> None:
     rows, counts = _distinct_rows(cols)
     ref_rows, ref_counts = np.unique(cols, axis=0, return_counts=True)
     assert np.array_equal(rows, ref_rows) and np.array_equal(counts, ref_counts)
+
+
+@pytest.mark.parametrize("k", [40, 4000])
+def test_align_batch_splits_long_batches_the_same(monkeypatch, k: int) -> None:  # noqa: ANN001
+    from scoring import align
+
+    rng = random.Random(k)
+    pairs = [
+        ([6 + rng.randrange(9) for _ in range(rng.randint(0, 30))],
+         [6 + rng.randrange(9) for _ in range(rng.randint(0, 30))])
+        for _ in range(400)
+    ]
+    whole = align_batch(pairs, k)
+    monkeypatch.setattr(align, "_CELLS", 300)  # forces batches of 16 pairs or fewer
+    monkeypatch.setattr(align, "_CHUNK", 64)
+    assert align_batch(pairs, k) == whole
+    assert whole == tuple(map(list, zip(*(_reference_alignment(r, h, k) for r, h in pairs),
+                                        strict=True)))
+
+
+def test_wide_ids_align_the_same() -> None:
+    # Word ids beyond int16 switch the id arrays to int32: same alignment.
+    rng = random.Random(3)
+    pairs = [([rng.randrange(6, 9) for _ in range(8)], [rng.randrange(6, 9) for _ in range(7)])
+             for _ in range(50)]
+    shifted = [([x + 70000 for x in r], [x + 70000 for x in h]) for r, h in pairs]
+    assert align_batch(pairs, 30) == align_batch(shifted, 30)
+
+
+def test_quantile_is_numpys() -> None:
+    from scoring.stats import _quantile
+
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 3, 10, 999, 1000, 1001):
+        values = rng.random(n) * rng.choice([1e-3, 1.0, 7.0])
+        ordered = np.sort(values)
+        for q in (0.0, (1 - 0.95) / 2, 0.25, 0.5, 0.75, 1 - (1 - 0.95) / 2, 1.0, rng.random()):
+            assert _quantile(ordered, q) == float(np.quantile(values, q)), (n, q)
+
+
+def test_metrics_round_trip(scorer: Scorer) -> None:
+    res = scorer.score({"a": "the cat sat", "b": "", "c": "hello world"},
+                       {"a": "the hat sat on", "b": "noise"})
+    m = res.metrics
+    assert m.ter_ci is not None and m.ci_method
+    for metrics in (m, Metrics.from_dict(m.to_dict()), m.with_ci(None, None)):
+        d = json.loads(json.dumps(metrics.to_dict()))  # through JSON, as summary.json stores it
+        back = Metrics.from_dict(d)
+        assert back == metrics
+        assert back.to_dict() == metrics.to_dict()
+        assert (back.ter, back.mter, back.ser, back.coverage) == (
+            metrics.ter, metrics.mter, metrics.ser, metrics.coverage)
+    assert m.errors == sum(u.errors for u in res.utterances)
+    assert m.to_dict()["del"] == m.dele and m.to_dict()["ter"] == m.errors / m.n_ref
+    assert isinstance(m.ter_ci, Interval) and m.ter_ci.low <= m.ter <= m.ter_ci.high
+
+
+def test_metrics_from_dict_recomputes_rates() -> None:
+    d = Metrics(unit="word", n_utts=2, n_ref=10, n_hyp=9, cor=8, sub=1, ins=0, dele=1,
+                n_err_utts=1, mter_den=10, n_missing=0, n_empty_ref=0).to_dict()
+    d["ter"] = 0.99  # a tampered rate is not trusted: the counts decide
+    assert Metrics.from_dict(d).ter == 0.2
+
+
+def test_nsw_needs_a_cache_folder() -> None:
+    with pytest.raises(ScoringError, match="cache_dir"):
+        Scorer(ScorerConfig())
+    assert Scorer(ScorerConfig(nsw=False)).nsw is None
+
+
+def test_reader_strips_crlf_and_bom(tmp_path: Path) -> None:
+    p = tmp_path / "r.tsv"
+    p.write_bytes(b"\xef\xbb\xbfu1\thello\r\nu2\tworld\r\n")
+    assert read_transcripts(p) == {"u1": "hello", "u2": "world"}

@@ -41,8 +41,10 @@ def test_reference_is_never_expanded(scorer: Scorer) -> None:
     with_dae = scorer.score(refs, hyps)
     without = Scorer(ScorerConfig(nsw=False, dae=False, bootstrap=0)).score(refs, hyps)
     assert [u.ref for u in with_dae.utterances] == [u.ref for u in without.utterances]
-    assert with_dae.summary["n_ref"] == without.summary["n_ref"] == 8  # |ref| never moves
-    assert with_dae.summary["errors"] == 0 < without.summary["errors"]
+    assert with_dae.metrics.n_ref == without.metrics.n_ref == 8  # |ref| never moves
+    assert with_dae.metrics.errors == 0 < without.metrics.errors
+    # two spans a hypothesis are scored in their other form: i am, going to; we are, going to
+    assert with_dae.metrics.dae_slots_used == 4 and without.metrics.dae_slots_used == 0
 
 
 def test_span_matches_as_a_whole(scorer: Scorer) -> None:
@@ -77,3 +79,33 @@ def test_bad_rules_name_the_line(tmp_path) -> None:  # noqa: ANN001
     f.write_text("ok|okay\nokay|o k\n", encoding="utf-8")
     with pytest.raises(ScoringError, match=r"alt.txt:2.*line 1"):
         Scorer(ScorerConfig(nsw=False, alternatives=str(f)))
+
+
+def _scan(alts: Alternatives, tokens: list[str]) -> list:
+    """The documented expansion, position by position: longest form first, file order on ties."""
+    out, i, found = [], 0, False
+    while i < len(tokens):
+        cands = [(toks, r, k) for r, rule in enumerate(alts.rules)
+                 for k, toks in enumerate(rule.forms) if tuple(tokens[i : i + len(toks)]) == toks]
+        if cands:
+            toks, r, k = max(cands, key=lambda c: len(c[0]))  # max keeps the first on ties
+            out.append(Slot(r, alts.rules[r].forms, k))
+            i += len(toks)
+            found = True
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out if found else None
+
+
+def test_expansion_matches_a_plain_scan(scorer: Scorer) -> None:
+    import random
+
+    alts = scorer.alternatives
+    assert alts is not None
+    forms = [" ".join(f) for r in alts.rules[:80] for f in r.forms]
+    rng = random.Random(4)
+    for _ in range(300):
+        words = rng.choices(["the", "cat", "to", "i", "am", "a"] + forms, k=rng.randint(0, 12))
+        tokens = " ".join(words).split()
+        assert alts.expand(tokens) == _scan(alts, tokens), tokens

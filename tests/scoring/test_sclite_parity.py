@@ -6,8 +6,8 @@ import random
 
 from scoring import Scorer
 from scoring.io import read_transcripts
-from scoring.sclite import find_sclite, run_sclite
 from tests.conftest import require
+from tests.scoring.sclite import find_sclite, run_sclite
 
 
 def _corrupt(words: list[str], rng: random.Random, vocab: list[str], rate: float) -> list[str]:
@@ -37,7 +37,8 @@ def _check(plain_scorer: Scorer, refs: dict[str, str], hyps: dict[str, str], tmp
     diff = {k: (ours[k], theirs[k]) for k in ours if ours[k] != theirs[k]}
     assert not diff, list(diff.items())[:5]
     totals = [sum(v[i] for v in theirs.values()) for i in range(4)]
-    assert totals == [res.summary[k] for k in ("cor", "sub", "del", "ins")]
+    m = res.metrics
+    assert totals == [m.cor, m.sub, m.dele, m.ins]
     return len(ours)
 
 
@@ -84,7 +85,7 @@ can't|can not|cannot
 
 def test_parity_with_alternatives_csrfilt_glm(tmp_path) -> None:  # noqa: ANN001
     from scoring import ScorerConfig
-    from scoring.sclite import find_csrfilt, write_glm
+    from tests.scoring.sclite import find_csrfilt, write_glm
 
     require(
         "sclite", find_sclite() is not None and find_csrfilt() is not None, "apt-get install sctk"
@@ -133,5 +134,5 @@ def test_parity_with_alternatives_csrfilt_glm(tmp_path) -> None:  # noqa: ANN001
             assert u.errors < s + d + i and weight(s, d, i) <= weight(u.sub, u.dele, u.ins), k
             explained += 1
     assert explained <= len(ours) // 50  # rare
-    assert res.summary["n_ref"] == sum(c + s + d for c, s, d, _ in theirs.values())
-    assert res.summary["dae_slots_used"] > 0
+    assert res.metrics.n_ref == sum(c + s + d for c, s, d, _ in theirs.values())
+    assert res.metrics.dae_slots_used > 0

@@ -1,0 +1,90 @@
+"""`ops/score` end to end, as a user runs it: a separate process writing the v2 summary.json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from asrbench.results.summary import FORMAT, read_summary
+from asrbench.settings import REPO_ROOT
+from scoring import Scorer, ScorerConfig, read_transcripts
+
+OPS_SCORE = REPO_ROOT / "ops" / "score"
+REFS = {"a": "I am going to tell the storyteller", "b": "the colour of money", "c": "hello",
+        "d": ""}
+HYPS = {"a": "I'm gonna tell a story-teller", "b": "the color of honey", "d": "extra words"}
+
+
+def _tsv(path: Path, texts: dict[str, str]) -> Path:
+    path.write_text("".join(f"{k}\t{v}\n" for k, v in texts.items()), encoding="utf-8")
+    return path
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(OPS_SCORE), *map(str, args)], capture_output=True, text=True,
+                          check=False, timeout=300)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    return _tsv(tmp_path / "ref.tsv", REFS), _tsv(tmp_path / "hyp.tsv", HYPS)
+
+
+@pytest.mark.parametrize(
+    ("reports", "written"),
+    [
+        (None, ["hyp.sys", "table.txt"]),  # the default: the light reports
+        ("none", []),
+        ("all", ["alignment.txt", "hyp.pra", "hyp.sys", "table.txt"]),
+        ("pra,table", ["hyp.pra", "table.txt"]),
+    ],
+)
+def test_ops_score_writes_summary_v2(files: tuple[Path, Path], tmp_path: Path,
+                                     reports: str | None, written: list[str]) -> None:
+    ref, hyp = files
+    out = tmp_path / "out"
+    proc = _run(ref, hyp, "-o", out, *(["--reports", reports] if reports else []))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["summary.json", "utterances.jsonl", *written])
+    summary = read_summary(out / "summary.json")  # checks the format
+    raw = json.loads((out / "summary.json").read_text())
+    assert raw["format"] == FORMAT and summary.producer == "score"
+    assert summary.reports == written
+    assert summary.sources["ref"]["path"] == str(ref)
+    assert summary.selection.n_utts == len(REFS) and not summary.selection.is_sample
+    # The same numbers as the library on the same files (NSW has nothing to do here: no digits).
+    expected = Scorer(ScorerConfig(nsw=False)).score(read_transcripts(ref),
+                                                     read_transcripts(hyp)).metrics
+    m = summary.metrics
+    assert (m.cor, m.sub, m.dele, m.ins, m.n_ref, m.n_missing) == (
+        expected.cor, expected.sub, expected.dele, expected.ins, expected.n_ref,
+        expected.n_missing)
+    assert m.ter_ci == expected.ter_ci  # same seed, same replicates
+    rows = [json.loads(x) for x in (out / "utterances.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == list(REFS)
+    assert rows[2]["missing"] and rows[2]["hyp"] is None
+    assert f"{100 * m.ter:.2f}" in proc.stdout  # the table is printed
+
+
+def test_ops_score_reruns_byte_identical(files: tuple[Path, Path], tmp_path: Path) -> None:
+    ref, hyp = files
+    for name in ("one", "two"):
+        assert _run(ref, hyp, "-o", tmp_path / name, "--reports", "all").returncode == 0
+    for path in (tmp_path / "one").iterdir():
+        assert path.read_bytes() == (tmp_path / "two" / path.name).read_bytes(), path.name
+
+
+def test_ops_score_bad_input_is_one_error_line(files: tuple[Path, Path], tmp_path: Path) -> None:
+    ref, hyp = files
+    proc = _run(ref, hyp, "-o", tmp_path / "x", "--reports", "alignment,bogus")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error:") and "bogus" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    bad = _tsv(tmp_path / "bad.tsv", {"zzz": "not in the reference"})
+    proc = _run(ref, bad, "-o", tmp_path / "y")
+    assert proc.returncode == 2 and "not in the reference" in proc.stderr
+    assert not (tmp_path / "y" / "summary.json").exists()

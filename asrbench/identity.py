@@ -39,8 +39,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     "hyps": ("model", "dataset", "runtime"),
     # which utterances a result covers (a sample or the whole dataset), by ID in order
     "selection": ("utterances",),
-    # one attempt of a job at the utterances still missing, split across `jobs` shards
-    "attempt": ("utterances", "jobs"),
+    # one attempt of a job: the utterances of each shard, and which isolation round it is
+    "attempt": ("shards", "round"),
     # one perturbed utterance: parent audio, spec, seed, utterance, the bank's code and its assets
     "perturb-audio": ("audio", "spec", "seed", "utterance", "code", "assets"),
     # the perturbation bank's code: its source files, DSP library versions, the sox binary

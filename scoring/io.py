@@ -112,9 +112,15 @@ def read_transcripts(path: str | Path, fmt: str = "auto") -> dict[str, str]:
 
 
 def _read_tsv(lines: list[str], path: Path) -> dict[str, str]:
-    """`ID<TAB>TEXT` lines, optionally under a header naming the text column."""
+    """`ID<TAB>TEXT` lines, optionally under a header naming the text column.
+
+    Without a header the text is everything after the first tab, a further tab read as a space:
+    the rule the platform applies to what models write (asrbench.benchmark.output), so a
+    hypothesis file scores the same here and in a benchmark. With a header, the named column.
+    """
     out: dict[str, str] = {}
     text_col = 0  # decided on the first non-empty line
+    header = False
     for no, line in enumerate(lines, 1):
         if not line or line.isspace():
             continue
@@ -124,6 +130,7 @@ def _read_tsv(lines: list[str], path: Path) -> dict[str, str]:
             lower = [c.strip().lower() for c in cols]
             if lower[0] in _HEADER_IDS and any(c in _HEADER_TEXTS for c in lower[1:]):
                 text_col = next(i for i, c in enumerate(lower) if c in _HEADER_TEXTS and i > 0)
+                header = True
                 continue
         if len(cols) <= text_col:
             if len(cols) == 1 and text_col == 1:  # "ID" alone: an empty transcript
@@ -133,7 +140,7 @@ def _read_tsv(lines: list[str], path: Path) -> dict[str, str]:
         key = cols[0].strip()
         if not key or key in out:
             _add(out, key, "", path, no)  # raises, naming the problem
-        out[key] = cols[text_col].strip()
+        out[key] = (cols[text_col] if header else " ".join(cols[1:])).strip()
     return out
 
 

@@ -22,7 +22,7 @@ BASE = {"metadata": "m", "audio": [["u1", "a"]], "files": [["a.py", "1"]], "sour
         "moh": [], "overrides": {}, "rir": {"simulated": "p"}, "babble_dataset": "d",
         "sr": 16000, "bin": 1, "reference": "r", "degraded": "g", "config": {"a": 1},
         "entry_kind": "dataset", "id": "mini_en", "meta": {}, "image": None, "hyps": "h",
-        "selection": {"n": 1}, "scorer": {"c": 1}}
+        "selection": {"n": 1}, "scorer": {"c": 1}, "shards": [["u1"]], "round": 0}
 
 
 def _changed(value: object) -> object:
@@ -103,9 +103,10 @@ def test_hypothesis_cache_and_attempt_keys() -> None:
     assert base != cache_key("sha256:img", "sha256:data", {"env": {"K": "v"}, "gpus": None})[0]
     assert base != cache_key("sha256:img", "sha256:data", {"env": {}, "gpus": "all"})[0]
     c = HypCache(Path("/nonexistent"), base, {})
-    a = c.attempt_dir(["u1", "u2"], 2)
-    assert a == c.attempt_dir(["u1", "u2"], 2)
-    assert a != c.attempt_dir(["u1", "u3"], 2) and a != c.attempt_dir(["u1", "u2"], 1)
+    a = c.attempt_dir([["u1"], ["u2"]], 0)
+    assert a == c.attempt_dir([["u1"], ["u2"]], 0)
+    assert a != c.attempt_dir([["u1"], ["u3"]], 0) and a != c.attempt_dir([["u1", "u2"]], 0)
+    assert a != c.attempt_dir([["u1"], ["u2"]], 1)
 
 
 def test_perturbation_key_covers_audio_spec_seed_utterance_code_and_assets(monkeypatch) -> None:

@@ -24,17 +24,14 @@ import shutil
 import signal
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 
 from asrbench.benchmark.errors import BenchmarkError
+from asrbench.benchmark.output import Records, given_ids, read_output
 from asrbench.fsio import atomic_write_json, atomic_write_text
 from asrbench.identity import digest, short
-from asrbench.runners.base import read_tsv_pairs
-
-FILES = ("hyp.tsv", "timing.tsv", "failed.tsv")
 
 
 def cache_key(model_identity: str, dataset_hash: str, runtime: dict) -> tuple[str, dict]:
@@ -43,36 +40,9 @@ def cache_key(model_identity: str, dataset_hash: str, runtime: dict) -> tuple[st
     return short(digest("hyps", **inputs), 32), inputs
 
 
-@dataclass
-class Records:
-    """The three per-utterance tables of a run, as dicts keyed by utterance ID."""
-
-    hyp: dict[str, str] = field(default_factory=dict)
-    timing: dict[str, str] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)
-
-    def done(self) -> set[str]:
-        return set(self.hyp) | set(self.failed)
-
-    def absorb(self, other: Records) -> int:
-        """Add `other`'s utterances not yet known here; returns how many were new."""
-        new = 0
-        for uid, text in other.hyp.items():
-            if uid not in self.hyp and uid not in self.failed:
-                self.hyp[uid] = text
-                if uid in other.timing:
-                    self.timing[uid] = other.timing[uid]
-                new += 1
-        for uid, why in other.failed.items():
-            if uid not in self.hyp and uid not in self.failed:
-                self.failed[uid] = why
-                new += 1
-        return new
-
-
 def read_records(folder: Path) -> Records:
-    """Read hyp/timing/failed.tsv from a folder; torn last lines (a crash) are ignored."""
-    return Records(*(read_tsv_pairs(folder / name) for name in FILES))
+    """The merged tables of a cache entry (written by `HypCache.save`, trusted)."""
+    return read_output(folder)[0]
 
 
 class HypCache:
@@ -119,17 +89,24 @@ class HypCache:
             return []
         return sorted(p for p in self.attempts.glob("*/shard-*") if p.is_dir())
 
-    def harvest(self) -> tuple[Records, int, list[Path]]:
+    def harvest(self) -> tuple[Records, int, list[Path], list[str]]:
         """Merge every complete line left in attempt folders into the entry; drop the folders.
 
         Call only while no program writes into them (see `kill_leftovers`). Returns the merged
-        records, how many utterances were recovered and the shard logs (kept under `logs/`).
+        records, how many utterances were newly transcribed, the shard logs (kept under
+        `logs/`) and the contract problems found in the programs' output.
         """
         rec = self.load()
         recovered = 0
+        problems: list[str] = []
+        changed = False
         for shard in self.shard_dirs():
-            recovered += rec.absorb(read_records(shard / "out"))
-        if recovered or not (self.root / "hyp.tsv").exists():
+            out, found = read_output(shard / "out", given_ids(shard / "wav.lst"))
+            problems += [f"{shard.parent.name}/{shard.name}: {p}" for p in found]
+            before = (len(rec.hyp), dict(rec.failed))
+            recovered += rec.absorb(out)
+            changed |= (len(rec.hyp), rec.failed) != before
+        if changed or not (self.root / "hyp.tsv").exists():
             self.save(rec)
         kept: list[Path] = []
         if self.attempts.is_dir():
@@ -143,10 +120,11 @@ class HypCache:
                     shutil.copy2(log, dest)
                     kept.append(dest)
             shutil.rmtree(self.attempts, ignore_errors=True)
-        return rec, recovered, kept
+        return rec, recovered, kept, problems
 
-    def attempt_dir(self, todo_ids: list[str], jobs: int) -> Path:
-        return self.attempts / short(digest("attempt", utterances=todo_ids, jobs=jobs), 12)
+    def attempt_dir(self, shards: list[list[str]], round_: int) -> Path:
+        """Work folder of one attempt: its shards' utterance IDs and its isolation round."""
+        return self.attempts / short(digest("attempt", shards=shards, round=round_), 12)
 
 
 def kill_leftovers(folder: Path) -> int:
@@ -179,7 +157,7 @@ def kill_leftovers(folder: Path) -> int:
 
 def _kill_containers(prefix: str) -> int:
     """Remove containers of ours whose mounts lie under `prefix` (none without an engine)."""
-    from asrbench.docker_build import DockerUnavailable, client
+    from asrbench.images import DockerUnavailable, client
 
     try:
         engine = client(timeout=10)

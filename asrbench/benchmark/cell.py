@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from asrbench.benchmark.cache import Records
 from asrbench.benchmark.errors import BenchmarkError
+from asrbench.benchmark.output import Records
 from asrbench.dataset import Utterance
 from asrbench.fsio import atomic_write_text
 from asrbench.results.reports import utterance_lines, write_reports, write_utterances

@@ -21,12 +21,14 @@ from asrbench.benchmark.cache import HypCache, cache_key, kill_leftovers
 from asrbench.benchmark.cell import check_writable, timing_stats, write_cell_files
 from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.execute import run_shards
+from asrbench.benchmark.output import Records
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
 from asrbench.benchmark.shard import sample_utterances, split_shards
-from asrbench.dataset import Dataset
+from asrbench.dataset import Dataset, Utterance
 from asrbench.fsio import atomic_write_json
 from asrbench.identity import digest
+from asrbench.modelcard import Model
 from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.results import layout
 from asrbench.results.summary import Selection, Summary
@@ -153,40 +155,33 @@ def run_benchmark(
     cache = HypCache(cache_root, key, key_inputs)
     shard_info: list[dict] = []
     logs: list[Path] = []
+    problems: list[str] = []
     run_s = 0.0
     with cache.locked(label):
         leftovers = kill_leftovers(cache.attempts)
-        rec, recovered, _ = cache.harvest()
-        todo = [u for u in selection if u.id not in rec.done()]
+        rec, recovered, _, _ = cache.harvest()
+        todo = [u for u in selection if u.id not in rec.hyp]  # failures are always retried
         if recovered or leftovers:
             print(f"{label}: resumed: {recovered} utterance(s) recovered from an interrupted run"
                   f"{f', {leftovers} leftover program(s) stopped' if leftovers else ''}",
                   file=sys.stderr)
         cache_hit = not todo
         if todo:
-            shards = split_shards(todo, jobs)
-            attempt = cache.attempt_dir([u.id for u in todo], jobs)
-            done_before = [u for u in selection if u.id in rec.done()]
-            prog = Progress(label, {u.id: u.duration for u in todo}, len(done_before),
-                            sum(u.duration for u in done_before),
-                            [attempt / f"shard-{k}" for k in range(len(shards))],
-                            every_s=progress_every_s, enabled=progress)
             t_run = time.monotonic()
-            outcomes = run_shards(run, mdl, ds, shards, attempt, opts, prog)
+            rec, logs, shard_info, problems = _run_until_settled(
+                run, mdl, ds, cache, selection, todo, jobs, opts, label,
+                progress, progress_every_s)
             run_s = time.monotonic() - t_run
-            rec, _, logs = cache.harvest()
-            shard_info = [o.to_dict() for o in outcomes]
-            missing = [u.id for u in selection if u.id not in rec.done()]
-            errors = [o for o in outcomes if o.error]
-            if missing:
-                detail = "\n".join(f"--- shard {o.index} ({o.n_utts} utts): {o.error}"
-                                   for o in errors) or "(no shard reported an error)"
+            for p in problems:
+                print(f"{label}: model output breaks the contract: {p}", file=sys.stderr)
+            if not any(u.id in rec.hyp for u in selection):
+                detail = "\n".join(f"--- shard {o['shard']} ({o['n_utts']} utts): {o['error']}"
+                                   for o in shard_info if o["error"])
                 raise BenchmarkError(
-                    f"model {mdl.id} on dataset {ds.id}: {len(missing)} of {len(selection)} "
-                    f"utterance(s) have no result (e.g. {', '.join(missing[:5])}). The "
-                    f"{len(selection) - len(missing)} done are cached ({cache.root}); fix the "
-                    f"cause and rerun the same command to continue.\n{detail}"
-                )
+                    f"model {mdl.id} on dataset {ds.id}: none of the {len(selection)} "
+                    f"utterance(s) has a result (e.g. {rec.failed.get(selection[0].id)}); "
+                    "nothing was written. Fix the cause and rerun the same command to "
+                    f"continue.\n{detail or '(no shard reported an error)'}")
     t_score = time.monotonic()
     refs = {u.id: u.text for u in selection}
     hyps = {u.id: rec.hyp[u.id] for u in selection if u.id in rec.hyp}
@@ -230,6 +225,7 @@ def run_benchmark(
                     "scorer": scorer_options or {}},
         "cache": {"key": key, "inputs": key_inputs, "folder": str(cache.root), "hit": cache_hit,
                   "utts_run": len(todo)},
+        "contract_problems": problems,
         "scorer": {**sid, "config": scorer.config_dict() if scorer else None},
         "packages": package_versions(),
         "host": host_info(),
@@ -243,6 +239,71 @@ def run_benchmark(
     layout.commit(staging, placement, displaced)
     return CellResult(summary, placement, sum(1 for u in selection if u.id in rec.hyp),
                       cache_hit, round(wall, 3), round(run_s, 3))
+
+
+MAX_ROUNDS = 4  # the first attempt plus up to three isolation rounds
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+
+
+def _run_until_settled(run: Runner, mdl: Model, ds: Dataset, cache: HypCache,
+                       selection: list[Utterance], todo: list[Utterance], jobs: int,
+                       opts: RunOptions, label: str, progress: bool, every_s: float
+                       ) -> tuple[Records, list[Path], list[dict], list[str]]:
+    """Run `todo` in shards, then isolate failures so one bad utterance fails only itself.
+
+    A program that fails or stops on an utterance often spoils the rest of its shard (a
+    decoder left in a bad state, a crash). After each attempt, the first utterance without a
+    result in each shard is run again alone (once), and the later ones are run again without
+    it; rounds stop when one brings no new transcription. Every utterance ends transcribed or
+    failed with a reason; failures stay in the cache only as failures, retried by every rerun.
+    """
+    shards = split_shards(todo, jobs)
+    solo_tried: set[str] = set()
+    logs: list[Path] = []
+    info: list[dict] = []
+    problems: list[str] = []
+    rec = cache.load()
+    for round_ in range(MAX_ROUNDS):
+        attempt = cache.attempt_dir([[u.id for u in s] for s in shards], round_)
+        done_before = [u for u in selection if u.id in rec.hyp]
+        pending = [u for s in shards for u in s]
+        prog = Progress(label if round_ == 0 else f"{label} (isolating failures, round {round_})",
+                        {u.id: u.duration for u in pending}, len(done_before),
+                        sum(u.duration for u in done_before),
+                        [attempt / f"shard-{k}" for k in range(len(shards))],
+                        every_s=every_s, enabled=progress)
+        outcomes = run_shards(run, mdl, ds, shards, attempt, opts, prog)
+        before = set(rec.hyp)
+        rec, _, new_logs, found = cache.harvest()
+        logs += new_logs
+        problems += found
+        info += [{**o.to_dict(), "round": round_} for o in outcomes]
+        for o, shard in zip(outcomes, shards, strict=True):
+            for u in shard:
+                if u.id not in rec.hyp and u.id not in rec.failed:
+                    rec.failed[u.id] = ("no result: " + (_first_line(o.error) or
+                                        "the program ended without writing it"))
+        newly = len(set(rec.hyp) - before)
+        if round_ > 0 and newly == 0:
+            break
+        solos: list[list[Utterance]] = []
+        retry: list[Utterance] = []
+        for shard in shards:
+            bad = [u for u in shard if u.id not in rec.hyp]
+            if not bad or len(shard) == 1:
+                continue
+            if bad[0].id not in solo_tried:
+                solo_tried.add(bad[0].id)
+                solos.append([bad[0]])
+            retry += bad[1:]
+        if not solos and not retry:
+            break
+        shards = solos + (split_shards(retry, jobs) if retry else [])
+    cache.save(rec)
+    return rec, logs, info, problems
 
 
 def _image_tag(run: Runner, mdl: object) -> str | None:

@@ -12,8 +12,9 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-import click
+from typer.core import TyperGroup
 
 # name -> (module under asrbench.cli, one-line help shown by `asrbench --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -34,8 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 ALIAS_FLAG = "--as-alias"  # `ops/X` scripts: `asrbench --as-alias "$0" X ARGS...`
 
 
-def load_command(name: str) -> click.Command:
-    """The click command behind subcommand `name` (imports its module)."""
+def load_command(name: str) -> Any:
+    """The (typer-vendored) click command behind subcommand `name` (imports its module)."""
     import typer.main
 
     module = importlib.import_module(f"asrbench.cli.{COMMANDS[name][0]}")
@@ -44,43 +45,49 @@ def load_command(name: str) -> click.Command:
     return cmd
 
 
-class LazyGroup(click.Group):
-    """A click group that imports a subcommand's module only when that subcommand runs."""
+class LazyGroup(TyperGroup):
+    """A command group that imports a subcommand's module only when that subcommand runs."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
         return load_command(cmd_name) if cmd_name in COMMANDS else None
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # The one-line help of each command without importing every command module.
         with formatter.section("Commands"):
             formatter.write_dl([(n, h) for n, (_, h) in COMMANDS.items()])
 
 
-cli = LazyGroup(name="asrbench", help=__doc__.split("\n\n")[0],
+HELP = ("asrbench: reproducible ASR evaluation. Every command is also under ops/ "
+        "(ops/benchmark = asrbench benchmark); `asrbench COMMAND --help` for its options.")
+cli = LazyGroup(name="asrbench", help=HELP, rich_markup_mode=None,
                 context_settings={"help_option_names": ["-h", "--help"]})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `asrbench` and of every `ops/*` alias; returns the exit code."""
+    from typer._click.exceptions import ClickException
+    from typer.exceptions import Abort, Exit
+
     from asrbench.errors import EXIT_INPUT, EXIT_INTERRUPTED, exit_code_for
 
     args = list(sys.argv[1:] if argv is None else argv)
     prog = "asrbench"
-    command: click.Command = cli
+    command: Any = cli
     if len(args) >= 3 and args[0] == ALIAS_FLAG:
         # `ops/benchmark ...`: run the subcommand directly so usage reads `ops/benchmark [...]`.
         prog = os.path.relpath(args[1]) if os.path.isabs(args[1]) else args[1]
         command, args = load_command(args[2]), args[3:]
     try:
         result = command.main(args=args, prog_name=prog, standalone_mode=False)
-    except click.exceptions.Exit as exc:
+    except Exit as exc:
         return exc.exit_code
-    except click.ClickException as exc:
+    except ClickException as exc:
         exc.show()
         return EXIT_INPUT if exc.exit_code == 2 else exc.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (Abort, KeyboardInterrupt):
         print("\ninterrupted; work done so far is kept, rerun the same command to continue",
               file=sys.stderr)
         return EXIT_INTERRUPTED

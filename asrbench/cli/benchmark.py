@@ -46,6 +46,13 @@ def benchmark(
         None, "--env", help="non-secret setting KEY=VALUE for the model program, e.g. "
         "OPENAI_BASE_URL=http://127.0.0.1:8000/v1 (repeatable; recorded in run.json and in "
         "the cache key; secrets come only from the host environment)"),
+    max_failed: str = typer.Option(
+        "0", "--max-failed", help="failure budget per cell: a count (3) or a share (2%); a "
+        "cell with more failed utterances makes the command exit 1 (they are still stored, "
+        "counted as deletions, and retried by the next run)"),
+    replace: bool = typer.Option(False, "--replace", help="report this result even if the "
+                                 "reported one was computed on other dataset content or "
+                                 "scorer options (the old one is kept beside it)"),
 ) -> None:
     """Run every model x dataset cell; a failing cell is reported and the others still run."""
     from asrbench.benchmark import run_benchmark
@@ -70,6 +77,8 @@ def benchmark(
         return cli if cli is not None else o.get(key, default)
 
     settings = {**(o.get("env") or {}), **parse_pairs(env, "--env")}
+    _refuse_secrets_as_settings(req.models, settings)
+    budget = _budget(max_failed)
     run_opts = RunOptions(timeout_s=float(pick(timeout, "timeout_s", 3600.0)),
                           memory=o.get("memory"), cpus=o.get("cpus"), env=settings)
     scorer = {**(o.get("scorer") or {}),
@@ -84,7 +93,7 @@ def benchmark(
                 max_utts=pick(max_utts, "max_utts"),
                 seed=int(pick(seed, "seed", 0)), utt_timeout_s=pick(utt_timeout, "utt_timeout_s"),
                 gpus=pick(gpus, "gpus"), cache_root=pick(cache, "cache"),
-                scorer_options=scorer or None, progress=not no_progress,
+                scorer_options=scorer or None, replace=replace, progress=not no_progress,
                 command=["ops/benchmark", *sys.argv[1:]],
             )
         except AsrbenchError as exc:
@@ -98,11 +107,50 @@ def benchmark(
                        "utterances done are cached; rerun the same command to continue",
                        err=True)
             raise typer.Exit(EXIT_INTERRUPTED) from None
-        done += 1
         typer.echo(s.line())
+        n_failed, n = s.summary.n_failed, s.summary.selection.n_utts
+        if n_failed > budget(n):
+            failures.append((m, d))
+            typer.echo(f"error: {m} x {d}: {n_failed} of {n} utterance(s) failed (listed in "
+                       f"{s.out_dir / 'failed.tsv'}, counted as deletions); the next run "
+                       "retries them; --max-failed sets a failure budget", err=True)
+            continue
+        done += 1
     if len(req.cells()) > 1:
         typer.echo(f"{done} of {len(req.cells())} cells done" +
                    (f"; failed: {', '.join(f'{m} x {d}' for m, d in failures)}" if failures
                     else ""))
     if failures:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _budget(spec: str):  # noqa: ANN202 - returns a function of the cell's size
+    """`--max-failed`: '3' (a count) or '2%' (a share of the cell's utterances)."""
+    text = spec.strip()
+    try:
+        if text.endswith("%"):
+            share = float(text[:-1]) / 100
+            if not 0 <= share <= 1:
+                raise ValueError
+            return lambda n: share * n
+        count = int(text)
+        if count < 0:
+            raise ValueError
+        return lambda n: count
+    except ValueError:
+        raise InputError(f"--max-failed {spec!r}: give a count (3) or a share (2%)") from None
+
+
+def _refuse_secrets_as_settings(models: list[str], settings: dict[str, str]) -> None:
+    """No `--env` name may be a secret of any model in the run: settings are recorded in
+    run.json and cache keys, and passed to every model of a matrix."""
+    if not settings:
+        return
+    from asrbench.resolve import resolve_model
+
+    for m in models:
+        declared = set(resolve_model(m).card.secrets) & set(settings)
+        if declared:
+            raise InputError(f"--env {', '.join(sorted(declared))}: declared a secret by model "
+                             f"{m}; set it in the host environment instead (secrets never enter "
+                             "run.json, cache keys or another model's environment)")

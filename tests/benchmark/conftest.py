@@ -9,8 +9,13 @@ import pytest
 
 from asrbench.settings import REPO_ROOT
 
-FAKE_PROGRAM = textwrap.dedent('''
-    """Fake ASR for tests: echoes the file name; fails on IDs listed in FAIL_IDS, or entirely."""
+FAKE_PROGRAM = textwrap.dedent(r'''
+    """Fake ASR for tests: one text for every utterance; fails on IDs in FAIL_IDS, or entirely.
+
+    Modes: ok, broken (exits 3 at once), crash_once (dies after 2 utterances, first run only),
+    poison (after a failure every later utterance of the process fails too), liar (writes its
+    first ID twice with different texts and an ID it was not given), tabs (a tab in the text).
+    """
     import os, sys, time
     from pathlib import Path
 
@@ -23,19 +28,33 @@ FAKE_PROGRAM = textwrap.dedent('''
     if MODE == "crash_once" and not os.path.exists(MARKER):
         open(MARKER, "w").close()
         crash_after = 2
-    with open(out / "hyp.tsv", "a") as hyp, open(out / "failed.tsv", "a") as failed, \\
+    poisoned = False
+    lines = Path(wav_list).read_text().splitlines()
+    first = lines[0].partition("\t")[0] if lines else None
+    with open(out / "hyp.tsv", "a") as hyp, open(out / "failed.tsv", "a") as failed, \
          open(out / "timing.tsv", "a") as timing:
-        for line in Path(wav_list).read_text().splitlines():
-            uid, _, path = line.partition("\\t")
+        for line in lines:
+            uid, _, path = line.partition("\t")
+            if MODE == "poison" and poisoned:
+                failed.write(f"{uid}\tdecoder in a bad state\n")
+                failed.flush()
+                continue
             if uid in FAIL_IDS:
-                failed.write(f"{uid}\\tsimulated decoder crash\\n")
+                failed.write(f"{uid}\tsimulated decoder crash\n")
+                failed.flush()
+                poisoned = True
                 continue
             if crash_after is not None and crash_after == 0:
-                hyp.write(f"{uid}\\tin being compa")  # torn line, then a crash
+                hyp.write(f"{uid}\tin being compa")  # torn line, then a crash
                 hyp.flush()
                 os._exit(139)
-            hyp.write(f"{uid}\\tin being comparatively modern\\n")
-            timing.write(f"{uid}\\t0.0100\\t1.000\\n")
+            if MODE == "liar" and uid == first:
+                hyp.write(f"{uid}\tone text\n{uid}\tanother text\nnot-given\tsurprise\n")
+            elif MODE == "tabs":
+                hyp.write(f"{uid}\tin being\tcomparatively modern\n")
+            else:
+                hyp.write(f"{uid}\tin being comparatively modern\n")
+            timing.write(f"{uid}\t0.0100\t1.000\n")
             hyp.flush()
             timing.flush()
             if crash_after is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from asrbench.docker_build import engine_available
+from asrbench.images import engine_available
 from asrbench.settings import REPO_ROOT
 from tests.conftest import require
 
@@ -46,7 +46,7 @@ def _containers_created(image: str, since: float, until: float | None = None,
     """Containers of `image` created in the window; with `under`, only those whose work dir
     (the runner's org.asrbench.work label) lies below it, so other jobs' containers on the
     same engine don't count."""
-    from asrbench.docker_build import client
+    from asrbench.images import client
 
     until = until if until is not None else time.time()
     events = client().events(since=int(since), until=int(until) + 1, decode=True,

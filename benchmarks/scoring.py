@@ -113,17 +113,32 @@ def _write_tsv(path: Path, texts: dict[str, str]) -> None:
     path.write_text("".join(f"{k}\t{v}\n" for k, v in texts.items()), encoding="utf-8")
 
 
-def _timed(cmd: list[str]) -> tuple[float, str]:
+def _timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system, the process and its children) and stdout."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return elapsed, proc.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu, proc.stdout
 
 
-def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int) -> dict:
-    """Wall time of whole processes, each command once per repeat, in a rotating order."""
+def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int, pycache: Path | None
+                    ) -> dict:
+    """Whole processes, each command once per repeat, in a rotating order.
+
+    Wall time is what a user waits for; CPU time (user + system) is reported beside it because
+    on a shared machine it moves much less with other jobs' load than wall time does. With
+    `pycache`, both processes keep compiled bytecode there (as an installed package does),
+    even where PYTHONDONTWRITEBYTECODE is set; the warm-up run fills it.
+    """
+    env = dict(os.environ)
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     score = [str(ROOT / "ops" / "score"), str(ref), str(hyp), "-o"]
     commands = {
         "jiwer_process": [sys.executable, "-c", JIWER_PROCESS, str(ref), str(hyp)],
@@ -131,24 +146,32 @@ def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int) -> dict:
         "ops_score_reports_none": score + [str(out / "none"), "--reports", "none"],
         "ops_score_reports_all": score + [str(out / "all"), "--reports", "all"],
     }
-    for cmd in commands.values():  # warm the page cache and the NSW result cache once
-        _timed(cmd)
-    times: dict[str, list[float]] = {name: [] for name in commands}
+    for cmd in commands.values():  # warm the page cache, bytecode and NSW result caches once
+        _timed(cmd, env)
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     names = list(commands)
     for rep in range(repeats):
         for name in names[rep % len(names):] + names[: rep % len(names)]:
-            times[name].append(_timed(commands[name])[0])
-    jiwer_s = times["jiwer_process"]
-    report: dict = {"repeats": repeats}
-    for name, ts in times.items():
-        report[f"{name}_median_s"] = round(statistics.median(ts), 3)
-        report[f"{name}_all_s"] = [round(t, 3) for t in ts]
-        if name != "jiwer_process":
-            ratios = [t / j for t, j in zip(ts, jiwer_s, strict=True)]
-            report[f"ratio_{name.removeprefix('ops_score_')}_over_jiwer"] = round(
-                statistics.median(ratios), 2)
-            report[f"ratios_{name.removeprefix('ops_score_')}"] = [round(r, 2) for r in ratios]
-    report["jiwer_wer"] = round(float(_timed(commands["jiwer_process"])[1]), 5)
+            w, c, _ = _timed(commands[name], env)
+            wall[name].append(w)
+            cpu[name].append(c)
+    report: dict = {"repeats": repeats, "bytecode_cache": pycache is not None}
+    for kind, times in (("wall", wall), ("cpu", cpu)):
+        base = times["jiwer_process"]
+        for name, ts in times.items():
+            report[f"{name}_{kind}_median_s"] = round(statistics.median(ts), 3)
+            report[f"{name}_{kind}_s"] = [round(t, 3) for t in ts]
+            if name == "jiwer_process":
+                continue
+            short = name.removeprefix("ops_score_")
+            # per repeat (the two ran within seconds of each other), then the median
+            ratios = [t / b for t, b in zip(ts, base, strict=True)]
+            report[f"ratio_{short}_{kind}"] = round(statistics.median(ratios), 2)
+            report[f"ratios_{short}_{kind}"] = [round(r, 2) for r in ratios]
+            report[f"ratio_of_medians_{short}_{kind}"] = round(
+                statistics.median(ts) / statistics.median(base), 2)
+    report["jiwer_wer"] = round(float(_timed(commands["jiwer_process"])[2]), 5)
     report["files_mb"] = {p.name: round(p.stat().st_size / 2**20, 1)
                           for p in sorted((out / "all").iterdir())}
     return report
@@ -199,7 +222,7 @@ def in_process(refs: dict[str, str], hyps: dict[str, str]) -> dict:
     from scoring.report import layout_texts
 
     probe = "import time; t = time.perf_counter(); import scoring; print(time.perf_counter() - t)"
-    t_import = float(_timed([sys.executable, "-c", probe])[1])
+    t_import = float(_timed([sys.executable, "-c", probe])[2])
     t0 = time.perf_counter()
     out = jiwer.process_words(list(refs.values()), [hyps[k] for k in refs])
     t_jiwer = time.perf_counter() - t0
@@ -238,6 +261,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7, help="whole-process repeats")
     ap.add_argument("--nsw", type=int, default=200, help="NSW strings (0: skip)")
     ap.add_argument("--skip-in-process", action="store_true")
+    ap.add_argument("--no-bytecode-cache", action="store_true",
+                    help="run the processes with the inherited environment as is (where "
+                         "PYTHONDONTWRITEBYTECODE is set, asrbench compiles from source each run)")
     args = ap.parse_args()
     refs, hyps = corpus(args.utts)
     report: dict = {
@@ -250,7 +276,9 @@ def main() -> None:
         ref, hyp = Path(tmp) / "ref.tsv", Path(tmp) / "hyp.tsv"
         _write_tsv(ref, refs)
         _write_tsv(hyp, hyps)
-        report["whole_process"] = whole_processes(ref, hyp, Path(tmp) / "out", args.repeats)
+        pycache = None if args.no_bytecode_cache else Path(tmp) / "pycache"
+        report["whole_process"] = whole_processes(ref, hyp, Path(tmp) / "out", args.repeats,
+                                                  pycache)
     report["load_average_after_processes"] = [round(x, 2) for x in os.getloadavg()]
     if not args.skip_in_process:
         report["in_process"] = in_process(refs, hyps)

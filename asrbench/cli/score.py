@@ -2,7 +2,7 @@
 
 Writes into OUT: summary.json (the schema every command shares), utterances.jsonl, and the
 readable reports named by `--reports`: by default the light ones (hyp.sys, table.txt); the
-per-utterance alignment.txt and hyp.pra (about 500 bytes an utterance each) when asked for.
+per-utterance alignment.txt and hyp.pra (about 400 bytes an utterance each) when asked for.
 """
 
 from __future__ import annotations

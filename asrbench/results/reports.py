@@ -24,7 +24,7 @@ from scoring.scorer import ScoreResult
 
 # report name -> file name; "utterances" and "summary" are always written
 REPORTS = {"alignment": "alignment.txt", "pra": "hyp.pra", "sys": "hyp.sys", "table": "table.txt"}
-# alignment.txt and hyp.pra hold every utterance's alignment (about 500 bytes an utterance):
+# alignment.txt and hyp.pra hold every utterance's alignment (about 400 bytes an utterance):
 # `ops/score` writes them only when asked; the light ones are its default.
 HEAVY = ("alignment", "pra")
 LIGHT = ("sys", "table")

@@ -14,7 +14,8 @@ FAKE_PROGRAM = textwrap.dedent(r'''
 
     Modes: ok, broken (exits 3 at once), crash_once (dies after 2 utterances, first run only),
     poison (after a failure every later utterance of the process fails too), liar (writes its
-    first ID twice with different texts and an ID it was not given), tabs (a tab in the text).
+    first ID twice with different texts and an ID it was not given), tabs (a tab in the text),
+    gate (after its first utterance, waits until the MARKER file exists).
     """
     import os, sys, time
     from pathlib import Path
@@ -59,6 +60,8 @@ FAKE_PROGRAM = textwrap.dedent(r'''
             timing.flush()
             if crash_after is not None:
                 crash_after -= 1
+            while MODE == "gate" and not os.path.exists(MARKER):
+                time.sleep(0.05)  # blocks after its first utterance until the test opens it
     print("fake: done; utt timeout", os.environ.get("ASRBENCH_UTT_TIMEOUT"), file=sys.stderr)
 ''')
 

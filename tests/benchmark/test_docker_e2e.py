@@ -32,7 +32,9 @@ def _bench(model: Path, cache: Path, results: Path, jobs: int) -> subprocess.Com
 
 
 def _cell(results: Path) -> Path:
-    return results / "pocketsphinx_en" / "mini_en"
+    """The stored sample (--max-utts 8): a sample never lands in the reported cell."""
+    (cell,) = (results / "pocketsphinx_en").glob("mini_en~sample-*")
+    return cell
 
 
 def _without_timing(path: Path) -> dict:
@@ -109,11 +111,11 @@ def test_sigkill_half_way_resumes_to_the_uninterrupted_result(
     while time.monotonic() < deadline and proc.poll() is None:
         done = sum(p.read_text().count("\n")
                    for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv"))
-        if done >= 3:
+        if done >= 1:  # kill as early as possible: the job must not finish first
             break
         time.sleep(0.2)
     assert proc.poll() is None, f"finished before it could be killed: {proc.communicate()}"
-    assert done >= 3, "no progress within the deadline"
+    assert done >= 1, "no progress within the deadline"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (results / "pocketsphinx_en").exists()  # killed before writing any result
@@ -123,7 +125,7 @@ def test_sigkill_half_way_resumes_to_the_uninterrupted_result(
     assert "resumed:" in p.stderr
     cell = _cell(results)
     run = json.loads((cell / "run.json").read_text())
-    assert 0 < run["cache"]["utts_run"] <= int(N) - 3
+    assert 0 < run["cache"]["utts_run"] <= int(N) - 1
     for name in ("hyp.raw.tsv", "utterances.jsonl", "failed.tsv"):
         assert (cell / name).read_bytes() == (reference["cell"] / name).read_bytes(), name
     assert _without_timing(cell / "summary.json") == \

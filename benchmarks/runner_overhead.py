@@ -25,10 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from asrbench.dataset import load_dataset  # noqa: E402
-from asrbench.docker_build import client  # noqa: E402
-from asrbench.modelcard import load_model  # noqa: E402
-from asrbench.settings import REPO_ROOT  # noqa: E402
+from asrbench.images import client  # noqa: E402
+from asrbench.resolve import resolve_model  # noqa: E402
 from asrbench.runners import get_runner, read_tsv_pairs  # noqa: E402
+from asrbench.settings import REPO_ROOT  # noqa: E402
 
 
 def inference_seconds(timing: Path) -> float:
@@ -44,7 +44,7 @@ def bare(model, ds, work: Path) -> tuple[float, float]:
     wav.write_text("".join(f"{u.id}\t{(ds.root / u.audio).resolve()}\n" for u in ds))
     start = time.perf_counter()
     subprocess.run([str(local.venv_dir(model) / "bin" / "python"),
-                    str(model.root / model.card.program), str(wav), str(work / "out")],
+                    str(local.program(model)), str(wav), str(work / "out")],
                    check=True, capture_output=True)
     wall = time.perf_counter() - start
     return wall, inference_seconds(work / "out" / "timing.tsv")
@@ -79,7 +79,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
-    model = load_model(args.model)
+    model = resolve_model(args.model)
     ds = load_dataset(args.dataset)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

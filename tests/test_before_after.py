@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from asrbench.dataset import load_dataset
-from asrbench.docker_build import engine_available
+from asrbench.images import engine_available
 from asrbench.runners import read_tsv_pairs
 from asrbench.settings import REPO_ROOT
 from tests.conftest import require

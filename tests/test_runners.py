@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from asrbench.dataset import Dataset, load_dataset
-from asrbench.docker_build import engine_available
+from asrbench.images import engine_available
 from asrbench.modelcard import load_model
+from asrbench.resolve import resolve_model
 from asrbench.runners import RunnerError, RunOptions, get_runner, read_tsv_pairs
 from tests.conftest import require
 
@@ -36,7 +37,7 @@ SAMPLE = ["LJ001-0002", "1089-134691-0000", "cmu_arctic_us_axb_a0005",
 
 
 def test_docker_and_local_produce_identical_hyp(docker_runner, dataset, tmp_path) -> None:
-    model = load_model("pocketsphinx_en")
+    model = resolve_model("pocketsphinx_en")
     utts = _subset(dataset, SAMPLE)
     via_docker = docker_runner.run(model, dataset, tmp_path / "docker", utts)
     via_local = get_runner("local").run(model, dataset, tmp_path / "local", utts)
@@ -84,14 +85,14 @@ def test_network_is_off_and_data_read_only(docker_runner, dataset, tmp_path) -> 
 
 
 def test_timeout_is_reported(docker_runner, dataset, tmp_path) -> None:
-    model = load_model("pocketsphinx_en")
+    model = resolve_model("pocketsphinx_en")
     with pytest.raises(RunnerError, match="timed out"):
         docker_runner.run(model, dataset, tmp_path, dataset.utterances[:3],
                           RunOptions(timeout_s=0.5))
 
 
 def test_image_is_reused_when_folder_unchanged(docker_runner, tmp_path) -> None:
-    from asrbench.docker_build import build_model_image
+    from asrbench.images import build_model_image
 
     src = FIXTURES / "crashy_en"
     copy = tmp_path / "crashy_en"
@@ -119,7 +120,7 @@ def test_network_build_with_extra_ca_bundle(docker_runner, tmp_path) -> None:
     behind a TLS-intercepting proxy; the result really has the package installed."""
     import os
 
-    from asrbench.docker_build import BuildOptions, build_model_image, client
+    from asrbench.images import BuildOptions, build_model_image, client
 
     require("pypi", _pypi_reachable(), "pypi.org:443 cannot be reached")
     bundle = Path(os.environ.get("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"))
@@ -133,3 +134,68 @@ def test_network_build_with_extra_ca_bundle(docker_runner, tmp_path) -> None:
         network_mode="none", remove=True)
     assert out.decode().strip() == "1.17.0"
     assert tag != build_model_image(load_model(copy), BuildOptions(mode="wheelhouse"))[0]
+
+
+class _FakeContainer:
+    """A container whose `wait` fails as the docker SDK does, for the runner's error reports."""
+
+    short_id = "c0ffee"
+    attrs: dict = {}
+
+    def __init__(self, wait_error: Exception):
+        self.wait_error, self.removed = wait_error, False
+
+    def wait(self, timeout: float) -> dict:
+        raise self.wait_error
+
+    def logs(self, stream: bool, follow: bool) -> list[bytes]:
+        return [b"started\n"]
+
+    def remove(self, force: bool) -> None:
+        self.removed = True
+
+
+def _wait_failure(monkeypatch, dataset: Dataset, tmp_path: Path, error: Exception):
+    from asrbench.runners import docker as docker_runner
+
+    container = _FakeContainer(error)
+
+    class Engine:
+        class containers:  # noqa: N801 - the docker SDK's attribute name
+            @staticmethod
+            def run(**kwargs):
+                return container
+
+    monkeypatch.setattr(docker_runner, "client", lambda *a, **k: Engine())
+    monkeypatch.setattr(docker_runner, "build_model_image",
+                        lambda model, opts: ("asrbench/crashy_en:test", "sha256:test"))
+    runner = docker_runner.DockerRunner()
+    with pytest.raises(RunnerError) as err:
+        runner.run(load_model(FIXTURES / "crashy_en"), dataset, tmp_path,
+                   dataset.utterances[:1], RunOptions(timeout_s=5))
+    assert container.removed
+    return str(err.value)
+
+
+def test_docker_wait_timeout_is_reported_as_a_timeout(monkeypatch, dataset, tmp_path) -> None:
+    import requests
+    from urllib3.exceptions import ReadTimeoutError
+
+    # What the docker SDK raises over the Unix socket when `wait(timeout=...)` expires.
+    timeout = requests.ConnectionError(ReadTimeoutError(None, "/wait", "Read timed out."))
+    message = _wait_failure(monkeypatch, dataset, tmp_path, timeout)
+    assert "timed out after 5 s" in message
+
+
+@pytest.mark.parametrize("kind", ["api", "connection"])
+def test_docker_engine_errors_are_not_reported_as_timeouts(kind, monkeypatch, dataset,
+                                                           tmp_path) -> None:
+    import requests
+    from docker.errors import APIError
+
+    error = (APIError("500 Server Error", explanation="container state is corrupt")
+             if kind == "api" else requests.ConnectionError("Connection aborted"))
+    message = _wait_failure(monkeypatch, dataset, tmp_path, error)
+    assert "timed out" not in message and "could not be waited for" in message
+    expected = "container state is corrupt" if kind == "api" else "stopped answering"
+    assert expected in message

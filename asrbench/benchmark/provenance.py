@@ -54,7 +54,7 @@ def host_info() -> dict:
 
 def _docker_version() -> str | None:
     try:
-        from asrbench.docker_build import client
+        from asrbench.images import client
 
         return client(timeout=5).version().get("Version")
     except Exception:  # no engine: the local runner was used, nothing to record

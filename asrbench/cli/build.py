@@ -26,16 +26,25 @@ def build(
     ca_bundle: Path = typer.Option(
         None, "--ca-bundle", help="extra CA bundle for network builds behind a TLS proxy"),
     build_arg: list[str] = typer.Option(
-        None, "--build-arg", help="KEY=VALUE passed to the Dockerfile (repeatable)"),
-    verbose: bool = typer.Option(False, "-v", "--verbose", help="stream the build log"),
+        None, "--build-arg",
+        help="KEY=VALUE, one of the build arguments the card declares under image.build_args "
+             "(repeatable), e.g. WHISPER_MODEL=tiny.en with --build-mode network"),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="print the build log"),
+    print_dockerfile: bool = typer.Option(
+        False, "--print-dockerfile",
+        help="print the Dockerfile rendered from the card (or the model's own) and build nothing"),
 ) -> None:
-    from asrbench.docker_build import BuildOptions, build_model_image
+    from asrbench.images import BuildOptions, build_model_image, render_dockerfile
     from asrbench.resolve import resolve_model
 
+    models = [resolve_model(m) for m in model]  # every card checked before any build starts
+    if print_dockerfile:
+        for mdl in models:
+            typer.echo(render_dockerfile(mdl), nl=False)
+        return
     opts = BuildOptions.from_settings(base_image=base_image, mode=build_mode,
                                       ca_bundle=ca_bundle,
                                       build_args=parse_pairs(build_arg, "--build-arg"))
-    for m in model:
-        tag, image_id = build_model_image(resolve_model(m), opts,
-                                          log=sys.stderr if verbose else None)
+    for mdl in models:
+        tag, image_id = build_model_image(mdl, opts, log=sys.stderr if verbose else None)
         typer.echo(f"{tag}\t{image_id}")

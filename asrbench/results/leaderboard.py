@@ -171,7 +171,7 @@ def model_rows(models: list, results_root: Path, dataset: str) -> list[dict[str,
     Reads the same cells as the leaderboard; nothing is typed by hand, so the table in
     docs/MODELS.md can be regenerated and diffed.
     """
-    from asrbench.docker_build import image_size
+    from asrbench.images import image_size
     from asrbench.modelcard import human
 
     table, _, _ = collect(results_root)

@@ -11,7 +11,7 @@ __all__ = ["Runner", "RunnerError", "RunOptions", "RunResult", "get_runner", "re
 
 def get_runner(name: str = "auto", quiet: bool = False) -> Runner:
     """`docker`, `local`, or `auto`: Docker when an engine answers, else local; says which."""
-    from asrbench.docker_build import DockerUnavailable, engine_available
+    from asrbench.images import DockerUnavailable, engine_available
 
     if name == "auto":
         name = "docker" if engine_available() else "local"
@@ -19,7 +19,7 @@ def get_runner(name: str = "auto", quiet: bool = False) -> Runner:
             why = "a Docker Engine answers" if name == "docker" else "no Docker Engine answers"
             print(f"runner: {name} ({why})", file=sys.stderr)
     if name == "docker":
-        from asrbench.docker_build import client
+        from asrbench.images import client
         from asrbench.runners.docker import DockerRunner
 
         try:

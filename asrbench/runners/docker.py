@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import requests
+
 from asrbench.dataset import Dataset, Utterance
-from asrbench.docker_build import BuildOptions, build_model_image, client
+from asrbench.images import BuildOptions, build_model_image, client
 from asrbench.modelcard import Model
 from asrbench.runners.base import (
     Runner,
@@ -39,16 +42,20 @@ class DockerRunner(Runner):
 
     def __init__(self, build: BuildOptions | None = None):
         self.build = build or BuildOptions()
-        self._images: dict[str, tuple[str, str]] = {}
+        self._images: dict[tuple[Path, str], tuple[str, str]] = {}
+
+    def _image(self, model: Model) -> tuple[str, str]:
+        """(tag, image ID), built once per model source for this runner."""
+        key = (model.root, model.source_hash())
+        if key not in self._images:
+            self._images[key] = build_model_image(model, self.build)
+        return self._images[key]
 
     def prepare(self, model: Model) -> str:
-        if model.root not in self._images:
-            self._images[model.root] = build_model_image(model, self.build)
-        return self._images[model.root][1]
+        return self._image(model)[1]
 
     def image_tag(self, model: Model) -> str:
-        self.prepare(model)
-        return self._images[model.root][0]
+        return self._image(model)[0]
 
     def run(
         self,
@@ -62,8 +69,7 @@ class DockerRunner(Runner):
         from docker.types import DeviceRequest
 
         options = options or RunOptions()
-        image_id = self.prepare(model)
-        tag = self._images[model.root][0]
+        tag, image_id = self._image(model)
         work_dir, out_dir = prepare_work_dir(
             work_dir, dataset, utterances, lambda u: f"{DATA_MOUNT}/{u.audio}"
         )
@@ -103,6 +109,9 @@ class DockerRunner(Runner):
             container = c.containers.run(**kwargs)
         except APIError as exc:
             raise RunnerError(f"model {model.id}: the container did not start: {exc}") from exc
+        except requests.RequestException as exc:
+            raise RunnerError(f"model {model.id}: lost the Docker Engine while starting the "
+                              f"container ({_what(exc)})") from exc
         first_output: list[float] = []
         streamer = threading.Thread(
             target=_stream_logs, args=(container, log_path, first_output), daemon=True
@@ -110,30 +119,81 @@ class DockerRunner(Runner):
         streamer.start()
         try:
             status = container.wait(timeout=options.timeout_s)
-        except Exception:  # requests' ReadTimeout when the container outlives the timeout
-            container.kill()
+        except (requests.RequestException, APIError) as exc:
+            # Only a read timeout means the program outlived --timeout; an engine that stops
+            # answering or answers with an error is reported as what it is.
+            what = (f"timed out after {options.timeout_s:.0f} s" if _is_timeout(exc)
+                    else f"could not be waited for: {_what(exc)}")
+            note = _discard(container)
             streamer.join(timeout=10)
-            container.remove(force=True)
-            raise failure(model.id, f"timed out after {options.timeout_s:.0f} s",
-                          "docker runner", out_dir, log_path, None) from None
+            raise failure(model.id, what + note, "docker runner", out_dir, log_path,
+                          None) from None
         streamer.join(timeout=30)
         wall = time.monotonic() - start
         rc = int(status.get("StatusCode", -1))
-        container.reload()  # State.OOMKilled is only known once the container has stopped
-        oom = container.attrs.get("State", {}).get("OOMKilled", False)
-        container.remove(force=True)
+        try:
+            container.reload()  # State.OOMKilled is only known once the container has stopped
+            oom = container.attrs.get("State", {}).get("OOMKilled", False)
+        except (requests.RequestException, APIError) as exc:
+            raise failure(model.id, f"exited with status {rc}, then its state could not be read "
+                                    f"({_what(exc)}){_discard(container)}", "docker runner",
+                          out_dir, log_path, rc) from None
+        note = _discard(container)
         if rc != 0:
             what = "was killed for using too much memory" if oom else f"exited with status {rc}"
-            raise failure(model.id, what, f"docker runner, image {tag}", out_dir, log_path, rc)
+            raise failure(model.id, what + note, f"docker runner, image {tag}", out_dir,
+                          log_path, rc)
+        if note:
+            print(f"model {model.id}: {note.lstrip('; ')}", file=sys.stderr)
         startup = (first_output[0] - start) if first_output else wall
         return RunResult(self.name, image_id, out_dir, out_dir / "hyp.tsv",
                          out_dir / "timing.tsv", log_path, wall, rc, startup)
 
 
+def _is_timeout(exc: BaseException) -> bool:
+    """Whether a docker SDK call ended on its read timeout (over the Unix socket, requests
+    reports it as a ConnectionError wrapping urllib3's ReadTimeoutError)."""
+    from urllib3.exceptions import ReadTimeoutError
+
+    if isinstance(exc, requests.ReadTimeout):
+        return True
+    return isinstance(exc, requests.ConnectionError) and any(
+        isinstance(arg, ReadTimeoutError) for arg in exc.args)
+
+
+def _what(exc: BaseException) -> str:
+    """An engine failure in words: the engine's own explanation, or the connection error."""
+    from docker.errors import APIError
+
+    if isinstance(exc, APIError):
+        status = f" {exc.status_code}" if exc.status_code else ""
+        return f"the Docker Engine answered{status}: {exc.explanation or exc}"
+    return f"the Docker Engine stopped answering ({type(exc).__name__}: {exc})"
+
+
+def _discard(container) -> str:
+    """Kill and remove a container; '' when done, else a note for the error message."""
+    from docker.errors import APIError, NotFound
+
+    try:
+        container.remove(force=True)  # force: kills it first if it still runs
+    except NotFound:
+        pass  # already gone
+    except (APIError, requests.RequestException) as exc:
+        return f"; container {container.short_id} may still exist: {_what(exc)}"
+    return ""
+
+
 def _stream_logs(container, log_path: Path, first: list[float]) -> None:
+    from docker.errors import APIError
+
     with open(log_path, "ab") as log:
-        for chunk in container.logs(stream=True, follow=True):
-            if not first:
-                first.append(time.monotonic())
-            log.write(chunk)
-            log.flush()
+        try:
+            for chunk in container.logs(stream=True, follow=True):
+                if not first:
+                    first.append(time.monotonic())
+                log.write(chunk)
+                log.flush()
+        except (APIError, requests.RequestException) as exc:
+            # The run's outcome is decided by `wait`; the log only says where it stopped.
+            log.write(f"\n[asrbench: the log stream ended early: {_what(exc)}]\n".encode())

@@ -2,20 +2,24 @@
 
 For development and for machines without a Docker Engine. Isolation is weaker than Docker's
 (no network cut-off, no read-only mount), which `run.json` records through the runner name.
+The program runs from the model's assembled source (its folder plus the shared helpers its card
+declares, as in the image's /opt/model), kept under the cache by source digest.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from asrbench.dataset import Dataset, Utterance
 from asrbench.fsio import atomic_write_text
+from asrbench.identity import digest, short
 from asrbench.modelcard import Model, has_requirements
 from asrbench.runners.base import (
     Runner,
@@ -33,25 +37,49 @@ _BASE_ENV = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "SSL_CERT_FILE", "REQUE
              "PIP_CERT", "PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
 
 
-def _venv_key(model: Model) -> str:
-    req = (model.root / "requirements.txt").read_bytes()
-    h = hashlib.sha256(req + sys.version.encode())
-    return f"{model.id}-{h.hexdigest()[:16]}"
-
-
 class LocalRunner(Runner):
-    """Runs `<venv>/bin/python <model>/<program> <wav_list> <result_dir>` on the host."""
+    """Runs `<venv>/bin/python <source>/<program> <wav_list> <result_dir>` on the host."""
 
     name = "local"
 
-    def __init__(self, venv_root: Path | None = None, quiet: bool = True):
+    def __init__(self, venv_root: Path | None = None, quiet: bool = True,
+                 source_root: Path | None = None):
         self.venv_root = venv_root or settings().cache / "venvs"
+        self.source_root = source_root or settings().cache / "model-sources"
         self.quiet = quiet
 
     def venv_dir(self, model: Model) -> Path:
-        return self.venv_root / _venv_key(model)
+        """The virtualenv, keyed by `digest("environment", requirements, python)`."""
+        return self.venv_root / f"{model.id}-{short(model.environment_digest())}"
+
+    def source_dir(self, model: Model) -> Path:
+        """The model's assembled source (folder + shared helpers), keyed by its digest."""
+        return self.source_root / f"{model.id}-{short(model.source_hash())}"
+
+    def program(self, model: Model) -> Path:
+        """The card's program in the assembled source: what this runner executes."""
+        return self.source_dir(model) / model.card.program
+
+    def identity(self, model: Model) -> str:
+        """`local:` + digest("local-model", source, environment)."""
+        return "local:" + digest("local-model", source=model.source_hash(),
+                                 environment=model.environment_digest())
+
+    def _assemble(self, model: Model) -> Path:
+        dest = self.source_dir(model)
+        if dest.is_dir():
+            return dest  # content-addressed: an existing folder holds exactly this source
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+        model.assemble(tmp)
+        try:
+            os.rename(tmp, dest)
+        except OSError:  # another process placed the same source first
+            shutil.rmtree(tmp, ignore_errors=True)
+        return dest
 
     def prepare(self, model: Model) -> str:
+        self._assemble(model)
         venv = self.venv_dir(model)
         marker = venv / ".asrbench-ready"
         if not marker.is_file():
@@ -59,9 +87,9 @@ class LocalRunner(Runner):
             log = venv.parent / f"{venv.name}.install.log"
             with open(log, "w") as out:
                 steps = [[sys.executable, "-m", "venv", "--clear", str(venv)]]
-                if has_requirements(model.root / "requirements.txt"):
+                if has_requirements(model.requirements):
                     steps.append([str(venv / "bin" / "python"), "-m", "pip", "install",
-                                  "--quiet", "-r", str(model.root / "requirements.txt")])
+                                  "--quiet", "-r", str(model.requirements)])
                 for cmd in steps:
                     rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
                     if rc != 0:
@@ -72,9 +100,7 @@ class LocalRunner(Runner):
                             rc,
                         )
             atomic_write_text(marker, "ok\n")
-        return "local:" + hashlib.sha256(
-            (model.source_hash() + _venv_key(model)).encode()
-        ).hexdigest()
+        return self.identity(model)
 
     def run(
         self,
@@ -95,7 +121,7 @@ class LocalRunner(Runner):
         env.update(options.env)
         env["PYTHONUNBUFFERED"] = "1"
         log_path = work_dir / "run.log"
-        cmd = [str(self.venv_dir(model) / "bin" / "python"), str(model.root / model.card.program),
+        cmd = [str(self.venv_dir(model) / "bin" / "python"), str(self.program(model)),
                str(wav_list), str(out_dir)]
         start = time.monotonic()
         with open(log_path, "ab") as log:

@@ -252,7 +252,7 @@ def _set_latest(rem: Remote, kind: str, entry_id: str, version: str, created: st
 
 def _built_image(root: Path) -> str:
     """The model's own content-addressed image (built now if missing), as ops/benchmark uses."""
-    from asrbench.docker_build import build_model_image
+    from asrbench.images import build_model_image
     from asrbench.modelcard import load_model
 
     tag, _ = build_model_image(load_model(root))

@@ -1,7 +1,8 @@
 """What every commercial-API wrapper shares: settings, retries, timeouts, concurrency, failures.
 
-Lives once in `models/_common/`; each API model folder holds a symlink to it (the build context
-and the source hash follow the link). A vendor program supplies one function,
+Lives once in `models/_common/`; each API model declares it under `image.shared` in its card
+(with `contract.py`), so it is copied beside the program and is part of the model's source
+identity. A vendor program supplies one function,
 `transcribe_one(uid, wav_path) -> text`, that raises `ApiError` for what the vendor answered;
 `run()` does the rest:
 

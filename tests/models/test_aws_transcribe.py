@@ -9,7 +9,7 @@ import pytest
 from models_support import require
 from stubs.vendors import TranscribeStub, sha
 
-from asrbench.modelcard import load_model
+from asrbench.resolve import resolve_model
 from asrbench.runners import RunnerError, RunOptions, read_tsv_pairs
 from asrbench.runners.local import LocalRunner
 from asrbench.zoo.seaweed import run_seaweedfs, weed_binary
@@ -43,7 +43,7 @@ def run_aws(stub, s3, mini, utts, tmp_path, monkeypatch, access_key=TranscribeSt
         "AWS_TRANSCRIBE_BUCKET": BUCKET, "AWS_TRANSCRIBE_POLL_S": "0.05",
         "AWS_EC2_METADATA_DISABLED": "true", "ASRBENCH_API_BACKOFF_S": "0.05",
         "ASRBENCH_API_MAX_BACKOFF_S": "0.2", "ASRBENCH_API_CONCURRENCY": "2", **env})
-    return LocalRunner().run(load_model("aws_transcribe_en"), mini, tmp_path, utts, options)
+    return LocalRunner().run(resolve_model("aws_transcribe_en"), mini, tmp_path, utts, options)
 
 
 def test_batch_jobs_transcribe_and_clean_up(stub, s3, mini, few, tmp_path, monkeypatch):

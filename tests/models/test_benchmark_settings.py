@@ -9,6 +9,7 @@ from pathlib import Path
 
 from stubs.vendors import OpenAIStub, sha
 
+from asrbench.errors import EXIT_INPUT
 from asrbench.settings import REPO_ROOT
 
 
@@ -41,7 +42,9 @@ def test_env_setting_reaches_the_program_and_secret_stays_out(mini, tmp_path):
 
 def test_secret_given_as_setting_is_refused(tmp_path):
     p = _bench(tmp_path, "--env", "OPENAI_API_KEY=sk-oops", env={})
-    assert p.returncode == 1
-    assert "OPENAI_API_KEY is a declared secret" in p.stderr
+    assert p.returncode == EXIT_INPUT  # bad input: the user moves it to the environment
+    refusal = p.stderr.strip().splitlines()[-1]
+    assert refusal.startswith("error: ") and "OPENAI_API_KEY" in refusal
+    assert "declared a secret" in refusal or "is a declared secret" in refusal
     assert "sk-oops" not in p.stderr + p.stdout
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*.json"))

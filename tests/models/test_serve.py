@@ -15,8 +15,8 @@ import pytest
 import requests
 from models_support import require
 
-from asrbench.docker_build import engine_available
-from asrbench.modelcard import load_model
+from asrbench.images import engine_available
+from asrbench.resolve import resolve_model
 from asrbench.runners import RunnerError, RunOptions, read_tsv_pairs
 from asrbench.runners.local import LocalRunner
 
@@ -53,7 +53,7 @@ def test_openai_wrapper_end_to_end_against_real_asr(server, mini, few, tmp_path,
     utts = few[:2]
     options = RunOptions(timeout_s=600, env={"OPENAI_BASE_URL": server,
                                              "ASRBENCH_API_CONCURRENCY": "2"})
-    result = LocalRunner().run(load_model("openai_api_en"), mini, tmp_path, utts, options)
+    result = LocalRunner().run(resolve_model("openai_api_en"), mini, tmp_path, utts, options)
     hyps = read_tsv_pairs(result.hyp_path)
     assert set(hyps) == {u.id for u in utts}
     for u in utts:
@@ -66,7 +66,7 @@ def test_wrong_key_is_rejected_and_wrapper_fails_fast(server, mini, few, tmp_pat
     monkeypatch.setenv("OPENAI_API_KEY", "not-the-key")
     options = RunOptions(timeout_s=300, env={"OPENAI_BASE_URL": server})
     with pytest.raises(RunnerError, match="rejected the credentials.*OPENAI_API_KEY"):
-        LocalRunner().run(load_model("openai_api_en"), mini, tmp_path, few[:1], options)
+        LocalRunner().run(resolve_model("openai_api_en"), mini, tmp_path, few[:1], options)
 
 
 def test_serve_rejects_non_wav_and_wrong_rate(server):

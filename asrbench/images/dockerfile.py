@@ -1,0 +1,94 @@
+"""The one Dockerfile template, rendered from a model card (its `program` and `image:` section).
+
+Every model image has the same shape: the base image, a virtualenv with the model's pinned
+requirements (installed by `install.sh` from the host wheelhouse, or from the network), the
+model's source files in /opt/model, an optional build-time step (assemble the weights) and the
+card's program as the entry point, which is also what the local runner runs. A model folder
+that holds its own `Dockerfile` is built from that instead (`Model.dockerfile`).
+
+`string.Template` with `@` as its delimiter is enough: the template has no loops or conditions
+of its own (the optional parts are rendered here), and `$` stays free for Dockerfile variables.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import string
+from collections import defaultdict
+from pathlib import PurePosixPath
+
+from asrbench.modelcard import Model
+
+MODEL_DIR = "/opt/model"
+PYTHON = "/opt/venv/bin/python"
+PIP = "/opt/venv/bin/pip"
+BUILD_DIR = ".build"  # in the build context: install.sh, requirements, wheels, CA bundle
+# The rendered Dockerfile's name in the build context: hidden, so never a model source file, and
+# outside .build/ so that it does not invalidate the cached install layer.
+CONTEXT_NAME = ".asrbench.Dockerfile"
+
+
+class _Template(string.Template):
+    delimiter = "@"
+
+
+TEMPLATE = _Template("""\
+# Rendered by asrbench from @{card}: change the card (`program`, `image:`), not this file.
+ARG BASE_IMAGE=asrbench/base:bookworm
+FROM ${BASE_IMAGE}
+ARG BUILD_MODE=wheelhouse
+@{build_args}COPY @{build_dir}/ /opt/build/
+@{copy_before}# One layer: the requirements, then the card's build-time step and uninstalls, if any.
+RUN @{run}
+@{copy_after}ENV @{env}
+ENTRYPOINT @{entrypoint}
+""")
+
+
+def entrypoint(program: str) -> list[str]:
+    """The image's entry point: the card's program, with the image's Python."""
+    return [PYTHON, f"{MODEL_DIR}/{program}"]
+
+
+def copy_lines(relpaths: list[str]) -> str:
+    """COPY instructions placing the source files under /opt/model, one per folder."""
+    by_dir: dict[str, list[str]] = defaultdict(list)
+    for rel in relpaths:
+        parent = PurePosixPath(rel).parent.as_posix()
+        by_dir[parent].append(rel)
+    lines = []
+    for parent in sorted(by_dir):
+        dest = MODEL_DIR + "/" if parent == "." else f"{MODEL_DIR}/{parent}/"
+        lines.append(f"COPY {json.dumps([*sorted(by_dir[parent]), dest])}\n")
+    return "".join(lines)
+
+
+def render(model: Model) -> str:
+    """The Dockerfile of `model`'s image: its own, or the template rendered from its card."""
+    if model.dockerfile is not None:
+        return model.dockerfile.read_text(encoding="utf-8")
+    card, image = model.card, model.card.image
+    run = ['BUILD_MODE="$BUILD_MODE" sh /opt/build/install.sh /opt/build/requirements.txt',
+           "rm -rf /opt/build"]
+    if image.prepare:
+        program, *args = image.prepare
+        run.append(shlex.join([PYTHON, f"{MODEL_DIR}/{program}", *args]))
+    if image.uninstall:
+        run.append(shlex.join([PIP, "uninstall", "--yes",
+                               "--quiet", *image.uninstall]))
+    copy = copy_lines(list(model.source_files()))
+    env = {"HOME": "/tmp", "LANG": "C.UTF-8", **image.env}
+    return TEMPLATE.substitute(
+        card=f"{card.id}/model.yaml",
+        build_dir=BUILD_DIR,
+        build_args="".join(f"ARG {k}={json.dumps(v) if v else ''}\n"
+                           for k, v in sorted(image.build_args.items())),
+        # The build-time step runs the model's own files, so they go in first; otherwise last,
+        # so that editing the program reuses the install layer from Docker's cache.
+        copy_before=copy if image.prepare else "",
+        copy_after="" if image.prepare else copy,
+        run=" \\\n && ".join(run),
+        env=" ".join(f"{k}={json.dumps(v)}" for k, v in env.items()),
+        entrypoint=json.dumps(entrypoint(card.program)),
+    )

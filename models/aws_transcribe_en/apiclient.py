@@ -1,1 +1,0 @@
-../_common/apiclient.py

@@ -1,1 +1,0 @@
-../_common/contract.py

@@ -1,1 +1,0 @@
-../_common/whisper_transcribe.py

@@ -2,12 +2,13 @@
 
 Lives once in `models/_common/`; each API model declares it under `image.shared` in its card
 (with `contract.py`), so it is copied beside the program and is part of the model's source
-identity. A vendor program supplies one function,
-`transcribe_one(uid, wav_path) -> text`, that raises `ApiError` for what the vendor answered;
-`run()` does the rest:
+identity. A vendor program supplies one function, `transcribe_one(uid, wav_path) -> text`, that
+raises `ApiError` for what the vendor answered; `run()` does the rest:
 
-- retry with exponential backoff and full jitter on throttling (429), 5xx and dropped
-  connections, honouring `Retry-After`;
+- retries (tenacity) with exponential backoff and full jitter on throttling (429), 5xx and
+  dropped connections, never sooner than the server's `Retry-After` (delta-seconds or HTTP-date,
+  parsed by urllib3); an error the vendor's own client already retried (`retried=True`, e.g.
+  botocore's standard retry mode) is not retried again;
 - a per-request timeout: an utterance that times out is recorded in `failed.tsv` and the run
   goes on;
 - a concurrency limit (a thread pool);
@@ -21,10 +22,8 @@ Secrets never reach a log line: messages carry the HTTP status and the vendor's 
 from __future__ import annotations
 
 import os
-import random
 import sys
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,18 +33,28 @@ from typing import Any
 import yaml
 from contract import ResultWriter, WavListError, now, read_todo, wav_seconds
 
-__all__ = ["ApiError", "RetryPolicy", "http_error", "load_card", "request", "run", "settings"]
+__all__ = ["ApiError", "RetryPolicy", "call_with_retry", "http_error", "load_card", "request",
+           "retry_after_seconds", "run", "settings"]
 
 RETRYABLE = {"throttled", "server", "network"}
 
 
 class ApiError(Exception):
-    """One failed API call. `kind`: throttled, server, network, timeout, auth or client."""
+    """One failed API call. `kind`: throttled, server, network, timeout, auth or client.
+
+    `retry_after`: seconds the server asked to wait; `retried`: the vendor's client already
+    retried this call per its own policy, so `run()` records it rather than retrying again.
+    """
 
     def __init__(self, kind: str, message: str, status: int | None = None,
-                 retry_after: float | None = None):
+                 retry_after: float | None = None, retried: bool = False):
         self.kind, self.status, self.retry_after = kind, status, retry_after
+        self.retried = retried
         super().__init__(message)
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE and not self.retried
 
     def __str__(self) -> str:
         where = f"HTTP {self.status}" if self.status else self.kind
@@ -77,12 +86,20 @@ class RetryPolicy:
                 values[name] = typ(raw)
         return cls(**values)
 
-    def delay(self, attempt: int, retry_after: float | None) -> float:
-        """Full-jitter backoff (attempt 1, 2...), never shorter than the server's Retry-After."""
-        ceiling = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
-        wait = random.uniform(0, ceiling)
-        if retry_after is not None:
-            wait = max(wait, min(retry_after, self.max_backoff_s))
+    def wait(self) -> Callable[[Any], float]:
+        """tenacity wait: full-jitter exponential backoff (uniform in [0, min(max_backoff_s,
+        backoff_s * 2**(attempt-1))]), never shorter than the server's Retry-After (capped)."""
+        import tenacity
+
+        jitter = tenacity.wait_random_exponential(multiplier=self.backoff_s,
+                                                  max=self.max_backoff_s)
+
+        def wait(state: Any) -> float:
+            exc = state.outcome.exception()
+            floor = getattr(exc, "retry_after", None)
+            floor = 0.0 if floor is None else min(floor, self.max_backoff_s)
+            return max(jitter(state), floor)
+
         return wait
 
 
@@ -97,12 +114,22 @@ def settings(card: dict[str, Any]) -> dict[str, str]:
             for k, v in (card.get("settings") or {}).items()}
 
 
-def _retry_after(headers: Any) -> float | None:
-    value = headers.get("Retry-After") if headers is not None else None
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds to wait from a `Retry-After` value, delta-seconds or HTTP-date (RFC 9110
+    10.2.3), as urllib3 reads it; None when absent or unreadable."""
+    if value is None:
+        return None
+    from urllib3.exceptions import InvalidHeader
+    from urllib3.util.retry import Retry
+
     try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
+        return Retry().parse_retry_after(value)
+    except InvalidHeader:
+        return None
+
+
+def _retry_after(headers: Any) -> float | None:
+    return retry_after_seconds(headers.get("Retry-After")) if headers is not None else None
 
 
 def http_error(status: int, message: str, headers: Any = None) -> ApiError:
@@ -136,14 +163,14 @@ def request(method: str, url: str, timeout_s: float, error_message: Callable[[An
     if resp.status_code >= 400:
         try:
             msg = error_message(resp)
-        except Exception:  # an error body that is not the vendor's documented JSON
-            msg = resp.text[:300]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            msg = resp.text[:300]  # an error body that is not the vendor's documented JSON
         raise http_error(resp.status_code, msg, resp.headers)
     return resp
 
 
 class _Fatal(Exception):
-    pass
+    """The run is stopping (rejected credentials elsewhere): abandon this utterance."""
 
 
 def call_with_retry(fn: Callable[[], str], policy: RetryPolicy, uid: str, model_id: str,
@@ -153,29 +180,42 @@ def call_with_retry(fn: Callable[[], str], policy: RetryPolicy, uid: str, model_
     `ASRBENCH_UTT_TIMEOUT` (set by `ops/benchmark --utt-timeout`, see models/README.md) bounds
     the whole utterance: no retry starts that would end after it.
     """
+    import tenacity
+
     budget = float(os.environ.get("ASRBENCH_UTT_TIMEOUT") or 0) or None
-    start = time.monotonic()
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return fn()
-        except ApiError as exc:
-            if exc.kind == "auth":
-                raise
-            if exc.kind not in RETRYABLE or attempt >= policy.max_attempts:
-                if attempt > 1:
-                    raise ApiError(exc.kind, f"{exc.args[0]} (after {attempt} attempts)",
-                                   exc.status) from None
-                raise
-            wait = policy.delay(attempt, exc.retry_after)
-            if budget is not None and time.monotonic() - start + wait >= budget:
-                raise ApiError("timeout", f"timeout after {budget:g} s (last error: {exc}, "
-                                          f"{attempt} attempts)") from None
-            print(f"{model_id}: {uid}: {exc}; retry {attempt}/{policy.max_attempts - 1} in "
-                  f"{wait:.2f} s", file=sys.stderr)
-            if stop.wait(wait):
-                raise _Fatal() from None
+    give_up = tenacity.stop_after_attempt(policy.max_attempts)
+    if budget is not None:
+        give_up = give_up | tenacity.stop_before_delay(budget)
+
+    def sleep(seconds: float) -> None:
+        if stop.wait(seconds):
+            raise _Fatal()
+
+    def announce(state: Any) -> None:
+        print(f"{model_id}: {uid}: {state.outcome.exception()}; retry "
+              f"{state.attempt_number}/{policy.max_attempts - 1} in "
+              f"{state.upcoming_sleep:.2f} s", file=sys.stderr)
+
+    retrying = tenacity.Retrying(
+        stop=give_up, wait=policy.wait(), sleep=sleep, before_sleep=announce,
+        retry=tenacity.retry_if_exception(lambda e: isinstance(e, ApiError) and e.retryable))
+    try:
+        return retrying(fn)
+    except tenacity.RetryError as err:
+        exc, attempts = err.last_attempt.exception(), err.last_attempt.attempt_number
+        if attempts < policy.max_attempts:  # stopped by the utterance's time budget
+            raise ApiError("timeout", f"timeout after {budget:g} s (last error: {exc}, "
+                                      f"{attempts} attempts)") from None
+        if attempts == 1:
+            raise exc from None
+        raise ApiError(exc.kind, f"{exc.args[0]} (after {attempts} attempts)",
+                       exc.status) from None
+    except ApiError as exc:  # not retryable: the last answer, saying how many attempts it took
+        attempts = retrying.statistics.get("attempt_number", 1)
+        if attempts > 1 and exc.kind != "auth":
+            raise ApiError(exc.kind, f"{exc.args[0]} (after {attempts} attempts)",
+                           exc.status) from None
+        raise
 
 
 def run(program_file: str, argv: list[str], transcribe_one: Callable[[str, str], str],

@@ -7,9 +7,12 @@ poll `GetTranscriptionJob` until COMPLETED or FAILED, fetch the transcript JSON 
 the uploaded object. Job names are derived from the utterance ID and audio hash, so a retried
 utterance finds its own job again (ConflictException) instead of paying twice.
 
-botocore's own retries are off: apiclient.py's policy (backoff with jitter on throttling and
-5xx, per-request timeout, concurrency limit, fail fast on rejected credentials) governs, as for
-every API model. Endpoints are settings, so tests use loopback S3 and Transcribe servers.
+Each AWS call is retried by botocore's standard retry mode (AWS's own list of throttling and
+transient errors, its backoff with jitter), up to the card's `api.max_attempts`; apiclient.py
+then records what still failed without retrying it again (`ApiError(retried=True)`), keeps the
+concurrency limit and fails fast on rejected credentials, as for every API model. A call that
+times out is not retried: the contract's per-request timeout marks the utterance failed.
+Endpoints are settings, so tests use loopback S3 and Transcribe servers.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+import threading
 import time
 import wave
 from typing import Any
@@ -26,64 +30,88 @@ from apiclient import ApiError, RetryPolicy, load_card, request, run, settings
 CARD = load_card(__file__)
 SETTINGS = settings(CARD)
 POLICY = RetryPolicy.from_card(CARD)
-THROTTLED = {"ThrottlingException", "LimitExceededException", "TooManyRequestsException",
-             "SlowDown", "RequestLimitExceeded", "ProvisionedThroughputExceededException"}
+# Rejected credentials stop the run (apiclient); AWS answers some of them with HTTP 400.
 AUTH = {"UnrecognizedClientException", "InvalidSignatureException", "AccessDenied",
         "AccessDeniedException", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
         "ExpiredTokenException", "InvalidClientTokenId", "MissingAuthenticationToken"}
 _clients: dict[str, Any] = {}
+_clients_lock = threading.Lock()
+_attempts = threading.local()  # attempts botocore made for this thread's last call
 
 
 def client(service: str) -> Any:
-    """One boto3 client per service (thread-safe), with our timeouts and no own retries."""
-    if service not in _clients:
-        import boto3
-        from botocore.config import Config
+    """One boto3 client per service (shared by the threads), with botocore's standard retries
+    bounded by the card's max_attempts and the card's per-request timeout."""
+    with _clients_lock:
+        if service not in _clients:
+            import boto3
+            from botocore.config import Config
 
-        endpoint = SETTINGS["AWS_S3_ENDPOINT_URL" if service == "s3"
-                            else "AWS_TRANSCRIBE_ENDPOINT_URL"] or None
-        config = Config(retries={"total_max_attempts": 1, "mode": "standard"},
-                        connect_timeout=POLICY.timeout_s, read_timeout=POLICY.timeout_s,
-                        max_pool_connections=max(10, POLICY.concurrency),
-                        s3={"addressing_style": "path"})
-        _clients[service] = boto3.client(service, region_name=SETTINGS["AWS_REGION"],
-                                         endpoint_url=endpoint, config=config)
+            endpoint = SETTINGS["AWS_S3_ENDPOINT_URL" if service == "s3"
+                                else "AWS_TRANSCRIBE_ENDPOINT_URL"] or None
+            config = Config(retries={"mode": "standard",
+                                     "total_max_attempts": POLICY.max_attempts},
+                            connect_timeout=POLICY.timeout_s, read_timeout=POLICY.timeout_s,
+                            max_pool_connections=max(10, POLICY.concurrency),
+                            s3={"addressing_style": "path"})
+            made = boto3.client(service, region_name=SETTINGS["AWS_REGION"],
+                                endpoint_url=endpoint, config=config)
+            # First in line on the event botocore's retry handler uses, so a timed-out call
+            # ends before a retry is scheduled.
+            event = f"needs-retry.{made.meta.service_model.service_id.hyphenize()}"
+            made.meta.events.register_first(event, _on_attempt)
+            _clients[service] = made
     return _clients[service]
 
 
-def aws_call(fn: Any, **kwargs: Any) -> Any:
-    """A boto3 call, its failures classified as ApiError."""
-    from botocore.exceptions import (
-        BotoCoreError,
-        ClientError,
-        ConnectTimeoutError,
-        EndpointConnectionError,
-        NoCredentialsError,
-        ReadTimeoutError,
-    )
+def _on_attempt(attempts: int, response: Any = None, caught_exception: Any = None,
+                operation: Any = None, **_: Any) -> None:
+    """botocore's `needs-retry` hook, after every attempt: count it, log a failure, and end a
+    timed-out call here (the per-request timeout fails the utterance, it is not retried).
+    Returns None, so botocore's standard retry handler alone decides about retries."""
+    from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
 
+    _attempts.n = attempts
+    name = getattr(operation, "name", "call")
+    if isinstance(caught_exception, (ReadTimeoutError, ConnectTimeoutError)):
+        raise ApiError("timeout", f"{name}: no answer within {POLICY.timeout_s:g} s",
+                       retried=True)
+    if caught_exception is not None:
+        what = f"{type(caught_exception).__name__}"
+    elif response is not None and response[0].status_code >= 400:
+        code = (response[1] or {}).get("Error", {}).get("Code", "")
+        what = f"{code} (HTTP {response[0].status_code})"
+    else:
+        return
+    print(f"{CARD['id']}: {name}: {what}, attempt {attempts}/{POLICY.max_attempts}",
+          file=sys.stderr)
+
+
+def aws_call(fn: Any, **kwargs: Any) -> Any:
+    """A boto3 call (botocore retries it), what still failed classified as ApiError."""
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    _attempts.n = 1
     try:
         return fn(**kwargs)
     except ClientError as exc:
         err = exc.response.get("Error", {})
         code = err.get("Code", "")
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
-        message = f"{code}: {err.get('Message', '')}"
-        if code in THROTTLED or status == 429:
-            raise ApiError("throttled", message, status) from None
+        message = f"{code}: {err.get('Message', '')}{_after()}"
         if code in AUTH or status in (401, 403):
             raise ApiError("auth", message, status) from None
-        if status >= 500 or code in ("InternalFailureException", "ServiceUnavailable"):
-            raise ApiError("server", message, status) from None
-        raise ApiError("client", message, status) from None
+        kind = "throttled" if status == 429 else "server" if status >= 500 else "client"
+        raise ApiError(kind, message, status, retried=True) from None
     except NoCredentialsError:
         raise ApiError("auth", "no AWS credentials in the environment") from None
-    except (ReadTimeoutError, ConnectTimeoutError):
-        raise ApiError("timeout", f"no answer within {POLICY.timeout_s:g} s") from None
-    except EndpointConnectionError as exc:
-        raise ApiError("network", str(exc)) from None
-    except BotoCoreError as exc:
-        raise ApiError("network", f"{type(exc).__name__}: {exc}") from None
+    except BotoCoreError as exc:  # connection failures, after botocore's retries
+        raise ApiError("network", f"{exc}{_after()}", retried=True) from None
+
+
+def _after() -> str:
+    n = getattr(_attempts, "n", 1)
+    return f" (after {n} attempts)" if n > 1 else ""
 
 
 def job_name(uid: str, audio: bytes) -> str:

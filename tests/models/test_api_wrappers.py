@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from email.utils import formatdate
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,19 @@ def test_throttling_then_success_recovers(vendor, stub_factory, mini, few, trans
     assert not read_tsv_pairs(result.result_dir / "failed.tsv")
     assert len(stub.requests) == len(few) + 4  # every scripted fault was retried
     assert "retry" in result.log_path.read_text()
+
+
+def test_http_date_retry_after_is_honoured(vendor, stub_factory, mini, few, transcripts,
+                                           tmp_path, monkeypatch):
+    """`Retry-After` as an HTTP-date (RFC 9110), not only as seconds: the retry waits for it."""
+    stub = stub_factory(vendor.stub, transcripts)
+    stub.script = [(429, {"Retry-After": formatdate(time.time() + 3, usegmt=True)})]
+    result = run_wrapper(vendor, stub, mini, few[:1], tmp_path, stub.key, monkeypatch,
+                         ASRBENCH_API_MAX_BACKOFF_S="10")
+    assert set(read_tsv_pairs(result.hyp_path)) == {few[0].id}
+    first, retry = stub.requests
+    # The date has whole seconds, so the wait is 2-3 s; the jittered backoff alone is < 0.05 s.
+    assert retry["t"] - first["t"] > 1.5, retry["t"] - first["t"]
 
 
 def test_persistent_5xx_is_recorded_per_utterance(vendor, stub_factory, mini, few, transcripts,

@@ -7,7 +7,7 @@ a wrapper that passes here sends what the vendor expects. Tests script them:
 - `transcripts`: audio SHA-256 -> the text to answer (unknown audio gets "");
 - `script`: responses served first, in order, e.g. `[(429, {"Retry-After": "0"})]`;
 - `slow`: audio SHA-256 -> seconds to wait before answering (to provoke client timeouts);
-- `requests`: what was received (path, headers, body size), for assertions.
+- `requests`: what was received (path, headers, body size, arrival time), for assertions.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class StubServer:
                 body = self.rfile.read(length)
                 with stub._lock:
                     stub.requests.append({"path": self.path, "headers": dict(self.headers),
-                                          "size": len(body)})
+                                          "size": len(body), "t": time.monotonic()})
                     scripted = stub.script.pop(0) if stub.script else None
                 if scripted is not None:
                     status, headers = scripted
@@ -275,9 +275,11 @@ class TranscribeStub(StubServer):
         m = re.fullmatch(r"s3://([^/]+)/(.+)", uri)
         if not m:
             return self.error(400, "BadRequestException", f"invalid MediaFileUri {uri!r}")
+        from botocore.exceptions import BotoCoreError, ClientError
+
         try:
             audio = self.s3.get_object(Bucket=m.group(1), Key=m.group(2))["Body"].read()
-        except Exception:
+        except (ClientError, BotoCoreError):
             return self.error(400, "BadRequestException",
                               "The S3 URI that you provided can't be accessed.")
         job = {"TranscriptionJobName": name, "TranscriptionJobStatus": "IN_PROGRESS",

@@ -11,6 +11,7 @@ The texts come from `scoring.report`; every file is written here, atomically.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) escapes with
 from pathlib import Path
@@ -28,6 +29,7 @@ REPORTS = {"alignment": "alignment.txt", "pra": "hyp.pra", "sys": "hyp.sys", "ta
 # `ops/score` writes them only when asked; the light ones are its default.
 HEAVY = ("alignment", "pra")
 LIGHT = ("sys", "table")
+_EDIT = re.compile("[SDI]")
 
 
 def parse_reports(spec: str) -> tuple[str, ...]:
@@ -102,7 +104,6 @@ def utterance_lines(result: ScoreResult, refs: Mapping[str, str],
     durations = durations or {}
     failed = failed or {}
     enc = _Encoded()
-    enc[None] = "null"  # type: ignore[index]
     correct = _Correct(enc).__getitem__
     dump = encode_basestring
     for u in result.utterances:
@@ -112,14 +113,20 @@ def utterance_lines(result: ScoreResult, refs: Mapping[str, str],
         if not errors:
             ops = ", ".join(map(correct, ref))
         else:
-            ref_cols, hyp_cols = text.columns(u)
-            cells = list(map(correct, ref_cols))
-            codes = u.codes
-            for op in "SDI":  # edits are rare: visit only their columns
-                p = codes.find(op)
-                while p >= 0:
-                    cells[p] = f'["{op}", {enc[ref_cols[p]]}, {enc[hyp_cols[p]]}]'
-                    p = codes.find(op, p + 1)
+            # Every reference token as a correct column, then the edits (rare) in column
+            # order: each insertion adds its column, so cells[p] is column p when p is reached.
+            cells = list(map(correct, ref))
+            n_del = n_ins = 0
+            for m in _EDIT.finditer(u.codes):
+                p, op = m.start(), m.group()
+                if op == "S":
+                    cells[p] = f'["S", {enc[ref[p - n_ins]]}, {enc[hyp[p - n_del]]}]'
+                elif op == "D":
+                    cells[p] = f'["D", {enc[ref[p - n_ins]]}, null]'
+                    n_del += 1
+                else:
+                    cells.insert(p, f'["I", null, {enc[hyp[p - n_del]]}]')
+                    n_ins += 1
             ops = ", ".join(cells)
         alts = ", ".join(
             f'{{"chosen": {dump(c)}, "hyp_end": {b}, "hyp_start": {a}, "written": {dump(w)}}}'

@@ -303,6 +303,7 @@ class Scorer:
         k = longest + 2
         aligner = None
         extend = hyp_flat.extend
+        rule_ids: dict[int, list[list[int]]] = {}  # DAE rule -> ids of its forms
         special = range(len(ids)) if fst_only else [u for u, x in enumerate(found) if x]
         done = 0  # utterances before `done` have their pairs
         for u in itertools.chain(special, [len(ids)]):
@@ -326,7 +327,9 @@ class Scorer:
                     # set and cost as the FST, so the same counts. Only the winner's words
                     # are built.
                     run_ids = [self._ids(run) for run in runs]
-                    slot_ids = [[self._ids(f) for f in x.forms] for x in slots]
+                    slot_ids = [rule_ids[x.rule] if x.rule in rule_ids else
+                                rule_ids.setdefault(x.rule, [self._ids(f) for f in x.forms])
+                                for x in slots]
                     combos = list(itertools.product(*(_branch_order(x) for x in slots)))
                     start = len(pair_off)
                     tails = list(zip(slot_ids, run_ids[1:], strict=True))

@@ -101,6 +101,14 @@ def bytes_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def stream_sha256(chunks: Iterable[bytes]) -> str:
+    """SHA-256 of bytes that arrive in pieces (a remote object read in ranges)."""
+    h = hashlib.sha256()
+    for chunk in chunks:
+        h.update(chunk)
+    return h.hexdigest()
+
+
 def hash_file(path: Path, chunk: int = 1 << 20) -> str:
     """SHA-256 of a file read now (no memo): for verifying bytes just downloaded or written."""
     h = hashlib.sha256()

@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "Serve a model as an OpenAI-compatible endpoint."),
     "push": ("push", "Publish a dataset or model to a zoo remote."),
     "pull": ("pull", "Fetch a dataset or model from a zoo remote."),
-    "zoo": ("zoo", "Inspect zoo remotes: list, show."),
+    "zoo": ("zoo", "Inspect zoo remotes: list, show, verify [--repair]."),
     "perturb": ("perturb", "Derive a perturbed dataset (robustness bank)."),
     "robustness": ("robustness", "Run models over a perturbation grid: WER, WERD, NWERD."),
 }

@@ -31,6 +31,9 @@ def push(
     config: Path = ConfigOpt,
     as_json: bool = JsonOpt,
     quiet: bool = QuietOpt,
+    verify_remote: bool = typer.Option(
+        False, "--verify", help="re-hash objects the remote already holds (reads them back) "
+        "and re-upload any that are corrupt; objects a pull found corrupt are always re-hashed"),
 ) -> None:
     """Upload missing objects, then publish the version's manifest."""
     kind, entry_id = kind_id(dataset, model)
@@ -45,6 +48,7 @@ def push(
         with_image=with_image,
         image_ref=image,
         reporter=reporter(quiet),
+        verify_remote=verify_remote,
     )
     if as_json:
         typer.echo(json.dumps(res.as_dict(), sort_keys=True))

@@ -1,4 +1,5 @@
-"""`asrbench zoo` (ops/zoo): what the zoo remotes and the local cache hold: list, show."""
+"""`asrbench zoo` (ops/zoo): what the zoo remotes hold (list, show) and whether it is intact
+(verify [--repair])."""
 
 from __future__ import annotations
 
@@ -98,3 +99,40 @@ def show(
             f"  {v['version']}  {v['created']}  {v['files']} files  {human(v['bytes'])}"
             f"{img}  {'cached' if v['cached'] else 'not cached'}{tag}"
         )
+
+
+@app.command()
+def verify(
+    dataset: str = typer.Option(None, "-d", "--dataset", help="dataset ID"),
+    model: str = typer.Option(None, "-m", "--model", help="model ID"),
+    version: str = typer.Option(None, "--version", help="version (default: latest)"),
+    repair: bool = typer.Option(False, "--repair", help="re-upload corrupt or missing objects "
+                                "from a good local copy (zoo cache or the entry's folder)"),
+    source: Path = typer.Option(None, "--source", help="folder with good copies (default "
+                                "datasets/ID or models/ID)"),
+    remote: str = RemoteOpt,
+    config: Path = ConfigOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Read every object of a version back from the remote and check its SHA-256."""
+    from asrbench.cli.zoo_common import kind_id
+    from asrbench.zoo.progress import Reporter
+    from asrbench.zoo.verify import verify as do_verify
+
+    kind, entry_id = kind_id(dataset, model)
+    res = do_verify(kind, entry_id, version=version, remote=remote, config=config,
+                    repair=repair, source=source, reporter=Reporter())
+    if as_json:
+        typer.echo(json.dumps(res.as_dict(), sort_keys=True))
+    else:
+        typer.echo(f"{kind} {entry_id}@{res.version} on {res.remote}: {res.objects} object(s), "
+                   f"{human(res.bytes_read)} read back in {res.seconds:.1f} s; "
+                   f"{len(res.bad)} bad, {len(res.repaired)} repaired")
+        for b in res.bad:
+            typer.echo(f"  bad: {b['path']} ({b['why']})")
+        for u in res.unrepaired:
+            typer.echo(f"  not repaired: {u['path']}: {u['why']}")
+        if res.bad and not repair:
+            typer.echo("  rerun with --repair to re-upload them from a good local copy")
+    if not res.ok:
+        raise typer.Exit(1)

@@ -4,12 +4,14 @@
 <cache>/zoo/manifests/<kind>s/<ID>/<V>.json       manifests already checked
 <cache>/zoo/partial/<hex>.part, <hex>.done       a download in progress and its finished chunks
 <cache>/zoo/checkouts/<kind>s/<ID>/<V>/           versions materialised beside a local folder
+<cache>/zoo/corrupt/<remote>.txt                  objects found corrupt there (re-hashed by push)
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from asrbench.fsio import atomic_write_text
 from asrbench.settings import settings
 from asrbench.zoo.manifest import object_key
 
@@ -54,6 +56,22 @@ class Cache:
                 kind = folder.parent.name.removesuffix("s")
                 out[f"{kind} {folder.name}"] = self.cached_versions(kind, folder.name)
         return out
+
+    def _corrupt_file(self, remote: str) -> Path:
+        return self.root / "corrupt" / f"{remote}.txt"
+
+    def corrupt(self, remote: str) -> set[str]:
+        """Objects a pull found corrupt on `remote` and no push or repair has replaced yet."""
+        path = self._corrupt_file(remote)
+        return set(path.read_text().split()) if path.is_file() else set()
+
+    def note_corrupt(self, remote: str, shas: list[str]) -> None:
+        atomic_write_text(self._corrupt_file(remote),
+                          "".join(f"{s}\n" for s in sorted(self.corrupt(remote) | set(shas))))
+
+    def clear_corrupt(self, remote: str, shas: set[str]) -> None:
+        left = self.corrupt(remote) - shas
+        atomic_write_text(self._corrupt_file(remote), "".join(f"{s}\n" for s in sorted(left)))
 
     def usage(self) -> tuple[int, int]:
         """(number of objects, bytes) held in the cache."""

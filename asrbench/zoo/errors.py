@@ -13,3 +13,7 @@ class ZooInputError(ZooError, InputError):
 
 class ZooNotFound(ZooInputError):
     """The remote holds no such entry or version."""
+
+
+class ZooCorrupt(ZooError):
+    """An object whose bytes do not hash to its name (corrupted on the remote or in transit)."""

@@ -18,7 +18,7 @@ from asrbench.identity import bytes_sha256, hash_file
 from asrbench.resolve import local_dir
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import KINDS, ZooConfig, load_config
-from asrbench.zoo.errors import ZooError, ZooInputError, ZooNotFound
+from asrbench.zoo.errors import ZooCorrupt, ZooError, ZooInputError, ZooNotFound
 from asrbench.zoo.manifest import (
     FileEntry,
     check_id,
@@ -134,7 +134,7 @@ class _Download:
         got = hash_file(self.part, CHUNK)
         if got != self.sha:
             self.discard()
-            raise ZooError(
+            raise ZooCorrupt(
                 f"{self.label}: SHA-256 verification failed (expected {self.sha}, got {got})"
             )
         os.chmod(self.part, 0o444)  # cache objects are hard-linked into places: keep them intact
@@ -148,7 +148,7 @@ class _Download:
         got = bytes_sha256(data)
         if got != self.sha:
             self.discard()
-            raise ZooError(
+            raise ZooCorrupt(
                 f"{self.label}: SHA-256 verification failed (expected {self.sha}, got {got})"
             )
         os.pwrite(self.fd, data, 0)
@@ -189,15 +189,20 @@ def download_objects(
     downloads = [_Download(cache, sha, size, label) for sha, (size, label) in wanted.items()]
     stop = threading.Event()
     errors: list[str] = []
+    corrupt: list[str] = []
     errors_lock = threading.Lock()
 
-    def fail(msg: str) -> None:
+    def fail(msg: str, sha: str | None = None) -> None:
         with errors_lock:
             errors.append(msg)
+            if sha:
+                corrupt.append(sha)
 
     def finalize(d: _Download) -> None:
         try:
             d.finalize()
+        except ZooCorrupt as exc:
+            fail(str(exc), d.sha)
         except ZooError as exc:
             fail(str(exc))
 
@@ -226,6 +231,8 @@ def download_objects(
             # and the re-read (most dataset files are one chunk).
             try:
                 d.finalize_whole(data)
+            except ZooCorrupt as exc:
+                fail(str(exc), d.sha)
             except ZooError as exc:
                 fail(str(exc))
             return
@@ -251,9 +258,15 @@ def download_objects(
     if errors:
         head = "\n  ".join(errors[:10])
         more = f"\n  ... and {len(errors) - 10} more" if len(errors) > 10 else ""
-        raise ZooError(
+        hint = ""
+        if corrupt:
+            # Remembered, so the next push re-hashes these objects and re-uploads them.
+            cache.note_corrupt(rem.name, corrupt)
+            hint = (f"\n{len(corrupt)} object(s) on {rem.name!r} are corrupt: `ops/zoo verify "
+                    "--repair` (where a good copy exists) or a new `ops/push` replaces them")
+        raise (ZooCorrupt if corrupt else ZooError)(
             f"{len(errors)} object(s) could not be fetched from remote "
-            f"{rem.name!r}:\n  {head}{more}"
+            f"{rem.name!r}:\n  {head}{more}{hint}"
         )
 
 

@@ -110,6 +110,7 @@ def push(
     with_image: bool = False,
     image_ref: str | None = None,
     reporter: Reporter | None = None,
+    verify_remote: bool = False,
 ) -> PushResult:
     """Publish the folder of a dataset or model as a new immutable version (idempotent).
 
@@ -147,17 +148,30 @@ def push(
     stamps: dict[str, tuple[int, int]] = {}  # path -> (size, mtime_ns) when hashed
     uploaded: dict[str, Path] = {}  # sha -> source, for the objects this push sent
 
+    suspect = Cache().corrupt(spec.name)  # objects a pull found corrupt on this remote
+
+    def intact(sha: str, size: int) -> bool:
+        """Whether the remote holds this object intact: same size, and re-hashed when a pull
+        found it corrupt before (or always, with verify_remote)."""
+        if rem.stat(object_key(sha)) != size:
+            return False
+        if verify_remote or sha in suspect:
+            from asrbench.zoo.verify import remote_sha256
+
+            return remote_sha256(rem, object_key(sha), size) == sha
+        return True
+
     def prepare(path: Path) -> tuple[FileEntry, tuple[int, int], bool]:
         st = path.stat()
         entry = file_entry(root, path)
-        return entry, (st.st_size, st.st_mtime_ns), rem.stat(object_key(entry.sha256)) == entry.size
+        return entry, (st.st_size, st.st_mtime_ns), intact(entry.sha256, entry.size)
 
     def plan() -> Iterator[tuple[Path, str]]:
         """Yield the objects to upload as hashing and HEAD checks finish, in order."""
         seen: set[str] = set()
         if image and image_path:
             seen.add(image["sha256"])
-            if rem.stat(object_key(image["sha256"])) == image["size"]:
+            if intact(image["sha256"], image["size"]):
                 reporter.advance(image["size"])
             else:
                 uploaded[image["sha256"]] = image_path
@@ -187,6 +201,8 @@ def push(
         finally:
             reporter.finish()
         _check_unchanged(root, rem, files, stamps, uploaded)
+        if suspect:
+            Cache().clear_corrupt(spec.name, set(uploaded) | {f.sha256 for f in files})
         meta = _entry_meta(kind, root, files)
         created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         manifest = build_manifest(kind, entry_id, files, meta, image, created)

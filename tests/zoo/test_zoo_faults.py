@@ -261,3 +261,49 @@ def test_pull_of_big_object_resumes_from_finished_chunks(seaweed, zoo_cfg, tmp_p
     res = pull("dataset", "big", config=zoo_cfg, dest=dest)
     assert 0 < res.bytes_downloaded <= res.bytes_total - chunk
     assert tree_bytes(dest) == tree_bytes(big)
+
+
+def _flip_one_byte(seaweed, zoo_cfg, sha: str) -> None:
+    key = f"{_prefix(zoo_cfg)}/{object_key(sha)}"
+    client = seaweed.client()
+    bad = bytearray(client.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+    bad[len(bad) // 2] ^= 0xFF  # same size: a HEAD size check cannot see it
+    client.put_object(Bucket=BUCKET, Key=key, Body=bytes(bad))
+
+
+def test_push_after_a_detected_corruption_repairs_the_remote(seaweed, zoo_cfg, mini_en,
+                                                              tmp_path, s3_env):
+    """The reported bug: push said 'already published, uploaded 0' and the remote stayed broken."""
+    push("dataset", "mini_en", source=mini_en, config=zoo_cfg)
+    victim = next(f for f in scan_folder(mini_en) if f.path.endswith(".wav"))
+    _flip_one_byte(seaweed, zoo_cfg, victim.sha256)
+    with pytest.raises(ZooError, match="corrupt"):
+        pull("dataset", "mini_en", config=zoo_cfg, dest=tmp_path / "a")
+    again = push("dataset", "mini_en", source=mini_en, config=zoo_cfg)
+    assert again.already_published and again.objects_uploaded == 1  # only the corrupt one
+    pull("dataset", "mini_en", config=zoo_cfg, dest=tmp_path / "b")
+    assert tree_bytes(tmp_path / "b") == tree_bytes(mini_en)
+
+
+def test_zoo_verify_finds_and_repairs_corruption(seaweed, zoo_cfg, mini_en, tmp_path, s3_env):
+    from asrbench.zoo.verify import verify
+
+    push("dataset", "mini_en", source=mini_en, config=zoo_cfg)
+    clean = verify("dataset", "mini_en", config=zoo_cfg)
+    assert clean.ok and not clean.bad and clean.bytes_read > 0
+    victims = [f for f in scan_folder(mini_en) if f.path.endswith(".wav")][:2]
+    for v in victims:
+        _flip_one_byte(seaweed, zoo_cfg, v.sha256)
+    out = zoo_cli("verify", "-d", "mini_en", "--config", str(zoo_cfg), "--json", env=s3_env)
+    assert out.returncode == 1, out.stderr
+    found = json.loads(out.stdout)
+    assert sorted(b["path"] for b in found["bad"]) == sorted(v.path for v in victims)
+    # Without a good copy nothing can be repaired, and it says where it looked.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = verify("dataset", "mini_en", config=zoo_cfg, repair=True, source=empty)
+    assert not res.ok and len(res.unrepaired) == 2 and "no local copy" in res.unrepaired[0]["why"]
+    out = zoo_cli("verify", "-d", "mini_en", "--config", str(zoo_cfg), "--repair", "--source",
+                  str(mini_en), env=s3_env)
+    assert out.returncode == 0 and "2 repaired" in out.stdout, out.stdout + out.stderr
+    assert verify("dataset", "mini_en", config=zoo_cfg).ok

@@ -88,3 +88,20 @@ def test_ops_score_bad_input_is_one_error_line(files: tuple[Path, Path], tmp_pat
     proc = _run(ref, bad, "-o", tmp_path / "y")
     assert proc.returncode == 2 and "not in the reference" in proc.stderr
     assert not (tmp_path / "y" / "summary.json").exists()
+
+
+def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path) -> None:
+    # Start-up is part of every `ops/score`: none of the platform's other stacks (Docker, S3,
+    # audio, perturbation DSP), nor OpenFST or nemo when no hypothesis needs them.
+    ref, hyp = files
+    heavy = ["docker", "boto3", "botocore", "numba", "llvmlite", "soundfile", "soxr", "scipy",
+             "librosa", "onnxruntime", "torch", "yaml", "rich", "psutil", "pywrapfst", "pynini",
+             "nemo_text_processing", "jiwer"]
+    code = (
+        "import sys\nfrom asrbench.cli import main\n"
+        f"code = main(['score', {str(ref)!r}, {str(hyp)!r}, '-o', {str(tmp_path / 'o')!r}])\n"
+        f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    proc = subprocess.run([str(REPO_ROOT / "ops" / "_py"), "-c", code], capture_output=True,
+                          text=True, check=True, timeout=300)
+    assert proc.stdout.strip().splitlines()[-1] == "0 []", proc.stdout + proc.stderr

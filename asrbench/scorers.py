@@ -22,13 +22,18 @@ from scoring import Scorer, ScorerConfig
 _SCORERS: dict[tuple[str, str], Scorer] = {}
 
 
-def _portable(cfg: Any) -> Any:
+# ScorerConfig fields that name a data file: in the identity the file counts by its content
+# (data_files[kind].sha256), so the same list elsewhere is the same scorer.
+_DATA_FILE_FIELDS = ("interjections", "uk_us", "alternatives")
+
+
+def _portable(cfg: Any, top: bool = True) -> Any:
     """Config without local paths: a data file is identified by its hash, not its location."""
     if isinstance(cfg, dict):
-        return {k: _portable(v) for k, v in cfg.items()
-                if k not in ("path", "cache_dir", "versions")}
+        drop = ("path", "cache_dir", "versions") + (_DATA_FILE_FIELDS if top else ())
+        return {k: _portable(v, False) for k, v in cfg.items() if k not in drop}
     if isinstance(cfg, list):
-        return [_portable(v) for v in cfg]
+        return [_portable(v, False) for v in cfg]
     return cfg
 
 

@@ -189,14 +189,14 @@ def test_scorer_identity_moves_with_options_and_data_files(tmp_path: Path) -> No
     assert scorer_identity(get_scorer("en", {"nsw": False, "punc": False})).config_hash != \
         base.config_hash
     alt = tmp_path / "alts.txt"
-    alt.write_text("okay, ok\n")
+    alt.write_text("okay|ok\n")
     one = scorer_identity(get_scorer("en", {"nsw": False, "alternatives": str(alt)}))
     alt2 = tmp_path / "alts2.txt"
-    alt2.write_text("okay, ok, o.k.\n")
+    alt2.write_text("okay|ok|o.k.\n")
     two = scorer_identity(get_scorer("en", {"nsw": False, "alternatives": str(alt2)}))
     assert len({base.config_hash, one.config_hash, two.config_hash}) == 3
     copy = tmp_path / "same.txt"
-    copy.write_text("okay, ok\n")  # same content elsewhere: the same identity
+    copy.write_text("okay|ok\n")  # same content elsewhere: the same identity
     assert scorer_identity(get_scorer("en", {"nsw": False, "alternatives": str(copy)})
                            ).config_hash == one.config_hash
     assert base.code.startswith("sha256:")

@@ -33,7 +33,7 @@ from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.results import layout
 from asrbench.results.summary import Selection, Summary
 from asrbench.runners import Runner, RunOptions, get_runner
-from asrbench.scorers import get_scorer, scorer_identity
+from asrbench.scorers import get_scorer, scorer_config, scorer_identity
 from asrbench.settings import settings
 from scoring.metrics import Metrics
 
@@ -226,7 +226,7 @@ def run_benchmark(
         "cache": {"key": key, "inputs": key_inputs, "folder": str(cache.root), "hit": cache_hit,
                   "utts_run": len(todo)},
         "contract_problems": problems,
-        "scorer": {**sid, "config": scorer.config_dict() if scorer else None},
+        "scorer": {**sid, "config": scorer_config(scorer) if scorer else None},
         "packages": package_versions(),
         "host": host_info(),
         "times": {"started": started, "ended": utc_now(), "wall_s": round(wall, 3),

@@ -77,9 +77,15 @@ def pool_files(kind: str, ctx: Context) -> list[Path]:
     return files
 
 
-@functools.lru_cache(maxsize=64)
 def load_mono(path: str, sr: int) -> np.ndarray:
-    """Read a file as mono float64 at `sr` (cached per process: noise files are reused a lot)."""
+    """Read a file as mono float64 at `sr`, cached per process by the file's (size, mtime), so
+    a noise file replaced in place is read again (noise files are reused a lot)."""
+    st = Path(path).stat()
+    return _load_mono(str(path), sr, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_mono(path: str, sr: int, size: int, mtime_ns: int) -> np.ndarray:
     x, file_sr = sf.read(path, dtype="float64", always_2d=True)
     x = x.mean(axis=1)
     out = resample(x, file_sr, sr)

@@ -57,6 +57,8 @@ def collect(results_root: Path) -> tuple[dict[str, dict[str, Cell]], dict[str, d
         except SummaryError as exc:
             problems.append(str(exc))
             continue
+        if s.metrics is None:
+            continue  # a reference-free dataset: hypotheses only, nothing to rank
         model = s.model or folder.parent.name
         dataset = s.dataset or folder.name.split(SEP)[0]
         if folder.name == dataset:

@@ -91,3 +91,73 @@ class Progress:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._emit(final=True)
+
+
+class CampaignProgress:
+    """One progress line over a grid of cells (conditions x models, datasets x models...).
+
+    Cells report the audio they covered when they finish (`cell_done`); the line shows cells
+    and utterances done, audio speed and ETA, redrawn in place on a terminal and printed every
+    `every_s` seconds (and at each finished cell) elsewhere, so a long grid shows life.
+    """
+
+    def __init__(self, label: str, n_cells: int, n_utts: int, audio_s: float,
+                 stream: TextIO | None = None, every_s: float = 10.0, enabled: bool = True):
+        self.label, self.n_cells, self.n_utts, self.audio_s = label, n_cells, n_utts, audio_s
+        self.cells = self.utts = 0
+        self.done_s = 0.0
+        self.current = ""
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.every_s = 0.5 if self.tty else every_s
+        self.enabled = enabled
+        self.start_t = time.monotonic()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start_cell(self, name: str) -> None:
+        with self._lock:
+            self.current = name
+
+    def cell_done(self, n_utts: int, audio_s: float) -> None:
+        with self._lock:
+            self.cells += 1
+            self.utts += n_utts
+            self.done_s += audio_s
+        self._emit()
+
+    def line(self) -> str:
+        wall = max(time.monotonic() - self.start_t, 1e-6)
+        speed = self.done_s / wall
+        eta = (self.audio_s - self.done_s) / speed if speed > 0 else float("inf")
+        now = f", now {self.current}" if self.current and self.cells < self.n_cells else ""
+        return (f"{self.label}: {self.cells}/{self.n_cells} cells, {self.utts}/{self.n_utts} "
+                f"utts, audio {self.done_s / 3600:.3f}/{self.audio_s / 3600:.3f} h, "
+                f"{speed:.2f} audio-s/s, ETA {_fmt_eta(eta)}{now}")
+
+    def _emit(self, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        text = self.line()
+        if self.tty:
+            self.stream.write("\r\033[K" + text + ("\n" if final else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self._emit()
+
+    def __enter__(self) -> CampaignProgress:
+        if self.enabled:
+            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._emit(final=True)

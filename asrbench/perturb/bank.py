@@ -20,6 +20,7 @@ from asrbench.settings import Settings
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 ASSET_DIR = PACKAGE_DIR / "assets" / "noise"
+BABBLE_DIR = PACKAGE_DIR / "assets" / "babble"  # fallback talkers (see assets/ATTRIBUTION.md)
 MOH_DIR = Path("/usr/share/asterisk/moh")
 AUDIO_EXT = (".wav", ".flac", ".ogg")
 # Libraries whose numbers the bank's output depends on.
@@ -73,7 +74,8 @@ def asset_identity(settings: Settings, dataset_hash: str | None) -> dict[str, An
     overrides = {kind: _listing(Path(folder)) for kind, folder in sorted(settings.noise.items())}
     rir = ({"user": _listing(settings.rir_dir)} if settings.rir_dir else
            {"simulated": "pyroomacoustics " + _version("pyroomacoustics")})
-    return {"shipped": _listing(ASSET_DIR), "moh": _listing(MOH_DIR), "overrides": overrides,
+    return {"shipped": {"noise": _listing(ASSET_DIR), "babble": _listing(BABBLE_DIR)},
+            "moh": _listing(MOH_DIR), "overrides": overrides,
             "rir": rir, "babble_dataset": dataset_hash}
 
 

@@ -29,7 +29,7 @@ from asrbench.identity import files_sha256
 from asrbench.perturb.apply import apply_spec
 from asrbench.perturb.bank import asset_identity, assets_digest, code_digest, perturb_key
 from asrbench.perturb.dsp import PerturbError
-from asrbench.perturb.noise import Context
+from asrbench.perturb.noise import Context, babble_pool
 from asrbench.perturb.spec import canonical_spec, spec_slug
 from asrbench.resolve import resolve_dataset
 from asrbench.settings import settings
@@ -131,7 +131,8 @@ def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | Non
         "description": f"Derived from {ds.id} by ops/perturb -p '{canon}' --seed {seed}.",
         "derived_from": {"dataset": ds.id, "hash": parent_hash, "spec": canon,
                          "seed": seed, "code": code_digest(), "assets": adigest,
-                         "asset_files": assets, "utterances": len(rows)},
+                         "asset_files": assets, "babble_pool": babble_pool(ds),
+                         "utterances": len(rows)},
     })
     write_dataset(out, meta, ds.columns, rows)
     load_dataset(out)  # the derived folder must pass the same validator as any dataset

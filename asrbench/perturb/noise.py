@@ -6,7 +6,8 @@ Kinds (used by `src=` in specs and by the Aurora test-set definitions):
 - `music`: Debian asterisk-moh-opsound-wav tracks + the shipped guitar, or $ASRBENCH_NOISE_MUSIC
 - `dishes`, `bike`, `guitar`, `moh`: single real sources
 - `babble`: other speakers' real utterances from the same dataset (never the target speaker),
-  or the speech files in $ASRBENCH_NOISE_BABBLE
+  or the speech files in $ASRBENCH_NOISE_BABBLE; a dataset with no other labelled speaker
+  falls back to the shipped pool (eight utterances of six speakers, assets/babble)
 - `white`, `pink`, `brown`: synthetic, drawn from the seeded RNG
 - any folder path (MUSAN, ESC-50, WHAM!...): every audio file under it
 Folder pools are sorted by path so the seeded choice does not depend on the file system.
@@ -22,7 +23,7 @@ import numpy as np
 import soundfile as sf
 
 from asrbench.dataset import Dataset, Utterance
-from asrbench.perturb.bank import ASSET_DIR, MOH_DIR, audio_files
+from asrbench.perturb.bank import ASSET_DIR, BABBLE_DIR, MOH_DIR, audio_files
 from asrbench.perturb.dsp import PerturbError, resample, rms
 from asrbench.settings import Settings, settings
 
@@ -141,11 +142,20 @@ def _babble_files(ctx: Context) -> list[Path]:
     # Utterances with no SPEAKER label could be anyone, including the target: never use them.
     files = [ds.audio_path(u) for u in ds.utterances
              if u.id != target_id and u.extra.get("SPEAKER") and u.extra.get("SPEAKER") != target]
-    if not files:
-        who = f"utterance {target_id}" if target_id else "this dataset"
-        raise PerturbError(f"babble for {who}: no utterance by another labelled speaker in "
-                           f"{ds.id}; add a SPEAKER column or set $ASRBENCH_NOISE_BABBLE")
-    return files
+    return files or audio_files(BABBLE_DIR)
+
+
+def babble_pool(ds: Dataset) -> str:
+    """Where a dataset's babble comes from: its own other speakers, a folder, or the shipped
+    fallback pool (recorded in derived datasets' provenance and robustness warnings)."""
+    folder = settings().noise.get("babble")
+    if folder:
+        return f"folder {folder} ($ASRBENCH_NOISE_BABBLE)"
+    speakers = {u.extra.get("SPEAKER") for u in ds.utterances if u.extra.get("SPEAKER")}
+    if len(speakers) >= 2:
+        return f"other speakers of {ds.id}"
+    return (f"shipped fallback pool ({BABBLE_DIR.name}: 8 utterances, 6 speakers), because "
+            f"{ds.id} has {'one labelled speaker' if speakers else 'no SPEAKER column'}")
 
 
 def noise_signal(kind: str, n: int, sr: int, rng: np.random.Generator, ctx: Context,

@@ -6,30 +6,67 @@ The model runner lives in `asrbench.benchmark` (another area); this module only 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from asrbench.perturb import metrics
 from asrbench.perturb.derive import derive_dataset
 from asrbench.perturb.spec import canonical_spec, parse_spec
 from asrbench.resolve import resolve_dir
 
+# Perturbations that mix in other talkers (the babble pool): named so a fallback is reported.
+BABBLE_USERS = ("crosstalk", "babble")
+
 
 def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
              runner: str = "auto", jobs: int = 2, normaliser: str = "dnsmos_ovrl",
-             utt_ids: list[str] | None = None,
-             results_root: Path | None = None) -> dict[str, Any]:
+             utt_ids: list[str] | None = None, results_root: Path | None = None,
+             progress: bool = True) -> dict[str, Any]:
     """Benchmark every model on the clean condition and on each spec's derived dataset.
 
     The clean condition is derived too (identity spec), so a subset run (`utt_ids`) compares
     the same utterances everywhere and every condition's audio went through the same writer.
+    A condition whose perturbation cannot be made (a missing noise folder, say) is skipped with
+    a warning kept in the report; the rest of the grid runs. One progress line covers the
+    grid: derivation, then every model x condition cell.
     """
     from asrbench.benchmark import run_benchmark
+    from asrbench.benchmark.progress import CampaignProgress
+    from asrbench.dataset import load_dataset
+    from asrbench.perturb.dsp import PerturbError
 
     conditions = [c for c in dict.fromkeys(canonical_spec(s) for s in specs) if c != "clean"]
     parent = resolve_dir("dataset", dataset)
-    derived = {c: derive_dataset(parent, c, seed=seed, jobs=jobs, utt_ids=utt_ids).path
-               for c in ["clean", *conditions]}
+    ds = load_dataset(parent, check_audio=False)
+    utts = [u for u in ds.utterances if utt_ids is None or u.id in set(utt_ids)]
+    audio_s = sum(u.duration for u in utts)
+    base = normaliser[6:] if normaliser.startswith("model:") else None
+    runs = list(dict.fromkeys([*models, *([base] if base else [])]))
+    n_cells = len(conditions) + 1
+    warnings: list[str] = []
+    derived: dict[str, Path] = {}
+    with CampaignProgress(f"robustness {ds.id}: derive", n_cells, n_cells * len(utts),
+                          n_cells * audio_s, enabled=progress) as prog:
+        for c in ["clean", *conditions]:
+            prog.start_cell(c)
+            try:
+                r = derive_dataset(parent, c, seed=seed, jobs=jobs, utt_ids=utt_ids)
+            except PerturbError as exc:
+                if c == "clean":
+                    raise
+                warnings.append(f"condition {c} skipped: {exc}")
+                print(f"robustness: warning: condition {c} skipped: {exc}", file=sys.stderr)
+            else:
+                derived[c] = r.path
+                pool = yaml.safe_load((r.path / "dataset.yaml").read_text())["derived_from"][
+                    "babble_pool"]
+                if "fallback" in pool and any(n in c for n in BABBLE_USERS):
+                    warnings.append(f"condition {c}: babble from the {pool}")
+            prog.cell_done(len(utts), audio_s)
+    conditions = [c for c in conditions if c in derived]
     quality: dict[str, dict] = {}
     if normaliser != "none" and not normaliser.startswith("model:"):
         from asrbench.perturb.quality import METRICS, dataset_quality
@@ -38,12 +75,18 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
             raise ValueError(f"unknown normaliser {normaliser!r}; use one of "
                              f"{', '.join(METRICS)}, model:ID or none")
         quality = {c: dataset_quality(parent, p)["mean"] for c, p in derived.items()}
-    base = normaliser[6:] if normaliser.startswith("model:") else None
     wers: dict[str, dict[str, float]] = {}
-    for m in dict.fromkeys([*models, *([base] if base else [])]):
-        wers[m] = {c: run_benchmark(model=m, dataset=path, runner=runner, jobs=jobs,
-                                    results_root=results_root, progress=False).metrics.ter
-                   for c, path in derived.items()}
+    n_cells = len(runs) * len(derived)
+    with CampaignProgress(f"robustness {ds.id}", n_cells, n_cells * len(utts),
+                          n_cells * audio_s, enabled=progress) as prog:
+        for m in runs:
+            wers[m] = {}
+            for c, path in derived.items():
+                prog.start_cell(f"{m} x {c}")
+                cell = run_benchmark(model=m, dataset=path, runner=runner, jobs=jobs,
+                                     results_root=results_root, progress=False)
+                wers[m][c] = cell.metrics.ter
+                prog.cell_done(len(utts), audio_s)
     rows: list[dict[str, Any]] = []
     for m in models:
         norm = None
@@ -80,6 +123,9 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
         md += "\nAurora-2 average word accuracy (%), 0-20 dB:\n\n" + metrics.markdown_table(
             [{"model": m, **{f"set {k}": v for k, v in a.items()}} for m, a in aurora.items()],
             ["model", *sorted({f"set {k}" for a in aurora.values() for k in a})])
+    if warnings:
+        md += "\nWarnings:\n\n" + "".join(f"- {w}\n" for w in warnings)
     return {"dataset": dataset, "seed": seed, "conditions": conditions, "normaliser": normaliser,
             "rows": rows, "summary": summary, "aurora_average_accuracy": aurora,
-            "severity_curves": metrics.severity_curves(rows), "markdown": md}
+            "severity_curves": metrics.severity_curves(rows), "warnings": warnings,
+            "markdown": md}

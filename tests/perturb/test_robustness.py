@@ -58,3 +58,50 @@ def test_run_grid_aurora_average_and_base_model(tmp_path, monkeypatch):
     assert "Aurora-2 average word accuracy" in report["markdown"]
     # Base model b has exactly twice a's WERD, so a's NWERD is 0.5 wherever b degrades.
     assert all(r["nwerd"] == pytest.approx(0.5) for r in report["rows"] if r["werd"] > 1e-3)
+
+
+def _single_speaker_copy(tmp_path, mini_en) -> str:
+    """Four LJSpeech utterances (one voice) as a dataset of their own, like a prompt corpus."""
+    from asrbench.dataset import write_dataset
+
+    src = load_dataset(mini_en)
+    utts = [u for u in src.utterances if u.extra.get("SPEAKER") == "LJ"][:4]
+    root = tmp_path / "one_voice"
+    (root / "audio").mkdir(parents=True)
+    for u in utts:
+        (root / u.audio).write_bytes((mini_en / u.audio).read_bytes())
+    write_dataset(root, {**src.meta, "id": "one_voice"}, src.columns, utts)
+    return str(root)
+
+
+def test_grid_on_one_voice_falls_back_skips_and_shows_progress(tmp_path, monkeypatch, capsys,
+                                                               mini_en):
+    """The reported run: a single-speaker set aborted the default grid at crosstalk and then
+    ran 11 minutes without a progress line."""
+    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    empty = tmp_path / "no-noise-here"
+    empty.mkdir()
+    monkeypatch.setenv("ASRBENCH_NOISE_MUSIC", str(empty))  # a user's pool with no audio in it
+    monkeypatch.setattr(asrbench.benchmark, "run_benchmark", _fake_benchmark([]))
+    ds = _single_speaker_copy(tmp_path, mini_en)
+    report = run_grid(["a"], ds, ["crosstalk:3", "music:2", "gaussian_noise:2"],
+                      normaliser="none")
+    assert report["conditions"] == ["crosstalk:3", "gaussian_noise:2"]
+    warnings = " ".join(report["warnings"])
+    assert "condition music:2 skipped" in warnings and str(empty) in warnings
+    assert "crosstalk:3: babble from the shipped fallback pool" in warnings
+    assert "Warnings:" in report["markdown"]
+    err = capsys.readouterr().err
+    assert "robustness one_voice: 3/3 cells, 12/12 utts" in err  # derive 3 conditions
+    assert "robustness one_voice: 3/3 cells" in err.split("derive")[-1]  # then the model cells
+
+
+def test_env_noise_needs_nothing_outside_the_clone(tmp_path, monkeypatch, mini_en):
+    from asrbench.perturb.derive import derive_dataset
+
+    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("ASRBENCH_SHARED", str(tmp_path / "no-shared-folder"))
+    r = derive_dataset(mini_en, "env_noise:3", out=tmp_path / "d", utt_ids=SHORT_IDS[:1])
+    prov = yaml.safe_load((r.path / "dataset.yaml").read_text())["derived_from"]
+    shipped = {name for name, _ in prov["asset_files"]["shipped"]["noise"]}
+    assert shipped == {"doing_the_dishes.wav", "exercise_bike.wav", "guitar_16k.wav"}

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import soundfile as sf
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text
@@ -22,7 +24,94 @@ from asrbench.fsio import atomic_write_text
 REQUIRED_COLUMNS = ("ID", "AUDIO", "DURATION", "TEXT")
 MAX_DURATION_S = 60.0  # longer utterances are reported (warning), never dropped silently
 DURATION_TOLERANCE_S = 0.02
+MIN_DURATION_S = 0.1  # shorter audio is reported (warning): most models return nothing for it
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+# A dataset ID names a folder under datasets/: a safe charset, no separators, no '..'.
+_DATASET_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
+
+
+def check_dataset_id(dataset_id: str) -> str:
+    """Return `dataset_id` if it can name a folder under datasets/, else raise InputError."""
+    if not _DATASET_ID_RE.match(dataset_id or "") or ".." in dataset_id:
+        raise InputError(f"dataset ID {dataset_id!r} is not allowed: use letters, digits, '_', "
+                         "'.', '-' (start with a letter or digit, no '/' or '..', at most 128 "
+                         "characters), e.g. --id my_test_set")
+    return dataset_id
+
+
+def is_blank_reference(text: str) -> bool:
+    """True for a reference with no word in it: empty, or only punctuation and symbols."""
+    return all(unicodedata.category(c)[0] in "PSZ" or c.isspace() for c in text)
+
+
+class _Entry(BaseModel):
+    """One item of `sources:`; unknown keys are refused (they are usually an unquoted comma)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    licence: str | None = None
+    utterances: str | None = None
+    url: str | None = None
+    citation: str | None = None
+
+
+class _DerivedFrom(BaseModel):
+    """Provenance written by asrbench/perturb/derive.py."""
+
+    model_config = ConfigDict(extra="allow")
+    dataset: str
+    hash: str
+    spec: str
+    seed: int
+
+
+class _Archive(BaseModel):
+    """An archive a recipe downloaded: where from and what it hashed to."""
+
+    model_config = ConfigDict(extra="forbid")
+    url: str
+    sha256: str
+    verified: str | None = None
+
+
+class DatasetCard(BaseModel):
+    """The schema of dataset.yaml. Unknown top-level keys are kept and reported as warnings."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str | None = None
+    name: str | None = None
+    language: str | None = None
+    sample_rate: int | None = Field(default=None, gt=0)
+    licence: str | None = None
+    source: str | None = None
+    sources: list[_Entry] | None = None
+    url: str | None = None
+    citation: str | None = None
+    recipe: str | None = None
+    archives: list[_Archive] | None = None
+    description: str | None = None
+    reference_free: StrictBool = False
+    derived_from: _DerivedFrom | None = None
+    columns: dict[str, str] | None = None
+
+
+def _check_card(path: Path, data: dict, problems: list[Problem]) -> None:
+    """Validate dataset.yaml against DatasetCard; one problem per finding, naming the key."""
+    try:
+        card = DatasetCard.model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = ".".join(str(x) for x in err["loc"])
+            if err["type"] == "extra_forbidden":
+                msg = (f"{loc}: unexpected key (a value holding ',' or ':' inside {{...}} or "
+                       "[...] must be quoted, e.g. name: \"CMU ARCTIC (aew, axb)\")")
+            else:
+                msg = f"{loc}: {err['msg']} (got {err.get('input')!r})"
+            problems.append(Problem(str(path), 0, "schema", msg))
+        return
+    for key in sorted(card.model_extra or {}):
+        problems.append(Problem(str(path), 0, "unknown-key",
+                                f"unknown key {key!r} (kept; check its spelling)", "warning"))
 
 
 @dataclass(frozen=True)
@@ -177,6 +266,7 @@ def _read_yaml(path: Path, problems: list[Problem]) -> dict:
     if not isinstance(data, dict):
         problems.append(Problem(str(path), 0, "bad-yaml", "top level must be a mapping"))
         return {}
+    _check_card(path, data, problems)
     return data
 
 
@@ -194,7 +284,7 @@ def _read_rows(path: Path, problems: list[Problem]) -> tuple[list[str], list[Utt
         problems.append(Problem(p, 0, "empty", "metadata.tsv is empty; it needs a header row"))
         return [], []
     try:
-        header = lines[0].decode("utf-8").rstrip("\r").split("\t")
+        header = lines[0].decode("utf-8").removeprefix("\ufeff").rstrip("\r").split("\t")
     except UnicodeDecodeError:
         problems.append(Problem(p, 1, "encoding", "header is not valid UTF-8"))
         return [], []
@@ -258,11 +348,25 @@ def _check(
         return [Problem(str(root), 0, "missing-dir", "dataset folder not found")], {}, [], []
     meta = _read_yaml(root / "dataset.yaml", problems)
     rate = meta.get("sample_rate")
+    rate = rate if isinstance(rate, int) and rate > 0 else None  # else a schema error above
     meta_path = root / "metadata.tsv"
     columns, rows = _read_rows(meta_path, problems)
     p = str(meta_path)
     seen: dict[str, int] = {}
+    reference_free = meta.get("reference_free") is True
     for utt in rows:
+        if reference_free and utt.text:
+            problems.append(
+                Problem(p, utt.line, "reference-free-text",
+                        f"{utt.id}: dataset.yaml declares reference_free: true but TEXT is "
+                        f"{utt.text[:40]!r}; empty the column or drop reference_free"))
+        elif not reference_free and is_blank_reference(utt.text):
+            what = "empty" if not utt.text.strip() else f"only punctuation ({utt.text!r})"
+            problems.append(
+                Problem(p, utt.line, "empty-text",
+                        f"{utt.id}: reference text is {what}: every word the model outputs will "
+                        "count as an insertion; fix the text, drop the row, or declare the "
+                        "dataset reference_free: true", "warning"))
         if not utt.id:
             problems.append(Problem(p, utt.line, "missing-id", "ID is empty"))
         elif not _ID_RE.match(utt.id):
@@ -302,7 +406,26 @@ def _check(
                 Problem(p, utt.line, "unreadable-audio", f"cannot read {utt.audio!r}: {exc}")
             )
             continue
+        if info.format not in ("WAV", "WAVEX") or not info.subtype.startswith("PCM_"):
+            problems.append(
+                Problem(p, utt.line, "not-wav-pcm",
+                        f"{utt.id}: {utt.audio!r} is {info.format_info} ({info.subtype_info}), "
+                        "not WAV PCM; models read WAV PCM only: convert it with `ops/import "
+                        "folder` (it converts any audio to 16-bit WAV)"))
+            continue
+        if info.frames == 0:
+            problems.append(
+                Problem(p, utt.line, "empty-audio",
+                        f"{utt.id}: {utt.audio!r} has no audio (0 frames); drop the row or "
+                        "replace the file"))
+            continue
         actual = info.frames / info.samplerate
+        if actual < MIN_DURATION_S:
+            problems.append(
+                Problem(p, utt.line, "short-audio",
+                        f"{utt.id}: {actual * 1000:.0f} ms of audio (under "
+                        f"{MIN_DURATION_S * 1000:.0f} ms); kept, but most models return nothing",
+                        "warning"))
         if abs(actual - utt.duration) > DURATION_TOLERANCE_S:
             problems.append(
                 Problem(p, utt.line, "duration-mismatch",

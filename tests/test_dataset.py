@@ -206,3 +206,129 @@ def test_cli_reports_file_and_line(good: Path, repo_root: Path) -> None:
                           capture_output=True, text=True)
     assert proc.returncode == 2  # bad input (asrbench.errors.EXIT_INPUT)
     assert f"{good / 'metadata.tsv'}:5: error: [duplicate-id]" in proc.stderr
+
+
+# --- reliability issue: audio format, tiny audio, blank references, dataset.yaml schema --------
+
+BAD = Path(__file__).resolve().parent / "bad_inputs"
+
+
+def _point_first_row_at(root: Path, bad_file: str) -> None:
+    """Copy a file from tests/bad_inputs into the dataset and make row 1 use it."""
+    shutil.copy(BAD / bad_file, root / "audio" / bad_file)
+    lines = _lines(root)
+    cells = lines[1].split("\t")
+    cells[1] = f"audio/{bad_file}"
+    info = sf.info(str(BAD / bad_file)) if bad_file != "not_audio.wav" else None
+    if info is not None:
+        cells[2] = f"{info.frames / info.samplerate:.3f}"
+    lines[1] = "\t".join(cells)
+    _set(root, lines)
+
+
+@pytest.mark.parametrize("bad_file", ["mp3_bytes_named.wav", "clip.flac", "clip.mp3"])
+def test_non_wav_audio_is_refused_with_the_fix(good: Path, bad_file: str) -> None:
+    _point_first_row_at(good, bad_file)
+    p = _problem(good, "not-wav-pcm")
+    assert p.line == 2 and "ops/import" in p.message and bad_file in p.message
+
+
+def test_zero_frame_audio_is_an_error(good: Path) -> None:
+    _point_first_row_at(good, "zero_frames.wav")
+    p = _problem(good, "empty-audio")
+    assert p.line == 2 and "0 frames" in p.message
+
+
+def test_audio_under_100_ms_is_a_warning(good: Path) -> None:
+    _point_first_row_at(good, "short_50ms.wav")
+    found = [p for p in validate(good) if p.code == "short-audio"]
+    assert [(p.line, p.severity) for p in found] == [(2, "warning")]
+    assert "50 ms" in found[0].message
+    load_dataset(good)  # a warning does not stop the dataset
+
+
+@pytest.mark.parametrize("text", ["", "?!", " -- ... "])
+def test_empty_or_punctuation_only_reference_is_a_warning(good: Path, text: str) -> None:
+    lines = _lines(good)
+    cells = lines[2].split("\t")
+    cells[3] = text
+    lines[2] = "\t".join(cells)
+    _set(good, lines)
+    found = [p for p in validate(good) if p.code == "empty-text"]
+    assert [(p.line, p.severity) for p in found] == [(3, "warning")]
+    assert "reference_free" in found[0].message
+
+
+def test_reference_free_dataset_needs_empty_text_and_then_has_no_warning(good: Path) -> None:
+    (good / "dataset.yaml").write_text("id: ds\nlanguage: en\nsample_rate: 16000\n"
+                                       "reference_free: true\n")
+    p = _problem(good, "reference-free-text")
+    assert p.line == 2
+    lines = [_lines(good)[0]]
+    for line in _lines(good)[1:]:
+        cells = line.split("\t")
+        cells[3] = ""
+        lines.append("\t".join(cells))
+    _set(good, lines)
+    assert [p for p in validate(good) if p.severity == "error" or p.code == "empty-text"] == []
+    assert load_dataset(good).reference_free
+
+
+def test_unquoted_comma_in_dataset_yaml_is_a_schema_error(good: Path) -> None:
+    shutil.copy(BAD / "dataset_unquoted_comma.yaml", good / "dataset.yaml")
+    found = [p for p in validate(good) if p.code == "schema"]
+    assert {p.message.split(":")[0] for p in found} == {"sources.0.axb", "sources.0.a0010)"}
+    assert all("quoted" in p.message for p in found)
+    with pytest.raises(DatasetError):
+        load_dataset(good)
+
+
+@pytest.mark.parametrize("yaml_text, key", [
+    ("sample_rate: 0\n", "sample_rate"),
+    ("sample_rate: sixteen\n", "sample_rate"),
+    ("reference_free: 'yes'\n", "reference_free"),
+    ("derived_from: {dataset: x}\n", "derived_from.hash"),
+])
+def test_dataset_yaml_schema_names_the_key(good: Path, yaml_text: str, key: str) -> None:
+    (good / "dataset.yaml").write_text("id: ds\nlanguage: en\n" + yaml_text)
+    found = [p for p in validate(good) if p.code == "schema"]
+    assert found and found[0].message.startswith(key), [str(p) for p in found]
+
+
+def test_unknown_dataset_yaml_key_is_a_warning(good: Path) -> None:
+    (good / "dataset.yaml").write_text("id: ds\nlanguage: en\nsample_rate: 16000\nlicense: MIT\n")
+    found = [p for p in validate(good) if p.code == "unknown-key"]
+    assert [(p.severity, "'license'" in p.message) for p in found] == [("warning", True)]
+
+
+def test_mini_en_yaml_keeps_the_cmu_arctic_source_whole(mini_en: Path) -> None:
+    import yaml
+
+    sources = yaml.safe_load((mini_en / "dataset.yaml").read_text())["sources"]
+    assert "CMU ARCTIC (aew, axb, a0010)" in [s["name"] for s in sources]
+    assert not [p for p in validate(mini_en, check_audio=False) if p.code in ("schema",
+                                                                             "unknown-key")]
+
+
+def test_metadata_with_a_utf8_bom_is_accepted(good: Path) -> None:
+    raw = (good / "metadata.tsv").read_bytes()
+    (good / "metadata.tsv").write_bytes(b"\xef\xbb\xbf" + raw)
+    assert len(load_dataset(good)) == 3
+
+
+def test_a_derived_dataset_card_validates(good: Path) -> None:
+    (good / "dataset.yaml").write_text(
+        "id: ds\nlanguage: en\nsample_rate: 16000\nderived_from: {dataset: mini_en, "
+        "hash: 'sha256:00', spec: 'noise(snr=5)', seed: 0, code: abc, assets: def, "
+        "asset_files: {}, utterances: 3}\n")
+    assert load_dataset(good)
+
+
+def test_check_dataset_id() -> None:
+    from asrbench.dataset import check_dataset_id
+    from asrbench.errors import InputError
+
+    assert check_dataset_id("librispeech_test-clean.v1") == "librispeech_test-clean.v1"
+    for bad in ["../../../x", "a/b", "..", ".hidden", "", "a b", "x" * 129, "a..b"]:
+        with pytest.raises(InputError, match="not allowed"):
+            check_dataset_id(bad)

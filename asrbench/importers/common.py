@@ -15,12 +15,14 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from asrbench.dataset import DatasetError, Utterance, load_dataset
+from asrbench.dataset import DatasetError, Utterance, check_dataset_id, load_dataset
 from asrbench.dataset import write_dataset as save_dataset
 from asrbench.errors import InputError
 
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 FFMPEG_TIMEOUT_S = 600
+MIN_RATE, MAX_RATE = 1000, 384000
+SEGMENT_SLACK_S = 0.01  # a segment may end this far past its recording (rounding in manifests)
 
 
 class ImportProblem(InputError):
@@ -42,6 +44,67 @@ class Item:
     start: float | None = None
     end: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    where: str = ""  # file:line (or file) of the entry, for error messages
+
+    @property
+    def label(self) -> str:
+        return f"{self.where}: {self.id}" if self.where else self.id
+
+
+def inside(root: Path, rel: str, where: str, hint: str = "", base: Path | None = None) -> Path:
+    """`base / rel` (base defaults to root) if it stays inside `root` (symlinks followed), else
+    an ImportProblem naming the entry as written."""
+    path = Path(rel)
+    full = path if path.is_absolute() else (base or root) / path
+    real_root = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(full))
+    if real != real_root and real_root not in real.parents:
+        raise ImportProblem(f"{where}: {rel!r} points outside {root}; keep the audio inside the "
+                            f"manifest's folder{hint}")
+    return full
+
+
+def text_cell(value: object, where: str, column: str) -> str:
+    """A transcript from a manifest cell: a string (None and numbers are refused, not 'None')."""
+    if isinstance(value, str):
+        return value
+    what = "null" if value is None else f"a {type(value).__name__} ({value!r})"
+    raise ImportProblem(f"{where}: {column!r} is {what}; it must be a string (use \"\" for no "
+                        "transcript and import with --reference-free)")
+
+
+def seconds_cell(value: object, where: str, column: str) -> float | None:
+    """A time in seconds from a manifest cell (None stays None); anything else is an error."""
+    if value is None or value == "":
+        return None
+    try:
+        out = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        out = float("nan")
+    if not out >= 0 or out == float("inf"):
+        raise ImportProblem(f"{where}: {column!r} is {value!r}; it must be a non-negative number "
+                            "of seconds")
+    return out
+
+
+def check_rate(rate: int) -> int:
+    if not isinstance(rate, int) or not MIN_RATE <= rate <= MAX_RATE:
+        raise ImportProblem(f"--rate {rate}: the sample rate must be a whole number of Hz between "
+                            f"{MIN_RATE} and {MAX_RATE}, e.g. --rate 16000")
+    return rate
+
+
+def read_text_file(path: Path) -> str:
+    """A UTF-8 text file (a BOM is accepted); other encodings get a one-line error with the fix."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ImportProblem(f"{path}:{line}: not valid UTF-8 (byte {data[exc.start]:#04x}); "
+                            "re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8 "
+                            f"{Path(path).name} > fixed.{Path(path).suffix.lstrip('.') or 'txt'}`"
+                            ) from None
 
 
 def clean_id(raw: str) -> str:
@@ -99,14 +162,22 @@ def convert(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
 
 def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: int = 16000,
                   language: str = "en", description: str = "", source: str = "",
-                  licence: str = "unknown", force: bool = False) -> Path:
+                  licence: str = "unknown", force: bool = False, reference_free: bool = False,
+                  meta: dict | None = None) -> Path:
     """Convert every item and write a validated dataset at `out`, atomically.
 
-    Problems are collected over all items and raised together, naming each utterance.
+    Problems are collected over all items and raised together, naming each utterance; nothing
+    is left at `out` (or beside it) unless the whole dataset validates. `meta` adds keys to
+    dataset.yaml (citation, url, archives...). `reference_free` declares a dataset with no TEXT.
     """
     out = Path(out)
+    check_dataset_id(dataset_id)
+    check_rate(rate)
     if out.exists() and not force:
         raise ImportProblem(f"{out} already exists; pass --force to replace it")
+    if out.exists() and not (out / "metadata.tsv").is_file() and any(out.iterdir()):
+        raise ImportProblem(f"{out} exists and is not a dataset folder (no metadata.tsv); "
+                            "--force replaces datasets only: choose another --out or remove it")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = out.with_name(f".{out.name}.importing-{os.getpid()}")
     if staging.exists():
@@ -121,9 +192,14 @@ def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: in
         for item in items:
             uid = clean_id(item.id)
             if uid in seen:
-                problems.append(f"{item.id}: ID {uid!r} already used by {seen[uid]!r}")
+                problems.append(f"{item.label}: ID {uid!r} already used by {seen[uid]}; IDs "
+                                "must be unique across the whole dataset (all splits)")
                 continue
-            seen[uid] = item.id
+            seen[uid] = item.label
+            if reference_free and item.text.strip():
+                problems.append(f"{item.label}: has a transcript but the import is "
+                                "--reference-free; drop the flag or the text")
+                continue
             try:
                 if item.key != cached_key:
                     cached_key, cached = item.key, item.load()
@@ -131,17 +207,19 @@ def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: in
                 if item.start is not None:
                     a = int(round(item.start * src_rate))
                     b = len(samples) if item.end is None else int(round(item.end * src_rate))
-                    if not 0 <= a < b <= len(samples) + int(0.01 * src_rate):
+                    if not 0 <= a < b <= len(samples) + int(SEGMENT_SLACK_S * src_rate):
                         raise ImportProblem(
-                            f"{item.id}: segment {item.start}-{item.end} s lies outside the "
-                            f"recording ({len(samples) / src_rate:.3f} s)")
+                            f"{item.label}: segment {item.start:.3f}-"
+                            f"{'end' if item.end is None else f'{item.end:.3f}'} s lies outside "
+                            f"its recording {item.key} ({len(samples) / src_rate:.3f} s); fix "
+                            "the segment times")
                     samples = samples[a:b]
                 audio = convert(samples, src_rate, rate)
             except ImportProblem as exc:
                 problems.append(str(exc))
                 continue
             if len(audio) == 0:
-                problems.append(f"{item.id}: empty audio")
+                problems.append(f"{item.label}: empty audio (0 samples)")
                 continue
             rel = f"audio/{uid}.wav"
             sf.write(staging / rel, audio, rate, subtype="PCM_16")
@@ -156,10 +234,13 @@ def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: in
             raise ImportProblem(f"{len(problems)} problem(s); nothing written:\n  {head}{more}")
         if not rows:
             raise ImportProblem("no utterances to import")
-        meta = {"id": dataset_id, "language": language, "sample_rate": rate,
+        card = {"id": dataset_id, "language": language, "sample_rate": rate,
                 "licence": licence, "source": source,
                 "description": description or f"imported from {source}"}
-        save_dataset(staging, meta, ["ID", "AUDIO", "DURATION", "TEXT", *extra_cols], rows)
+        if reference_free:
+            card["reference_free"] = True
+        card.update(meta or {})
+        save_dataset(staging, card, ["ID", "AUDIO", "DURATION", "TEXT", *extra_cols], rows)
         try:
             load_dataset(staging)
         except DatasetError as exc:

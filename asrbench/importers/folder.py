@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from asrbench.importers.common import ImportProblem, Item, read_audio_file
+from asrbench.importers.common import ImportProblem, Item, read_audio_file, read_text_file
 
 FILE_COLUMNS = ("file", "path", "audio", "filename", "wav", "audio_filepath")
 TEXT_COLUMNS = ("text", "transcript", "transcription", "sentence", "normalized_text")
@@ -19,7 +20,7 @@ def import_folder(audio_dir: Path, table: Path) -> Iterator[Item]:
     if not table.is_file():
         raise ImportProblem(f"{table}: not found")
     delimiter = "," if table.suffix.lower() == ".csv" else "\t"
-    with open(table, encoding="utf-8", newline="") as f:
+    with io.StringIO(read_text_file(table), newline="") as f:
         reader = csv.DictReader(f, delimiter=delimiter)
         header = [h.strip() for h in (reader.fieldnames or [])]
         lower = {h.lower(): h for h in header}
@@ -44,4 +45,4 @@ def import_folder(audio_dir: Path, table: Path) -> Iterator[Item]:
         uid = uid or path.with_suffix("").as_posix().replace("/", "_")
         extra = {h.upper(): (row.get(h) or "").strip() for h in others}
         yield Item(id=uid, load=lambda p=full, w=where: read_audio_file(p, w), key=str(full),
-                   text=row.get(text_col) or "", extra=extra)
+                   text=row.get(text_col) or "", extra=extra, where=where)

@@ -37,8 +37,10 @@ from asrbench.errors import InputError
 from asrbench.identity import digest, file_sha256, files_sha256
 
 COMMON_DIR = "_common"  # the folder of shared helpers beside the model folders
+# Inside a model folder pulled from the zoo: the copies of its shared helpers it travelled with.
+SHARED_DIR = "_shared"
 # Folders and files that are build products or local state, never part of a model's identity.
-_IGNORED_DIRS = {"__pycache__", ".venv", ".pytest_cache"}
+_IGNORED_DIRS = {"__pycache__", ".venv", ".pytest_cache", SHARED_DIR}
 # Build arguments every image takes; a card declares only its own.
 PLATFORM_BUILD_ARGS = ("BASE_IMAGE", "BUILD_MODE")
 
@@ -287,7 +289,11 @@ def requirement_names(path: Path | None) -> set[str]:
 
 
 def common_dir(root: Path) -> Path:
-    """The `_common` folder beside the model folder, else the platform's `models/_common`."""
+    """Where a model's shared helpers come from: its own `_shared/` (a model pulled from the
+    zoo carries them), else the `_common` folder beside it, else the platform's."""
+    carried = root / SHARED_DIR
+    if carried.is_dir():
+        return carried
     beside = root.parent / COMMON_DIR
     if beside.is_dir():
         return beside

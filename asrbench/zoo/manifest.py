@@ -91,10 +91,10 @@ def list_files(root: Path) -> list[Path]:
     return sorted(paths, key=lambda p: p.relative_to(root).as_posix())
 
 
-def file_entry(root: Path, path: Path) -> FileEntry:
-    """Hash one file into its manifest entry."""
+def file_entry(root: Path, path: Path, rel: str | None = None) -> FileEntry:
+    """Hash one file into its manifest entry (stored at `rel`, default its path under root)."""
     st = path.stat()
-    return FileEntry(path.relative_to(root).as_posix(), st.st_size, file_sha256(path),
+    return FileEntry(rel or path.relative_to(root).as_posix(), st.st_size, file_sha256(path),
                      bool(st.st_mode & 0o111))
 
 

@@ -71,8 +71,14 @@ def _check_entry(kind: str, root: Path) -> None:
             load_dataset(root)
         except DatasetError as exc:
             raise ZooError(f"{root}: not a valid dataset, fix it before pushing:\n{exc}") from exc
-    elif not (root / "model.yaml").is_file():
-        raise ZooError(f"{root}: model.yaml not found; a model folder needs its card")
+    else:
+        from asrbench.modelcard import ModelCardError, load_model
+
+        try:
+            load_model(root)
+        except ModelCardError as exc:
+            raise ZooInputError(f"{root}: not a valid model folder, fix it before pushing: "
+                                f"{exc}") from exc
 
 
 def _entry_meta(kind: str, root: Path, files: list[FileEntry]) -> dict:
@@ -129,6 +135,12 @@ def push(
     if not paths:
         raise ZooError(f"{root}: no files to push")
     _check_entry(kind, root)  # refuse an invalid dataset or model before uploading anything
+    # rel path in the entry -> the file holding it; a model also carries its shared helpers
+    sources = {p.relative_to(root).as_posix(): p for p in paths}
+    if kind == "model":
+        sources.update(_shared_helpers(root, sources))
+        sources = dict(sorted(sources.items()))  # the version hashes the file list in order
+    paths = list(sources.values())
 
     image = None
     image_path: Path | None = None
@@ -161,9 +173,10 @@ def push(
             return remote_sha256(rem, object_key(sha), size) == sha
         return True
 
-    def prepare(path: Path) -> tuple[FileEntry, tuple[int, int], bool]:
+    def prepare(item: tuple[str, Path]) -> tuple[FileEntry, tuple[int, int], bool]:
+        rel, path = item
         st = path.stat()
-        entry = file_entry(root, path)
+        entry = file_entry(root, path, rel)
         return entry, (st.st_size, st.st_mtime_ns), intact(entry.sha256, entry.size)
 
     def plan() -> Iterator[tuple[Path, str]]:
@@ -177,7 +190,9 @@ def push(
                 uploaded[image["sha256"]] = image_path
                 yield image_path, object_key(image["sha256"])
         with ThreadPoolExecutor(HASH_WORKERS) as pool:
-            for path, (entry, stamp, present) in zip(paths, pool.map(prepare, paths), strict=True):
+            items = list(sources.items())
+            for (_, path), (entry, stamp, present) in zip(items, pool.map(prepare, items),
+                                                          strict=True):
                 files.append(entry)
                 stamps[entry.path] = stamp
                 if entry.sha256 in seen:
@@ -200,7 +215,7 @@ def push(
             rem.upload_files(plan(), sent)
         finally:
             reporter.finish()
-        _check_unchanged(root, rem, files, stamps, uploaded)
+        _check_unchanged(root, rem, files, stamps, uploaded, sources)
         if suspect:
             Cache().clear_corrupt(spec.name, set(uploaded) | {f.sha256 for f in files})
         meta = _entry_meta(kind, root, files)
@@ -242,11 +257,12 @@ def _check_unchanged(
     files: list[FileEntry],
     stamps: dict[str, tuple[int, int]],
     uploaded: dict[str, Path],
+    sources: dict[str, Path],
 ) -> None:
     """Refuse to publish if a file changed while it was pushed: its object could be misnamed."""
     changed = []
     for f in files:
-        st = (root / f.path).stat()
+        st = sources[f.path].stat()
         if (st.st_size, st.st_mtime_ns) != stamps[f.path]:
             changed.append(f)
     if changed:
@@ -258,6 +274,16 @@ def _check_unchanged(
             f"{root}: {len(changed)} file(s) changed during the push ({names}); "
             "nothing was published, rerun when the folder is stable"
         )
+
+
+def _shared_helpers(root: Path, own: dict[str, Path]) -> dict[str, Path]:
+    """A model's declared shared helpers as `_shared/<name>` entries, so a pulled model folder
+    is complete on its own (its `_shared/` then serves as its helpers' folder)."""
+    from asrbench.modelcard import SHARED_DIR, load_model
+
+    model = load_model(root)
+    return {f"{SHARED_DIR}/{name}": model.common / name for name in model.card.image.shared
+            if f"{SHARED_DIR}/{name}" not in own}
 
 
 def _set_latest(rem: Remote, kind: str, entry_id: str, version: str, created: str) -> None:

@@ -45,10 +45,12 @@ def test_model_with_image_round_trip(docker_client, tmp_path, monkeypatch):
     image_id = docker_client.images.get(TAG).id
     model = tmp_path / "tiny_model"
     model.mkdir()
-    (model / "model.yaml").write_text("id: tiny_model\nname: test model\nnetwork: false\n")
+    (model / "model.yaml").write_text(
+        "id: tiny_model\nname: test model\nfamily: test\narchitecture: none\nlicence: MIT\n"
+        "languages: [en]\nsample_rate: 16000\nprogram: asr.py\nnetwork: false\n")
     (model / "Dockerfile").write_text("FROM scratch\n")
-    (model / "asr.sh").write_text("#!/bin/sh\necho hi\n")
-    (model / "asr.sh").chmod(0o755)
+    (model / "asr.py").write_text("#!/usr/bin/env python3\nprint(\"hi\")\n")
+    (model / "asr.py").chmod(0o755)
     cfg = write_zoo_yaml(tmp_path / "zoo.yaml", {"local": {"url": "file://remote"}})
     try:
         res = push("model", "tiny_model", source=model, config=cfg, with_image=True,
@@ -57,7 +59,7 @@ def test_model_with_image_round_trip(docker_client, tmp_path, monkeypatch):
         docker_client.images.remove(TAG, force=True)
         back = pull("model", "tiny_model", config=cfg, dest=tmp_path / "back", with_image=True)
         assert tree_bytes(tmp_path / "back") == tree_bytes(model)
-        assert os.access(tmp_path / "back" / "asr.sh", os.X_OK)  # the program stays runnable
+        assert os.access(tmp_path / "back" / "asr.py", os.X_OK)  # the program stays runnable
         assert back.objects_downloaded == 4
         assert docker_client.images.get(TAG).id == image_id
     finally:

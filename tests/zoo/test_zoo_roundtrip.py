@@ -117,3 +117,29 @@ def test_pull_refuses_to_overwrite_other_content(zoo_cfg, mini_en, tmp_path, s3_
     assert (dest / "mine.txt").read_text() == "do not lose me"
     pull("dataset", "mini_en", config=zoo_cfg, dest=dest, force=True)
     assert tree_bytes(dest) == tree_bytes(mini_en)
+
+
+def test_model_travels_with_its_shared_helpers(tmp_path, monkeypatch):
+    """A model whose card declares helpers from models/_common arrives complete: the pulled
+    folder runs (and hashes) the same on a machine without that _common folder."""
+    import shutil
+
+    from asrbench.modelcard import load_model
+    from asrbench.settings import REPO_ROOT
+    from zoo_support import write_zoo_yaml
+
+    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    original = load_model(REPO_ROOT / "models" / "openai_api_en")
+    assert original.card.image.shared  # contract.py, apiclient.py
+    cfg = write_zoo_yaml(tmp_path / "zoo.yaml", {"local": {"url": "file://remote"}})
+    push("model", "openai_api_en", source=original.root, config=cfg)
+    elsewhere = tmp_path / "other-machine" / "models"  # no _common beside it
+    monkeypatch.setenv("ASRBENCH_MODELS_DIR", str(tmp_path / "nowhere"))
+    pull("model", "openai_api_en", config=cfg, dest=elsewhere / "openai_api_en")
+    pulled = load_model(elsewhere / "openai_api_en")
+    assert pulled.common == elsewhere / "openai_api_en" / "_shared"
+    assert pulled.source_hash() == original.source_hash()
+    # and pushing the pulled copy again publishes the very same version
+    again = push("model", "openai_api_en", source=pulled.root, config=cfg)
+    assert again.already_published
+    shutil.rmtree(elsewhere)

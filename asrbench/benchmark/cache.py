@@ -30,8 +30,9 @@ import psutil
 
 from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.output import Records, given_ids, read_output
-from asrbench.fsio import atomic_write_json, atomic_write_text
+from asrbench.fsio import atomic_write_bytes, atomic_write_json, atomic_write_text
 from asrbench.identity import digest, short
+from asrbench.secrets import Redactor
 
 
 def cache_key(model_identity: str, dataset_hash: str, runtime: dict) -> tuple[str, dict]:
@@ -89,20 +90,27 @@ class HypCache:
             return []
         return sorted(p for p in self.attempts.glob("*/shard-*") if p.is_dir())
 
-    def harvest(self) -> tuple[Records, int, list[Path], list[str]]:
+    def harvest(self, redactor: Redactor | None = None
+                ) -> tuple[Records, int, list[Path], list[str]]:
         """Merge every complete line left in attempt folders into the entry; drop the folders.
 
         Call only while no program writes into them (see `kill_leftovers`). Returns the merged
         records, how many utterances were newly transcribed, the shard logs (kept under
-        `logs/`) and the contract problems found in the programs' output.
+        `logs/`) and the contract problems found in the programs' output. Secret values the
+        model may have echoed (an API error body quoting its key) are redacted before anything
+        is stored.
         """
+        red = redactor or Redactor()
         rec = self.load()
         recovered = 0
         problems: list[str] = []
         changed = False
         for shard in self.shard_dirs():
             out, found = read_output(shard / "out", given_ids(shard / "wav.lst"))
-            problems += [f"{shard.parent.name}/{shard.name}: {p}" for p in found]
+            if red:
+                out = Records({k: red.redact(v) for k, v in out.hyp.items()}, out.timing,
+                              {k: red.redact(v) for k, v in out.failed.items()})
+            problems += [red.redact(f"{shard.parent.name}/{shard.name}: {p}") for p in found]
             before = (len(rec.hyp), dict(rec.failed))
             recovered += rec.absorb(out)
             changed |= (len(rec.hyp), rec.failed) != before
@@ -117,7 +125,7 @@ class HypCache:
                 if log.is_file():
                     logs.mkdir(exist_ok=True)
                     dest = logs / f"{shard.parent.name}-{shard.name}.log"
-                    shutil.copy2(log, dest)
+                    atomic_write_bytes(dest, red.redact_bytes(log.read_bytes()))
                     kept.append(dest)
             shutil.rmtree(self.attempts, ignore_errors=True)
         return rec, recovered, kept, problems

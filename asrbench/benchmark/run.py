@@ -34,6 +34,7 @@ from asrbench.results import layout
 from asrbench.results.summary import Selection, Summary
 from asrbench.runners import Runner, RunOptions, get_runner
 from asrbench.scorers import get_scorer, scorer_config, scorer_identity
+from asrbench.secrets import Redactor, for_models
 from asrbench.settings import settings
 from scoring.metrics import Metrics
 
@@ -132,6 +133,7 @@ def run_benchmark(
     t_prep = time.monotonic()
     identity = run.prepare(mdl)
     prepare_s = time.monotonic() - t_prep
+    red = for_models([mdl])  # this model's declared secrets, as the runner will pass them
     opts = copy.deepcopy(options) if options else RunOptions()
     leaked = sorted(set(opts.env) & set(mdl.card.secrets))
     if leaked:
@@ -159,7 +161,7 @@ def run_benchmark(
     run_s = 0.0
     with cache.locked(label):
         leftovers = kill_leftovers(cache.attempts)
-        rec, recovered, _, _ = cache.harvest()
+        rec, recovered, _, _ = cache.harvest(red)
         todo = [u for u in selection if u.id not in rec.hyp]  # failures are always retried
         if recovered or leftovers:
             print(f"{label}: resumed: {recovered} utterance(s) recovered from an interrupted run"
@@ -170,7 +172,7 @@ def run_benchmark(
             t_run = time.monotonic()
             rec, logs, shard_info, problems = _run_until_settled(
                 run, mdl, ds, cache, selection, todo, jobs, opts, label,
-                progress, progress_every_s)
+                progress, progress_every_s, red)
             run_s = time.monotonic() - t_run
             for p in problems:
                 print(f"{label}: model output breaks the contract: {p}", file=sys.stderr)
@@ -250,8 +252,8 @@ def _first_line(text: str | None) -> str:
 
 def _run_until_settled(run: Runner, mdl: Model, ds: Dataset, cache: HypCache,
                        selection: list[Utterance], todo: list[Utterance], jobs: int,
-                       opts: RunOptions, label: str, progress: bool, every_s: float
-                       ) -> tuple[Records, list[Path], list[dict], list[str]]:
+                       opts: RunOptions, label: str, progress: bool, every_s: float,
+                       red: Redactor) -> tuple[Records, list[Path], list[dict], list[str]]:
     """Run `todo` in shards, then isolate failures so one bad utterance fails only itself.
 
     A program that fails or stops on an utterance often spoils the rest of its shard (a
@@ -277,9 +279,11 @@ def _run_until_settled(run: Runner, mdl: Model, ds: Dataset, cache: HypCache,
                         every_s=every_s, enabled=progress)
         outcomes = run_shards(run, mdl, ds, shards, attempt, opts, prog)
         before = set(rec.hyp)
-        rec, _, new_logs, found = cache.harvest()
+        rec, _, new_logs, found = cache.harvest(red)
         logs += new_logs
         problems += found
+        for o in outcomes:  # runner errors carry the log tail, which may quote a secret
+            o.error = red.redact(o.error) if o.error else o.error
         info += [{**o.to_dict(), "round": round_} for o in outcomes]
         for o, shard in zip(outcomes, shards, strict=True):
             for u in shard:

@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exit_code_for(exc)
         if not _is_user_error(exc):
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_redacted(str(exc))}", file=sys.stderr)
         return code
     return result if isinstance(result, int) else 0
 
@@ -108,3 +108,17 @@ def _is_user_error(exc: BaseException) -> bool:
     from scoring.errors import ScoringError
 
     return isinstance(exc, ScoringError)
+
+
+def _redacted(text: str) -> str:
+    """Safety net: no declared secret of any known model reaches the console in an error."""
+    from asrbench.errors import AsrbenchError
+    from asrbench.modelcard import load_all
+    from asrbench.secrets import for_models
+    from asrbench.settings import settings
+
+    try:
+        models, _ = load_all(settings().models_dir)
+    except (AsrbenchError, OSError):  # cards unreadable: the specific redactions already ran
+        return text
+    return for_models(models).redact(text)

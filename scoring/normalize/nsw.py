@@ -21,6 +21,14 @@ NEEDS_NSW = re.compile(r"[0-9$€£¥%&@#+=/°§½¼¾]")
 _ASCII_TRIGGERS = "0123456789$%&@#+=/"  # the ASCII part of NEEDS_NSW
 
 
+class _WarningsOnly(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING
+
+
+_QUIET = _WarningsOnly()
+
+
 def _nemo_version() -> str:
     from importlib import metadata  # only when a text needs NSW: it scans installed packages
 
@@ -89,8 +97,12 @@ class Nsw:
         """Build (once) nemo's Normalizer from its grammar cache under `cache_dir/nemo_tn`."""
         with self._lock:
             if self._normalizer is None:
+                # nemo logs every sentence at INFO and resets its logger's level to INFO on each
+                # normalize() call: a filter on the logger outlasts that.
                 for name in ("NeMo-text-processing", "nemo_text_processing"):
-                    logging.getLogger(name).setLevel(logging.WARNING)
+                    log = logging.getLogger(name)
+                    if _QUIET not in log.filters:
+                        log.addFilter(_QUIET)
                 from nemo_text_processing.text_normalization.normalize import Normalizer
 
                 far = self.cache_dir / "nemo_tn"
@@ -98,11 +110,6 @@ class Nsw:
                 self._normalizer = Normalizer(
                     input_case=self.input_case, lang=self.lang, cache_dir=str(far)
                 )
-                for name in (
-                    "NeMo-text-processing",
-                    "nemo_text_processing",
-                ):  # nemo resets it on import
-                    logging.getLogger(name).setLevel(logging.WARNING)
         return self._normalizer
 
     def batch(self, texts: list[str]) -> list[str]:

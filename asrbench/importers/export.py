@@ -70,7 +70,7 @@ def _nemo(ds: Dataset, out: Path) -> list[str]:
 
 
 def _lhotse(ds: Dataset, out: Path, cuts: bool = True) -> list[str]:
-    from lhotse import CutSet, Recording, RecordingSet, SupervisionSegment, SupervisionSet
+    from lhotse import CutSet, MonoCut, Recording, RecordingSet, SupervisionSegment, SupervisionSet
 
     recs, sups = [], []
     for u in ds:
@@ -87,7 +87,10 @@ def _lhotse(ds: Dataset, out: Path, cuts: bool = True) -> list[str]:
     sset.to_file(out / "supervisions.jsonl.gz")
     names = ["recordings.jsonl.gz", "supervisions.jsonl.gz"]
     if cuts:
-        CutSet.from_manifests(recordings=rset, supervisions=sset).to_file(out / "cuts.jsonl.gz")
+        # One cut per utterance, named as the utterance (from_manifests would add suffixes).
+        CutSet.from_cuts(MonoCut(id=s.id, start=0.0, duration=r.duration, channel=0,
+                                 recording=r, supervisions=[s])
+                         for r, s in zip(recs, sups, strict=True)).to_file(out / "cuts.jsonl.gz")
         names.append("cuts.jsonl.gz")
     return names
 

@@ -177,8 +177,10 @@ def _obtain(recipe: Recipe, a: Archive, source: str | None, cache: Path,
         raise InputError(f"--from {source}: neither {a.path} nor {a.name} is there, nor an "
                          f"extracted copy ({recipe.marker(Options())})")
     if source:
-        is_file_url = single and not source.endswith("/") and (
-            source.endswith(a.name) or source.rsplit("/", 1)[-1].count(".") > 0)
+        from urllib.parse import urlparse
+
+        last = urlparse(source).path.rsplit("/", 1)[-1]
+        is_file_url = single and (last == a.name or last.endswith(UNPACK))
         url = source if is_file_url else f"{source.rstrip('/')}/{a.path}"
     else:
         url = f"{recipe.base_url.rstrip('/')}/{a.path}"

@@ -126,8 +126,8 @@ def _timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, fl
     return elapsed, cpu, proc.stdout
 
 
-def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int, pycache: Path | None
-                    ) -> dict:
+def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int, pycache: Path | None,
+                    other: Path | None = None) -> dict:
     """Whole processes, each command once per repeat, in a rotating order.
 
     Wall time is what a user waits for; CPU time (user + system) is reported beside it because
@@ -146,6 +146,9 @@ def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int, pycache: Path
         "ops_score_reports_none": score + [str(out / "none"), "--reports", "none"],
         "ops_score_reports_all": score + [str(out / "all"), "--reports", "all"],
     }
+    if other is not None:  # another checkout's ops/score (e.g. before a change), its defaults
+        commands["ops_score_other_checkout"] = [str(other / "ops" / "score"), str(ref), str(hyp),
+                                                "-o", str(out / "other")]
     for cmd in commands.values():  # warm the page cache, bytecode and NSW result caches once
         _timed(cmd, env)
     wall: dict[str, list[float]] = {name: [] for name in commands}
@@ -261,6 +264,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7, help="whole-process repeats")
     ap.add_argument("--nsw", type=int, default=200, help="NSW strings (0: skip)")
     ap.add_argument("--skip-in-process", action="store_true")
+    ap.add_argument("--compare-with", type=Path, default=None,
+                    help="another checkout (e.g. `git archive COMMIT | tar -x -C DIR`): its "
+                         "ops/score joins the rotation, with its default outputs")
     ap.add_argument("--no-bytecode-cache", action="store_true",
                     help="run the processes with the inherited environment as is (where "
                          "PYTHONDONTWRITEBYTECODE is set, asrbench compiles from source each run)")
@@ -278,7 +284,7 @@ def main() -> None:
         _write_tsv(hyp, hyps)
         pycache = None if args.no_bytecode_cache else Path(tmp) / "pycache"
         report["whole_process"] = whole_processes(ref, hyp, Path(tmp) / "out", args.repeats,
-                                                  pycache)
+                                                  pycache, args.compare_with)
     report["load_average_after_processes"] = [round(x, 2) for x in os.getloadavg()]
     if not args.skip_in_process:
         report["in_process"] = in_process(refs, hyps)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -199,3 +200,72 @@ def test_docker_engine_errors_are_not_reported_as_timeouts(kind, monkeypatch, da
     assert "timed out" not in message and "could not be waited for" in message
     expected = "container state is corrupt" if kind == "api" else "stopped answering"
     assert expected in message
+
+
+# --- a model run dies with its job (watchdog) and never shows a secret ----------------------
+
+def _model_processes(prefix: str) -> list[int]:
+    import psutil
+
+    return [p.pid for p in psutil.process_iter(["cmdline"])
+            if any(prefix in a for a in (p.info["cmdline"] or []))]
+
+
+def _containers_under(prefix: str) -> list[str]:
+    from asrbench.images import client
+
+    return [c.short_id for c in client().containers.list(
+        all=True, filters={"label": "org.asrbench.model=sleepy_en"})
+        if c.labels.get("org.asrbench.work", "").startswith(prefix)]
+
+
+@pytest.mark.parametrize("runner_name", ["local", "docker"])
+def test_sigkill_of_benchmark_takes_the_model_down(runner_name, tmp_path) -> None:
+    """`kill -9` of a real ops/benchmark: the model program / container is gone within seconds,
+    not left running until the next run (the runner starts it from a worker thread)."""
+    import signal
+    import subprocess
+    import time
+
+    from asrbench.settings import REPO_ROOT
+
+    if runner_name == "docker":
+        require("docker", engine_available(), "no Docker Engine answers")
+    cache = tmp_path / "cache"
+    proc = subprocess.Popen(
+        [str(REPO_ROOT / "ops" / "benchmark"), "-m", str(FIXTURES / "sleepy_en"), "-d", "mini_en",
+         "--runner", runner_name, "--max-utts", "2", "--cache", str(cache), "--results",
+         str(tmp_path / "results"), "--no-progress"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    prefix = str(cache.resolve())
+    running = _containers_under if runner_name == "docker" else _model_processes
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if list(cache.glob("*/attempts/*/shard-*/out/hyp.tsv")) and running(prefix):
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None and running(prefix), proc.stderr.read().decode()[-2000:]
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    gone_by = time.monotonic() + 5
+    while time.monotonic() < gone_by and running(prefix):
+        time.sleep(0.1)
+    assert running(prefix) == [], f"the model outlived its job by more than 5 s ({runner_name})"
+
+
+@pytest.mark.parametrize("runner_name", ["local", "docker"])
+def test_runner_redacts_declared_secrets_from_log_and_error(runner_name, dataset, tmp_path,
+                                                            monkeypatch) -> None:
+    if runner_name == "docker":
+        require("docker", engine_available(), "no Docker Engine answers")
+    secret = "sk-LEAKY-0123456789abcdef"
+    monkeypatch.setenv("LEAKY_API_KEY", secret)
+    runner = get_runner(runner_name, quiet=True)
+    with pytest.raises(RunnerError) as err:
+        runner.run(load_model(FIXTURES / "leaky_en"), dataset, tmp_path, dataset.utterances[:1])
+    message = str(err.value)
+    assert "exited with status 3" in message
+    assert secret not in message and "[REDACTED:LEAKY_API_KEY]" in message
+    log = err.value.log_path.read_text()
+    assert secret not in log and secret[:12] not in log.replace("[REDACTED", "")
+    assert log.count("[REDACTED:LEAKY_API_KEY]") == 3, log  # clear, split in two, in an error

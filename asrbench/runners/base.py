@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import abc
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import AsrbenchError
 from asrbench.fsio import atomic_write_text
 from asrbench.modelcard import Model
+from asrbench.secrets import Redactor, for_models
+
+# The watchdog that makes a model run die with the job (asrbench/runners/watchdog.py), run as a
+# plain script by the same interpreter: `python -I` keeps it free of the platform's imports.
+WATCHDOG = [sys.executable, "-I", str(Path(__file__).resolve().with_name("watchdog.py"))]
 
 LOG_TAIL_LINES = 30
 
@@ -82,15 +89,43 @@ def prepare_work_dir(
     return work_dir, out_dir
 
 
+def redactor_for(model: Model) -> Redactor:
+    """The redactor of the secrets this model declares (the values the runner passes it)."""
+    return for_models([model])
+
+
 def failure(model_id: str, what: str, where: str, out_dir: Path, log_path: Path,
-            exit_code: int | None) -> RunnerError:
-    """The error for a run that stopped: what happened, where partial results are, log tail."""
-    return RunnerError(
-        f"model {model_id} {what} ({where}); partial results kept in {out_dir}; "
-        f"log {log_path}, tail:\n{log_tail(log_path)}",
-        log_path,
-        exit_code,
-    )
+            exit_code: int | None, redactor: Redactor | None = None) -> RunnerError:
+    """The error for a run that stopped: what happened, where partial results are, log tail;
+    every declared secret's value redacted (the log tail may quote what the model printed)."""
+    message = (f"model {model_id} {what} ({where}); partial results kept in {out_dir}; "
+               f"log {log_path}, tail:\n{log_tail(log_path)}")
+    return RunnerError(redactor.redact(message) if redactor else message, log_path, exit_code)
+
+
+class RedactingLog:
+    """Writes a model's output to its run.log a line at a time, secrets redacted.
+
+    Lines are completed before redaction so a value split across two reads is still found; a
+    last line without a newline is written at `close`.
+    """
+
+    def __init__(self, out: BinaryIO, redactor: Redactor):
+        self.out, self.redactor, self._pending = out, redactor, b""
+
+    def write(self, data: bytes) -> None:
+        data = self._pending + data
+        cut = data.rfind(b"\n") + 1
+        self._pending = data[cut:]
+        if cut:
+            self.out.write(self.redactor.redact_bytes(data[:cut]))
+            self.out.flush()
+
+    def close(self) -> None:
+        if self._pending:
+            self.out.write(self.redactor.redact_bytes(self._pending))
+            self._pending = b""
+        self.out.flush()
 
 
 def log_tail(path: Path, n: int = LOG_TAIL_LINES) -> str:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,12 +17,15 @@ from asrbench.dataset import Dataset, Utterance
 from asrbench.images import BuildOptions, build_model_image, client
 from asrbench.modelcard import Model
 from asrbench.runners.base import (
+    WATCHDOG,
+    RedactingLog,
     Runner,
     RunnerError,
     RunOptions,
     RunResult,
     failure,
     prepare_work_dir,
+    redactor_for,
 )
 
 DATA_MOUNT = "/data"
@@ -81,7 +86,11 @@ class DockerRunner(Runner):
         env = {s: os.environ[s] for s in model.card.secrets if s in os.environ}
         env.update(options.env)
         env["PYTHONUNBUFFERED"] = "1"
+        # A name chosen here, so the watchdog can remove the container even if this process dies
+        # between its creation and the moment `run` returns its ID.
+        name = f"asrbench-{model.id}-{uuid.uuid4().hex[:12]}"
         kwargs = dict(
+            name=name,
             image=tag,
             command=[f"{WORK_MOUNT}/wav.lst", f"{WORK_MOUNT}/out"],
             volumes={
@@ -103,31 +112,65 @@ class DockerRunner(Runner):
             count = -1 if options.gpus == "all" else int(options.gpus)
             kwargs["device_requests"] = [DeviceRequest(count=count, capabilities=[["gpu"]])]
         log_path = work_dir / "run.log"
+        redactor = redactor_for(model)
         c = client()
+        watchdog = _Watchdog(name)
         start = time.monotonic()
         try:
             container = c.containers.run(**kwargs)
         except APIError as exc:
-            raise RunnerError(f"model {model.id}: the container did not start: {exc}") from exc
+            watchdog.release(clean_up=True)
+            raise RunnerError(redactor.redact(
+                f"model {model.id}: the container did not start: {exc}")) from exc
         except requests.RequestException as exc:
+            watchdog.release(clean_up=True)
             raise RunnerError(f"model {model.id}: lost the Docker Engine while starting the "
                               f"container ({_what(exc)})") from exc
+        except BaseException:
+            watchdog.release(clean_up=True)
+            raise
+        try:
+            return self._finish(model, container, tag, image_id, start, out_dir, log_path,
+                                options, redactor)
+        finally:
+            watchdog.release()
+
+    def _finish(self, model: Model, container, tag: str, image_id: str, start: float,
+                out_dir: Path, log_path: Path, options: RunOptions, redactor) -> RunResult:
+        from docker.errors import APIError
+
         first_output: list[float] = []
         streamer = threading.Thread(
-            target=_stream_logs, args=(container, log_path, first_output), daemon=True
+            target=_stream_logs, args=(container, log_path, first_output, redactor), daemon=True
         )
         streamer.start()
         try:
             status = container.wait(timeout=options.timeout_s)
-        except (requests.RequestException, APIError) as exc:
-            # Only a read timeout means the program outlived --timeout; an engine that stops
-            # answering or answers with an error is reported as what it is.
-            what = (f"timed out after {options.timeout_s:.0f} s" if _is_timeout(exc)
-                    else f"could not be waited for: {_what(exc)}")
-            note = _discard(container)
-            streamer.join(timeout=10)
-            raise failure(model.id, what + note, "docker runner", out_dir, log_path,
-                          None) from None
+        except BaseException as exc:
+            if isinstance(exc, (requests.RequestException, APIError)):
+                raise self._wait_failed(model, container, exc, options, streamer, out_dir,
+                                        log_path, redactor) from None
+            _discard(container)  # Ctrl-C: the container goes with us
+            raise
+        return self._collect(model, container, tag, image_id, start, status, streamer, out_dir,
+                             log_path, redactor, first_output)
+
+    @staticmethod
+    def _wait_failed(model, container, exc, options, streamer, out_dir, log_path,
+                     redactor) -> RunnerError:
+        # Only a read timeout means the program outlived --timeout; an engine that stops
+        # answering or answers with an error is reported as what it is.
+        what = (f"timed out after {options.timeout_s:.0f} s" if _is_timeout(exc)
+                else f"could not be waited for: {_what(exc)}")
+        note = _discard(container)
+        streamer.join(timeout=10)
+        return failure(model.id, what + note, "docker runner", out_dir, log_path, None,
+                       redactor)
+
+    def _collect(self, model, container, tag, image_id, start, status, streamer, out_dir,
+                 log_path, redactor, first_output) -> RunResult:
+        from docker.errors import APIError
+
         streamer.join(timeout=30)
         wall = time.monotonic() - start
         rc = int(status.get("StatusCode", -1))
@@ -137,12 +180,12 @@ class DockerRunner(Runner):
         except (requests.RequestException, APIError) as exc:
             raise failure(model.id, f"exited with status {rc}, then its state could not be read "
                                     f"({_what(exc)}){_discard(container)}", "docker runner",
-                          out_dir, log_path, rc) from None
+                          out_dir, log_path, rc, redactor) from None
         note = _discard(container)
         if rc != 0:
             what = "was killed for using too much memory" if oom else f"exited with status {rc}"
             raise failure(model.id, what + note, f"docker runner, image {tag}", out_dir,
-                          log_path, rc)
+                          log_path, rc, redactor)
         if note:
             print(f"model {model.id}: {note.lstrip('; ')}", file=sys.stderr)
         startup = (first_output[0] - start) if first_output else wall
@@ -184,16 +227,48 @@ def _discard(container) -> str:
     return ""
 
 
-def _stream_logs(container, log_path: Path, first: list[float]) -> None:
+def _stream_logs(container, log_path: Path, first: list[float], redactor) -> None:
     from docker.errors import APIError
 
     with open(log_path, "ab") as log:
+        sink = RedactingLog(log, redactor)
         try:
             for chunk in container.logs(stream=True, follow=True):
                 if not first:
                     first.append(time.monotonic())
-                log.write(chunk)
-                log.flush()
+                sink.write(chunk)
         except (APIError, requests.RequestException) as exc:
             # The run's outcome is decided by `wait`; the log only says where it stopped.
-            log.write(f"\n[asrbench: the log stream ended early: {_what(exc)}]\n".encode())
+            sink.write(f"\n[asrbench: the log stream ended early: {_what(exc)}]\n".encode())
+        finally:
+            sink.close()
+
+
+class _Watchdog:
+    """A small process that removes the container if this process dies (watchdog.py)."""
+
+    def __init__(self, name: str):
+        read, self._w = os.pipe()
+        try:
+            self.proc = subprocess.Popen([*WATCHDOG, "container", name], stdin=read,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         start_new_session=True)
+        finally:
+            os.close(read)
+
+    def release(self, clean_up: bool = False) -> None:
+        """Done: the watchdog exits; with `clean_up` it removes the container first."""
+        if self._w < 0:
+            return
+        try:
+            if not clean_up:
+                os.write(self._w, b"done")
+        except OSError:
+            pass
+        os.close(self._w)
+        self._w = -1
+        if not clean_up:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +23,8 @@ from asrbench.fsio import atomic_write_text
 from asrbench.identity import digest, short
 from asrbench.modelcard import Model, has_requirements
 from asrbench.runners.base import (
+    WATCHDOG,
+    RedactingLog,
     Runner,
     RunnerError,
     RunOptions,
@@ -29,6 +32,7 @@ from asrbench.runners.base import (
     failure,
     log_tail,
     prepare_work_dir,
+    redactor_for,
 )
 from asrbench.settings import settings
 
@@ -123,20 +127,73 @@ class LocalRunner(Runner):
         log_path = work_dir / "run.log"
         cmd = [str(self.venv_dir(model) / "bin" / "python"), str(self.program(model)),
                str(wav_list), str(out_dir)]
+        redactor = redactor_for(model)
         start = time.monotonic()
         with open(log_path, "ab") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                    cwd=str(work_dir), start_new_session=True)
-            try:
-                rc = proc.wait(timeout=options.timeout_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, 9)
-                proc.wait()
-                raise failure(model.id, f"timed out after {options.timeout_s:.0f} s",
-                              "local runner", out_dir, log_path, None) from None
+            rc = self._run_watched(cmd, env, work_dir, log, redactor, options.timeout_s)
+        if rc is None:
+            raise failure(model.id, f"timed out after {options.timeout_s:.0f} s",
+                          "local runner", out_dir, log_path, None, redactor)
         wall = time.monotonic() - start
         if rc != 0:
             what = f"killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
-            raise failure(model.id, what, "local runner", out_dir, log_path, rc)
+            raise failure(model.id, what, "local runner", out_dir, log_path, rc, redactor)
         return RunResult(self.name, identity, out_dir, out_dir / "hyp.tsv",
                          out_dir / "timing.tsv", log_path, wall, rc)
+
+    @staticmethod
+    def _run_watched(cmd: list[str], env: dict[str, str], cwd: Path, log, redactor,
+                     timeout_s: float) -> int | None:
+        """Run `cmd` under the watchdog; its exit status, or None after a timeout.
+
+        The watchdog leads a new session (its own process group, out of reach of the terminal's
+        Ctrl-C, which the benchmark handles) and starts the program in that group. Its stdin is
+        the lifeline: if this process dies, even by SIGKILL, the kernel closes our end and the
+        watchdog kills the group. Without declared secrets the program writes to run.log
+        directly; with them its output passes through here, a line at a time, redacted.
+        """
+        lifeline_r, lifeline_w = os.pipe()
+        piped = bool(redactor)
+        try:
+            proc = subprocess.Popen([*WATCHDOG, "group", "--", *cmd], stdin=lifeline_r,
+                                    stdout=subprocess.PIPE if piped else log,
+                                    stderr=subprocess.STDOUT, env=env, cwd=str(cwd),
+                                    start_new_session=True)
+        finally:
+            os.close(lifeline_r)
+        pump = None
+        if piped:
+            sink = RedactingLog(log, redactor)
+
+            def copy() -> None:
+                for line in iter(proc.stdout.readline, b""):
+                    sink.write(line)
+                sink.close()
+
+            pump = threading.Thread(target=copy, daemon=True)
+            pump.start()
+        try:
+            rc = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _killpg(proc.pid)
+            proc.wait()
+            rc = None
+        except BaseException:  # Ctrl-C: take the program down with us, then propagate
+            _killpg(proc.pid)
+            raise
+        finally:
+            try:
+                os.write(lifeline_w, b"done")  # nothing left to clean up
+            except OSError:
+                pass
+            os.close(lifeline_w)
+            if pump is not None:
+                pump.join(timeout=10)
+        return rc
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, 9)
+    except ProcessLookupError:
+        pass  # already gone

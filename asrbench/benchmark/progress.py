@@ -25,12 +25,52 @@ def _fmt_eta(seconds: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
-class Progress:
-    """Polls shard `out/` folders and prints done/total, audio speed and ETA.
+class Ticker:
+    """A status line printed by a background thread: redrawn in place on a terminal, else one
+    line every `every_s` seconds (CI, logs), so long runs show life without flooding the log.
+    Subclasses say what the line is (`line()`)."""
 
-    On a terminal the line redraws in place; elsewhere (CI, logs) one line every `every_s`
-    seconds, so long runs show life without flooding the log.
-    """
+    def __init__(self, stream: TextIO | None, every_s: float, enabled: bool):
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.every_s = 0.5 if self.tty else every_s
+        self.enabled = enabled
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.start_t = time.monotonic()
+
+    def line(self) -> str:
+        raise NotImplementedError
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self._emit()
+
+    def _emit(self, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        text = self.line()
+        if self.tty:
+            self.stream.write("\r\033[K" + text + ("\n" if final else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def __enter__(self):  # noqa: ANN204 - returns the subclass instance
+        if self.enabled:
+            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._emit(final=True)
+
+
+class Progress(Ticker):
+    """Polls shard `out/` folders and prints done/total, audio speed and ETA."""
 
     def __init__(self, label: str, durations: dict[str, float], already: int, already_s: float,
                  shard_dirs: list[Path], stream: TextIO | None = None, every_s: float = 10.0,
@@ -41,13 +81,7 @@ class Progress:
         self.total_s = sum(durations.values()) + already_s
         self.already, self.already_s = already, already_s
         self.shard_dirs = shard_dirs
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.every_s = 0.5 if self.tty else every_s
-        self.enabled = enabled
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.start_t = time.monotonic()
+        super().__init__(stream, every_s, enabled)
 
     def snapshot(self) -> tuple[int, float]:
         done: set[str] = set()
@@ -68,32 +102,8 @@ class Progress:
                 f"{speed:.2f} audio-s/s, "
                 f"ETA {_fmt_eta(eta)}")
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every_s):
-            self._emit()
 
-    def _emit(self, final: bool = False) -> None:
-        text = self.line()
-        if self.tty:
-            self.stream.write("\r\033[K" + text + ("\n" if final else ""))
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def __enter__(self) -> Progress:
-        if self.enabled:
-            self._thread = threading.Thread(target=self._loop, daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._emit(final=True)
-
-
-class CampaignProgress:
+class CampaignProgress(Ticker):
     """One progress line over a grid of cells (conditions x models, datasets x models...).
 
     Cells report the audio they covered when they finish (`cell_done`); the line shows cells
@@ -107,14 +117,8 @@ class CampaignProgress:
         self.cells = self.utts = 0
         self.done_s = 0.0
         self.current = ""
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.every_s = 0.5 if self.tty else every_s
-        self.enabled = enabled
-        self.start_t = time.monotonic()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        super().__init__(stream, every_s, enabled)
 
     def start_cell(self, name: str) -> None:
         with self._lock:
@@ -135,29 +139,3 @@ class CampaignProgress:
         return (f"{self.label}: {self.cells}/{self.n_cells} cells, {self.utts}/{self.n_utts} "
                 f"utts, audio {self.done_s / 3600:.3f}/{self.audio_s / 3600:.3f} h, "
                 f"{speed:.2f} audio-s/s, ETA {_fmt_eta(eta)}{now}")
-
-    def _emit(self, final: bool = False) -> None:
-        if not self.enabled:
-            return
-        text = self.line()
-        if self.tty:
-            self.stream.write("\r\033[K" + text + ("\n" if final else ""))
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every_s):
-            self._emit()
-
-    def __enter__(self) -> CampaignProgress:
-        if self.enabled:
-            self._thread = threading.Thread(target=self._loop, daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._emit(final=True)

@@ -169,3 +169,15 @@ def load_config(path: str | Path | None = None) -> ZooConfig:
                 str(spec.get("description", "")),
             )
     return ZooConfig(path=path, default_remote=default, remotes=remotes, entries=entries)
+
+
+def entry_remote(kind: str, entry_id: str, remote: str | None,
+                 config: ZooConfig | Path | None) -> tuple[ZooConfig, RemoteSpec]:
+    """Check an entry's kind and ID and find its remote: what push, pull and verify start with."""
+    from asrbench.zoo.manifest import check_id
+
+    if kind not in KINDS:
+        raise ZooInputError(f"kind must be one of {KINDS}")
+    check_id(entry_id)
+    cfg = config if isinstance(config, ZooConfig) else load_config(config)
+    return cfg, cfg.remote_for(kind, entry_id, remote)

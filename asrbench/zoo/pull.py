@@ -17,11 +17,10 @@ from asrbench.fsio import atomic_write_bytes, atomic_write_json
 from asrbench.identity import bytes_sha256, hash_file
 from asrbench.resolve import local_dir
 from asrbench.zoo.cache import Cache
-from asrbench.zoo.config import KINDS, ZooConfig, load_config
-from asrbench.zoo.errors import ZooCorrupt, ZooError, ZooInputError, ZooNotFound
+from asrbench.zoo.config import ZooConfig, entry_remote
+from asrbench.zoo.errors import ZooCorrupt, ZooError, ZooNotFound
 from asrbench.zoo.manifest import (
     FileEntry,
-    check_id,
     check_version,
     latest_key,
     manifest_key,
@@ -352,12 +351,8 @@ def pull(
     reporter: Reporter | None = None,
 ) -> PullResult:
     """Fetch a version (default: the zoo.yaml pin, else `latest`) and place it at `dest`."""
-    if kind not in KINDS:
-        raise ZooInputError(f"kind must be one of {KINDS}")
-    check_id(entry_id)
     t0 = time.monotonic()
-    cfg = config if isinstance(config, ZooConfig) else load_config(config)
-    spec = cfg.remote_for(kind, entry_id, remote)
+    cfg, spec = entry_remote(kind, entry_id, remote, config)
     entry = cfg.entries.get((kind, entry_id))
     version = version or (entry.version if entry else None)
     cache = cache or Cache()

@@ -16,12 +16,11 @@ import yaml
 
 from asrbench.identity import file_sha256
 from asrbench.zoo.cache import Cache
-from asrbench.zoo.config import KINDS, ZooConfig, load_config
+from asrbench.zoo.config import ZooConfig, entry_remote
 from asrbench.zoo.errors import ZooError, ZooInputError
 from asrbench.zoo.manifest import (
     FileEntry,
     build_manifest,
-    check_id,
     dump_manifest,
     file_entry,
     latest_key,
@@ -123,12 +122,8 @@ def push(
     Files are hashed by a few threads while the first missing ones already upload; the
     manifest, which makes the version visible, is written only after every object is in place.
     """
-    if kind not in KINDS:
-        raise ZooInputError(f"kind must be one of {KINDS}")
-    check_id(entry_id)
     t0 = time.monotonic()
-    cfg = config if isinstance(config, ZooConfig) else load_config(config)
-    spec = cfg.remote_for(kind, entry_id, remote)
+    cfg, spec = entry_remote(kind, entry_id, remote, config)
     root = Path(source) if source else default_source(kind, entry_id)
     reporter = reporter or Reporter()
     paths = list_files(root)

@@ -16,9 +16,9 @@ from pathlib import Path
 from asrbench.identity import hash_file, stream_sha256
 from asrbench.resolve import local_dir
 from asrbench.zoo.cache import Cache
-from asrbench.zoo.config import KINDS, ZooConfig, load_config
-from asrbench.zoo.errors import ZooError, ZooInputError
-from asrbench.zoo.manifest import check_id, object_key
+from asrbench.zoo.config import ZooConfig, entry_remote
+from asrbench.zoo.errors import ZooError
+from asrbench.zoo.manifest import object_key
 from asrbench.zoo.progress import Reporter
 from asrbench.zoo.pull import fetch_manifest, resolve_version
 from asrbench.zoo.remote import Remote, open_remote
@@ -73,12 +73,8 @@ def verify(kind: str, entry_id: str, *, version: str | None = None, remote: str 
            config: ZooConfig | Path | None = None, repair: bool = False,
            source: Path | None = None, reporter: Reporter | None = None) -> VerifyResult:
     """Re-hash every object of one version on its remote; repair bad ones when asked."""
-    if kind not in KINDS:
-        raise ZooInputError(f"kind must be one of {KINDS}")
-    check_id(entry_id)
     t0 = time.monotonic()
-    cfg = config if isinstance(config, ZooConfig) else load_config(config)
-    spec = cfg.remote_for(kind, entry_id, remote)
+    cfg, spec = entry_remote(kind, entry_id, remote, config)
     reporter = reporter or Reporter()
     cache = Cache()
     rem = open_remote(spec, cfg.base)

@@ -74,8 +74,8 @@ def test_harvest_merges_shards_drops_torn_lines_and_keeps_first_result(tmp_path:
     (s1 / "failed.tsv").write_text("d\tboom\n")
     (c.attempts / "x" / "shard-1" / "run.log").write_text("log\n")
     with c.locked("t"):
-        rec, recovered, logs = c.harvest()
-    assert recovered == 2
+        rec, recovered, logs, problems = c.harvest()
+    assert recovered == 1 and problems == []  # b is new; a keeps its first text
     assert rec.hyp == {"a": "old", "b": "bee"} and rec.failed == {"d": "boom"}
     assert rec.timing["b"] == "0.5\t2.0"
     assert not c.attempts.exists() and [p.name for p in logs] == ["x-shard-1.log"]

@@ -57,6 +57,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     "zoo-version": ("entry_kind", "id", "meta", "image", "files"),
     # one result cell: the hypotheses, the utterances scored and the scorer
     "result": ("hyps", "dataset", "selection", "scorer"),
+    # a recipe's downloaded file in <cache>/downloads: keyed by where it came from (its URL)
+    "download": ("source",),
 }
 
 
@@ -116,6 +118,17 @@ def hash_file(path: Path, chunk: int = 1 << 20) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def file_digests(path: Path, chunk: int = 1 << 20) -> dict[str, str]:
+    """MD5 and SHA-256 of a file in one read: a downloaded archive checked against whichever
+    of the two its publisher gives (MD5 is a published checksum here, never one of our keys)."""
+    md5, sha = hashlib.md5(usedforsecurity=False), hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            md5.update(block)
+            sha.update(block)
+    return {"md5": md5.hexdigest(), "sha256": sha.hexdigest()}
 
 
 class _FileMemo:

@@ -9,7 +9,6 @@ once from scratch; a second mismatch is an error.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sys
@@ -52,13 +51,10 @@ class Archive:
 
 
 def digests(path: Path) -> dict[str, str]:
-    """MD5 and SHA-256 of a file in one read."""
-    md5, sha = hashlib.md5(usedforsecurity=False), hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(CHUNK):
-            md5.update(block)
-            sha.update(block)
-    return {"md5": md5.hexdigest(), "sha256": sha.hexdigest()}
+    """MD5 and SHA-256 of a file in one read (asrbench.identity does the hashing)."""
+    from asrbench.identity import file_digests
+
+    return file_digests(path)
 
 
 def verify(path: Path, archive: Archive) -> dict[str, str]:
@@ -144,9 +140,9 @@ def _transfer(url: str, part: Path, expected: int | None) -> None:
 
 def fetch(url: str, archive: Archive, cache: Path) -> tuple[Path, dict[str, str]]:
     """Download `url` into the cache (resuming a partial file), verify it; (path, digests)."""
-    from asrbench.identity import bytes_sha256
+    from asrbench.identity import digest, short
 
-    folder = cache / "downloads" / bytes_sha256(url.encode())[:16]
+    folder = cache / "downloads" / short(digest("download", source=url))
     folder.mkdir(parents=True, exist_ok=True)
     final, part = folder / archive.name, folder / f"{archive.name}.part"
     if final.is_file():

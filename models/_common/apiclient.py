@@ -16,14 +16,22 @@ raises `ApiError` for what the vendor answered; `run()` does the rest:
   rather than failing every utterance slowly;
 - every other failure is recorded per utterance with its reason, never as an empty hypothesis.
 
+- a per-utterance cost estimate in `cost.tsv` (`ID<TAB>USD`) from the card's `pricing:`
+  (list price per audio minute, the vendor's billing increment and minimum);
+- for vendors whose batch API takes several calls (upload, create a job, poll, fetch, delete),
+  `step(fn)` retries each call on its own, so a throttled poll never re-uploads the audio, and
+  `poll(...)` waits for the job, at most the card's max-wait setting (e.g. `REVAI_MAX_WAIT_S`).
+
 Secrets never reach a log line: messages carry the HTTP status and the vendor's error text only.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,8 +41,8 @@ from typing import Any
 import yaml
 from contract import ResultWriter, WavListError, now, read_todo, wav_seconds
 
-__all__ = ["ApiError", "RetryPolicy", "call_with_retry", "http_error", "load_card", "request",
-           "retry_after_seconds", "run", "settings"]
+__all__ = ["ApiError", "RetryPolicy", "call_with_retry", "cost_usd", "http_error", "load_card",
+           "poll", "request", "retry_after_seconds", "run", "settings", "step"]
 
 RETRYABLE = {"throttled", "server", "network"}
 
@@ -173,6 +181,49 @@ class _Fatal(Exception):
     """The run is stopping (rejected credentials elsewhere): abandon this utterance."""
 
 
+_context = threading.local()  # (policy, uid, model id, stop event) of the utterance in this thread
+
+
+def step(fn: Callable[[], Any]) -> Any:
+    """One call of a multi-call exchange (upload, create, poll...), retried on its own per the
+    policy; what still fails is marked retried, so the utterance is not started over."""
+    ctx = getattr(_context, "value", None)
+    if ctx is None:  # outside run(): no retry context, one attempt
+        return fn()
+    try:
+        return call_with_retry(fn, *ctx)
+    except ApiError as exc:
+        exc.retried = True
+        raise
+
+
+def poll(fn: Callable[[], tuple[bool, Any]], interval_s: float, max_wait_s: float,
+         what: str) -> Any:
+    """Call `fn` (each call a `step`) until it says done; `fn` returns (done, value)."""
+    deadline = time.monotonic() + max_wait_s
+    stop = getattr(_context, "value", (None, None, None, threading.Event()))[3]
+    while True:
+        done, value = step(fn)
+        if done:
+            return value
+        if time.monotonic() + interval_s > deadline:
+            raise ApiError("timeout", f"{what} not finished within {max_wait_s:g} s")
+        if stop.wait(interval_s):
+            raise _Fatal()
+
+
+def cost_usd(card: dict[str, Any], seconds: float) -> float | None:
+    """The list-price estimate of one request for `seconds` of audio (card `pricing:`)."""
+    pricing = card.get("pricing") or {}
+    per_minute = pricing.get("usd_per_minute")
+    if per_minute is None:
+        return None
+    inc = float(pricing.get("billing_increment_s") or 0)
+    billed = math.ceil(seconds / inc - 1e-9) * inc if inc > 0 else seconds
+    billed = max(billed, float(pricing.get("minimum_s") or 0))
+    return billed / 60.0 * float(per_minute) + float(pricing.get("usd_per_request") or 0)
+
+
 def call_with_retry(fn: Callable[[], str], policy: RetryPolicy, uid: str, model_id: str,
                     stop: threading.Event) -> str:
     """Call `fn` until it succeeds, fails for good or the run is stopping.
@@ -245,6 +296,7 @@ def run(program_file: str, argv: list[str], transcribe_one: Callable[[str, str],
         if stop.is_set():
             return
         start = now()
+        _context.value = (policy, uid, mid, stop)
         try:
             seconds = wav_seconds(path)
             text = call_with_retry(lambda: transcribe_one(uid, path), policy, uid, mid, stop)
@@ -260,6 +312,11 @@ def run(program_file: str, argv: list[str], transcribe_one: Callable[[str, str],
             out.failed(uid, f"{type(exc).__name__}: {exc}")
         else:
             out.ok(uid, text, now() - start, seconds)
+            usd = cost_usd(card, seconds)
+            if usd is not None:
+                out.cost(uid, usd)
+        finally:
+            _context.value = None
 
     with ResultWriter(Path(result_dir), mid) as out, \
             ThreadPoolExecutor(max_workers=max(1, policy.concurrency)) as pool:

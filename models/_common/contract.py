@@ -43,6 +43,7 @@ def read_todo(wav_list: str | Path, result_dir: str | Path) -> tuple[list[tuple[
     out.mkdir(parents=True, exist_ok=True)
     skip = done_ids(out / "hyp.tsv") | done_ids(out / "failed.tsv")
     done_ids(out / "timing.tsv")
+    done_ids(out / "cost.tsv")
     todo = []
     for n, line in enumerate(Path(wav_list).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -73,6 +74,7 @@ class ResultWriter:
         self._hyp = open(out / "hyp.tsv", "a", encoding="utf-8")
         self._timing = open(out / "timing.tsv", "a", encoding="utf-8")
         self._failed = open(out / "failed.tsv", "a", encoding="utf-8")
+        self._cost = None  # cost.tsv, opened on the first cost (commercial APIs only)
         self._lock = threading.Lock()
         self.n_ok = 0
         self.n_failed = 0
@@ -85,6 +87,14 @@ class ResultWriter:
             self._timing.flush()
             self.n_ok += 1
 
+    def cost(self, uid: str, usd: float) -> None:
+        """`cost.tsv`: `ID<TAB>USD`, the estimated price of that utterance's request(s)."""
+        with self._lock:
+            if self._cost is None:
+                self._cost = open(Path(self.result_dir) / "cost.tsv", "a", encoding="utf-8")
+            self._cost.write(f"{uid}\t{usd:.6f}\n")
+            self._cost.flush()
+
     def failed(self, uid: str, reason: str) -> None:
         with self._lock:
             self._failed.write(f"{uid}\t{clean(reason)}\n")
@@ -93,8 +103,9 @@ class ResultWriter:
         print(f"{self.model_id}: {uid}: failed: {clean(reason)}", file=sys.stderr)
 
     def close(self) -> None:
-        for f in (self._hyp, self._timing, self._failed):
-            f.close()
+        for f in (self._hyp, self._timing, self._failed, self._cost):
+            if f is not None:
+                f.close()
 
     def __enter__(self) -> ResultWriter:
         return self

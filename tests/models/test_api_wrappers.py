@@ -6,6 +6,7 @@ environment filtering as in Docker) against a stub on 127.0.0.1; never a real ve
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -13,7 +14,17 @@ from email.utils import formatdate
 from pathlib import Path
 
 import pytest
-from stubs.vendors import AzureStub, GoogleStub, OpenAIStub, StubServer, sha
+from stubs.vendors import (
+    AssemblyAIStub,
+    AzureStub,
+    DeepgramStub,
+    GoogleStub,
+    OpenAIStub,
+    RevAIStub,
+    SpeechmaticsStub,
+    StubServer,
+    sha,
+)
 
 from asrbench.resolve import resolve_model
 from asrbench.runners import RunnerError, RunOptions, read_tsv_pairs
@@ -27,12 +38,24 @@ class Vendor:
     secret: str
     url_setting: str
     url_suffix: str = ""
+    calls: int = 1  # HTTP calls per utterance (job APIs: upload/create, poll, fetch, delete)
+    env: dict[str, str] | None = None
 
 
+FAST_POLL = {"ASSEMBLYAI_POLL_S": "0.05", "SPEECHMATICS_POLL_S": "0.05", "REVAI_POLL_S": "0.05"}
 VENDORS = [
     Vendor("openai_api_en", OpenAIStub, "OPENAI_API_KEY", "OPENAI_BASE_URL", "/v1"),
     Vendor("google_stt_en", GoogleStub, "GOOGLE_API_KEY", "GOOGLE_STT_BASE_URL"),
     Vendor("azure_speech_en", AzureStub, "AZURE_SPEECH_KEY", "AZURE_SPEECH_ENDPOINT"),
+    Vendor("deepgram_en", DeepgramStub, "DEEPGRAM_API_KEY", "DEEPGRAM_BASE_URL"),
+    Vendor("assemblyai_en", AssemblyAIStub, "ASSEMBLYAI_API_KEY", "ASSEMBLYAI_BASE_URL",
+           calls=4, env=FAST_POLL),
+    Vendor("speechmatics_en", SpeechmaticsStub, "SPEECHMATICS_API_KEY", "SPEECHMATICS_BASE_URL",
+           calls=4, env=FAST_POLL),
+    Vendor("revai_en", RevAIStub, "REVAI_ACCESS_TOKEN", "REVAI_BASE_URL", calls=4,
+           env=FAST_POLL),
+    Vendor("openai_compatible", OpenAIStub, "OPENAI_COMPATIBLE_API_KEY",
+           "OPENAI_COMPATIBLE_BASE_URL", "/v1"),
 ]
 FAST = {"ASRBENCH_API_BACKOFF_S": "0.05", "ASRBENCH_API_MAX_BACKOFF_S": "0.2",
         "ASRBENCH_API_CONCURRENCY": "2", "ASRBENCH_API_TIMEOUT_S": "10"}
@@ -48,7 +71,7 @@ def run_wrapper(vendor: Vendor, stub: StubServer, mini, utts, work: Path, key: s
     monkeypatch.setenv(vendor.secret, key)
     monkeypatch.setenv("ASRBENCH_UNDECLARED_TOKEN", "must-not-cross")
     options = RunOptions(timeout_s=300, env={
-        vendor.url_setting: stub.url + vendor.url_suffix, **FAST, **env})
+        vendor.url_setting: stub.url + vendor.url_suffix, **FAST, **(vendor.env or {}), **env})
     return LocalRunner().run(resolve_model(vendor.model), mini, work, utts, options)
 
 
@@ -64,9 +87,20 @@ def test_transcribes_with_documented_request(vendor, stub_factory, mini, few, tr
     assert hyps == {u.id: " ".join(u.text.split()) for u in few}
     timing = read_tsv_pairs(result.timing_path)
     assert set(timing) == set(hyps)
-    assert len(stub.requests) == len(few)
+    assert len(stub.requests) == vendor.calls * len(few)
+    if vendor.calls > 1:  # job APIs: every job was deleted after its transcript was fetched
+        assert len(stub.deleted) == len(few) and not stub.jobs
     # the secret went where the vendor expects it, and nowhere into logs or results
     assert stub.key not in all_text(tmp_path)
+    # a cost estimate per utterance, from the card's list price (cost.tsv, models/README.md)
+    cost = read_tsv_pairs(result.result_dir / "cost.tsv")
+    assert set(cost) == set(hyps)
+    pricing = resolve_model(vendor.model).card.extra["pricing"]
+    for u in few:
+        billed = math.ceil(u.duration - 1e-6) if pricing.get("billing_increment_s") == 1 \
+            else u.duration  # the vendor's increment: whole seconds, rounded up
+        expected = pricing["usd_per_minute"] * billed / 60
+        assert abs(float(cost[u.id]) - expected) < 1e-5, (u.id, cost[u.id], expected)
 
 
 def test_throttling_then_success_recovers(vendor, stub_factory, mini, few, transcripts,
@@ -78,7 +112,8 @@ def test_throttling_then_success_recovers(vendor, stub_factory, mini, few, trans
     assert set(hyps) == {u.id for u in few}
     assert all(hyps.values())
     assert not read_tsv_pairs(result.result_dir / "failed.tsv")
-    assert len(stub.requests) == len(few) + 4  # every scripted fault was retried
+    # every scripted fault was retried, each call on its own (a job API never starts over)
+    assert len(stub.requests) == vendor.calls * len(few) + 4
     assert "retry" in result.log_path.read_text()
 
 
@@ -90,7 +125,8 @@ def test_http_date_retry_after_is_honoured(vendor, stub_factory, mini, few, tran
     result = run_wrapper(vendor, stub, mini, few[:1], tmp_path, stub.key, monkeypatch,
                          ASRBENCH_API_MAX_BACKOFF_S="10")
     assert set(read_tsv_pairs(result.hyp_path)) == {few[0].id}
-    first, retry = stub.requests
+    first, retry = stub.requests[:2]
+    assert len(stub.requests) == vendor.calls + 1
     # The date has whole seconds, so the wait is 2-3 s; the jittered backoff alone is < 0.05 s.
     assert retry["t"] - first["t"] > 1.5, retry["t"] - first["t"]
 
@@ -142,6 +178,7 @@ def test_resume_skips_done_utterances(stub_factory, mini, few, transcripts, tmp_
     run_wrapper(vendor, stub, mini, few[:2], tmp_path, stub.key, monkeypatch)
     result = run_wrapper(vendor, stub, mini, few, tmp_path, stub.key, monkeypatch)
     assert len(stub.requests) == len(few)  # the first two were not sent again
+    assert len(read_tsv_pairs(result.result_dir / "cost.tsv")) == len(few)
     assert set(read_tsv_pairs(result.hyp_path)) == {u.id for u in few}
 
 

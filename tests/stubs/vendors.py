@@ -18,6 +18,7 @@ import json
 import re
 import threading
 import time
+import uuid
 from email.parser import BytesParser
 from email.policy import default as email_policy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,32 +49,48 @@ class StubServer:
             def log_message(self, *args: Any) -> None:  # keep pytest output clean
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def dispatch(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 with stub._lock:
-                    stub.requests.append({"path": self.path, "headers": dict(self.headers),
-                                          "size": len(body), "t": time.monotonic()})
+                    stub.requests.append({"method": method, "path": self.path,
+                                          "headers": dict(self.headers), "size": len(body),
+                                          "t": time.monotonic()})
                     scripted = stub.script.pop(0) if stub.script else None
                 if scripted is not None:
                     status, headers = scripted
                     code, payload = stub.error(status)
                     return self.reply(code, payload, headers)
                 try:
-                    code, payload = stub.handle(self.path, self.headers, body)
+                    if method == "POST":
+                        code, payload = stub.handle(self.path, self.headers, body)
+                    elif method == "GET":
+                        code, payload = stub.handle_get(self.path, self.headers)
+                    else:
+                        code, payload = stub.handle_delete(self.path, self.headers)
                 except Exception as exc:  # a stub bug must show up as a 500, not a hang
                     code, payload = 500, {"error": {"message": f"stub error: {exc}"}}
                 self.reply(code, payload)
 
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                self.dispatch("POST")
+
             def do_GET(self) -> None:  # noqa: N802
-                code, payload = stub.handle_get(self.path)
-                self.reply(code, payload)
+                self.dispatch("GET")
+
+            def do_DELETE(self) -> None:  # noqa: N802
+                self.dispatch("DELETE")
 
             def reply(self, code: int, payload: Any, headers: dict[str, str] | None = None
                       ) -> None:
-                data = json.dumps(payload).encode()
+                # A payload of bytes is sent as it is (text bodies), anything else as JSON.
+                raw = isinstance(payload, bytes)
+                data = payload if raw else json.dumps(payload).encode()
+                if code == 204:
+                    data = b""
                 self.send_response(code)
-                self.send_header("Content-Type", stub.content_type)
+                self.send_header("Content-Type", "text/plain; charset=utf-8" if raw
+                                 else stub.content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -102,8 +119,15 @@ class StubServer:
     def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
         raise NotImplementedError
 
-    def handle_get(self, path: str) -> tuple[int, Any]:
+    def handle_get(self, path: str, headers: Any = None) -> tuple[int, Any]:
         return 404, {"error": {"message": f"no GET {path}"}}
+
+    def handle_delete(self, path: str, headers: Any = None) -> tuple[int, Any]:
+        return 404, {"error": {"message": f"no DELETE {path}"}}
+
+    def posts(self) -> list[dict[str, Any]]:
+        """The POST requests received (uploads, job creations, synchronous calls)."""
+        return [r for r in self.requests if r["method"] == "POST"]
 
     def close(self) -> None:
         self.server.shutdown()
@@ -302,7 +326,7 @@ class TranscribeStub(StubServer):
         return 200, {"TranscriptionJob": {k: v for k, v in job.items()
                                           if not k.startswith("_")}}
 
-    def handle_get(self, path: str) -> tuple[int, Any]:
+    def handle_get(self, path: str, headers: Any = None) -> tuple[int, Any]:
         m = re.fullmatch(r"/transcripts/(.+)\.json", urlparse(path).path)
         job = self.jobs.get(m.group(1)) if m else None
         if job is None or "_text" not in job:
@@ -310,3 +334,237 @@ class TranscribeStub(StubServer):
         return 200, {"jobName": job["TranscriptionJobName"], "accountId": "000000000000",
                      "status": "COMPLETED",
                      "results": {"transcripts": [{"transcript": job["_text"]}], "items": []}}
+
+
+def _multipart(headers: Any, body: bytes) -> dict[str, bytes]:
+    ctype = headers.get("Content-Type", "")
+    if not ctype.startswith("multipart/form-data"):
+        return {}
+    msg = BytesParser(policy=email_policy).parsebytes(
+        b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body)
+    return {part.get_param("name", header="content-disposition"):
+            part.get_payload(decode=True) or b"" for part in msg.iter_parts()}
+
+
+class DeepgramStub(StubServer):
+    """Pre-recorded `POST /v1/listen`, raw audio body, `Authorization: Token <key>`."""
+
+    def error(self, status: int) -> tuple[int, Any]:
+        code, msg = {401: ("INVALID_AUTH", "Invalid credentials."),
+                     429: ("TOO_MANY_REQUESTS", "Too many requests. Please try again later."),
+                     500: ("INTERNAL_SERVER_ERROR", "Internal server error."),
+                     503: ("SERVICE_UNAVAILABLE", "Service unavailable.")
+                     }.get(status, ("Bad Request", "Bad request."))
+        return status, {"err_code": code, "err_msg": msg, "request_id": str(uuid.uuid4())}
+
+    def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
+        url = urlparse(path)
+        if url.path != "/v1/listen":
+            return 404, {"err_code": "NOT_FOUND", "err_msg": f"no route {url.path}"}
+        if headers.get("Authorization") != f"Token {self.key}":
+            return self.error(401)
+        query = parse_qs(url.query)
+        if not headers.get("Content-Type", "").startswith("audio/") or not body:
+            return 400, {"err_code": "Bad Request", "err_msg": "Bad Request: no audio"}
+        self.requests[-1]["query"] = {k: v[0] for k, v in query.items()}
+        text = self.answer(body)
+        return 200, {"metadata": {"request_id": str(uuid.uuid4()), "duration": 1.0,
+                                  "channels": 1, "models": [query.get("model", ["nova-3"])[0]]},
+                     "results": {"channels": [{"alternatives": [
+                         {"transcript": text, "confidence": 0.99, "words": []}]}]}}
+
+
+class _JobStub(StubServer):
+    """Shared by the asynchronous (job) APIs: jobs keyed by ID, done on the first poll; the
+    transcript is computed (with the scripted delay) when it is fetched."""
+
+    def __init__(self, transcripts: dict[str, str] | None = None):
+        super().__init__(transcripts)
+        self.jobs: dict[str, dict[str, Any]] = {}
+        self.deleted: list[str] = []
+
+    def new_job(self, audio: bytes, **extra: Any) -> str:
+        job_id = uuid.uuid4().hex[:20]
+        self.jobs[job_id] = {"audio": audio, "polls": 0, **extra}
+        return job_id
+
+    def delete(self, job_id: str) -> bool:
+        if self.jobs.pop(job_id, None) is None:
+            return False
+        self.deleted.append(job_id)
+        return True
+
+
+class AssemblyAIStub(_JobStub):
+    """v2: `POST /v2/upload`, `POST /v2/transcript`, `GET`/`DELETE /v2/transcript/{id}`; the key
+    in `authorization` as is."""
+
+    def __init__(self, transcripts: dict[str, str] | None = None):
+        super().__init__(transcripts)
+        self.uploads: dict[str, bytes] = {}
+
+    def error(self, status: int) -> tuple[int, Any]:
+        msg = {401: "Authentication error, API token missing/invalid",
+               429: "Too many requests", 500: "Internal server error",
+               503: "Service temporarily unavailable"}.get(status, "Bad request")
+        return status, {"error": msg}
+
+    def _auth(self, headers: Any) -> bool:
+        return headers.get("authorization") == self.key
+
+    def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
+        if not self._auth(headers):
+            return self.error(401)
+        if path == "/v2/upload":
+            url = f"{self.url}/cdn/upload/{uuid.uuid4().hex}"
+            self.uploads[url] = body
+            return 200, {"upload_url": url}
+        if path == "/v2/transcript":
+            req = json.loads(body)
+            audio = self.uploads.get(req.get("audio_url", ""))
+            if audio is None:
+                return 400, {"error": "Download error, unable to download the audio_url"}
+            job_id = self.new_job(audio, request=req)
+            return 200, {"id": job_id, "status": "queued", "audio_url": req["audio_url"],
+                         "language_code": req.get("language_code")}
+        return 404, {"error": "Not found"}
+
+    def handle_get(self, path: str, headers: Any = None) -> tuple[int, Any]:
+        if not self._auth(headers):
+            return self.error(401)
+        m = re.fullmatch(r"/v2/transcript/([0-9a-f]+)", urlparse(path).path)
+        job = self.jobs.get(m.group(1)) if m else None
+        if job is None:
+            return 404, {"error": "Transcript ID not found"}
+        job["polls"] += 1
+        text = self.answer(job["audio"])
+        return 200, {"id": m.group(1), "status": "completed", "text": text,
+                     "audio_duration": 1, "language_code": job["request"].get("language_code")}
+
+    def handle_delete(self, path: str, headers: Any = None) -> tuple[int, Any]:
+        if not self._auth(headers):
+            return self.error(401)
+        m = re.fullmatch(r"/v2/transcript/([0-9a-f]+)", urlparse(path).path)
+        if not m or not self.delete(m.group(1)):
+            return 404, {"error": "Transcript ID not found"}
+        return 200, {"id": m.group(1), "status": "completed", "text": "", "audio_url":
+                     "http://deleted_by_user"}
+
+
+class SpeechmaticsStub(_JobStub):
+    """Batch v2: `POST /v2/jobs/` (multipart `data_file` + `config`), `GET /v2/jobs/{id}`,
+    `GET /v2/jobs/{id}/transcript?format=txt`, `DELETE /v2/jobs/{id}`; Bearer key."""
+
+    def error(self, status: int) -> tuple[int, Any]:
+        msg = {401: "Permission Denied", 429: "Too Many Requests",
+               500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Bad Request")
+        return status, {"code": status, "error": msg}
+
+    def _auth(self, headers: Any) -> bool:
+        return headers.get("Authorization") == f"Bearer {self.key}"
+
+    def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
+        if not self._auth(headers):
+            return self.error(401)
+        if urlparse(path).path.rstrip("/") != "/v2/jobs":
+            return 404, {"code": 404, "error": "Not Found"}
+        fields = _multipart(headers, body)
+        try:
+            config = json.loads(fields.get("config", b"{}"))
+        except ValueError:
+            return 400, {"code": 400, "error": "Invalid Config", "detail": "not JSON"}
+        lang = (config.get("transcription_config") or {}).get("language")
+        if config.get("type") != "transcription" or not lang or "data_file" not in fields:
+            return 400, {"code": 400, "error": "Job rejected",
+                         "detail": "config.type, transcription_config.language and data_file "
+                                   "are required"}
+        return 201, {"id": self.new_job(fields["data_file"], config=config)}
+
+    def handle_get(self, path: str, headers: Any = None) -> tuple[int, Any]:
+        if not self._auth(headers):
+            return self.error(401)
+        url = urlparse(path)
+        m = re.fullmatch(r"/v2/jobs/([0-9a-f]+)(/transcript)?", url.path)
+        job = self.jobs.get(m.group(1)) if m else None
+        if job is None:
+            return 404, {"code": 404, "error": "Job not found"}
+        if m.group(2):
+            if parse_qs(url.query).get("format") != ["txt"]:
+                return 400, {"code": 400, "error": "only format=txt in this stub"}
+            return 200, (self.answer(job["audio"]) + "\n").encode()
+        job["polls"] += 1
+        return 200, {"job": {"id": m.group(1), "status": "done", "duration": 1,
+                             "data_name": "audio.wav", "created_at": "2025-01-01T00:00:00Z"}}
+
+    def handle_delete(self, path: str, headers: Any = None) -> tuple[int, Any]:
+        if not self._auth(headers):
+            return self.error(401)
+        m = re.fullmatch(r"/v2/jobs/([0-9a-f]+)", urlparse(path).path)
+        if not m or not self.delete(m.group(1)):
+            return 404, {"code": 404, "error": "Job not found"}
+        return 200, {"job": {"id": m.group(1), "status": "deleted"}}
+
+
+class RevAIStub(_JobStub):
+    """Async v1: `POST /speechtotext/v1/jobs` (multipart `media` + `options`), `GET .../jobs/{id}`,
+    `GET .../jobs/{id}/transcript` (Rev JSON), `DELETE .../jobs/{id}`; Bearer token;
+    problem+json errors."""
+
+    content_type = "application/json"
+    base = "/speechtotext/v1/jobs"
+
+    def error(self, status: int) -> tuple[int, Any]:
+        title = {401: "Authorization has been denied for this request",
+                 429: "Too Many Requests", 500: "Internal Server Error",
+                 503: "Service Unavailable"}.get(status, "Bad Request")
+        return status, {"type": f"https://www.rev.ai/api/v1/errors/{status}", "title": title,
+                        "status": status}
+
+    def _auth(self, headers: Any) -> bool:
+        return headers.get("Authorization") == f"Bearer {self.key}"
+
+    def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
+        if not self._auth(headers):
+            return self.error(401)
+        if urlparse(path).path != self.base:
+            return 404, {"title": "Not Found", "status": 404}
+        fields = _multipart(headers, body)
+        if "media" not in fields:
+            return 400, {"type": "https://www.rev.ai/api/v1/errors/invalid-parameters",
+                         "title": "Your request parameters didn't validate", "status": 400,
+                         "parameters": {"media": ["media is required"]}}
+        options = json.loads(fields.get("options", b"{}"))
+        job_id = self.new_job(fields["media"], options=options)
+        return 200, {"id": job_id, "status": "in_progress", "created_on":
+                     "2025-01-01T00:00:00Z", "type": "async",
+                     "language": options.get("language", "en")}
+
+    def handle_get(self, path: str, headers: Any = None) -> tuple[int, Any]:
+        if not self._auth(headers):
+            return self.error(401)
+        m = re.fullmatch(re.escape(self.base) + r"/([0-9a-f]+)(/transcript)?", urlparse(path).path)
+        job = self.jobs.get(m.group(1)) if m else None
+        if job is None:
+            return 404, {"title": "could not find job", "status": 404}
+        if m.group(2):
+            if headers.get("Accept") != "application/vnd.rev.transcript.v1.0+json":
+                return 406, {"title": "Not Acceptable", "status": 406}
+            words = self.answer(job["audio"]).split()
+            elements: list[dict[str, Any]] = []
+            for i, w in enumerate(words):
+                if i:
+                    elements.append({"type": "punct", "value": " "})
+                elements.append({"type": "text", "value": w, "ts": float(i), "end_ts": i + 0.5,
+                                 "confidence": 0.9})
+            return 200, {"monologues": [{"speaker": 0, "elements": elements}]}
+        job["polls"] += 1
+        return 200, {"id": m.group(1), "status": "transcribed", "duration_seconds": 1.0,
+                     "type": "async"}
+
+    def handle_delete(self, path: str, headers: Any = None) -> tuple[int, Any]:
+        if not self._auth(headers):
+            return self.error(401)
+        m = re.fullmatch(re.escape(self.base) + r"/([0-9a-f]+)", urlparse(path).path)
+        if not m or not self.delete(m.group(1)):
+            return 404, {"title": "could not find job", "status": 404}
+        return 204, {}

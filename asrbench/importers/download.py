@@ -9,6 +9,7 @@ once from scratch; a second mismatch is an error.
 
 from __future__ import annotations
 
+import http.client
 import os
 import shutil
 import sys
@@ -127,7 +128,7 @@ def _transfer(url: str, part: Path, expected: int | None) -> None:
             while block := stream.read(CHUNK):
                 out.write(block)
                 prog.update(task, advance=len(block))
-    except (OSError, urllib.error.URLError) as exc:
+    except (OSError, urllib.error.URLError, http.client.HTTPException) as exc:
         raise DownloadError(f"{url}: interrupted after {part.stat().st_size} bytes ({exc}); "
                             "rerun the same command to resume") from None
     finally:

@@ -148,7 +148,7 @@ def test_asset_identity_covers_noise_overrides_rirs_and_babble(tmp_path: Path) -
     assert key({"ASRBENCH_RIR_DIR": str(tmp_path / "rirs")}) != base
     assert key({}, babble="sha256:other") != base
     # Shipped assets enter by content: the listing names every shipped noise file.
-    shipped = asset_identity(Settings.from_env({}), None)["shipped"]
+    shipped = asset_identity(Settings.from_env({}), None)["shipped"]["noise"]
     assert {name for name, _ in shipped} >= {"doing_the_dishes.wav", "exercise_bike.wav"}
 
 

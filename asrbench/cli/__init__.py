@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "zoo": ("zoo", "Inspect zoo remotes: list, show, verify [--repair]."),
     "perturb": ("perturb", "Derive a perturbed dataset (robustness bank)."),
     "robustness": ("robustness", "Run models over a perturbation grid: WER, WERD, NWERD."),
+    "fairness": ("fairness", "Per-group accuracy, robustness disparity, differential testing."),
 }
 ALIAS_FLAG = "--as-alias"  # `ops/X` scripts: `asrbench --as-alias "$0" X ARGS...`
 

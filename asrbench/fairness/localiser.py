@@ -66,16 +66,19 @@ def localise(grouping: Grouping, original: TokenTable, transformed: list[TokenTa
     out = []
     for gi, gname in enumerate([*grouping.names, ALL]):
         present = np.flatnonzero(wc[gi] > 0)
-        order = sorted(present.tolist(), key=lambda w: (-rel[gi, w], -drop[gi, w], -wc[gi, w],
-                                                        words[w]))
-        for rank, w in enumerate(order, start=1):
+        # Ranked: words seen at least min_count times, by relative drop, then drop; the rest
+        # follow unranked (a word seen once that vanishes has rel_drop 1 and tells little).
+        order = sorted(present.tolist(), key=lambda w: (wc[gi, w] < min_count, -rel[gi, w],
+                                                        -drop[gi, w], -wc[gi, w], words[w]))
+        for k, w in enumerate(order, start=1):
+            ranked = bool(wc[gi, w] >= min_count)
             out.append({"group": gname, "word": words[w], "wc": int(wc[gi, w]),
                         "counts": [int(c) for c in wc_sev[:, gi, w]],
                         "severities": list(severities), "min_count": int(mins[gi, w]),
                         "min_at": severities[int(at[gi, w])], "drop": int(drop[gi, w]),
                         "rel_drop": float(rel[gi, w]),
                         "non_robust": bool(drop[gi, w] > omega),
-                        "ranked": bool(wc[gi, w] >= min_count), "rank": rank})
+                        "ranked": ranked, "rank": k if ranked else None})
     return out
 
 

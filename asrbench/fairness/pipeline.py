@@ -1,0 +1,395 @@
+"""`run_fairness`: check the request, get the result cells, run every analysis that applies.
+
+Order matters for users: everything that can be wrong with the request (a column that does not
+exist, a reference-based analysis on a reference-free dataset, one model where two are needed,
+a bad spec, an unknown group) fails before any model runs or any audio is derived. Model runs go
+through `run_benchmark`, so hypotheses already computed for the same model and audio are reused
+from the cache and nothing runs twice.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from asrbench.errors import InputError
+from asrbench.fairness import accuracy as acc_mod
+from asrbench.fairness import differential as diff_mod
+from asrbench.fairness import localiser as loc_mod
+from asrbench.fairness.groups import SPEAKER, Grouping, make_grouping, rows_from
+from asrbench.fairness.inputs import Cell, at_rate, read_cell, tokens
+from asrbench.fairness.robustness import Condition, robustness_disparity
+from asrbench.fairness.tokens import Vocab, edit_distance
+
+ANALYSES = ("accuracy", "lwerr", "robustness", "metamorphic", "differential", "localiser")
+REFERENCE_BASED = ("accuracy", "lwerr", "robustness")
+NEED_GRID = ("robustness", "metamorphic", "differential", "localiser")
+
+
+@dataclass
+class Options:
+    """What `ops/fairness` was asked; defaults are the documented ones."""
+
+    by: str
+    analyses: Sequence[str] | None = None  # None: every analysis that applies
+    metric: str | None = None  # "ter" or "mter" (None: ter, where references exist)
+    specs: Sequence[str] = ()
+    grid_label: str | None = None
+    tau: float = 0.1
+    omega: float = 0.0
+    min_count: int = 3
+    base: str | None = None
+    compare: Sequence[str] = ()
+    cluster: str = SPEAKER
+    min_speakers: int = 3
+    min_utts: int = 20
+    reps: int = 1000
+    perms: int = 10000
+    level: float = 0.95
+    seed: int = 0
+    utts: Sequence[str] | int | None = None  # IDs, or N for the first N utterances
+    per_speaker: int | None = None
+    runner: str = "auto"
+    jobs: int = 2
+    resample: str = "auto"  # "auto": give a model its card's rate; "never"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: (list(v) if isinstance(v, (list, tuple)) else v)
+             for k, v in self.__dict__.items() if k not in ("runner", "jobs")}
+        return d
+
+
+@dataclass
+class Plan:
+    """The checked request: dataset, selection, grouping, analyses, conditions."""
+
+    dataset: Any
+    ids: list[str]
+    grouping: Grouping
+    analyses: list[str]
+    conditions: list[Condition]
+    transformations: dict[str, list[tuple[int | None, str]]]
+    metric: str
+    base: int | None
+    compares: list[int]
+    notes: list[str] = field(default_factory=list)
+
+
+def _transformations(specs: Sequence[str]) -> tuple[list[Condition], dict]:
+    from asrbench.perturb.spec import canonical_spec, parse_spec
+
+    conds: list[Condition] = [Condition("clean", "clean", 0)]
+    trans: dict[str, list[tuple[int | None, str]]] = {}
+    for spec in dict.fromkeys(canonical_spec(s) for s in specs):
+        if spec == "clean":
+            continue
+        steps = parse_spec(spec)
+        if len(steps) == 1 and steps[0].severity is not None:
+            name, sev = steps[0].name, steps[0].severity
+        else:
+            name, sev = spec, None
+        conds.append(Condition(spec, name, sev))
+        trans.setdefault(name, []).append((sev, spec))
+    for points in trans.values():
+        points.sort(key=lambda p: (p[0] is None, p[0] or 0))
+    return conds, trans
+
+
+def _select(ds: Any, opts: Options) -> list[str]:
+    utts = list(ds.utterances)
+    if opts.utts is not None:
+        if isinstance(opts.utts, int):
+            utts = utts[: opts.utts]
+        else:
+            known = {u.id for u in utts}
+            unknown = [i for i in opts.utts if i not in known]
+            if unknown:
+                raise InputError(f"--utts: not in dataset {ds.id}: {', '.join(unknown[:5])}")
+            wanted = set(opts.utts)
+            utts = [u for u in utts if u.id in wanted]
+    if opts.per_speaker is not None:
+        if SPEAKER not in ds.columns:
+            raise InputError(f"--per-speaker: dataset {ds.id} has no SPEAKER column")
+        # N evenly spaced utterances of each speaker, in dataset order: deterministic, and
+        # spread over a speaker's recordings (FSDD lists each speaker's digits in order).
+        by_spk: dict[str, list[int]] = {}
+        for k, u in enumerate(utts):
+            by_spk.setdefault(u.extra.get(SPEAKER, ""), []).append(k)
+        keep: set[int] = set()
+        for idx in by_spk.values():
+            n = min(opts.per_speaker, len(idx))
+            keep.update(idx[int(j)] for j in np.floor(np.arange(n) * len(idx) / n))
+        utts = [u for k, u in enumerate(utts) if k in keep]
+    if not utts:
+        raise InputError(f"no utterance of dataset {ds.id} is selected")
+    return [u.id for u in utts]
+
+
+def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
+    """Check everything about the request; raise InputError naming what is wrong."""
+    from asrbench.resolve import resolve_dataset
+
+    if not models:
+        raise InputError("give at least one model with -m")
+    if opts.metric not in (None, "ter", "mter"):
+        raise InputError(f"--metric {opts.metric!r}: use ter or mter")
+    unknown = [a for a in (opts.analyses or ()) if a not in ANALYSES]
+    if unknown:
+        raise InputError(f"--analyses: unknown {', '.join(unknown)}; choose from "
+                         f"{', '.join(ANALYSES)}")
+    if not 0 < opts.level < 1:
+        raise InputError(f"--level {opts.level}: must be between 0 and 1")
+    if opts.reps < 1 or opts.perms < 1:
+        raise InputError("--bootstrap and --permutations must be positive")
+    ds = resolve_dataset(dataset, check_audio=False)
+    ref_free = ds.reference_free
+    ids = _select(ds, opts)
+    wanted = set(ids)
+    selected = [u for u in ds.utterances if u.id in wanted]
+    rows = rows_from(selected, opts.by, ds.id, ds.columns, opts.cluster)
+    grouping = make_grouping(rows, opts.by, ds.id, opts.min_speakers, opts.min_utts)
+    conditions, trans = _transformations(opts.specs)
+    has_grid = len(conditions) > 1
+    notes: list[str] = []
+    if opts.analyses:
+        analyses = list(dict.fromkeys(opts.analyses))
+        bad = [a for a in analyses if a in REFERENCE_BASED]
+        if ref_free and bad:
+            raise InputError(f"dataset {ds.id} is reference-free (no TEXT), but "
+                             f"{' and '.join(bad)} need{'s' if len(bad) == 1 else ''} "
+                             "references; use metamorphic, differential or localiser")
+        if "differential" in analyses and len(models) < 2:
+            raise InputError("differential testing compares two recognisers: give two models "
+                             "(-m A -m B); with one model use --analyses metamorphic (its "
+                             "output on the original vs on the transformed speech)")
+        need = [a for a in analyses if a in NEED_GRID]
+        if need and not has_grid:
+            raise InputError(f"{', '.join(need)} need transformations: give --grid or -t")
+    else:
+        analyses = [] if ref_free else ["accuracy", "lwerr"]
+        if has_grid:
+            analyses += ([] if ref_free else ["robustness"]) + ["metamorphic"]
+            analyses += ["differential"] if len(models) >= 2 else []
+            analyses += ["localiser"]
+        if not analyses:
+            raise InputError(f"dataset {ds.id} is reference-free (no TEXT): per-group error "
+                             "rates need references; give transformations (--grid or -t) for "
+                             "the reference-free differential testing and fault localiser")
+    if ref_free and opts.metric is not None:
+        raise InputError(f"--metric {opts.metric}: dataset {ds.id} is reference-free (no "
+                         "TEXT), so no error rate can be computed; leave --metric out")
+    base = grouping.index(opts.base, "--base") if opts.base is not None else None
+    compares = [grouping.index(c, "--compare") for c in opts.compare]
+    if base is not None and base in compares:
+        raise InputError(f"--base {opts.base} is also given as --compare")
+    if "lwerr" in analyses and base is None:
+        if opts.by == "GENDER" and {"F", "M"} <= set(grouping.names):
+            base = grouping.index("M")
+            compares = compares or [grouping.index("F")]
+        elif opts.analyses:
+            raise InputError(f"LWERR compares two groups: give --base (and --compare) among "
+                             f"{opts.by} values {', '.join(grouping.names)}")
+        else:
+            analyses.remove("lwerr")
+            notes.append(f"LWERR skipped: give --base and --compare (values of {opts.by}: "
+                         f"{', '.join(grouping.names)}); by default it is F vs M on GENDER")
+    if base is not None and not compares:
+        compares = [g for g in range(grouping.n_groups) if g != base]
+    if len(models) != len(set(models)):
+        raise InputError("a model is given twice with -m")
+    for m in models:
+        from asrbench.resolve import resolve_model
+
+        resolve_model(m)  # an unknown model fails here, before anything runs
+    return Plan(ds, ids, grouping, analyses, conditions, trans, opts.metric or "ter", base,
+                compares, notes)
+
+
+def _condition_paths(p: Plan, opts: Options, cache: Path) -> dict[str, Path]:
+    """Dataset folder of every condition: the dataset itself, or derived ones (grids, subsets)."""
+    from asrbench.identity import digest, short
+    from asrbench.perturb.derive import default_output, derive_dataset
+
+    subset = len(p.ids) < len(p.dataset.utterances)
+    if len(p.conditions) == 1 and not subset:
+        return {"clean": Path(p.dataset.root)}
+    key = short(digest("selection", utterances=p.ids), 12) if subset else None
+    out = {}
+    for c in p.conditions:
+        target = default_output(p.dataset, c.spec, opts.seed)
+        if subset:
+            target = cache / "fairness" / "datasets" / f"{target.name}__sub{key}"
+        r = derive_dataset(p.dataset.root, c.spec, seed=opts.seed, out=target, jobs=opts.jobs,
+                           utt_ids=p.ids if subset else None)
+        out[c.spec] = r.path
+    return out
+
+
+def _run_cells(models: Sequence[str], p: Plan, opts: Options, results_root: Path | None,
+               progress: bool) -> tuple[dict[tuple[str, str], Cell], list[dict]]:
+    from asrbench.benchmark import run_benchmark
+    from asrbench.benchmark.progress import CampaignProgress
+    from asrbench.resolve import resolve_model
+    from asrbench.settings import settings
+
+    cache = settings().cache
+    paths = _condition_paths(p, opts, cache)
+    by_id = {u.id: u for u in p.dataset.utterances}
+    audio_s = sum(by_id[i].duration for i in p.ids)
+    cells: dict[tuple[str, str], Cell] = {}
+    inputs = []
+    n = len(models) * len(paths)
+    with CampaignProgress(f"fairness {p.dataset.id}", n, n * len(p.ids), n * audio_s,
+                          enabled=progress) as prog:
+        for m in models:
+            rate = resolve_model(m).card.sample_rate
+            for cond, path in paths.items():
+                prog.start_cell(f"{m} x {cond}")
+                src = at_rate(path, rate, cache) if opts.resample == "auto" else path
+                res = run_benchmark(model=m, dataset=src, runner=opts.runner, jobs=opts.jobs,
+                                    results_root=results_root, progress=False)
+                cell = read_cell(m, cond, res.out_dir)
+                cells[(m, cond)] = cell
+                s = res.summary
+                inputs.append({"model": m, "condition": cond, "dataset": s.dataset,
+                               "dataset_hash": s.dataset_hash, "result_dir": str(res.out_dir),
+                               "result_key": s.result_key, "hyps_key": s.hyps_key,
+                               "model_identity": s.model_identity, "runner": s.runner,
+                               "cache_hit": res.cache_hit, "n_failed": s.n_failed,
+                               "resampled_to": rate if Path(src) != Path(path) else None})
+                prog.cell_done(len(p.ids), audio_s)
+    return cells, inputs
+
+
+def analyse(models: Sequence[str], p: Plan, cells: dict[tuple[str, str], Cell],
+            opts: Options) -> dict[str, Any]:
+    """Every planned analysis from the cells (no model runs here: tests call this directly)."""
+    g = p.grouping
+    ids = g.ids
+    lang = p.dataset.language.split("-")[0].split("_")[0].lower()
+    out: dict[str, Any] = {k: [] for k in ("accuracy", "lwerr", "robustness", "metamorphic",
+                                           "differential", "localiser")}
+    warnings = list(g.warnings)
+    for (m, c), cell in cells.items():
+        lost = cell.missing(ids)
+        if lost:
+            raise InputError(f"result {cell.path} ({m}, {c}) lacks {len(lost)} selected "
+                             f"utterance(s) ({', '.join(lost[:3])}); rerun ops/fairness")
+    unit = "word"
+    common = dict(reps=opts.reps, perms=opts.perms, level=opts.level, seed=opts.seed)
+    for m in models:
+        clean = cells[(m, "clean")]
+        if "accuracy" in p.analyses or "lwerr" in p.analyses:
+            unit = (clean.summary.get("metrics") or {}).get("unit", "word")
+            counts = clean.counts(ids)
+            section, fit = acc_mod.group_accuracy(g, counts, unit=unit, metric=p.metric,
+                                                  name=f"accuracy/{m}", **common)
+            if "accuracy" in p.analyses:
+                out["accuracy"].append({"model": m, **section})
+            if "lwerr" in p.analyses:
+                out["lwerr"].append({"model": m, "rows": acc_mod.lwerr(
+                    fit, p.base, p.compares, name=f"lwerr/{m}")})
+        if "robustness" in p.analyses:
+            err, den = [], []
+            for c in p.conditions:
+                k = cells[(m, c.spec)].counts(ids)
+                err.append(k["sub"] + k["ins"] + k["del"])
+                den.append(k["n_ref"] if p.metric == "ter" else np.maximum(k["n_ref"],
+                                                                            k["n_hyp"]))
+            base = p.base if p.base is not None else _best_clean(g, err[0], den[0])
+            compares = p.compares or [k for k in range(g.n_groups) if k != base]
+            out["robustness"].append({"model": m, "metric": p.metric, **robustness_disparity(
+                g, p.conditions, np.stack(err, 1), np.stack(den, 1), base, compares,
+                name=f"robustness/{m}", **common)})
+    grid_analyses = {"metamorphic", "differential", "localiser"} & set(p.analyses)
+    if grid_analyses:
+        vocab = Vocab()
+        specs = [c.spec for c in p.conditions]
+        tables = {m: dict(zip(specs, tokens([cells[(m, s)] for s in specs], ids, vocab, lang),
+                              strict=True)) for m in models}
+        ok = np.ones(len(ids), dtype=bool)
+        for m in models:
+            for t in tables[m].values():
+                ok &= t.present
+        if not ok.all():
+            bad = [i for i, k in zip(ids, ok, strict=True) if not k]
+            warnings.append(f"{len(bad)} utterance(s) failed in at least one model or "
+                            f"condition ({', '.join(bad[:3])}): left out of the differential "
+                            "tests and the localiser")
+        gk = g.restricted(ok)
+        tk = {m: {s: t.take(ok) for s, t in tables[m].items()} for m in models}
+        if "metamorphic" in p.analyses:
+            for m in models:
+                dist, longer = {}, {}
+                for s in specs[1:]:
+                    dist[s] = edit_distance(tk[m]["clean"], tk[m][s])
+                    longer[s] = np.maximum(tk[m]["clean"].lengths, tk[m][s].lengths)
+                out["metamorphic"].append({"model": m, "kind": "single-recogniser", **(
+                    diff_mod.differential(gk, p.transformations, dist, longer, None,
+                                          tau=opts.tau, name=f"metamorphic/{m}", **common))})
+        if "differential" in p.analyses:
+            for i, a in enumerate(models):
+                for b in models[i + 1:]:
+                    dist = {s: edit_distance(tk[a][s], tk[b][s]) for s in specs}
+                    longer = {s: np.maximum(tk[a][s].lengths, tk[b][s].lengths)
+                              for s in specs}
+                    out["differential"].append({"models": [a, b], "kind": "two-recognisers",
+                                                **diff_mod.differential(
+                        gk, p.transformations, dist, longer, "clean", tau=opts.tau,
+                        name=f"differential/{a}/{b}", **common)})
+        if "localiser" in p.analyses:
+            for m in models:
+                for tname, points in p.transformations.items():
+                    sevs = [s for s, _ in points]
+                    trans = [tk[m][c] for _, c in points]
+                    rows = loc_mod.localise(gk, tk[m]["clean"], trans, sevs, vocab.words,
+                                            opts.omega, opts.min_count)
+                    entry = {"model": m, "transformation": tname, "severities": sevs,
+                             "omega": opts.omega, "min_count": opts.min_count, "rows": rows,
+                             "validation": None}
+                    if not p.dataset.reference_free:
+                        ops = [cells[(m, c)].ref_ops(gk.ids, vocab) for _, c in points]
+                        entry["validation"] = loc_mod.validate(
+                            gk, tk[m]["clean"], trans, sevs, vocab.words, ops, opts.omega,
+                            opts.min_count, opts.reps, opts.level, opts.seed)
+                    out["localiser"].append(entry)
+    out["warnings"] = warnings
+    return out
+
+
+def _best_clean(g: Grouping, err: np.ndarray, den: np.ndarray) -> int:
+    """The group with the lowest clean rate among those not flagged small (all if none)."""
+    rates = []
+    for k in range(g.n_groups):
+        m = g.group == k
+        rates.append(err[m].sum() / den[m].sum() if den[m].sum() else np.inf)
+    pool = [k for k in range(g.n_groups) if not g.info[k]["small"]] or list(range(g.n_groups))
+    return min(pool, key=lambda k: (rates[k], g.names[k]))
+
+
+def run_fairness(models: Sequence[str], dataset: str | Path, opts: Options,
+                 results_root: Path | None = None, progress: bool = True,
+                 command: Sequence[str] | None = None
+                 ) -> tuple[Plan, dict[str, Any], dict[str, list[dict]]]:
+    """Plan, run (cached), analyse: the plan, the fairness.json object and the localiser's
+    per-word rows by model (written by `report.write`)."""
+    from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
+    from asrbench.fairness.report import assemble, localiser_rows
+
+    t0, started = time.monotonic(), utc_now()
+    p = plan(models, dataset, opts)
+    for n in p.notes:
+        print(f"fairness: note: {n}", file=sys.stderr)
+    cells, inputs = _run_cells(models, p, opts, results_root, progress)
+    results = analyse(models, p, cells, opts)
+    prov = {"command": list(command) if command is not None else sys.argv,
+            "git": git_state(), "host": host_info(), "packages": package_versions(),
+            "started": started, "ended": utc_now(), "wall_s": round(time.monotonic() - t0, 3)}
+    return p, assemble(models, p, opts, results, inputs, prov), localiser_rows(
+        results["localiser"])

@@ -113,11 +113,12 @@ def _write_tsv(path: Path, texts: dict[str, str]) -> None:
     path.write_text("".join(f"{k}\t{v}\n" for k, v in texts.items()), encoding="utf-8")
 
 
-def _timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+def _timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
+           ) -> tuple[float, float, str]:
     """Wall seconds, CPU seconds (user + system, the process and its children) and stdout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False, env=env)
     elapsed = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -146,17 +147,20 @@ def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int, pycache: Path
         "ops_score_reports_none": score + [str(out / "none"), "--reports", "none"],
         "ops_score_reports_all": score + [str(out / "all"), "--reports", "all"],
     }
+    # each runs in its own checkout (`python -m` imports from the working directory first)
+    cwd = {name: ROOT for name in commands}
     if other is not None:  # another checkout's ops/score (e.g. before a change), its defaults
         commands["ops_score_other_checkout"] = [str(other / "ops" / "score"), str(ref), str(hyp),
                                                 "-o", str(out / "other")]
-    for cmd in commands.values():  # warm the page cache, bytecode and NSW result caches once
-        _timed(cmd, env)
+        cwd["ops_score_other_checkout"] = other.resolve()
+    for name, cmd in commands.items():  # warm the page, bytecode and NSW result caches once
+        _timed(cmd, env, cwd[name])
     wall: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     names = list(commands)
     for rep in range(repeats):
         for name in names[rep % len(names):] + names[: rep % len(names)]:
-            w, c, _ = _timed(commands[name], env)
+            w, c, _ = _timed(commands[name], env, cwd[name])
             wall[name].append(w)
             cpu[name].append(c)
     report: dict = {"repeats": repeats, "bytecode_cache": pycache is not None}

@@ -59,52 +59,57 @@ def differential(grouping: Grouping, transformations: dict[str, list[tuple[int |
     where d on the original is 0).
     """
     G, names = grouping.n_groups, grouping.names
-    d_rows: list[dict] = []
+    # One column per condition (the original first, if any): every transformation shares one
+    # bootstrap draw and, per pair of groups, one set of relabellings.
+    cols = ([baseline] if baseline is not None else []) + [
+        c for points in transformations.values() for _, c in points]
+    where = {c: j for j, c in enumerate(cols)}
+    x = np.stack([np.stack([dist[c], longer[c]], axis=-1) for c in cols], axis=1)
+    x = x.astype(np.float64)  # (N, n_cols, 2)
+    sums = np.zeros((G,) + x.shape[1:])
+    for g in range(G):
+        sums[g] = x[grouping.group == g].sum(axis=0)
+    d = ratio(sums[..., 0], sums[..., 1])  # (G, n_cols)
+    boot = bootstrap_sums(grouping.boot, grouping.boot_sums(x), reps,
+                          rng_for(seed, f"{name}/bootstrap"))
+    bd = ratio(boot[..., 0], boot[..., 1])  # (reps, G, n_cols)
     if baseline is not None:
-        d0 = ratio(np.bincount(grouping.group, dist[baseline], G),
-                   np.bincount(grouping.group, longer[baseline], G))
+        deg, bdeg = d - d[:, :1], bd - bd[..., :1]
+    else:
+        deg, bdeg = d, bd
+    enough = grouping.boot.sizes >= 2
+    d_rows: list[dict] = []
+    deg_rows, pair_rows = [], []
+    if baseline is not None:
         for g in range(G):
             d_rows.append({"group": names[g], "transformation": None, "severity": None,
-                           "condition": baseline, "d": _v(d0[g])})
-    deg_rows, pair_rows = [], []
+                           "condition": baseline, "d": _v(d[g, 0])})
     for tname, points in transformations.items():
-        conds = [c for _, c in points]
-        cols = [baseline, *conds] if baseline is not None else conds
-        x = np.stack([np.stack([dist[c], longer[c]], axis=-1) for c in cols], axis=1)
-        x = x.astype(np.float64)  # (N, n_cols, 2)
-        sums = np.zeros((G,) + x.shape[1:])
         for g in range(G):
-            sums[g] = x[grouping.group == g].sum(axis=0)
-        d = ratio(sums[..., 0], sums[..., 1])  # (G, n_cols)
-        deg = d[:, 1:] - d[:, :1] if baseline is not None else d
-        boot = bootstrap_sums(grouping.boot, grouping.boot_sums(x), reps,
-                              rng_for(seed, f"{name}/{tname}/bootstrap"))
-        bd = ratio(boot[..., 0], boot[..., 1])
-        bdeg = bd[..., 1:] - bd[..., :1] if baseline is not None else bd  # (reps, G, n)
-        enough = grouping.boot.sizes >= 2
-        for g in range(G):
-            for j, (sev, cond) in enumerate(points):
+            for sev, cond in points:
+                j = where[cond]
                 ci = interval(bdeg[:, g, j], level, _v(deg[g, j]))
                 if not enough[g]:
                     ci.update(low=None, high=None, stderr=None)
-                off = 1 if baseline is not None else 0
                 d_rows.append({"group": names[g], "transformation": tname, "severity": sev,
-                               "condition": cond, "d": _v(d[g, j + off])})
+                               "condition": cond, "d": _v(d[g, j])})
                 deg_rows.append({"group": names[g], "transformation": tname, "severity": sev,
                                  "condition": cond, "D": _v(deg[g, j]), "ci": ci})
-        perm_x = grouping.perm_sums(x)
-        for a in range(G):
-            for b in range(a + 1, G):
-                sub, keep = grouping.perm.subset([a, b])
-                rel = label_matrix(sub.group, 2, perms,
-                                   rng_for(seed, f"{name}/{tname}/{names[a]}-{names[b]}"))
-                null = group_sums(rel.labels, perm_x[keep], 2)
-                nd = ratio(null[..., 0], null[..., 1])  # (P, 2, n_cols)
-                ndeg = nd[..., 1:] - nd[..., :1] if baseline is not None else nd
-                null_delta = ndeg[:, 0] - ndeg[:, 1]  # (P, n): D_a - D_b
-                for base, other, sign in ((a, b, 1.0), (b, a, -1.0)):
-                    both = bool(enough[base] and enough[other])
-                    for j, (sev, cond) in enumerate(points):
+    perm_x = grouping.perm_sums(x)
+    for a in range(G):
+        for b in range(a + 1, G):
+            sub, keep = grouping.perm.subset([a, b])
+            rel = label_matrix(sub.group, 2, perms,
+                               rng_for(seed, f"{name}/{names[a]}-{names[b]}"))
+            null = group_sums(rel.labels, perm_x[keep], 2)
+            nd = ratio(null[..., 0], null[..., 1])  # (P, 2, n_cols)
+            ndeg = nd - nd[..., :1] if baseline is not None else nd
+            null_delta = ndeg[:, 0] - ndeg[:, 1]  # (P, n_cols): D_a - D_b
+            for base, other, sign in ((a, b, 1.0), (b, a, -1.0)):
+                both = bool(enough[base] and enough[other])
+                for tname, points in transformations.items():
+                    for sev, cond in points:
+                        j = where[cond]
                         delta = _v(deg[base, j] - deg[other, j])
                         ci = interval(bdeg[:, base, j] - bdeg[:, other, j], level, delta)
                         if not both:
@@ -112,10 +117,10 @@ def differential(grouping: Grouping, transformations: dict[str, list[tuple[int |
                         p = (p_value(sign * null_delta[:, j], delta, rel.exact)
                              if delta is not None else None)
                         pair_rows.append({
-                            "base": names[base], "other": names[other], "transformation": tname,
-                            "severity": sev, "condition": cond, "delta": delta, "ci": ci,
-                            "p_value": p, "n_units": int(len(keep)), "unit": sub.kind,
-                            "permutations": rel.n, "exact": rel.exact,
+                            "base": names[base], "other": names[other],
+                            "transformation": tname, "severity": sev, "condition": cond,
+                            "delta": delta, "ci": ci, "p_value": p, "n_units": int(len(keep)),
+                            "unit": sub.kind, "permutations": rel.n, "exact": rel.exact,
                             "violation": delta is not None and delta > tau,
                             "violation_ci": ci["low"] is not None and ci["low"] > tau})
     for row, q in zip(pair_rows, benjamini_hochberg([r["p_value"] for r in pair_rows]),

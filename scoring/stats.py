@@ -45,6 +45,11 @@ def _replicates(cols: np.ndarray, reps: int, seed: int) -> np.ndarray:
     n = cols.shape[0]
     rows, counts = _distinct_rows(cols)
     weights = rng.multinomial(n, counts / n, size=reps)
+    if np.all(rows == np.round(rows)) and float(np.abs(rows).max(initial=0)) * n < 2.0**53:
+        # Integer counts (the usual case): an integer product is exact, so the same sums as
+        # the float one, and it does not wake BLAS's worker threads (which then spin on the
+        # other core for nothing in a short process).
+        return (weights @ rows.astype(np.int64)).astype(np.float64)
     return weights.astype(np.float64) @ rows
 
 

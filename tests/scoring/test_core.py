@@ -313,3 +313,14 @@ def test_reader_strips_crlf_and_bom(tmp_path: Path) -> None:
     p = tmp_path / "r.tsv"
     p.write_bytes(b"\xef\xbb\xbfu1\thello\r\nu2\tworld\r\n")
     assert read_transcripts(p) == {"u1": "hello", "u2": "world"}
+
+
+def test_bootstrap_integer_product_equals_float_product() -> None:
+    from scoring.stats import _distinct_rows, _replicates
+
+    rng = np.random.default_rng(9)
+    cols = np.column_stack([rng.integers(0, 30, 5000), rng.integers(1, 60, 5000),
+                            rng.integers(1, 70, 5000)]).astype(np.float64)
+    rows, counts = _distinct_rows(cols)
+    weights = np.random.default_rng(4).multinomial(len(cols), counts / len(cols), size=300)
+    assert np.array_equal(_replicates(cols, 300, 4), weights.astype(np.float64) @ rows)

@@ -20,7 +20,8 @@ def serve(
     api_key_env: str = typer.Option(
         "", "--api-key-env",
         help="name of an environment variable holding the key clients must send as Bearer"),
-    timeout: float = typer.Option(600, "--timeout", help="seconds per request's model run"),
+    timeout: float = typer.Option(600, "--timeout",
+                                  help="seconds a request may take inside the model"),
 ) -> None:
     from asrbench.resolve import resolve_model
     from asrbench.runners import RunOptions, get_runner
@@ -34,7 +35,8 @@ def serve(
     mdl = resolve_model(model)
     run = get_runner(runner)
     service = TranscriptionService(mdl, run, RunOptions(timeout_s=timeout))
-    typer.echo(f"serve: preparing {mdl.id} ({run.name} runner)...", err=True)
+    typer.echo(f"serve: preparing {mdl.id} ({run.name} runner): image, then the model, "
+               "loaded once and kept warm...", err=True)
     service.prepare()
     server = make_server(service, host, port, key)
     bound_host, bound_port = server.server_address[:2]
@@ -48,4 +50,5 @@ def serve(
         pass
     finally:
         server.server_close()
+        service.close()
 

@@ -22,6 +22,7 @@ from asrbench.errors import AsrbenchError, InputError
 from asrbench.identity import bytes_sha256, digest, file_sha256, short
 from asrbench.images.dockerfile import BUILD_DIR, CONTEXT_NAME, render
 from asrbench.images.engine import client, ensure_base_image
+from asrbench.images.weights import WEIGHTS_CONTEXT, check_card, verify_user_weights
 from asrbench.modelcard import PLATFORM_BUILD_ARGS, Model, has_requirements
 from asrbench.settings import settings
 
@@ -152,6 +153,9 @@ def build_context(model: Model, opts: BuildOptions, dest: Path,
                 shutil.copy2(whl, build / "wheels" / whl.name)
     if opts.ca_bundle:
         shutil.copy2(opts.ca_bundle, build / "ca.crt")
+    spec = check_card(model)
+    if spec is not None and spec.dir is not None:
+        verify_user_weights(model, spec, dest / WEIGHTS_CONTEXT)
     if model.dockerfile is not None:
         return "Dockerfile"
     (dest / CONTEXT_NAME).write_text(render(model) if dockerfile is None else dockerfile,
@@ -167,6 +171,9 @@ def build_model_image(model: Model, opts: BuildOptions | None = None,
 
     opts = opts or BuildOptions()
     check_build_args(model, opts)
+    spec = check_card(model)  # unknown fields, malformed weights: before any work
+    if spec is not None and spec.dir is not None:
+        verify_user_weights(model, spec)  # a missing or corrupt file: before the engine
     c = client()
     base_id = ensure_base_image(opts.base_image)
     dockerfile = render(model)

@@ -21,6 +21,8 @@ from pathlib import PurePosixPath
 from asrbench.modelcard import Model
 
 MODEL_DIR = "/opt/model"
+WEIGHTS_DIR = "/opt/weights"  # user-supplied weights land here (card `weights.dir`)
+WEIGHTS_CONTEXT = ".weights"  # ... from this folder of the build context
 PYTHON = "/opt/venv/bin/python"
 PIP = "/opt/venv/bin/pip"
 BUILD_DIR = ".build"  # in the build context: install.sh, requirements, wheels, CA bundle
@@ -41,7 +43,7 @@ ARG BUILD_MODE=wheelhouse
 @{build_args}COPY @{build_dir}/ /opt/build/
 @{copy_before}# One layer: the requirements, then the card's build-time step and uninstalls, if any.
 RUN @{run}
-@{copy_after}ENV @{env}
+@{copy_after}@{copy_weights}ENV @{env}
 ENTRYPOINT @{entrypoint}
 """)
 
@@ -78,6 +80,9 @@ def render(model: Model) -> str:
         run.append(shlex.join([PIP, "uninstall", "--yes",
                                "--quiet", *image.uninstall]))
     copy = copy_lines(list(model.source_files()))
+    # User-supplied weights (card `weights.dir`), verified on the host and placed in the build
+    # context by the build (asrbench.images.weights), in their own layer after the install.
+    user_weights = isinstance(card.extra.get("weights"), dict) and card.extra["weights"].get("dir")
     env = {"HOME": "/tmp", "LANG": "C.UTF-8", **image.env}
     return TEMPLATE.substitute(
         card=f"{card.id}/model.yaml",
@@ -88,6 +93,8 @@ def render(model: Model) -> str:
         # so that editing the program reuses the install layer from Docker's cache.
         copy_before=copy if image.prepare else "",
         copy_after="" if image.prepare else copy,
+        copy_weights=(f"COPY {json.dumps([WEIGHTS_CONTEXT + '/', WEIGHTS_DIR + '/'])}\n"
+                      if user_weights else ""),
         run=" \\\n && ".join(run),
         env=" ".join(f"{k}={json.dumps(v)}" for k, v in env.items()),
         entrypoint=json.dumps(entrypoint(card.program)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -135,6 +136,40 @@ def log_tail(path: Path, n: int = LOG_TAIL_LINES) -> str:
     return "\n".join(lines[-n:]) or "(empty log)"
 
 
+class Worker(abc.ABC):
+    """A model program kept running with its model loaded (`ops/serve`): it reads its wav list
+    from a named pipe (contract: a wav list that is a pipe is streamed) and appends to
+    `out/hyp.tsv` as each utterance arrives. The watchdog takes it down with its job."""
+
+    fifo: Path  # the wav list, a named pipe, as the host sees it
+    out_dir: Path
+    log_path: Path
+
+    @abc.abstractmethod
+    def path_for(self, host_path: Path) -> str:
+        """How the program sees a file of the worker's data folder."""
+
+    @abc.abstractmethod
+    def alive(self) -> bool:
+        """Whether the program still runs."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """End the program (and its container), whatever state it is in."""
+
+
+def prepare_worker_dir(work_dir: Path) -> tuple[Path, Path, Path]:
+    """(work_dir, out_dir, fifo): a fresh folder with the named pipe the worker reads."""
+    work_dir = Path(work_dir).resolve()
+    out_dir = work_dir / "out"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fifo = work_dir / "wav.fifo"
+    if not fifo.exists():
+        os.mkfifo(fifo, 0o666)
+    os.chmod(fifo, 0o666)  # the container's non-root user reads it
+    return work_dir, out_dir, fifo
+
+
 class Runner(abc.ABC):
     """Runs a model's program on utterances of a dataset, per the contract in models/README.md."""
 
@@ -158,3 +193,9 @@ class Runner(abc.ABC):
         Raises RunnerError with the log tail when the program exits non-zero, crashes or times
         out; whatever `hyp.tsv` it wrote so far stays in place.
         """
+
+    def start_worker(self, model: Model, data_dir: Path, work_dir: Path,
+                     options: RunOptions | None = None) -> Worker:
+        """Start the model's program on a streamed wav list (see `Worker`); audio files are
+        placed in `data_dir` (read-only for the program)."""
+        raise RunnerError(f"the {self.name} runner cannot keep a model running")

@@ -23,8 +23,10 @@ from asrbench.runners.base import (
     RunnerError,
     RunOptions,
     RunResult,
+    Worker,
     failure,
     prepare_work_dir,
+    prepare_worker_dir,
     redactor_for,
 )
 
@@ -58,6 +60,10 @@ class DockerRunner(Runner):
 
     def prepare(self, model: Model) -> str:
         return self._image(model)[1]
+
+    def start_worker(self, model: Model, data_dir: Path, work_dir: Path,
+                     options: RunOptions | None = None) -> Worker:
+        return _DockerWorker(self, model, data_dir, work_dir, options or RunOptions())
 
     def image_tag(self, model: Model) -> str:
         return self._image(model)[0]
@@ -191,6 +197,71 @@ class DockerRunner(Runner):
         startup = (first_output[0] - start) if first_output else wall
         return RunResult(self.name, image_id, out_dir, out_dir / "hyp.tsv",
                          out_dir / "timing.tsv", log_path, wall, rc, startup)
+
+
+class _DockerWorker(Worker):
+    """The model's container reading the named pipe in its work mount; see `Worker`."""
+
+    def __init__(self, runner: DockerRunner, model: Model, data_dir: Path, work_dir: Path,
+                 options: RunOptions):
+        from docker.errors import APIError
+
+        tag, _ = runner._image(model)
+        work_dir, self.out_dir, fifo = prepare_worker_dir(work_dir)
+        self.fifo, self.log_path = fifo, work_dir / "run.log"
+        self.data_dir = Path(data_dir).resolve()
+        user, owner = _user_and_owner()
+        if owner is not None:
+            for p in (work_dir, self.out_dir, self.data_dir):
+                os.chown(p, owner, owner)
+        env = {s: os.environ[s] for s in model.card.secrets if s in os.environ}
+        env.update(options.env)
+        env["PYTHONUNBUFFERED"] = "1"
+        self.name = f"asrbench-serve-{model.id}-{uuid.uuid4().hex[:12]}"
+        self._watchdog = _Watchdog(self.name)
+        kwargs = dict(
+            name=self.name, image=tag,
+            command=[f"{WORK_MOUNT}/{fifo.name}", f"{WORK_MOUNT}/out"],
+            volumes={str(self.data_dir): {"bind": DATA_MOUNT, "mode": "ro"},
+                     str(work_dir): {"bind": WORK_MOUNT, "mode": "rw"}},
+            environment=env, user=user,
+            network_mode="bridge" if model.card.network else "none",
+            mem_limit=options.memory or model.card.memory, detach=True,
+            labels={"org.asrbench.model": model.id, "org.asrbench.work": str(work_dir),
+                    "org.asrbench.serve": "1"},
+            security_opt=["no-new-privileges"], cap_drop=["ALL"],
+        )
+        if options.cpus:
+            kwargs["nano_cpus"] = int(options.cpus * 1e9)
+        try:
+            self.container = client().containers.run(**kwargs)
+        except (APIError, requests.RequestException) as exc:
+            self._watchdog.release(clean_up=True)
+            raise RunnerError(redactor_for(model).redact(
+                f"model {model.id}: the serving container did not start: {_what(exc)}")) from exc
+        self._streamer = threading.Thread(
+            target=_stream_logs, args=(self.container, self.log_path, [], redactor_for(model)),
+            daemon=True)
+        self._streamer.start()
+
+    def path_for(self, host_path: Path) -> str:
+        return f"{DATA_MOUNT}/{Path(host_path).resolve().relative_to(self.data_dir).as_posix()}"
+
+    def alive(self) -> bool:
+        from docker.errors import APIError, NotFound
+
+        try:
+            self.container.reload()
+        except NotFound:
+            return False
+        except (APIError, requests.RequestException):
+            return True  # the engine did not answer: assume it runs, the wait will tell
+        return self.container.status in ("created", "running")
+
+    def stop(self) -> None:
+        _discard(self.container)
+        self._watchdog.release()
+        self._streamer.join(timeout=5)
 
 
 def _is_timeout(exc: BaseException) -> bool:

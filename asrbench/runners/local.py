@@ -29,9 +29,11 @@ from asrbench.runners.base import (
     RunnerError,
     RunOptions,
     RunResult,
+    Worker,
     failure,
     log_tail,
     prepare_work_dir,
+    prepare_worker_dir,
     redactor_for,
 )
 from asrbench.settings import settings
@@ -83,6 +85,11 @@ class LocalRunner(Runner):
         return dest
 
     def prepare(self, model: Model) -> str:
+        from asrbench.images.weights import check_card, verify_user_weights
+
+        spec = check_card(model)  # as a build does: unknown fields, malformed weights
+        if spec is not None and spec.dir is not None:
+            verify_user_weights(model, spec)
         self._assemble(model)
         venv = self.venv_dir(model)
         marker = venv / ".asrbench-ready"
@@ -120,10 +127,7 @@ class LocalRunner(Runner):
             work_dir, dataset, utterances, lambda u: str((dataset.root / u.audio).resolve())
         )
         wav_list = work_dir / "wav.lst"
-        env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
-        env.update({s: os.environ[s] for s in model.card.secrets if s in os.environ})
-        env.update(options.env)
-        env["PYTHONUNBUFFERED"] = "1"
+        env = self._env(model, options)
         log_path = work_dir / "run.log"
         cmd = [str(self.venv_dir(model) / "bin" / "python"), str(self.program(model)),
                str(wav_list), str(out_dir)]
@@ -140,6 +144,36 @@ class LocalRunner(Runner):
             raise failure(model.id, what, "local runner", out_dir, log_path, rc, redactor)
         return RunResult(self.name, identity, out_dir, out_dir / "hyp.tsv",
                          out_dir / "timing.tsv", log_path, wall, rc)
+
+    def _env(self, model: Model, options: RunOptions) -> dict[str, str]:
+        """What the program gets: the base variables, its declared secrets, the options."""
+        env = {k: os.environ[k] for k in _BASE_ENV if k in os.environ}
+        env.update({s: os.environ[s] for s in model.card.secrets if s in os.environ})
+        env.update(options.env)
+        env["PYTHONUNBUFFERED"] = "1"
+        env.update(self._user_weights(model))
+        return env
+
+    def start_worker(self, model: Model, data_dir: Path, work_dir: Path,
+                     options: RunOptions | None = None) -> Worker:
+        options = options or RunOptions()
+        self.prepare(model)
+        work_dir, out_dir, fifo = prepare_worker_dir(work_dir)
+        cmd = [str(self.venv_dir(model) / "bin" / "python"), str(self.program(model)),
+               str(fifo), str(out_dir)]
+        return _LocalWorker(cmd, self._env(model, options), work_dir, out_dir, fifo,
+                            redactor_for(model))
+
+    @staticmethod
+    def _user_weights(model: Model) -> dict[str, str]:
+        """ASRBENCH_WEIGHTS_SRC: the card's user-supplied weights folder, resolved here (the
+        program runs from a copy of its folder; models/_common/weights.py reads it)."""
+        from asrbench.images.weights import check_card, user_weights_dir
+
+        spec = check_card(model)
+        if spec is None or spec.dir is None:
+            return {}
+        return {"ASRBENCH_WEIGHTS_SRC": str(user_weights_dir(model, spec).resolve())}
 
     @staticmethod
     def _run_watched(cmd: list[str], env: dict[str, str], cwd: Path, log, redactor,
@@ -197,3 +231,49 @@ def _killpg(pgid: int) -> None:
         os.killpg(pgid, 9)
     except ProcessLookupError:
         pass  # already gone
+
+
+class _LocalWorker(Worker):
+    """The program under its watchdog, reading the named pipe; see `Worker`."""
+
+    def __init__(self, cmd: list[str], env: dict[str, str], work_dir: Path, out_dir: Path,
+                 fifo: Path, redactor) -> None:  # noqa: ANN001
+        self.fifo, self.out_dir, self.log_path = fifo, out_dir, work_dir / "run.log"
+        self._log = open(self.log_path, "ab")
+        lifeline_r, self._lifeline = os.pipe()
+        piped = bool(redactor)
+        try:
+            self.proc = subprocess.Popen([*WATCHDOG, "group", "--", *cmd], stdin=lifeline_r,
+                                         stdout=subprocess.PIPE if piped else self._log,
+                                         stderr=subprocess.STDOUT, env=env, cwd=str(work_dir),
+                                         start_new_session=True)
+        finally:
+            os.close(lifeline_r)
+        self._pump = None
+        if piped:
+            sink = RedactingLog(self._log, redactor)
+
+            def copy() -> None:
+                for line in iter(self.proc.stdout.readline, b""):
+                    sink.write(line)
+                sink.close()
+
+            self._pump = threading.Thread(target=copy, daemon=True)
+            self._pump.start()
+
+    def path_for(self, host_path: Path) -> str:
+        return str(Path(host_path).resolve())
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            _killpg(self.proc.pid)
+            self.proc.wait()
+        if self._lifeline >= 0:
+            os.close(self._lifeline)  # the watchdog has nothing left to kill
+            self._lifeline = -1
+        if self._pump is not None:
+            self._pump.join(timeout=5)
+        self._log.close()

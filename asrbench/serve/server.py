@@ -1,37 +1,33 @@
 """An OpenAI-compatible `POST /v1/audio/transcriptions` endpoint in front of any zoo model.
 
-Each request runs the model's own program through a platform runner (Docker by default), on a
-one-utterance dataset holding the uploaded WAV: the same contract, image and isolation as a
-benchmark, so `openai_api_en` pointed at this server is tested end to end against a real ASR
-system. Requests are served one model run at a time (a lock): the contract is batch-oriented
-and a model run may use every core.
-
-Answers follow the OpenAI formats: `{"text": ...}` (response_format json, the default) or plain
-text (`text`); errors `{"error": {"message", "type", "code"}}`. Only 16-bit PCM WAV is accepted:
-the server does not resample or decode other formats (400 says so).
+The model runs through a platform runner (Docker by default) exactly as in a benchmark, same
+image, isolation and secrets, but kept warm: one program per served model, model loaded once,
+fed one request at a time (`warm.WarmModel`), so a request costs its inference, not a container
+start and a model load. Uploads in any format OpenAI clients send are converted on the way in
+to what the card takes (`audio.to_model_wav`). Answers follow the OpenAI API: `response_format`
+json (default), text, verbose_json, srt or vtt (`formats`); errors `{"error": {"message",
+"type", "param", "code"}}`. Every declared secret of the model is redacted from error answers
+and from the server's log.
 """
 
 from __future__ import annotations
 
 import hmac
-import io
 import json
-import shutil
 import sys
-import tempfile
-import threading
-import time
-import wave
 from email.parser import BytesParser
 from email.policy import default as email_policy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import AsrbenchError
 from asrbench.modelcard import Model
-from asrbench.runners import Runner, RunnerError, RunOptions, read_tsv_pairs
+from asrbench.runners import Runner, RunOptions
+from asrbench.secrets import for_models
+from asrbench.serve.audio import AudioError, to_model_wav
+from asrbench.serve.formats import FORMATS, render
+from asrbench.serve.warm import WarmError, WarmModel, silence_wav
 
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024  # the OpenAI endpoint's own limit
 
@@ -39,13 +35,14 @@ MAX_UPLOAD_BYTES = 25 * 1024 * 1024  # the OpenAI endpoint's own limit
 class ServeError(AsrbenchError):
     """A request the server answers with an error; carries the HTTP status and OpenAI type."""
 
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error"):
-        self.status, self.kind = status, kind
+    def __init__(self, status: int, message: str, kind: str = "invalid_request_error",
+                 param: str | None = None):
+        self.status, self.kind, self.param = status, kind, param
         super().__init__(message)
 
 
-def parse_multipart(content_type: str, body: bytes) -> dict[str, bytes]:
-    """Form fields of a multipart/form-data body, by name."""
+def parse_multipart(content_type: str, body: bytes) -> dict[str, tuple[bytes, str]]:
+    """Form fields of a multipart/form-data body: name -> (bytes, filename or '')."""
     if not content_type.startswith("multipart/form-data"):
         raise ServeError(400, "expected multipart/form-data with a `file` field")
     msg = BytesParser(policy=email_policy).parsebytes(
@@ -54,85 +51,59 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, bytes]:
     for part in msg.iter_parts():
         name = part.get_param("name", header="content-disposition")
         if name:
-            fields[name] = part.get_payload(decode=True) or b""
+            fields[name] = (part.get_payload(decode=True) or b"", part.get_filename() or "")
     return fields
 
 
-def check_wav(data: bytes, sample_rate: int) -> float:
-    """Duration of an uploaded WAV; ServeError(400) for anything the model cannot take."""
-    try:
-        with wave.open(io.BytesIO(data), "rb") as w:
-            rate, width, channels = w.getframerate(), w.getsampwidth(), w.getnchannels()
-            seconds = w.getnframes() / float(rate)
-    except (wave.Error, EOFError) as exc:
-        raise ServeError(400, f"`file` must be a PCM WAV file ({exc}); convert it first, "
-                              f"e.g. `sox in.mp3 -r {sample_rate} -c 1 -b 16 out.wav`") from None
-    if rate != sample_rate or width != 2 or channels != 1:
-        raise ServeError(400, f"`file` is {rate} Hz, {channels} channel(s), {8 * width}-bit; "
-                              f"this model takes {sample_rate} Hz mono 16-bit WAV")
-    return seconds
-
-
 class TranscriptionService:
-    """Runs one uploaded WAV through a model with a runner; thread-safe (one run at a time)."""
+    """A warm model behind the API: converts uploads, transcribes, renders the answer."""
 
     def __init__(self, model: Model, runner: Runner, options: RunOptions | None = None,
                  work_root: Path | None = None):
         self.model, self.runner = model, runner
-        self.options = options or RunOptions(timeout_s=600)
-        self.work_root = Path(work_root or tempfile.mkdtemp(prefix="asrbench-serve-"))
-        self._lock = threading.Lock()
-        self._n = 0
+        self.warm = WarmModel(model, runner, options or RunOptions(timeout_s=600), work_root)
+        self.redactor = for_models([model])
 
     def prepare(self) -> str:
-        """Build the image / virtualenv once, before the first request."""
-        return self.runner.prepare(self.model)
+        """Build the image / virtualenv, start the program and warm it up (open models)."""
+        identity = self.runner.prepare(self.model)
+        warmup = None if self.model.card.type == "commercial-api" else \
+            silence_wav(self.model.card.sample_rate)
+        self.warm.start(warmup)
+        return identity
 
-    def transcribe(self, data: bytes) -> tuple[str, float]:
-        """(text, processing seconds) for one WAV; ServeError when the model fails on it."""
-        seconds = check_wav(data, self.model.card.sample_rate)
-        with self._lock:
-            self._n += 1
-            req = self.work_root / f"req{self._n:06d}"
-            (req / "data" / "audio").mkdir(parents=True)
-            (req / "data" / "audio" / "upload.wav").write_bytes(data)
-            utt = Utterance(id="upload", audio="audio/upload.wav", duration=seconds, text="")
-            ds = Dataset(root=req / "data", id="serve", meta={}, columns=["ID", "AUDIO"],
-                         utterances=[utt])
-            start = time.monotonic()
-            try:
-                result = self.runner.run(self.model, ds, req / "work", [utt], self.options)
-            except RunnerError as exc:
-                print(f"serve: model {self.model.id} failed: {exc}", file=sys.stderr)
-                raise ServeError(500, f"model {self.model.id} failed; see the server log",
-                                 "server_error") from None
-            elapsed = time.monotonic() - start
-            hyps = read_tsv_pairs(result.hyp_path)
-            failed = read_tsv_pairs(result.result_dir / "failed.tsv")
-            shutil.rmtree(req, ignore_errors=True)
-        if "upload" in hyps:
-            return hyps["upload"], elapsed
-        reason = failed.get("upload", "no hypothesis written")
-        raise ServeError(500, f"model {self.model.id} could not transcribe the file: {reason}",
-                         "server_error")
+    def close(self) -> None:
+        self.warm.close()
+
+    def transcribe(self, data: bytes, filename: str = "upload") -> tuple[str, float, float]:
+        """(text, audio seconds, processing seconds) of one upload; ServeError otherwise."""
+        try:
+            wav, seconds = to_model_wav(data, self.model.card.sample_rate, filename)
+            result = self.warm.transcribe(wav)
+        except AudioError as exc:
+            raise ServeError(exc.status, str(exc), param="file") from None
+        except WarmError as exc:
+            raise ServeError(exc.status, self.redactor.redact(str(exc)), "server_error") from None
+        return result.text, seconds, result.processing_s
 
 
 def make_server(service: TranscriptionService, host: str = "127.0.0.1", port: int = 0,
                 api_key: str | None = None) -> ThreadingHTTPServer:
     """An HTTP server for `service`; with `api_key`, requests need `Authorization: Bearer`."""
+    redact = service.redactor.redact
+    language = service.model.card.languages[0]
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def log_message(self, fmt: str, *args: Any) -> None:
-            print(f"serve: {self.address_string()} {fmt % args}", file=sys.stderr)
+            print(redact(f"serve: {self.address_string()} {fmt % args}"), file=sys.stderr)
 
-        def send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None,
-                      raw: str | None = None) -> None:
-            data = (raw if raw is not None else json.dumps(payload)).encode()
+        def send(self, status: int, ctype: str, body: str,
+                 headers: dict[str, str] | None = None) -> None:
+            data = body.encode()
             self.send_response(status)
-            self.send_header("Content-Type", "text/plain; charset=utf-8" if raw is not None
-                             else "application/json")
+            self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(data)))
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
@@ -141,8 +112,12 @@ def make_server(service: TranscriptionService, host: str = "127.0.0.1", port: in
 
         def error(self, exc: ServeError) -> None:
             code = {401: "invalid_api_key"}.get(exc.status)
-            self.send_json(exc.status, {"error": {"message": str(exc), "type": exc.kind,
-                                                  "param": None, "code": code}})
+            message = redact(str(exc))
+            if exc.status >= 500:
+                print(f"serve: {exc.status}: {message}", file=sys.stderr)
+            self.send(exc.status, "application/json", json.dumps(
+                {"error": {"message": message, "type": exc.kind, "param": exc.param,
+                           "code": code}}))
 
         def authorised(self) -> bool:
             if not api_key:
@@ -152,15 +127,15 @@ def make_server(service: TranscriptionService, host: str = "127.0.0.1", port: in
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
             if self.path.rstrip("/") == "/v1/models":
-                return self.send_json(200, {"object": "list", "data": [
-                    {"id": service.model.id, "object": "model", "owned_by": "asrbench"}]})
+                return self.send(200, "application/json", json.dumps({"object": "list", "data": [
+                    {"id": service.model.id, "object": "model", "owned_by": "asrbench"}]}))
             self.error(ServeError(404, f"unknown path {self.path}"))
 
         def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length") or 0)
             if length > MAX_UPLOAD_BYTES:
                 self.rfile.read(length)
-                return self.error(ServeError(413, "file larger than 25 MB"))
+                return self.error(ServeError(413, "file larger than 25 MB", param="file"))
             body = self.rfile.read(length)
             try:
                 if self.path.split("?")[0].rstrip("/") != "/v1/audio/transcriptions":
@@ -169,18 +144,17 @@ def make_server(service: TranscriptionService, host: str = "127.0.0.1", port: in
                     raise ServeError(401, "Incorrect API key provided.")
                 fields = parse_multipart(self.headers.get("Content-Type", ""), body)
                 if "file" not in fields:
-                    raise ServeError(400, "Missing required parameter: 'file'.")
-                fmt = fields.get("response_format", b"json").decode() or "json"
-                if fmt not in ("json", "text"):
-                    raise ServeError(400, f"response_format {fmt!r} is not supported "
-                                          "(json or text)")
-                text, elapsed = service.transcribe(fields["file"])
+                    raise ServeError(400, "Missing required parameter: 'file'.", param="file")
+                fmt = fields.get("response_format", (b"json", ""))[0].decode() or "json"
+                if fmt not in FORMATS:
+                    raise ServeError(400, f"response_format {fmt!r} is not one of "
+                                          f"{', '.join(FORMATS)}", param="response_format")
+                data, filename = fields["file"]
+                text, seconds, processing = service.transcribe(data, filename or "upload")
             except ServeError as exc:
                 return self.error(exc)
-            headers = {"X-Processing-Seconds": f"{elapsed:.3f}"}
-            if fmt == "text":
-                return self.send_json(200, None, headers, raw=text + "\n")
-            self.send_json(200, {"text": text}, headers)
+            ctype, answer = render(fmt, text, seconds, language)
+            self.send(200, ctype, answer, {"X-Processing-Seconds": f"{processing:.3f}"})
 
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True

@@ -7,6 +7,8 @@ of that model's source identity, so a change here rebuilds every image that decl
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 import threading
 import time
@@ -37,13 +39,45 @@ def done_ids(path: Path) -> set[str]:
     return {line.split(b"\t", 1)[0].decode() for line in data.splitlines() if line}
 
 
-def read_todo(wav_list: str | Path, result_dir: str | Path) -> tuple[list[tuple[str, str]], int]:
-    """(ID, PATH) pairs still to do, and how many were already done (resume)."""
+class _Stream:
+    """The utterances of a wav list that is a named pipe (`ops/serve`'s warm model): read one
+    line at a time as they arrive, until the writer closes it. `len()` is what is known so far."""
+
+    def __init__(self, path: Path, skip: set[str]):
+        self.path, self.skip, self.seen = path, skip, 0
+
+    def __len__(self) -> int:
+        return self.seen
+
+    def __iter__(self):  # noqa: ANN204
+        with open(self.path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                uid, sep, wav = line.rstrip("\n").partition("\t")
+                if not sep:
+                    print(f"{self.path}:{n}: expected ID<TAB>PATH, got {line[:80]!r}; skipped",
+                          file=sys.stderr, flush=True)
+                    continue
+                if uid not in self.skip:
+                    self.seen += 1
+                    yield uid, wav
+
+
+def read_todo(wav_list: str | Path, result_dir: str | Path
+              ) -> tuple[list[tuple[str, str]], int]:
+    """(ID, PATH) pairs still to do, and how many were already done (resume).
+
+    A wav list that is a named pipe is streamed (contract: serving): the pairs come as the
+    writer sends them, and the program transcribes each as it arrives, model loaded once.
+    """
     out = Path(result_dir)
     out.mkdir(parents=True, exist_ok=True)
     skip = done_ids(out / "hyp.tsv") | done_ids(out / "failed.tsv")
     done_ids(out / "timing.tsv")
     done_ids(out / "cost.tsv")
+    if stat.S_ISFIFO(os.stat(wav_list).st_mode):
+        return _Stream(Path(wav_list), skip), len(skip)  # type: ignore[return-value]
     todo = []
     for n, line in enumerate(Path(wav_list).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():

@@ -91,7 +91,10 @@ def verify(card: dict[str, Any], folder: Path, card_path: str = "model.yaml") ->
 def prepare(card: dict[str, Any], dest: Path, card_path: str = "model.yaml") -> Path:
     """Assemble the card's weight files into `dest` and verify them; idempotent."""
     dest = Path(dest)
-    if (dest / ".complete").is_file():
+    # The marker records what was verified: a card with other checksums assembles anew.
+    stamp = repr(sorted(((card.get("weights") or {}).get("sha256") or {}).items())) + "\n"
+    marker = dest / ".complete"
+    if marker.is_file() and marker.read_text() == stamp:
         return dest
     tmp = dest.with_name(dest.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -112,7 +115,7 @@ def prepare(card: dict[str, Any], dest: Path, card_path: str = "model.yaml") -> 
                 with open(part, "rb") as src:
                     shutil.copyfileobj(src, out, CHUNK)
     verify(card, tmp, card_path)
-    (tmp / ".complete").write_text("ok\n")
+    (tmp / ".complete").write_text(stamp)
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(tmp, dest)
     return dest

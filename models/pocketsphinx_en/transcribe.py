@@ -19,13 +19,17 @@ SAMPLE_RATE = 16000
 
 
 def read_pcm(path: str) -> tuple[bytes, float]:
+    """16 kHz mono 16-bit PCM: the file's own samples when it is already that, else resampled
+    (other rates, channels or widths; `audio.py`, soxr)."""
     with wave.open(path, "rb") as w:
-        if w.getframerate() != SAMPLE_RATE or w.getnchannels() != 1 or w.getsampwidth() != 2:
-            raise ValueError(
-                f"expected 16 kHz mono 16-bit WAV, got {w.getframerate()} Hz, "
-                f"{w.getnchannels()} channel(s), {8 * w.getsampwidth()}-bit"
-            )
-        return w.readframes(w.getnframes()), w.getnframes() / SAMPLE_RATE
+        if w.getframerate() == SAMPLE_RATE and w.getnchannels() == 1 and w.getsampwidth() == 2:
+            return w.readframes(w.getnframes()), w.getnframes() / SAMPLE_RATE
+    import numpy as np
+    from audio import read_wav
+
+    samples, seconds = read_wav(path, SAMPLE_RATE)
+    pcm = np.clip(np.round(samples * 32768.0), -32768, 32767).astype("<i2")
+    return pcm.tobytes(), seconds
 
 
 def main(wav_list: str, result_dir: str) -> int:

@@ -1,0 +1,68 @@
+"""Uploads in any format OpenAI clients send (mp3, mp4/m4a, mpeg/mpga, ogg, wav, webm, flac, at
+any rate), converted on the way in to what the model's card takes: mono 16-bit PCM WAV at the
+card's `sample_rate`. A WAV that is already that is passed as it is; everything else goes through
+ffmpeg (Debian's `ffmpeg`, which the Makefile installs)."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import tempfile
+import wave
+from pathlib import Path
+
+from asrbench.errors import AsrbenchError
+
+FORMATS = "flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav, webm"
+
+
+class AudioError(AsrbenchError):
+    """An upload that cannot be decoded; `status` is the HTTP status to answer."""
+
+    def __init__(self, message: str, status: int = 400):
+        self.status = status
+        super().__init__(message)
+
+
+def _wav_as_is(data: bytes, rate: int) -> float | None:
+    """Seconds of a WAV the model takes as it is (PCM 16-bit mono at `rate`), else None."""
+    try:
+        with wave.open(io.BytesIO(data), "rb") as w:
+            if (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (rate, 1, 2):
+                return w.getnframes() / float(rate)
+    except (wave.Error, EOFError):
+        return None
+    return None
+
+
+def to_model_wav(data: bytes, rate: int, filename: str = "upload") -> tuple[bytes, float]:
+    """(WAV bytes at `rate`, mono, 16-bit; duration in seconds) of an uploaded audio file."""
+    if not data:
+        raise AudioError("`file` is empty")
+    seconds = _wav_as_is(data, rate)
+    if seconds is not None:
+        return data, seconds
+    ffmpeg = shutil.which("ffmpeg")
+    if ffmpeg is None:
+        raise AudioError("this server cannot convert audio: ffmpeg is not installed "
+                         "(`apt-get install ffmpeg`); send 16-bit mono WAV at "
+                         f"{rate} Hz", 500)
+    suffix = Path(filename).suffix[:10] if Path(filename).suffix.isascii() else ""
+    with tempfile.TemporaryDirectory(prefix="asrbench-upload-") as tmp:
+        src, dst = Path(tmp) / f"in{suffix}", Path(tmp) / "out.wav"
+        src.write_bytes(data)  # a file, not a pipe: mp4/m4a need to seek
+        proc = subprocess.run(
+            [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-i", str(src), "-vn",
+             "-ac", "1", "-ar", str(rate), "-c:a", "pcm_s16le", "-f", "wav", str(dst)],
+            capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0 or not dst.is_file():
+            why = " ".join(proc.stderr.split())[:200] or f"ffmpeg exit {proc.returncode}"
+            raise AudioError(f"could not decode `file` ({why}); send one of: {FORMATS}")
+        out = dst.read_bytes()
+    seconds = _wav_as_is(out, rate)
+    if seconds is None:
+        raise AudioError(f"could not decode `file` into {rate} Hz WAV; send one of: {FORMATS}")
+    if seconds == 0:
+        raise AudioError("`file` holds no audio (0 samples)")
+    return out, seconds

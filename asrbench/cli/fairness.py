@@ -74,9 +74,10 @@ def fairness(
                                          "spaced in dataset order"),
     runner: str = RunnerOpt,
     jobs: int = typer.Option(2, "-j", "--jobs"),
-    resample: str = typer.Option("auto", "--resample",
-                                 help="auto: give each model its card's sample rate (a "
-                                      "resampled copy); never"),
+    resample: str = typer.Option("never", "--resample",
+                                 help="never: models get the dataset as it is (the contract: "
+                                      "a program resamples itself); auto: a copy at the "
+                                      "card's sample rate, for programs that cannot"),
     results: Path = ResultsOpt,
     out: Path = typer.Option(None, "--out", help="default <results>/fairness/<dataset>/"
                                                  "<models>/<by>[__grid][__subKEY]"),

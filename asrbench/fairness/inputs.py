@@ -4,10 +4,11 @@ A result cell's `utterances.jsonl` (docs/RESULTS.md) holds, per utterance, the a
 counts and ops (scored datasets) or only the raw hypothesis (reference-free datasets). Nothing
 is re-run or re-scored here: the cells come from `run_benchmark`, whose hypotheses are cached.
 
-A model whose card declares another sample rate than the dataset's (FSDD is 8 kHz, the
-PocketSphinx program reads 16 kHz only) is given a resampled copy of the dataset: soxr VHQ,
-16-bit WAV, under `<cache>/fairness/datasets/<id>__sr<rate>`, with `derived_from` recording
-the parent's content hash; the copy is rebuilt when the parent changes.
+Model programs resample their input themselves (models/README.md); for one that cannot,
+`--resample auto` gives a model whose card declares another sample rate than the dataset's a
+resampled copy of the dataset: soxr VHQ, 16-bit WAV, under
+`<cache>/fairness/datasets/<id>__sr<rate>`, with `derived_from` recording the parent's content
+hash; the copy is rebuilt when the parent changes.
 """
 
 from __future__ import annotations

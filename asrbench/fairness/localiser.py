@@ -5,8 +5,8 @@ al., FASE 2022; `wordDropTableGen.py` of its replication code):
 
     WC[w]           count of w over the transcripts of the original speech
     WC_theta[w]     count of w over the transcripts of the speech transformed at theta
-    min_count(w)    min over theta of WC_theta[w] (0 where w is absent)
-    drop(w)         max(WC[w] - min_count(w), 0)
+    min_wc(w)       min over theta of WC_theta[w] (0 where w is absent; the paper's min_count)
+    drop(w)         max(WC[w] - min_wc(w), 0)
     non-robust      drop(w) > omega
 
 No reference is needed. Two edge cases of the published code are settled here as the paper
@@ -49,9 +49,9 @@ def word_counts(table: TokenTable, group: np.ndarray, n_groups: int, vocab_size:
 
 
 def drops(wc: np.ndarray, wc_sev: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(drop, min_count, argmin severity index) from WC (..., V) and WC_theta (S, ..., V)."""
-    min_count = wc_sev.min(axis=0)
-    return np.maximum(wc - min_count, 0), min_count, wc_sev.argmin(axis=0)
+    """(drop, min_wc, argmin severity index) from WC (..., V) and WC_theta (S, ..., V)."""
+    min_wc = wc_sev.min(axis=0)
+    return np.maximum(wc - min_wc, 0), min_wc, wc_sev.argmin(axis=0)
 
 
 def localise(grouping: Grouping, original: TokenTable, transformed: list[TokenTable],
@@ -74,7 +74,7 @@ def localise(grouping: Grouping, original: TokenTable, transformed: list[TokenTa
             ranked = bool(wc[gi, w] >= min_count)
             out.append({"group": gname, "word": words[w], "wc": int(wc[gi, w]),
                         "counts": [int(c) for c in wc_sev[:, gi, w]],
-                        "severities": list(severities), "min_count": int(mins[gi, w]),
+                        "severities": list(severities), "min_wc": int(mins[gi, w]),
                         "min_at": severities[int(at[gi, w])], "drop": int(drop[gi, w]),
                         "rel_drop": float(rel[gi, w]),
                         "non_robust": bool(drop[gi, w] > omega),

@@ -57,7 +57,7 @@ class Options:
     per_speaker: int | None = None
     runner: str = "auto"
     jobs: int = 2
-    resample: str = "auto"  # "auto": give a model its card's rate; "never"
+    resample: str = "never"  # "auto": give a model a copy at its card's rate
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: (list(v) if isinstance(v, (list, tuple)) else v)

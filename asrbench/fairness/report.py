@@ -16,7 +16,7 @@ from asrbench.table import markdown
 FORMAT = "asrbench-fairness-v1"
 TOP_WORDS = 10  # non-robust words per group and transformation kept in fairness.json
 TSV_COLUMNS = ["transformation", "group", "rank", "word", "wc", "severities", "counts",
-               "min_count", "min_at", "drop", "rel_drop", "non_robust", "ranked"]
+               "min_wc", "min_at", "drop", "rel_drop", "non_robust", "ranked"]
 
 
 def assemble(models: Sequence[str], p: Any, opts: Any, results: dict, inputs: list[dict],

@@ -41,7 +41,7 @@ def test_planted_drops_min_over_severities_and_no_negative_drop():
     rows = localise(g, orig, sev, [1, 2, 3], v.words, omega=3, min_count=1)
     got = {(r["group"], r["word"]): r for r in rows}
     six = got[("A", "six")]
-    assert six["wc"] == 10 and six["counts"] == [8, 0, 5] and six["min_count"] == 0
+    assert six["wc"] == 10 and six["counts"] == [8, 0, 5] and six["min_wc"] == 0
     assert six["min_at"] == 2 and six["drop"] == 10 and six["rel_drop"] == 1.0
     assert six["non_robust"] and six["rank"] == 1
     assert got[("A", "three")]["drop"] == 0  # 20 > 10 occurrences: no negative drop

@@ -127,11 +127,10 @@ def test_reference_free_dataset_runs_the_reference_free_analyses(fake, cli, tmp_
     assert p["exact"] and p["permutations"] == 252 and p["n_units"] == 10
 
 
-def test_a_model_that_takes_16_khz_gets_a_resampled_copy_of_an_8_khz_dataset(fake, cli,
-                                                                              tmp_path):
+def test_resample_auto_gives_a_16_khz_model_a_copy_of_an_8_khz_dataset(fake, cli, tmp_path):
     code, _, err = cli("fairness", "-m", A, "-d", "fsdd_accents", "--by", "ACCENT",
                        "--per-speaker", "2", "--bootstrap", "20", "--permutations", "20",
-                       "--out", str(tmp_path / "o"), "-q")
+                       "--resample", "auto", "--out", str(tmp_path / "o"), "-q")
     assert code == 0, err
     ((model, ds_id, rate),) = fake
     assert rate == 16000 and ds_id.endswith("__sr16000")

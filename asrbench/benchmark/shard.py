@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Sequence
 
 from asrbench.dataset import Utterance
+from asrbench.errors import InputError
 
 
 def sample_utterances(utts: Sequence[Utterance], n: int | None, seed: int = 0) -> list[Utterance]:
@@ -18,10 +19,10 @@ def sample_utterances(utts: Sequence[Utterance], n: int | None, seed: int = 0) -
     Each utterance is ranked by SHA-256(seed, ID) rather than by a PRNG stream, so the sample does
     not depend on Python's random module, and growing n only adds utterances (nested samples).
     """
+    if n is not None and n < 1:
+        raise InputError(f"--max-utts {n}: give at least 1 utterance (or leave it out for all)")
     if n is None or n >= len(utts):
         return list(utts)
-    if n < 0:
-        raise ValueError(f"--max-utts must be positive, got {n}")
 
     def rank(u: Utterance) -> str:
         return hashlib.sha256(f"{seed}\0{u.id}".encode()).hexdigest()
@@ -38,7 +39,7 @@ def split_shards(utts: Sequence[Utterance], jobs: int) -> list[list[Utterance]]:
     dataset order.
     """
     if jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+        raise InputError(f"--jobs {jobs}: give at least 1")
     jobs = min(jobs, len(utts)) or 1
     order = sorted(range(len(utts)), key=lambda i: (-utts[i].duration, i))
     load = [0.0] * jobs

@@ -63,7 +63,16 @@ def read_audio(path: str) -> tuple[np.ndarray, float]:
 
 
 def decode_options(card: dict[str, Any]) -> dict[str, Any]:
+    """The card's pinned decoding options; `ASRBENCH_LANGUAGE` (e.g. `ops/benchmark --env
+    ASRBENCH_LANGUAGE=fr`, recorded in run.json and the cache key) sets the language of the
+    data for a multilingual card, `auto` lets Whisper detect it."""
     opts = dict(card["decoding"])
+    lang = os.environ.get("ASRBENCH_LANGUAGE")
+    if lang:
+        if lang != "auto" and lang not in card["languages"]:
+            raise SystemExit(f"{card['id']}: ASRBENCH_LANGUAGE={lang}: this model's card lists "
+                             f"{', '.join(card['languages'])}")
+        opts["language"] = None if lang == "auto" else lang
     if isinstance(opts.get("temperature"), list):
         opts["temperature"] = tuple(opts["temperature"])  # the fallback schedule
     return opts
@@ -80,6 +89,7 @@ def main(wav_list: str, result_dir: str) -> int:
     except WavListError as exc:
         print(f"{mid}: {exc}", file=sys.stderr)
         return 2
+    opts = decode_options(card)  # checked before the model loads
     runtime = card.get("runtime", {})
     threads = int(os.environ.get("ASRBENCH_CPU_THREADS", runtime.get("cpu_threads", 0)))
     try:
@@ -90,7 +100,6 @@ def main(wav_list: str, result_dir: str) -> int:
     t0 = now()
     model = WhisperModel(source, device="cpu", compute_type=runtime.get("compute_type", "int8"),
                          cpu_threads=threads)
-    opts = decode_options(card)
     seed = int(runtime.get("seed", 0))
     print(f"{mid}: model {source} loaded in {now() - t0:.2f} s; {len(todo)} utterance(s) "
           f"to do, {n_done} already done; decoding {opts}", file=sys.stderr)

@@ -222,3 +222,28 @@ def test_8khz_audio_is_resampled_by_the_program(docker_runner, tmp_path):
     hyps = read_tsv_pairs(result.hyp_path)
     right = sum(words(hyps[u.id]) == [u.text] for u in utts)
     assert right >= 2, hyps
+
+
+def test_multilingual_whisper_on_real_french_speech(docker_runner, tmp_path):
+    """mini_fr (Canadian French telephone prompts, 8 kHz as published) through Whisper base
+    with the data's language (ASRBENCH_LANGUAGE, as `ops/benchmark --env` passes it)."""
+    from asrbench.dataset import load_dataset
+    from asrbench.runners import RunOptions
+
+    mini_fr = load_dataset(REPO_ROOT / "datasets" / "mini_fr")
+    utts = sorted(mini_fr.utterances, key=lambda u: u.duration)[:3]
+    result = docker_runner.run(resolve_model("whisper_base"), mini_fr, tmp_path, utts,
+                               RunOptions(env={"ASRBENCH_LANGUAGE": "fr"}))
+    hyps = read_tsv_pairs(result.hyp_path)
+    ref = [w for u in utts for w in words(u.text)]
+    heard = {w for u in utts for w in words(hyps[u.id])}
+    assert sum(w in heard for w in ref) / len(ref) > 0.6, hyps
+    assert "decoding {'language': 'fr'" in result.log_path.read_text()
+
+
+def test_a_language_the_card_does_not_list_is_refused(docker_runner, mini, tmp_path):
+    from asrbench.runners import RunnerError, RunOptions
+
+    with pytest.raises(RunnerError, match="ASRBENCH_LANGUAGE=fr: this model's card lists en"):
+        docker_runner.run(resolve_model("whisper_tiny_en"), mini, tmp_path, mini.utterances[:1],
+                          RunOptions(env={"ASRBENCH_LANGUAGE": "fr"}))

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Every local model of the zoo on one dataset, side by side, in one run: accuracy, speed,
+start-up, memory and image size.
+
+Per model, one after the other on the same machine (never two at once: they share 2 cores):
+  - image: size of the model's Docker image, the part above the shared base image, and whether
+    any build tool (cc, gcc, make, ld) is inside;
+  - cold start: `docker run` of the image on a one-utterance list (the shortest utterance),
+    median of --repeats runs: wall time minus the program's own processing time for that
+    utterance (timing.tsv), i.e. container start + interpreter + imports + model load;
+  - the platform's own `ops/benchmark -m MODEL -d DATASET --runner docker --jobs 1` with a
+    fresh cache: TER, mTER, RTF and latency from its summary.json;
+  - peak memory during that run: the container's cgroup high-water mark (cgroup v2
+    `memory.peak`, v1 `memory.max_usage_in_bytes`, which counts page cache too), sampled every
+    0.1 s while the container runs.
+
+    .venv/bin/python benchmarks/models.py [-m MODEL ...] [--dataset mini_en] [--json out.json]
+
+A dataset in a language the platform's scorer does not know yet (it has en and zh; e.g.
+`--dataset mini_fr`): the model runs through the Docker runner with `ASRBENCH_LANGUAGE` set to
+the dataset's language, and `ops/score` scores it with the language-neutral steps only (CASE
+and PUNC; no English interjections, UK-US spellings, number normalisation or alternatives):
+
+    .venv/bin/python benchmarks/models.py -m whisper_base --dataset mini_fr
+
+Quote timings only from an idle machine: the script prints the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from asrbench.dataset import load_dataset  # noqa: E402
+from asrbench.images import BASE_IMAGE, build_model_image, client  # noqa: E402
+from asrbench.modelcard import human, load_all  # noqa: E402
+from asrbench.runners import read_tsv_pairs  # noqa: E402
+from asrbench.settings import REPO_ROOT, settings  # noqa: E402
+
+BUILD_TOOLS = "cc gcc g++ make ld"
+
+
+def image_facts(tag: str) -> dict:
+    c = client()
+    size = int(c.images.get(tag).attrs["Size"])
+    base = int(c.images.get(BASE_IMAGE).attrs["Size"])
+    found = c.containers.run(tag, entrypoint=["/bin/sh", "-c",
+                                              f"for t in {BUILD_TOOLS}; do command -v $t; done; "
+                                              "true"], network_mode="none", remove=True)
+    return {"image_bytes": size, "above_base_bytes": size - base,
+            "build_tools": found.decode().split() or []}
+
+
+def cold_start(tag: str, dataset, repeats: int) -> dict:
+    """Median over `repeats` fresh containers of (wall - processing) on the shortest utterance."""
+    utt = min(dataset.utterances, key=lambda u: u.duration)
+    samples, walls = [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory(prefix="asrbench-cold-") as tmp:
+            work = Path(tmp)
+            (work / "wav.lst").write_text(f"{utt.id}\t/data/{utt.audio}\n")
+            os.chmod(work, 0o777)
+            start = time.perf_counter()
+            subprocess.run(["docker", "run", "--rm", "--network", "none", "--user", "10001:10001",
+                            "-v", f"{dataset.root.resolve()}:/data:ro", "-v", f"{work}:/work",
+                            tag, "/work/wav.lst", "/work/out"], check=True, capture_output=True)
+            wall = time.perf_counter() - start
+            processing = float(read_tsv_pairs(work / "out" / "timing.tsv")[utt.id].split("\t")[0])
+        walls.append(wall)
+        samples.append(wall - processing)
+    return {"cold_start_s": statistics.median(samples), "one_utt_wall_s": statistics.median(walls),
+            "utterance": utt.id, "utterance_s": utt.duration}
+
+
+class PeakMemory:
+    """Samples the high-water mark of every container of `model_id` while it runs."""
+
+    def __init__(self, model_id: str):
+        self.model_id, self.peak, self._stop = model_id, 0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def _read(cid: str) -> int | None:
+        for path in (f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.peak",
+                     f"/sys/fs/cgroup/docker/{cid}/memory.peak",
+                     f"/sys/fs/cgroup/memory/docker/{cid}/memory.max_usage_in_bytes"):
+            try:
+                return int(Path(path).read_text())
+            except (OSError, ValueError):
+                continue
+        return None
+
+    def _run(self) -> None:
+        c = client()
+        while not self._stop.is_set():
+            for ctr in c.containers.list(filters={"label": f"org.asrbench.model={self.model_id}"}):
+                value = self._read(ctr.id)
+                if value:
+                    self.peak = max(self.peak, value)
+            self._stop.wait(0.1)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def benchmark(model_id: str, dataset_id: str, work: Path) -> dict:
+    results, cache = work / "results", work / "cache"
+    cmd = [str(REPO_ROOT / "ops" / "benchmark"), "-m", model_id, "-d", dataset_id, "--runner",
+           "docker", "--jobs", "1", "--results", str(results), "--cache", str(cache),
+           "--no-progress"]
+    with PeakMemory(model_id) as mem:
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"ops/benchmark failed for {model_id}:\n{proc.stderr[-3000:]}")
+    (summary_path,) = (results / model_id / dataset_id).glob("summary.json")
+    summary = json.loads(summary_path.read_text())
+    metrics, timing = summary["metrics"], summary.get("timing") or {}
+    return {"ter": metrics.get("ter"), "mter": metrics.get("mter"),
+            "coverage": metrics.get("coverage"), "n_utts": metrics.get("n_utts"),
+            "rtf": timing.get("rtf"), "latency_p50_s": (timing.get("latency_s") or {}).get("p50"),
+            "benchmark_wall_s": wall, "peak_memory_bytes": mem.peak or None}
+
+
+SCORER_LANGS = ("en", "zh")
+
+
+def other_language(model, dataset, work: Path) -> dict:  # noqa: ANN001
+    """Hypotheses through the Docker runner, scored by ops/score with CASE and PUNC only."""
+    from asrbench.runners import RunOptions
+    from asrbench.runners.docker import DockerRunner
+
+    lang = dataset.language.split("-")[0]
+    with PeakMemory(model.id) as mem:
+        start = time.perf_counter()
+        result = DockerRunner().run(model, dataset, work / "run", None,
+                                    RunOptions(env={"ASRBENCH_LANGUAGE": lang}))
+        wall = time.perf_counter() - start
+    ref = work / "ref.tsv"
+    ref.write_text("".join(f"{u.id}\t{u.text}\n" for u in dataset.utterances), encoding="utf-8")
+    out = work / "score"
+    subprocess.run([str(REPO_ROOT / "ops" / "score"), str(ref), str(result.hyp_path), "-o",
+                    str(out), "--lang", "en", "--no-itj", "--no-ukus", "--no-nsw", "--no-dae",
+                    "--reports", "none"], check=True, capture_output=True, text=True)
+    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    timing = read_tsv_pairs(result.timing_path)
+    processing = sum(float(v.split("\t")[0]) for v in timing.values())
+    return {"ter": metrics.get("ter"), "mter": metrics.get("mter"),
+            "coverage": metrics.get("coverage"), "n_utts": metrics.get("n_utts"),
+            "rtf": processing / dataset.total_duration,
+            "latency_p50_s": statistics.median(float(v.split("\t")[0]) for v in timing.values()),
+            "benchmark_wall_s": wall, "peak_memory_bytes": mem.peak or None,
+            "scoring": f"ops/score --lang en --no-itj --no-ukus --no-nsw --no-dae ({lang} "
+                       "data: CASE and PUNC only)", "hypotheses": read_tsv_pairs(result.hyp_path)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("-m", "--model", action="append", help="model ID (default: every local one)")
+    ap.add_argument("--dataset", default="mini_en")
+    ap.add_argument("--repeats", type=int, default=3, help="cold starts per model")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    args = ap.parse_args()
+    models, _ = load_all(settings().models_dir)
+    local = [m for m in models if m.card.type == "open-source" and
+             (not args.model or m.id in args.model)]
+    ds = load_dataset(REPO_ROOT / "datasets" / args.dataset)
+    print(f"load average before: {os.getloadavg()}", file=sys.stderr)
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="asrbench-models-bench-") as tmp:
+        for m in local:
+            print(f"{m.id}: building / reusing the image...", file=sys.stderr)
+            tag, _ = build_model_image(m)
+            facts = {"tag": tag, **image_facts(tag)}
+            facts.update(cold_start(tag, ds, args.repeats))
+            if ds.language.split("-")[0] in SCORER_LANGS:
+                facts.update(benchmark(m.id, ds.id, Path(tmp) / m.id))
+            else:
+                facts.update(other_language(m, ds, Path(tmp) / m.id))
+            rows[m.id] = facts
+            print(f"{m.id}: {json.dumps({k: v for k, v in facts.items() if k != 'hypotheses'})}",
+                  file=sys.stderr)
+    print(f"load average after: {os.getloadavg()}", file=sys.stderr)
+    audio = ds.total_duration
+    print(f"{len(rows)} local models on {ds.id} ({len(ds)} utterances, {audio:.1f} s), "
+          f"docker runner, one at a time, {os.cpu_count()} cores")
+    print("| model | TER % | mTER % | RTF | latency p50 s | cold start s | peak memory | image | "
+          "above base | build tools |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for mid, f in rows.items():
+        print(f"| {mid} | {100 * f['ter']:.2f} | {100 * f['mter']:.2f} | {f['rtf']:.3f} | "
+              f"{f['latency_p50_s']:.2f} | {f['cold_start_s']:.2f} | "
+              f"{human(f['peak_memory_bytes'], 'B')} | {human(f['image_bytes'], 'B')} | "
+              f"{human(f['above_base_bytes'], 'B')} | {' '.join(f['build_tools']) or 'none'} |")
+    if args.json:
+        args.json.write_text(json.dumps({"dataset": ds.id, "audio_s": audio, "models": rows},
+                                        indent=2))
+
+
+if __name__ == "__main__":
+    main()

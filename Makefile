@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := python3-venv python3-dev build-essential git docker.io debootstrap sctk sox \
 	libsox-fmt-all ffmpeg libsndfile1 pocketsphinx-testdata asterisk-moh-opsound-wav flite \
-	ca-certificates
+	ca-certificates chromium
 MODEL ?= pocketsphinx_en
 DATASET ?= mini_en
 
@@ -54,3 +54,14 @@ clean:
 
 architecture:  ## regenerate the import graph in docs/ARCHITECTURE.md
 	$(PY) scripts/import_graph.py --write
+
+# The report site for the models and datasets we have (docs/REPORT.md): the benchmark and the
+# robustness grid reuse cached hypotheses, so a rerun only rescores and rebuilds the site.
+REPORT_MODELS ?= pocketsphinx_en whisper_tiny_en whisper_base
+REPORT_GRID ?= gaussian_noise:1;gaussian_noise:2;gaussian_noise:3;gaussian_noise:4;rir:3;gsm
+.PHONY: report
+report: setup docker  ## results for REPORT_MODELS on mini_en + a robustness grid, then report/
+	ops/benchmark $(foreach m,$(REPORT_MODELS),-m $(m)) -d mini_en -j 2 --no-progress
+	ops/robustness -m pocketsphinx_en -m whisper_tiny_en -d mini_en -g "$(REPORT_GRID)" \
+	  --utts 10 -j 2
+	ops/report -o report/

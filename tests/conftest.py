@@ -1,7 +1,8 @@
 """Shared test fixtures.
 
-External services (Docker Engine, SeaweedFS, sclite) may be missing on a laptop, where their
-tests skip. `.ci/run` sets ASRBENCH_REQUIRE=docker,s3,sclite,... so that in CI a missing
+External services (Docker Engine, SeaweedFS, sclite, a browser: Debian's `chromium` driven by
+Playwright for the report's tests) may be missing on a laptop, where their tests skip.
+`.ci/run` sets ASRBENCH_REQUIRE=all (or docker,s3,sclite,browser,...) so that in CI a missing
 service fails the test instead of skipping it.
 """
 

@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "perturb": ("perturb", "Derive a perturbed dataset (robustness bank)."),
     "robustness": ("robustness", "Run models over a perturbation grid: WER, WERD, NWERD."),
     "fairness": ("fairness", "Per-group accuracy, robustness disparity, differential testing."),
+    "report": ("report", "Static HTML report site (leaderboard to utterance) from stored results."),
 }
 ALIAS_FLAG = "--as-alias"  # `ops/X` scripts: `asrbench --as-alias "$0" X ARGS...`
 

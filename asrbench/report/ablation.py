@@ -1,0 +1,128 @@
+"""Scorer ablation: TER and mTER after each normalisation step, applied cumulatively.
+
+SpeechColab's Table VII for any stored cell: the stored raw reference and raw hypothesis of
+every utterance (`utterances.jsonl`) are re-scored by the platform's scorer (`get_scorer`) with
+the steps switched on one at a time, in the order raw, +CASE, +PUNC, +ITJ, +UK-US, +NSW, +DAE.
+This scores stored hypotheses; no model runs. Steps the cell's own scorer did not use are
+skipped (shown as such), so the last row is the cell's configuration and is checked against the
+stored counts: a difference means the scorer code changed since the cell was written.
+
+All cells of one dataset are scored together (one `score()` call per step, IDs prefixed by the
+model), so the shared references are normalised once. Per utterance, the step at which its
+reference or hypothesis tokens changed is recorded: the cell page shows which steps applied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from asrbench.report.collect import Cell
+from scoring.metrics import pooled
+
+# (label, ScorerConfig flag, step name in summary.scorer.steps)
+LADDER: list[tuple[str, str, str]] = [
+    ("+CASE", "case", "CASE"),
+    ("+PUNC", "punc", "PUNC"),
+    ("+ITJ", "itj", "ITJ"),
+    ("+UK-US", "ukus", "UK-US"),
+    ("+NSW", "nsw", "NSW"),
+    ("+DAE", "dae", "DAE"),
+]
+FLAGS = [f for _, f, _ in LADDER]
+SEP = "\x1f"  # model index / utterance ID separator (a control character: not in IDs)
+
+
+@dataclass
+class CellAblation:
+    """One cell's ladder: a row per stage, and which steps changed each utterance."""
+
+    rows: list[dict[str, Any]]  # stage, applied (in this cell's scorer), ter, mter, sub, ...
+    matches_stored: bool | None
+    note: str | None
+    applied: dict[str, list[str]]  # utterance ID -> step names that changed its tokens
+
+
+def _config(cell: Cell) -> tuple[str, dict[str, Any], set[str]]:
+    """(language, the cell's scorer options other than the step flags, enabled flags)."""
+    sc = cell.summary.scorer or {}
+    lang = str(sc.get("lang") or "en")
+    steps = set(sc.get("steps") or [])
+    enabled = {flag for _, flag, name in LADDER if name in steps}
+    run_opts = (((cell.run or {}).get("options") or {}).get("scorer")) or {}
+    base = {k: v for k, v in run_opts.items() if k not in FLAGS and k != "bootstrap"}
+    return lang, base, enabled
+
+
+def ablate_dataset(cells: list[Cell]) -> dict[str, CellAblation]:
+    """The ladder for every cell of one dataset (cells with unusable utterances are skipped).
+
+    Cells whose scorers differ (language, options, enabled steps) are scored in separate
+    groups, each with its own ladder.
+    """
+    from asrbench.scorers import get_scorer
+
+    groups: dict[str, list[Cell]] = {}
+    for c in cells:
+        if c.summary.metrics is None or c.utterances() is None:
+            continue
+        lang, base, enabled = _config(c)
+        key = repr((lang, sorted(base.items()), sorted(enabled)))
+        groups.setdefault(key, []).append(c)
+    out: dict[str, CellAblation] = {}
+    for group in groups.values():
+        lang, base, enabled = _config(group[0])
+        refs: dict[str, str] = {}
+        hyps: dict[str, str] = {}
+        for i, c in enumerate(group):
+            for u in c.utterances() or []:
+                k = f"{i}{SEP}{u['id']}"
+                refs[k] = u.get("ref") or ""
+                if u.get("hyp") is not None:
+                    hyps[k] = u["hyp"]
+        stages: list[tuple[str, str | None, bool]] = [("raw", None, True)]
+        stages += [(label, flag, flag in enabled) for label, flag, _ in LADDER]
+        on: set[str] = set()
+        prev_tokens: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        applied: dict[str, dict[str, list[str]]] = {c.model: {} for c in group}
+        per_cell_rows: dict[str, list[dict[str, Any]]] = {c.model: [] for c in group}
+        last: dict[str, Any] = {}
+        for label, flag, active in stages:
+            if flag is not None and not active:
+                for c in group:
+                    per_cell_rows[c.model].append({"stage": label, "applied": False})
+                continue
+            if flag is not None:
+                on.add(flag)
+            opts = {**base, **{f: f in on for f in FLAGS}, "bootstrap": 0}
+            result = get_scorer(lang, opts).score(refs, hyps)
+            by_cell: dict[int, list] = {}
+            for u in result.utterances:
+                idx, _, uid = u.id.partition(SEP)
+                by_cell.setdefault(int(idx), []).append(u)
+                toks = (tuple(u.ref), tuple(u.hyp))
+                old = prev_tokens.get(u.id)
+                if old is not None and old != toks and flag is not None:
+                    applied[group[int(idx)].model].setdefault(uid, []).append(
+                        label[1:] if flag != "dae" else "DAE")
+                prev_tokens[u.id] = toks
+            for i, c in enumerate(group):
+                m = pooled(by_cell.get(i, []), c.summary.metrics.unit)
+                row = {"stage": label, "applied": True, "ter": m.ter, "mter": m.mter,
+                       "sub": m.sub, "ins": m.ins, "del": m.dele, "n_ref": m.n_ref,
+                       "n_hyp": m.n_hyp}
+                per_cell_rows[c.model].append(row)
+                last[c.model] = m
+        for c in group:
+            stored = c.summary.metrics
+            m = last[c.model]
+            same = (m.sub, m.ins, m.dele, m.n_ref) == (stored.sub, stored.ins, stored.dele,
+                                                        stored.n_ref)
+            note = None
+            if not same:
+                note = (f"the last step gives {m.sub}/{m.ins}/{m.dele} sub/ins/del over "
+                        f"{m.n_ref} words; the stored result has {stored.sub}/{stored.ins}/"
+                        f"{stored.dele} over {stored.n_ref}: the scorer's code or data changed "
+                        f"since the cell was written (stored code {c.summary.scorer.get('code')})")
+            out[c.model] = CellAblation(per_cell_rows[c.model], same, note, applied[c.model])
+    return out

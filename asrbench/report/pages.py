@@ -1,0 +1,326 @@
+"""Each page's content: computed from the results here, rendered by the page's template."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from asrbench.report import charts
+from asrbench.report.ablation import LADDER, ablate_dataset
+from asrbench.report.audio import DatasetAudio, data_uri, dataset_audio
+from asrbench.report.cellview import breakdown, error_tables, utterance_rows
+from asrbench.report.collect import Cell
+from asrbench.report.ranking import Ranking, rank_dataset
+from asrbench.report.robustness import view as robustness_view
+from asrbench.report.site import _cell_numbers, _provenance, safe_name
+
+if TYPE_CHECKING:
+    from asrbench.report.site import Site
+
+
+def build_all(site: Site) -> None:
+    """Compute and render every page of the site."""
+    r = site.r
+    by_ds: dict[str, list[Cell]] = defaultdict(list)
+    for (_, d), c in sorted(r.cells.items()):
+        by_ds[d].append(c)
+    derived = {d for d, cs in by_ds.items() if any(c.derived_from for c in cs)}
+    base = [d for d in r.datasets if d not in derived]
+    rest = [d for d in r.datasets if d in derived]
+    for d in r.datasets:
+        site.rankings[d] = rank_dataset(by_ds[d], site.o.level, site.o.reps)
+    if site.o.ablation:
+        chosen = r.datasets if site.o.datasets else base
+        for d in chosen:
+            for m, a in ablate_dataset(by_ds[d]).items():
+                site.ablations[(m, d)] = a
+    for c in r.cells.values():
+        if c.utts_problem and c.utts_problem not in r.problems:
+            r.problems.append(c.utts_problem)
+    audio = _audio(site, r.cells.values())
+    _index(site, base, rest, by_ds)
+    for d in r.datasets:
+        if by_ds[d]:
+            _dataset(site, d, by_ds[d], site.rankings[d])
+    for m in r.models:
+        _model(site, m)
+    for c in r.cells.values():
+        _cell(site, c, audio.get(_audio_key(c), DatasetAudio(note="no audio")))
+    if site.ablations:
+        _ablation(site, [d for d in r.datasets if any((c.model, d) in site.ablations
+                                                      for c in by_ds[d])])
+    if r.robustness:
+        _robustness(site)
+    if r.fairness:
+        _fairness(site)
+    if site.audio_mode == "embed":
+        folder = site.stage / "audio"
+        if folder.is_dir():
+            for p in sorted(folder.rglob("*")):
+                if p.is_file():
+                    site.audio_store[p.relative_to(site.stage).as_posix()] = data_uri(p)
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _audio_key(c: Cell) -> tuple[str, str]:
+    folder = ((c.run or {}).get("dataset") or {}).get("folder") or ""
+    return (str(folder), str(c.summary.dataset_hash))
+
+
+def _audio(site: Site, cells: Any) -> dict[tuple[str, str], DatasetAudio]:
+    ids: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for c in cells:
+        for u in c.utterances() or []:
+            ids[_audio_key(c)].add(u["id"])
+    out = {}
+    mode = "copy" if site.audio_mode == "embed" else site.audio_mode
+    for key in sorted(ids):
+        folder, ds_hash = key
+        dest = site.final_dir if mode == "link" else site.stage
+        out[key] = dataset_audio(folder or None, None if ds_hash == "None" else ds_hash,
+                                 sorted(ids[key]), dest, mode, site.o.audio_max_bytes)
+        if out[key].note and mode != "none":
+            site.notes.append(f"audio of {folder or '(unknown folder)'}: {out[key].note}")
+    return out
+
+
+def _entry(site: Site, here: str, c: Cell | None, reason: str | None,
+           ranking: Ranking | None) -> dict[str, Any]:
+    """One matrix cell of the leaderboard."""
+    if c is None:
+        return {"status": "missing", "reason": reason or "not run"}
+    n = _cell_numbers(c)
+    e = {**n, "href": site.url(here, site.cell_page(c.model, c.dataset)),
+         "group": None, "rank": None}
+    if n["reference_free"]:
+        e["status"] = "noref"
+    elif c.kind == "sample":
+        e["status"] = "sample"
+    else:
+        e["status"] = "ok"
+        if ranking and c.model in ranking.group:
+            e["group"] = ranking.group[c.model]
+            e["rank"] = ranking.rank[c.model]
+        elif ranking and c.model in ranking.not_ranked:
+            e["unranked"] = ranking.not_ranked[c.model]
+    return e
+
+
+def _matrix(site: Site, here: str, datasets: list[str]) -> dict[str, Any]:
+    r = site.r
+    rows = []
+    for m in r.models:
+        entries = {d: _entry(site, here, r.cell(m, d), r.missing.get((m, d)),
+                             site.rankings.get(d)) for d in datasets}
+        ranks = [e["rank"] for e in entries.values() if e.get("rank") is not None]
+        if not any(e["status"] != "missing" for e in entries.values()):
+            continue
+        rows.append({"model": m, "href": site.url(here, site.model_page(m)),
+                     "type": _model_type(site, m), "entries": entries,
+                     "mean_rank": round(sum(ranks) / len(ranks), 2) if ranks else None})
+    rows.sort(key=lambda x: (x["mean_rank"] is None, x["mean_rank"] or 0, x["model"]))
+    return {"datasets": datasets, "rows": rows,
+            "dataset_hrefs": {d: site.url(here, site.dataset_page(d)) for d in datasets}}
+
+
+def _model_type(site: Site, model: str) -> str:
+    for (m, _), c in sorted(site.r.cells.items()):
+        if m == model and c.card.get("type"):
+            return str(c.card["type"])
+    return ""
+
+
+def _ranked_rows(site: Site, here: str, cells: list[Cell], ranking: Ranking
+                 ) -> list[dict[str, Any]]:
+    order = {m: i for i, m in enumerate(ranking.order)}
+    rows = []
+    for c in sorted(cells, key=lambda c: (order.get(c.model, 10**6), c.model)):
+        rows.append({**_cell_numbers(c), "model": c.model,
+                     "href": site.url(here, site.cell_page(c.model, c.dataset)),
+                     "model_href": site.url(here, site.model_page(c.model)),
+                     "group": ranking.group.get(c.model), "rank": ranking.rank.get(c.model),
+                     "unranked": ranking.not_ranked.get(c.model)})
+    return rows
+
+
+def _index(site: Site, base: list[str], rest: list[str], by_ds: dict[str, list[Cell]]) -> None:
+    here = "index.html"
+    r = site.r
+    values = {(c.model, c.dataset): (c.summary.metrics.ter, _ci(c.summary.metrics.ter_ci))
+              for c in r.cells.values() if c.summary.metrics and c.kind == "reported"}
+    shown = [d for d in base if any(c.summary.metrics for c in by_ds[d])]
+    fig = charts.ter_by_dataset(
+        [m for m in r.models if any((m, d) in values for d in shown)], shown, values)
+    details = {d: _ranked_rows(site, here, by_ds[d], site.rankings[d]) for d in base
+               if by_ds[d]}
+    data = {"charts": {"ter-by-dataset": fig} if shown else {}}
+    site.render(here, "index.html.j2", "Leaderboard", data,
+                main=_matrix(site, here, base), derived=_matrix(site, here, rest),
+                details=details, rankings=site.rankings, problems=r.problems,
+                notes=site.notes, n_cells=len(r.cells), results_root=str(r.root),
+                cells=sorted(r.cells.values(), key=lambda c: c.key),
+                level=site.o.level, reps=site.o.reps)
+
+
+def _ci(ci: Any) -> list[float] | None:
+    return [ci.low, ci.high] if ci is not None and ci.low is not None else None
+
+
+def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
+    here = site.dataset_page(d)
+    rows = _ranked_rows(site, here, cells, ranking)
+    ranked = [x for x in rows if x["group"] is not None]
+    fig = charts.ranked([x["model"] for x in ranked], [x["ter"] for x in ranked],
+                        [_ci(x["ter_ci"]) for x in ranked], ranked[0]["name"] if ranked else "TER")
+    first = cells[0]
+    info = {"hash": first.summary.dataset_hash,
+            "folder": ((first.run or {}).get("dataset") or {}).get("folder"),
+            "meta": {k: v for k, v in sorted(first.dataset_meta.items())
+                     if not isinstance(v, dict | list)},
+            "derived_from": {k: v for k, v in (first.derived_from or {}).items()
+                             if not isinstance(v, dict | list)},
+            "hashes": sorted({c.summary.dataset_hash or "-" for c in cells})}
+    site.render(here, "dataset.html.j2", f"{d}: ranking", {"charts": {"ranked": fig}
+                                                           if ranked else {}},
+                dataset=d, rows=rows, ranking=ranking, info=info,
+                cells=sorted(cells, key=lambda c: c.model))
+
+
+def _model(site: Site, m: str) -> None:
+    here = site.model_page(m)
+    cells = sorted((c for c in site.r.cells.values() if c.model == m), key=lambda c: c.dataset)
+    rows = [{**_cell_numbers(c), "dataset": c.dataset,
+             "href": site.url(here, site.cell_page(m, c.dataset)),
+             "dataset_href": site.url(here, site.dataset_page(c.dataset)),
+             "group": site.rankings[c.dataset].group.get(m) if c.dataset in site.rankings
+             else None, "derived": bool(c.derived_from)} for c in cells]
+    missing = sorted((d, why) for (mm, d), why in site.r.missing.items() if mm == m)
+    card = next((c.card for c in cells if c.card), {})
+    run = next((c.run for c in cells if c.run), None) or {}
+    site.render(here, "model.html.j2", f"{m}", {}, model=m, rows=rows, missing=missing,
+                card={k: v for k, v in sorted(card.items())
+                      if not isinstance(v, dict | list) and v not in (None, "")},
+                card_nested={k: v for k, v in sorted(card.items()) if isinstance(v, dict | list)
+                             and v},
+                image=(run.get("model") or {}).get("image"),
+                identities=sorted({c.summary.model_identity or "-" for c in cells}))
+
+
+def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
+    here = site.cell_page(c.model, c.dataset)
+    utts = c.utterances()
+    abl = site.ablations.get(c.key)
+    bd = breakdown(c)
+    data: dict[str, Any] = {"charts": {}}
+    if bd:
+        data["charts"]["breakdown"] = charts.error_breakdown(bd["sub"], bd["del"], bd["ins"],
+                                                             bd["n_ref"])
+    tables = error_tables(utts) if utts else None
+    if utts is not None:
+        data["utts"] = utterance_rows(c, utts, audio.href, abl.applied if abl else {})
+        data["pageSize"] = site.o.page_size
+        data["audioRoot"] = "" if site.single else site.root_prefix(here)
+        data["embed"] = site.audio_mode == "embed"
+        data["stepsKnown"] = abl is not None
+    ranking = site.rankings.get(c.dataset)
+    site.render(here, "cell.html.j2", f"{c.model} on {c.dataset}", data, cell=c,
+                n=_cell_numbers(c), bd=bd, tables=tables, abl=abl, audio=audio,
+                prov=_provenance(site, here, c), utts_problem=c.utts_problem,
+                n_utts=len(utts) if utts is not None else None,
+                group=ranking.group.get(c.model) if ranking else None,
+                unranked=ranking.not_ranked.get(c.model) if ranking else None,
+                dataset_href=site.url(here, site.dataset_page(c.dataset)),
+                model_href=site.url(here, site.model_page(c.model)),
+                steps=c.summary.scorer.get("steps") or [])
+
+
+def _ablation(site: Site, datasets: list[str]) -> None:
+    here = "ablation.html"
+    stages = ["raw"] + [label for label, _, _ in LADDER]
+    sections = []
+    figs = {}
+    for d in datasets:
+        rows = []
+        series: dict[str, list] = {}
+        for (m, dd), a in sorted(site.ablations.items()):
+            if dd != d:
+                continue
+            by_stage = {x["stage"]: x for x in a.rows}
+            rows.append({"model": m, "stages": by_stage, "matches": a.matches_stored,
+                         "note": a.note,
+                         "href": site.url(here, site.cell_page(m, d))})
+            series[m] = [(x["stage"], x["ter"], None) for x in a.rows if x["applied"]]
+        key = f"ablation-{safe_name(d)}"
+        figs[key] = charts.lines(series, "normalisation steps applied (cumulative)",
+                                 "TER %")
+        figs[key]["layout"]["xaxis"].update({"type": "category",
+                                             "categoryorder": "array",
+                                             "categoryarray": stages})
+        sections.append({"dataset": d, "rows": rows, "chart": key,
+                         "href": site.url(here, site.dataset_page(d))})
+    site.render(here, "ablation.html.j2", "Scorer ablation", {"charts": figs},
+                sections=sections, stages=stages)
+
+
+def _robustness(site: Site) -> None:
+    views = []
+    for path, data in site.r.robustness:
+        v = robustness_view(path, data, site.r.cells)
+        parts = path.parent.relative_to(site.r.root / "robustness").parts
+        v["page"] = "robustness/" + "/".join(safe_name(p) for p in parts) + ".html"
+        views.append(v)
+    for v in views:
+        here = v["page"]
+        figs = {}
+        for fam, lines in sorted(v["curves"].items()):
+            maxsev = max(p[0] for pts in lines.values() for p in pts)
+            figs[f"curve-{safe_name(fam)}"] = charts.lines(
+                {m: lines[m] for m in v["models"] if m in lines}, f"{fam} severity",
+                "WER % (95 % CI where the cell is stored)",
+                tickvals=list(range(0, maxsev + 1)),
+                ticktext=["clean"] + [str(i) for i in range(1, maxsev + 1)])
+        for row in v["rows"]:
+            row["href"] = (site.url(here, site.cell_page(*row["cell"])) if row["cell"]
+                           else None)
+        site.render(here, "robustness.html.j2", f"Robustness: {v['dataset']} {v['grid']}",
+                    {"charts": figs}, v=v, raw=site.raw_link(here, Path(v["path"])),
+                    fams=[(fam, f"curve-{safe_name(fam)}") for fam in sorted(v["curves"])])
+    site.render("robustness.html", "robustness_index.html.j2", "Robustness", {},
+                views=[{**v, "href": site.url("robustness.html", v["page"])} for v in views])
+
+
+def _fairness(site: Site) -> None:
+    here = "fairness.html"
+    sections = []
+    figs = {}
+    for i, (path, data) in enumerate(site.r.fairness):
+        acc = data.get("accuracy") or []
+        models = [a["model"] for a in acc]
+        names = list(dict.fromkeys(g["group"] for a in acc for g in a["groups"]))
+        values = {}
+        ci_kind = {}
+        for a in acc:
+            for g in a["groups"]:
+                ci = g.get("ci") or {}
+                kind = "speakers"
+                if ci.get("low") is None and (g.get("ci_utterances") or {}).get("low") is not None:
+                    ci, kind = g["ci_utterances"], "utterances"
+                values[(a["model"], g["group"])] = (g.get("rate"), [ci["low"], ci["high"]]
+                                                    if ci.get("low") is not None else None)
+                ci_kind[(a["model"], g["group"])] = kind
+        key = f"fairness-{i}"
+        if acc:
+            metric = acc[0].get("metric", "ter").upper()
+            figs[key] = charts.groups(models, names, values,
+                                      f"{metric} % per group (95 % CI)")
+        sections.append({"path": str(path), "data": data, "chart": key if acc else None,
+                         "raw": site.raw_link(here, path), "ci_kind": ci_kind,
+                         "title": f"{' + '.join(data.get('models', []))} on "
+                                  f"{(data.get('dataset') or {}).get('id')} by {data.get('by')}",
+                         "anchor": f"f{i}"})
+    site.render(here, "fairness.html.j2", "Fairness", {"charts": figs}, sections=sections,
+                relpath=os.path.relpath)

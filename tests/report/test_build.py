@@ -1,0 +1,166 @@
+"""Building the site: determinism, bad input, the vendored library, the statistics it shows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from asrbench.report import Options, build_site
+from asrbench.report.collect import collect
+from asrbench.report.ranking import rank_dataset
+from asrbench.report.site import HERE, vendor_js
+from tests.report.conftest import copy_tree
+
+
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_same_inputs_give_a_byte_identical_site(results_tree: Path, tmp_path: Path) -> None:
+    # audio re-encoded too (every file above 1 kB): ffmpeg with bit-exact flags
+    a = build_site(Options(results=results_tree, out=tmp_path / "a" / "site",
+                           audio_max_bytes=1000)).out
+    b = build_site(Options(results=results_tree, out=tmp_path / "b" / "site",
+                           audio_max_bytes=1000)).out
+    ta, tb = _tree_bytes(a), _tree_bytes(b)
+    assert ta.keys() == tb.keys()
+    assert [k for k in ta if ta[k] != tb[k]] == []
+    assert any(k.endswith(".ogg") for k in ta)
+    # a rebuild into the same folder replaces it whole
+    again = build_site(Options(results=results_tree, out=a, audio_max_bytes=1000)).out
+    assert _tree_bytes(again) == ta
+
+
+def test_the_site_uses_the_vendored_checksummed_library(site: Path) -> None:
+    meta = json.loads((HERE / "vendor" / "vendor.json").read_text())["plotly"]
+    data = (site / "assets" / "plotly-basic.min.js").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == meta["sha256"]
+    assert meta["npm_integrity"].startswith("sha512-") and meta["version"]
+    assert vendor_js().encode() == data
+
+
+def test_bad_inputs_are_named_and_the_rest_is_built(results_tree: Path, tmp_path: Path,
+                                                    cli) -> None:  # noqa: ANN001
+    root = copy_tree(results_tree, tmp_path / "results")
+    truncated = root / "sloppy" / "mini_en" / "summary.json"
+    truncated.write_text(truncated.read_text()[:200])
+    no_run = root / "planted" / "mini_en__gaussian_noise-2__s0" / "run.json"
+    no_run.unlink()
+    older = root / "planted" / "mini_en__gaussian_noise-4__s0" / "summary.json"
+    old = json.loads(older.read_text())
+    old["format"] = "asrbench-summary-v1"
+    older.write_text(json.dumps(old))
+    bad_lines = root / "sloppy" / "mini_en__clean__s0" / "utterances.jsonl"
+    lines = bad_lines.read_text().splitlines()
+    bad_lines.write_text("\n".join(lines[:1] + [lines[1][:40]] + lines[2:]) + "\n")
+    rob = next((root / "robustness").rglob("robustness.json"))
+    rob.write_text(rob.read_text()[:100])
+
+    out = tmp_path / "site"
+    code, stdout, stderr = cli("report", "--results", root, "-o", out)
+    assert code == 0, stderr
+    assert "problem" in stdout + stderr or "problem" in stderr
+    problems = build_site(Options(results=root, out=tmp_path / "site2")).problems
+    text = "\n".join(problems)
+    assert f"{truncated}: not valid JSON" in text
+    assert f"{no_run}: missing" in text
+    assert f"{older}: written by an older asrbench (asrbench-summary-v1)" in text
+    assert f"{bad_lines}:2: not valid JSON" in text
+    assert f"{rob}: not valid JSON" in text
+    for p in (truncated, no_run, older, bad_lines, rob):
+        assert str(p) in stderr  # the CLI names every file too
+    # the rest is built: the planted cell, the index with the problems and the reason
+    index = (out / "index.html").read_text()
+    assert "Problems (5)" in index
+    assert "unreadable summary.json" in index
+    assert (out / "cell" / "planted" / "mini_en.html").is_file()
+    assert not (out / "cell" / "sloppy" / "mini_en.html").exists()
+    # the cell without run.json is shown, its provenance says why it is incomplete
+    page = (out / "cell" / "planted" / "mini_en__gaussian_noise-2__s0.html").read_text()
+    assert "run.json is missing or unreadable" in page
+    # the cell with a broken utterances.jsonl names the file and line on its page
+    page = (out / "cell" / "sloppy" / "mini_en__clean__s0.html").read_text()
+    assert f"{bad_lines}:2: not valid JSON" in page
+    # --strict turns problems into exit status 1, the site is still written
+    code, _, _ = cli("report", "--results", root, "-o", out, "--strict", "-q")
+    assert code == 1 and (out / "index.html").is_file()
+
+
+def test_fairness_page_is_omitted_when_there_is_none(results_tree: Path,
+                                                      tmp_path: Path) -> None:
+    root = copy_tree(results_tree, tmp_path / "results")
+    import shutil
+
+    shutil.rmtree(root / "fairness")
+    out = build_site(Options(results=root, out=tmp_path / "site", audio="none")).out
+    assert not (out / "fairness.html").exists()
+    assert "fairness.html" not in (out / "index.html").read_text()
+
+
+def test_refuses_to_replace_a_folder_that_is_not_a_report(results_tree: Path,
+                                                          tmp_path: Path) -> None:
+    from asrbench.errors import InputError
+
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    with pytest.raises(InputError, match="not an earlier report"):
+        build_site(Options(results=results_tree, out=tmp_path / "mine"))
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_ablation_reproduces_the_stored_counts(results_tree: Path) -> None:
+    from asrbench.report.ablation import ablate_dataset
+
+    r = collect(results_tree, datasets=["mini_en"])
+    cells = [c for c in r.cells.values() if c.dataset == "mini_en"]
+    abl = ablate_dataset(cells)
+    assert set(abl) == {"planted", "sloppy"}
+    for a in abl.values():
+        assert a.matches_stored, a.note
+        assert [x["stage"] for x in a.rows] == ["raw", "+CASE", "+PUNC", "+ITJ", "+UK-US",
+                                                "+NSW", "+DAE"]
+    sloppy = {x["stage"]: x for x in abl["sloppy"].rows}
+    assert sloppy["raw"]["ter"] > sloppy["+CASE"]["ter"] > sloppy["+PUNC"]["ter"]
+    assert sloppy["+UK-US"]["ter"] < sloppy["+ITJ"]["ter"]  # "apologised" -> "apologized"
+    # the planted model only differs by one word: every step leaves it one substitution
+    assert {x["sub"] for x in abl["planted"].rows if x["stage"] != "raw"} == {1}
+    assert "PUNC" in abl["sloppy"].applied["LJ001-0001"]
+
+
+def _fake_cell(model: str, errs: list[int], n_ref: list[int]):  # noqa: ANN202
+    from asrbench.report.collect import Cell
+    from asrbench.results.summary import Selection, Summary
+    from scoring.metrics import Metrics
+
+    m = Metrics(unit="word", n_utts=len(errs), n_ref=sum(n_ref), n_hyp=sum(n_ref),
+                cor=sum(n_ref) - sum(errs), sub=sum(errs), ins=0, dele=0,
+                n_err_utts=sum(e > 0 for e in errs), mter_den=sum(n_ref), n_missing=0,
+                n_empty_ref=0)
+    s = Summary(producer="benchmark", result_key=f"sha256:{model}", metrics=m,
+                selection=Selection(len(errs), len(errs), "ids"), scorer={}, model=model,
+                dataset="d", dataset_hash="sha256:d")
+    c = Cell(model, "d", Path("."), "reported", s, {}, None)
+    c._utts = [{"id": f"u{i}", "sub": e, "ins": 0, "del": 0, "n_ref": n}
+               for i, (e, n) in enumerate(zip(errs, n_ref, strict=True))]
+    return c
+
+
+def test_rank_groups_share_a_range_when_the_difference_is_not_significant() -> None:
+    rng = np.random.default_rng(0)
+    n_ref = [20] * 400
+    base = rng.binomial(20, 0.10, 400).tolist()
+    # b: the same utterances with a zero-mean jitter of one word here and there
+    jitter = rng.choice([-1, 0, 0, 0, 1], 400)
+    close = np.clip(np.array(base) + jitter, 0, 20).tolist()
+    worse = rng.binomial(20, 0.25, 400).tolist()
+    r = rank_dataset([_fake_cell("a", base, n_ref), _fake_cell("b", close, n_ref),
+                      _fake_cell("c", worse, n_ref)])
+    assert sorted(r.order[:2]) == ["a", "b"] and r.order[2] == "c"
+    assert r.group == {"a": "1-2", "b": "1-2", "c": "3"}
+    assert not r.pairs["a"]["b"]["significant"] and r.pairs["a"]["c"]["significant"]
+    assert r.pairs["b"]["a"]["delta_ter"] == -r.pairs["a"]["b"]["delta_ter"]

@@ -74,16 +74,20 @@ def ablate_dataset(cells: list[Cell]) -> dict[str, CellAblation]:
         lang, base, enabled = _config(group[0])
         refs: dict[str, str] = {}
         hyps: dict[str, str] = {}
+        owners: list[tuple[int, str]] = []  # (cell index, utterance ID), in scoring order
+        bounds = [0]
         for i, c in enumerate(group):
             for u in c.utterances() or []:
                 k = f"{i}{SEP}{u['id']}"
                 refs[k] = u.get("ref") or ""
                 if u.get("hyp") is not None:
                     hyps[k] = u["hyp"]
+                owners.append((i, u["id"]))
+            bounds.append(len(owners))
         stages: list[tuple[str, str | None, bool]] = [("raw", None, True)]
         stages += [(label, flag, flag in enabled) for label, flag, _ in LADDER]
         on: set[str] = set()
-        prev_tokens: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        prev: list[tuple[list[str], list[str]]] = []
         applied: dict[str, dict[str, list[str]]] = {c.model: {} for c in group}
         per_cell_rows: dict[str, list[dict[str, Any]]] = {c.model: [] for c in group}
         last: dict[str, Any] = {}
@@ -95,23 +99,19 @@ def ablate_dataset(cells: list[Cell]) -> dict[str, CellAblation]:
             if flag is not None:
                 on.add(flag)
             opts = {**base, **{f: f in on for f in FLAGS}, "bootstrap": 0}
-            result = get_scorer(lang, opts).score(refs, hyps)
-            by_cell: dict[int, list] = {}
-            for u in result.utterances:
-                idx, _, uid = u.id.partition(SEP)
-                by_cell.setdefault(int(idx), []).append(u)
-                toks = (tuple(u.ref), tuple(u.hyp))
-                old = prev_tokens.get(u.id)
-                if old is not None and old != toks and flag is not None:
-                    applied[group[int(idx)].model].setdefault(uid, []).append(
-                        label[1:] if flag != "dae" else "DAE")
-                prev_tokens[u.id] = toks
+            utts = get_scorer(lang, opts).score(refs, hyps).utterances
+            if prev:  # the utterances whose tokens this step changed
+                name = label[1:]
+                for (i, uid), u, (pr, ph) in zip(owners, utts, prev, strict=True):
+                    if u.ref != pr or u.hyp != ph:
+                        applied[group[i].model].setdefault(uid, []).append(name)
+            prev = [(u.ref, u.hyp) for u in utts]
             for i, c in enumerate(group):
-                m = pooled(by_cell.get(i, []), c.summary.metrics.unit)
-                row = {"stage": label, "applied": True, "ter": m.ter, "mter": m.mter,
-                       "sub": m.sub, "ins": m.ins, "del": m.dele, "n_ref": m.n_ref,
-                       "n_hyp": m.n_hyp}
-                per_cell_rows[c.model].append(row)
+                m = pooled(utts[bounds[i]:bounds[i + 1]], c.summary.metrics.unit)
+                per_cell_rows[c.model].append({
+                    "stage": label, "applied": True, "ter": m.ter, "mter": m.mter,
+                    "sub": m.sub, "ins": m.ins, "del": m.dele, "n_ref": m.n_ref,
+                    "n_hyp": m.n_hyp})
                 last[c.model] = m
         for c in group:
             stored = c.summary.metrics

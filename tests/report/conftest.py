@@ -116,9 +116,20 @@ def results_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (models / "README.md").write_text("stand-in recognisers of tests/report\n")
     root = base / "results"
     common = ["--results", str(root), "--runner", "local"]
-    # the models are found by ID in their own folder (fairness names its output by model ID)
-    old = os.environ.get("ASRBENCH_MODELS_DIR")
-    os.environ["ASRBENCH_MODELS_DIR"] = str(models)
+    # The models are found by ID in their own folder (fairness names its output by model ID).
+    # A cache of its own, so the derived datasets of this small grid never replace the
+    # checkout's (a subset of a dataset is derived under the same folder name); NSW's grammars
+    # and results are shared with the checkout's cache (compiling them takes minutes).
+    cache = base / "cache"
+    shared = REPO_ROOT / ".cache"
+    (shared / "nemo_tn").mkdir(parents=True, exist_ok=True)
+    cache.mkdir()
+    (cache / "nemo_tn").symlink_to(shared / "nemo_tn")
+    if (shared / "nsw_results.sqlite").exists():
+        shutil.copy(shared / "nsw_results.sqlite", cache / "nsw_results.sqlite")
+    env = {"ASRBENCH_MODELS_DIR": str(models), "ASRBENCH_CACHE": str(cache)}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         assert main(["benchmark", "-m", "planted", "-m", "sloppy", "-d", "mini_en",
                      "--no-progress", *common]) == 0
@@ -129,10 +140,11 @@ def results_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
                      "--by", "GENDER", "--min-speakers", "1", "--min-utts", "1", "-q",
                      *common]) == 0
     finally:
-        if old is None:
-            os.environ.pop("ASRBENCH_MODELS_DIR", None)
-        else:
-            os.environ["ASRBENCH_MODELS_DIR"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     return root
 
 

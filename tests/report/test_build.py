@@ -164,3 +164,17 @@ def test_rank_groups_share_a_range_when_the_difference_is_not_significant() -> N
     assert r.group == {"a": "1-2", "b": "1-2", "c": "3"}
     assert not r.pairs["a"]["b"]["significant"] and r.pairs["a"]["c"]["significant"]
     assert r.pairs["b"]["a"]["delta_ter"] == -r.pairs["a"]["b"]["delta_ter"]
+
+
+def test_linked_audio_resolves_to_the_dataset_files(results_tree: Path, tmp_path: Path) -> None:
+    out = build_site(Options(results=results_tree, out=tmp_path / "site", audio="link")).out
+    assert not (out / "audio").exists()
+    page = out / "cell" / "planted" / "mini_en.html"
+    text = page.read_text()
+    start = text.index('<script type="application/json" class="page-data">') + 51
+    data = json.loads(text[start:text.index("</script>", start)])
+    hrefs = [u["a"] for u in data["utts"]]
+    assert len(hrefs) == 35 and all(hrefs)
+    for h in hrefs:
+        target = (page.parent / data["audioRoot"] / h).resolve()
+        assert target.is_file() and target.parent.parent.name == "mini_en"

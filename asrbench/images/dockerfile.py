@@ -3,7 +3,10 @@
 Every model image has the same shape: the base image, a virtualenv with the model's pinned
 requirements (installed by `install.sh` from the host wheelhouse, or from the network), the
 model's source files in /opt/model, an optional build-time step (assemble the weights) and the
-card's program as the entry point, which is also what the local runner runs. A model folder
+card's program as the entry point, which is also what the local runner runs. Two stages: the
+build stage installs and prepares, the image takes only its /opt, so the wheelhouse copied into
+the build context (and any weights package uninstalled after `prepare`) never reaches a layer
+of the image. A model folder
 that holds its own `Dockerfile` is built from that instead (`Model.dockerfile`).
 
 `string.Template` with `@` as its delimiter is enough: the template has no loops or conditions
@@ -25,6 +28,7 @@ WEIGHTS_DIR = "/opt/weights"  # user-supplied weights land here (card `weights.d
 WEIGHTS_CONTEXT = ".weights"  # ... from this folder of the build context
 PYTHON = "/opt/venv/bin/python"
 PIP = "/opt/venv/bin/pip"
+VENV_SITE = "/opt/venv/lib/python3.11/site-packages"
 BUILD_DIR = ".build"  # in the build context: install.sh, requirements, wheels, CA bundle
 # The rendered Dockerfile's name in the build context: hidden, so never a model source file, and
 # outside .build/ so that it does not invalidate the cached install layer.
@@ -38,11 +42,15 @@ class _Template(string.Template):
 TEMPLATE = _Template("""\
 # Rendered by asrbench from @{card}: change the card (`program`, `image:`), not this file.
 ARG BASE_IMAGE=asrbench/base:bookworm
-FROM ${BASE_IMAGE}
+FROM ${BASE_IMAGE} AS build
 ARG BUILD_MODE=wheelhouse
 @{build_args}COPY @{build_dir}/ /opt/build/
 @{copy_before}# One layer: the requirements, then the card's build-time step and uninstalls, if any.
 RUN @{run}
+# The image: the base plus what the build stage left under /opt (virtualenv, prepared weights,
+# the model's files); the wheelhouse and the build context stay behind in the build stage.
+FROM ${BASE_IMAGE}
+COPY --from=build /opt /opt
 @{copy_after}@{copy_weights}ENV @{env}
 ENTRYPOINT @{entrypoint}
 """)
@@ -79,6 +87,9 @@ def render(model: Model) -> str:
     if image.uninstall:
         run.append(shlex.join([PIP, "uninstall", "--yes",
                                "--quiet", *image.uninstall]))
+    # pip installs, the image runs: it carries no package installer (nor compiler: the base has
+    # none, and every requirement is a wheel).
+    run.append(f"rm -rf {VENV_SITE}/pip {VENV_SITE}/pip-*.dist-info /opt/venv/bin/pip*")
     copy = copy_lines(list(model.source_files()))
     # User-supplied weights (card `weights.dir`), verified on the host and placed in the build
     # context by the build (asrbench.images.weights), in their own layer after the install.

@@ -77,7 +77,7 @@ def test_dockerfile_is_rendered_from_the_card(tmp_path):
     text = render(model)
     lines = text.splitlines()
     assert lines[-1] == 'ENTRYPOINT ["/opt/venv/bin/python", "/opt/model/run.py"]'
-    assert "FROM ${BASE_IMAGE}" in lines and "ARG WEIGHTS_URL=" in lines
+    assert "FROM ${BASE_IMAGE} AS build" in lines and "ARG WEIGHTS_URL=" in lines
     # every source file, shared helpers included, lands under /opt/model, keeping folders
     assert copies(text) == {"/opt/model/": ["helper.py", "model.yaml", "requirements.txt",
                                             "run.py", "weights.py"],
@@ -85,8 +85,13 @@ def test_dockerfile_is_rendered_from_the_card(tmp_path):
     run = re.search(r"^RUN (.*?)\n(?! &&)", text, re.M | re.S).group(1)
     steps = [step.strip(" \\\n") for step in run.split("&&")]
     assert steps[0].endswith("sh /opt/build/install.sh /opt/build/requirements.txt")
-    assert steps[2:] == ["/opt/venv/bin/python /opt/model/weights.py /opt/weights",
-                         "/opt/venv/bin/pip uninstall --yes --quiet six"]
+    assert steps[2:4] == ["/opt/venv/bin/python /opt/model/weights.py /opt/weights",
+                          "/opt/venv/bin/pip uninstall --yes --quiet six"]
+    assert steps[-1].startswith("rm -rf /opt/venv/lib/python3.11/site-packages/pip ")
+    # two stages: the image takes the build stage's /opt only, never its wheelhouse
+    assert lines.count("FROM ${BASE_IMAGE}") == 1 and "FROM ${BASE_IMAGE} AS build" in lines
+    final = text[text.index("FROM ${BASE_IMAGE}\n"):]
+    assert "COPY --from=build /opt /opt" in final and ".build/" not in final
     # the build-time step needs the program, so the sources are copied before it
     assert text.index("COPY [") < text.index("RUN ")
     assert re.search(r'^ENV .*WEIGHTS_DIR="/opt/weights"', text, re.M)
@@ -95,6 +100,7 @@ def test_dockerfile_is_rendered_from_the_card(tmp_path):
 def test_without_a_build_step_sources_come_after_the_install(tmp_path):
     text = render(load_model(make_tree(tmp_path) / "plain"))
     assert text.index("RUN ") < text.index("COPY [")  # a program edit reuses the install layer
+    assert text.index("COPY --from=build") < text.index("COPY [")
     assert text.splitlines()[-1].endswith('"/opt/model/main.py"]')
 
 

@@ -110,14 +110,16 @@ def _entry(site: Site, here: str, c: Cell | None, reason: str | None,
     return e
 
 
-def _matrix(site: Site, here: str, datasets: list[str]) -> dict[str, Any]:
+def _matrix(site: Site, here: str, datasets: list[str], keep_empty: bool = True
+            ) -> dict[str, Any]:
     r = site.r
     rows = []
     for m in r.models:
         entries = {d: _entry(site, here, r.cell(m, d), r.missing.get((m, d)),
                              site.rankings.get(d)) for d in datasets}
         ranks = [e["rank"] for e in entries.values() if e.get("rank") is not None]
-        if not any(e["status"] != "missing" for e in entries.values()):
+        if not datasets or (not keep_empty
+                            and all(e["status"] == "missing" for e in entries.values())):
             continue
         rows.append({"model": m, "href": site.url(here, site.model_page(m)),
                      "type": _model_type(site, m), "entries": entries,
@@ -159,7 +161,7 @@ def _index(site: Site, base: list[str], rest: list[str], by_ds: dict[str, list[C
                if by_ds[d]}
     data = {"charts": {"ter-by-dataset": fig} if shown else {}}
     site.render(here, "index.html.j2", "Leaderboard", data,
-                main=_matrix(site, here, base), derived=_matrix(site, here, rest),
+                main=_matrix(site, here, base), derived=_matrix(site, here, rest, keep_empty=False),
                 details=details, rankings=site.rankings, problems=r.problems,
                 notes=site.notes, n_cells=len(r.cells), results_root=str(r.root),
                 cells=sorted(r.cells.values(), key=lambda c: c.key),

@@ -171,10 +171,22 @@ def test_linked_audio_resolves_to_the_dataset_files(results_tree: Path, tmp_path
     assert not (out / "audio").exists()
     page = out / "cell" / "planted" / "mini_en.html"
     text = page.read_text()
-    start = text.index('<script type="application/json" class="page-data">') + 51
+    tag = '<script type="application/json" class="page-data">'
+    start = text.index(tag) + len(tag)
     data = json.loads(text[start:text.index("</script>", start)])
     hrefs = [u["a"] for u in data["utts"]]
     assert len(hrefs) == 35 and all(hrefs)
     for h in hrefs:
         target = (page.parent / data["audioRoot"] / h).resolve()
         assert target.is_file() and target.parent.parent.name == "mini_en"
+
+
+def test_a_model_named_but_never_run_says_not_run(results_tree: Path, tmp_path: Path) -> None:
+    out = build_site(Options(results=results_tree, out=tmp_path / "site", audio="none",
+                             models=["planted", "ghost"], datasets=["mini_en"],
+                             ablation=False)).out
+    index = (out / "index.html").read_text()
+    row = index[index.index('data-model="ghost"'):]
+    row = row[:row.index("</tr>")]
+    assert "not run" in row
+    assert 'data-model="sloppy"' not in index

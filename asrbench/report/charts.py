@@ -45,7 +45,7 @@ def _errors(values: list[float | None], cis: list[list[float] | None]) -> dict[s
 
 def layout(x_title: str, y_title: str, height: int = 380, **extra: Any) -> dict[str, Any]:
     out = {"height": height, "margin": {"l": 70, "r": 20, "t": 30, "b": 70},
-           "xaxis": {"title": {"text": x_title}, "automargin": True},
+           "xaxis": {"title": {"text": x_title}, "automargin": True, "zeroline": False},
            "yaxis": {"title": {"text": y_title}, "automargin": True, "rangemode": "tozero"},
            "legend": {"orientation": "h", "y": -0.25}, "hovermode": "closest",
            "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",

@@ -282,7 +282,7 @@ def _robustness(site: Site) -> None:
             maxsev = max(p[0] for pts in lines.values() for p in pts)
             figs[f"curve-{safe_name(fam)}"] = charts.lines(
                 {m: lines[m] for m in v["models"] if m in lines}, f"{fam} severity",
-                "WER % (95 % CI where the cell is stored)",
+                "WER % (95 % CI)",
                 tickvals=list(range(0, maxsev + 1)),
                 ticktext=["clean"] + [str(i) for i in range(1, maxsev + 1)])
         for row in v["rows"]:

@@ -289,6 +289,9 @@ def build_site(opts: Options) -> Built:
         raise InputError("--audio embed is for --single-file; use copy, link or none")
     if not 0.5 <= opts.level < 1:
         raise InputError(f"--level {opts.level}: use a confidence level such as 0.95")
+    if not Path(opts.results).is_dir():
+        raise InputError(f"--results {opts.results}: no such folder; run ops/benchmark first, "
+                         "or point --results at a results root")
     vendor_js()  # fail before any work if the chart library was altered
     target, final_dir = targets(opts)
     if target is None:

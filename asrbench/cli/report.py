@@ -32,6 +32,8 @@ def report(
     no_ablation: bool = typer.Option(False, "--no-ablation",
                                      help="skip re-scoring for the scorer ablation page"),
     page_size: int = typer.Option(25, "--page-size", help="utterances per page of a cell page"),
+    jobs: int = typer.Option(2, "-j", "--jobs",
+                             help="processes for the per-dataset statistics and ablation"),
     strict: bool = typer.Option(False, "--strict",
                                 help="exit 1 when some stored file could not be used"),
     quiet: bool = QuietOpt,
@@ -45,7 +47,8 @@ def report(
     built = build_site(Options(
         results=root, out=out, models=model or None, datasets=dataset or None,
         single_file=single_file, audio=audio, audio_max_bytes=1000 * audio_max_kb,
-        level=level, reps=reps, ablation=not no_ablation, page_size=page_size))
+        level=level, reps=reps, ablation=not no_ablation, page_size=page_size,
+        jobs=max(1, jobs)))
     for p in built.problems:
         typer.echo(f"problem: {p}", err=True)
     for n in built.notes:

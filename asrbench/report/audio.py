@@ -3,9 +3,10 @@
 The dataset folder comes from the cell's run.json; its content is checked against the dataset
 hash the result was computed on (file hashes are memoised), so the audio a reader hears is the
 audio that was scored. A file the browser can play and no larger than `max_bytes` is copied as
-it is; a larger one, or a format browsers do not play, is re-encoded by ffmpeg to mono Ogg Opus
-with bit-exact flags (the same input gives the same bytes). Each dataset's audio is stored once,
-under `audio/<first 12 hex of the dataset hash>/`, whatever the number of models.
+it is (hard-linked when on the same file system: the same bytes, no copy time); a larger one,
+or a format browsers do not play, is re-encoded by ffmpeg to mono Ogg Opus with bit-exact flags
+(the same input gives the same bytes). Each dataset's audio is stored once, under
+`audio/<first 12 hex of the dataset hash>/`, whatever the number of models.
 """
 
 from __future__ import annotations
@@ -88,9 +89,17 @@ def dataset_audio(folder: str | None, dataset_hash: str | None, ids: list[str], 
             if big:
                 _transcode(src, dst)
             else:
-                shutil.copyfile(src, dst)
+                _place(src, dst)
         res.href[uid] = dst_rel.as_posix()
     return res
+
+
+def _place(src: Path, dst: Path) -> None:
+    """The same bytes in the site: a hard link where the file system allows, else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
 
 
 def data_uri(path: Path) -> str:

@@ -29,13 +29,11 @@ def build_all(site: Site) -> None:
     derived = {d for d, cs in by_ds.items() if any(c.derived_from for c in cs)}
     base = [d for d in r.datasets if d not in derived]
     rest = [d for d in r.datasets if d in derived]
-    for d in r.datasets:
-        site.rankings[d] = rank_dataset(by_ds[d], site.o.level, site.o.reps)
-    if site.o.ablation:
-        chosen = r.datasets if site.o.datasets else base
-        for d in chosen:
-            for m, a in ablate_dataset(by_ds[d]).items():
-                site.ablations[(m, d)] = a
+    chosen = set(r.datasets if site.o.datasets else base) if site.o.ablation else set()
+    for d, (ranking, ablations) in zip(r.datasets, _analyse(site, by_ds, chosen), strict=True):
+        site.rankings[d] = ranking
+        for m, a in ablations.items():
+            site.ablations[(m, d)] = a
     for c in r.cells.values():
         if c.utts_problem and c.utts_problem not in r.problems:
             r.problems.append(c.utts_problem)
@@ -64,6 +62,39 @@ def build_all(site: Site) -> None:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
+
+
+_WORK: tuple[Any, ...] = ()  # what forked workers read (set just before the pool starts)
+
+
+def _analyse_one(d: str) -> tuple[Ranking, dict[str, Any]]:
+    site, by_ds, chosen = _WORK
+    ranking = rank_dataset(by_ds[d], site.o.level, site.o.reps)
+    return ranking, ablate_dataset(by_ds[d]) if d in chosen else {}
+
+
+def _analyse(site: Site, by_ds: dict[str, list[Cell]], chosen: set[str]) -> list[tuple]:
+    """Ranking and ablation of every dataset, in dataset order; datasets are independent, so
+    with `jobs` > 1 they run in forked worker processes (results merged in the same order:
+    the output does not depend on the number of workers)."""
+    global _WORK
+    datasets = site.r.datasets
+    for cs in by_ds.values():
+        for c in cs:
+            c.utterances()  # read once here; forked workers share the pages
+    _WORK = (site, by_ds, chosen)
+    try:
+        jobs = min(site.o.jobs, len(datasets))
+        if jobs <= 1:
+            return [_analyse_one(d) for d in datasets]
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            return list(pool.map(_analyse_one, datasets))
+    finally:
+        _WORK = ()
 
 
 def _audio_key(c: Cell) -> tuple[str, str]:

@@ -52,6 +52,7 @@ class Options:
     reps: int = 1000
     ablation: bool = True
     page_size: int = 25
+    jobs: int = 2  # worker processes for the per-dataset ranking and ablation
 
 
 @dataclass

@@ -24,7 +24,7 @@ _SCORERS: dict[tuple[str, str], Scorer] = {}
 
 # ScorerConfig fields that name a data file: in the identity the file counts by its content
 # (data_files[kind].sha256), so the same list elsewhere is the same scorer.
-_DATA_FILE_FIELDS = ("interjections", "uk_us", "alternatives")
+_DATA_FILE_FIELDS = ("interjections", "uk_us", "alternatives", "nonspeech_markers")
 
 
 def _portable(cfg: Any, top: bool = True) -> Any:

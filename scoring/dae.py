@@ -2,29 +2,45 @@
 
 An alternatives file holds one rule a line, forms separated by `|` (`gonna|going to`). Each form
 is normalised with the scorer's own pipeline (without NSW) and tokenised, so rules and text
-always agree. Expansion scans the hypothesis left to right and, at each position, takes the
-longest form that matches (ties: the form listed first); the matched span becomes a *slot* whose
-branches are all the forms of the rule. The aligner then picks one whole branch per slot, so a
-span matches as a whole or not at all. The reference is never changed, so |ref| never moves
-when the list grows.
+always agree. The alternatives of a written form are the other forms of every rule that lists
+it: a form may appear in several rules (`he'd|he would` and `he'd|he had` give `he'd` two
+readings without making `he would` and `he had` equivalent).
+
+Expansion finds every match of every form in the hypothesis; a match becomes a *slot* whose
+branches are the written span and its alternatives, and matches that overlap (`a hundred and`
+with `a hundred|one hundred` and `hundred and|hundred`) share one slot whose branches are every
+reading of the joint span. The aligner then picks one whole branch per slot, and takes an
+alternative's words only where each of them is correct (scoring.align's strict words), so an
+alternative can reconcile a spelling but never lower the count for wrong words. The reference
+is never changed, so |ref| never moves when the list grows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from scoring.errors import ScoringError
 
+_MAX_READINGS = 256  # readings of one slot (a chain of overlapping matches) at most
+
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """A hypothesis span with its equivalent forms; `surface` is the index of the form written."""
+    """A hypothesis span and its readings (branches); `surface` is the index of what the
+    system wrote. `strict[i][t]` is True where token t of branch i comes from an alternative
+    (a word the system did not write): the aligner may only match it."""
 
-    rule: int
     forms: tuple[tuple[str, ...], ...]
     surface: int
+    strict: tuple[tuple[bool, ...], ...] = ()
+
+    def mask(self, i: int) -> tuple[bool, ...]:
+        """The strict flags of branch i (all True for an alternative, by default)."""
+        if self.strict:
+            return self.strict[i]
+        return (i != self.surface,) * len(self.forms[i])
 
 
 Segment = str | Slot
@@ -39,12 +55,15 @@ class Rule:
 
 
 def parse_rules(path: Path) -> list[tuple[int, list[str]]]:
-    """Raw rules as (line number, forms); checks syntax only."""
+    """Raw rules as (line number, forms); checks syntax only. `#` starts a comment line, and
+    whitespace then `#` a comment after a rule."""
     out = []
     for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
+        if " #" in line or "\t#" in line:  # a trailing comment (a source note)
+            line = line[: min(i for i in (line.find(" #"), line.find("\t#")) if i >= 0)].strip()
         forms = [f.strip() for f in line.split("|")]
         if len(forms) < 2 or any(not f for f in forms):
             raise ScoringError(f"{path}:{no}: a rule needs at least two non-empty forms 'a|b'")
@@ -53,12 +72,11 @@ def parse_rules(path: Path) -> list[tuple[int, list[str]]]:
 
 
 class Alternatives:
-    """The compiled alternatives list: an index from first token to (form, rule) candidates."""
+    """The compiled alternatives list: an index from first token to (form, alternatives)."""
 
     def __init__(self, path: Path, tokenize: Callable[[str], list[str]]) -> None:
         self.path = path
         self.rules: list[Rule] = []
-        owner: dict[tuple[str, ...], int] = {}
         for no, raw in parse_rules(path):
             forms: list[tuple[str, ...]] = []
             for f in raw:
@@ -67,55 +85,140 @@ class Alternatives:
                     forms.append(toks)
             if len(forms) < 2:
                 continue  # forms that normalise to the same text add nothing (e.g. story-teller)
-            for toks in forms:
-                if toks in owner and owner[toks] != len(self.rules):
-                    first = self.rules[owner[toks]].line
-                    raise ScoringError(
-                        f"{path}:{no}: form {' '.join(toks)!r} already belongs to the rule on "
-                        f"line {first}; merge the two rules into one"
-                    )
-                owner[toks] = len(self.rules)
             self.rules.append(Rule(no, tuple(forms)))
-        self._index: dict[str, list[tuple[tuple[str, ...], int, int]]] = {}
-        for r, rule in enumerate(self.rules):
-            for i, toks in enumerate(rule.forms):
-                self._index.setdefault(toks[0], []).append((toks, r, i))
+        # Each written form: itself first, then the other forms of every rule listing it.
+        branches: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+        for rule in self.rules:
+            for toks in rule.forms:
+                own = branches.setdefault(toks, [toks])
+                own.extend(f for f in rule.forms if f not in own)
+        self.classes: list[tuple[tuple[str, ...], ...]] = [tuple(v) for v in branches.values()]
+        # first token -> (written form, its alternatives, the first words of those): the
+        # last one lets `split` drop a match at once when no alternative can be all correct
+        self._index: dict[str, list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...],
+                                          frozenset[str]]]] = {}
+        for forms in self.classes:
+            self._index.setdefault(forms[0][0], []).append(
+                (forms[0], forms[1:], frozenset(f[0] for f in forms[1:])))
         for cands in self._index.values():
             cands.sort(key=lambda c: -len(c[0]))  # longest first; stable keeps file order on ties
+        # first token -> the first words of every alternative of a form starting with it
+        self._firsts = {t: frozenset().union(*(c[2] for c in cands))
+                        for t, cands in self._index.items()}
         self.max_len = max((len(f) for r in self.rules for f in r.forms), default=0)
 
     def __len__(self) -> int:
         return len(self.rules)
 
+    def alternatives_of(self, form: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+        """The branches of a slot that wrote `form`: the form itself, then its alternatives."""
+        for toks, alts, _ in self._index.get(form[0], ()) if form else ():
+            if toks == form:
+                return (toks, *alts)
+        return (form,)
+
     def vocabulary(self) -> set[str]:
         """Every token that appears in some form."""
         return {t for r in self.rules for f in r.forms for t in f}
 
-    def split(self, tokens: list[str]) -> tuple[list[list[str]], list[Slot]] | None:
+    def split(self, tokens: list[str], reference: Collection[str] | None = None
+              ) -> tuple[list[list[str]], list[Slot]] | None:
         """The hypothesis as plain runs around slots: `runs[0], slots[0], runs[1], ...`
-        (len(runs) == len(slots) + 1, runs may be empty), or None when no rule matches."""
+        (len(runs) == len(slots) + 1, runs may be empty), or None when no rule matches.
+
+        Every match of every form is expanded, overlapping ones too: matches that overlap make
+        one slot over their joint span, whose branches are every reading of it (each part
+        either as written or as one of its alternatives; the words of an alternative strict).
+        With `reference` (the reference's tokens), an alternative holding a word absent from
+        it is left out (it could never be all correct): the same result, fewer branches.
+        """
         index = self._index
-        if index.keys().isdisjoint(tokens):
+        present = {t for t in tokens if t in index}  # (dict_keys & set would walk the keys)
+        if not present:
+            return None
+        words = None
+        if reference is not None:
+            # Most matches have no alternative whose first word is even in the reference:
+            # found here with set operations, before any scan of positions.
+            words = set(reference)
+            present = {t for t in present if not words.isdisjoint(self._firsts[t])}
+            if not present:
+                return None
+        starts = [i for i, tok in enumerate(tokens) if tok in present]
+        n = len(tokens)
+        # every match: start -> [(end, alternatives)], file order, longest first
+        matches: dict[int, list[tuple[int, tuple[tuple[str, ...], ...]]]] = {}
+        for i in starts:
+            for toks, alts, firsts in index[tokens[i]]:
+                if words is not None and words.isdisjoint(firsts):
+                    continue  # no alternative can be all correct
+                m = len(toks)
+                if m > 1 and (i + m > n or tokens[i + 1] != toks[1]
+                              or tuple(tokens[i : i + m]) != toks):
+                    continue
+                if words is not None:
+                    alts = tuple(f for f in alts if words.issuperset(f))
+                    if not alts:
+                        continue
+                matches.setdefault(i, []).append((i + m, alts))
+        if not matches:
             return None
         runs: list[list[str]] = []
         slots: list[Slot] = []
         cursor = 0
-        # Only positions whose token starts some form can start a match; scanning those left
-        # to right, skipping the inside of each match, is the same longest-match scan.
-        for i in [i for i, tok in enumerate(tokens) if tok in index]:
-            if i < cursor:
-                continue
-            for toks, r, k in index[tokens[i]]:
-                m = len(toks)
-                if tuple(tokens[i : i + m]) == toks:
-                    runs.append(tokens[cursor:i])
-                    slots.append(Slot(r, self.rules[r].forms, k))
-                    cursor = i + m
-                    break
-        if not slots:
-            return None
+        starts = sorted(matches)
+        k = 0
+        while k < len(starts):
+            # a cluster: matches chained by overlap, from starts[k] to `end`
+            begin = starts[k]
+            end = max(e for e, _ in matches[begin])
+            k += 1
+            while k < len(starts) and starts[k] < end:
+                end = max(end, *(e for e, _ in matches[starts[k]]))
+                k += 1
+            runs.append(tokens[cursor:begin])
+            slots.append(self._slot(tokens, begin, end, matches))
+            cursor = end
         runs.append(tokens[cursor:])
         return runs, slots
+
+    def _slot(self, tokens: list[str], begin: int, end: int,
+              matches: dict[int, list[tuple[int, tuple[tuple[str, ...], ...]]]]) -> Slot:
+        """The slot over tokens[begin:end]: the written reading first, then every other."""
+        spans = matches[begin]
+        if len(spans) == 1 and spans[0][0] == end and all(p not in matches
+                                                          for p in range(begin + 1, end)):
+            # one match, nothing inside it (the common case): written form, then alternatives
+            alts = spans[0][1]
+            return Slot((tuple(tokens[begin:end]), *alts), 0,
+                        ((False,) * (end - begin), *((True,) * len(a) for a in alts)))
+        readings: dict[tuple[tuple[str, ...], tuple[bool, ...]], None] = {}
+
+        def walk(p: int, toks: tuple[str, ...], mask: tuple[bool, ...]) -> None:
+            if len(readings) > _MAX_READINGS:
+                return
+            if p == end:
+                readings[(toks, mask)] = None
+                return
+            walk(p + 1, toks + (tokens[p],), mask + (False,))
+            for stop, alts in matches.get(p, ()):
+                if stop <= end:
+                    for alt in alts:
+                        walk(stop, toks + alt, mask + (True,) * len(alt))
+
+        walk(begin, (), ())
+        if len(readings) > _MAX_READINGS:
+            # a long chain of overlapping matches: the leftmost longest match alone, plain text
+            # around it (documented; never seen in practice once alternatives are pruned)
+            stop, alts = matches[begin][0]
+            readings = {(tuple(tokens[begin:stop]), (False,) * (stop - begin)): None}
+            for alt in alts:
+                readings[(alt, (True,) * len(alt))] = None
+            tail = tuple(tokens[stop:end])
+            readings = {(t + tail, m + (False,) * len(tail)): None for t, m in readings}
+        forms = tuple(t for t, _ in readings)
+        strict = tuple(m for _, m in readings)
+        return Slot(forms, 0, strict)
 
     def expand(self, tokens: list[str]) -> list[Segment] | None:
         """Segments of the hypothesis (tokens and slots), or None when no rule matches."""

@@ -1,4 +1,12 @@
-"""Per-utterance results and pooled corpus metrics: TER (WER/CER), mTER, SER, C/S/D/I."""
+"""Per-utterance results and pooled corpus metrics: TER (WER/CER), mTER, SER, C/S/D/I.
+
+Corpus rates (docs/SCORING.md):
+  TER      = (S + D + I) / N_ref
+  mTER     = (S + D + I) / max(N_ref, N_hyp)            the SpeechColab paper's, pooled as its
+                                                        leaderboard pools it
+  mTER_utt = (S + D + I) / sum_u max(|ref_u|, |hyp_u|)  bounded in [0, 1]
+with N_ref, N_hyp the token totals (|hyp_u| is the hypothesis as aligned, after DAE).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +18,9 @@ class UtteranceResult:
     """One utterance scored: tokens, the chosen hypothesis path and its edit ops.
 
     `hyp` is the hypothesis as aligned: after DAE it holds the chosen branch of each slot.
-    `codes` has one letter per alignment column: C(orrect), S(ub), D(el), I(ns).
+    `codes` has one letter per alignment column: C(orrect), S(ub), D(el), I(ns), or O: an
+    optional reference word (sclite's `(uh)`) the hypothesis left out, counted as correct
+    (as sclite's `-D` does) and not an error.
     `alternatives` lists (hyp start, hyp end, chosen form, written form) for each slot whose
     chosen form differs from what the system wrote.
     """
@@ -29,7 +39,7 @@ class UtteranceResult:
     def __post_init__(self) -> None:
         c = self.codes
         self.cor, self.sub, self.ins, self.dele = (
-            c.count("C"),
+            c.count("C") + c.count("O"),
             c.count("S"),
             c.count("I"),
             c.count("D"),
@@ -65,7 +75,7 @@ class UtteranceResult:
         i = j = 0
         ref, hyp = self.ref, self.hyp
         for op in self.codes:
-            if op == "D":
+            if op == "D" or op == "O":
                 out.append((op, ref[i], None))
                 i += 1
             elif op == "I":
@@ -127,8 +137,10 @@ class Metrics:
     The one metrics type of the platform: the scorer returns it, every `summary.json` stores
     `to_dict()` under `metrics`, and every consumer (leaderboard, robustness, fairness, report)
     reads it back with `from_dict()`, so no one looks rates up by string or recomputes them.
-    Rates are ratios of pooled counts: TER = errors / n_ref, mTER = errors / mter_den (the sum of
-    max(|ref|, |hyp|) per utterance), SER = utterances with an error / n_utts.
+    Rates are ratios of pooled counts: TER = errors / n_ref; mTER = errors / max(n_ref, n_hyp)
+    (the SpeechColab paper's definition, pooled as its leaderboard pools it); mTER_utt =
+    errors / mter_den, where mter_den is the sum over utterances of max(|ref|, |hyp|) (bounded
+    in [0, 1], unlike mTER); SER = utterances with an error / n_utts.
     """
 
     unit: str  # "word" (TER is a WER) or "char" (TER is a CER)
@@ -140,13 +152,14 @@ class Metrics:
     ins: int
     dele: int
     n_err_utts: int  # utterances with at least one error (SER numerator)
-    mter_den: int
+    mter_den: int  # sum over utterances of max(|ref|, |hyp|): the denominator of mter_utt
     n_missing: int  # missing or empty hypotheses, counted as deletions
     n_empty_ref: int
     dae_slots_used: int = 0
     ter_ci: Interval | None = None
     mter_ci: Interval | None = None
     ci_method: str | None = None
+    mter_utt_ci: Interval | None = None
 
     @property
     def name(self) -> str:
@@ -163,6 +176,13 @@ class Metrics:
 
     @property
     def mter(self) -> float:
+        """errors / max(n_ref, n_hyp): the SpeechColab paper's mTER, pooled over the corpus."""
+        den = self.n_ref if self.n_ref > self.n_hyp else self.n_hyp
+        return self.errors / den if den else 0.0
+
+    @property
+    def mter_utt(self) -> float:
+        """errors / sum of max(|ref|, |hyp|) per utterance: never above 1."""
         return self.errors / self.mter_den if self.mter_den else 0.0
 
     @property
@@ -179,6 +199,7 @@ class Metrics:
             "unit": self.unit, "name": self.name, "n_utts": self.n_utts, "n_ref": self.n_ref,
             "n_hyp": self.n_hyp, "cor": self.cor, "sub": self.sub, "ins": self.ins,
             "del": self.dele, "errors": self.errors, "ter": self.ter, "mter": self.mter,
+            "mter_utt": self.mter_utt,
             "ser": self.ser, "n_err_utts": self.n_err_utts, "mter_den": self.mter_den,
             "n_missing": self.n_missing, "n_empty_ref": self.n_empty_ref,
             "coverage": self.coverage, "dae_slots_used": self.dae_slots_used,
@@ -186,13 +207,20 @@ class Metrics:
         if self.ci_method is not None:
             out["ci"] = {"method": self.ci_method,
                          "ter": self.ter_ci.to_dict() if self.ter_ci else None,
-                         "mter": self.mter_ci.to_dict() if self.mter_ci else None}
+                         "mter": self.mter_ci.to_dict() if self.mter_ci else None,
+                         "mter_utt": self.mter_utt_ci.to_dict() if self.mter_utt_ci else None}
         return out
 
     @classmethod
     def from_dict(cls, d: dict) -> Metrics:
-        """Read back `to_dict()`; the rates are recomputed from the counts (never trusted)."""
-        ci = d.get("ci") or {}
+        """Read back `to_dict()`; the rates are recomputed from the counts (never trusted).
+
+        A summary written before mTER took the paper's definition has no `mter_utt`: its
+        `ci.mter` was the interval of today's mTER_utt and is read as such.
+        """
+        ci = dict(d.get("ci") or {})
+        if "mter_utt" not in d and "mter" in ci:
+            ci["mter_utt"], ci["mter"] = ci["mter"], None
         return cls(
             unit=d["unit"], n_utts=d["n_utts"], n_ref=d["n_ref"], n_hyp=d["n_hyp"],
             cor=d["cor"], sub=d["sub"], ins=d["ins"], dele=d["del"],
@@ -201,11 +229,12 @@ class Metrics:
             ter_ci=Interval.from_dict(ci["ter"]) if ci.get("ter") else None,
             mter_ci=Interval.from_dict(ci["mter"]) if ci.get("mter") else None,
             ci_method=ci.get("method"),
+            mter_utt_ci=Interval.from_dict(ci["mter_utt"]) if ci.get("mter_utt") else None,
         )
 
     def with_ci(self, ter: Interval | None, mter: Interval | None,
-                method: str = CI_METHOD) -> Metrics:
-        return replace(self, ter_ci=ter, mter_ci=mter, ci_method=method)
+                method: str = CI_METHOD, mter_utt: Interval | None = None) -> Metrics:
+        return replace(self, ter_ci=ter, mter_ci=mter, ci_method=method, mter_utt_ci=mter_utt)
 
 
 def pooled(utts: list[UtteranceResult], unit: str = "word") -> Metrics:

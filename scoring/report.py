@@ -46,8 +46,8 @@ def columns(u: UtteranceResult) -> tuple[list[str | None], list[str | None]]:
     if "I" in codes:
         for p in _positions(codes, "I"):  # ascending: each insert shifts only later columns
             ref.insert(p, None)
-    if "D" in codes:
-        for p in _positions(codes, "D"):
+    if "D" in codes or "O" in codes:  # an omitted optional word has no hypothesis token
+        for p in sorted(_positions(codes, "D") + _positions(codes, "O")):
             hyp.insert(p, None)
     return ref, hyp
 
@@ -70,7 +70,7 @@ def _marks(u: UtteranceResult) -> list[str] | None:
         return None
     out, j = [], 0
     for op in u.codes:
-        if op == "D":
+        if op == "D" or op == "O":
             out.append("")
             continue
         out.append("#" if j in alt else "")
@@ -83,10 +83,16 @@ def _layout(u: UtteranceResult, want: Collection[str]) -> dict[str, list[str]]:
     codes = u.codes
     ref, hyp = columns(u)
     ins, dels = _positions(codes, "I"), _positions(codes, "D")
+    omitted = _positions(codes, "O") if "O" in codes else []
     errors = sorted([*ins, *dels, *_positions(codes, "S")]) if codes.count("C") != len(codes) \
         else []
     marks = _marks(u) if u.alternatives else None
     edit = codes.replace("C", " ")  # a blank cell pads like an empty one (every width >= 1)
+    if omitted:
+        # an optional word left out: sclite's `(word)` over a blank, not an error
+        edit = edit.replace("O", " ")
+        for p in omitted:
+            ref[p], hyp[p] = f"({ref[p]})", ""
     out: dict[str, list[str]] = {}
     if "".join(u.ref).isascii() and "".join(u.hyp).isascii():
         # ASCII (the common case): width is length, upper() keeps it, so one set of widths
@@ -217,6 +223,7 @@ def table_text(metrics: Metrics) -> str:
     rows = [
         (f"TER ({m.name})", _pct(m.ter), m.ter_ci),
         ("mTER", _pct(m.mter), m.mter_ci),
+        ("mTER_utt", _pct(m.mter_utt), m.mter_utt_ci),
         ("SER", _pct(m.ser), None),
     ]
     out = [f"{'metric':<10} {'value %':>9}  {'CI':>22}"]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scoring.align import FIRST_WORD, align_arrays
+from scoring.align import FIRST_WORD, INFEASIBLE, align_arrays
 from scoring.dae import Alternatives, Slot
 from scoring.errors import ScoringError
 from scoring.metrics import Interval, Metrics, UtteranceResult, pooled
@@ -19,14 +19,17 @@ from scoring.normalize import (
     Case,
     FullWidth,
     Itj,
+    NonSpeech,
     Nsw,
+    Optional,
     Pipeline,
     Punc,
     UkUs,
     char_tokens,
     word_tokens,
 )
-from scoring.stats import bootstrap_ratios
+from scoring.normalize.optional import split_optional, strip_markers
+from scoring.stats import bootstrap_metrics
 
 if TYPE_CHECKING:
     from scoring.wfst import FstAligner
@@ -43,6 +46,9 @@ class ScorerConfig:
     default, `""` means none. `cache_dir` is the folder where NSW keeps its grammars and
     results; the caller chooses it (NSW needs one, the other steps none). `engine="fst"` sends
     every utterance through the FST (used to show that the fast path gives identical results).
+    `nonspeech` removes the markers listed in `nonspeech_markers` (`<beep>`, `[noise]`) from
+    both sides; `optional` applies sclite's convention to the reference: a parenthesised word
+    may be left out at no cost.
     """
 
     lang: str = "en"
@@ -53,10 +59,13 @@ class ScorerConfig:
     ukus: bool = True
     nsw: bool = True
     dae: bool = True
+    nonspeech: bool = True
+    optional: bool = True
     hyphen: str = "space"
     interjections: str | None = None
     uk_us: str | None = None
     alternatives: str | None = None
+    nonspeech_markers: str | None = None
     cache_dir: str | None = None
     bootstrap: int = 1000
     confidence: float = 0.95
@@ -75,7 +84,8 @@ class ScorerConfig:
             raise ScoringError(f"engine must be 'auto' or 'fst', not {self.engine!r}")
 
     def data_file(self, kind: str) -> Path | None:
-        """Resolved path of a data file ('interjections', 'uk_us', 'alternatives') or None."""
+        """Resolved path of a data file ('interjections', 'uk_us', 'alternatives',
+        'nonspeech_markers') or None."""
         value = getattr(self, kind)
         if value == "":
             return None
@@ -86,8 +96,9 @@ class ScorerConfig:
                 "interjections": "interjections.txt",
                 "uk_us": "uk_us.tsv",
                 "alternatives": "alternatives_en.txt",
+                "nonspeech_markers": "nonspeech.txt",
             },
-            "zh": {"interjections": "fillers_zh.txt"},
+            "zh": {"interjections": "fillers_zh.txt", "nonspeech_markers": "nonspeech.txt"},
         }[self.lang]
         name = defaults.get(kind)
         return DATA / name if name else None
@@ -172,7 +183,7 @@ class Scorer:
     def __init__(self, config: ScorerConfig | None = None) -> None:
         self.config = cfg = config or ScorerConfig()
         self.files: dict[str, Path] = {}
-        for kind in ("interjections", "uk_us", "alternatives"):
+        for kind in ("interjections", "uk_us", "alternatives", "nonspeech_markers"):
             path = cfg.data_file(kind)
             if path is not None:
                 if not path.is_file():
@@ -181,6 +192,8 @@ class Scorer:
                     )
                 self.files[kind] = path
         text_steps: list = []
+        if cfg.nonspeech and "nonspeech_markers" in self.files:
+            text_steps.append(NonSpeech(self.files["nonspeech_markers"]))
         self.nsw: Nsw | None = None
         if cfg.nsw and cfg.lang == "en":
             if not cfg.cache_dir:
@@ -192,6 +205,9 @@ class Scorer:
             text_steps.append(self.nsw)
         if cfg.lang == "zh":
             text_steps.append(FullWidth())
+        self.optional = cfg.optional
+        if cfg.optional:
+            text_steps.append(Optional())
         if cfg.case:
             text_steps.append(Case())
         if cfg.punc:
@@ -205,9 +221,10 @@ class Scorer:
         self.pipeline = Pipeline(text_steps, token_steps, tokenize)
         self.alternatives: Alternatives | None = None
         if cfg.dae and "alternatives" in self.files:
-            # Rules go through the same steps as the text, except NSW (rules hold no numbers).
+            # Rules go through the same steps as the text, except NSW (rules hold no numbers),
+            # NONSPEECH and OPTIONAL (rules hold no markers).
             rule_pipe = Pipeline(
-                [s for s in text_steps if s is not self.nsw],
+                [s for s in text_steps if not isinstance(s, (Nsw, NonSpeech, Optional))],
                 [s for s in token_steps if not isinstance(s, Itj)],
                 tokenize,
             )
@@ -270,11 +287,25 @@ class Scorer:
         memo = dict(zip(texts, self.pipeline.batch(list(texts)), strict=True))
         ref_toks = list(map(memo.__getitem__, refs.values()))
         hyp_toks = list(map(memo.__getitem__, hyp_texts))
+        ref_opt: dict[int, list[bool]] = {}  # utterance -> optional flags of its reference
+        if self.optional:
+            # OPTIONAL marked parenthesised spans: on the reference they are optional words,
+            # on the hypothesis plain ones (only texts with a parenthesis can hold marks).
+            for u, text in enumerate(refs.values()):
+                if "(" in text:
+                    ref_toks[u], flags = split_optional(ref_toks[u])
+                    if flags is not None:
+                        ref_opt[u] = flags
+            for u, text in enumerate(hyp_texts):
+                if "(" in text:
+                    hyp_toks[u] = strip_markers(hyp_toks[u])
         if self.nsw is not None:
             self.nsw.flush()
         alts = self.alternatives
-        # Hypotheses with DAE matches, as plain runs around slots.
-        found = [alts.split(h) if alts and h else None for h in hyp_toks]
+        # Hypotheses with DAE matches, as plain runs around slots. An alternative holding a
+        # word the reference lacks could never be all correct: left out here (same result).
+        found = ([alts.split(h, r) if h else None for h, r in zip(hyp_toks, ref_toks, strict=True)]
+                 if alts else [None] * len(ids))
         fst_only = self.config.engine == "fst"
         # Token ids: the references' first (one flat array), then each hypothesis as it comes;
         # new tokens get the next free id. Pairs to align are (offset, length) into the flat
@@ -289,6 +320,9 @@ class Scorer:
         pair_ref: list[int] = []  # the utterance whose reference each pair aligns against
         pair_off: list[int] = []
         pair_len: list[int] = []
+        # (start, end) in hyp_flat of the words of alternatives the system did not write:
+        # strict words, which the aligner may only match (see scoring.align)
+        strict_spans: list[tuple[int, int]] = []
         main_pair = [-1] * len(ids)  # utterance -> its pair; -1 when it enumerates forms
         chosen_hyp = list(hyp_toks)  # replaced below where DAE chose other forms
         alt_info: list[list[tuple[int, int, str, str]]] = [[] for _ in ids]
@@ -303,7 +337,7 @@ class Scorer:
         k = longest + 2
         aligner = None
         extend = hyp_flat.extend
-        rule_ids: dict[int, list[list[int]]] = {}  # DAE rule -> ids of its forms
+        rule_ids: dict[tuple, list[list[int]]] = {}  # a slot's forms -> their ids
         special = range(len(ids)) if fst_only else [u for u, x in enumerate(found) if x]
         done = 0  # utterances before `done` have their pairs
         for u in itertools.chain(special, [len(ids)]):
@@ -325,20 +359,24 @@ class Scorer:
                     # Few combinations: every linearisation is aligned by the batched DP and
                     # the cheapest wins (ties: the earliest, written forms first). Same path
                     # set and cost as the FST, so the same counts. Only the winner's words
-                    # are built.
+                    # are built. The words of a form the system did not write are strict.
                     run_ids = [self._ids(run) for run in runs]
-                    slot_ids = [rule_ids[x.rule] if x.rule in rule_ids else
-                                rule_ids.setdefault(x.rule, [self._ids(f) for f in x.forms])
+                    slot_ids = [rule_ids[x.forms] if x.forms in rule_ids else
+                                rule_ids.setdefault(x.forms, [self._ids(f) for f in x.forms])
                                 for x in slots]
                     combos = list(itertools.product(*(_branch_order(x) for x in slots)))
                     start = len(pair_off)
-                    tails = list(zip(slot_ids, run_ids[1:], strict=True))
+                    tails = list(zip(slot_ids, run_ids[1:], slots, strict=True))
                     for combo in combos:
                         pair_ref.append(u)
                         begin = len(hyp_flat)
                         pair_off.append(begin)
                         extend(run_ids[0])
-                        for (forms, run), i in zip(tails, combo, strict=True):
+                        for (forms, run, slot), i in zip(tails, combo, strict=True):
+                            if i != slot.surface:
+                                at = len(hyp_flat)
+                                strict_spans.extend(
+                                    (at + p, at + p + 1) for p, m in enumerate(slot.mask(i)) if m)
                             extend(forms[i])
                             extend(run)
                         pair_len.append(len(hyp_flat) - begin)
@@ -351,48 +389,77 @@ class Scorer:
                 for slot, run in zip(split[1], split[0][1:], strict=True):
                     seg.append(slot)
                     seg.extend(run)
-            seg_ids = [
+            seg_plain = [
                 tuple(self._ids(f) for f in s.forms) if isinstance(s, Slot) else self._ids([s])[0]
                 for s in seg
             ]
             if aligner is None or aligner.vocab_size < len(self.vocab):
                 aligner = self._aligner(k)
+            # The forms the system did not write are strict; optional reference words may
+            # be dropped for free.
+            strict_id = aligner.strict_id
+            seg_ids = [
+                tuple(tuple(strict_id(t) if m else t for t, m in zip(f, s.mask(i), strict=True))
+                      for i, f in enumerate(x))
+                if isinstance(s, Slot) else x
+                for s, x in zip(seg, seg_plain, strict=True)
+            ]
             n_h = sum(max(len(f) for f in s.forms) if isinstance(s, Slot) else 1 for s in seg)
             from scoring.wfst import check_exact
 
             if not check_exact(k, n_ref[u], n_h):
                 raise ScoringError(
-                    f"utterance {ids[u]!r} is too long for exact FST weights; split it"
+                    f"utterance {ids[u]!r} has {n_ref[u]} reference and {n_h} hypothesis words "
+                    f"and more than {cfg.max_enum} combinations of alternatives: too long for "
+                    "exact FST weights; split it, or pass dae=False (--no-dae) for this corpus"
                 )
             ref_ids = ref_flat[ref_off[u] : ref_off[u + 1]].tolist()
-            cost, hyp_path, chosen = aligner.best_path(ref_ids, seg_ids)
+            if u in ref_opt:
+                ref_ids = [aligner.optional_id(x) if o else x
+                           for x, o in zip(ref_ids, ref_opt[u], strict=True)]
+            cost, hyp_path, chosen, path_strict = aligner.best_path(ref_ids, seg_ids)
             forms = [tuple(inv[x - FIRST_WORD] for x in c) for c in chosen]
             words, info = _linearise(seg, forms)
             main_pair[u] = len(pair_off)
             pair_ref.append(u)
-            pair_off.append(len(hyp_flat))
+            begin = len(hyp_flat)
+            pair_off.append(begin)
             extend(hyp_path)
             pair_len.append(len(hyp_path))
+            strict_spans.extend((begin + p, begin + p + 1) for p in path_strict)
             chosen_hyp[u] = words
             alt_info[u] = info
             fst_costs[u] = cost
         ref_off_a = np.array(ref_off[:-1], dtype=np.int64)
         n_ref_a = np.array(n_ref, dtype=np.int64)
         which = np.array(pair_ref, dtype=np.int64)
+        hyp_strict = ref_optional = None
+        if strict_spans:
+            edges = np.zeros(len(hyp_flat) + 1, dtype=np.int64)
+            spans = np.array(strict_spans, dtype=np.int64)
+            np.add.at(edges, spans[:, 0], 1)
+            np.add.at(edges, spans[:, 1], -1)
+            hyp_strict = np.cumsum(edges[:-1]) > 0
+        if ref_opt:
+            ref_optional = np.zeros(len(ref_flat), dtype=bool)
+            for u, flags in ref_opt.items():
+                ref_optional[ref_off[u] : ref_off[u + 1]] = flags
         pair_codes, pair_costs = align_arrays(
             ref_flat, ref_off_a[which], n_ref_a[which],
             np.array(hyp_flat, dtype=np.int64), np.array(pair_off, dtype=np.int64),
-            np.array(pair_len, dtype=np.int64), k,
+            np.array(pair_len, dtype=np.int64), k, hyp_strict=hyp_strict,
+            ref_optional=ref_optional,
         )
         costs = pair_costs.tolist()
         codes = [pair_codes[p] if p >= 0 else "" for p in main_pair]
         for u, (a, b, combos) in enum_ranges.items():
+            # the written forms (the first combination) are always feasible
             best = min(range(a, b), key=lambda c: (costs[c], pair_codes[c].count("I"), c))
             codes[u] = pair_codes[best]
             chosen_hyp[u], alt_info[u] = _choose(*found[u], combos[best - a])
         for u, cost in fst_costs.items():
             # Both engines minimise the same cost: a mismatch is a bug.
-            if divmod(costs[main_pair[u]], k) != cost:
+            if costs[main_pair[u]] == INFEASIBLE or divmod(costs[main_pair[u]], k) != cost:
                 raise RuntimeError(
                     f"FST and DP disagree on {ids[u]!r}: {cost} != {costs[main_pair[u]]}"
                 )
@@ -403,14 +470,12 @@ class Scorer:
         return ScoreResult(utts, self.summarize(utts), self.config_dict())
 
     def summarize(self, utts: list[UtteranceResult]) -> Metrics:
-        """Pooled metrics plus bootstrap confidence intervals of TER and mTER."""
+        """Pooled metrics plus bootstrap confidence intervals of TER, mTER and mTER_utt."""
         cfg = self.config
         met = pooled(utts, cfg.unit or "word")
         errs = [u.sub + u.ins + u.dele for u in utts]
         n_ref = [len(u.ref) for u in utts]
-        dens = {
-            "ter": n_ref,
-            "mter": [max(r, len(u.hyp)) for r, u in zip(n_ref, utts, strict=True)],
-        }
-        ci = bootstrap_ratios(errs, dens, cfg.bootstrap, cfg.confidence, cfg.seed)
-        return met.with_ci(*(Interval.from_dict(ci[k]) for k in ("ter", "mter")))
+        n_hyp = [len(u.hyp) for u in utts]
+        ci = bootstrap_metrics(errs, n_ref, n_hyp, cfg.bootstrap, cfg.confidence, cfg.seed)
+        return met.with_ci(Interval.from_dict(ci["ter"]), Interval.from_dict(ci["mter"]),
+                           mter_utt=Interval.from_dict(ci["mter_utt"]))

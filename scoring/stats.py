@@ -12,8 +12,9 @@ import math
 import numpy as np
 
 
-def _distinct_rows(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of `cols` in sorted order, with how often each occurs."""
+def _distinct_rows(cols: np.ndarray, inverse: bool = False):  # noqa: ANN202 - 2 or 3 arrays
+    """The distinct rows of `cols` in sorted order, with how often each occurs (and, with
+    `inverse`, the index of each input row's distinct row)."""
     low = cols.min(axis=0)
     span = cols.max(axis=0) - low + 1
     if np.all(cols == np.round(cols)) and float(np.prod(span)) < 2.0**53:
@@ -26,31 +27,86 @@ def _distinct_rows(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # import numpy.ma (~25 ms of a short process's start-up) for nothing.
         order = np.argsort(key, kind="stable")
         sorted_key = key[order]
-        starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+        first = np.r_[True, sorted_key[1:] != sorted_key[:-1]]
+        starts = np.flatnonzero(first)
         counts = np.diff(np.r_[starts, len(key)])
-        return cols[order[starts]], counts
-    return np.unique(cols, axis=0, return_counts=True)
+        if not inverse:
+            return cols[order[starts]], counts
+        inv = np.empty(len(key), dtype=np.int64)
+        inv[order] = np.cumsum(first) - 1
+        return cols[order[starts]], counts, inv
+    if not inverse:
+        return np.unique(cols, axis=0, return_counts=True)
+    rows, inv, counts = np.unique(cols, axis=0, return_inverse=True, return_counts=True)
+    return rows, counts, inv.reshape(-1)
 
 
-def _replicates(cols: np.ndarray, reps: int, seed: int) -> np.ndarray:
-    """Column sums under `reps` utterance resamplings: shape (reps, n_cols).
+def _replicates(cols: np.ndarray, reps: int, seed: int, split: np.ndarray | None = None
+                ) -> np.ndarray:
+    """Column sums under `reps` utterance resamplings: shape (reps, n_cols), plus one column
+    for `split` when given.
 
     All columns share each resampling, so one draw serves every ratio (TER and mTER).
     Utterances with identical rows are interchangeable, so only how many draws fall in each
     group of identical rows matters: a multinomial over the G distinct rows (G is small, a few
     hundred to a few thousand) has exactly the distribution of the per-utterance counts summed
     by group, at a cost of O(reps x G) instead of O(reps x n_utts).
+
+    `split` is one more per-utterance integer column that the grouping leaves out (it would
+    multiply the groups): within each group, the draws are shared out among the utterances'
+    distinct `split` values by conditional binomials, which together with the first draw is
+    the multinomial over the finer groups (same distribution), while the sums of `cols` stay
+    exactly those of the grouping without it (same random stream, same numbers).
     """
     rng = np.random.default_rng(seed)
     n = cols.shape[0]
-    rows, counts = _distinct_rows(cols)
+    if split is None:
+        rows, counts = _distinct_rows(cols)
+    else:
+        rows, counts, inverse = _distinct_rows(cols, inverse=True)
     weights = rng.multinomial(n, counts / n, size=reps)
     if np.all(rows == np.round(rows)) and float(np.abs(rows).max(initial=0)) * n < 2.0**53:
         # Integer counts (the usual case): an integer product is exact, so the same sums as
         # the float one, and it does not wake BLAS's worker threads (which then spin on the
         # other core for nothing in a short process).
-        return (weights @ rows.astype(np.int64)).astype(np.float64)
-    return weights.astype(np.float64) @ rows
+        sums = (weights @ rows.astype(np.int64)).astype(np.float64)
+    else:
+        sums = weights.astype(np.float64) @ rows
+    if split is None:
+        return sums
+    extra = _shared_out(rng, weights, counts, inverse, np.asarray(split, dtype=np.int64))
+    return np.column_stack([sums, extra.astype(np.float64)])
+
+
+def _shared_out(rng: np.random.Generator, weights: np.ndarray, counts: np.ndarray,
+                inverse: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per replicate, the sum of `values` over the drawn utterances, given `weights` (reps, G):
+    how many draws fell in each group. Each group's draws are shared out among its distinct
+    values (subgroups) one subgroup at a time: Binomial(draws left, subgroup size / members
+    left)."""
+    low = int(values.min(initial=0))
+    span = int(values.max(initial=0)) - low + 1
+    key = inverse * span + (values - low)
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    sub_count = np.diff(np.r_[starts, len(key)])
+    sub_group = inverse[order[starts]]
+    sub_value = values[order[starts]]
+    first = np.flatnonzero(np.r_[True, sub_group[1:] != sub_group[:-1]])  # one per group
+    n_subs = np.diff(np.r_[first, len(sub_group)])
+    left = weights.astype(np.int64)  # (reps, G) draws not yet given to a subgroup
+    members_left = counts.astype(np.int64)
+    out = np.zeros(len(weights), dtype=np.int64)
+    for level in range(int(n_subs.max(initial=1)) - 1):
+        groups = np.flatnonzero(n_subs > level + 1)
+        sub = first[groups] + level
+        drawn = rng.binomial(left[:, groups], sub_count[sub] / members_left[groups])
+        out += drawn @ sub_value[sub]
+        left[:, groups] -= drawn
+        members_left[groups] -= sub_count[sub]
+    out += left @ sub_value[first + n_subs - 1]  # the last subgroup takes what is left
+    return out
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -110,6 +166,38 @@ def bootstrap_ratios(
         else:
             out[k] = _interval(_ratio(sums[:, 0], sums[:, i]), level, reps)
     return out
+
+
+def bootstrap_metrics(
+    errors: list[int] | np.ndarray,
+    n_ref: list[int] | np.ndarray,
+    n_hyp: list[int] | np.ndarray,
+    reps: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict[str, dict]:
+    """Intervals of TER, mTER (errors / max(sum ref, sum hyp)) and mTER_utt (errors / sum of
+    max(ref, hyp) per utterance), all from the same resamplings.
+
+    The utterances are grouped by (errors, |ref|, max(|ref|, |hyp|)) and |hyp| is shared out
+    within the groups (`_replicates`'s `split`): the TER and mTER_utt intervals are those of
+    `bootstrap_ratios` on the same columns, number for number.
+    """
+    err = np.asarray(errors, dtype=np.float64)
+    ref = np.asarray(n_ref, dtype=np.float64)
+    hyp = np.asarray(n_hyp, dtype=np.int64)
+    names = ("ter", "mter", "mter_utt")
+    empty = {"low": None, "high": None, "stderr": None, "level": level, "replicates": reps}
+    if len(err) == 0 or reps <= 0:
+        return {k: dict(empty) for k in names}
+    cols = np.column_stack([err, ref, np.maximum(ref, hyp.astype(np.float64))])
+    sums = _replicates(cols, reps, seed, split=hyp)
+    dens = {"ter": sums[:, 1], "mter": np.maximum(sums[:, 1], sums[:, 3]),
+            "mter_utt": sums[:, 2]}
+    totals = {"ter": ref.sum(), "mter": max(ref.sum(), float(hyp.sum())),
+              "mter_utt": cols[:, 2].sum()}
+    return {k: _interval(_ratio(sums[:, 0], dens[k]), level, reps) if totals[k] else dict(empty)
+            for k in names}
 
 
 def bootstrap_ci(

@@ -5,6 +5,11 @@ with begin/end markers around each slot) and the edit transducer L = Ll o Lr is 
 through auxiliary symbols <sub>, <del>, <ins>, so each factor has O(V) arcs and is built once.
 The path picks one whole branch per slot. Same cost model as `scoring.align` (see there).
 Imported only when a hypothesis needs it, so OpenFST is not loaded for plain corpora.
+
+Word ids come in three ranges of `vocab_size` each: plain words, then *strict* hypothesis words
+(`strict_id`: the words of an alternative the system did not write, which Lr can only match,
+as SpeechColab's `WORD#` symbols), then *optional* reference words (`optional_id`: sclite's
+parenthesised words, which Ll can also drop for free).
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ class FstAligner:
             self.m, self.e = 1, k
         sub_w, ins_w, del_w = self.e + self.m, self.e + (1 if self.three_level else 0), self.e
         words = range(FIRST_WORD, FIRST_WORD + vocab_size)
-        # Ll: a->a, a-><sub>, a-><del>, eps-><ins>, all free; Lr carries the costs.
+        # Ll: a->a, a-><sub>, a-><del>, eps-><ins>, all free; Lr carries the costs. An
+        # optional word o(a) maps to a, <sub> or nothing (a free deletion).
         left = fst.VectorFst()
         s = left.add_state()
         left.set_start(s)
@@ -48,15 +54,21 @@ class FstAligner:
             left.add_arc(s, _arc(a, a, 0, s))
             left.add_arc(s, _arc(a, SUB, 0, s))
             left.add_arc(s, _arc(a, DEL, 0, s))
+            o = a + 2 * vocab_size
+            left.add_arc(s, _arc(o, a, 0, s))
+            left.add_arc(s, _arc(o, SUB, 0, s))
+            left.add_arc(s, _arc(o, EPS, 0, s))
         left.add_arc(s, _arc(EPS, INS, 0, s))
         left.arcsort("ilabel")  # R o Ll matches on Ll's input side
-        # Lr: b->b free, <sub>->b costs K+1, <ins>->b and <del>->eps cost K, markers are free.
+        # Lr: b->b free, <sub>->b costs K+1, <ins>->b and <del>->eps cost K, markers are free;
+        # a strict word s(b) is reached from b only (matched, never substituted or inserted).
         right = fst.VectorFst()
         s = right.add_state()
         right.set_start(s)
         right.set_final(s)
         for b in words:
             right.add_arc(s, _arc(b, b, 0, s))
+            right.add_arc(s, _arc(b, b + vocab_size, 0, s))
             right.add_arc(s, _arc(SUB, b, sub_w, s))
             right.add_arc(s, _arc(INS, b, ins_w, s))
         right.add_arc(s, _arc(DEL, EPS, del_w, s))
@@ -64,6 +76,18 @@ class FstAligner:
         right.add_arc(s, _arc(EPS, END, 0, s))
         right.arcsort("olabel")  # Lr o H matches on Lr's output side
         self.left, self.right = left, right
+
+    def strict_id(self, word: int) -> int:
+        """The id of `word` as a strict hypothesis word (it can only be matched)."""
+        return word + self.vocab_size
+
+    def optional_id(self, word: int) -> int:
+        """The id of `word` as an optional reference word (dropping it is free)."""
+        return word + 2 * self.vocab_size
+
+    def plain_id(self, x: int) -> int:
+        """A word id of any range back to the plain word."""
+        return FIRST_WORD + (x - FIRST_WORD) % self.vocab_size
 
     @staticmethod
     def _linear(ids: list[int]) -> fst.VectorFst:
@@ -103,8 +127,12 @@ class FstAligner:
 
     def best_path(
         self, ref: list[int], segments: list
-    ) -> tuple[tuple[int, int], list[int], list[tuple[int, ...]]]:  # noqa: ANN001
-        """(E, S), chosen hypothesis ids and the chosen form of each slot, in order."""
+    ) -> tuple[tuple[int, int], list[int], list[tuple[int, ...]], list[int]]:  # noqa: ANN001
+        """(E, S), chosen hypothesis ids, the chosen form of each slot in order, and the
+        positions in the chosen hypothesis of strict words.
+
+        Ids may be strict (hypothesis) or optional (reference) ones; the returned ids are
+        plain."""
         left = fst.compose(self._linear(ref), self.left)
         left.arcsort("olabel")
         right = fst.compose(self.right, self._lattice(segments))
@@ -112,8 +140,8 @@ class FstAligner:
         if self.three_level:
             path = fst.shortestpath(lattice)
             cost = round(float(fst.shortestdistance(path, reverse=True)[path.start()]))
-            hyp, chosen = self._read(path)
-            return (cost // self.e, (cost % self.e) // self.m), hyp, chosen
+            hyp, chosen, strict = self._read(path)
+            return (cost // self.e, (cost % self.e) // self.m), hyp, chosen, strict
         # Among paths of minimal K*E + S, prefer the fewest insertions (so, with E and S fixed,
         # the S/D/I split is fixed even when alternative forms differ in length): keep only the
         # optimal paths, then weigh each insertion 1 and everything else 0.
@@ -130,16 +158,18 @@ class FstAligner:
                 arcs.next()
             if best.final(state) != no_path:
                 best.set_final(state, free)
-        hyp, chosen = self._read(fst.shortestpath(best))
-        return divmod(round(cost), self.e), hyp, chosen
+        hyp, chosen, strict = self._read(fst.shortestpath(best))
+        return divmod(round(cost), self.e), hyp, chosen, strict
 
-    @staticmethod
-    def _read(path: fst.VectorFst) -> tuple[list[int], list[tuple[int, ...]]]:
-        """Walk a single-path FST: hypothesis ids and the chosen form of each slot."""
+    def _read(self, path: fst.VectorFst) -> tuple[list[int], list[tuple[int, ...]], list[int]]:
+        """Walk a single-path FST: hypothesis ids, the chosen form of each slot, and the
+        positions of strict words."""
         hyp: list[int] = []
         chosen: list[tuple[int, ...]] = []
+        strict: list[int] = []
         state = path.start()
         current: list[int] | None = None
+        top = FIRST_WORD + self.vocab_size
         while True:
             arcs = list(path.arcs(state))
             if not arcs:
@@ -152,11 +182,14 @@ class FstAligner:
                 chosen.append(tuple(current or ()))
                 current = None
             elif label >= FIRST_WORD:
+                if label >= top:
+                    strict.append(len(hyp))
+                label = self.plain_id(label)
                 hyp.append(label)
                 if current is not None:
                     current.append(label)
             state = arc.nextstate
-        return hyp, chosen
+        return hyp, chosen, strict
 
 
 def check_exact(k: int, n_ref: int, n_hyp: int) -> bool:

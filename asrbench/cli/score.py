@@ -30,7 +30,12 @@ def score(
     ukus: bool = typer.Option(True, help="UK-US step"),
     nsw: bool = typer.Option(True, help="NSW step (nemo-text-processing)"),
     dae: bool = typer.Option(True, help="DAE alternatives on the hypothesis"),
+    nonspeech: bool = typer.Option(True, help="NONSPEECH step: drop <beep>, [noise], ..."),
+    optional: bool = typer.Option(True, help="sclite's (word): optionally deletable "
+                                             "reference words"),
     alternatives: str = typer.Option(None, help="alternatives file (default: curated list)"),
+    nonspeech_markers: str = typer.Option(None, help="non-speech marker patterns file "
+                                                     "(default: curated list)"),
     bootstrap: int = typer.Option(1000, help="bootstrap replicates for confidence intervals"),
     reports: str = typer.Option("sys,table", "--reports",
                                 help="readable reports besides summary.json and "
@@ -40,9 +45,11 @@ def score(
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
     options = {"case": case, "punc": punc, "itj": itj, "ukus": ukus, "nsw": nsw, "dae": dae,
-               "bootstrap": bootstrap}
+               "nonspeech": nonspeech, "optional": optional, "bootstrap": bootstrap}
     if alternatives is not None:
         options["alternatives"] = alternatives
+    if nonspeech_markers is not None:
+        options["nonspeech_markers"] = nonspeech_markers
     # Scoring only adds acyclic objects (texts, token lists, results): the cyclic collector
     # would rescan them many times over for nothing. Restored after (tests run in-process).
     enabled = gc.isenabled()

@@ -29,7 +29,7 @@ REPORTS = {"alignment": "alignment.txt", "pra": "hyp.pra", "sys": "hyp.sys", "ta
 # `ops/score` writes them only when asked; the light ones are its default.
 HEAVY = ("alignment", "pra")
 LIGHT = ("sys", "table")
-_EDIT = re.compile("[SDI]")
+_EDIT = re.compile("[SDIO]")
 
 
 def parse_reports(spec: str) -> tuple[str, ...]:
@@ -110,19 +110,20 @@ def utterance_lines(result: ScoreResult, refs: Mapping[str, str],
         ref, hyp = u.ref, u.hyp
         n_ref, n_hyp = len(ref), len(hyp)
         errors = u.sub + u.ins + u.dele
-        if not errors:
+        if not errors and "O" not in u.codes:
             ops = ", ".join(map(correct, ref))
         else:
             # Every reference token as a correct column, then the edits (rare) in column
             # order: each insertion adds its column, so cells[p] is column p when p is reached.
+            # An omitted optional word (O) is a column without a hypothesis token, as D.
             cells = list(map(correct, ref))
             n_del = n_ins = 0
             for m in _EDIT.finditer(u.codes):
                 p, op = m.start(), m.group()
                 if op == "S":
                     cells[p] = f'["S", {enc[ref[p - n_ins]]}, {enc[hyp[p - n_del]]}]'
-                elif op == "D":
-                    cells[p] = f'["D", {enc[ref[p - n_ins]]}, null]'
+                elif op == "D" or op == "O":
+                    cells[p] = f'["{op}", {enc[ref[p - n_ins]]}, null]'
                     n_del += 1
                 else:
                     cells.insert(p, f'["I", null, {enc[hyp[p - n_del]]}]')

@@ -1,10 +1,13 @@
 """NSW: verbalise non-standard words (numbers, money, dates, times, measures, ordinals,
-fractions) with nemo-text-processing's English Normalizer.
+fractions, spoken symbols, URLs and e-mail addresses, dotted abbreviations) with
+nemo-text-processing's English Normalizer.
 
 The Normalizer runs at ~100 sentences/s and takes 30-70 s to build its grammars the first time,
-so this step (1) only sends strings that contain a digit or a symbol, (2) keeps every result in
-a persistent SQLite cache keyed by the Normalizer's version and settings, and (3) builds the
-Normalizer lazily, from its own grammar cache, only when a string is not cached yet.
+so this step (1) only sends strings that hold something it verbalises (`NEEDS_NSW`: a digit, a
+spoken symbol, or a dot between two word characters as in `www.asterisk.org`, `A.M.`,
+`e.g.`), (2) keeps every result in a persistent SQLite cache keyed by the Normalizer's version
+and settings, and (3) builds the Normalizer lazily, from its own grammar cache, only when a
+string is not cached yet.
 """
 
 from __future__ import annotations
@@ -16,9 +19,18 @@ import sqlite3
 import threading
 from pathlib import Path
 
-# A string needs NSW only when it holds a digit or one of these symbols.
-NEEDS_NSW = re.compile(r"[0-9$€£¥%&@#+=/°§½¼¾]")
-_ASCII_TRIGGERS = "0123456789$%&@#+=/"  # the ASCII part of NEEDS_NSW
+# The symbols nemo says aloud (`*` asterisk, `#` hash, `@` at, `&` and, `©` copyright, ...).
+# Left out on purpose: `|` (a word separator in some corpora), `~ ^ _ ® ™` (rarely read
+# aloud), `< >` (tags: see NONSPEECH) and the symbols nemo leaves as they are (`× ÷ ± ²`).
+SPOKEN_SYMBOLS = "$€£¥%&@#+=/°§½¼¾*©"
+# A string needs NSW when it holds a digit, a spoken symbol, or a dot between two word
+# characters (URLs, e-mail addresses, dotted abbreviations such as A.M., U.S.A., e.g.).
+NEEDS_NSW = re.compile(r"[0-9" + re.escape(SPOKEN_SYMBOLS) + r"]|\.(?<=\w\.)(?=\w)")
+_ASCII_TRIGGERS = "".join(c for c in "0123456789" + SPOKEN_SYMBOLS if c.isascii())
+_DOTTED = re.compile(r"\.(?<=\w\.)(?=\w)")
+# A capital S right after a number is the plural (`30S` = thirties, as in lower-case text);
+# nemo's cased grammar would read it as the letter (`thirty S`).
+_PLURAL_S = re.compile(r"(?<=\d)S\b")
 
 
 class _WarningsOnly(logging.Filter):
@@ -116,7 +128,8 @@ class Nsw:
         """`[self(t) for t in texts]`; one pattern search over all texts when none needs NSW."""
         joined = "\n".join(texts)
         if joined.isascii():  # substring scans are much faster than the class search
-            needed = any(c in joined for c in _ASCII_TRIGGERS)
+            needed = any(c in joined for c in _ASCII_TRIGGERS) or (
+                "." in joined and _DOTTED.search(joined) is not None)
         else:
             needed = NEEDS_NSW.search(joined) is not None
         if not needed:
@@ -127,12 +140,14 @@ class Nsw:
         if not NEEDS_NSW.search(text):
             return text
         memo = self._load()
-        out = memo.get(text)
+        # The cache is keyed by what nemo is given, so a rewrite never meets a stale result.
+        src = _PLURAL_S.sub("s", text) if "S" in text else text
+        out = memo.get(src)
         if out is None:
             self.calls += 1
-            out = self.normalizer().normalize(text, verbose=False, punct_post_process=True)
-            memo[text] = out
-            self._pending[text] = out
+            out = self.normalizer().normalize(src, verbose=False, punct_post_process=True)
+            memo[src] = out
+            self._pending[src] = out
             if len(self._pending) >= 500:
                 self.flush()
         return out

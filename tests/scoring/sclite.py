@@ -64,42 +64,69 @@ def write_trn(path: Path, texts: dict[str, str]) -> None:
     path.write_text("".join(f"{t} ({k})\n" for k, t in texts.items()), encoding="utf-8")
 
 
+def write_deletion_glm(tokens: list[str], path: Path) -> None:
+    """A NIST GLM that deletes each of `tokens` (non-speech tags, as NIST filters them)."""
+    lines = [
+        ";;",
+        '* name "asrbench-nonspeech"',
+        '* desc "non-speech tags deleted for sclite parity"',
+        "* format = 'NIST1'",
+        f"* max_nrules = '{len(tokens) + 100}'",
+        "* copy_no_hit = 'T'",
+        "* case_sensitive = 'F'",
+        ";;",
+    ]
+    lines += [f"{t} => / [ ] __ [ ]" for t in tokens]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _filter(glm: Path, side: str, src_path: Path, dst_path: Path) -> None:
+    filt = find_csrfilt()
+    if filt is None:
+        raise FileNotFoundError("csrfilt.sh not found: apt-get install sctk")
+    with src_path.open("rb") as src, dst_path.open("wb") as dst:
+        proc = subprocess.run(
+            [filt, "-s", "-i", "trn", "-t", side, str(glm)],
+            stdin=src,
+            stdout=dst,
+            stderr=subprocess.PIPE,
+            env=_env(),
+            check=False,
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"csrfilt.sh failed ({proc.returncode}): {proc.stderr[-2000:]!r}")
+
+
 def run_sclite(
     refs: dict[str, list[str]],
     hyps: dict[str, list[str]],
     workdir: Path,
     glm: Path | None = None,
+    ref_glm: Path | None = None,
+    optional: bool = False,
 ) -> dict[str, tuple[int, int, int, int]]:
     """Score tokenised texts with sclite; returns {id: (C, S, D, I)} parsed from its pra output.
 
-    With `glm`, the hypothesis is first filtered by `csrfilt.sh -t hyp` (alternations)."""
+    With `glm`, the hypothesis is first filtered by `csrfilt.sh -t hyp` (alternations); with
+    `ref_glm`, the reference by `csrfilt.sh -t ref`. With `optional`, sclite's `-D`: reference
+    words in parentheses are optionally deletable (scored correct when deleted)."""
     exe = find_sclite()
     if exe is None:
         raise FileNotFoundError("sclite not found: apt-get install sctk")
     workdir.mkdir(parents=True, exist_ok=True)
     write_trn(workdir / "ref.trn", {k: " ".join(v) for k, v in refs.items()})
     write_trn(workdir / "hyp.trn", {k: " ".join(v) for k, v in hyps.items()})
-    hyp_file = "hyp.trn"
+    hyp_file, ref_file = "hyp.trn", "ref.trn"
     if glm is not None:
-        filt = find_csrfilt()
-        if filt is None:
-            raise FileNotFoundError("csrfilt.sh not found: apt-get install sctk")
-        with (workdir / "hyp.trn").open("rb") as src, (workdir / "hyp.glm.trn").open("wb") as dst:
-            proc = subprocess.run(
-                [filt, "-s", "-i", "trn", "-t", "hyp", str(glm)],
-                stdin=src,
-                stdout=dst,
-                stderr=subprocess.PIPE,
-                env=_env(),
-                check=False,
-            )
-        if proc.returncode != 0:
-            raise RuntimeError(f"csrfilt.sh failed ({proc.returncode}): {proc.stderr[-2000:]!r}")
+        _filter(glm, "hyp", workdir / "hyp.trn", workdir / "hyp.glm.trn")
         hyp_file = "hyp.glm.trn"
+    if ref_glm is not None:
+        _filter(ref_glm, "ref", workdir / "ref.trn", workdir / "ref.glm.trn")
+        ref_file = "ref.glm.trn"
     cmd = [
         exe,
         "-r",
-        "ref.trn",
+        ref_file,
         "trn",
         "-h",
         hyp_file,
@@ -114,7 +141,7 @@ def run_sclite(
         str(workdir),
         "-n",
         "out",
-    ]
+    ] + (["-D"] if optional else [])
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"sclite failed ({proc.returncode}): {proc.stderr[-2000:]}")

@@ -94,7 +94,7 @@ def test_fst_and_fast_path_agree(scorer: Scorer) -> None:
 def test_fst_cost_is_levenshtein(k: int) -> None:
     al = FstAligner(10, k)
     assert al.three_level == (k == 20)
-    (edits, subs), hyp, _ = al.best_path([6, 7, 8], [6, 9, 8, 10])
+    (edits, subs), hyp, _, _ = al.best_path([6, 7, 8], [6, 9, 8, 10])
     assert (edits, subs) == (2, 1) and hyp == [6, 9, 8, 10]
     codes, costs = align_batch([([6, 7, 8], [6, 9, 8, 10])], k)
     assert divmod(costs[0], k) == (edits, subs) and codes[0] == "CSCI"
@@ -103,7 +103,7 @@ def test_fst_cost_is_levenshtein(k: int) -> None:
 @pytest.mark.parametrize("k", [20, 3000])
 def test_fst_tie_break_fewest_insertions(k: int) -> None:
     # "a d" (2 deletions) and "a b c d e f" (2 insertions) both cost 2 edits, 0 substitutions.
-    (edits, subs), hyp, chosen = FstAligner(12, k).best_path(
+    (edits, subs), hyp, chosen, _ = FstAligner(12, k).best_path(
         [6, 7, 8, 9], [((6, 9), (6, 7, 8, 9, 10, 11))]
     )
     assert (edits, subs) == (2, 0) and hyp == [6, 9] and chosen == [(6, 9)]
@@ -324,3 +324,63 @@ def test_bootstrap_integer_product_equals_float_product() -> None:
     rows, counts = _distinct_rows(cols)
     weights = np.random.default_rng(4).multinomial(len(cols), counts / len(cols), size=300)
     assert np.array_equal(_replicates(cols, 300, 4), weights.astype(np.float64) @ rows)
+
+
+def test_mter_is_the_papers_pooled_definition(plain_scorer: Scorer) -> None:
+    # SpeechColab paper: mTER = LD(ref, hyp) / max(|ref|, |hyp|); its leaderboard pools it
+    # as total errors / max(total ref tokens, total hyp tokens). The per-utterance-pooled
+    # variant (errors / sum of max(|ref_u|, |hyp_u|)) is mter_utt.
+    res = plain_scorer.score({"a": "one", "b": "", "c": "x y z"}, {"a": "", "b": "two",
+                                                                   "c": "x y"})
+    m = res.metrics
+    assert (m.errors, m.n_ref, m.n_hyp, m.mter_den) == (3, 4, 3, 5)
+    assert m.mter == 3 / max(4, 3) and m.mter_utt == 3 / 5 and m.ter == 3 / 4
+    # with no more hypothesis than reference tokens, mTER equals TER (as the leaderboard shows)
+    assert m.mter == m.ter
+    # pooled over the corpus it is not bounded by 1 (deletions here, insertions there)...
+    res = plain_scorer.score({"a": "one", "b": ""}, {"a": "", "b": "two"})
+    assert res.metrics.mter == 2.0 and res.metrics.mter_utt == 1.0
+    # ... and it is |hyp| of the hypothesis as aligned (after DAE), per utterance as pooled
+    d = res.metrics.to_dict()
+    assert d["mter"] == 2.0 and d["mter_utt"] == 1.0 and d["mter_den"] == 2
+    assert set(d["ci"]) == {"method", "ter", "mter", "mter_utt"}
+
+
+def test_metrics_from_an_older_summary_moves_its_mter_interval() -> None:
+    # Before mTER took the paper's definition, summaries held no mter_utt and their ci.mter
+    # was the interval of today's mter_utt: it is read as such, never as the paper's.
+    old = Metrics(unit="word", n_utts=2, n_ref=10, n_hyp=12, cor=8, sub=1, ins=3, dele=1,
+                  n_err_utts=1, mter_den=13, n_missing=0, n_empty_ref=0).to_dict()
+    old.pop("mter_utt")
+    old["ci"] = {"method": "m", "ter": None,
+                 "mter": {"low": 0.1, "high": 0.5, "stderr": 0.1, "level": 0.95,
+                          "replicates": 10}}
+    back = Metrics.from_dict(old)
+    assert back.mter_ci is None and back.mter_utt_ci.high == 0.5
+    assert back.mter == 5 / 12 and back.mter_utt == 5 / 13
+
+
+def test_bootstrap_metrics_keeps_ter_and_mter_utt_intervals() -> None:
+    # One resampling for all three rates; |hyp| is shared out inside the groups of
+    # (errors, |ref|, max(|ref|, |hyp|)), so TER and mTER_utt are exactly the intervals of
+    # the grouping without |hyp|, and the mTER replicates have the right distribution.
+    from scoring.stats import _replicates, bootstrap_metrics, bootstrap_ratios
+
+    rng = random.Random(3)
+    ref = [rng.randint(1, 30) for _ in range(3000)]
+    hyp = [max(0, r + rng.randint(-4, 3)) for r in ref]
+    err = [rng.randint(0, max(r, h)) for r, h in zip(ref, hyp, strict=True)]
+    umax = [max(r, h) for r, h in zip(ref, hyp, strict=True)]
+    got = bootstrap_metrics(err, ref, hyp, 500, 0.95, 7)
+    want = bootstrap_ratios(err, {"ter": ref, "mter_utt": umax}, 500, 0.95, 7)
+    assert got["ter"] == want["ter"] and got["mter_utt"] == want["mter_utt"]
+    cols = np.column_stack([err, ref, umax]).astype(np.float64)
+    sums = _replicates(cols, 4000, 11, split=np.array(hyp))
+    n, mean_h, var_h = len(hyp), np.mean(hyp), np.var(hyp)
+    # each replicate draws n utterances with replacement: E[sum h] = n mean, Var = n var
+    assert abs(sums[:, 3].mean() - n * mean_h) < 4 * np.sqrt(n * var_h / 4000)
+    assert 0.9 < sums[:, 3].var() / (n * var_h) < 1.1
+    # |hyp| is a function of each group where every group has one |hyp|: exactly its sum
+    same = _replicates(cols, 50, 2, split=np.array(umax))
+    assert np.array_equal(same[:, 3], same[:, 2])
+    assert got["mter"]["low"] <= sum(err) / max(sum(ref), sum(hyp)) <= got["mter"]["high"]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.normalize import Case, FullWidth, Itj, Punc, UkUs, char_tokens
+from scoring.normalize import Case, FullWidth, Itj, Nsw, Punc, UkUs, char_tokens
 from scoring.scorer import DATA
 
 
@@ -124,3 +127,56 @@ def test_nsw_ascii_triggers_match_pattern() -> None:
     from scoring.normalize.nsw import _ASCII_TRIGGERS, NEEDS_NSW
 
     assert {chr(c) for c in range(128) if NEEDS_NSW.match(chr(c))} == set(_ASCII_TRIGGERS)
+
+
+@pytest.mark.parametrize(
+    ("text", "needed"),
+    [
+        ("separated by * and then", True),  # a spoken symbol (asterisk)
+        ("press # to enter", True),
+        ("visit www.asterisk.org", True),  # a URL
+        ("mail jdoe@example.com", True),  # an e-mail address
+        ("at 5 A.M. or P.M.", True),
+        ("A.M.", True),  # a dotted abbreviation
+        ("e.g. this", True),
+        ("the 30S", True),  # a letter-digit mix
+        ("H.323", True),
+        ("© the authors", True),
+        ("etc. and Mr. Smith", False),  # a dot before a space is a full stop to PUNC
+        ("plain words, no symbols!", False),
+        ("a | b ~ c", False),  # `|` separates words in some corpora; `~` is rarely read
+    ],
+)
+def test_nsw_triggers(text: str, needed: bool) -> None:
+    from scoring.normalize.nsw import NEEDS_NSW
+
+    assert bool(NEEDS_NSW.search(text)) is needed
+    step = Nsw(Path("/nonexistent-cache"))  # batch() decides without the cache when not needed
+    if not needed:
+        assert step.batch([text, "x"]) == [text, "x"]
+
+
+def test_nsw_says_every_spoken_symbol(cache_dir: Path) -> None:
+    # The cases, through the whole scorer: spoken reference words no longer vanish.
+    from scoring import Scorer, ScorerConfig
+
+    sc = Scorer(ScorerConfig(cache_dir=str(cache_dir), bootstrap=0))
+    refs = {
+        "star": "Please enter one or more keywords separated by * and then press the pound key.",
+        "url": "For more information, visit www.asterisk.org.",
+        "am": "A.M.",
+        "decade": "the 30S",
+    }
+    hyps = {
+        "star": "please enter one or more keywords separated by star and then press the pound key",
+        "url": "for more information visit w w w dot asterisk dot org",
+        "am": "AM",
+        "decade": "the thirties",
+    }
+    got = {u.id: u for u in sc.score(refs, hyps).utterances}
+    assert got["star"].n_ref == 15 and (got["star"].sub, got["star"].errors) == (1, 1)
+    assert ("asterisk", "star") in [(r, h) for _, r, h in got["star"].ops]
+    assert got["url"].ref[-5:] == ["www", "dot", "asterisk", "dot", "org"]
+    assert got["url"].errors == 0  # www | w w w from the alternatives
+    assert (got["am"].ref, got["am"].errors) == (["am"], 0)
+    assert (got["decade"].ref, got["decade"].errors) == (["the", "thirties"], 0)

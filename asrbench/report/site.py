@@ -13,6 +13,7 @@ place whole.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -300,6 +301,10 @@ def build_site(opts: Options) -> Built:
     results = collect(Path(opts.results), opts.models, opts.datasets)
     final_dir.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{final_dir.name}.tmp", dir=final_dir.parent))
+    # The build holds millions of small acyclic objects (utterance records, alignments): the
+    # cyclic garbage collector would rescan all of them many times over (as in Scorer.score).
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         site = Site(opts, results, stage)
         pages.build_all(site)
@@ -313,6 +318,8 @@ def build_site(opts: Options) -> Built:
         else:
             _swap(stage, final_dir)
     finally:
+        if enabled:
+            gc.enable()
         shutil.rmtree(stage, ignore_errors=True)
     return Built(target or final_dir, [p for p, _, _ in site.pages], results.problems,
                  site.notes)

@@ -122,7 +122,7 @@ def benchmark(model_id: str, dataset_id: str, work: Path) -> dict:
     results, cache = work / "results", work / "cache"
     cmd = [str(REPO_ROOT / "ops" / "benchmark"), "-m", model_id, "-d", dataset_id, "--runner",
            "docker", "--jobs", "1", "--results", str(results), "--cache", str(cache),
-           "--no-progress"]
+           "--no-progress", "--max-failed", "100%"]  # a failed utterance is reported, not fatal
     with PeakMemory(model_id) as mem:
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -132,7 +132,8 @@ def benchmark(model_id: str, dataset_id: str, work: Path) -> dict:
     (summary_path,) = (results / model_id / dataset_id).glob("summary.json")
     summary = json.loads(summary_path.read_text())
     metrics, timing = summary["metrics"], summary.get("timing") or {}
-    return {"ter": metrics.get("ter"), "mter": metrics.get("mter"),
+    failed = read_tsv_pairs(summary_path.parent / "failed.tsv")
+    return {"failed": failed, "ter": metrics.get("ter"), "mter": metrics.get("mter"),
             "coverage": metrics.get("coverage"), "n_utts": metrics.get("n_utts"),
             "rtf": timing.get("rtf"), "latency_p50_s": (timing.get("latency_s") or {}).get("p50"),
             "benchmark_wall_s": wall, "peak_memory_bytes": mem.peak or None}
@@ -170,12 +171,59 @@ def other_language(model, dataset, work: Path) -> dict:  # noqa: ANN001
                        "data: CASE and PUNC only)", "hypotheses": read_tsv_pairs(result.hyp_path)}
 
 
+def serve_latency(model_id: str, dataset, requests_n: int = 10) -> dict:
+    """`ops/serve -m MODEL` (warm), then a 1-second 16 kHz clip of real speech posted
+    `requests_n` times: median wall time per request and the model's own processing time."""
+    import io
+    import urllib.request
+    import wave
+
+    utt = next(u for u in sorted(dataset.utterances, key=lambda u: u.duration)
+               if u.duration > 2)
+    with wave.open(str(dataset.audio_path(utt)), "rb") as w:
+        frames = w.readframes(w.getframerate())  # the first second
+        params = w.getparams()
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setparams(params)
+        w.writeframes(frames)
+    clip = buf.getvalue()
+    proc = subprocess.Popen([str(REPO_ROOT / "ops" / "serve"), "-m", model_id, "--runner",
+                             "docker", "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        t0 = time.perf_counter()
+        base = proc.stdout.readline().strip()
+        ready_s = time.perf_counter() - t0
+        boundary = "asrbenchboundary"
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\n"
+                f"{model_id}\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+                f"filename=\"clip.wav\"\r\nContent-Type: audio/wav\r\n\r\n").encode() + clip + \
+            f"\r\n--{boundary}--\r\n".encode()
+        walls, processing = [], []
+        for _ in range(requests_n):
+            req = urllib.request.Request(base + "/audio/transcriptions", data=body, headers={
+                "Content-Type": f"multipart/form-data; boundary={boundary}"})
+            start = time.perf_counter()
+            with urllib.request.urlopen(req, timeout=300) as resp:
+                resp.read()
+                processing.append(float(resp.headers["X-Processing-Seconds"]))
+            walls.append(time.perf_counter() - start)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    return {"serve_ready_s": ready_s, "serve_request_wall_s": statistics.median(walls),
+            "serve_processing_s": statistics.median(processing), "serve_requests": requests_n}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("-m", "--model", action="append", help="model ID (default: every local one)")
     ap.add_argument("--dataset", default="mini_en")
     ap.add_argument("--repeats", type=int, default=3, help="cold starts per model")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--serve", action="store_true",
+                    help="also time ops/serve (warm): a 1-second clip, 10 requests")
     args = ap.parse_args()
     models, _ = load_all(settings().models_dir)
     local = [m for m in models if m.card.type == "open-source" and
@@ -193,6 +241,8 @@ def main() -> None:
                 facts.update(benchmark(m.id, ds.id, Path(tmp) / m.id))
             else:
                 facts.update(other_language(m, ds, Path(tmp) / m.id))
+            if args.serve:
+                facts.update(serve_latency(m.id, ds))
             rows[m.id] = facts
             print(f"{m.id}: {json.dumps({k: v for k, v in facts.items() if k != 'hypotheses'})}",
                   file=sys.stderr)
@@ -200,14 +250,22 @@ def main() -> None:
     audio = ds.total_duration
     print(f"{len(rows)} local models on {ds.id} ({len(ds)} utterances, {audio:.1f} s), "
           f"docker runner, one at a time, {os.cpu_count()} cores")
-    print("| model | TER % | mTER % | RTF | latency p50 s | cold start s | peak memory | image | "
-          "above base | build tools |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| model | TER % | mTER % | failed | RTF | latency p50 s | cold start s | peak memory | "
+          "image | above base | build tools |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for mid, f in rows.items():
-        print(f"| {mid} | {100 * f['ter']:.2f} | {100 * f['mter']:.2f} | {f['rtf']:.3f} | "
+        print(f"| {mid} | {100 * f['ter']:.2f} | {100 * f['mter']:.2f} | "
+              f"{len(f.get('failed') or {})} | {f['rtf']:.3f} | "
               f"{f['latency_p50_s']:.2f} | {f['cold_start_s']:.2f} | "
               f"{human(f['peak_memory_bytes'], 'B')} | {human(f['image_bytes'], 'B')} | "
               f"{human(f['above_base_bytes'], 'B')} | {' '.join(f['build_tools']) or 'none'} |")
+    if args.serve:
+        print("\n| model | ops/serve ready s | 1-s clip: request s (median of 10) | of which "
+              "inference s | one-utterance docker run s (cold path) |")
+        print("|---|---|---|---|---|")
+        for mid, f in rows.items():
+            print(f"| {mid} | {f['serve_ready_s']:.1f} | {f['serve_request_wall_s']:.3f} | "
+                  f"{f['serve_processing_s']:.3f} | {f['one_utt_wall_s']:.2f} |")
     if args.json:
         args.json.write_text(json.dumps({"dataset": ds.id, "audio_s": audio, "models": rows},
                                         indent=2))

@@ -247,3 +247,17 @@ def test_a_language_the_card_does_not_list_is_refused(docker_runner, mini, tmp_p
     with pytest.raises(RunnerError, match="ASRBENCH_LANGUAGE=fr: this model's card lists en"):
         docker_runner.run(resolve_model("whisper_tiny_en"), mini, tmp_path, mini.utterances[:1],
                           RunOptions(env={"ASRBENCH_LANGUAGE": "fr"}))
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("model_id", sorted(LOCAL_FAMILIES))
+def test_local_runner_gives_the_docker_hypotheses(model_id, docker_runner, mini, tmp_path):
+    """The same program through the local runner (a virtualenv from PyPI, weights checked on
+    first use) writes the same text as its image (full: the virtualenv install takes minutes)."""
+    from asrbench.runners.local import LocalRunner
+
+    utts = sorted(mini.utterances, key=lambda u: u.duration)[:3]
+    model = resolve_model(model_id)
+    docker = docker_runner.run(model, mini, tmp_path / "docker", utts)
+    local = LocalRunner().run(model, mini, tmp_path / "local", utts)
+    assert read_tsv_pairs(local.hyp_path) == read_tsv_pairs(docker.hyp_path)

@@ -46,12 +46,14 @@ def utterance_rows(cell: Cell, utts: list[dict[str, Any]], audio: dict[str, str]
     """The utterance list the page's script renders, worst first (compact keys)."""
     rows = []
     for u in utts:
-        errors = u["sub"] + u["ins"] + u["del"]
+        scored = "ops" in u  # a reference-free cell stores hypotheses only
+        errors = u["sub"] + u["ins"] + u["del"] if scored else 0
         rows.append({
             "id": u["id"], "e": errors, "t": u.get("ter"), "m": u.get("mter"),
-            "s": u["sub"], "i": u["ins"], "d": u["del"], "n": u["n_ref"],
-            "ops": u["ops"], "ref": u.get("ref"), "hyp": u.get("hyp"),
-            "rn": u.get("ref_norm"), "hn": u.get("hyp_norm"),
+            "s": u.get("sub", 0), "i": u.get("ins", 0), "d": u.get("del", 0),
+            "n": u.get("n_ref", 0), "ops": u["ops"] if scored else None,
+            "ref": u.get("ref"), "hyp": u.get("hyp"),
+            "rn": u.get("ref_norm") or "", "hn": u.get("hyp_norm") or "",
             "alt": [[a["written"], a["chosen"]] for a in u.get("alternatives") or []],
             "dur": u.get("duration"), "fail": u.get("failed"),
             "miss": bool(u.get("missing")), "a": audio.get(u["id"]),

@@ -65,7 +65,8 @@ class Cell:
         """The cell's utterances.jsonl records (None, with `utts_problem` set, if unusable)."""
         if self._utts is None and self.utts_problem is None:
             try:
-                self._utts = read_utterances(self.folder / "utterances.jsonl")
+                self._utts = read_utterances(self.folder / "utterances.jsonl",
+                                             scored=self.summary.metrics is not None)
             except ReportInputError as exc:
                 self.utts_problem = str(exc)
         return self._utts
@@ -127,8 +128,12 @@ def read_json(path: Path) -> Any:
                                "the command that produced it") from None
 
 
-def read_utterances(path: Path) -> list[dict[str, Any]]:
-    """utterances.jsonl records; ReportInputError naming the file and line of a bad one."""
+def read_utterances(path: Path, scored: bool = True) -> list[dict[str, Any]]:
+    """utterances.jsonl records; ReportInputError naming the file and line of a bad one.
+
+    Records of a scored cell carry the alignment (`ops`, counts); a reference-free cell's
+    records hold the hypothesis only.
+    """
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
@@ -145,9 +150,11 @@ def read_utterances(path: Path) -> list[dict[str, Any]]:
             raise ReportInputError(f"{path}:{n}: not valid JSON ({exc.msg}); the file is "
                                    "truncated or corrupt, rerun the benchmark (hypotheses are "
                                    "cached, so only scoring reruns)") from None
-        if not isinstance(rec, dict) or "id" not in rec or "ops" not in rec:
-            raise ReportInputError(f"{path}:{n}: not an utterance record (needs id and ops); "
-                                   "written by an older asrbench? rerun the benchmark")
+        need = ("id", "ops", "sub", "ins", "del", "n_ref") if scored else ("id",)
+        if not isinstance(rec, dict) or any(k not in rec for k in need):
+            raise ReportInputError(f"{path}:{n}: not an utterance record (needs "
+                                   f"{', '.join(need)}); written by an older asrbench? rerun "
+                                   "the benchmark")
         out.append(rec)
     return out
 

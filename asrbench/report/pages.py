@@ -252,7 +252,7 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
     if bd:
         data["charts"]["breakdown"] = charts.error_breakdown(bd["sub"], bd["del"], bd["ins"],
                                                              bd["n_ref"])
-    tables = error_tables(utts) if utts else None
+    tables = error_tables(utts) if utts and bd else None
     if utts is not None:
         data["utts"] = utterance_rows(c, utts, audio.href, abl.applied if abl else {})
         data["pageSize"] = site.o.page_size

@@ -190,3 +190,16 @@ def test_a_model_named_but_never_run_says_not_run(results_tree: Path, tmp_path: 
     row = row[:row.index("</tr>")]
     assert "not run" in row
     assert 'data-model="sloppy"' not in index
+
+
+def test_reference_free_records_need_no_alignment(tmp_path: Path) -> None:
+    from asrbench.report.cellview import utterance_rows
+    from asrbench.report.collect import ReportInputError, read_utterances
+
+    f = tmp_path / "utterances.jsonl"
+    f.write_text('{"duration": 2.4, "failed": null, "hyp": "while they won\'t", "id": "u1"}\n')
+    recs = read_utterances(f, scored=False)
+    with pytest.raises(ReportInputError, match=r"utterances.jsonl:1: not an utterance record"):
+        read_utterances(f, scored=True)
+    row = utterance_rows(None, recs, {}, {})[0]  # type: ignore[arg-type]
+    assert row["ops"] is None and row["hyp"] == "while they won't" and row["e"] == 0

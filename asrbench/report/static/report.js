@@ -140,8 +140,9 @@
     box.setAttribute('data-id', u.id);
     var head = el('div', 'utt-head');
     head.appendChild(el('span', 'uid', u.id));
-    head.appendChild(el('span', 'stats', 'TER ' + pct(u.t) + ' · ' + u.e + ' error(s): ' + u.s +
-      ' S, ' + u.d + ' D, ' + u.i + ' I of ' + u.n + ' word(s)'));
+    if (u.ops === null) head.appendChild(el('span', 'stats', 'no reference: hypothesis only'));
+    else head.appendChild(el('span', 'stats', 'TER ' + pct(u.t) + ' · ' + u.e + ' error(s): ' +
+      u.s + ' S, ' + u.d + ' D, ' + u.i + ' I of ' + u.n + ' word(s)'));
     if (u.dur !== null && u.dur !== undefined) head.appendChild(el('span', 'dur', u.dur.toFixed(2) + ' s'));
     if (u.fail) head.appendChild(el('span', 'failed', 'failed: ' + u.fail));
     else if (u.miss) head.appendChild(el('span', 'failed', 'empty hypothesis'));
@@ -155,6 +156,10 @@
       box.appendChild(a);
     } else {
       box.appendChild(el('div', 'note', 'no audio'));
+    }
+    if (u.ops === null) {
+      box.appendChild(el('div', 'hyp-only', u.hyp === null ? '(no hypothesis)' : u.hyp));
+      return box;
     }
     box.appendChild(alignment(u));
     box.appendChild(texts(u, data));

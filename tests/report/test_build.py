@@ -203,3 +203,29 @@ def test_reference_free_records_need_no_alignment(tmp_path: Path) -> None:
         read_utterances(f, scored=True)
     row = utterance_rows(None, recs, {}, {})[0]  # type: ignore[arg-type]
     assert row["ops"] is None and row["hyp"] == "while they won't" and row["e"] == 0
+
+
+def test_robustness_flags_a_model_near_the_ceiling(tmp_path: Path) -> None:
+    """pocketsphinx on telephone speech: a smaller mean WERD than Whisper's only because it
+    starts at 68 % WER. The view flags it and gives the share of headroom lost."""
+    from asrbench.report.robustness import view
+
+    rows = []
+    for model, clean, wers in (("pocketsphinx", 0.68, [0.80, 0.876]),
+                               ("whisper_tiny", 0.05, [0.20, 0.373])):
+        for sev, w in zip((2, 4), wers, strict=True):
+            rows.append({"model": model, "condition": f"gaussian_noise:{sev}",
+                         "wer_clean": clean, "wer": w, "werd": w - clean, "nwerd": None,
+                         "difficulty": None, "perturbation": "gaussian_noise", "severity": sev})
+    data = {"dataset": "tel", "seed": 0, "normaliser": "none", "rows": rows}
+    v = view(tmp_path / "robustness" / "tel" / "g" / "robustness.json", data, {})
+    s = {x["model"]: x for x in v["summary"]}
+    assert s["pocketsphinx"]["mean_werd"] == pytest.approx(0.158)
+    assert s["whisper_tiny"]["mean_werd"] == pytest.approx(0.2365)
+    assert s["pocketsphinx"]["ceiling"] and not s["whisper_tiny"]["ceiling"]
+    # relative to what was left to lose, pocketsphinx lost more
+    assert s["pocketsphinx"]["headroom_lost"] > s["whisper_tiny"]["headroom_lost"]
+    assert [p[0] for p in v["curves"]["gaussian_noise"]["pocketsphinx"]] == [0, 2, 4]
+    aurora = {r["model"]: r for r in v["aurora_rows"]}
+    assert aurora["pocketsphinx"]["wer"] == {"20": 0.80, "0": 0.876}
+    assert aurora["pocketsphinx"]["avg_0_20"] is None  # 15, 10, 5 dB missing

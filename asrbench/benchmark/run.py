@@ -12,20 +12,23 @@ from __future__ import annotations
 import copy
 import os
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from asrbench.benchmark.cache import HypCache, cache_key, kill_leftovers
 from asrbench.benchmark.cell import check_writable, timing_stats, write_cell_files
 from asrbench.benchmark.errors import BenchmarkError
-from asrbench.benchmark.execute import run_shards
 from asrbench.benchmark.output import Records
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
 from asrbench.benchmark.shard import sample_utterances, split_shards
 from asrbench.dataset import Dataset, Utterance
+from asrbench.errors import AsrbenchError
+from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
 from asrbench.fsio import atomic_write_json
 from asrbench.identity import digest
 from asrbench.modelcard import Model
@@ -38,10 +41,14 @@ from asrbench.secrets import Redactor, for_models
 from asrbench.settings import settings
 from scoring.metrics import Metrics
 
-__all__ = ["BenchmarkError", "CellResult", "run_benchmark"]
+__all__ = ["BenchmarkError", "CellResult", "preflight", "run_benchmark", "run_matrix"]
 
 UTT_TIMEOUT_ENV = "ASRBENCH_UTT_TIMEOUT"
 _RUNNERS: dict[str, Runner] = {}
+# Cells of a matrix may run in threads (a remote executor keeps many in flight); what they do
+# on this machine besides waiting for shards (resolving, building, hashing, scoring, writing)
+# runs one cell at a time, so runners, scorers and the zoo client are never shared concurrently.
+_DRIVER = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -84,9 +91,10 @@ class CellResult:
 def _runner(runner: str | Runner) -> Runner:
     if isinstance(runner, Runner):
         return runner
-    if runner not in _RUNNERS:  # keeps a DockerRunner's image lookups across matrix cells
-        _RUNNERS[runner] = get_runner(runner)
-    return _RUNNERS[runner]
+    with _DRIVER:
+        if runner not in _RUNNERS:  # keeps a DockerRunner's image lookups across matrix cells
+            _RUNNERS[runner] = get_runner(runner)
+        return _RUNNERS[runner]
 
 
 def _lang(ds: Dataset) -> str:
@@ -111,13 +119,129 @@ def run_benchmark(
     progress: bool = True,
     progress_every_s: float = 10.0,
     command: Sequence[str] | None = None,
+    executor: Executor | None = None,
 ) -> CellResult:
     """Run `model` on `dataset` (cached, sharded, resumable), score it, store the cell.
 
+    `executor` says where the shards run: threads here (default, `LocalExecutor`) or a cluster
+    (`asrbench.executors.get_executor("ray", address=...)`); the result is the same.
     Raises an AsrbenchError (BenchmarkError, DatasetError, ModelCardError, RunnerError...)
     whose message names what failed and what to do.
     """
     t_start, started = time.monotonic(), utc_now()
+    executor = executor or LocalExecutor()
+    with _DRIVER:
+        prep = _prepare(model, dataset, runner, results_root, options, max_utts, seed,
+                        utt_timeout_s, gpus, cache_root, scorer_options, executor.runs_here)
+    return _run_prepared(prep, executor, t_start, started, jobs=jobs, max_utts=max_utts,
+                         seed=seed, utt_timeout_s=utt_timeout_s, scorer_options=scorer_options,
+                         replace=replace, progress=progress, progress_every_s=progress_every_s,
+                         command=command)
+
+
+Outcome = CellResult | AsrbenchError
+
+
+def run_matrix(cells: Sequence[tuple[str | Path, str | Path]], executor: Executor | None = None,
+               *, on_result: Callable[[int, Outcome], None] | None = None,
+               **kwargs: object) -> list[Outcome]:
+    """Run every (model, dataset) cell through one executor; `kwargs` as for `run_benchmark`.
+
+    Before any cell starts, the executor's preflight checks that every model's needs (CPUs,
+    GPU, Docker) can be met where the shards will run, and raises PreflightError otherwise.
+    The local executor runs the cells one after another (each with `jobs` parallel shards); a
+    remote one keeps `executor.cells_in_flight` cells in flight, so their shards queue on the
+    cluster together. Returns each cell's CellResult, or the AsrbenchError that stopped it, in
+    the order of `cells`; `on_result(index, outcome)` is called as each one ends. Ctrl-C stops
+    what runs (finished shards are kept in the cache for the rerun) and propagates.
+    """
+    executor = executor or LocalExecutor()
+    preflight(executor, [m for m, _ in cells], kwargs.get("runner", "auto"),  # type: ignore[arg-type]
+              kwargs.get("options"), kwargs.get("gpus"))  # type: ignore[arg-type]
+    results: list[Outcome | None] = [None] * len(cells)
+
+    def one(i: int) -> Outcome:
+        model, dataset = cells[i]
+        try:
+            return run_benchmark(model, dataset, executor=executor, **kwargs)  # type: ignore[arg-type]
+        except AsrbenchError as exc:
+            return exc
+
+    if executor.cells_in_flight <= 1 or len(cells) <= 1:
+        for i in range(len(cells)):
+            results[i] = one(i)
+            if on_result:
+                on_result(i, results[i])  # type: ignore[arg-type]
+        return results  # type: ignore[return-value]
+    pool = ThreadPoolExecutor(min(executor.cells_in_flight, len(cells)),
+                              thread_name_prefix="cell")
+    try:
+        futures = {pool.submit(one, i): i for i in range(len(cells))}
+        for fut in as_completed(futures):
+            i = futures[fut]
+            results[i] = fut.result()
+            if on_result:
+                on_result(i, results[i])  # type: ignore[arg-type]
+    except BaseException:
+        executor.cancel()  # the cell threads stop waiting and cancel their shards
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return results  # type: ignore[return-value]
+
+
+def preflight(executor: Executor, models: Sequence[str | Path], runner: str | Runner = "auto",
+              options: RunOptions | None = None, gpus: str | None = None) -> None:
+    """The executor's checks for every model of a grid, before any work starts (a remote
+    executor: the cluster answers, offers every model's CPUs/GPU/Docker, its nodes can reach
+    the zoo); raises PreflightError naming the cause. Nothing to check for the local one."""
+    if type(executor).preflight is Executor.preflight:
+        return
+    from asrbench.errors import InputError
+
+    run = _runner(runner)
+    opts = copy.deepcopy(options) if isinstance(options, RunOptions) else RunOptions()
+    needs = []
+    for model in dict.fromkeys(str(m) for m in models):
+        try:
+            with _DRIVER:
+                mdl = resolve_model(model)
+        except InputError:
+            continue  # its cells fail on their own with the resolver's message
+        model_opts = copy.deepcopy(opts)
+        if gpus and mdl.card.gpu != "none":
+            model_opts.gpus = str(gpus)
+        needs.append(needs_for(mdl, run.name, model_opts))
+    executor.preflight(needs)
+
+
+@dataclass
+class _Prepared:
+    """A cell resolved and keyed, before any shard runs."""
+
+    results_root: Path
+    mdl: Model
+    ds: Dataset
+    label: str
+    selection: list[Utterance]
+    scorer: object
+    run: Runner
+    identity: str
+    prepare_s: float
+    red: Redactor
+    opts: RunOptions
+    ds_hash: str
+    hash_s: float
+    key: str
+    key_inputs: dict
+    cache: HypCache
+
+
+def _prepare(model: str | Path, dataset: str | Path, runner: str | Runner,
+             results_root: Path | None, options: RunOptions | None, max_utts: int | None,
+             seed: int, utt_timeout_s: float | None, gpus: str | None, cache_root: Path | None,
+             scorer_options: dict | None, runs_here: bool = True) -> _Prepared:
+    """Checks, resolution, model identity and cache key: everything before shards run."""
     cfg = settings()
     results_root = Path(results_root) if results_root else cfg.results
     cache_root = Path(cache_root) if cache_root else cfg.cache / "hyps"
@@ -131,7 +255,11 @@ def run_benchmark(
     scorer = None if ds.reference_free else get_scorer(_lang(ds), scorer_options)
     run = _runner(runner)
     t_prep = time.monotonic()
-    identity = run.prepare(mdl)
+    # Shards elsewhere: the local runner's identity is a digest of the model's source and
+    # environment; its virtualenv is built on the nodes, not here. An image is built here
+    # either way (the nodes fetch it from the zoo).
+    identity = (run.identity(mdl) if not runs_here and hasattr(run, "identity")
+                else run.prepare(mdl))
     prepare_s = time.monotonic() - t_prep
     red = for_models([mdl])  # this model's declared secrets, as the runner will pass them
     opts = copy.deepcopy(options) if options else RunOptions()
@@ -155,13 +283,23 @@ def run_benchmark(
     hash_s = time.monotonic() - t_hash
     key, key_inputs = cache_key(identity, ds_hash, runtime)
     cache = HypCache(cache_root, key, key_inputs)
+    return _Prepared(results_root, mdl, ds, label, selection, scorer, run, identity, prepare_s,
+                     red, opts, ds_hash, hash_s, key, key_inputs, cache)
+
+
+def _run_prepared(p: _Prepared, executor: Executor, t_start: float, started: str, *, jobs: int,
+                  max_utts: int | None, seed: int, utt_timeout_s: float | None,
+                  scorer_options: dict | None, replace: bool, progress: bool,
+                  progress_every_s: float, command: Sequence[str] | None) -> CellResult:
+    """Harvest what earlier runs left, run the rest through the executor, then finish."""
+    selection, label = p.selection, p.label
     shard_info: list[dict] = []
     logs: list[Path] = []
     problems: list[str] = []
     run_s = 0.0
-    with cache.locked(label):
-        leftovers = kill_leftovers(cache.attempts)
-        rec, recovered, _, _ = cache.harvest(red)
+    with p.cache.locked(label):
+        leftovers = kill_leftovers(p.cache.attempts)
+        rec, recovered, _, _ = p.cache.harvest(p.red)
         todo = [u for u in selection if u.id not in rec.hyp]  # failures are always retried
         if recovered or leftovers:
             print(f"{label}: resumed: {recovered} utterance(s) recovered from an interrupted run"
@@ -170,20 +308,38 @@ def run_benchmark(
         cache_hit = not todo
         if todo:
             t_run = time.monotonic()
+            job = ShardJob(runner=p.run, model=p.mdl, dataset=p.ds, identity=p.identity,
+                           dataset_hash=p.ds_hash, cache_key=p.key, options=p.opts, label=label)
             rec, logs, shard_info, problems = _run_until_settled(
-                run, mdl, ds, cache, selection, todo, jobs, opts, label,
-                progress, progress_every_s, red)
+                executor, job, p.cache, selection, todo, jobs, progress, progress_every_s,
+                p.red)
             run_s = time.monotonic() - t_run
-            for p in problems:
-                print(f"{label}: model output breaks the contract: {p}", file=sys.stderr)
+            for problem in problems:
+                print(f"{label}: model output breaks the contract: {problem}", file=sys.stderr)
             if not any(u.id in rec.hyp for u in selection):
                 detail = "\n".join(f"--- shard {o['shard']} ({o['n_utts']} utts): {o['error']}"
                                    for o in shard_info if o["error"])
                 raise BenchmarkError(
-                    f"model {mdl.id} on dataset {ds.id}: none of the {len(selection)} "
+                    f"model {p.mdl.id} on dataset {p.ds.id}: none of the {len(selection)} "
                     f"utterance(s) has a result (e.g. {rec.failed.get(selection[0].id)}); "
                     "nothing was written. Fix the cause and rerun the same command to "
                     f"continue.\n{detail or '(no shard reported an error)'}")
+    with _DRIVER:
+        return _finish(p, executor, rec, logs, shard_info, problems, todo, cache_hit, run_s,
+                       t_start, started, jobs=jobs, max_utts=max_utts, seed=seed,
+                       utt_timeout_s=utt_timeout_s, scorer_options=scorer_options,
+                       replace=replace, command=command)
+
+
+def _finish(p: _Prepared, executor: Executor, rec: Records, logs: list[Path],
+            shard_info: list[dict], problems: list[str], todo: list[Utterance], cache_hit: bool,
+            run_s: float, t_start: float, started: str, *, jobs: int, max_utts: int | None,
+            seed: int, utt_timeout_s: float | None, scorer_options: dict | None, replace: bool,
+            command: Sequence[str] | None) -> CellResult:
+    """Score the selection and write the cell (summary, reports, run.json), moved into place."""
+    results_root, mdl, ds, selection, scorer, run = (p.results_root, p.mdl, p.ds, p.selection,
+                                                     p.scorer, p.run)
+    identity, ds_hash, key, cache = p.identity, p.ds_hash, p.key, p.cache
     t_score = time.monotonic()
     refs = {u.id: u.text for u in selection}
     hyps = {u.id: rec.hyp[u.id] for u in selection if u.id in rec.hyp}
@@ -222,20 +378,21 @@ def run_benchmark(
         "selection": sel.to_dict(),
         "result_key": result_key,
         "placement": {"kind": placement.kind, "note": placement.note},
+        "executor": executor.describe(),
         "options": {"jobs": jobs, "max_utts": max_utts, "seed": seed,
-                    "utt_timeout_s": utt_timeout_s, "run": _plain(asdict(opts)),
+                    "utt_timeout_s": utt_timeout_s, "run": _plain(asdict(p.opts)),
                     "scorer": scorer_options or {}},
-        "cache": {"key": key, "inputs": key_inputs, "folder": str(cache.root), "hit": cache_hit,
+        "cache": {"key": key, "inputs": p.key_inputs, "folder": str(cache.root), "hit": cache_hit,
                   "utts_run": len(todo)},
         "contract_problems": problems,
         "scorer": {**sid, "config": scorer_config(scorer) if scorer else None},
         "packages": package_versions(),
         "host": host_info(),
         "times": {"started": started, "ended": utc_now(), "wall_s": round(wall, 3),
-                  "prepare_s": round(prepare_s, 3), "dataset_hash_s": round(hash_s, 3),
+                  "prepare_s": round(p.prepare_s, 3), "dataset_hash_s": round(p.hash_s, 3),
                   "run_s": round(run_s, 3), "score_s": round(score_s, 3),
                   "write_s": round(write_s, 3),
-                  "overhead_s": round(wall - run_s - score_s - prepare_s, 3)},
+                  "overhead_s": round(wall - run_s - score_s - p.prepare_s, 3)},
         "shards": shard_info,
     })
     layout.commit(staging, placement, displaced)
@@ -250,10 +407,10 @@ def _first_line(text: str | None) -> str:
     return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
 
 
-def _run_until_settled(run: Runner, mdl: Model, ds: Dataset, cache: HypCache,
+def _run_until_settled(executor: Executor, job: ShardJob, cache: HypCache,
                        selection: list[Utterance], todo: list[Utterance], jobs: int,
-                       opts: RunOptions, label: str, progress: bool, every_s: float,
-                       red: Redactor) -> tuple[Records, list[Path], list[dict], list[str]]:
+                       progress: bool, every_s: float, red: Redactor
+                       ) -> tuple[Records, list[Path], list[dict], list[str]]:
     """Run `todo` in shards, then isolate failures so one bad utterance fails only itself.
 
     A program that fails or stops on an utterance often spoils the rest of its shard (a
@@ -272,12 +429,13 @@ def _run_until_settled(run: Runner, mdl: Model, ds: Dataset, cache: HypCache,
         attempt = cache.attempt_dir([[u.id for u in s] for s in shards], round_)
         done_before = [u for u in selection if u.id in rec.hyp]
         pending = [u for s in shards for u in s]
+        label = job.label
         prog = Progress(label if round_ == 0 else f"{label} (isolating failures, round {round_})",
                         {u.id: u.duration for u in pending}, len(done_before),
                         sum(u.duration for u in done_before),
                         [attempt / f"shard-{k}" for k in range(len(shards))],
-                        every_s=every_s, enabled=progress)
-        outcomes = run_shards(run, mdl, ds, shards, attempt, opts, prog)
+                        every_s=every_s, enabled=progress) if executor.runs_here else None
+        outcomes = executor.run_shards(job, shards, attempt, prog)
         before = set(rec.hyp)
         rec, _, new_logs, found = cache.harvest(red)
         logs += new_logs

@@ -1,0 +1,235 @@
+"""A real multi-node Ray cluster on one machine: a head and worker nodes, each its own
+`ray start --block` process (own session, own ports, own `--resources`, own environment).
+
+Used by the tests and `benchmarks/ray_scale.py`, and handy to try `--executor ray` on a
+laptop. Every node gets its own `ASRBENCH_CACHE` (and datasets/models folders), so nodes share
+nothing but the zoo, as on a real cluster. Ray registers every node under this host's own
+address (it never advertises 127.0.0.1 on Linux), so traffic stays on this machine. A node is
+stopped, or killed as a fault, through its process group: `ray start --block`'s pid.
+Never `ray stop`: it would stop every Ray process of the machine, other users' included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from asrbench.executors.base import ExecutorError
+
+WORKER_PORTS = 24  # per node: Ray's worker processes each listen on one
+# Faster failure detection than Ray's defaults (a dead node is noticed in ~3 s, not ~30 s).
+FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "1000",
+                      "RAY_health_check_failure_threshold": "3",
+                      "RAY_health_check_initial_delay_ms": "1000"}
+
+
+def _free_ports(n: int) -> list[int]:
+    from asrbench.zoo.seaweed import free_ports
+
+    return free_ports(n)
+
+
+def ray_binary() -> str:
+    """The `ray` command beside this Python (the virtualenv's bin/)."""
+    here = Path(sys.executable).parent / "ray"
+    if not here.is_file():
+        raise ExecutorError("the `ray` command was not found beside this Python; "
+                            "pip install 'asrbench[ray]'")
+    return str(here)
+
+
+@dataclass
+class RayNode:
+    """One `ray start` process and what it was started with."""
+
+    name: str
+    proc: subprocess.Popen
+    cache: Path
+    resources: dict[str, float]
+    cpus: int
+    log: Path
+    head: bool = False
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Kill the whole node (raylet, agents, workers: the process group of `ray start`)."""
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+@dataclass
+class LocalRayCluster:
+    """A head (GCS at `address`, Ray Client at `client_address`) and its worker nodes."""
+
+    root: Path
+    address: str
+    client_address: str
+    env: dict[str, str]
+    tmp: Path  # Ray's own temporary folders, under a short path (socket path limits)
+    nodes: list[RayNode] = field(default_factory=list)
+
+    @property
+    def head(self) -> RayNode:
+        return self.nodes[0]
+
+    def add_node(self, name: str, cpus: int = 1, resources: dict[str, float] | None = None,
+                 env: dict[str, str] | None = None, wait: bool = True,
+                 timeout: float = 120.0) -> RayNode:
+        """Start a worker node; with `wait`, return once the cluster lists it alive."""
+        node = _start_node(self, name, cpus, resources or {}, env or {}, head=False)
+        self.nodes.append(node)
+        if wait:
+            self.wait_for(lambda alive: sum(1 for n in alive) >= self._expected(), timeout,
+                          f"node {name} to join")
+        return node
+
+    def _expected(self) -> int:
+        return sum(1 for n in self.nodes if n.alive())
+
+    def alive_nodes(self) -> list[dict]:
+        """`ray.nodes()` of the cluster, alive ones only, asked by a short-lived driver (so
+        this process stays free of Ray's global state); [] while the head is not up."""
+        code = (f"import json, ray; ray.init(address={self.address!r}, logging_level='ERROR'); "
+                "print(json.dumps([n for n in ray.nodes() if n['Alive']]))")
+        try:
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                 timeout=120, env=self._cli_env())
+        except subprocess.TimeoutExpired:
+            return []
+        if out.returncode != 0 or not out.stdout.strip():
+            return []
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def _cli_env(self) -> dict[str, str]:
+        return {**os.environ, **self.env}
+
+    def wait_for(self, cond, timeout: float, what: str) -> None:  # noqa: ANN001
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for n in self.nodes:
+                if not n.alive() and n.proc.returncode not in (None, -9, -15):
+                    raise ExecutorError(f"ray node {n.name} exited ({n.proc.returncode}); "
+                                        f"see {n.log}")
+            if cond(self.alive_nodes()):
+                return
+            time.sleep(1.0)
+        raise ExecutorError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+    def stop(self) -> None:
+        """Stop every node, workers first, then the head (SIGTERM, then SIGKILL)."""
+        import shutil
+
+        for node in reversed(self.nodes):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(node.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for node in self.nodes:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                node.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        for node in self.nodes:  # its process group may still hold agents or workers
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(node.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                node.proc.wait(timeout=10)
+        for logs in self.tmp.glob("*/session_*/logs"):  # kept beside each node's folder
+            if logs.parent.name != "session_latest":
+                shutil.copytree(logs, self.root / "ray-logs" / logs.parent.parent.name,
+                                dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.sock"))
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _start_node(cluster: LocalRayCluster, name: str, cpus: int, resources: dict[str, float],
+                env: dict[str, str], head: bool) -> RayNode:
+    root = cluster.root / name
+    cache = root / "cache"
+    for sub in ("cache", "datasets", "models", "tmp"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    ports = _free_ports(7 + WORKER_PORTS)
+    args = [ray_binary(), "start", "--block", "--disable-usage-stats",
+            f"--num-cpus={cpus}", "--num-gpus=0",
+            f"--node-manager-port={ports[0]}", f"--object-manager-port={ports[1]}",
+            f"--dashboard-agent-listen-port={ports[2]}", f"--dashboard-agent-grpc-port={ports[3]}",
+            f"--runtime-env-agent-port={ports[4]}", f"--metrics-export-port={ports[5]}",
+            "--worker-port-list=" + ",".join(str(p) for p in ports[7:]),
+            "--object-store-memory=100000000", "--include-log-monitor=false"]
+    if resources:
+        args.append("--resources=" + json.dumps(resources))
+    temp = cluster.tmp / str(len(cluster.nodes))
+    args.append(f"--temp-dir={temp}")
+    if head:
+        gcs = cluster.address.rsplit(":", 1)[1]
+        client = cluster.client_address.rsplit(":", 1)[1]
+        args += ["--head", f"--port={gcs}", f"--ray-client-server-port={client}",
+                 "--include-dashboard=false", f"--dashboard-port={ports[6]}"]
+    else:
+        args += [f"--address={cluster.address}"]
+    node_env = {**os.environ, **cluster.env,
+                "ASRBENCH_CACHE": str(cache),
+                "ASRBENCH_DATASETS_DIR": str(root / "datasets"),
+                "ASRBENCH_MODELS_DIR": str(root / "models"),
+                "TMPDIR": str(root / "tmp"), **env}
+    log = root / "ray-start.log"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=node_env,
+                                cwd=str(root), start_new_session=True)
+    return RayNode(name, proc, cache, resources, cpus, log, head)
+
+
+@contextmanager
+def run_local_cluster(root: Path, workers: list[dict] | None = None, head_cpus: int = 0,
+                      head_resources: dict[str, float] | None = None,
+                      env: dict[str, str] | None = None, head_env: dict[str, str] | None = None,
+                      fast_failure_detection: bool = True,
+                      timeout: float = 180.0) -> Iterator[LocalRayCluster]:
+    """Start a head (by default with 0 CPUs: it schedules, it does not run shards) and the
+    `workers` (dicts of add_node's arguments: name, cpus, resources, env), yield, stop all.
+
+    `env` goes to every node (e.g. the zoo's AWS credentials, PYTHONPATH); `head_env` to the
+    head only. Ray's temporary files go under a short folder in /tmp (Ray's sockets live
+    there and Unix socket paths are limited to about 107 bytes), removed at the end.
+    """
+    import tempfile
+
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    gcs, client = _free_ports(2)
+    host = "127.0.0.1"
+    base_env = {"RAY_USAGE_STATS_ENABLED": "0", **(env or {})}
+    cluster = LocalRayCluster(root, f"{host}:{gcs}", f"ray://{host}:{client}", base_env,
+                              Path(tempfile.mkdtemp(prefix="asrb-ray-", dir="/tmp")))
+    try:
+        head = _start_node(cluster, "head", head_cpus, head_resources or {},
+                           {**(FAST_HEALTH_CHECKS if fast_failure_detection else {}),
+                            **(head_env or {})}, head=True)
+        cluster.nodes.append(head)
+        for spec in workers or []:
+            cluster.nodes.append(_start_node(cluster, spec["name"], spec.get("cpus", 1),
+                                             spec.get("resources") or {}, spec.get("env") or {},
+                                             head=False))
+        cluster.wait_for(lambda alive: len(alive) >= len(cluster.nodes), timeout,
+                         f"{len(cluster.nodes)} Ray node(s) to start (logs under {root})")
+        yield cluster
+    finally:
+        cluster.stop()

@@ -7,6 +7,12 @@ from pathlib import Path
 
 import typer
 
+from asrbench.cli.executor_opts import (
+    AddressOpt,
+    ExecutorOpt,
+    ZooRemoteOpt,
+    executor_from_flags,
+)
 from asrbench.cli.options import (
     DatasetsOpt,
     JobsOpt,
@@ -53,10 +59,13 @@ def benchmark(
     replace: bool = typer.Option(False, "--replace", help="report this result even if the "
                                  "reported one was computed on other dataset content or "
                                  "scorer options (the old one is kept beside it)"),
+    executor: str = ExecutorOpt,
+    address: str = AddressOpt,
+    zoo_remote: str = ZooRemoteOpt,
 ) -> None:
     """Run every model x dataset cell; a failing cell is reported and the others still run."""
-    from asrbench.benchmark import run_benchmark
     from asrbench.benchmark.request import Request, load_request
+    from asrbench.benchmark.run import run_matrix
     from asrbench.runners import RunOptions
 
     if table:
@@ -85,10 +94,31 @@ def benchmark(
               **{k: typed_value(v) for k, v in parse_pairs(score_opt, "--score-opt").items()}}
     failures: list[tuple[str, str]] = []
     done = 0
-    for m, d in req.cells():
-        try:
-            s = run_benchmark(
-                m, d, runner=pick(runner, "runner", "auto"), results_root=pick(results, "results"),
+    cells = req.cells()
+    ex = executor_from_flags(executor, address, zoo_remote, progress=not no_progress)
+
+    def report(i: int, outcome: object) -> None:
+        nonlocal done
+        m, d = cells[i]
+        if isinstance(outcome, AsrbenchError):
+            failures.append((m, d))
+            typer.echo(f"error: {m} x {d}: {outcome}", err=True)
+            return
+        typer.echo(outcome.line())
+        n_failed, n = outcome.summary.n_failed, outcome.summary.selection.n_utts
+        if n_failed > budget(n):
+            failures.append((m, d))
+            typer.echo(f"error: {m} x {d}: {n_failed} of {n} utterance(s) failed (listed in "
+                       f"{outcome.out_dir / 'failed.tsv'}, counted as deletions); the next run "
+                       "retries them; --max-failed sets a failure budget", err=True)
+            return
+        done += 1
+
+    try:
+        with ex:
+            outcomes = run_matrix(
+                cells, ex, on_result=None if len(cells) == 1 else report,
+                runner=pick(runner, "runner", "auto"), results_root=pick(results, "results"),
                 options=run_opts, jobs=int(pick(jobs, "jobs", 1)),
                 max_utts=pick(max_utts, "max_utts"),
                 seed=int(pick(seed, "seed", 0)), utt_timeout_s=pick(utt_timeout, "utt_timeout_s"),
@@ -96,26 +126,14 @@ def benchmark(
                 scorer_options=scorer or None, replace=replace, progress=not no_progress,
                 command=["ops/benchmark", *sys.argv[1:]],
             )
-        except AsrbenchError as exc:
-            if len(req.cells()) == 1:
-                raise  # one cell: the CLI prints it and maps it to its exit code
-            failures.append((m, d))
-            typer.echo(f"error: {m} x {d}: {exc}", err=True)
-            continue
-        except KeyboardInterrupt:
-            typer.echo(f"\ninterrupted during {m} x {d}: its containers were stopped and the "
-                       "utterances done are cached; rerun the same command to continue",
-                       err=True)
-            raise typer.Exit(EXIT_INTERRUPTED) from None
-        typer.echo(s.line())
-        n_failed, n = s.summary.n_failed, s.summary.selection.n_utts
-        if n_failed > budget(n):
-            failures.append((m, d))
-            typer.echo(f"error: {m} x {d}: {n_failed} of {n} utterance(s) failed (listed in "
-                       f"{s.out_dir / 'failed.tsv'}, counted as deletions); the next run "
-                       "retries them; --max-failed sets a failure budget", err=True)
-            continue
-        done += 1
+    except KeyboardInterrupt:
+        typer.echo("\ninterrupted: running shards were stopped and the utterances done are "
+                   "cached; rerun the same command to continue", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    if len(cells) == 1:
+        if isinstance(outcomes[0], AsrbenchError):
+            raise outcomes[0]  # one cell: the CLI prints it and maps it to its exit code
+        report(0, outcomes[0])
     if len(req.cells()) > 1:
         typer.echo(f"{done} of {len(req.cells())} cells done" +
                    (f"; failed: {', '.join(f'{m} x {d}' for m, d in failures)}" if failures

@@ -6,6 +6,12 @@ from pathlib import Path
 
 import typer
 
+from asrbench.cli.executor_opts import (
+    AddressOpt,
+    ExecutorOpt,
+    ZooRemoteOpt,
+    executor_from_flags,
+)
 from asrbench.cli.options import ModelsOpt, ResultsOpt, RunnerOpt
 from asrbench.errors import InputError
 
@@ -30,6 +36,9 @@ def robustness(
                              help="default <results>/robustness/<dataset>/<grid>"),
     utts: str = typer.Option(None, "--utts", help="subset: comma-separated IDs, or N for the "
                                                   "first N utterances"),
+    executor: str = ExecutorOpt,
+    address: str = AddressOpt,
+    zoo_remote: str = ZooRemoteOpt,
 ) -> None:
     """Run models over a perturbation grid and write WER/WERD/NWERD tables."""
     from asrbench.fsio import atomic_write_json, atomic_write_text
@@ -53,8 +62,9 @@ def robustness(
             subset = [u.id for u in ds.utterances[: int(utts)]]
         else:
             subset = utts.split(",")
-    report = run_grid(model, dataset, specs, seed=seed, runner=runner or "auto", jobs=jobs,
-                      normaliser=normaliser, utt_ids=subset, results_root=root)
+    with executor_from_flags(executor, address, zoo_remote) as ex:
+        report = run_grid(model, dataset, specs, seed=seed, runner=runner or "auto", jobs=jobs,
+                          normaliser=normaliser, utt_ids=subset, results_root=root, executor=ex)
     atomic_write_json(target / "robustness.json", report)
     atomic_write_text(target / "robustness.md", report["markdown"])
     typer.echo(report["markdown"])

@@ -1,21 +1,26 @@
 """Robustness runs: derive each condition's dataset, benchmark each model on it, tabulate.
 
 The model runner lives in `asrbench.benchmark` (another area); this module only calls
-`run_benchmark(model=..., dataset=...)` and turns the WERs into WERD/NWERD with `metrics`.
+`run_benchmark(model=..., dataset=...)` (or, for an executor that keeps many cells in flight,
+such as Ray, `run_matrix`) and turns the WERs into WERD/NWERD with `metrics`.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from asrbench.errors import AsrbenchError
 from asrbench.perturb import metrics
 from asrbench.perturb.derive import derive_dataset
 from asrbench.perturb.spec import canonical_spec, parse_spec
 from asrbench.resolve import resolve_dir
+
+if TYPE_CHECKING:
+    from asrbench.executors import Executor
 
 # Perturbations that mix in other talkers (the babble pool): named so a fallback is reported.
 BABBLE_USERS = ("crosstalk", "babble")
@@ -24,20 +29,24 @@ BABBLE_USERS = ("crosstalk", "babble")
 def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
              runner: str = "auto", jobs: int = 2, normaliser: str = "dnsmos_ovrl",
              utt_ids: list[str] | None = None, results_root: Path | None = None,
-             progress: bool = True) -> dict[str, Any]:
+             progress: bool = True, executor: Executor | None = None) -> dict[str, Any]:
     """Benchmark every model on the clean condition and on each spec's derived dataset.
 
     The clean condition is derived too (identity spec), so a subset run (`utt_ids`) compares
     the same utterances everywhere and every condition's audio went through the same writer.
     A condition whose perturbation cannot be made (a missing noise folder, say) is skipped with
     a warning kept in the report; the rest of the grid runs. One progress line covers the
-    grid: derivation, then every model x condition cell.
+    grid: derivation, then every model x condition cell. `executor` says where the model
+    cells' shards run (default: this machine); a cluster executor is checked (preflight)
+    before anything is derived, and its cells run concurrently.
     """
-    from asrbench.benchmark import run_benchmark
     from asrbench.benchmark.progress import CampaignProgress
+    from asrbench.benchmark.run import preflight
     from asrbench.dataset import load_dataset
+    from asrbench.executors import LocalExecutor
     from asrbench.perturb.dsp import PerturbError
 
+    executor = executor or LocalExecutor()
     conditions = [c for c in dict.fromkeys(canonical_spec(s) for s in specs) if c != "clean"]
     parent = resolve_dir("dataset", dataset)
     ds = load_dataset(parent, check_audio=False)
@@ -45,6 +54,7 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
     audio_s = sum(u.duration for u in utts)
     base = normaliser[6:] if normaliser.startswith("model:") else None
     runs = list(dict.fromkeys([*models, *([base] if base else [])]))
+    preflight(executor, runs, runner)  # a cluster that cannot run the models fails here
     n_cells = len(conditions) + 1
     warnings: list[str] = []
     derived: dict[str, Path] = {}
@@ -75,18 +85,15 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
             raise ValueError(f"unknown normaliser {normaliser!r}; use one of "
                              f"{', '.join(METRICS)}, model:ID or none")
         quality = {c: dataset_quality(parent, p)["mean"] for c, p in derived.items()}
-    wers: dict[str, dict[str, float]] = {}
-    n_cells = len(runs) * len(derived)
-    with CampaignProgress(f"robustness {ds.id}", n_cells, n_cells * len(utts),
-                          n_cells * audio_s, enabled=progress) as prog:
-        for m in runs:
-            wers[m] = {}
-            for c, path in derived.items():
-                prog.start_cell(f"{m} x {c}")
-                cell = run_benchmark(model=m, dataset=path, runner=runner, jobs=jobs,
-                                     results_root=results_root, progress=False)
-                wers[m][c] = cell.metrics.ter
-                prog.cell_done(len(utts), audio_s)
+    wers: dict[str, dict[str, float]] = {m: {} for m in runs}
+    cells = [(m, c, path) for m in runs for c, path in derived.items()]
+    with CampaignProgress(f"robustness {ds.id}", len(cells), len(cells) * len(utts),
+                          len(cells) * audio_s, enabled=progress) as prog:
+        for (m, c, _), cell in zip(cells, _run_cells(cells, executor, prog, runner=runner,
+                                                     jobs=jobs, results_root=results_root,
+                                                     utts=len(utts), audio_s=audio_s),
+                                   strict=True):
+            wers[m][c] = cell.metrics.ter
     rows: list[dict[str, Any]] = []
     for m in models:
         norm = None
@@ -129,3 +136,33 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
             "rows": rows, "summary": summary, "aurora_average_accuracy": aurora,
             "severity_curves": metrics.severity_curves(rows), "warnings": warnings,
             "markdown": md}
+
+
+def _run_cells(cells: list[tuple[str, str, Path]], executor: Executor, prog: Any, *,
+               runner: str, jobs: int, results_root: Path | None, utts: int,
+               audio_s: float) -> list[Any]:
+    """Each model x condition cell's CellResult, in order; the first failure is raised.
+
+    One at a time through `run_benchmark` on this machine; all together through `run_matrix`
+    for an executor that keeps cells in flight (a cluster's shards then queue together).
+    """
+    from asrbench import benchmark
+
+    common = dict(runner=runner, jobs=jobs, results_root=results_root, progress=False,
+                  executor=executor)
+    if executor.cells_in_flight <= 1:
+        out = []
+        for m, c, path in cells:
+            prog.start_cell(f"{m} x {c}")
+            out.append(benchmark.run_benchmark(model=m, dataset=path, **common))
+            prog.cell_done(utts, audio_s)
+        return out
+    from asrbench.benchmark.run import run_matrix
+
+    common.pop("executor")
+    outcomes = run_matrix([(m, path) for m, _, path in cells], executor,
+                          on_result=lambda i, _: prog.cell_done(utts, audio_s), **common)
+    for o in outcomes:
+        if isinstance(o, AsrbenchError):
+            raise o  # its message names the model and the condition's dataset
+    return outcomes

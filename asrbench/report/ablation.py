@@ -2,7 +2,8 @@
 
 SpeechColab's Table VII for any stored cell: the stored raw reference and raw hypothesis of
 every utterance (`utterances.jsonl`) are re-scored by the platform's scorer (`get_scorer`) with
-the steps switched on one at a time, in the order raw, +CASE, +PUNC, +ITJ, +UK-US, +NSW, +DAE.
+the steps switched on one at a time, in the order raw, +CASE, +PUNC, +ITJ, +UK-US, +NSW, +DAE
+(any other step the scorer can switch, such as NONSPEECH or OPTIONAL, goes before +DAE).
 This scores stored hypotheses; no model runs. Steps the cell's own scorer did not use are
 skipped (shown as such), so the last row is the cell's configuration and is checked against the
 stored counts: a difference means the scorer code changed since the cell was written.
@@ -29,8 +30,20 @@ LADDER: list[tuple[str, str, str]] = [
     ("+NSW", "nsw", "NSW"),
     ("+DAE", "dae", "DAE"),
 ]
-FLAGS = [f for _, f, _ in LADDER]
 SEP = "\x1f"  # model index / utterance ID separator (a control character: not in IDs)
+
+
+def ladder() -> list[tuple[str, str, str]]:
+    """LADDER, with any other step the scorer can switch (a boolean ScorerConfig field, e.g.
+    NONSPEECH, OPTIONAL) added before +DAE, so that "raw" has every step off."""
+    from dataclasses import fields
+
+    from scoring import ScorerConfig
+
+    known = {f for _, f, _ in LADDER}
+    extra = [(f"+{f.name.upper()}", f.name, f.name.upper()) for f in fields(ScorerConfig)
+             if f.type in ("bool", bool) and f.name not in known]
+    return LADDER[:-1] + extra + LADDER[-1:]
 
 
 @dataclass
@@ -48,9 +61,10 @@ def _config(cell: Cell) -> tuple[str, dict[str, Any], set[str]]:
     sc = cell.summary.scorer or {}
     lang = str(sc.get("lang") or "en")
     steps = set(sc.get("steps") or [])
-    enabled = {flag for _, flag, name in LADDER if name in steps}
+    enabled = {flag for _, flag, name in ladder() if name in steps}
+    flags = {f for _, f, _ in ladder()}
     run_opts = (((cell.run or {}).get("options") or {}).get("scorer")) or {}
-    base = {k: v for k, v in run_opts.items() if k not in FLAGS and k != "bootstrap"}
+    base = {k: v for k, v in run_opts.items() if k not in flags and k != "bootstrap"}
     return lang, base, enabled
 
 
@@ -84,8 +98,10 @@ def ablate_dataset(cells: list[Cell]) -> dict[str, CellAblation]:
                     hyps[k] = u["hyp"]
                 owners.append((i, u["id"]))
             bounds.append(len(owners))
+        steps = ladder()
+        flags = [f for _, f, _ in steps]
         stages: list[tuple[str, str | None, bool]] = [("raw", None, True)]
-        stages += [(label, flag, flag in enabled) for label, flag, _ in LADDER]
+        stages += [(label, flag, flag in enabled) for label, flag, _ in steps]
         on: set[str] = set()
         prev: list[tuple[list[str], list[str]]] = []
         applied: dict[str, dict[str, list[str]]] = {c.model: {} for c in group}
@@ -98,7 +114,7 @@ def ablate_dataset(cells: list[Cell]) -> dict[str, CellAblation]:
                 continue
             if flag is not None:
                 on.add(flag)
-            opts = {**base, **{f: f in on for f in FLAGS}, "bootstrap": 0}
+            opts = {**base, **{f: f in on for f in flags}, "bootstrap": 0}
             utts = get_scorer(lang, opts).score(refs, hyps).utterances
             if prev:  # the utterances whose tokens this step changed
                 name = label[1:]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asrbench.report import charts
-from asrbench.report.ablation import LADDER, ablate_dataset
+from asrbench.report.ablation import ablate_dataset, ladder
 from asrbench.report.audio import DatasetAudio, data_uri, dataset_audio
 from asrbench.report.cellview import breakdown, error_tables, utterance_rows
 from asrbench.report.collect import Cell
@@ -273,7 +273,7 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
 
 def _ablation(site: Site, datasets: list[str]) -> None:
     here = "ablation.html"
-    stages = ["raw"] + [label for label, _, _ in LADDER]
+    stages = ["raw"] + [label for label, _, _ in ladder()]
     sections = []
     figs = {}
     for d in datasets:

@@ -122,13 +122,14 @@ def test_ablation_reproduces_the_stored_counts(results_tree: Path) -> None:
     assert set(abl) == {"planted", "sloppy"}
     for a in abl.values():
         assert a.matches_stored, a.note
-        assert [x["stage"] for x in a.rows] == ["raw", "+CASE", "+PUNC", "+ITJ", "+UK-US",
-                                                "+NSW", "+DAE"]
+        stages = [x["stage"] for x in a.rows]
+        assert [x for x in stages if not x.startswith(("+NONSPEECH", "+OPTIONAL"))] == [
+            "raw", "+CASE", "+PUNC", "+ITJ", "+UK-US", "+NSW", "+DAE"]
     sloppy = {x["stage"]: x for x in abl["sloppy"].rows}
     assert sloppy["raw"]["ter"] > sloppy["+CASE"]["ter"] > sloppy["+PUNC"]["ter"]
     assert sloppy["+UK-US"]["ter"] < sloppy["+ITJ"]["ter"]  # "apologised" -> "apologized"
     # the planted model only differs by one word: every step leaves it one substitution
-    assert {x["sub"] for x in abl["planted"].rows if x["stage"] != "raw"} == {1}
+    assert {x["sub"] for x in abl["planted"].rows if x["applied"] and x["stage"] != "raw"} == {1}
     assert "PUNC" in abl["sloppy"].applied["LJ001-0001"]
 
 

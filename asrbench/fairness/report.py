@@ -123,21 +123,22 @@ def to_markdown(report: dict) -> str:
                         for i in report["groups"]], ["group", "speakers", "utterances", "small"])]
     for sec in report["accuracy"]:
         m = sec["metric"]
+        label = ("WER" if sec["unit"] == "word" else "CER") if m == "ter" else "mTER"
         rows = []
         for r in sec["groups"]:
             t = r.get("test_vs_best") or {}
             rows.append({
                 "model": sec["model"], "group": r["group"], "speakers": r["n_speakers"],
                 "utts": r["n_utts"], "words": r["metrics"]["n_ref"],
-                m.upper(): _ci(r["rate"], r["ci"]),
+                label: _ci(r["rate"], r["ci"]),
                 "diff to best": _ci((r["diff_to_best"] or {}).get("value"), r["diff_to_best"]),
                 "ratio to best": _ci((r["ratio_to_best"] or {}).get("value"),
                                      r["ratio_to_best"], 2),
                 "p vs best (Holm)": _p(t.get("p_holm")) if t else "-",
                 "flag": "small" if r["small"] else ""})
         t = sec["test"]
-        lines += [f"## Per-group {m.upper()}: {sec['model']}", "",
-                  markdown(rows, ["model", "group", "speakers", "utts", "words", m.upper(),
+        lines += [f"## Per-group {label}: {sec['model']}", "",
+                  markdown(rows, ["model", "group", "speakers", "utts", "words", label,
                                   "diff to best", "ratio to best", "p vs best (Holm)", "flag"]),
                   f"Best group: {sec['best_group']} (chosen from {sec['best_chosen_from']}). "
                   f"Test of no difference between the {t['groups']} groups: p = "

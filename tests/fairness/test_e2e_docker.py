@@ -73,7 +73,7 @@ def test_per_accent_accuracy_with_real_models(accents):
             assert r["rate"] is not None and r["metrics"]["coverage"] == 1.0
             if r["n_speakers"] == 1:
                 assert r["ci"]["low"] is None and r["ci_utterances"]["low"] is not None
-    assert "## Per-group TER: whisper_tiny_en" in (accents["dir"] / "fairness.md").read_text()
+    assert "## Per-group WER: whisper_tiny_en" in (accents["dir"] / "fairness.md").read_text()
     assert "group 'GRC/Greek' of ACCENT in fsdd_accents is small" in accents["stderr"]
 
 

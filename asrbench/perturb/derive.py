@@ -25,7 +25,7 @@ import soundfile as sf
 
 from asrbench.dataset import Dataset, load_dataset, write_dataset
 from asrbench.fsio import atomic_write_bytes
-from asrbench.identity import files_sha256
+from asrbench.identity import digest, files_sha256, short
 from asrbench.perturb.apply import apply_spec
 from asrbench.perturb.bank import asset_identity, assets_digest, code_digest, perturb_key
 from asrbench.perturb.dsp import PerturbError
@@ -42,9 +42,15 @@ def encode_wav(y: np.ndarray, sr: int) -> bytes:
     return buf.getvalue()
 
 
-def default_output(parent: Dataset, spec: str, seed: int) -> Path:
-    """Where a derived dataset goes unless told otherwise."""
-    return settings().cache / "perturb" / "datasets" / f"{parent.id}__{spec_slug(spec)}__s{seed}"
+def default_output(parent: Dataset, spec: str, seed: int,
+                   utt_ids: list[str] | None = None) -> Path:
+    """Where a derived dataset goes unless told otherwise; a subset gets its own folder (named
+    by its utterances), so it never overwrites the full derived set or another subset."""
+    name = f"{parent.id}__{spec_slug(spec)}__s{seed}"
+    if utt_ids is not None:
+        chosen = [u.id for u in parent.utterances if u.id in set(utt_ids)]
+        name += f"__u{len(chosen)}-{short(digest('selection', utterances=chosen), 8)}"
+    return settings().cache / "perturb" / "datasets" / name
 
 
 def audio_cache_path(key: str) -> Path:
@@ -93,7 +99,7 @@ def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | Non
     """Write the derived dataset of `parent` under `spec` and `seed`; returns where it went."""
     ds = resolve_dataset(parent)
     canon = canonical_spec(spec)
-    out = Path(out) if out else default_output(ds, canon, seed)
+    out = Path(out) if out else default_output(ds, canon, seed, utt_ids)
     if out.resolve() == ds.root.resolve():
         raise PerturbError(f"output {out} is the parent dataset itself; choose another --out")
     indices = list(range(len(ds.utterances)))

@@ -82,3 +82,12 @@ def test_cli_creates_dataset(tmp_path, mini_en):
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert len(load_dataset(out)) == 2
+
+
+def test_subset_never_overwrites_the_full_derived_set(tmp_path, monkeypatch, mini_en):
+    """Found by the report: a --utts subset was written under the full set's folder name."""
+    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    sub = derive_dataset(mini_en, "narrowband", utt_ids=SHORT_IDS[:2])
+    other = derive_dataset(mini_en, "narrowband", utt_ids=SHORT_IDS[1:])
+    assert sub.path != other.path and "__u2-" in sub.path.name
+    assert len(load_dataset(sub.path)) == 2 and len(load_dataset(other.path)) == 2

@@ -77,10 +77,15 @@ class Alternatives:
     def __init__(self, path: Path, tokenize: Callable[[str], list[str]]) -> None:
         self.path = path
         self.rules: list[Rule] = []
-        for no, raw in parse_rules(path):
+        parsed = parse_rules(path)
+        # every form normalised in one batch when the tokeniser is a Pipeline (same tokens)
+        flat = [f for _, raw in parsed for f in raw]
+        batch = getattr(tokenize, "batch", None)
+        normal = dict(zip(flat, batch(flat) if batch else map(tokenize, flat), strict=True))
+        for no, raw in parsed:
             forms: list[tuple[str, ...]] = []
             for f in raw:
-                toks = tuple(tokenize(f))
+                toks = tuple(normal[f])
                 if toks and toks not in forms:
                     forms.append(toks)
             if len(forms) < 2:

@@ -8,15 +8,89 @@ per-utterance alignment.txt and hyp.pra (about 400 bytes an utterance each) when
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
+from typer.core import TyperCommand
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
 
-@app.command()
+def _lean_coercion() -> Any:
+    """A value coercion for this command's plain options (paths, strings, an int) that does not
+    build a pydantic TypeAdapter per option, as typer 0.29 does on first use (~0.1 s of every
+    `ops/score`, pydantic's import included). None when typer's internals differ (then typer's
+    own coercion runs: slower, the same values)."""
+    try:
+        from dataclasses import dataclass
+
+        from typer._click.exceptions import BadParameter
+        from typer._coercion import RuntimeParam
+    except ImportError:  # pragma: no cover - another typer
+        return None
+
+    @dataclass(frozen=True)
+    class Plain(RuntimeParam):
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            kind = self.annotation
+            if kind is int:
+                try:
+                    return int(value)
+                except (TypeError, ValueError):
+                    raise BadParameter(f"{value!r} is not a valid integer.", ctx=ctx,
+                                       param=param) from None
+            if kind is Path:
+                return Path(value)
+            if kind is str or kind is bool:
+                return value if isinstance(value, kind) else kind(value)
+            raise BadParameter(f"{value!r}: unsupported option type", ctx=ctx, param=param)
+
+    return Plain
+
+
+class _LeanCommand(TyperCommand):
+    """typer's command, its options coerced by `_lean_coercion` (same values, no pydantic)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._plain = _lean_coercion()
+        for param in self.params:
+            self._lean(param)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return self._lean(super().get_help_option(ctx))
+
+    def _lean(self, param: Any) -> Any:
+        desc = getattr(param, "type_descriptor", None)
+        if self._plain is not None and desc is not None and \
+                getattr(param, "_runtime_param", 0) is None and not desc.file_annotation and \
+                desc.annotation in (int, str, bool, Path):
+            param._runtime_param = self._plain(parameter_info=desc.parameter_info,
+                                               annotation=desc.annotation)
+        return param
+
+
+def _exit_now_if_process_entry() -> None:
+    """End the process at once when it runs only this command (`ops/score`, `python -m
+    asrbench.cli`): every output is written, fsync'd and renamed by then, and the interpreter's
+    teardown (~0.1 s: freeing every object the scorer made) serves nothing. Not when the CLI
+    runs inside another program (tests call `asrbench.cli.main` in-process)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is None or spec.name != "asrbench.cli.__main__":
+        return
+    import logging
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+@app.command(cls=_LeanCommand)
 def score(
     ref: Path = typer.Argument(..., help="reference transcripts (tsv, kaldi, trn, jsonl)"),
     hyp: Path = typer.Argument(..., help="hypothesis transcripts"),
@@ -59,6 +133,7 @@ def score(
     finally:
         if enabled:
             gc.enable()
+    _exit_now_if_process_entry()
 
 
 def _score(ref: Path, hyp: Path, out: Path, ref_format: str, hyp_format: str, lang: str,

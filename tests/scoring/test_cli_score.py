@@ -92,16 +92,37 @@ def test_ops_score_bad_input_is_one_error_line(files: tuple[Path, Path], tmp_pat
 
 def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path) -> None:
     # Start-up is part of every `ops/score`: none of the platform's other stacks (Docker, S3,
-    # audio, perturbation DSP), nor OpenFST or nemo when no hypothesis needs them.
+    # audio, perturbation DSP), nor OpenFST or nemo when no hypothesis needs them, nor pydantic
+    # (typer's per-option coercion, replaced for this command's plain options).
     ref, hyp = files
     heavy = ["docker", "boto3", "botocore", "numba", "llvmlite", "soundfile", "soxr", "scipy",
              "librosa", "onnxruntime", "torch", "yaml", "rich", "psutil", "pywrapfst", "pynini",
-             "nemo_text_processing", "jiwer"]
+             "nemo_text_processing", "jiwer", "pydantic"]
     code = (
         "import sys\nfrom asrbench.cli import main\n"
-        f"code = main(['score', {str(ref)!r}, {str(hyp)!r}, '-o', {str(tmp_path / 'o')!r}])\n"
+        f"code = main(['--as-alias', 'ops/score', 'score', {str(ref)!r}, {str(hyp)!r}, '-o', "
+        f"{str(tmp_path / 'o')!r}])\n"
         f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))\n"
     )
     proc = subprocess.run([str(REPO_ROOT / "ops" / "_py"), "-c", code], capture_output=True,
                           text=True, check=True, timeout=300)
     assert proc.stdout.strip().splitlines()[-1] == "0 []", proc.stdout + proc.stderr
+
+
+def test_ops_score_bad_option_value(files: tuple[Path, Path], tmp_path: Path) -> None:
+    ref, hyp = files
+    proc = _run(ref, hyp, "-o", tmp_path / "x", "--bootstrap", "many")
+    assert proc.returncode == 2 and "'many' is not a valid integer" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_ops_score_process_exits_after_writing(files: tuple[Path, Path], tmp_path: Path) -> None:
+    # `ops/score` ends its process without the interpreter's teardown once everything is
+    # written: the outputs and the printed table are complete, the exit code 0.
+    ref, hyp = files
+    proc = _run(ref, hyp, "-o", tmp_path / "o", "--reports", "all", "--against", hyp)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.rstrip().endswith("p = 1.0000") and "TER (WER)" in proc.stdout
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["producer"] == "score"
+    assert json.loads((tmp_path / "o" / "paired_test.json").read_text())["p_value"] == 1.0
+    assert len((tmp_path / "o" / "utterances.jsonl").read_text().splitlines()) == len(REFS)

@@ -10,9 +10,8 @@ Per model, one after the other on the same machine (never two at once: they shar
     utterance (timing.tsv), i.e. container start + interpreter + imports + model load;
   - the platform's own `ops/benchmark -m MODEL -d DATASET --runner docker --jobs 1` with a
     fresh cache: TER, mTER, RTF and latency from its summary.json;
-  - peak memory during that run: the container's cgroup high-water mark (cgroup v2
-    `memory.peak`, v1 `memory.max_usage_in_bytes`, which counts page cache too), sampled every
-    0.1 s while the container runs.
+  - peak memory during that run: the largest resident memory of the container (anonymous
+    pages + mapped files, from its cgroup's memory.stat), sampled every 0.1 s while it runs.
 
     .venv/bin/python benchmarks/models.py [-m MODEL ...] [--dataset mini_en] [--json out.json]
 
@@ -83,7 +82,9 @@ def cold_start(tag: str, dataset, repeats: int) -> dict:
 
 
 class PeakMemory:
-    """Samples the high-water mark of every container of `model_id` while it runs."""
+    """The largest resident memory (anonymous + mapped files) of every container of `model_id`,
+    sampled every 0.1 s from its cgroup's memory.stat while it runs. (The cgroup's own
+    high-water mark is no use here: it counts page cache, which fills up to the limit.)"""
 
     def __init__(self, model_id: str):
         self.model_id, self.peak, self._stop = model_id, 0, threading.Event()
@@ -91,13 +92,17 @@ class PeakMemory:
 
     @staticmethod
     def _read(cid: str) -> int | None:
-        for path in (f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.peak",
-                     f"/sys/fs/cgroup/docker/{cid}/memory.peak",
-                     f"/sys/fs/cgroup/memory/docker/{cid}/memory.max_usage_in_bytes"):
+        for folder, keys in ((f"/sys/fs/cgroup/system.slice/docker-{cid}.scope", ("anon",
+                                                                               "file_mapped")),
+                             (f"/sys/fs/cgroup/docker/{cid}", ("anon", "file_mapped")),
+                             (f"/sys/fs/cgroup/memory/docker/{cid}", ("total_rss",
+                                                                      "total_mapped_file"))):
             try:
-                return int(Path(path).read_text())
+                stat = dict(line.split() for line in
+                            Path(folder, "memory.stat").read_text().splitlines())
             except (OSError, ValueError):
                 continue
+            return sum(int(stat.get(k, 0)) for k in keys)
         return None
 
     def _run(self) -> None:
@@ -222,8 +227,8 @@ def main() -> None:
     ap.add_argument("--dataset", default="mini_en")
     ap.add_argument("--repeats", type=int, default=3, help="cold starts per model")
     ap.add_argument("--json", type=Path, help="also write the figures here")
-    ap.add_argument("--serve", action="store_true",
-                    help="also time ops/serve (warm): a 1-second clip, 10 requests")
+    ap.add_argument("--serve", action="append", default=[], metavar="MODEL",
+                    help="also time ops/serve -m MODEL (warm): a 1-second clip, 10 requests")
     args = ap.parse_args()
     models, _ = load_all(settings().models_dir)
     local = [m for m in models if m.card.type == "open-source" and
@@ -241,7 +246,7 @@ def main() -> None:
                 facts.update(benchmark(m.id, ds.id, Path(tmp) / m.id))
             else:
                 facts.update(other_language(m, ds, Path(tmp) / m.id))
-            if args.serve:
+            if m.id in args.serve:
                 facts.update(serve_latency(m.id, ds))
             rows[m.id] = facts
             print(f"{m.id}: {json.dumps({k: v for k, v in facts.items() if k != 'hypotheses'})}",
@@ -264,6 +269,8 @@ def main() -> None:
               "inference s | one-utterance docker run s (cold path) |")
         print("|---|---|---|---|---|")
         for mid, f in rows.items():
+            if "serve_ready_s" not in f:
+                continue
             print(f"| {mid} | {f['serve_ready_s']:.1f} | {f['serve_request_wall_s']:.3f} | "
                   f"{f['serve_processing_s']:.3f} | {f['one_utt_wall_s']:.2f} |")
     if args.json:

@@ -331,9 +331,14 @@ class Scorer:
         cfg = self.config
         inv = self._words
         n_hyp = list(map(len, hyp_toks))
-        longest = max(
-            max(n_ref, default=0), max(n_hyp, default=0) * max(1, alts.max_len if alts else 1)
-        )
+        # K bounds every length of the run: the references, and each hypothesis with every
+        # slot at its longest form. (A smaller K keeps the DP tables narrow and the FST on its
+        # one-pass three-level weights.)
+        longest = max(max(n_ref, default=0), max(n_hyp, default=0))
+        for x in found:
+            if x is not None:
+                longest = max(longest, sum(map(len, x[0])) +
+                              sum(max(map(len, slot.forms)) for slot in x[1]))
         k = longest + 2
         aligner = None
         extend = hyp_flat.extend

@@ -220,6 +220,50 @@ def nsw_throughput(n: int) -> dict:
     }
 
 
+# NSW's trigger before this round: a digit or one of these symbols (for the cost comparison)
+OLD_NSW_TRIGGER = r"[0-9$€£¥%&@#+=/°§½¼¾]"
+
+
+def nsw_trigger_cost(texts: list[str]) -> dict:
+    """What the wider NSW trigger costs: the corpus-wide check (`Nsw.batch` when no string
+    needs NSW, the benchmark corpus's case) and the per-string check, old pattern against new,
+    and how many of the issue's telephone-prompt strings each sends to nemo."""
+    import re
+
+    from scoring.normalize import Nsw
+    from scoring.normalize.nsw import NEEDS_NSW
+
+    old = re.compile(OLD_NSW_TRIGGER)
+    step = Nsw(Path(tempfile.gettempdir()))  # batch() decides without its cache here
+    t0 = time.perf_counter()
+    for _ in range(5):
+        assert step.batch(texts) == texts
+    batch = (time.perf_counter() - t0) / 5
+    t0 = time.perf_counter()
+    n_new = sum(1 for t in texts if NEEDS_NSW.search(t))
+    per_new = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    n_old = sum(1 for t in texts if old.search(t))
+    per_old = time.perf_counter() - t0
+    prompts = [
+        "Please enter one or more keywords separated by * and then press the pound key.",
+        "For more information, visit www.asterisk.org.", "A.M.", "P.M.", "H.323",
+        "press * to toggle pause, press # to enter a new dictation filename",
+        "Press 1 for AM, 2 for PM.", "Mr. Smith will call you back.", "the U.S.A.",
+        "mail jdoe@example.com now", "Thank you for calling.", "Goodbye.",
+    ]
+    return {
+        "texts": len(texts),
+        "batch_check_s": round(batch, 4),
+        "per_string_check_new_s": round(per_new, 4),
+        "per_string_check_old_s": round(per_old, 4),
+        "sent_to_nemo_new": n_new, "sent_to_nemo_old": n_old,
+        "prompts": len(prompts),
+        "prompts_sent_new": sum(1 for t in prompts if NEEDS_NSW.search(t)),
+        "prompts_sent_old": sum(1 for t in prompts if old.search(t)),
+    }
+
+
 def in_process(refs: dict[str, str], hyps: dict[str, str]) -> dict:
     """jiwer's process_words and our scorer in this process, plus report texts and start-up."""
     import jiwer
@@ -242,6 +286,25 @@ def in_process(refs: dict[str, str], hyps: dict[str, str]) -> dict:
     t0 = time.perf_counter()
     texts = layout_texts(result.utterances)
     t_layout = time.perf_counter() - t0
+    # pieces of score() that this round added or changed
+    from scoring.stats import bootstrap_metrics, bootstrap_ratios
+
+    errs = [u.errors for u in result.utterances]
+    n_ref = [u.n_ref for u in result.utterances]
+    n_hyp = [u.n_hyp for u in result.utterances]
+    umax = [max(r, h) for r, h in zip(n_ref, n_hyp, strict=True)]
+    t0 = time.perf_counter()
+    bootstrap_ratios(errs, {"ter": n_ref, "mter_utt": umax}, 1000, 0.95, 0)
+    t_boot_two = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    bootstrap_metrics(errs, n_ref, n_hyp, 1000, 0.95, 0)
+    t_boot_three = time.perf_counter() - t0
+    ref_toks = [scorer.normalize(refs[k]) for k in refs]
+    hyp_toks = [scorer.normalize(hyps[k]) for k in refs]
+    t0 = time.perf_counter()
+    for h, r in zip(hyp_toks, ref_toks, strict=True):
+        scorer.alternatives.split(h, r)
+    t_split = time.perf_counter() - t0
     # The same corpus with every DAE hypothesis through the FST engine (no enumeration).
     t0 = time.perf_counter()
     via_fst = Scorer(ScorerConfig(cache_dir=str(settings().cache), max_enum=1)).score(refs, hyps)
@@ -256,6 +319,10 @@ def in_process(refs: dict[str, str], hyps: dict[str, str]) -> dict:
         "ratio_ours_over_jiwer": round((startup + t_ours) / t_jiwer, 2),
         "ours_score_fst_for_all_dae_s": round(t_fst, 3),
         "ours_alignment_and_pra_texts_s": round(t_layout, 3),
+        "bootstrap_ter_mter_utt_s": round(t_boot_two, 3),
+        "bootstrap_ter_mter_mter_utt_s": round(t_boot_three, 3),
+        "dae_split_with_pruning_s": round(t_split, 3),
+        "alternative_rules": len(scorer.alternatives),
         "alignment_and_pra_mb": round(sum(len(t) for t in texts.values()) / 2**20, 1),
         "ours_wer": round(result.metrics.ter or 0.0, 5),
         "utts_with_alternatives_used": sum(1 for u in result.utterances if u.alternatives),
@@ -293,6 +360,8 @@ def main() -> None:
     if not args.skip_in_process:
         report["in_process"] = in_process(refs, hyps)
         report["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    report["nsw_trigger"] = nsw_trigger_cost(list(dict.fromkeys([*refs.values(),
+                                                                 *hyps.values()])))
     if args.nsw:
         report["nsw"] = nsw_throughput(args.nsw)
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]

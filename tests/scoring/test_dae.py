@@ -268,3 +268,30 @@ def test_scorer_counts_equal_a_brute_force_of_the_rule(scorer: Scorer) -> None:
         expected = _strict_count(u.ref, sorted(_readings(alts, scorer.normalize(hyps[u.id]))))
         assert (u.errors, u.sub, u.ins) == expected, (u.id, u.ref, hyps[u.id], u.ops)
         assert (v.errors, v.sub, v.ins) == expected, (v.id, v.ops)
+
+
+@pytest.mark.parametrize(
+    ("ref", "hyp"),
+    [
+        ("he was here", "he's here"),  # SpeechColab's HE'S,HE IS,HE WAS: 's never contracts was
+        ("we were here", "we're here"),
+        ("twenty", "two thousand"),  # TWO THOUSAND AND,TWENTY,TWO THOUSAND
+        ("she misses him", "she mrs him"),  # MRS,MISSES,MISSUS
+        ("my brother", "my bro"),  # BRO,BROTHER
+        ("the dinning", "the dining"),  # DINING,DINNING
+        ("a chicken coop", "a chicken co op"),  # COOP,CO OP
+    ],
+)
+def test_rejected_speechcolab_lines_stay_errors(scorer: Scorer, ref: str, hyp: str) -> None:
+    # Each rejection in alternatives_en.rejected.tsv is a pair of different spoken words.
+    assert scorer.score({"u": ref}, {"u": hyp}).utterances[0].errors > 0
+
+
+def test_rejected_list_is_well_formed() -> None:
+    rows = [line.split("\t") for line in (DATA / "alternatives_en.rejected.tsv").read_text(
+        encoding="utf-8").splitlines() if line[:1].isdigit()]
+    assert len(rows) == 26 and all(len(r) == 3 and r[2] for r in rows)
+    adopted = {int(line.rsplit("glm_en.csv:", 1)[1].split()[0])
+               for line in (DATA / "alternatives_en.txt").read_text(encoding="utf-8").splitlines()
+               if "glm_en.csv:" in line}
+    assert not adopted & {int(r[0]) for r in rows}  # never both adopted and rejected

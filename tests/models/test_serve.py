@@ -136,8 +136,9 @@ def test_a_warm_request_costs_inference_not_startup(server, speech, tmp_path):
             walls.append(time.monotonic() - start)
         assert r.status_code == 200, r.text
         overheads.append(walls[-1] - float(r.headers["X-Processing-Seconds"]))
+    # Absolute times depend on the machine's load; what must hold is that the model's own
+    # inference is nearly all of a request (benchmarks/models.py --serve has the figures).
     assert statistics.median(overheads) < 0.5, (walls, overheads)
-    assert statistics.median(walls) < 1.26, walls  # the cold path took 1.26 s on this clip
 
 
 def test_openai_wrapper_end_to_end_against_real_asr(server, mini, few, tmp_path, monkeypatch):

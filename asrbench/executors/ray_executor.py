@@ -100,7 +100,7 @@ class RayExecutor(Executor):
 
     def __init__(self, address: str = "auto", *, zoo_remote: str | None = None,
                  zoo_config: Path | None = None, max_retries: int = 3,
-                 cells_in_flight: int = 32, progress: bool = True,
+                 cells_in_flight: int = 128, progress: bool = True,
                  progress_every_s: float = 10.0, probe_timeout_s: float = PROBE_TIMEOUT_S):
         self.address = address or "auto"
         self.kind, self.host, self.port = parse_address(self.address)

@@ -37,9 +37,9 @@ class DatasetAudio:
 def _file_name(uid: str, ext: str) -> str:
     if _SAFE.fullmatch(uid) and not uid.startswith("."):
         return uid + ext
-    import hashlib
+    from asrbench.identity import bytes_sha256
 
-    return "u" + hashlib.sha256(uid.encode()).hexdigest()[:20] + ext
+    return "u" + bytes_sha256(uid.encode())[:20] + ext
 
 
 def _transcode(src: Path, dst: Path) -> None:

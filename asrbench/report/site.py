@@ -14,7 +14,6 @@ place whole.
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import os
 import shlex
@@ -26,6 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from asrbench.errors import InputError
+from asrbench.identity import bytes_sha256
 from asrbench.report.collect import Cell, Results, collect
 
 HERE = Path(__file__).resolve().parent
@@ -70,7 +70,7 @@ def vendor_js() -> str:
     """The chart library's text, after checking its SHA-256 against vendor.json."""
     meta = json.loads((HERE / "vendor" / "vendor.json").read_text())["plotly"]
     data = (HERE / "vendor" / meta["file"]).read_bytes()
-    got = hashlib.sha256(data).hexdigest()
+    got = bytes_sha256(data)
     if got != meta["sha256"]:
         raise VendorError(f"{HERE / 'vendor' / meta['file']}: SHA-256 {got} does not match "
                           f"vendor.json ({meta['sha256']}); restore it with "
@@ -160,7 +160,7 @@ class Site:
     def render(self, path: str, template: str, title: str, data: dict[str, Any] | None = None,
                **ctx: Any) -> None:
         tpl = self.env.get_template(template)
-        pid = "p" + hashlib.sha256(path.encode()).hexdigest()[:8]
+        pid = "p" + bytes_sha256(path.encode())[:8]
         section = tpl.render(
             here=path, title=title, single=self.single, site=self, r=self.r,
             pid=pid, page_data=json_script(data or {}),

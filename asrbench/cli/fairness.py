@@ -47,7 +47,8 @@ def fairness(
                                  help="comma-separated subset of accuracy, lwerr, robustness, "
                                       "metamorphic, differential, localiser (default: all that "
                                       "apply)"),
-    metric: str = typer.Option(None, "--metric", help="ter (default) or mter; needs references"),
+    metric: str = typer.Option(None, "--metric",
+                               help="ter (default) or mter_utt; needs references"),
     tau: float = typer.Option(0.1, "--tau", help="AequeVox violation threshold on D_b - D_k"),
     omega: float = typer.Option(0.0, "--omega", help="fault localiser: non-robust when "
                                                      "drop(w) > omega"),
@@ -119,7 +120,7 @@ def fairness(
     root = Path(results) if results else settings().results
     key = (short(digest("selection", utterances=plan.ids), 12)
            if report["selection"]["sample"] else None)
-    target = out or output_dir(root, plan.dataset.id, models, by, label, key)
+    target = out or output_dir(root, plan.dataset.id, report["models"], by, label, key)
     write(report, rows, target)
     typer.echo(to_markdown(report))
     typer.echo(f"written: {target}/fairness.json, fairness.md"

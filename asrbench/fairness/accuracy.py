@@ -38,7 +38,7 @@ class Fit:
     """Observed sums and bootstrap replicates of one model's per-group rates."""
 
     grouping: Grouping
-    metric: str  # "ter" or "mter"
+    metric: str  # "ter" or "mter_utt"
     sums: np.ndarray  # (G, 3): errors, n_ref, mter_den
     boot: np.ndarray  # (reps, G, 3) cluster bootstrap
     perm_values: np.ndarray  # (U_perm, 2): errors, denominator of the metric
@@ -101,7 +101,7 @@ def fit(grouping: Grouping, counts: dict[str, np.ndarray], metric: str = "ter",
 
 
 def _group_metrics(grouping: Grouping, counts: dict[str, np.ndarray], g: int, unit: str,
-                   ter_ci: Interval | None, mter_ci: Interval | None, method: str) -> Metrics:
+                   ter_ci: Interval | None, mter_utt_ci: Interval | None, method: str) -> Metrics:
     m = grouping.group == g
     n_ref, n_hyp = counts["n_ref"][m], counts["n_hyp"][m]
     err = counts["sub"][m] + counts["ins"][m] + counts["del"][m]
@@ -112,7 +112,7 @@ def _group_metrics(grouping: Grouping, counts: dict[str, np.ndarray], g: int, un
                    mter_den=int(np.maximum(n_ref, n_hyp).sum()),
                    n_missing=int(counts["missing"][m].sum()),
                    n_empty_ref=int(np.count_nonzero(n_ref == 0)),
-                   ter_ci=ter_ci, mter_ci=mter_ci, ci_method=method)
+                   ter_ci=ter_ci, mter_utt_ci=mter_utt_ci, ci_method=method)
 
 
 def _value(x: float) -> float | None:
@@ -146,14 +146,14 @@ def group_accuracy(grouping: Grouping, counts: dict[str, np.ndarray], *, unit: s
     for g in range(G):
         enough = f.n_units(g) >= 2
         cis = {}
-        for key, col in (("ter", 1), ("mter", 2)):
+        for key, col in (("ter", 1), ("mter_utt", 2)):
             r = ratio(f.boot[:, g, 0], f.boot[:, g, col])
             cis[key] = interval(r, level, _value(ratio(f.sums[g, 0], f.sums[g, col])))
             if not enough:
                 cis[key].update(low=None, high=None, stderr=None)
         method = CI_SPEAKERS if grouping.unit_kind == "speaker" else CI_UTTERANCES
         metrics = _group_metrics(grouping, counts, g, unit, _interval_obj(cis["ter"]),
-                                 _interval_obj(cis["mter"]), method)
+                                 _interval_obj(cis["mter_utt"]), method)
         row = {**grouping.info[g], "metrics": metrics.to_dict(), "rate": _value(rates[g]),
                "ci": cis[metric],
                "ci_utterances": interval(urates[:, g], level, _value(rates[g]))}

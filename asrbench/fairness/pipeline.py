@@ -38,7 +38,7 @@ class Options:
 
     by: str
     analyses: Sequence[str] | None = None  # None: every analysis that applies
-    metric: str | None = None  # "ter" or "mter" (None: ter, where references exist)
+    metric: str | None = None  # "ter" or "mter_utt" (None: ter, where references exist)
     specs: Sequence[str] = ()
     grid_label: str | None = None
     tau: float = 0.1
@@ -131,14 +131,28 @@ def _select(ds: Any, opts: Options) -> list[str]:
     return [u.id for u in utts]
 
 
+def model_ids(models: Sequence[str]) -> list[str]:
+    """The IDs of the models given with -m (an ID, a folder or ID@VERSION): what reports name
+    them by and what output folders are made of; the same model twice is an input error."""
+    from asrbench.resolve import resolve_model
+
+    ids = [resolve_model(m).id for m in models]
+    seen: dict[str, str] = {}
+    for m, i in zip(models, ids, strict=True):
+        if i in seen:
+            raise InputError(f"model {i} is given twice with -m ({seen[i]!r} and {m!r})")
+        seen[i] = m
+    return ids
+
+
 def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
     """Check everything about the request; raise InputError naming what is wrong."""
     from asrbench.resolve import resolve_dataset
 
     if not models:
         raise InputError("give at least one model with -m")
-    if opts.metric not in (None, "ter", "mter"):
-        raise InputError(f"--metric {opts.metric!r}: use ter or mter")
+    if opts.metric not in (None, "ter", "mter_utt"):
+        raise InputError(f"--metric {opts.metric!r}: use ter or mter_utt")
     unknown = [a for a in (opts.analyses or ()) if a not in ANALYSES]
     if unknown:
         raise InputError(f"--analyses: unknown {', '.join(unknown)}; choose from "
@@ -201,12 +215,7 @@ def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
                          f"{', '.join(grouping.names)}); by default it is F vs M on GENDER")
     if base is not None and not compares:
         compares = [g for g in range(grouping.n_groups) if g != base]
-    if len(models) != len(set(models)):
-        raise InputError("a model is given twice with -m")
-    for m in models:
-        from asrbench.resolve import resolve_model
-
-        resolve_model(m)  # an unknown model fails here, before anything runs
+    model_ids(models)  # an unknown or repeated model fails here, before anything runs
     return Plan(ds, ids, grouping, analyses, conditions, trans, opts.metric or "ter", base,
                 compares, notes)
 
@@ -232,7 +241,10 @@ def _condition_paths(p: Plan, opts: Options, cache: Path) -> dict[str, Path]:
 
 
 def _run_cells(models: Sequence[str], p: Plan, opts: Options, results_root: Path | None,
-               progress: bool) -> tuple[dict[tuple[str, str], Cell], list[dict]]:
+               progress: bool, names: dict[str, str] | None = None
+               ) -> tuple[dict[tuple[str, str], Cell], list[dict]]:
+    """Run every (model, condition) cell; cells and inputs are keyed by model ID (`names` maps
+    each reference given to its ID)."""
     from asrbench.benchmark import run_benchmark
     from asrbench.benchmark.progress import CampaignProgress
     from asrbench.resolve import resolve_model
@@ -247,12 +259,13 @@ def _run_cells(models: Sequence[str], p: Plan, opts: Options, results_root: Path
     n = len(models) * len(paths)
     with CampaignProgress(f"fairness {p.dataset.id}", n, n * len(p.ids), n * audio_s,
                           enabled=progress) as prog:
-        for m in models:
-            rate = resolve_model(m).card.sample_rate
+        for ref in models:
+            m = (names or {}).get(ref, ref)
+            rate = resolve_model(ref).card.sample_rate
             for cond, path in paths.items():
                 prog.start_cell(f"{m} x {cond}")
                 src = at_rate(path, rate, cache) if opts.resample == "auto" else path
-                res = run_benchmark(model=m, dataset=src, runner=opts.runner, jobs=opts.jobs,
+                res = run_benchmark(model=ref, dataset=src, runner=opts.runner, jobs=opts.jobs,
                                     results_root=results_root, progress=False)
                 cell = read_cell(m, cond, res.out_dir)
                 cells[(m, cond)] = cell
@@ -386,7 +399,9 @@ def run_fairness(models: Sequence[str], dataset: str | Path, opts: Options,
     p = plan(models, dataset, opts)
     for n in p.notes:
         print(f"fairness: note: {n}", file=sys.stderr)
-    cells, inputs = _run_cells(models, p, opts, results_root, progress)
+    names = dict(zip(models, model_ids(models), strict=True))
+    cells, inputs = _run_cells(models, p, opts, results_root, progress, names)
+    models = [names[m] for m in models]
     results = analyse(models, p, cells, opts)
     prov = {"command": list(command) if command is not None else sys.argv,
             "git": git_state(), "host": host_info(), "packages": package_versions(),

@@ -123,7 +123,7 @@ def to_markdown(report: dict) -> str:
                         for i in report["groups"]], ["group", "speakers", "utterances", "small"])]
     for sec in report["accuracy"]:
         m = sec["metric"]
-        label = ("WER" if sec["unit"] == "word" else "CER") if m == "ter" else "mTER"
+        label = ("WER" if sec["unit"] == "word" else "CER") if m == "ter" else "mTER_utt"
         rows = []
         for r in sec["groups"]:
             t = r.get("test_vs_best") or {}

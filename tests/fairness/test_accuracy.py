@@ -47,12 +47,12 @@ def test_planted_group_errors_give_known_rates_differences_and_exact_p():
     assert row["test"]["p_value"] == pytest.approx(2 / 252)
 
 
-def test_mter_uses_the_longer_of_reference_and_hypothesis():
+def test_mter_utt_uses_the_longer_of_reference_and_hypothesis_per_utterance():
     g, c = _planted()
     c = dict(c)
     c["ins"] = c["sub"].copy()  # every error doubled by insertions: |hyp| = |ref| + err
     c["n_hyp"] = c["n_ref"] + c["ins"]
-    acc, _ = group_accuracy(g, c, metric="mter", reps=50, perms=100)
+    acc, _ = group_accuracy(g, c, metric="mter_utt", reps=50, perms=100)
     rows = {r["group"]: r for r in acc["groups"]}
     assert rows["F"]["rate"] == pytest.approx(4 / 12)  # (2 sub + 2 ins) / max(10, 12)
     assert rows["F"]["metrics"]["ter"] == pytest.approx(0.4)

@@ -63,6 +63,9 @@ def test_per_accent_accuracy_with_real_models(accents):
     assert all(g["small"] for g in j["groups"])  # 1-2 speakers per accent: flagged, kept
     # the 8 kHz audio went to the programs as it is (they resample to 16 kHz themselves)
     assert {i["resampled_to"] for i in j["inputs"]} == {None}
+    # every utterance answered (some 0.16-0.4 s digits get an empty answer from both models:
+    # that is the model's answer, scored as deletions, not a failure)
+    assert {i["n_failed"] for i in j["inputs"]} == {0}
     for sec in j["accuracy"]:
         t = sec["test"]
         assert t["exact"] and t["permutations"] == 180 and t["n_units"] == 6  # 6!/(2!1!2!1!)
@@ -70,7 +73,7 @@ def test_per_accent_accuracy_with_real_models(accents):
         words = sum(r["metrics"]["n_ref"] for r in sec["groups"])
         assert words == 30  # one word (a digit) per utterance
         for r in sec["groups"]:
-            assert r["rate"] is not None and r["metrics"]["coverage"] == 1.0
+            assert r["rate"] is not None and r["metrics"]["n_utts"] == r["n_utts"]
             if r["n_speakers"] == 1:
                 assert r["ci"]["low"] is None and r["ci_utterances"]["low"] is not None
     assert "## Per-group WER: whisper_tiny_en" in (accents["dir"] / "fairness.md").read_text()

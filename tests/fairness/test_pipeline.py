@@ -170,3 +170,29 @@ def test_bad_requests_fail_before_anything_runs(fake, cli, args, message):
     code, out, err = cli("fairness", "-m", A, *args)
     assert code == 2 and message in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and fake == []
+
+
+def test_a_model_given_as_a_folder_is_named_by_its_id(fake, cli, tmp_path):
+    """-m accepts a folder: reports and the default output folder use the model's ID, never
+    the path (which once put the results under <results>/fairness/mini_en//abs/path)."""
+    from asrbench.settings import REPO_ROOT
+
+    folder = str(REPO_ROOT / "models" / A)
+    code, out, err = cli("fairness", "-m", folder, "-d", "mini_en", "--by", "GENDER",
+                         "--utts", ",".join(MINI_IDS), "--analyses", "accuracy", "--bootstrap", "50",
+                         "--permutations", "50", "-q")
+    assert code == 0, err
+    assert [m for m, _, _ in fake] == [folder]  # run by the reference given
+    (target,) = (tmp_path / "results" / "fairness" / "mini_en" / A).glob("GENDER__sub*")
+    j = json.loads((target / "fairness.json").read_text())
+    assert j["models"] == [A] and [a["model"] for a in j["accuracy"]] == [A]
+    assert f"{target}/fairness.json" in out
+
+
+def test_the_same_model_twice_is_refused(fake, cli):
+    from asrbench.settings import REPO_ROOT
+
+    code, _, err = cli("fairness", "-m", A, "-m", str(REPO_ROOT / "models" / A), "-d",
+                       "mini_en", "--by", "GENDER")
+    assert code == 2 and "given twice" in err and "Traceback" not in err
+    assert fake == []

@@ -5,6 +5,7 @@ test_e2e_docker.py)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -43,7 +44,7 @@ def planted_benchmark(calls: list, women_lose: int = 1):
             hyps[u.id] = " ".join(words[lose:])
         from asrbench.settings import settings
 
-        out = (results_root or settings().results) / model / ds.id
+        out = (results_root or settings().results) / Path(model).name / ds.id
         out.mkdir(parents=True, exist_ok=True)
         if ds.reference_free:
             recs = [{"id": i, "hyp": h, "failed": None} for i, h in hyps.items()]

@@ -8,7 +8,8 @@
 A new full result replaces the reported one only when it was computed on the same dataset
 content with the same scorer options (a rerun, a newer model image or scorer code); anything
 else is stored beside it and the command says so. `--replace` makes a different full result the
-reported one (the previous one moves beside it). `<key>` is the first 12 hex digits of the
+reported one (the previous one moves beside it; a variant folder of the new content goes, as it
+is now the reported cell). `<key>` is the first 12 hex digits of the
 cell's `result_key`. Cells are written into a staging folder and moved into place whole.
 """
 
@@ -32,6 +33,7 @@ class Placement:
     path: Path
     kind: str  # "reported", "sample" or "variant"
     note: str | None = None
+    supersedes: Path | None = None  # a variant of the same content, removed once this is in place
 
 
 def reported_dir(root: Path, model: str, dataset: str) -> Path:
@@ -61,8 +63,10 @@ def place(root: Path, summary: Summary, replace: bool = False) -> tuple[Placemen
         return Placement(reported, "reported"), None
     if replace:
         old_key = short(current.result_key, 12)
+        mine = reported.with_name(f"{dataset}{SEP}{key}")
         return (Placement(reported, "reported",
-                          f"replaces the reported result, moved to {dataset}{SEP}{old_key}"),
+                          f"replaces the reported result, moved to {dataset}{SEP}{old_key}",
+                          supersedes=mine if mine.exists() else None),
                 reported.with_name(f"{dataset}{SEP}{old_key}"))
     why = ("dataset content differs" if current.dataset_hash != summary.dataset_hash
            else "scorer options differ")
@@ -96,4 +100,6 @@ def commit(staging: Path, placement: Placement, displaced: Path | None = None) -
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(staging, target)
+    if placement.supersedes is not None and placement.supersedes != target:
+        shutil.rmtree(placement.supersedes, ignore_errors=True)  # now the reported cell
     return target

@@ -232,3 +232,56 @@ def test_tabs_inside_a_text_read_the_same_by_benchmark_and_score(fake_models, tm
     assert code == 0, err
     scored = json.loads((tmp_path / "s" / "summary.json").read_text())["metrics"]
     assert scored["errors"] == s.metrics.errors and scored["n_hyp"] == s.metrics.n_hyp
+
+
+def _small_copy(mini_en: Path, dest: Path, n: int = 3, edit: str | None = None) -> Path:
+    """The first n utterances of mini_en under the same ID; `edit` replaces the first text."""
+    import shutil
+
+    shutil.copytree(mini_en, dest, ignore=shutil.ignore_patterns("audio"))
+    lines = (mini_en / "metadata.tsv").read_text().splitlines()
+    head, rows = lines[0], lines[1:n + 1]
+    if edit is not None:
+        cols = rows[0].split("\t")
+        cols[head.split("\t").index("TEXT")] = edit
+        rows[0] = "\t".join(cols)
+    (dest / "metadata.tsv").write_text("\n".join([head, *rows]) + "\n")
+    (dest / "audio").mkdir()
+    for r in rows:
+        rel = r.split("\t")[head.split("\t").index("AUDIO")]
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(mini_en / rel, dest / rel)
+    return dest
+
+
+def test_another_dataset_under_the_same_id_never_replaces_the_reported_cell(
+        fake_models, mini_en: Path, tmp_path: Path) -> None:
+    """Issue 16 item 1: results are keyed by content, not by the dataset's ID."""
+    folder = fake_models("fake_ok")
+    first_ds = _small_copy(mini_en, tmp_path / "a" / "mini_en")
+    other_ds = _small_copy(mini_en, tmp_path / "b" / "mini_en", edit="a different reference")
+    kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
+              progress=False)
+    first = run_benchmark(folder, first_ds, **kw)
+    assert first.placement.kind == "reported"
+    reported = tmp_path / "r" / "fake_ok" / "mini_en"
+    before = (reported / "summary.json").read_bytes()
+    other = run_benchmark(folder, other_ds, **kw)
+    assert other.placement.kind == "variant" and "dataset content differs" in other.placement.note
+    assert other.out_dir.name.startswith("mini_en~") and other.out_dir.parent == reported.parent
+    assert (reported / "summary.json").read_bytes() == before  # untouched
+    # a rerun of the first content is the reported cell again; the leaderboard says which
+    # cell it reports and names the one it left out
+    assert run_benchmark(folder, first_ds, **kw).placement.kind == "reported"
+    t = _ops("leaderboard", "--results", str(tmp_path / "r"))
+    assert t.returncode == 0, t.stderr
+    cell = json.loads((tmp_path / "r" / "leaderboard.json").read_text())["cells"]["fake_ok"][
+        "mini_en"]
+    assert cell["path"] == str(reported) and cell["others"] == 1 and "+1" in t.stdout
+    assert cell["dataset_hash"] == json.loads(before)["dataset_hash"]
+    # --replace makes the other one the reported cell and moves the first beside it
+    swapped = run_benchmark(folder, other_ds, replace=True, **kw)
+    assert swapped.placement.kind == "reported" and swapped.out_dir == reported
+    assert json.loads((reported / "summary.json").read_text())["dataset_hash"] != json.loads(
+        before)["dataset_hash"]
+    assert len(list(reported.parent.glob("mini_en~*/summary.json"))) == 1

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import TextIO
+
+from asrbench.ticker import Ticker, fmt_eta
 
 
 def _count_lines(path: Path) -> set[str]:
@@ -16,57 +17,6 @@ def _count_lines(path: Path) -> set[str]:
         return set()
     lines = data.split(b"\n")[:-1]  # the last piece is torn or empty
     return {ln.split(b"\t", 1)[0].decode(errors="replace") for ln in lines if ln}
-
-
-def _fmt_eta(seconds: float) -> str:
-    if seconds != seconds or seconds == float("inf"):
-        return "--:--"
-    s = int(seconds)
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
-class Ticker:
-    """A status line printed by a background thread: redrawn in place on a terminal, else one
-    line every `every_s` seconds (CI, logs), so long runs show life without flooding the log.
-    Subclasses say what the line is (`line()`)."""
-
-    def __init__(self, stream: TextIO | None, every_s: float, enabled: bool):
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.every_s = 0.5 if self.tty else every_s
-        self.enabled = enabled
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.start_t = time.monotonic()
-
-    def line(self) -> str:
-        raise NotImplementedError
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every_s):
-            self._emit()
-
-    def _emit(self, final: bool = False) -> None:
-        if not self.enabled:
-            return
-        text = self.line()
-        if self.tty:
-            self.stream.write("\r\033[K" + text + ("\n" if final else ""))
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
-
-    def __enter__(self):  # noqa: ANN204 - returns the subclass instance
-        if self.enabled:
-            self._thread = threading.Thread(target=self._loop, daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._emit(final=True)
 
 
 class Progress(Ticker):
@@ -100,7 +50,7 @@ class Progress(Ticker):
         return (f"{self.label}: {n + self.already}/{self.total} utts ({pct:.0f}%), "
                 f"audio {(secs + self.already_s) / 3600:.3f}/{self.total_s / 3600:.3f} h, "
                 f"{speed:.2f} audio-s/s, "
-                f"ETA {_fmt_eta(eta)}")
+                f"ETA {fmt_eta(eta)}")
 
 
 class CampaignProgress(Ticker):
@@ -138,4 +88,4 @@ class CampaignProgress(Ticker):
         now = f", now {self.current}" if self.current and self.cells < self.n_cells else ""
         return (f"{self.label}: {self.cells}/{self.n_cells} cells, {self.utts}/{self.n_utts} "
                 f"utts, audio {self.done_s / 3600:.3f}/{self.audio_s / 3600:.3f} h, "
-                f"{speed:.2f} audio-s/s, ETA {_fmt_eta(eta)}{now}")
+                f"{speed:.2f} audio-s/s, ETA {fmt_eta(eta)}{now}")

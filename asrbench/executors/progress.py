@@ -9,18 +9,12 @@ shows up by name.
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from typing import TextIO
 
-
-def _eta(seconds: float) -> str:
-    if seconds != seconds or seconds == float("inf"):
-        return "--:--"
-    s = int(seconds)
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+from asrbench.ticker import Ticker, fmt_eta
 
 
 @dataclass
@@ -32,22 +26,18 @@ class _Node:
     errors: int = 0
 
 
-class ClusterProgress:
-    """Counts shards submitted and finished, overall and per node; thread-safe."""
+class ClusterProgress(Ticker):
+    """Counts shards submitted and finished, overall and per node; thread-safe. The line
+    starts with the first submission and ends with `close()`."""
 
     def __init__(self, label: str = "ray", stream: TextIO | None = None, every_s: float = 10.0,
                  enabled: bool = True):
+        super().__init__(stream, every_s, enabled)
         self.label = label
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.every_s = 0.5 if self.tty else every_s
-        self.enabled = enabled
         self.total = self.done = self.total_utts = self.utts = self.retried = 0
         self.nodes: dict[str, _Node] = {}
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.start_t: float | None = None
+        self.start_t: float | None = None  # type: ignore[assignment]
 
     def submitted(self, n_shards: int, n_utts: int) -> None:
         with self._lock:
@@ -77,7 +67,7 @@ class ClusterProgress:
             eta = left / rate if rate > 0 else float("inf")
             pct = 100.0 * self.utts / self.total_utts if self.total_utts else 100.0
             return (f"{self.label}: {self.done}/{self.total} shards, {self.utts}/"
-                    f"{self.total_utts} utts ({pct:.0f}%), {rate:.2f} utt/s, ETA {_eta(eta)}, "
+                    f"{self.total_utts} utts ({pct:.0f}%), {rate:.2f} utt/s, ETA {fmt_eta(eta)}, "
                     f"{len(self.nodes)} node(s)")
 
     def node_lines(self) -> list[str]:
@@ -87,21 +77,8 @@ class ClusterProgress:
                     + (f", {n.errors} shard error(s)" if n.errors else "")
                     for name, n in sorted(self.nodes.items())]
 
-    def _emit(self, final: bool = False) -> None:
-        if not self.enabled:
-            return
-        text = self.line()
-        if self.tty:
-            self.stream.write("\r\033[K" + text + ("\n" if final else ""))
-            if final:
-                self.stream.write("".join(f"{ln}\n" for ln in self.node_lines()))
-        else:
-            self.stream.write(text + "\n" + "".join(f"{ln}\n" for ln in self.node_lines()))
-        self.stream.flush()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every_s):
-            self._emit()
+    def extra_lines(self) -> list[str]:
+        return self.node_lines()
 
     def _start(self) -> None:
         if self.enabled and self._thread is None:

@@ -4,13 +4,11 @@ the fault localiser's per-word TSV files, written as one folder moved into place
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from asrbench.fsio import atomic_write_json, atomic_write_text
+from asrbench.fsio import atomic_write_json, atomic_write_text, replace_dir, stage_dir
 from asrbench.table import markdown
 
 FORMAT = "asrbench-fairness-v1"
@@ -254,19 +252,9 @@ def output_dir(root: Path, dataset: str, models: Sequence[str], by: str,
 
 def write(report: dict, rows: dict[str, list[dict]], target: Path) -> Path:
     """fairness.json, fairness.md and localiser/<model>.tsv, moved into place together."""
-    stage = target.with_name(f".{target.name}.tmp{os.getpid()}")
-    shutil.rmtree(stage, ignore_errors=True)
-    stage.mkdir(parents=True)
+    stage = stage_dir(target)
     atomic_write_json(stage / "fairness.json", report)
     atomic_write_text(stage / "fairness.md", to_markdown(report))
     for model, r in rows.items():
         atomic_write_text(stage / "localiser" / f"{model}.tsv", tsv(r))
-    if target.exists():
-        old = target.with_name(f".{target.name}.old{os.getpid()}")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(target, old)
-        os.replace(stage, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(stage, target)
-    return target
+    return replace_dir(stage, target)

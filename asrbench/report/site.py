@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import quote
 
 from asrbench.errors import InputError
+from asrbench.fsio import replace_dir
 from asrbench.identity import bytes_sha256
 from asrbench.report.collect import Cell, Results, collect
 
@@ -316,7 +317,7 @@ def build_site(opts: Options) -> Built:
                 shutil.rmtree(final_dir / "audio", ignore_errors=True)
                 os.replace(stage / "audio", final_dir / "audio")
         else:
-            _swap(stage, final_dir)
+            replace_dir(stage, final_dir)
     finally:
         if enabled:
             gc.enable()
@@ -336,12 +337,3 @@ def _check_target(folder: Path) -> None:
                          "choose another folder, the report replaces its output whole")
 
 
-def _swap(stage: Path, final_dir: Path) -> None:
-    if final_dir.exists():
-        old = final_dir.with_name(f".{final_dir.name}.old{os.getpid()}")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(final_dir, old)
-        os.replace(stage, final_dir)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(stage, final_dir)

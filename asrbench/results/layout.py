@@ -20,6 +20,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from asrbench.fsio import replace_dir
 from asrbench.identity import short
 from asrbench.results.summary import Summary, SummaryError, read_summary
 
@@ -92,14 +93,7 @@ def commit(staging: Path, placement: Placement, displaced: Path | None = None) -
     if displaced is not None and target.exists():
         shutil.rmtree(displaced, ignore_errors=True)
         os.replace(target, displaced)
-    if target.exists():
-        old = target.with_name(f".old-{os.getpid()}-{target.name}")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(target, old)
-        os.replace(staging, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staging, target)
+    replace_dir(staging, target)
     if placement.supersedes is not None and placement.supersedes != target:
         shutil.rmtree(placement.supersedes, ignore_errors=True)  # now the reported cell
     return target

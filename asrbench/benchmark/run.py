@@ -190,6 +190,36 @@ def run_matrix(cells: Sequence[tuple[str | Path, str | Path]], executor: Executo
     return results  # type: ignore[return-value]
 
 
+def run_cells(cells: Sequence[tuple[str | Path, str | Path]], executor: Executor, *,
+              on_start: Callable[[int], None] | None = None,
+              on_done: Callable[[int], None] | None = None, **kwargs: object) -> list[CellResult]:
+    """The cells of a campaign grid (robustness, fairness): each (model, dataset) cell's
+    CellResult in order; the first failure is raised (its message names the model and dataset).
+
+    One at a time through `asrbench.benchmark.run_benchmark` on this machine (`on_start(i)`
+    before each); all together through `run_matrix` for an executor that keeps cells in flight
+    (a cluster's shards then queue together). `on_done(i)` as each cell ends.
+    """
+    if executor.cells_in_flight <= 1:
+        from asrbench import benchmark  # the package attribute, so a test can stand in for it
+
+        out = []
+        for i, (model, dataset) in enumerate(cells):
+            if on_start:
+                on_start(i)
+            out.append(benchmark.run_benchmark(model=model, dataset=dataset, executor=executor,
+                                               **kwargs))
+            if on_done:
+                on_done(i)
+        return out
+    outcomes = run_matrix(cells, executor, on_result=(lambda i, _: on_done(i)) if on_done
+                          else None, **kwargs)
+    for o in outcomes:
+        if isinstance(o, AsrbenchError):
+            raise o
+    return outcomes  # type: ignore[return-value]
+
+
 def preflight(executor: Executor, models: Sequence[str | Path], runner: str | Runner = "auto",
               options: RunOptions | None = None, gpus: str | None = None) -> None:
     """The executor's checks for every model of a grid, before any work starts (a remote

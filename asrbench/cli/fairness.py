@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from asrbench.cli.executor_opts import AddressOpt, ExecutorOpt, ZooRemoteOpt, executor_from_flags
 from asrbench.cli.options import ModelsOpt, ResultsOpt, RunnerOpt
 from asrbench.errors import InputError
 
@@ -83,6 +84,9 @@ def fairness(
     out: Path = typer.Option(None, "--out", help="default <results>/fairness/<dataset>/"
                                                  "<models>/<by>[__grid][__subKEY]"),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="no progress line"),
+    executor: str = ExecutorOpt,
+    address: str = AddressOpt,
+    zoo_remote: str = ZooRemoteOpt,
 ) -> None:
     """Per-group accuracy, LWERR, robustness disparity, differential testing, fault localiser."""
     import sys
@@ -113,8 +117,9 @@ def fairness(
                    utts=subset, per_speaker=per_speaker, runner=runner or "auto", jobs=jobs,
                    resample=resample)
     models = list(model or [])
-    plan, report, rows = run_fairness(models, dataset, opts, results_root=results,
-                                      progress=not quiet)
+    with executor_from_flags(executor, address, zoo_remote, progress=not quiet) as ex:
+        plan, report, rows = run_fairness(models, dataset, opts, results_root=results,
+                                          progress=not quiet, executor=ex)
     for w in report["warnings"]:
         print(f"fairness: warning: {w}", file=sys.stderr)
     root = Path(results) if results else settings().results

@@ -241,42 +241,48 @@ def _condition_paths(p: Plan, opts: Options, cache: Path) -> dict[str, Path]:
 
 
 def _run_cells(models: Sequence[str], p: Plan, opts: Options, results_root: Path | None,
-               progress: bool, names: dict[str, str] | None = None
-               ) -> tuple[dict[tuple[str, str], Cell], list[dict]]:
+               progress: bool, names: dict[str, str] | None = None,
+               executor: Any = None) -> tuple[dict[tuple[str, str], Cell], list[dict]]:
     """Run every (model, condition) cell; cells and inputs are keyed by model ID (`names` maps
-    each reference given to its ID)."""
-    from asrbench.benchmark import run_benchmark
+    each reference given to its ID). `executor` says where the shards run (default: this
+    machine); a cluster is checked (preflight) before any audio is derived."""
     from asrbench.benchmark.progress import CampaignProgress
+    from asrbench.benchmark.run import preflight, run_cells
+    from asrbench.executors import LocalExecutor
     from asrbench.resolve import resolve_model
     from asrbench.settings import settings
 
+    executor = executor or LocalExecutor()
+    preflight(executor, models, opts.runner)  # a cluster that cannot run the models fails here
     cache = settings().cache
     paths = _condition_paths(p, opts, cache)
     by_id = {u.id: u for u in p.dataset.utterances}
     audio_s = sum(by_id[i].duration for i in p.ids)
-    cells: dict[tuple[str, str], Cell] = {}
-    inputs = []
-    n = len(models) * len(paths)
+    grid = []  # (reference, ID, condition, source path, rate, condition path)
+    for ref in models:
+        rate = resolve_model(ref).card.sample_rate
+        for cond, path in paths.items():
+            src = at_rate(path, rate, cache) if opts.resample == "auto" else path
+            grid.append((ref, (names or {}).get(ref, ref), cond, src, rate, path))
+    n = len(grid)
     with CampaignProgress(f"fairness {p.dataset.id}", n, n * len(p.ids), n * audio_s,
                           enabled=progress) as prog:
-        for ref in models:
-            m = (names or {}).get(ref, ref)
-            rate = resolve_model(ref).card.sample_rate
-            for cond, path in paths.items():
-                prog.start_cell(f"{m} x {cond}")
-                src = at_rate(path, rate, cache) if opts.resample == "auto" else path
-                res = run_benchmark(model=ref, dataset=src, runner=opts.runner, jobs=opts.jobs,
-                                    results_root=results_root, progress=False)
-                cell = read_cell(m, cond, res.out_dir)
-                cells[(m, cond)] = cell
-                s = res.summary
-                inputs.append({"model": m, "condition": cond, "dataset": s.dataset,
-                               "dataset_hash": s.dataset_hash, "result_dir": str(res.out_dir),
-                               "result_key": s.result_key, "hyps_key": s.hyps_key,
-                               "model_identity": s.model_identity, "runner": s.runner,
-                               "cache_hit": res.cache_hit, "n_failed": s.n_failed,
-                               "resampled_to": rate if Path(src) != Path(path) else None})
-                prog.cell_done(len(p.ids), audio_s)
+        results = run_cells([(g[0], g[3]) for g in grid], executor,
+                            on_start=lambda i: prog.start_cell(f"{grid[i][1]} x {grid[i][2]}"),
+                            on_done=lambda i: prog.cell_done(len(p.ids), audio_s),
+                            runner=opts.runner, jobs=opts.jobs, results_root=results_root,
+                            progress=False)
+    cells: dict[tuple[str, str], Cell] = {}
+    inputs = []
+    for (_, m, cond, src, rate, path), res in zip(grid, results, strict=True):
+        cells[(m, cond)] = read_cell(m, cond, res.out_dir)
+        s = res.summary
+        inputs.append({"model": m, "condition": cond, "dataset": s.dataset,
+                       "dataset_hash": s.dataset_hash, "result_dir": str(res.out_dir),
+                       "result_key": s.result_key, "hyps_key": s.hyps_key,
+                       "model_identity": s.model_identity, "runner": s.runner,
+                       "cache_hit": res.cache_hit, "n_failed": s.n_failed,
+                       "resampled_to": rate if Path(src) != Path(path) else None})
     return cells, inputs
 
 
@@ -388,7 +394,7 @@ def _best_clean(g: Grouping, err: np.ndarray, den: np.ndarray) -> int:
 
 def run_fairness(models: Sequence[str], dataset: str | Path, opts: Options,
                  results_root: Path | None = None, progress: bool = True,
-                 command: Sequence[str] | None = None
+                 command: Sequence[str] | None = None, executor: Any = None
                  ) -> tuple[Plan, dict[str, Any], dict[str, list[dict]]]:
     """Plan, run (cached), analyse: the plan, the fairness.json object and the localiser's
     per-word rows by model (written by `report.write`)."""
@@ -400,7 +406,7 @@ def run_fairness(models: Sequence[str], dataset: str | Path, opts: Options,
     for n in p.notes:
         print(f"fairness: note: {n}", file=sys.stderr)
     names = dict(zip(models, model_ids(models), strict=True))
-    cells, inputs = _run_cells(models, p, opts, results_root, progress, names)
+    cells, inputs = _run_cells(models, p, opts, results_root, progress, names, executor)
     models = [names[m] for m in models]
     results = analyse(models, p, cells, opts)
     prov = {"command": list(command) if command is not None else sys.argv,

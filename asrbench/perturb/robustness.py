@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from asrbench.errors import AsrbenchError
 from asrbench.perturb import metrics
 from asrbench.perturb.derive import derive_dataset
 from asrbench.perturb.spec import canonical_spec, parse_spec
@@ -41,7 +40,7 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
     before anything is derived, and its cells run concurrently.
     """
     from asrbench.benchmark.progress import CampaignProgress
-    from asrbench.benchmark.run import preflight
+    from asrbench.benchmark.run import preflight, run_cells
     from asrbench.dataset import load_dataset
     from asrbench.executors import LocalExecutor
     from asrbench.perturb.dsp import PerturbError
@@ -89,10 +88,11 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
     cells = [(m, c, path) for m in runs for c, path in derived.items()]
     with CampaignProgress(f"robustness {ds.id}", len(cells), len(cells) * len(utts),
                           len(cells) * audio_s, enabled=progress) as prog:
-        for (m, c, _), cell in zip(cells, _run_cells(cells, executor, prog, runner=runner,
-                                                     jobs=jobs, results_root=results_root,
-                                                     utts=len(utts), audio_s=audio_s),
-                                   strict=True):
+        results = run_cells([(m, path) for m, _, path in cells], executor,
+                            on_start=lambda i: prog.start_cell(f"{cells[i][0]} x {cells[i][1]}"),
+                            on_done=lambda i: prog.cell_done(len(utts), audio_s),
+                            runner=runner, jobs=jobs, results_root=results_root, progress=False)
+        for (m, c, _), cell in zip(cells, results, strict=True):
             wers[m][c] = cell.metrics.ter
     rows: list[dict[str, Any]] = []
     for m in models:
@@ -136,33 +136,3 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
             "rows": rows, "summary": summary, "aurora_average_accuracy": aurora,
             "severity_curves": metrics.severity_curves(rows), "warnings": warnings,
             "markdown": md}
-
-
-def _run_cells(cells: list[tuple[str, str, Path]], executor: Executor, prog: Any, *,
-               runner: str, jobs: int, results_root: Path | None, utts: int,
-               audio_s: float) -> list[Any]:
-    """Each model x condition cell's CellResult, in order; the first failure is raised.
-
-    One at a time through `run_benchmark` on this machine; all together through `run_matrix`
-    for an executor that keeps cells in flight (a cluster's shards then queue together).
-    """
-    from asrbench import benchmark
-
-    common = dict(runner=runner, jobs=jobs, results_root=results_root, progress=False,
-                  executor=executor)
-    if executor.cells_in_flight <= 1:
-        out = []
-        for m, c, path in cells:
-            prog.start_cell(f"{m} x {c}")
-            out.append(benchmark.run_benchmark(model=m, dataset=path, **common))
-            prog.cell_done(utts, audio_s)
-        return out
-    from asrbench.benchmark.run import run_matrix
-
-    common.pop("executor")
-    outcomes = run_matrix([(m, path) for m, _, path in cells], executor,
-                          on_result=lambda i, _: prog.cell_done(utts, audio_s), **common)
-    for o in outcomes:
-        if isinstance(o, AsrbenchError):
-            raise o  # its message names the model and the condition's dataset
-    return outcomes

@@ -106,3 +106,31 @@ def test_driver_killed_mid_run_rerun_resumes_from_finished_shards(
                   "--cache", tmp_path / "lc", "--no-progress", env=driver_env)
     assert local.returncode == 0, local.stderr[-3000:]
     assert_same_cells(tmp_path / "r", tmp_path / "local", with_timing=True)
+
+
+FAIR_IDS = "LJ001-0002,LJ001-0005,1089-134686-0000,cmu_arctic_us_aew_a0001,cmu_arctic_us_axb_a0004"
+
+
+def test_fairness_grid_on_the_cluster_equals_local(cluster, fake_models: dict, driver_env: dict,
+                                                   tmp_path: Path) -> None:
+    """ops/fairness --executor ray: the derived (perturbed) datasets travel through the zoo,
+    every cell's shards run on the nodes, and every number equals the local run's."""
+    def fairness(tag: str, *extra: str) -> dict:
+        cmd = [str(OPS / "fairness"), "-m", str(fake_models["slow"]), "-d", "mini_en", "--by",
+               "GENDER", "--utts", FAIR_IDS, "-t", "av_noise:1", "--runner", "local",
+               "--bootstrap", "50", "--permutations", "50", "--min-count", "1", "-q",
+               "--results", str(tmp_path / tag), "--out", str(tmp_path / f"{tag}-out"), *extra]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
+                           env={**driver_env, "ASRBENCH_CACHE": str(tmp_path / f"{tag}-cache")},
+                           cwd=REPO_ROOT)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return json.loads((tmp_path / f"{tag}-out" / "fairness.json").read_text())
+
+    local = fairness("local")
+    ray = fairness("ray", "--executor", "ray", "--address", cluster.address)
+    for section in ("groups", "accuracy", "robustness", "metamorphic", "localiser"):
+        assert ray[section] == local[section], section
+    ran = shards(tmp_path / "ray")
+    assert {s["cell"].split("/")[1].split("__")[1] for s in ran} == {"clean", "av_noise-1"}
+    nodes = {str(n.cache): n.name for n in cluster.nodes}
+    assert {nodes[s["node"]["cache"]] for s in ran} <= {"a", "b", "c"}

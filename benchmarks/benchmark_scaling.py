@@ -24,8 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from asrbench.benchmark import run_benchmark  # noqa: E402
 from asrbench.benchmark.resolve import resolve_model  # noqa: E402
+
+from asrbench.benchmark import run_benchmark  # noqa: E402
 from asrbench.benchmark.run import _runner  # noqa: E402
 
 

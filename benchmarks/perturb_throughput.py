@@ -19,10 +19,10 @@ import numpy as np
 import soundfile as sf
 
 from asrbench.dataset import load_dataset
-from asrbench.settings import REPO_ROOT
 from asrbench.perturb import all_perturbations, apply_spec
 from asrbench.perturb.noise import Context
 from asrbench.perturb.rooms import rir_bank
+from asrbench.settings import REPO_ROOT
 
 
 def spec_for(name: str, severity: str) -> str:

@@ -180,8 +180,8 @@ def test_a_model_given_as_a_folder_is_named_by_its_id(fake, cli, tmp_path):
 
     folder = str(REPO_ROOT / "models" / A)
     code, out, err = cli("fairness", "-m", folder, "-d", "mini_en", "--by", "GENDER",
-                         "--utts", ",".join(MINI_IDS), "--analyses", "accuracy", "--bootstrap", "50",
-                         "--permutations", "50", "-q")
+                         "--utts", ",".join(MINI_IDS), "--analyses", "accuracy",
+                         "--bootstrap", "50", "--permutations", "50", "-q")
     assert code == 0, err
     assert [m for m, _, _ in fake] == [folder]  # run by the reference given
     (target,) = (tmp_path / "results" / "fairness" / "mini_en" / A).glob("GENDER__sub*")

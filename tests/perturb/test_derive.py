@@ -10,8 +10,8 @@ import yaml
 
 from asrbench.dataset import load_dataset
 from asrbench.identity import hash_file as file_sha256
-from asrbench.settings import REPO_ROOT
 from asrbench.perturb.derive import derive_dataset
+from asrbench.settings import REPO_ROOT
 from tests.perturb.conftest import SHORT_IDS
 
 # Every random ingredient at once: babble choice, RIR choice, noise, chunk choice, codec.

@@ -7,9 +7,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from asrbench.settings import REPO_ROOT
 from asrbench.perturb import SpecError, all_perturbations, apply_spec, canonical_spec, parse_spec
 from asrbench.perturb.spec import spec_slug
+from asrbench.settings import REPO_ROOT
 
 
 def test_severity_and_params_resolve():

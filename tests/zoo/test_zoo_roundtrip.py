@@ -124,9 +124,10 @@ def test_model_travels_with_its_shared_helpers(tmp_path, monkeypatch):
     folder runs (and hashes) the same on a machine without that _common folder."""
     import shutil
 
+    from zoo_support import write_zoo_yaml
+
     from asrbench.modelcard import load_model
     from asrbench.settings import REPO_ROOT
-    from zoo_support import write_zoo_yaml
 
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
     original = load_model(REPO_ROOT / "models" / "openai_api_en")

@@ -49,13 +49,20 @@ def test_bad_inputs_are_named_and_the_rest_is_built(results_tree: Path, tmp_path
     root = copy_tree(results_tree, tmp_path / "results")
     truncated = root / "sloppy" / "mini_en" / "summary.json"
     truncated.write_text(truncated.read_text()[:200])
-    no_run = root / "planted" / "mini_en__gaussian_noise-2__s0" / "run.json"
+    def cell(model: str, prefix: str) -> Path:  # robustness cells of a subset: <name>__u3-<key>
+        (one,) = (root / model).glob(prefix + "*")
+        return one
+
+    noisy2, noisy4, clean = (cell("planted", "mini_en__gaussian_noise-2__s0"),
+                             cell("planted", "mini_en__gaussian_noise-4__s0"),
+                             cell("sloppy", "mini_en__clean__s0"))
+    no_run = noisy2 / "run.json"
     no_run.unlink()
-    older = root / "planted" / "mini_en__gaussian_noise-4__s0" / "summary.json"
+    older = noisy4 / "summary.json"
     old = json.loads(older.read_text())
     old["format"] = "asrbench-summary-v1"
     older.write_text(json.dumps(old))
-    bad_lines = root / "sloppy" / "mini_en__clean__s0" / "utterances.jsonl"
+    bad_lines = clean / "utterances.jsonl"
     lines = bad_lines.read_text().splitlines()
     bad_lines.write_text("\n".join(lines[:1] + [lines[1][:40]] + lines[2:]) + "\n")
     rob = next((root / "robustness").rglob("robustness.json"))
@@ -81,10 +88,10 @@ def test_bad_inputs_are_named_and_the_rest_is_built(results_tree: Path, tmp_path
     assert (out / "cell" / "planted" / "mini_en.html").is_file()
     assert not (out / "cell" / "sloppy" / "mini_en.html").exists()
     # the cell without run.json is shown, its provenance says why it is incomplete
-    page = (out / "cell" / "planted" / "mini_en__gaussian_noise-2__s0.html").read_text()
+    page = (out / "cell" / "planted" / f"{noisy2.name}.html").read_text()
     assert "run.json is missing or unreadable" in page
     # the cell with a broken utterances.jsonl names the file and line on its page
-    page = (out / "cell" / "sloppy" / "mini_en__clean__s0.html").read_text()
+    page = (out / "cell" / "sloppy" / f"{clean.name}.html").read_text()
     assert f"{bad_lines}:2: not valid JSON" in page
     # --strict turns problems into exit status 1, the site is still written
     code, _, _ = cli("report", "--results", root, "-o", out, "--strict", "-q")

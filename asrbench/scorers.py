@@ -10,7 +10,7 @@ provenance). `scoring/` hashes nothing itself: the data files are hashed here.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -55,10 +55,11 @@ class ScorerIdentity:
     lang: str
     unit: str
     steps: list[str]
+    options: dict[str, Any] = field(default_factory=dict)  # what the user chose ({}: defaults)
 
     def to_dict(self) -> dict[str, Any]:
         return {"config_hash": self.config_hash, "code": self.code, "lang": self.lang,
-                "unit": self.unit, "steps": self.steps}
+                "unit": self.unit, "steps": self.steps, "options": self.options}
 
 
 def get_scorer(lang: str = "en", options: dict[str, Any] | None = None) -> Scorer:
@@ -93,9 +94,11 @@ def scorer_config(scorer: Scorer) -> dict[str, Any]:
     return cfg
 
 
-def scorer_identity(scorer: Scorer) -> ScorerIdentity:
-    """Config hash (comparability) and code digest (provenance) of a built scorer."""
+def scorer_identity(scorer: Scorer, options: dict[str, Any] | None = None) -> ScorerIdentity:
+    """Config hash (comparability), code digest (provenance) and the user's `options` (what
+    `get_scorer` was given: which result a rerun may replace) of a built scorer."""
     cfg = scorer_config(scorer)
     return ScorerIdentity(config_hash="sha256:" + digest("scorer", config=_portable(cfg)),
                           code=code_digest(), lang=scorer.config.lang,
-                          unit=scorer.config.unit or "word", steps=list(cfg.get("steps", [])))
+                          unit=scorer.config.unit or "word", steps=list(cfg.get("steps", [])),
+                          options=dict(sorted((options or {}).items())))

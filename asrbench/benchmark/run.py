@@ -374,7 +374,8 @@ def _finish(p: _Prepared, executor: Executor, rec: Records, logs: list[Path],
     refs = {u.id: u.text for u in selection}
     hyps = {u.id: rec.hyp[u.id] for u in selection if u.id in rec.hyp}
     result = scorer.score(refs, hyps) if scorer else None
-    sid = scorer_identity(scorer).to_dict() if scorer else {"config_hash": None}
+    sid = (scorer_identity(scorer, scorer_options).to_dict() if scorer
+           else {"config_hash": None, "options": dict(scorer_options or {})})
     score_s = time.monotonic() - t_score
     ids = list(refs)
     sel = Selection(n_utts=len(selection), n_dataset_utts=len(ds.utterances),

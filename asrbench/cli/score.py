@@ -158,7 +158,7 @@ def _score(ref: Path, hyp: Path, out: Path, ref_format: str, hyp_format: str, la
     refs = read_transcripts(ref, ref_format)
     hyps = read_transcripts(hyp, hyp_format)
     result = scorer.score(refs, hyps)
-    sid = scorer_identity(scorer)
+    sid = scorer_identity(scorer, options)
     sources = {"ref": {"path": str(ref), "sha256": file_sha256(ref)},
                "hyp": {"path": str(hyp), "sha256": file_sha256(hyp)}}
     sel = Selection(n_utts=len(refs), n_dataset_utts=len(refs),

@@ -42,8 +42,11 @@ def reported_dir(root: Path, model: str, dataset: str) -> Path:
 
 
 def _same_content(a: Summary, b: Summary) -> bool:
+    """The same dataset content scored with the same user options: a rerun, whatever the model
+    image or the scorer's code and data files (a newer version of the platform's scorer gives
+    the reported result, not a variant of it)."""
     return (a.dataset_hash == b.dataset_hash
-            and a.scorer.get("config_hash") == b.scorer.get("config_hash"))
+            and a.scorer.get("options", {}) == b.scorer.get("options", {}))
 
 
 def place(root: Path, summary: Summary, replace: bool = False) -> tuple[Placement, Path | None]:

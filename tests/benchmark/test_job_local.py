@@ -285,3 +285,33 @@ def test_another_dataset_under_the_same_id_never_replaces_the_reported_cell(
     assert json.loads((reported / "summary.json").read_text())["dataset_hash"] != json.loads(
         before)["dataset_hash"]
     assert len(list(reported.parent.glob("mini_en~*/summary.json"))) == 1
+
+
+def test_a_newer_scorer_replaces_the_reported_cell_other_options_do_not(
+        fake_models, mini_en: Path, tmp_path: Path, monkeypatch) -> None:
+    """Upgrading the platform changes the scorer's code and data files (its config hash) but
+    not what the user chose: the rerun is the reported result, not a variant beside a stale
+    one. Other user options (--score-opt) still go beside it."""
+    import asrbench.scorers as scorers
+
+    folder = fake_models("fake_ok")
+    ds = _small_copy(mini_en, tmp_path / "ds" / "mini_en")
+    kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
+              progress=False)
+    first = run_benchmark(folder, ds, **kw)
+    real = scorers.scorer_identity
+
+    def upgraded(scorer, options=None):  # noqa: ANN001, ANN202 - as after a new release
+        sid = real(scorer, options)
+        return scorers.ScorerIdentity(**{**sid.__dict__, "config_hash": "sha256:" + "1" * 64,
+                                         "code": "sha256:" + "2" * 64})
+
+    monkeypatch.setattr(scorers, "scorer_identity", upgraded)
+    monkeypatch.setattr("asrbench.benchmark.run.scorer_identity", upgraded)
+    again = run_benchmark(folder, ds, **kw)
+    assert again.placement.kind == "reported" and again.out_dir == first.out_dir
+    summary = json.loads((first.out_dir / "summary.json").read_text())
+    assert summary["scorer"]["config_hash"] == "sha256:" + "1" * 64
+    assert summary["scorer"]["options"] == {}
+    other = run_benchmark(folder, ds, scorer_options={"nsw": False}, **kw)
+    assert other.placement.kind == "variant" and "scorer options differ" in other.placement.note

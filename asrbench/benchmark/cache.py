@@ -81,6 +81,8 @@ class HypCache:
 
         atomic_write_json(self.root / "key.json", self.inputs)
         atomic_write_text(self.root / "timing.tsv", text(rec.timing))
+        if rec.cost or (self.root / "cost.tsv").exists():
+            atomic_write_text(self.root / "cost.tsv", text(rec.cost))
         atomic_write_text(self.root / "failed.tsv", text(rec.failed))
         # hyp.tsv last: a reader that sees it sees the other two as well.
         atomic_write_text(self.root / "hyp.tsv", text(rec.hyp))
@@ -109,7 +111,7 @@ class HypCache:
             out, found = read_output(shard / "out", given_ids(shard / "wav.lst"))
             if red:
                 out = Records({k: red.redact(v) for k, v in out.hyp.items()}, out.timing,
-                              {k: red.redact(v) for k, v in out.failed.items()})
+                              {k: red.redact(v) for k, v in out.failed.items()}, out.cost)
             problems += [red.redact(f"{shard.parent.name}/{shard.name}: {p}") for p in found]
             before = (len(rec.hyp), dict(rec.failed))
             recovered += rec.absorb(out)

@@ -2,7 +2,7 @@
 
     summary.json        the asrbench summary schema (asrbench/results/summary.py), written once
     utterances.jsonl    one record per utterance (asrbench/results/reports.py), written once
-    hyp.raw.tsv         what the model wrote; failed.tsv and timing.tsv beside it
+    hyp.raw.tsv         what the model wrote; failed.tsv, timing.tsv (and cost.tsv) beside it
     ref.norm.tsv, hyp.norm.tsv   the texts after normalisation
     scoring/            alignment.txt, hyp.pra, hyp.sys, table.txt
     logs/               the shards' logs
@@ -57,6 +57,26 @@ def _tsv(rows: Sequence[tuple[str, str]]) -> str:
     return "".join(f"{a}\t{b}\n" for a, b in rows)
 
 
+def cost_stats(utts: Sequence[Utterance], rec: Records) -> dict | None:
+    """The model's per-utterance cost estimates (`cost.tsv`, API models) summed over the
+    selection; None when the model writes none. Utterances without an estimate are counted."""
+    usd, n, bad = 0.0, 0, []
+    for u in utts:
+        v = rec.cost.get(u.id)
+        if v is None:
+            continue
+        try:
+            usd += float(v)
+            n += 1
+        except ValueError:
+            bad.append(u.id)
+    if not n and not bad:
+        return None
+    return {"usd": round(usd, 6), "n_costed": n, "n_utts": len(utts),
+            "unparsable": bad, "source": "estimate written by the model (cost.tsv, its "
+            "card's list price)"}
+
+
 def timing_stats(utts: Sequence[Utterance], rec: Records) -> dict:
     """RTF = total processing time / total audio duration, and per-utterance latency."""
     proc: list[float] = []
@@ -97,6 +117,8 @@ def write_cell_files(out: Path, utts: Sequence[Utterance], rec: Records,
                       _tsv([(i, rec.failed[i]) for i in ids if i in rec.failed]))
     atomic_write_text(out / "timing.tsv",
                       _tsv([(i, rec.timing[i]) for i in ids if i in rec.timing]))
+    if any(i in rec.cost for i in ids):
+        atomic_write_text(out / "cost.tsv", _tsv([(i, rec.cost[i]) for i in ids if i in rec.cost]))
     if result is None:
         write_utterances(out / "utterances.jsonl", (json.dumps(
             {"id": u.id, "hyp": rec.hyp.get(u.id), "duration": u.duration,

@@ -1,6 +1,6 @@
 """Reading what a model program wrote (contract v1, models/README.md), trusting nothing.
 
-One reader for `hyp.tsv`, `timing.tsv` and `failed.tsv`:
+One reader for `hyp.tsv`, `timing.tsv`, `failed.tsv` and `cost.tsv` (API models: `ID<TAB>USD`):
 - a line is `ID<TAB>VALUE`; the value is everything after the first tab, and for texts any
   further tab becomes a space (`scoring.io` reads hypothesis files the same way);
 - a last line without its newline was torn by a crash: that utterance is not done;
@@ -15,16 +15,18 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FILES = ("hyp.tsv", "timing.tsv", "failed.tsv")
+FILES = ("hyp.tsv", "timing.tsv", "failed.tsv", "cost.tsv")
+VALUES = ("timing.tsv", "cost.tsv")  # numbers, not texts: tabs kept
 
 
 @dataclass
 class Records:
-    """The three per-utterance tables of a run, as dicts keyed by utterance ID."""
+    """The per-utterance tables of a run, as dicts keyed by utterance ID."""
 
     hyp: dict[str, str] = field(default_factory=dict)
     timing: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    cost: dict[str, str] = field(default_factory=dict)  # estimated USD (API models only)
 
     def done(self) -> set[str]:
         """Utterances with an outcome (transcribed or failed)."""
@@ -43,6 +45,8 @@ class Records:
                 self.failed.pop(uid, None)
                 if uid in other.timing:
                     self.timing[uid] = other.timing[uid]
+                if uid in other.cost:
+                    self.cost[uid] = other.cost[uid]
                 new += 1
         for uid, why in other.failed.items():
             if uid not in self.hyp:
@@ -73,7 +77,7 @@ def read_output(folder: Path, given: Collection[str] | None = None
     for name in FILES:
         table: dict[str, str] = {}
         for line in _lines(Path(folder) / name):
-            uid, value = split_line(line, text=name != "timing.tsv")
+            uid, value = split_line(line, text=name not in VALUES)
             if given is not None and uid not in given:
                 problems.append(f"{name}: ID {uid!r} was not in the wav list given to the "
                                 "program; ignored")
@@ -84,7 +88,8 @@ def read_output(folder: Path, given: Collection[str] | None = None
                 twice.add(uid)
             table[uid] = value
         tables[name] = table
-    rec = Records(tables["hyp.tsv"], tables["timing.tsv"], tables["failed.tsv"])
+    rec = Records(tables["hyp.tsv"], tables["timing.tsv"], tables["failed.tsv"],
+                  tables["cost.tsv"])
     both = set(rec.hyp) & set(rec.failed)
     for uid in sorted(both):
         problems.append(f"ID {uid!r} is both in hyp.tsv and failed.tsv; it counts as failed")
@@ -92,6 +97,7 @@ def read_output(folder: Path, given: Collection[str] | None = None
         reason = rec.failed.get(uid) if uid in both and uid not in twice else None
         rec.hyp.pop(uid, None)
         rec.timing.pop(uid, None)
+        rec.cost.pop(uid, None)
         rec.failed[uid] = "contract error: " + (
             f"transcribed and failed ({reason})" if reason else "written twice with different "
             "texts")

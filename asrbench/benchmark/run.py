@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from asrbench.benchmark.cache import HypCache, cache_key, kill_leftovers
-from asrbench.benchmark.cell import check_writable, timing_stats, write_cell_files
+from asrbench.benchmark.cell import check_writable, cost_stats, timing_stats, write_cell_files
 from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.output import Records
 from asrbench.benchmark.progress import Progress
@@ -389,7 +389,7 @@ def _finish(p: _Prepared, executor: Executor, rec: Records, logs: list[Path],
         model_identity=identity, runner=run.name, dataset=ds.id, dataset_hash=ds_hash,
         hyps_key=key, failed=[{"id": i, "reason": rec.failed[i]} for i in ids if i in rec.failed],
         reports=["alignment.txt", "hyp.pra", "hyp.sys", "table.txt"] if result else [],
-        timing=timing_stats(selection, rec))
+        timing=timing_stats(selection, rec), cost=cost_stats(selection, rec))
     placement, displaced = layout.place(results_root, summary, replace=replace)
     staging = layout.staging_dir(results_root, summary)
     t_write = time.monotonic()

@@ -316,7 +316,8 @@ class RayExecutor(Executor):
 
     def _store(self, oc: ShardOutcome, ret: ShardReturn, latency: float) -> None:
         """Write a shard's files where the local executor would have left them."""
-        for rel in ("wav.lst", "out/hyp.tsv", "out/timing.tsv", "out/failed.tsv", "run.log"):
+        for rel in ("wav.lst", "out/hyp.tsv", "out/timing.tsv", "out/failed.tsv", "out/cost.tsv",
+                    "run.log"):
             if rel in ret.files:
                 atomic_write_bytes(oc.work_dir / rel, ret.files[rel])
         (oc.work_dir / "out").mkdir(parents=True, exist_ok=True)

@@ -35,7 +35,8 @@ from asrbench.errors import AsrbenchError
 from asrbench.runners.base import RunOptions
 
 MAX_LOG_BYTES = 4 * 2**20  # a shard's log travels back whole up to this, then its tail
-OUTPUT_FILES = ("out/hyp.tsv", "out/timing.tsv", "out/failed.tsv", "wav.lst", "run.log")
+OUTPUT_FILES = ("out/hyp.tsv", "out/timing.tsv", "out/failed.tsv", "out/cost.tsv", "wav.lst",
+                "run.log")
 
 
 class NodeError(AsrbenchError):

@@ -69,6 +69,7 @@ class Summary:
     failed: list[dict[str, str]] = field(default_factory=list)
     reports: list[str] = field(default_factory=list)
     timing: dict[str, Any] | None = None
+    cost: dict[str, Any] | None = None  # API models: estimated USD from cost.tsv
 
     @property
     def reference_free(self) -> bool:
@@ -88,6 +89,7 @@ class Summary:
             "metrics": self.metrics.to_dict() if self.metrics else None,
             "reference_free": self.metrics is None, "failed": self.failed,
             "n_failed": self.n_failed, "reports": self.reports, "timing": self.timing,
+            "cost": self.cost,
         }
 
     @classmethod
@@ -109,7 +111,8 @@ class Summary:
                 runner=d.get("runner"), dataset=d.get("dataset"),
                 dataset_hash=d.get("dataset_hash"), hyps_key=d.get("hyps_key"),
                 sources=d.get("sources"), failed=list(d.get("failed") or []),
-                reports=list(d.get("reports") or []), timing=d.get("timing"))
+                reports=list(d.get("reports") or []), timing=d.get("timing"),
+                cost=d.get("cost"))
         except (KeyError, TypeError, ValueError) as exc:
             raise SummaryError(f"{where}: malformed summary ({type(exc).__name__}: {exc}); "
                                "rerun the command that produced it") from None

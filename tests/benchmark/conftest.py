@@ -15,7 +15,8 @@ FAKE_PROGRAM = textwrap.dedent(r'''
     Modes: ok, broken (exits 3 at once), crash_once (dies after 2 utterances, first run only),
     poison (after a failure every later utterance of the process fails too), liar (writes its
     first ID twice with different texts and an ID it was not given), tabs (a tab in the text),
-    gate (after its first utterance, waits until the MARKER file exists).
+    gate (after its first utterance, waits until the MARKER file exists), costed (writes a
+    cost.tsv line per utterance, as the API wrappers do).
     """
     import os, sys, time
     from pathlib import Path
@@ -56,6 +57,9 @@ FAKE_PROGRAM = textwrap.dedent(r'''
             else:
                 hyp.write(f"{uid}\tin being comparatively modern\n")
             timing.write(f"{uid}\t0.0100\t1.000\n")
+            if MODE == "costed":  # an API model's per-utterance price estimate
+                with open(out / "cost.tsv", "a") as cost:
+                    cost.write(f"{uid}\t0.001250\n")
             hyp.flush()
             timing.flush()
             if crash_after is not None:

@@ -315,3 +315,23 @@ def test_a_newer_scorer_replaces_the_reported_cell_other_options_do_not(
     assert summary["scorer"]["options"] == {}
     other = run_benchmark(folder, ds, scorer_options={"nsw": False}, **kw)
     assert other.placement.kind == "variant" and "scorer options differ" in other.placement.note
+
+
+def test_api_cost_estimates_reach_the_cell_and_its_summary(fake_models, tmp_path: Path) -> None:
+    """cost.tsv (API models, models/README.md) is harvested with the hypotheses, cached,
+    written into the cell and summed into summary.json `cost`; a rerun serves it from cache."""
+    folder = fake_models("fake_costed", mode="costed")
+    kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
+              progress=False, max_utts=5, seed=2)
+    first = run_benchmark(folder, "mini_en", **kw)
+    cost = dict(line.split("\t") for line in
+                (first.out_dir / "cost.tsv").read_text().splitlines())
+    summary = json.loads((first.out_dir / "summary.json").read_text())
+    assert len(cost) == 5 and set(cost.values()) == {"0.001250"}
+    assert summary["cost"]["usd"] == 0.00625 and summary["cost"]["n_costed"] == 5
+    assert summary["cost"]["n_utts"] == 5 and summary["cost"]["unparsable"] == []
+    again = run_benchmark(folder, "mini_en", **kw)
+    assert again.cache_hit and again.summary.cost == summary["cost"]
+    # a model that writes no cost.tsv has no cost section
+    plain = run_benchmark(fake_models("fake_plain"), "mini_en", **kw)
+    assert plain.summary.cost is None and not (plain.out_dir / "cost.tsv").exists()

@@ -22,7 +22,6 @@ VARIABLES: dict[str, str] = {
     "CACHE": "local cache root (hypotheses, images' wheelhouses, perturbed audio, zoo objects); "
              "default <repo>/.cache",
     "RESULTS": "results root; default <repo>/results",
-    "SHARED": "the optional ../shared folder (test material only); default <repo>/../shared",
     "DATASETS_DIR": "where datasets live and are pulled to; default <repo>/datasets",
     "MODELS_DIR": "where model folders live and are pulled to; default <repo>/models",
     "ZOO_CONFIG": "the zoo configuration file; default <repo>/zoo.yaml",
@@ -42,7 +41,6 @@ class Settings:
 
     cache: Path
     results: Path
-    shared: Path
     datasets_dir: Path
     models_dir: Path
     zoo_config: Path
@@ -77,7 +75,6 @@ class Settings:
         return cls(
             cache=path("CACHE", REPO_ROOT / ".cache"),
             results=path("RESULTS", REPO_ROOT / "results"),
-            shared=path("SHARED", (REPO_ROOT.parent / "shared").resolve()),
             datasets_dir=path("DATASETS_DIR", REPO_ROOT / "datasets"),
             models_dir=path("MODELS_DIR", REPO_ROOT / "models"),
             zoo_config=path("ZOO_CONFIG", REPO_ROOT / "zoo.yaml"),

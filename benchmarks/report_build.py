@@ -33,17 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-WORDS = (
-    "the of and to in is was he for it with as his on be at by had not are but from or have "
-    "an they which one you were her all she there would their we him been has when who will "
-    "more no if out so said what up its about into than them can only other new some could "
-    "time these two may then do first any my now such like our over man me even most made "
-    "after also did many before must through back years where much your way well down should "
-    "because each just those people how too little state good very make world still own see "
-    "men work long get here between both life being under never day same another know while "
-    "last might us great old year off come since against go came right used take colour "
-    "favourite centre organise behaviour london paris monday"
-).split()
+from benchmarks.scoring import WORDS as _COMMON  # noqa: E402 - after the sys.path line
+
+# the scoring benchmark's common words, plus words every ablation step has work on
+WORDS = _COMMON + "colour favourite centre organise behaviour london paris monday".split()
 UK = {"colour": "color", "favourite": "favorite", "centre": "center", "organise": "organize",
       "behaviour": "behavior"}
 DAE = [("going to", "gonna"), ("do not", "don't"), ("it is", "it's"), ("want to", "wanna")]

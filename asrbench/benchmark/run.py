@@ -29,7 +29,7 @@ from asrbench.benchmark.shard import sample_utterances, split_shards
 from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import AsrbenchError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
-from asrbench.fsio import atomic_write_json
+from asrbench.fsio import atomic_write_json, stage_dir
 from asrbench.identity import digest
 from asrbench.modelcard import Model
 from asrbench.resolve import resolve_dataset, resolve_model
@@ -391,7 +391,7 @@ def _finish(p: _Prepared, executor: Executor, rec: Records, logs: list[Path],
         reports=["alignment.txt", "hyp.pra", "hyp.sys", "table.txt"] if result else [],
         timing=timing_stats(selection, rec), cost=cost_stats(selection, rec))
     placement, displaced = layout.place(results_root, summary, replace=replace)
-    staging = layout.staging_dir(results_root, summary)
+    staging = stage_dir(placement.path)  # beside it: the move into place is a rename
     t_write = time.monotonic()
     write_cell_files(staging, selection, rec, result, summary, logs)
     write_s = time.monotonic() - t_write

@@ -80,16 +80,6 @@ def place(root: Path, summary: Summary, replace: bool = False) -> tuple[Placemen
                      "reporting the earlier one; rerun with --replace to report this one"), None
 
 
-def staging_dir(root: Path, summary: Summary) -> Path:
-    """A fresh folder next to the destination, on the same file system (renames are atomic)."""
-    parent = Path(root) / (summary.model or "_")
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = parent / f".staging-{os.getpid()}-{short(summary.result_key, 12)}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    return tmp
-
-
 def commit(staging: Path, placement: Placement, displaced: Path | None = None) -> Path:
     """Move a fully written staging folder into place; an old cell there is swapped out."""
     target = placement.path

@@ -79,6 +79,7 @@ class Plan:
     base: int | None
     compares: list[int]
     notes: list[str] = field(default_factory=list)
+    model_ids: list[str] = field(default_factory=list)  # of the models given, in order
 
 
 def _transformations(specs: Sequence[str]) -> tuple[list[Condition], dict]:
@@ -215,9 +216,9 @@ def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
                          f"{', '.join(grouping.names)}); by default it is F vs M on GENDER")
     if base is not None and not compares:
         compares = [g for g in range(grouping.n_groups) if g != base]
-    model_ids(models)  # an unknown or repeated model fails here, before anything runs
+    names = model_ids(models)  # an unknown or repeated model fails here, before anything runs
     return Plan(ds, ids, grouping, analyses, conditions, trans, opts.metric or "ter", base,
-                compares, notes)
+                compares, notes, names)
 
 
 def _condition_paths(p: Plan, opts: Options, cache: Path) -> dict[str, Path]:
@@ -405,7 +406,7 @@ def run_fairness(models: Sequence[str], dataset: str | Path, opts: Options,
     p = plan(models, dataset, opts)
     for n in p.notes:
         print(f"fairness: note: {n}", file=sys.stderr)
-    names = dict(zip(models, model_ids(models), strict=True))
+    names = dict(zip(models, p.model_ids, strict=True))
     cells, inputs = _run_cells(models, p, opts, results_root, progress, names, executor)
     models = [names[m] for m in models]
     results = analyse(models, p, cells, opts)

@@ -7,10 +7,34 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from asrbench.importers.common import ImportProblem, Item, read_audio_file, read_text_file
+from asrbench.importers.common import (
+    ImportProblem,
+    Item,
+    inside,
+    read_audio_file,
+    read_text_file,
+)
 
 FILE_COLUMNS = ("file", "path", "audio", "filename", "wav", "audio_filepath")
 TEXT_COLUMNS = ("text", "transcript", "transcription", "sentence", "normalized_text")
+
+
+def _metadata_columns(table: Path, header: list[str], used: dict[str, str]) -> list[str]:
+    """The table's columns that become upper-case metadata columns. A `duration` column is
+    left out (DURATION is measured from the converted audio); a column that would name a
+    dataset column twice (`file` and `audio`, `speaker` and `Speaker`) is an error."""
+    taken = {k: v for k, v in used.items() if v}  # upper-case name -> the table's column
+    out = []
+    for h in header:
+        if h in used.values() or h.upper() == "DURATION":
+            continue
+        first = taken.get(h.upper())
+        if first is not None:
+            raise ImportProblem(f"{table}:1: columns {first!r} and {h!r} both give "
+                                f"{h.upper()}; keep one of them")
+        taken[h.upper()] = h
+        out.append(h)
+    return out
 
 
 def import_folder(audio_dir: Path, table: Path) -> Iterator[Item]:
@@ -31,7 +55,8 @@ def import_folder(audio_dir: Path, table: Path) -> Iterator[Item]:
             raise ImportProblem(f"{table}:1: header needs a file column ({', '.join(FILE_COLUMNS)})"
                                 f" and a text column ({', '.join(TEXT_COLUMNS)}); got {header}")
         rows = list(enumerate(reader, start=2))
-    others = [h for h in header if h not in (file_col, text_col, id_col)]
+    others = _metadata_columns(table, header, {"ID": id_col, "AUDIO": file_col,
+                                               "TEXT": text_col})
     for lineno, row in rows:
         rel = (row.get(file_col) or "").strip()
         where = f"{table}:{lineno}"
@@ -40,7 +65,7 @@ def import_folder(audio_dir: Path, table: Path) -> Iterator[Item]:
         path = Path(rel)
         if path.is_absolute() or ".." in path.parts:
             raise ImportProblem(f"{where}: {rel!r} must be relative to {audio_dir} and stay in it")
-        full = audio_dir / path
+        full = inside(audio_dir, rel, where)  # a symlink out of the folder is refused too
         uid = (row.get(id_col) or "").strip() if id_col else ""
         uid = uid or path.with_suffix("").as_posix().replace("/", "_")
         extra = {h.upper(): (row.get(h) or "").strip() for h in others}

@@ -34,6 +34,14 @@ class NotFoundError(InputError):
     """A dataset, model or file that does not exist where the user said."""
 
 
+class InternalError(AsrbenchError):
+    """A broken invariant of the platform itself (a bug): the job stops before it writes a
+    wrong result, and the message asks for a report."""
+
+    def __init__(self, message: str):
+        super().__init__(f"internal error (a bug in asrbench, please report it): {message}")
+
+
 def exit_code_for(exc: BaseException) -> int:
     """The exit code for an exception reaching the CLI (ScoringError comes from `scoring/`,
     which depends on nothing in asrbench, so it is mapped here by type)."""

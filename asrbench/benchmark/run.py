@@ -27,7 +27,7 @@ from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
 from asrbench.benchmark.shard import sample_utterances, split_shards
 from asrbench.dataset import Dataset, Utterance
-from asrbench.errors import AsrbenchError
+from asrbench.errors import AsrbenchError, InternalError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
 from asrbench.fsio import atomic_write_json, stage_dir
 from asrbench.identity import digest
@@ -370,6 +370,7 @@ def _finish(p: _Prepared, executor: Executor, rec: Records, logs: list[Path],
     results_root, mdl, ds, selection, scorer, run = (p.results_root, p.mdl, p.ds, p.selection,
                                                      p.scorer, p.run)
     identity, ds_hash, key, cache = p.identity, p.ds_hash, p.key, p.cache
+    _check_accounted(p.label, selection, rec)
     t_score = time.monotonic()
     refs = {u.id: u.text for u in selection}
     hyps = {u.id: rec.hyp[u.id] for u in selection if u.id in rec.hyp}
@@ -434,6 +435,19 @@ def _finish(p: _Prepared, executor: Executor, rec: Records, logs: list[Path],
 MAX_ROUNDS = 4  # the first attempt plus up to three isolation rounds
 
 
+def _check_accounted(label: str, selection: Sequence[Utterance], rec: Records) -> None:
+    """Every utterance of the selection has a hypothesis or a failure reason, never neither
+    nor both: a violation is a bug in the platform, stopped before anything is scored."""
+    neither = [u.id for u in selection if u.id not in rec.hyp and not rec.failed.get(u.id)]
+    both = [u.id for u in selection if u.id in rec.hyp and u.id in rec.failed]
+    if neither or both:
+        raise InternalError(
+            f"{label}: {len(neither)} utterance(s) without a hypothesis or a failure reason "
+            f"({', '.join(neither[:5])}{' ...' if len(neither) > 5 else ''}), {len(both)} with "
+            f"both ({', '.join(both[:5])}{' ...' if len(both) > 5 else ''}); nothing was "
+            "written")
+
+
 def _first_line(text: str | None) -> str:
     return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
 
@@ -479,6 +493,9 @@ def _run_until_settled(executor: Executor, job: ShardJob, cache: HypCache,
                 if u.id not in rec.hyp and u.id not in rec.failed:
                     rec.failed[u.id] = ("no result: " + (_first_line(o.error) or
                                         "the program ended without writing it"))
+        # The next round's harvest starts from the entry on disk: the reasons given here
+        # (utterances the program never wrote) must be there, or they are lost (issue 30).
+        cache.save(rec)
         newly = len(set(rec.hyp) - before)
         if round_ > 0 and newly == 0:
             break

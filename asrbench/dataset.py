@@ -20,23 +20,36 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text
+from asrbench.ids import check_id as check_dataset_id  # the one ID check
 
 REQUIRED_COLUMNS = ("ID", "AUDIO", "DURATION", "TEXT")
 MAX_DURATION_S = 60.0  # longer utterances are reported (warning), never dropped silently
 DURATION_TOLERANCE_S = 0.02
 MIN_DURATION_S = 0.1  # shorter audio is reported (warning): most models return nothing for it
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-# A dataset ID names a folder under datasets/: a safe charset, no separators, no '..'.
-_DATASET_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$")
+# C0 controls other than the tab (the separator), DEL and C1 controls: never part of a
+# transcript, label or path; an ESC or NUL in TEXT is a copy-paste or encoding accident.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
-def check_dataset_id(dataset_id: str) -> str:
-    """Return `dataset_id` if it can name a folder under datasets/, else raise InputError."""
-    if not _DATASET_ID_RE.match(dataset_id or "") or ".." in dataset_id:
-        raise InputError(f"dataset ID {dataset_id!r} is not allowed: use letters, digits, '_', "
-                         "'.', '-' (start with a letter or digit, no '/' or '..', at most 128 "
-                         "characters), e.g. --id my_test_set")
-    return dataset_id
+def dataset_id(root: Path, meta: dict) -> str:
+    """The dataset's ID: dataset.yaml's `id`, else the folder's name (not yet checked)."""
+    declared = meta.get("id")
+    if declared is not None and declared != "":
+        return str(declared)
+    return Path(os.path.abspath(root)).name
+
+
+def _check_id(root: Path, meta: dict, problems: list[Problem]) -> None:
+    """The ID names folders (results, caches): it must pass the one ID check."""
+    declared = meta.get("id") not in (None, "")
+    try:
+        check_dataset_id(dataset_id(root, meta),
+                         what="dataset.yaml id" if declared else "dataset ID (the folder name)",
+                         fix=("fix `id:` in dataset.yaml" if declared else
+                              "add `id: NAME` to dataset.yaml"))
+    except InputError as exc:
+        problems.append(Problem(str(root / "dataset.yaml"), 0, "bad-dataset-id", str(exc)))
 
 
 def is_blank_reference(text: str) -> bool:
@@ -244,7 +257,7 @@ def load_dataset(root: str | Path, check_audio: bool = True) -> Dataset:
         raise DatasetError(problems)
     return Dataset(
         root=root,
-        id=str(meta.get("id", root.name)),
+        id=dataset_id(root, meta),
         meta=meta,
         columns=columns,
         utterances=rows,
@@ -297,6 +310,14 @@ def _read_rows(path: Path, problems: list[Problem]) -> tuple[list[str], list[Utt
             )
         )
         return header, []
+    first: dict[str, int] = {}
+    for col, name in enumerate(header, start=1):
+        if name in first:
+            problems.append(Problem(p, 1, "header",
+                                    f"column {name!r} appears twice (columns {first[name]} and "
+                                    f"{col}); rename or drop one"))
+            return header, []
+        first[name] = col
     extras = header[len(REQUIRED_COLUMNS):]
     rows: list[Utterance] = []
     for lineno, blob in enumerate(lines[1:], start=2):
@@ -318,6 +339,15 @@ def _read_rows(path: Path, problems: list[Problem]) -> tuple[list[str], list[Utt
                         f"{len(cells)} column(s), header has {len(header)}; "
                         "check for tabs inside TEXT or missing fields")
             )
+            continue
+        bad = next(((name, m) for name, cell in zip(header, cells, strict=True)
+                    if (m := _CONTROL_RE.search(cell))), None)
+        if bad:
+            name, m = bad
+            problems.append(
+                Problem(p, lineno, "control-character",
+                        f"column {name} holds the control character U+{ord(m.group()):04X} at "
+                        f"character {m.start() + 1}; remove it (it is no part of a transcript)"))
             continue
         uid, audio, dur, text = cells[:4]
         try:
@@ -347,6 +377,8 @@ def _check(
     if not root.is_dir():
         return [Problem(str(root), 0, "missing-dir", "dataset folder not found")], {}, [], []
     meta = _read_yaml(root / "dataset.yaml", problems)
+    if (root / "dataset.yaml").is_file():
+        _check_id(root, meta, problems)
     rate = meta.get("sample_rate")
     rate = rate if isinstance(rate, int) and rate > 0 else None  # else a schema error above
     meta_path = root / "metadata.tsv"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from asrbench.errors import NotFoundError
+from asrbench.errors import InputError, NotFoundError
 from asrbench.settings import settings
 
 if TYPE_CHECKING:
@@ -43,6 +43,18 @@ def local_dir(kind: str, entry_id: str) -> Path:
 
 def _is_entry(folder: Path, kind: str) -> bool:
     return (folder / MARKER_FILES[kind]).is_file()
+
+
+def check_replaceable(folder: Path, kind: str, fix: str) -> None:
+    """`--force` replaces a dataset or model folder (or an empty folder), never anything else:
+    refuse, naming the folder, when `folder` exists and holds no `MARKER_FILES[kind]`."""
+    folder = Path(folder)
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise InputError(f"{folder} exists and is not a {kind} folder; --force replaces "
+                         f"{kind}s only: {fix}")
+    if folder.is_dir() and not _is_entry(folder, kind) and any(folder.iterdir()):
+        raise InputError(f"{folder} exists and is not a {kind} folder (no "
+                         f"{MARKER_FILES[kind]}); --force replaces {kind}s only: {fix}")
 
 
 def _looks_like_path(text: str) -> bool:

@@ -18,6 +18,8 @@ import soxr
 from asrbench.dataset import DatasetError, Utterance, check_dataset_id, load_dataset
 from asrbench.dataset import write_dataset as save_dataset
 from asrbench.errors import InputError
+from asrbench.fsio import clean_stale
+from asrbench.resolve import check_replaceable
 
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 FFMPEG_TIMEOUT_S = 600
@@ -175,10 +177,12 @@ def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: in
     check_rate(rate)
     if out.exists() and not force:
         raise ImportProblem(f"{out} already exists; pass --force to replace it")
-    if out.exists() and not (out / "metadata.tsv").is_file() and any(out.iterdir()):
-        raise ImportProblem(f"{out} exists and is not a dataset folder (no metadata.tsv); "
-                            "--force replaces datasets only: choose another --out or remove it")
+    try:
+        check_replaceable(out, "dataset", "choose another --out or remove it")
+    except InputError as exc:
+        raise ImportProblem(str(exc)) from None
     out.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(out, ("importing-",))  # left by an import killed with SIGKILL
     staging = out.with_name(f".{out.name}.importing-{os.getpid()}")
     if staging.exists():
         shutil.rmtree(staging)

@@ -26,6 +26,7 @@ import soundfile as sf
 from asrbench.dataset import Dataset, load_dataset, write_dataset
 from asrbench.fsio import atomic_write_bytes
 from asrbench.identity import digest, files_sha256, short
+from asrbench.ids import check_id, inside
 from asrbench.perturb.apply import apply_spec
 from asrbench.perturb.bank import asset_identity, assets_digest, code_digest, perturb_key
 from asrbench.perturb.dsp import PerturbError
@@ -46,11 +47,13 @@ def default_output(parent: Dataset, spec: str, seed: int,
                    utt_ids: list[str] | None = None) -> Path:
     """Where a derived dataset goes unless told otherwise; a subset gets its own folder (named
     by its utterances), so it never overwrites the full derived set or another subset."""
-    name = f"{parent.id}__{spec_slug(spec)}__s{seed}"
+    name = f"{check_id(parent.id)}__{spec_slug(spec)}__s{seed}"
     if utt_ids is not None:
         chosen = [u.id for u in parent.utterances if u.id in set(utt_ids)]
         name += f"__u{len(chosen)}-{short(digest('selection', utterances=chosen), 8)}"
-    return settings().cache / "perturb" / "datasets" / name
+    check_id(name, "derived dataset ID", "give the derived dataset a folder with --out")
+    base = settings().cache / "perturb" / "datasets"
+    return inside(base, base / name, "derived dataset folder")
 
 
 def audio_cache_path(key: str) -> Path:
@@ -100,6 +103,7 @@ def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | Non
     ds = resolve_dataset(parent)
     canon = canonical_spec(spec)
     out = Path(out) if out else default_output(ds, canon, seed, utt_ids)
+    check_id(out.name, "derived dataset ID (the --out folder's name)", "choose another --out")
     if out.resolve() == ds.root.resolve():
         raise PerturbError(f"output {out} is the parent dataset itself; choose another --out")
     indices = list(range(len(ds.utterances)))

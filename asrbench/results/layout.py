@@ -11,6 +11,14 @@ else is stored beside it and the command says so. `--replace` makes a different 
 reported one (the previous one moves beside it; a variant folder of the new content goes, as it
 is now the reported cell). `<key>` is the first 12 hex digits of the
 cell's `result_key`. Cells are written into a staging folder and moved into place whole.
+
+A reported cell whose summary.json cannot be read (truncated, an older format, missing while
+other files are there) is never replaced: the new result goes beside it and the command says
+why. `--replace` moves such a cell aside to `<dataset>~unreadable-<key>/` (key: the first 12 hex
+digits of its summary.json's SHA-256), never deletes it.
+
+The model and dataset IDs pass the one ID check (asrbench/ids.py) and every folder this module
+names is checked to lie under the results root, whatever a dataset.yaml or a summary says.
 """
 
 from __future__ import annotations
@@ -21,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asrbench.fsio import replace_dir
-from asrbench.identity import short
+from asrbench.identity import bytes_sha256, short
+from asrbench.ids import check_id, inside
 from asrbench.results.summary import Summary, SummaryError, read_summary
 
 SEP = "~"
@@ -38,7 +47,32 @@ class Placement:
 
 
 def reported_dir(root: Path, model: str, dataset: str) -> Path:
-    return Path(root) / model / dataset
+    """`<root>/<model>/<dataset>`; both IDs pass the one ID check, and the folder (symlinks
+    followed) must lie under the results root."""
+    check_id(model, "model ID", "fix the model's model.yaml `id:`")
+    check_id(dataset, "dataset ID", "fix `id:` in the dataset's dataset.yaml")
+    return inside(root, Path(root) / model / dataset, "result folder")
+
+
+def _holds_files(folder: Path) -> bool:
+    try:
+        return any(folder.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def _unreadable_name(reported: Path) -> Path:
+    """A free `<dataset>~unreadable-<key>` folder name for a cell whose summary cannot be read."""
+    try:
+        key = short(bytes_sha256((reported / "summary.json").read_bytes()), 12)
+    except OSError:
+        key = "nosummary"
+    out = reported.with_name(f"{reported.name}{SEP}unreadable-{key}")
+    n = 2
+    while out.exists():
+        out = reported.with_name(f"{reported.name}{SEP}unreadable-{key}-{n}")
+        n += 1
+    return out
 
 
 def _same_content(a: Summary, b: Summary) -> bool:
@@ -61,9 +95,22 @@ def place(root: Path, summary: Summary, replace: bool = False) -> tuple[Placemen
                          "stored as a sample, the reported full result (if any) is kept"), None
     try:
         current = read_summary(reported / "summary.json")
-    except SummaryError:
-        current = None  # absent, unreadable or from an older schema: nothing valid to protect
-    if current is None or _same_content(current, summary) or current.selection.is_sample:
+    except SummaryError as exc:
+        if not _holds_files(reported):
+            return Placement(reported, "reported"), None  # nothing there to protect
+        # Unreadable (truncated, an older format): what it holds is unknown, so it is kept.
+        if replace:
+            aside = _unreadable_name(reported)
+            return (Placement(reported, "reported",
+                              f"replaces the reported cell, whose summary.json is unreadable "
+                              f"({exc}); that cell was moved, whole, to {aside.name}"), aside)
+        mine = reported.with_name(f"{dataset}{SEP}{key}")
+        return Placement(mine, "variant",
+                         f"the reported cell {reported} has an unreadable summary.json ({exc}); "
+                         f"it is kept as it is and this result is stored beside it as "
+                         f"{mine.name}; inspect that cell, then rerun with --replace to report "
+                         "this one (the old cell is moved aside, never deleted)"), None
+    if _same_content(current, summary) or current.selection.is_sample:
         return Placement(reported, "reported"), None
     if replace:
         old_key = short(current.result_key, 12)

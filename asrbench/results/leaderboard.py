@@ -1,111 +1,69 @@
 """The model x dataset TER matrix with per-dataset ranks, built from stored results only.
 
 Like Table VI of the SpeechColab Leaderboard paper: one row per model, one column per dataset,
-each cell `TER (rank)`; ties share the lower rank; a missing cell is blank and unranked. The
-reported cell is `results/<model>/<dataset>/`; a dataset with only a sample result shows the
-sample, marked `*` with its size, and unranked; other results stored beside a reported one
-(see layout.py) are counted in `others` so the reader knows they exist. Unreadable summaries
-are listed in `problems` (file and reason) and the rest of the table is still built.
+each cell `TER (rank)`; a missing cell is blank. Which cell is shown is `store.scan`'s rule,
+which cells are ranked and the mean rank are `ranking.py`'s: the HTML report uses the same two,
+so both give the same ranks. Other results stored beside the shown one are counted in `others`
+so the reader knows they exist. Unreadable summaries are listed in `problems` (file and
+reason) and the rest of the table is still built.
 """
 
 from __future__ import annotations
 
 import csv
+import html
 import io
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from asrbench.fsio import atomic_write_json, atomic_write_text
-from asrbench.results.layout import SEP
-from asrbench.results.summary import Summary, SummaryError, read_summary
+from asrbench.results.ranking import mean_ranks, rank_dataset
+from asrbench.results.store import StoredCell, scan
 from asrbench.table import markdown
 
-
-@dataclass(frozen=True)
-class Cell:
-    """One reported result."""
-
-    summary: Summary
-    path: Path
-    kind: str  # "reported" or "sample"
-
-    def to_dict(self) -> dict[str, Any]:
-        m = self.summary.metrics
-        sel = self.summary.selection
-        return {"ter": m.ter, "mter": m.mter, "unit": m.unit, "name": m.name,
-                "coverage": m.coverage, "n_utts": m.n_utts,
-                "ci": m.ter_ci.to_dict() if m.ter_ci else None,
-                "dataset_hash": self.summary.dataset_hash, "result_key": self.summary.result_key,
-                "sample": sel.is_sample, "n_dataset_utts": sel.n_dataset_utts,
-                "path": str(self.path), "kind": self.kind}
+FORMAT = "asrbench-leaderboard-v2"
 
 
-def collect(results_root: Path) -> tuple[dict[str, dict[str, Cell]], dict[str, dict[str, int]],
-                                         list[str]]:
-    """({model: {dataset: cell}}, {model: {dataset: results stored beside}}, problems)."""
-    cells: dict[str, dict[str, Cell]] = {}
-    others: dict[str, dict[str, int]] = {}
-    problems: list[str] = []
-    samples: dict[tuple[str, str], list[Cell]] = {}
-    for path in sorted(Path(results_root).glob("*/*/summary.json")):
-        folder = path.parent
-        if folder.name.startswith(".") or folder.parent.name == "robustness":
-            continue
-        try:
-            s = read_summary(path)
-        except SummaryError as exc:
-            problems.append(str(exc))
-            continue
-        if s.metrics is None:
-            continue  # a reference-free dataset: hypotheses only, nothing to rank
-        model = s.model or folder.parent.name
-        dataset = s.dataset or folder.name.split(SEP)[0]
-        if folder.name == dataset:
-            cells.setdefault(model, {})[dataset] = Cell(s, folder, "reported")
-        elif s.selection.is_sample:
-            samples.setdefault((model, dataset), []).append(Cell(s, folder, "sample"))
-        else:
-            others.setdefault(model, {}).setdefault(dataset, 0)
-            others[model][dataset] += 1
-    for (model, dataset), found in samples.items():
-        row = cells.setdefault(model, {})
-        if dataset not in row:  # a sample is shown only where no full result exists
-            row[dataset] = max(found, key=lambda c: c.summary.selection.n_utts)
-        else:
-            others.setdefault(model, {}).setdefault(dataset, 0)
-            others[model][dataset] += len(found)
-    return cells, others, problems
+def _cell_dict(c: StoredCell) -> dict[str, Any]:
+    m = c.summary.metrics
+    sel = c.summary.selection
+    return {"ter": m.ter, "mter": m.mter, "unit": m.unit, "name": m.name,
+            "coverage": m.coverage, "n_utts": m.n_utts, "n_missing": m.n_missing,
+            "n_failed": c.summary.n_failed, "ci": m.ter_ci.to_dict() if m.ter_ci else None,
+            "dataset_hash": c.summary.dataset_hash, "result_key": c.summary.result_key,
+            "sample": sel.is_sample, "n_dataset_utts": sel.n_dataset_utts,
+            "path": str(c.folder), "kind": c.kind, "rank": None, "others": c.others,
+            "not_ranked": None}
 
 
-def _ranks(values: dict[str, float]) -> dict[str, int]:
-    ordered = sorted(values.values())
-    return {k: 1 + ordered.index(v) for k, v in values.items()}
+def collect(results_root: Path) -> tuple[dict[str, dict[str, StoredCell]], list[str]]:
+    """({model: {dataset: shown cell with an error rate}}, problems), read by `store.scan`."""
+    found = scan(results_root)
+    table: dict[str, dict[str, StoredCell]] = {}
+    for (m, d), c in sorted(found.cells.items()):
+        if c.summary.metrics is not None:  # a reference-free cell has nothing to rank
+            table.setdefault(m, {})[d] = c
+    return table, found.problems
 
 
 def build(results_root: Path) -> dict:
     """The leaderboard as plain data: models, datasets, TER and rank per cell, mean rank."""
-    table, others, problems = collect(results_root)
+    table, problems = collect(results_root)
     models = sorted(table)
     datasets = sorted({d for row in table.values() for d in row})
     cells: dict[str, dict[str, dict]] = {m: {} for m in models}
+    rankings = {}
     for d in datasets:
-        rates = {}
-        for m in models:
-            c = table[m].get(d)
-            if c is None:
-                continue
-            cells[m][d] = {**c.to_dict(), "rank": None, "others": others.get(m, {}).get(d, 0)}
-            if c.summary.metrics.ter is not None and c.kind == "reported":
-                rates[m] = c.summary.metrics.ter
-        for m, r in _ranks(rates).items():
-            cells[m][d]["rank"] = r
-    mean_rank = {}
-    for m in models:
-        ranks = [c["rank"] for c in cells[m].values() if c["rank"] is not None]
-        mean_rank[m] = round(sum(ranks) / len(ranks), 3) if ranks else None
-    return {"format": "asrbench-leaderboard-v1", "models": models, "datasets": datasets,
-            "cells": cells, "mean_rank": mean_rank, "problems": problems}
+        shown = [table[m][d] for m in models if d in table[m]]
+        rankings[d] = r = rank_dataset(shown)
+        for c in shown:
+            cells[c.model][d] = {**_cell_dict(c), "rank": r.rank.get(c.model),
+                                 "not_ranked": r.not_ranked.get(c.model)}
+    means = mean_ranks(rankings)
+    return {"format": FORMAT, "models": models, "datasets": datasets, "cells": cells,
+            "mean_rank": {m: means.value.get(m) for m in models},
+            "mean_rank_datasets": means.datasets,
+            "n_ranked": {m: means.n_ranked.get(m, 0) for m in models}, "problems": problems}
 
 
 def _cell_text(c: dict | None) -> str:
@@ -113,28 +71,42 @@ def _cell_text(c: dict | None) -> str:
         return ""
     text = f"{100 * c['ter']:.2f}"
     if c["sample"]:
-        return f"{text}* (sample {c['n_utts']}/{c['n_dataset_utts']})"
-    text += f" ({c['rank']})"
+        text += f"* (sample {c['n_utts']}/{c['n_dataset_utts']})"
+    if c["rank"] is not None:
+        text += f" ({c['rank']})"
+    elif not c["sample"]:
+        text += " (not ranked)"
     if c.get("others"):
         text += f" +{c['others']}"
     return text
 
 
+def _md(text: str) -> str:
+    """A name from a results folder or summary, as inert Markdown text: no HTML, no table break."""
+    return html.escape(str(text), quote=False).replace("|", "&#124;").replace("\n", " ")
+
+
 def to_markdown(board: dict) -> str:
-    head = ["model", *board["datasets"], "mean rank"]
+    head = ["model", *(_md(d) for d in board["datasets"]), "mean rank"]
     rows = []
     for m in board["models"]:
-        row = {"model": m, "mean rank": "" if board["mean_rank"][m] is None
+        row = {"model": _md(m), "mean rank": "" if board["mean_rank"][m] is None
                else f"{board['mean_rank'][m]:g}"}
-        row.update({d: _cell_text(board["cells"][m].get(d)) for d in board["datasets"]})
+        row.update({_md(d): _cell_text(board["cells"][m].get(d)) for d in board["datasets"]})
         rows.append(row)
+    common = board.get("mean_rank_datasets") or []
     notes = ("TER in % (word error rate, or character error rate for character-unit datasets); "
-             "rank per dataset in parentheses, 1 = best. `*` marks a sample (--max-utts), "
-             "never ranked; `+N` counts other results stored beside the reported one "
-             "(another dataset content or scorer options).")
+             "rank per dataset in parentheses, 1 = best, among the results scored on the same "
+             "dataset content and utterances (docs/RESULTS.md, \"Ranking\"). `*` marks a "
+             "sample (--max-utts): ranked only beside samples of the same selection where no "
+             "full result exists; `+N` counts other results stored beside the shown one "
+             "(another dataset content, scorer options or sample). "
+             + (f"Mean rank over {', '.join(_md(d) for d in common)}: the datasets every ranked "
+                "model is ranked on." if common else
+                "No dataset is ranked for every model, so no mean rank is given."))
     text = notes + "\n\n" + markdown(rows, head, fmt=str)
     if board.get("problems"):
-        text += "\nNot shown (unreadable):\n" + "".join(f"- {p}\n" for p in board["problems"])
+        text += "\nNot shown (unreadable):\n" + "".join(f"- {_md(p)}\n" for p in board["problems"])
     return text
 
 
@@ -176,7 +148,7 @@ def model_rows(models: list, results_root: Path, dataset: str) -> list[dict[str,
     from asrbench.images import image_size
     from asrbench.modelcard import human
 
-    table, _, _ = collect(results_root)
+    table, _ = collect(results_root)
     rows = []
     for m in models:
         c = table.get(m.id, {}).get(dataset)

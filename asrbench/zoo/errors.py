@@ -17,3 +17,7 @@ class ZooNotFound(ZooInputError):
 
 class ZooCorrupt(ZooError):
     """An object whose bytes do not hash to its name (corrupted on the remote or in transit)."""
+
+
+class ZooMissingObject(ZooError):
+    """An object a manifest names is not on the remote (deleted, or a push that never finished)."""

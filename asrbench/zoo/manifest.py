@@ -17,12 +17,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from asrbench.errors import InputError
 from asrbench.identity import digest, file_sha256, short
+from asrbench.ids import check_id as check_safe_id
 from asrbench.zoo.errors import ZooError, ZooInputError
 
 FORMAT = "asrbench-zoo-manifest/1"
 _VERSION = re.compile(r"^[0-9a-f]{16}$")
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 # Files a push leaves out: the pull marker, temp files, editor and OS litter.
 _SKIP_NAMES = {"__pycache__", ".DS_Store", ".git"}
 
@@ -55,9 +56,12 @@ def latest_key(kind: str, entry_id: str) -> str:
 
 
 def check_id(entry_id: str) -> str:
-    if not _ID.match(entry_id or ""):
-        raise ZooInputError(f"entry ID {entry_id!r} must be letters, digits, '_', '.', '-'")
-    return entry_id
+    """An entry ID names `datasets/<ID>`, `models/<ID>` and a prefix on the remote: the one ID
+    check (asrbench/ids.py)."""
+    try:
+        return check_safe_id(entry_id, "entry ID", "see `ops/zoo list` for the IDs")
+    except InputError as exc:
+        raise ZooInputError(str(exc)) from None
 
 
 def check_version(version: str) -> str:

@@ -13,12 +13,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from asrbench.fsio import atomic_write_bytes, atomic_write_json
+from asrbench.errors import InputError
+from asrbench.fsio import atomic_write_bytes, atomic_write_json, clean_stale
 from asrbench.identity import bytes_sha256, hash_file
-from asrbench.resolve import local_dir
+from asrbench.ids import check_id
+from asrbench.resolve import check_replaceable, local_dir
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import ZooConfig, entry_remote
-from asrbench.zoo.errors import ZooCorrupt, ZooError, ZooNotFound
+from asrbench.zoo.errors import ZooCorrupt, ZooError, ZooInputError, ZooNotFound
 from asrbench.zoo.manifest import (
     FileEntry,
     check_version,
@@ -57,6 +59,11 @@ class PullResult:
 def resolve_version(rem: Remote, kind: str, entry_id: str) -> str:
     """The version `latest` points to on a remote."""
     data = rem.get_bytes(latest_key(kind, entry_id))
+    if data is None and not rem.exists():
+        raise ZooInputError(
+            f"remote {rem.name!r} ({rem.url}) does not exist (no such folder or bucket); check "
+            "its `url:` in zoo.yaml, or push to it first"
+        )
     if data is None:
         raise ZooNotFound(
             f"remote {rem.name!r} holds no {kind} {entry_id!r}; check the ID "
@@ -285,6 +292,31 @@ def read_marker(folder: Path) -> dict | None:
         return None
 
 
+CARD_FILES = {"dataset": "dataset.yaml", "model": "model.yaml"}
+
+
+def check_card_id(cache: Cache, files: list[FileEntry], kind: str, label: str) -> None:
+    """The `id` the entry's own card declares names folders once placed (results, caches): it
+    passes the one ID check before anything is placed."""
+    import yaml
+
+    card = next((f for f in files if f.path == CARD_FILES[kind]), None)
+    if card is None:
+        return  # the entry's ID (already checked) names it
+    try:
+        data = yaml.safe_load(cache.object_path(card.sha256).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return  # the loader reports an unreadable card by file and line
+    declared = data.get("id") if isinstance(data, dict) else None
+    if declared in (None, ""):
+        return
+    try:
+        check_id(declared, f"{label}: its {card.path} declares id",
+                 "nothing was placed; the entry must be pushed again with a valid id")
+    except InputError as exc:
+        raise ZooInputError(str(exc)) from None
+
+
 def place(cache: Cache, files: list[FileEntry], dest: Path, marker: dict, force: bool) -> bool:
     """Materialise a version at `dest` all at once: build beside it, then rename into place.
 
@@ -309,7 +341,12 @@ def place(cache: Cache, files: list[FileEntry], dest: Path, marker: dict, force:
             f"{marker['id']}@{marker['version']}; pass --force to replace it or "
             "--dest to put it elsewhere"
         )
+    try:
+        check_replaceable(dest, marker["kind"], "choose another --dest or remove it")
+    except InputError as exc:
+        raise ZooInputError(str(exc)) from None
     dest.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(dest, ("zoo-staging-", "zoo-old-"), restore=("zoo-old-",))  # after a kill -9
     staging = dest.with_name(f".{dest.name}.zoo-staging-{os.getpid()}")
     if staging.exists():
         shutil.rmtree(staging)
@@ -352,6 +389,7 @@ def pull(
 ) -> PullResult:
     """Fetch a version (default: the zoo.yaml pin, else `latest`) and place it at `dest`."""
     t0 = time.monotonic()
+    check_id(entry_id, "entry ID", "see `ops/zoo list` for the IDs")
     cfg, spec = entry_remote(kind, entry_id, remote, config)
     entry = cfg.entries.get((kind, entry_id))
     version = version or (entry.version if entry else None)
@@ -385,6 +423,7 @@ def pull(
         ) from exc
     finally:
         rem.close()
+    check_card_id(cache, files, kind, f"{kind} {entry_id}@{version} on remote {spec.name!r}")
     target = Path(dest) if dest else local_dir(kind, entry_id)
     marker = {
         "kind": kind,

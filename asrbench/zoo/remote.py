@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from asrbench.zoo.config import RemoteSpec
-from asrbench.zoo.errors import ZooError, ZooInputError
+from asrbench.zoo.errors import ZooError, ZooInputError, ZooMissingObject
 
 Progress = Callable[[int], None]  # called with a number of bytes just transferred
 
@@ -62,6 +62,15 @@ class Remote(ABC):
         `items` may be a generator: uploads start as it yields, so the caller can hash the next
         files while the first ones travel.
         """
+
+    def exists(self) -> bool:
+        """Whether the remote itself (folder, bucket) is there; asked only to word an error."""
+        return True
+
+    def missing_object(self, key: str) -> ZooMissingObject:
+        return ZooMissingObject(
+            f"object {key} is missing on remote {self.name!r} ({self.url}); run `ops/zoo verify` "
+            "to see what else is missing, and push the entry again from a complete copy")
 
     def delete(self, key: str) -> None:  # used by tests and maintenance only
         raise NotImplementedError
@@ -121,10 +130,16 @@ class FileRemote(Remote):
                     os.unlink(tmp)
         return True
 
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
     def read_range(self, key: str, start: int, end: int) -> bytes:
-        with open(self._path(key), "rb") as f:
-            f.seek(start)
-            return f.read(end - start)
+        try:
+            with open(self._path(key), "rb") as f:
+                f.seek(start)
+                return f.read(end - start)
+        except FileNotFoundError:
+            raise self.missing_object(key) from None
 
     def list(self, prefix: str) -> Iterator[tuple[str, int]]:
         base = self.root
@@ -270,7 +285,20 @@ class S3Remote(Remote):
             return False
         code = str(exc.response.get("Error", {}).get("Code", ""))
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if code == "NoSuchBucket":
+            return False  # the remote itself is missing, not one object: said as such
         return code in ("404", "NoSuchKey", "NotFound") or status == 404
+
+    def exists(self) -> bool:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except ClientError as exc:
+            return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") != 404
+        except BotoCoreError:
+            return True  # unreachable, no credentials: reported by the call that failed
+        return True
 
     def stat(self, key: str) -> int | None:
         with self._errors("stat", key):
@@ -320,9 +348,14 @@ class S3Remote(Remote):
         if end <= start:
             return b""
         with self._errors("download", key):
-            resp = self.client.get_object(
-                Bucket=self.bucket, Key=self._key(key), Range=f"bytes={start}-{end - 1}"
-            )
+            try:
+                resp = self.client.get_object(
+                    Bucket=self.bucket, Key=self._key(key), Range=f"bytes={start}-{end - 1}"
+                )
+            except Exception as exc:
+                if self._missing(exc):
+                    raise self.missing_object(key) from None
+                raise
             return resp["Body"].read()
 
     def list(self, prefix: str) -> Iterator[tuple[str, int]]:

@@ -115,6 +115,11 @@ def test_pull_refuses_to_overwrite_other_content(zoo_cfg, mini_en, tmp_path, s3_
     with pytest.raises(ZooError, match="--force"):
         pull("dataset", "mini_en", config=zoo_cfg, dest=dest)
     assert (dest / "mine.txt").read_text() == "do not lose me"
+    # --force replaces a dataset, never a folder that is not one (issue 30 item 10)
+    with pytest.raises(ZooError, match="not a dataset folder"):
+        pull("dataset", "mini_en", config=zoo_cfg, dest=dest, force=True)
+    assert (dest / "mine.txt").read_text() == "do not lose me"
+    (dest / "mine.txt").unlink()
     pull("dataset", "mini_en", config=zoo_cfg, dest=dest, force=True)
     assert tree_bytes(dest) == tree_bytes(mini_en)
 

@@ -7,6 +7,12 @@ nothing but the zoo, as on a real cluster. Ray registers every node under this h
 address (it never advertises 127.0.0.1 on Linux), so traffic stays on this machine. A node is
 stopped, or killed as a fault, through its process group: `ray start --block`'s pid.
 Never `ray stop`: it would stop every Ray process of the machine, other users' included.
+
+The cluster's state is read through Ray's API (`ray.nodes()`) by a short-lived driver that
+writes it as JSON to a file, never from a console: Ray prints warnings of its own ("raylet has
+lagging heartbeats due to slow network or busy workload") wherever it likes. A node is known
+by its raylet port (`NodeManagerPort`, chosen here), and every wait is on a state with a
+deadline: a node joined, a node gone.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +37,28 @@ WORKER_PORTS = 24  # per node: Ray's worker processes each listen on one
 FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "1000",
                       "RAY_health_check_failure_threshold": "3",
                       "RAY_health_check_initial_delay_ms": "1000"}
+POLL_S = 1.0  # between two looks at the cluster's node table while waiting on a state
+QUERY_TIMEOUT_S = 120.0  # one look: start a Python, connect, ray.nodes() (slow on a busy host)
+
+# The node table, read by a driver of its own and written to argv[2] as JSON (then renamed
+# into place): nothing Ray prints on stdout or stderr can mix with it.
+_NODES_SCRIPT = """
+import json, os, sys
+import ray
+address, out = sys.argv[1], sys.argv[2]
+ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+try:
+    nodes = ray.nodes()
+finally:
+    ray.shutdown()
+with open(out + ".part", "w") as f:
+    json.dump(nodes, f, default=str)
+os.replace(out + ".part", out)
+"""
+
+
+class ClusterQueryError(ExecutorError):
+    """The cluster's node table could not be read (the head not up yet, or a busy host)."""
 
 
 def _free_ports(n: int) -> list[int]:
@@ -57,6 +86,7 @@ class RayNode:
     resources: dict[str, float]
     cpus: int
     log: Path
+    port: int  # its raylet's port: the cluster lists the node under it (NodeManagerPort)
     head: bool = False
 
     @property
@@ -101,41 +131,88 @@ class LocalRayCluster:
         node = _start_node(self, name, cpus, resources or {}, env or {}, head=False)
         self.nodes.append(node)
         if wait:
-            self.wait_for(lambda alive: sum(1 for n in alive) >= self._expected(), timeout,
-                          f"node {name} to join")
+            self.wait_joined([node], timeout)
         return node
 
-    def _expected(self) -> int:
-        return sum(1 for n in self.nodes if n.alive())
+    def remove_node(self, node: RayNode, timeout: float = 120.0) -> None:
+        """Kill `node` (its whole process group) and wait until the cluster has marked it
+        dead, so that no later scheduling decision or preflight still counts it."""
+        node.kill()
+        self.wait_gone(node, timeout)
 
-    def alive_nodes(self) -> list[dict]:
-        """`ray.nodes()` of the cluster, alive ones only, asked by a short-lived driver (so
-        this process stays free of Ray's global state); [] while the head is not up."""
-        code = (f"import json, ray; ray.init(address={self.address!r}, logging_level='ERROR'); "
-                "print(json.dumps([n for n in ray.nodes() if n['Alive']]))")
-        try:
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 timeout=120, env=self._cli_env())
-        except subprocess.TimeoutExpired:
-            return []
-        if out.returncode != 0 or not out.stdout.strip():
-            return []
-        return json.loads(out.stdout.strip().splitlines()[-1])
+    def node_table(self, timeout: float = QUERY_TIMEOUT_S) -> list[dict]:
+        """`ray.nodes()` of the cluster (dead nodes included), asked by a short-lived driver
+        (so this process stays free of Ray's global state) that writes it to a file as JSON.
+        ClusterQueryError when it cannot be read, with the driver's last words."""
+        with tempfile.TemporaryDirectory(prefix="nodes-", dir=self.tmp) as folder:
+            out = Path(folder) / "nodes.json"
+            try:
+                proc = subprocess.run([sys.executable, "-c", _NODES_SCRIPT, self.address,
+                                       str(out)], capture_output=True, text=True,
+                                      timeout=timeout, env=self._cli_env())
+            except subprocess.TimeoutExpired:
+                raise ClusterQueryError(f"reading the node table of the Ray cluster at "
+                                        f"{self.address} took over {timeout:.0f} s") from None
+            if proc.returncode != 0 or not out.is_file():
+                last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1][-300:]
+                raise ClusterQueryError(f"reading the node table of the Ray cluster at "
+                                        f"{self.address} failed (exit {proc.returncode}): "
+                                        f"{last}")
+            return json.loads(out.read_text())
+
+    def alive_nodes(self, timeout: float = QUERY_TIMEOUT_S) -> list[dict]:
+        """The alive entries of `node_table()`."""
+        return [n for n in self.node_table(timeout) if n.get("Alive")]
+
+    def node_id(self, node: RayNode) -> str:
+        """The cluster's ID of `node` (alive), found by its raylet port."""
+        for n in self.alive_nodes():
+            if _port_of(n) == node.port:
+                return n["NodeID"]
+        raise ExecutorError(f"ray node {node.name} (raylet port {node.port}) is not alive in "
+                            f"the cluster; see {node.log}")
 
     def _cli_env(self) -> dict[str, str]:
         return {**os.environ, **self.env}
 
-    def wait_for(self, cond, timeout: float, what: str) -> None:  # noqa: ANN001
+    def wait_joined(self, nodes: list[RayNode], timeout: float) -> list[dict]:
+        """Wait until every one of `nodes` is listed alive (by its raylet port)."""
+        want = {n.port for n in nodes}
+        names = ", ".join(n.name for n in nodes)
+        return self.wait_for(lambda alive: want <= {_port_of(n) for n in alive}, timeout,
+                             f"ray node(s) {names} to join")
+
+    def wait_gone(self, node: RayNode, timeout: float) -> list[dict]:
+        """Wait until `node` is no longer listed alive (Ray's health check marked it dead)."""
+        return self.wait_for(lambda alive: node.port not in {_port_of(n) for n in alive},
+                             timeout, f"ray node {node.name} to be marked dead")
+
+    def wait_for(self, cond, timeout: float, what: str) -> list[dict]:  # noqa: ANN001
+        """Look at the alive nodes until `cond(alive)` holds (returns them) or `timeout` s
+        pass (ExecutorError naming `what` and the last failed look, if any). A look that
+        fails (the head still starting, a busy host) is looked at again, within the deadline;
+        a node whose `ray start` exited on its own ends the wait at once."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        last_error: ClusterQueryError | None = None
+        while True:
             for n in self.nodes:
                 if not n.alive() and n.proc.returncode not in (None, -9, -15):
                     raise ExecutorError(f"ray node {n.name} exited ({n.proc.returncode}); "
                                         f"see {n.log}")
-            if cond(self.alive_nodes()):
-                return
-            time.sleep(1.0)
-        raise ExecutorError(f"timed out after {timeout:.0f} s waiting for {what}")
+            left = deadline - time.monotonic()
+            try:
+                alive = self.alive_nodes(timeout=max(10.0, min(QUERY_TIMEOUT_S, left)))
+            except ClusterQueryError as exc:
+                last_error = exc
+            else:
+                last_error = None
+                if cond(alive):
+                    return alive
+            if time.monotonic() >= deadline:
+                why = f" ({last_error})" if last_error else ""
+                raise ExecutorError(f"timed out after {timeout:.0f} s waiting for {what}{why}; "
+                                    f"the nodes' logs are under {self.root}")
+            time.sleep(POLL_S)  # the pace of the looks, not a wait on a state
 
     def stop(self) -> None:
         """Stop every node, workers first, then the head (SIGTERM, then SIGKILL)."""
@@ -194,7 +271,15 @@ def _start_node(cluster: LocalRayCluster, name: str, cpus: int, resources: dict[
     with open(log, "ab") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=node_env,
                                 cwd=str(root), start_new_session=True)
-    return RayNode(name, proc, cache, resources, cpus, log, head)
+    return RayNode(name, proc, cache, resources, cpus, log, ports[0], head)
+
+
+def _port_of(entry: dict) -> int | None:
+    """The raylet port of a `ray.nodes()` entry."""
+    try:
+        return int(entry["NodeManagerPort"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 @contextmanager
@@ -228,8 +313,7 @@ def run_local_cluster(root: Path, workers: list[dict] | None = None, head_cpus: 
             cluster.nodes.append(_start_node(cluster, spec["name"], spec.get("cpus", 1),
                                              spec.get("resources") or {}, spec.get("env") or {},
                                              head=False))
-        cluster.wait_for(lambda alive: len(alive) >= len(cluster.nodes), timeout,
-                         f"{len(cluster.nodes)} Ray node(s) to start (logs under {root})")
+        cluster.wait_joined(cluster.nodes, timeout)
         yield cluster
     finally:
         cluster.stop()

@@ -1,7 +1,8 @@
 """Bad clusters and bad input: one clear error naming the cause, before any work starts.
 
 Each case runs `ops/benchmark --executor ray` as a user would and checks: exit status 2, the
-message names the cause (and the node), it came quickly (no hang), and nothing was started:
+message names the cause (and the node), it came without a hang (each run is given
+RUN_TIMEOUT_S; no assertion on how fast: this host may be busy), and nothing was started:
 no result, no hypothesis-cache entry, nothing published to the zoo, no shard on any node.
 """
 
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from pathlib import Path
 from unittest import mock
 
@@ -52,22 +52,24 @@ def _nothing_started(tmp_path: Path, cluster, model_id: str, zoo) -> None:  # no
         assert not list(node.cache.glob(f"executor/models/*/{model_id}")), node.name
 
 
+RUN_TIMEOUT_S = 300  # a hang fails the test (subprocess.TimeoutExpired)
+
+
 def _run(model: Path, tmp_path: Path, env: dict, *extra: str, runner: str = "local"):  # noqa: ANN202
-    t0 = time.monotonic()
-    p = bench("-m", model, "-d", "mini_en", "--runner", runner, "--max-utts", "2",
-              "--results", tmp_path / "r", "--cache", tmp_path / "c", "--no-progress",
-              "--executor", "ray", *extra, env=env, timeout=300)
-    return p, time.monotonic() - t0
+    return bench("-m", model, "-d", "mini_en", "--runner", runner, "--max-utts", "2",
+                 "--results", tmp_path / "r", "--cache", tmp_path / "c", "--no-progress",
+                 "--executor", "ray", *extra, env=env, timeout=RUN_TIMEOUT_S)
 
 
 def test_unreachable_address_fails_at_once(driver_env: dict, tmp_path: Path) -> None:
     model = make_model(tmp_path / "models", "pre_addr")
     port = _closed_port()
-    p, took = _run(model, tmp_path, driver_env, "--address", f"127.0.0.1:{port}")
+    p = _run(model, tmp_path, driver_env, "--address", f"127.0.0.1:{port}")
     assert p.returncode == 2, p.stderr
-    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}" in p.stderr
-    assert "Traceback" not in p.stderr and took < 60
-    p, _ = _run(model, tmp_path, driver_env, "--address", "not-an-address")
+    # refused at once (the TCP check), not after waiting out a connection timeout
+    assert f"cannot reach the Ray cluster at 127.0.0.1:{port}: Connection refused" in p.stderr
+    assert "Traceback" not in p.stderr
+    p = _run(model, tmp_path, driver_env, "--address", "not-an-address")
     assert p.returncode == 2 and "--address 'not-an-address'" in p.stderr
     p = bench("-m", model, "--address", "127.0.0.1:1", env=driver_env)
     assert p.returncode == 2 and "apply to --executor ray only" in p.stderr
@@ -76,13 +78,13 @@ def test_unreachable_address_fails_at_once(driver_env: dict, tmp_path: Path) -> 
 def test_no_node_offers_what_the_card_asks(cluster, zoo, driver_env: dict,
                                            tmp_path: Path) -> None:
     big = make_model(tmp_path / "models", "pre_threads", card={"runtime": {"threads": 8}})
-    p, took = _run(big, tmp_path, driver_env, "--address", cluster.address)
+    p = _run(big, tmp_path, driver_env, "--address", cluster.address)
     assert p.returncode == 2, p.stderr
     assert "model pre_threads needs a node offering 8 CPU" in p.stderr
-    assert "runtime.threads" in p.stderr and "Its nodes:" in p.stderr and took < 120
+    assert "runtime.threads" in p.stderr and "Its nodes:" in p.stderr
     _nothing_started(tmp_path, cluster, "pre_threads", zoo)
     gpu = make_model(tmp_path / "models", "pre_gpu", card={"gpu": "required"})
-    p, _ = _run(gpu, tmp_path, driver_env, "--address", cluster.address)
+    p = _run(gpu, tmp_path, driver_env, "--address", cluster.address)
     assert p.returncode == 2 and "model pre_gpu needs a node offering 1 CPU, 1 GPU" in p.stderr
     _nothing_started(tmp_path, cluster, "pre_gpu", zoo)
 
@@ -91,22 +93,19 @@ def test_node_offering_docker_without_an_engine_is_named(cluster, zoo, driver_en
                                                          tmp_path: Path) -> None:
     require("docker", engine_available(), "no Docker Engine answers")
     model = make_model(tmp_path / "models", "pre_docker")
-    before = {n["NodeID"] for n in cluster.alive_nodes()}
     bad = cluster.add_node("e", resources={"docker": 1},
                            env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
     try:
-        (node_id,) = {n["NodeID"] for n in cluster.alive_nodes()} - before
-        p, took = _run(model, tmp_path, driver_env, "--address", cluster.address,
+        node_id = cluster.node_id(bad)
+        p = _run(model, tmp_path, driver_env, "--address", cluster.address,
                        runner="docker")
         assert p.returncode == 2, p.stderr
         assert f"node {node_id[:12]}" in p.stderr, p.stderr
         assert "offers the `docker` resource but no Docker Engine answers" in p.stderr
         assert p.stderr.count("no Docker Engine answers") == 1  # only e, not a or b
-        assert took < 180
         _nothing_started(tmp_path, cluster, "pre_docker", zoo)
     finally:
-        bad.kill()
-        cluster.wait_for(lambda alive: len(alive) == 4, 120, "node e to be marked dead")
+        cluster.remove_node(bad)  # and wait until the cluster has marked it dead
 
 
 def test_zoo_the_nodes_cannot_read_is_named(cluster, zoo, driver_env: dict,
@@ -126,10 +125,9 @@ def test_zoo_the_nodes_cannot_read_is_named(cluster, zoo, driver_env: dict,
            if k not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     env.update({"AWS_SHARED_CREDENTIALS_FILE": str(creds), "ASRBENCH_ZOO_CONFIG": str(config)})
     model = make_model(tmp_path / "models", "pre_zoo")
-    p, took = _run(model, tmp_path, env, "--address", cluster.address, "--zoo-remote", "team")
+    p = _run(model, tmp_path, env, "--address", cluster.address, "--zoo-remote", "team")
     assert p.returncode == 2, p.stderr
     assert "cannot read zoo remote 'team' with this node's credentials" in p.stderr
     assert "AWS profile 'driveronly' not found" in p.stderr
     assert p.stderr.count("cannot read zoo remote") == 3  # a, b and c; not the head (0 CPUs)
-    assert took < 180
     _nothing_started(tmp_path, cluster, "pre_zoo", zoo)

@@ -132,7 +132,6 @@ def test_worker_node_killed_mid_run_same_result_nothing_twice(
                 break  # node d runs a shard right now
             time.sleep(0.1)
         assert proc.poll() is None, f"finished before node d got a shard: {proc.communicate()}"
-        killed_at = time.monotonic()
         victim.kill()  # the whole node: its `ray start` process group, by its pid
         out, err = proc.communicate(timeout=900)
         assert proc.returncode == 0, err[-4000:]
@@ -143,9 +142,8 @@ def test_worker_node_killed_mid_run_same_result_nothing_twice(
         keys = [(s["cell"], s["round"], s["shard"]) for s in ran]
         assert len(keys) == len(set(keys)) == 4 * int(JOBS)
         assert str(victim.cache) not in {s["node"]["cache"] for s in ran}
-        assert time.monotonic() - killed_at < 600
     finally:
         if proc.poll() is None:
             proc.kill()
         kill_leftovers(victim.cache)  # its container outlived it (dockerd owns containers)
-        cluster.wait_for(lambda alive: len(alive) == 4, 120, "node d to be marked dead")
+        cluster.remove_node(victim)  # killed already; waits until it is marked dead

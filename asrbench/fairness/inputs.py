@@ -13,7 +13,6 @@ hash; the copy is rebuilt when the parent changes.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from asrbench.errors import AsrbenchError, InputError
+from asrbench.errors import InputError
 from asrbench.fairness.tokens import TokenTable, Vocab, normalise
 
 RESAMPLER = "soxr VHQ, 16-bit PCM WAV"
@@ -69,19 +68,11 @@ class Cell:
 
 
 def read_cell(model: str, condition: str, path: Path) -> Cell:
-    path = Path(path)
-    try:
-        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-        records = {}
-        with open(path / "utterances.jsonl", encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    r = json.loads(line)
-                    records[r["id"]] = r
-    except (OSError, ValueError, KeyError) as exc:
-        raise AsrbenchError(f"result cell {path} cannot be read ({exc}); rerun "
-                            f"ops/benchmark -m {model} on it (hypotheses are cached)") from None
-    return Cell(model, condition, path, summary, records)
+    """A stored cell as the analyses use it, read by the one reader (`results.store`)."""
+    from asrbench.results.store import read_cell as read_stored
+
+    stored = read_stored(Path(path), model)
+    return Cell(model, condition, Path(path), stored.raw_summary, stored.records())
 
 
 def tokens(cells: list[Cell], ids: list[str], vocab: Vocab, lang: str) -> list[TokenTable]:

@@ -12,9 +12,9 @@ from asrbench.report.ablation import ablate_dataset, ladder
 from asrbench.report.audio import DatasetAudio, data_uri, dataset_audio
 from asrbench.report.cellview import breakdown, error_tables, utterance_rows
 from asrbench.report.collect import Cell
-from asrbench.report.ranking import Ranking, rank_dataset
 from asrbench.report.robustness import view as robustness_view
 from asrbench.report.site import _cell_numbers, _provenance, safe_name
+from asrbench.results.ranking import Ranking, mean_ranks, rank_dataset
 
 if TYPE_CHECKING:
     from asrbench.report.site import Site
@@ -34,6 +34,7 @@ def build_all(site: Site) -> None:
         site.rankings[d] = ranking
         for m, a in ablations.items():
             site.ablations[(m, d)] = a
+    site.mean = mean_ranks(site.rankings)
     for c in r.cells.values():
         if c.utts_problem and c.utts_problem not in r.problems:
             r.problems.append(c.utts_problem)
@@ -129,12 +130,10 @@ def _entry(site: Site, here: str, c: Cell | None, reason: str | None,
          "group": None, "rank": None}
     if n["reference_free"]:
         e["status"] = "noref"
-    elif c.kind == "sample":
-        e["status"] = "sample"
     else:
-        e["status"] = "ok"
-        if ranking and c.model in ranking.group:
-            e["group"] = ranking.group[c.model]
+        e["status"] = "sample" if c.kind == "sample" else "ok"
+        if ranking and c.model in ranking.rank:
+            e["group"] = ranking.group.get(c.model)
             e["rank"] = ranking.rank[c.model]
         elif ranking and c.model in ranking.not_ranked:
             e["unranked"] = ranking.not_ranked[c.model]
@@ -148,15 +147,14 @@ def _matrix(site: Site, here: str, datasets: list[str], keep_empty: bool = True
     for m in r.models:
         entries = {d: _entry(site, here, r.cell(m, d), r.missing.get((m, d)),
                              site.rankings.get(d)) for d in datasets}
-        ranks = [e["rank"] for e in entries.values() if e.get("rank") is not None]
         if not datasets or (not keep_empty
                             and all(e["status"] == "missing" for e in entries.values())):
             continue
         rows.append({"model": m, "href": site.url(here, site.model_page(m)),
                      "type": _model_type(site, m), "entries": entries,
-                     "mean_rank": round(sum(ranks) / len(ranks), 2) if ranks else None})
+                     "mean_rank": site.mean.value.get(m)})
     rows.sort(key=lambda x: (x["mean_rank"] is None, x["mean_rank"] or 0, x["model"]))
-    return {"datasets": datasets, "rows": rows,
+    return {"datasets": datasets, "rows": rows, "mean_rank_datasets": site.mean.datasets,
             "dataset_hrefs": {d: site.url(here, site.dataset_page(d)) for d in datasets}}
 
 

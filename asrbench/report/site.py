@@ -127,6 +127,7 @@ class Site:
         self.audio_store: dict[str, str] = {}
         self.ablations: dict[tuple[str, str], Any] = {}
         self.rankings: dict[str, Any] = {}
+        self.mean: Any = None  # results.ranking.MeanRanks over every dataset of the site
 
     # ---------------------------------------------------------------- links
     def url(self, here: str, target: str, anchor: str | None = None) -> str:
@@ -230,6 +231,7 @@ def _cell_numbers(cell: Cell) -> dict[str, Any]:
         "del": m.dele if m else None, "n_ref": m.n_ref if m else None,
         "n_utts": s.selection.n_utts, "n_dataset_utts": s.selection.n_dataset_utts,
         "coverage": m.coverage if m else None, "n_failed": s.n_failed,
+        "n_missing": m.n_missing if m else None,
         "rtf": t.get("rtf"), "p50": lat.get("p50"), "p90": lat.get("p90"),
         "cost": cell.cost_usd(), "api": str(card.get("type", "")).endswith("api")
         or bool(card.get("network")), "runner": s.runner, "kind": cell.kind,

@@ -130,10 +130,14 @@ def test_leaderboard_ranks_per_dataset(tmp_path: Path) -> None:
     c = board["cells"]
     assert (c["m1"]["d1"]["rank"], c["m3"]["d1"]["rank"], c["m2"]["d1"]["rank"]) == (1, 1, 3)
     assert (c["m2"]["d2"]["rank"], c["m1"]["d2"]["rank"]) == (1, 2)
-    assert "d2" not in c["m3"] and board["mean_rank"]["m1"] == 1.5
+    # m3 is ranked on d1 only: the mean rank is taken over d1, the dataset every ranked model
+    # has (a mean over each model's own datasets would put m3 at 1.0 above m1 at 1.5)
+    assert "d2" not in c["m3"] and board["mean_rank_datasets"] == ["d1"]
+    assert board["mean_rank"] == {"m1": 1.0, "m2": 3.0, "m3": 1.0}
+    assert board["n_ranked"] == {"m1": 2, "m2": 2, "m3": 1}
     paths = leaderboard.write(board, tmp_path)
     md = paths["md"].read_text()
-    assert "| m1 | 10.00 (1) | 30.00 (2) | 1.5 |" in md
+    assert "| m1 | 10.00 (1) | 30.00 (2) | 1 |" in md and "Mean rank over d1:" in md
     assert paths["csv"].read_text().splitlines()[2].startswith("m2,20.00,5.00,3,1")
     # A sample shows only where no full result exists, marked and unranked; results stored
     # beside a reported one are counted; an unreadable summary is named, the rest still built.

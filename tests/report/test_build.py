@@ -11,8 +11,8 @@ import pytest
 
 from asrbench.report import Options, build_site
 from asrbench.report.collect import collect
-from asrbench.report.ranking import rank_dataset
 from asrbench.report.site import HERE, vendor_js
+from asrbench.results.ranking import rank_dataset
 from tests.report.conftest import copy_tree
 
 
@@ -152,7 +152,7 @@ def _fake_cell(model: str, errs: list[int], n_ref: list[int]):  # noqa: ANN202
     s = Summary(producer="benchmark", result_key=f"sha256:{model}", metrics=m,
                 selection=Selection(len(errs), len(errs), "ids"), scorer={}, model=model,
                 dataset="d", dataset_hash="sha256:d")
-    c = Cell(model, "d", Path("."), "reported", s, {}, None)
+    c = Cell(model, "d", Path("."), "reported", s, {})
     c._utts = [{"id": f"u{i}", "sub": e, "ins": 0, "del": 0, "n_ref": n}
                for i, (e, n) in enumerate(zip(errs, n_ref, strict=True))]
     return c
@@ -167,7 +167,7 @@ def test_rank_groups_share_a_range_when_the_difference_is_not_significant() -> N
     close = np.clip(np.array(base) + jitter, 0, 20).tolist()
     worse = rng.binomial(20, 0.25, 400).tolist()
     r = rank_dataset([_fake_cell("a", base, n_ref), _fake_cell("b", close, n_ref),
-                      _fake_cell("c", worse, n_ref)])
+                      _fake_cell("c", worse, n_ref)], reps=1000)
     assert sorted(r.order[:2]) == ["a", "b"] and r.order[2] == "c"
     assert r.group == {"a": "1-2", "b": "1-2", "c": "3"}
     assert not r.pairs["a"]["b"]["significant"] and r.pairs["a"]["c"]["significant"]

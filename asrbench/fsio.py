@@ -48,6 +48,7 @@ def _disk_full(path: Path, nbytes: int | None) -> DiskFullError:
     """The one-line error for a write into `path` that ran out of space; a staging folder that
     held `path` is removed first (it can never be completed), so the old target stays as it was."""
     path = Path(path)
+    free = _free_bytes(path.parent)  # before anything is removed: what the write had
     stage, target = None, None
     with _LOCK:
         for s, (t, pid) in _LIVE.items():
@@ -58,10 +59,9 @@ def _disk_full(path: Path, nbytes: int | None) -> DiskFullError:
             del _LIVE[stage]
     if stage is not None:
         shutil.rmtree(stage, ignore_errors=True)
-    free = _free_bytes(path.parent)
     what = f"{nbytes} bytes of {path.name} could not be written" if nbytes is not None else \
         f"{path.name} could not be created"
-    room = f" ({free} bytes free there)" if free is not None else ""
+    room = f" (the device had {free} bytes free)" if free is not None else ""
     if target is not None:
         return DiskFullError(f"no space left on the device of {target.parent}: {what}{room}; "
                              f"nothing was changed in {target} (the partial copy was removed): "
@@ -83,8 +83,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except OSError as exc:
         if exc.errno not in _FULL:
             raise
+        err = _disk_full(path, len(data))
         tmp.unlink(missing_ok=True)
-        raise _disk_full(path, len(data)) from None
+        raise err from None
     os.replace(tmp, path)
 
 

@@ -67,8 +67,11 @@ def outcomes(junit: Path) -> dict[str, str]:
 def one_run(targets: list[str], marker: str, keep: Path, index: int, timeout: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="ray-soak-") as tmp:
         junit = Path(tmp) / "junit.xml"
+        # the run's own pytest folder (the nodes' logs are there): kept when the run fails
+        basetemp = keep / f"run-{index:03d}-tmp"
+        keep.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marker,
-               f"--junitxml={junit}", *targets]
+               f"--junitxml={junit}", f"--basetemp={basetemp}", *targets]
         t0 = time.monotonic()
         try:
             proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
@@ -81,8 +84,9 @@ def one_run(targets: list[str], marker: str, keep: Path, index: int, timeout: fl
         tests = outcomes(junit) if junit.is_file() else {}
         ok = proc.returncode == 0 and tests and all(
             s in ("passed", "skipped") for s in tests.values())
-        if not ok:  # keep the evidence
-            keep.mkdir(parents=True, exist_ok=True)
+        if ok:
+            shutil.rmtree(basetemp, ignore_errors=True)
+        else:  # keep the evidence
             (keep / f"run-{index:03d}.log").write_text(proc.stdout + proc.stderr)
             if junit.is_file():
                 shutil.copy(junit, keep / f"run-{index:03d}.xml")

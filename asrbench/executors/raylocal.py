@@ -197,8 +197,8 @@ class LocalRayCluster:
         while True:
             for n in self.nodes:
                 if not n.alive() and n.proc.returncode not in (None, -9, -15):
-                    raise ExecutorError(f"ray node {n.name} exited ({n.proc.returncode}); "
-                                        f"see {n.log}")
+                    raise ExecutorError(f"ray node {n.name} exited ({n.proc.returncode}): "
+                                        f"{_last_words(n.log)}; see {n.log}")
             left = deadline - time.monotonic()
             try:
                 alive = self.alive_nodes(timeout=max(10.0, min(QUERY_TIMEOUT_S, left)))
@@ -272,6 +272,15 @@ def _start_node(cluster: LocalRayCluster, name: str, cpus: int, resources: dict[
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=node_env,
                                 cwd=str(root), start_new_session=True)
     return RayNode(name, proc, cache, resources, cpus, log, ports[0], head)
+
+
+def _last_words(log: Path) -> str:
+    """The last non-empty line of a node's `ray start` log, for an error message."""
+    try:
+        lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return "(no log)"
+    return lines[-1][-300:] if lines else "(empty log)"
 
 
 def _port_of(entry: dict) -> int | None:

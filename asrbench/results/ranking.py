@@ -49,6 +49,11 @@ class Ranking:
     sample: bool = False  # the ranked cells are samples of one selection
     untested: dict[str, str] | None = None  # ranked model -> why it has no significance range
 
+    @property
+    def tested(self) -> list[str]:
+        """Ranked models with pairwise tests (per-utterance results usable), best first."""
+        return [m for m in self.order if m not in (self.untested or {})]
+
 
 @dataclass(frozen=True)
 class MeanRanks:

@@ -13,6 +13,7 @@ import yaml
 
 import asrbench.benchmark
 from asrbench.dataset import load_dataset
+from asrbench.results.summary import Selection, Summary, write_summary
 
 A, B = "pocketsphinx_en", "whisper_tiny_en"  # real cards; the recogniser is the stand-in
 MINI_IDS = ["LJ001-0002", "LJ001-0005", "LJ001-0013", "LJ001-0008", "1089-134686-0000",
@@ -52,12 +53,14 @@ def planted_benchmark(calls: list, women_lose: int = 1):
         else:
             res = get_scorer("en").score({u.id: u.text for u in ds.utterances}, hyps)
             recs = [{**r.to_dict(), "hyp": hyps[r.id]} for r in res.utterances]
-            metrics = {"unit": "word"}
+            metrics = res.metrics
         (out / "utterances.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
-        (out / "summary.json").write_text(json.dumps({"metrics": metrics}))
-        summary = SimpleNamespace(dataset=ds.id, dataset_hash="sha256:x", result_key="k",
-                                  hyps_key="h", model_identity=f"fake:{model}", runner="fake",
-                                  n_failed=0)
+        n = len(ds.utterances)
+        summary = Summary(producer="benchmark", result_key="sha256:k", metrics=metrics,
+                          selection=Selection(n, n, "sha256:ids"), scorer={}, model=model,
+                          model_identity=f"fake:{model}", runner="fake", dataset=ds.id,
+                          dataset_hash="sha256:x", hyps_key="h")
+        write_summary(out / "summary.json", summary)  # the platform's own writer
         return SimpleNamespace(out_dir=out, summary=summary, cache_hit=False)
 
     return run_benchmark

@@ -18,6 +18,7 @@ from scoring.metrics import Interval, Metrics, UtteranceResult, pooled
 from scoring.normalize import (
     Case,
     FullWidth,
+    Invisible,
     Itj,
     NonSpeech,
     Nsw,
@@ -25,11 +26,13 @@ from scoring.normalize import (
     Pipeline,
     Punc,
     UkUs,
+    UnicodeForm,
     char_tokens,
     word_tokens,
 )
+from scoring.normalize.invisible import FORMS
 from scoring.normalize.optional import split_optional, strip_markers
-from scoring.stats import bootstrap_metrics
+from scoring.stats import MAX_BOOTSTRAP, MAX_BOOTSTRAP_REASON, bootstrap_metrics
 
 if TYPE_CHECKING:
     from scoring.wfst import FstAligner
@@ -48,11 +51,17 @@ class ScorerConfig:
     every utterance through the FST (used to show that the fast path gives identical results).
     `nonspeech` removes the markers listed in `nonspeech_markers` (`<beep>`, `[noise]`) from
     both sides; `optional` applies sclite's convention to the reference: a parenthesised word
-    may be left out at no cost.
+    may be left out at no cost. `invisible` removes terminal escape sequences, control
+    characters and invisible format characters (zero-width space, bidi marks...); `unicode`
+    normalises to `unicode_form` ("NFC", or "NFKC" to fold compatibility forms too).
+    `bootstrap` is 0 (no intervals) to MAX_BOOTSTRAP replicates.
     """
 
     lang: str = "en"
     unit: str | None = None  # "word" or "char"; default: "char" for zh, else "word"
+    invisible: bool = True
+    unicode: bool = True
+    unicode_form: str = "NFC"
     case: bool = True
     punc: bool = True
     itj: bool = True
@@ -82,6 +91,18 @@ class ScorerConfig:
             raise ScoringError(f"unit must be 'word' or 'char', not {self.unit!r}")
         if self.engine not in ("auto", "fst"):
             raise ScoringError(f"engine must be 'auto' or 'fst', not {self.engine!r}")
+        if self.unicode_form not in FORMS:
+            raise ScoringError(f"unicode_form (--unicode-form) must be one of "
+                               f"{', '.join(FORMS)}, not {self.unicode_form!r}")
+        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, int) or \
+                not 0 <= self.bootstrap <= MAX_BOOTSTRAP:
+            raise ScoringError(
+                f"bootstrap (--bootstrap) must be a whole number from 0 (no confidence "
+                f"intervals) to {MAX_BOOTSTRAP:,} replicates, not {self.bootstrap!r}: "
+                f"{MAX_BOOTSTRAP_REASON}")
+        if not (isinstance(self.confidence, (int, float)) and 0 < self.confidence < 1):
+            raise ScoringError(f"confidence must be a level between 0 and 1 (e.g. 0.95), not "
+                               f"{self.confidence!r}")
 
     def data_file(self, kind: str) -> Path | None:
         """Resolved path of a data file ('interjections', 'uk_us', 'alternatives',
@@ -192,6 +213,10 @@ class Scorer:
                     )
                 self.files[kind] = path
         text_steps: list = []
+        if cfg.invisible:
+            text_steps.append(Invisible())
+        if cfg.unicode:
+            text_steps.append(UnicodeForm(cfg.unicode_form))
         if cfg.nonspeech and "nonspeech_markers" in self.files:
             text_steps.append(NonSpeech(self.files["nonspeech_markers"]))
         self.nsw: Nsw | None = None

@@ -11,6 +11,34 @@ import math
 
 import numpy as np
 
+from scoring.errors import ScoringError
+
+# Replicates are drawn in chunks of about this many (replicate x group) cells, so the per-group
+# draw counts take ~8 MiB (int64) a copy however many replicates are asked for; only the few
+# sums a replicate keeps grow with the count. (1,000 replicates stay one chunk up to 1,048
+# groups of identical rows.)
+CHUNK_CELLS = 1 << 20
+# The most replicates a caller may ask for. The percentile interval needs every replicate's
+# ratio kept and sorted (about 100 bytes a replicate over the three metrics): a million is
+# ~100 MB and seconds of work, and its Monte Carlo error (~1/sqrt(reps) of the standard error)
+# is already far below anything an interval is read for; a billion would be ~100 GB.
+MAX_BOOTSTRAP = 1_000_000
+MAX_BOOTSTRAP_REASON = ("more replicates no longer change an interval (Monte Carlo error "
+                        "~1/sqrt(replicates)) and each one is kept to sort")
+
+
+def check_reps(reps: int) -> None:
+    """Refuse a replicate count outside 0..MAX_BOOTSTRAP (0: no intervals)."""
+    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or \
+            not 0 <= reps <= MAX_BOOTSTRAP:
+        raise ScoringError(f"bootstrap replicates must be a whole number from 0 to "
+                         f"{MAX_BOOTSTRAP:,}, not {reps!r}: {MAX_BOOTSTRAP_REASON}")
+
+
+def chunk_size(n_groups: int) -> int:
+    """Replicates drawn at a time for `n_groups` distinct rows (at least one)."""
+    return max(1, CHUNK_CELLS // max(1, n_groups))
+
 
 def _distinct_rows(cols: np.ndarray, inverse: bool = False):  # noqa: ANN202 - 2 or 3 arrays
     """The distinct rows of `cols` in sorted order, with how often each occurs (and, with
@@ -41,8 +69,8 @@ def _distinct_rows(cols: np.ndarray, inverse: bool = False):  # noqa: ANN202 - 2
     return rows, counts, inv.reshape(-1)
 
 
-def _replicates(cols: np.ndarray, reps: int, seed: int, split: np.ndarray | None = None
-                ) -> np.ndarray:
+def _replicates(cols: np.ndarray, reps: int, seed: int, split: np.ndarray | None = None,
+                chunk: int | None = None) -> np.ndarray:
     """Column sums under `reps` utterance resamplings: shape (reps, n_cols), plus one column
     for `split` when given.
 
@@ -57,25 +85,49 @@ def _replicates(cols: np.ndarray, reps: int, seed: int, split: np.ndarray | None
     distinct `split` values by conditional binomials, which together with the first draw is
     the multinomial over the finer groups (same distribution), while the sums of `cols` stay
     exactly those of the grouping without it (same random stream, same numbers).
+
+    Replicates are drawn `chunk` at a time (default `chunk_size(G)`), so memory is
+    O(chunk x G) plus the sums kept, O(reps x n_cols), however many replicates are asked for.
     """
+    check_reps(reps)
     rng = np.random.default_rng(seed)
     n = cols.shape[0]
     if split is None:
         rows, counts = _distinct_rows(cols)
     else:
         rows, counts, inverse = _distinct_rows(cols, inverse=True)
-    weights = rng.multinomial(n, counts / n, size=reps)
-    if np.all(rows == np.round(rows)) and float(np.abs(rows).max(initial=0)) * n < 2.0**53:
-        # Integer counts (the usual case): an integer product is exact, so the same sums as
-        # the float one, and it does not wake BLAS's worker threads (which then spin on the
-        # other core for nothing in a short process).
-        sums = (weights @ rows.astype(np.int64)).astype(np.float64)
-    else:
-        sums = weights.astype(np.float64) @ rows
-    if split is None:
-        return sums
-    extra = _shared_out(rng, weights, counts, inverse, np.asarray(split, dtype=np.int64))
-    return np.column_stack([sums, extra.astype(np.float64)])
+        values = np.asarray(split, dtype=np.int64)
+    # Integer counts (the usual case): an integer product is exact, so the same sums as the
+    # float one, and it does not wake BLAS's worker threads (which then spin on the other core
+    # for nothing in a short process).
+    exact = bool(np.all(rows == np.round(rows))) and \
+        float(np.abs(rows).max(initial=0)) * n < 2.0**53
+    rows_m = rows.astype(np.int64) if exact else rows
+    k = rows.shape[1]
+    out = np.empty((reps, k + (split is not None)), dtype=np.float64)
+    # In chunks of replicates, so memory is O(chunk x G) whatever `reps` is. Consecutive
+    # multinomial draws are one stream however they are chunked, so the sums of `cols` do not
+    # depend on the chunk size. The binomials of `split` come after every multinomial in the
+    # stream (as in one chunk, the case of every count up to chunk_size(G)): past one chunk
+    # the multinomials are drawn again, chunk by chunk, from a second generator with the seed.
+    step = chunk or chunk_size(len(counts))
+    p = counts / n
+    again = np.random.default_rng(seed) if split is not None and reps > step else None
+    for start in range(0, reps, step):
+        size = min(step, reps - start)
+        weights = rng.multinomial(n, p, size=size)
+        out[start:start + size, :k] = (
+            weights @ rows_m if exact else weights.astype(np.float64) @ rows_m)
+        if split is not None and again is None:
+            out[:, k] = _shared_out(rng, weights, counts, inverse, values)
+        del weights
+    if again is not None:
+        for start in range(0, reps, step):
+            size = min(step, reps - start)
+            weights = again.multinomial(n, p, size=size)
+            out[start:start + size, k] = _shared_out(rng, weights, counts, inverse, values)
+            del weights
+    return out
 
 
 def _shared_out(rng: np.random.Generator, weights: np.ndarray, counts: np.ndarray,
@@ -154,6 +206,7 @@ def bootstrap_ratios(
     seed: int = 0,
 ) -> dict[str, dict]:
     """Intervals of sum(num)/sum(den) for several denominators, from the same resamplings."""
+    check_reps(reps)
     num_a = np.asarray(num, dtype=np.float64)
     names = list(dens)
     if len(num_a) == 0 or reps <= 0:
@@ -185,6 +238,7 @@ def bootstrap_metrics(
     within the groups (`_replicates`'s `split`): the TER and mTER_utt intervals are those of
     `bootstrap_ratios` on the same columns, number for number.
     """
+    check_reps(reps)
     err = np.asarray(errors, dtype=np.float64)
     ref = np.asarray(n_ref, dtype=np.float64)
     hyp = np.asarray(n_hyp, dtype=np.int64)

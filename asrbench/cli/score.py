@@ -107,6 +107,12 @@ def score(
     nonspeech: bool = typer.Option(True, help="NONSPEECH step: drop <beep>, [noise], ..."),
     optional: bool = typer.Option(True, help="sclite's (word): optionally deletable "
                                              "reference words"),
+    invisible: bool = typer.Option(True, help="INVISIBLE step: drop terminal escapes, control "
+                                              "and invisible format characters (zero-width "
+                                              "space, bidi marks)"),
+    unicode: bool = typer.Option(True, help="Unicode normalisation step (--unicode-form)"),
+    unicode_form: str = typer.Option("NFC", help="NFC, or NFKC to fold compatibility forms "
+                                                 "(ligatures, full-width, superscripts) too"),
     alternatives: str = typer.Option(None, help="alternatives file (default: curated list)"),
     nonspeech_markers: str = typer.Option(None, help="non-speech marker patterns file "
                                                      "(default: curated list)"),
@@ -119,7 +125,8 @@ def score(
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
     options = {"case": case, "punc": punc, "itj": itj, "ukus": ukus, "nsw": nsw, "dae": dae,
-               "nonspeech": nonspeech, "optional": optional, "bootstrap": bootstrap}
+               "nonspeech": nonspeech, "optional": optional, "invisible": invisible,
+               "unicode": unicode, "unicode_form": unicode_form, "bootstrap": bootstrap}
     if alternatives is not None:
         options["alternatives"] = alternatives
     if nonspeech_markers is not None:
@@ -153,6 +160,9 @@ def _score(ref: Path, hyp: Path, out: Path, ref_format: str, hyp_format: str, la
 
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file; give a folder (it is created if missing)")
+    if against is not None and options.get("bootstrap") == 0:
+        raise InputError("--against is a paired bootstrap test: give --bootstrap 1 or more "
+                         "(default 1000), not 0")
     which = parse_reports(reports)
     scorer = get_scorer(lang, options)
     refs = read_transcripts(ref, ref_format)

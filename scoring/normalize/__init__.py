@@ -1,11 +1,13 @@
 """The normalisation pipeline: small named steps, each switchable for ablations.
 
-String steps run first, in this order: NONSPEECH (markers such as `<beep>`, `[noise]`; before
-anything reads inside them), NSW (verbalise numbers; needs case and punctuation), FW (full-width
-to half-width, Chinese), OPTIONAL (marks sclite's parenthesised optional words before PUNC
-strips the parentheses), CASE, PUNC. The text is then tokenised (words, or characters for
-character-level languages) and the token steps run: ITJ, UK-US. Reference and hypothesis go
-through the very same pipeline (OPTIONAL's marks are read on the reference only).
+String steps run first, in this order: INVISIBLE (terminal escapes, control and invisible
+format characters removed), NFC or NFKC (Unicode normalisation), NONSPEECH (markers such as
+`<beep>`, `[noise]`; before anything reads inside them), NSW (verbalise numbers; needs case
+and punctuation), FW (full-width to half-width, Chinese), OPTIONAL (marks sclite's
+parenthesised optional words before PUNC strips the parentheses), CASE, PUNC. The text is then
+tokenised (words, or characters for character-level languages) and the token steps run: ITJ,
+UK-US. Reference and hypothesis go through the very same pipeline (OPTIONAL's marks are read on
+the reference only).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scoring.normalize.case import Case
+from scoring.normalize.invisible import Invisible, UnicodeForm
 from scoring.normalize.itj import Itj
 from scoring.normalize.nonspeech import NonSpeech
 from scoring.normalize.nsw import Nsw
@@ -26,8 +29,8 @@ from scoring.normalize.zh import FullWidth, char_tokens
 # PUNC's private-use placeholders; a text holding one is normalised on its own.
 _PLACEHOLDERS = re.compile("[\ue000-\ue002]")
 
-__all__ = ["Case", "FullWidth", "Itj", "NonSpeech", "Nsw", "Optional", "Pipeline", "Punc",
-           "UkUs", "char_tokens"]
+__all__ = ["Case", "FullWidth", "Invisible", "Itj", "NonSpeech", "Nsw", "Optional", "Pipeline",
+           "Punc", "UkUs", "UnicodeForm", "char_tokens"]
 
 
 def word_tokens(text: str) -> list[str]:

@@ -45,7 +45,42 @@ def load_command(name: str) -> Any:
     module = importlib.import_module(f"asrbench.cli.{COMMANDS[name][0]}")
     cmd = typer.main.get_command(module.app)
     cmd.name = name
+    _house_rules(cmd)
     return cmd
+
+
+def _house_rules(cmd: Any) -> None:
+    """What every subcommand (and its own subcommands) gets, whatever its module says.
+
+    Help is printed as written: with rich markup on (typer's default when rich is installed),
+    `[noise]` in a help text is read as a markup tag and vanishes ("drop <beep>, , ...").
+    And no number option accepts nan or infinity: such a value is refused as it is parsed,
+    before anything runs, with a one-line error naming the option.
+    """
+    cmd.rich_markup_mode = None
+    for param in cmd.params:
+        if getattr(getattr(param, "type_descriptor", None), "annotation", None) is float:
+            param.callback = _finite(param, param.callback)
+    for sub in getattr(cmd, "commands", {}).values():
+        _house_rules(sub)
+
+
+def _finite(param: Any, inner: Any) -> Any:
+    """A parameter callback refusing nan and infinity, then calling `inner` (if any)."""
+    import math
+
+    label = max(param.opts, key=len) if param.opts else param.name
+
+    def check(ctx: Any, p: Any, value: Any) -> Any:
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, float) and not math.isfinite(v):
+                from asrbench.errors import InputError
+
+                default = f" (default {param.default})" if param.default is not None else ""
+                raise InputError(f"{label} {v}: not a finite number; give a number{default}")
+        return inner(ctx, p, value) if inner is not None else value
+
+    return check
 
 
 class LazyGroup(TyperGroup):

@@ -14,6 +14,7 @@ from scoring.errors import ScoringError
 
 FORMATS = ("tsv", "kaldi", "trn", "jsonl")
 _TRN = re.compile(r"^(.*?)\s*\(([^()\s]+)\)\s*$")
+_TRN_ID = re.compile(r"[\d_.-]")
 _HEADER_IDS = {"id", "utt", "utt_id", "uttid", "key"}
 _HEADER_TEXTS = {"text", "transcript", "hyp", "ref", "sentence"}
 
@@ -38,7 +39,9 @@ def _lines(path: Path) -> list[str]:
 
 
 def detect_format(path: str | Path) -> str:
-    """Guess the format from the extension, then from the first non-empty lines."""
+    """Guess the format from the extension, then from the content: JSONL if the first non-empty
+    lines are objects, trn if every line is `TEXT (ID)` as `_looks_trn` checks, TSV if the
+    lines hold tabs, else Kaldi."""
     path = Path(path)
     return _detect(path, None)
 
@@ -56,11 +59,27 @@ def _detect(path: Path, lines: list[str] | None) -> str:
         return "tsv"
     if all(x.lstrip().startswith("{") for x in sample):
         return "jsonl"
-    if all(_TRN.match(x) for x in sample):
+    if _looks_trn([x for x in lines if x.strip()]):
         return "trn"
     if all("\t" in x for x in sample[1:] or sample):
         return "tsv"
     return "kaldi"
+
+
+def _looks_trn(lines: list[str]) -> bool:
+    """Every line `TEXT (ID)`, no tab, the IDs distinct and each like an utterance ID (a digit,
+    `-`, `_` or `.` in it). A TSV or Kaldi file whose lines end in an annotation such as
+    `(laughs)` is not sclite trn: it has tabs, or repeated or word-like "IDs"."""
+    seen: set[str] = set()
+    for line in lines:
+        m = _TRN.match(line)
+        if m is None or "\t" in line:
+            return False
+        key = m.group(2)
+        if key in seen or not _TRN_ID.search(key):
+            return False
+        seen.add(key)
+    return bool(lines)
 
 
 def _add(out: dict[str, str], key: str, text: str, path: Path, no: int) -> None:

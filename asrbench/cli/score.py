@@ -166,6 +166,10 @@ def _score(ref: Path, hyp: Path, out: Path, ref_format: str, hyp_format: str, la
     which = parse_reports(reports)
     scorer = get_scorer(lang, options)
     refs = read_transcripts(ref, ref_format)
+    if not refs:
+        # Nothing to score: a table of zeros would read as a perfect system.
+        raise InputError(f"{ref}: the reference holds no utterance (empty or blank file); "
+                         "give the reference transcripts, one line per utterance")
     hyps = read_transcripts(hyp, hyp_format)
     result = scorer.score(refs, hyps)
     sid = scorer_identity(scorer, options)

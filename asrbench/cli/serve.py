@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import os
+import signal
+import sys
 
 import typer
 
 from asrbench.errors import InputError
 
 app = typer.Typer(add_completion=False, help=__doc__)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM does what Ctrl-C does: stop serving, stop the model, remove the server's
+    temporary folder, exit 0."""
+    raise KeyboardInterrupt
 
 
 @app.command()
@@ -22,11 +30,26 @@ def serve(
         help="name of an environment variable holding the key clients must send as Bearer"),
     timeout: float = typer.Option(600, "--timeout",
                                   help="seconds a request may take inside the model"),
+    max_audio_s: float = typer.Option(
+        600, "--max-audio-s", help="longest upload in seconds of audio; longer ones get 413"),
+    queue: int = typer.Option(
+        4, "--queue", help="requests that may wait while the model transcribes another; "
+                           "more get 503 with Retry-After"),
+    idle_timeout: int = typer.Option(
+        60, "--idle-timeout",
+        help="seconds a client may send nothing (mid-request or between requests) before "
+             "its connection is closed"),
 ) -> None:
+    if not timeout > 0:
+        raise InputError(f"--timeout {timeout}: must be more than 0 seconds")
+    try:
+        from asrbench.serve.server import Limits, TranscriptionService, make_server
+    except ImportError as exc:  # waitress is in the `models` extra
+        raise InputError(f"ops/serve needs {exc.name}: pip install -e '.[models]'") from None
     from asrbench.resolve import resolve_model
     from asrbench.runners import RunOptions, get_runner
-    from asrbench.serve.server import TranscriptionService, make_server
 
+    limits = Limits(max_audio_s=max_audio_s, queue=queue, idle_timeout_s=idle_timeout)
     key = None
     if api_key_env:
         key = os.environ.get(api_key_env)
@@ -34,21 +57,25 @@ def serve(
             raise InputError(f"--api-key-env {api_key_env}: that variable is not set")
     mdl = resolve_model(model)
     run = get_runner(runner)
-    service = TranscriptionService(mdl, run, RunOptions(timeout_s=timeout))
-    typer.echo(f"serve: preparing {mdl.id} ({run.name} runner): image, then the model, "
-               "loaded once and kept warm...", err=True)
-    service.prepare()
-    server = make_server(service, host, port, key)
-    bound_host, bound_port = server.server_address[:2]
-    # The first stdout line is the base URL, for scripts and tests that start us on port 0.
-    print(f"http://{bound_host}:{bound_port}/v1", flush=True)
-    typer.echo(f"serve: {mdl.id} at http://{bound_host}:{bound_port}/v1/audio/transcriptions "
-               "(OpenAI-compatible); Ctrl-C stops", err=True)
+    service = TranscriptionService(mdl, run, RunOptions(timeout_s=timeout), limits=limits)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    server = None
     try:
+        typer.echo(f"serve: preparing {mdl.id} ({run.name} runner): image, then the model, "
+                   "loaded once and kept warm...", err=True)
+        service.prepare()
+        server = make_server(service, host, port, key)
+        # The first stdout line is the base URL, for scripts and tests that start us on port 0.
+        print(f"http://{server.host}:{server.port}/v1", flush=True)
+        typer.echo(f"serve: {mdl.id} at http://{server.host}:{server.port}/v1/audio/"
+                   "transcriptions (OpenAI-compatible); Ctrl-C or SIGTERM stops", err=True)
         server.serve_forever()
     except KeyboardInterrupt:
-        pass
+        print("serve: stopping", file=sys.stderr)
     finally:
-        server.server_close()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM: the cleanup goes on
+        # the model first: a request still in it answers 503 at once instead of delaying this
         service.close()
-
+        if server is not None:
+            server.close()
+        signal.signal(signal.SIGTERM, previous)

@@ -8,6 +8,14 @@ to what the card takes (`audio.to_model_wav`). Answers follow the OpenAI API: `r
 json (default), text, verbose_json, srt or vtt (`formats`); errors `{"error": {"message",
 "type", "param", "code"}}`. Every declared secret of the model is redacted from error answers
 and from the server's log.
+
+HTTP is waitress's (docs/DEPENDENCIES.md): it reads each request body in full before a worker
+thread sees it (a client that uploads slowly holds a socket, not the model or a thread),
+validates `Content-Length`, decodes chunked bodies, caps the body size and closes a connection
+idle for `Limits.idle_timeout_s`. Its own refusals are answered in OpenAI's error format too
+(`_JsonErrorTask`). Requests are independent: audio longer than `Limits.max_audio_s` is
+refused (413) before it reaches the model, and at most `Limits.queue` requests wait for the
+model while it transcribes another; more are answered 503 with `Retry-After`.
 """
 
 from __future__ import annotations
@@ -15,13 +23,22 @@ from __future__ import annotations
 import hmac
 import json
 import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from email.parser import BytesParser
 from email.policy import default as email_policy
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
-from asrbench.errors import AsrbenchError
+from waitress import wasyncore
+from waitress.channel import HTTPChannel
+from waitress.server import create_server
+from waitress.task import ErrorTask
+
+from asrbench.errors import AsrbenchError, InputError
 from asrbench.modelcard import Model
 from asrbench.runners import Runner, RunOptions
 from asrbench.secrets import for_models
@@ -30,15 +47,44 @@ from asrbench.serve.formats import FORMATS, render
 from asrbench.serve.warm import WarmError, WarmModel, silence_wav
 
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024  # the OpenAI endpoint's own limit
+_FORM_SLACK = 64 * 1024  # multipart boundaries and the small fields beside `file`
+RETRY_AFTER_S = 2
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What keeps one client from holding up the others (`ops/serve` options of these names)."""
+
+    max_audio_s: float = 600.0  # --max-audio-s: longer uploads are refused (413)
+    queue: int = 4  # --queue: requests that may wait while the model is busy; more get 503
+    idle_timeout_s: int = 60  # --idle-timeout: a connection silent this long is closed
+
+    def __post_init__(self) -> None:
+        checks = (("--max-audio-s", self.max_audio_s, self.max_audio_s > 0, "more than 0"),
+                  ("--queue", self.queue, self.queue >= 0, "0 or more"),
+                  ("--idle-timeout", self.idle_timeout_s, self.idle_timeout_s >= 1,
+                   "a whole number of seconds, 1 or more"))
+        for option, value, ok, want in checks:  # `ok` is False for NaN too
+            if not ok:
+                raise InputError(f"{option} {value}: must be {want}")
 
 
 class ServeError(AsrbenchError):
     """A request the server answers with an error; carries the HTTP status and OpenAI type."""
 
     def __init__(self, status: int, message: str, kind: str = "invalid_request_error",
-                 param: str | None = None):
+                 param: str | None = None, headers: dict[str, str] | None = None):
         self.status, self.kind, self.param = status, kind, param
+        self.headers = headers or {}
         super().__init__(message)
+
+
+def error_body(status: int, message: str, kind: str = "invalid_request_error",
+               param: str | None = None) -> bytes:
+    """An error answer in OpenAI's format."""
+    code = {401: "invalid_api_key"}.get(status)
+    return json.dumps({"error": {"message": message, "type": kind, "param": param,
+                                 "code": code}}).encode()
 
 
 def parse_multipart(content_type: str, body: bytes) -> dict[str, tuple[bytes, str]]:
@@ -46,7 +92,10 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, tuple[bytes, st
     if not content_type.startswith("multipart/form-data"):
         raise ServeError(400, "expected multipart/form-data with a `file` field")
     msg = BytesParser(policy=email_policy).parsebytes(
-        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body)
+    if not msg.is_multipart():
+        raise ServeError(400, "the multipart/form-data body has no parts (is its boundary "
+                              "right?); send a `file` field")
     fields = {}
     for part in msg.iter_parts():
         name = part.get_param("name", header="content-disposition")
@@ -55,14 +104,26 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, tuple[bytes, st
     return fields
 
 
+def text_field(fields: dict[str, tuple[bytes, str]], name: str, default: str) -> str:
+    """A form field as text; a 400 naming it when it is not UTF-8."""
+    raw = fields.get(name, (b"", ""))[0]
+    try:
+        return raw.decode("utf-8").strip() or default
+    except UnicodeDecodeError:
+        raise ServeError(400, f"`{name}` is not UTF-8 text", param=name) from None
+
+
 class TranscriptionService:
     """A warm model behind the API: converts uploads, transcribes, renders the answer."""
 
     def __init__(self, model: Model, runner: Runner, options: RunOptions | None = None,
-                 work_root: Path | None = None):
+                 work_root: Path | None = None, limits: Limits | None = None):
         self.model, self.runner = model, runner
+        self.limits = limits or Limits()
         self.warm = WarmModel(model, runner, options or RunOptions(timeout_s=600), work_root)
         self.redactor = for_models([model])
+        self._admitted = 0  # requests in the model or waiting for it
+        self._admit_lock = threading.Lock()
 
     def prepare(self) -> str:
         """Build the image / virtualenv, start the program and warm it up (open models)."""
@@ -75,11 +136,29 @@ class TranscriptionService:
     def close(self) -> None:
         self.warm.close()
 
+    def _admit(self) -> None:
+        with self._admit_lock:
+            if self._admitted > self.limits.queue:
+                raise ServeError(
+                    503, f"the model is busy with another request and {self.limits.queue} "
+                         f"more wait for it (ops/serve --queue {self.limits.queue}); retry "
+                         "later", "server_error", headers={"Retry-After": str(RETRY_AFTER_S)})
+            self._admitted += 1
+
+    def _leave(self) -> None:
+        with self._admit_lock:
+            self._admitted -= 1
+
     def transcribe(self, data: bytes, filename: str = "upload") -> tuple[str, float, float]:
         """(text, audio seconds, processing seconds) of one upload; ServeError otherwise."""
         try:
-            wav, seconds = to_model_wav(data, self.model.card.sample_rate, filename)
-            result = self.warm.transcribe(wav)
+            wav, seconds = to_model_wav(data, self.model.card.sample_rate, filename,
+                                        self.limits.max_audio_s, self.warm.work_root)
+            self._admit()
+            try:
+                result = self.warm.transcribe(wav)
+            finally:
+                self._leave()
         except AudioError as exc:
             raise ServeError(exc.status, str(exc), param="file") from None
         except WarmError as exc:
@@ -87,75 +166,134 @@ class TranscriptionService:
         return result.text, seconds, result.processing_s
 
 
-def make_server(service: TranscriptionService, host: str = "127.0.0.1", port: int = 0,
-                api_key: str | None = None) -> ThreadingHTTPServer:
-    """An HTTP server for `service`; with `api_key`, requests need `Authorization: Bearer`."""
+class _JsonErrorTask(ErrorTask):
+    """waitress's own refusals (bad Content-Length, bad chunking, a body over the limit, a
+    request line that is not HTTP) in OpenAI's error format instead of text/plain."""
+
+    def execute(self) -> None:
+        error = self.request.error
+        message = f"{error.reason}: {error.body}"
+        if error.code == 413:
+            message = (f"request body larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB "
+                       "(OpenAI's limit on `file`)")
+        body = error_body(error.code, message, param="file" if error.code == 413 else None)
+        print(f"serve: {self.channel.addr[0]} refused: {error.code} {message}", file=sys.stderr)
+        self.status = f"{error.code} {error.reason}"
+        self.response_headers.append(("Content-Type", "application/json"))
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class _Channel(HTTPChannel):
+    error_task_class = _JsonErrorTask
+
+
+def make_app(service: TranscriptionService, api_key: str | None = None) -> Callable:
+    """The WSGI application: `/v1/models` and `/v1/audio/transcriptions`."""
     redact = service.redactor.redact
     language = service.model.card.languages[0]
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def authorised(environ: dict) -> bool:
+        if not api_key:
+            return True
+        given = environ.get("HTTP_AUTHORIZATION", "")
+        return hmac.compare_digest(given.encode("latin-1", "replace"),
+                                   f"Bearer {api_key}".encode())
 
-        def log_message(self, fmt: str, *args: Any) -> None:
-            print(redact(f"serve: {self.address_string()} {fmt % args}"), file=sys.stderr)
+    def handle(environ: dict) -> tuple[int, str, str, dict[str, str]]:
+        method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "").rstrip("/")
+        if path == "/v1/models" and method == "GET":
+            return 200, "application/json", json.dumps({"object": "list", "data": [
+                {"id": service.model.id, "object": "model", "owned_by": "asrbench"}]}), {}
+        if path != "/v1/audio/transcriptions":
+            raise ServeError(404, f"unknown path {environ.get('PATH_INFO', '')!r}")
+        if method != "POST":
+            raise ServeError(405, f"{method} {path}: only POST is served here")
+        length = int(environ.get("CONTENT_LENGTH") or 0)  # waitress checked it is a count
+        body = environ["wsgi.input"].read(length)
+        if not authorised(environ):
+            raise ServeError(401, "Incorrect API key provided.")
+        fields = parse_multipart(environ.get("CONTENT_TYPE", ""), body)
+        if "file" not in fields:
+            raise ServeError(400, "Missing required parameter: 'file'.", param="file")
+        fmt = text_field(fields, "response_format", "json")
+        if fmt not in FORMATS:
+            raise ServeError(400, f"response_format {fmt!r} is not one of "
+                                  f"{', '.join(FORMATS)}", param="response_format")
+        data, filename = fields["file"]
+        if len(data) > MAX_UPLOAD_BYTES:
+            raise ServeError(413, "file larger than 25 MB", param="file")
+        text, seconds, processing = service.transcribe(data, filename or "upload")
+        ctype, answer = render(fmt, text, seconds, language)
+        return 200, ctype, answer, {"X-Processing-Seconds": f"{processing:.3f}"}
 
-        def send(self, status: int, ctype: str, body: str,
-                 headers: dict[str, str] | None = None) -> None:
-            data = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def error(self, exc: ServeError) -> None:
-            code = {401: "invalid_api_key"}.get(exc.status)
+    def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        try:
+            status, ctype, text, headers = handle(environ)
+            data = text.encode()
+        except ServeError as exc:
+            status, ctype, headers = exc.status, "application/json", exc.headers
             message = redact(str(exc))
             if exc.status >= 500:
                 print(f"serve: {exc.status}: {message}", file=sys.stderr)
-            self.send(exc.status, "application/json", json.dumps(
-                {"error": {"message": message, "type": exc.kind, "param": exc.param,
-                           "code": code}}))
+            data = error_body(exc.status, message, exc.kind, exc.param)
+        except Exception:  # noqa: BLE001 (a bug of ours: the log has it, the client a 500)
+            print(redact(f"serve: internal error:\n{traceback.format_exc()}"), file=sys.stderr)
+            status, ctype, headers = 500, "application/json", {}
+            data = error_body(500, "internal server error; the server's log has the details",
+                              "server_error")
+        print(redact(f"serve: {environ.get('REMOTE_ADDR', '-')} {environ['REQUEST_METHOD']} "
+                     f"{environ.get('PATH_INFO', '')} {status}"), file=sys.stderr)
+        start_response(f"{status} {HTTPStatus(status).phrase}",
+                       [("Content-Type", ctype), ("Content-Length", str(len(data))),
+                        *headers.items()])
+        return [data]
 
-        def authorised(self) -> bool:
-            if not api_key:
-                return True
-            given = self.headers.get("Authorization", "")
-            return hmac.compare_digest(given.encode(), f"Bearer {api_key}".encode())
+    return app
 
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-            if self.path.rstrip("/") == "/v1/models":
-                return self.send(200, "application/json", json.dumps({"object": "list", "data": [
-                    {"id": service.model.id, "object": "model", "owned_by": "asrbench"}]}))
-            self.error(ServeError(404, f"unknown path {self.path}"))
 
-        def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_UPLOAD_BYTES:
-                self.rfile.read(length)
-                return self.error(ServeError(413, "file larger than 25 MB", param="file"))
-            body = self.rfile.read(length)
-            try:
-                if self.path.split("?")[0].rstrip("/") != "/v1/audio/transcriptions":
-                    raise ServeError(404, f"unknown path {self.path}")
-                if not self.authorised():
-                    raise ServeError(401, "Incorrect API key provided.")
-                fields = parse_multipart(self.headers.get("Content-Type", ""), body)
-                if "file" not in fields:
-                    raise ServeError(400, "Missing required parameter: 'file'.", param="file")
-                fmt = fields.get("response_format", (b"json", ""))[0].decode() or "json"
-                if fmt not in FORMATS:
-                    raise ServeError(400, f"response_format {fmt!r} is not one of "
-                                          f"{', '.join(FORMATS)}", param="response_format")
-                data, filename = fields["file"]
-                text, seconds, processing = service.transcribe(data, filename or "upload")
-            except ServeError as exc:
-                return self.error(exc)
-            ctype, answer = render(fmt, text, seconds, language)
-            self.send(200, ctype, answer, {"X-Processing-Seconds": f"{processing:.3f}"})
+class Server:
+    """The HTTP server (waitress) for one service: `serve_forever()` in one thread, `close()`
+    from any. `port` is the bound port (useful with port 0)."""
 
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    return server
+    def __init__(self, app: Callable, host: str, port: int, limits: Limits):
+        self._map: dict[Any, Any] = {}
+        self._inner = create_server(
+            app, map=self._map, host=host, port=port, ident="asrbench-serve",
+            # one in the model, `queue` waiting for it, and threads left for conversions,
+            # `/v1/models` and quick refusals
+            threads=limits.queue + 4,
+            channel_timeout=limits.idle_timeout_s,
+            cleanup_interval=max(1, min(30, limits.idle_timeout_s // 2)),
+            max_request_body_size=MAX_UPLOAD_BYTES + _FORM_SLACK,
+            expose_tracebacks=False)
+        self._inner.channel_class = _Channel
+        self.host, self.port = self._inner.effective_host, self._inner.effective_port
+        self.server_address = (self.host, self.port)
+        self._stop = threading.Event()
+        self._running = threading.Lock()
+
+    def serve_forever(self) -> None:
+        """Serve until `close()` (or KeyboardInterrupt: Ctrl-C, or SIGTERM in `ops/serve`)."""
+        with self._running:
+            while not self._stop.is_set():
+                wasyncore.loop(timeout=1.0, map=self._map, use_poll=True, count=1)
+
+    def close(self) -> None:
+        """Stop serving, end the worker threads and close every connection."""
+        self._stop.set()
+        self._inner.pull_trigger()
+        if self._running.acquire(timeout=10):  # serve_forever has returned
+            self._running.release()
+        self._inner.task_dispatcher.shutdown(timeout=5)
+        for channel in list(self._map.values()):
+            if channel is not self._inner and channel is not self._inner.trigger:
+                channel.close()
+        self._inner.close()  # the listening socket and the trigger
+
+
+def make_server(service: TranscriptionService, host: str = "127.0.0.1", port: int = 0,
+                api_key: str | None = None) -> Server:
+    """An HTTP server for `service`; with `api_key`, requests need `Authorization: Bearer`."""
+    return Server(make_app(service, api_key), host, port, service.limits)

@@ -88,6 +88,7 @@ class WarmModel:
         self._generation = itertools.count(1)
         self._worker: Worker | None = None
         self._pipe = None
+        self._closed = False  # set by close(): requests still waiting answer 503
         self.starts = 0  # how many times the program was started (tests, logs)
 
     # --- the program ----------------------------------------------------------------------
@@ -153,16 +154,31 @@ class WarmModel:
             self.transcribe(warmup)
 
     def close(self) -> None:
-        with self._lock:
-            self._stop()
+        """Stop the program and remove the server's folder, also while a request is in the
+        model (`ops/serve` on SIGTERM): that request answers 503 rather than delay the stop."""
+        self._closed = True
+        worker = self._worker
+        if worker is not None:
+            worker.stop()  # a request waiting on it sees `_closed` and gives up the lock
+        if self._lock.acquire(timeout=30):
+            try:
+                self._stop()
+            finally:
+                self._lock.release()
         if self.work_root is not None:
             shutil.rmtree(self.work_root, ignore_errors=True)
+
+    def _closing(self) -> WarmError:
+        return WarmError(f"the server is stopping; model {self.model.id} no longer takes "
+                         "requests", 503)
 
     # --- one request ----------------------------------------------------------------------
 
     def transcribe(self, wav: bytes) -> Result:
         """The model's text for one WAV already at the card's rate (mono, 16-bit)."""
         with self._lock:
+            if self._closed:
+                raise self._closing()
             if self._worker is None or not self._worker.alive():
                 if self._worker is not None:
                     print(f"serve: model {self.model.id} had stopped; starting it again",
@@ -178,6 +194,8 @@ class WarmModel:
                 self._pipe.write(f"{uid}\t{self._worker.path_for(audio)}\n")
                 self._pipe.flush()
             except BrokenPipeError:
+                if self._closed:
+                    raise self._closing() from None
                 raise self._died("stopped reading requests") from None
             try:
                 return self._wait(uid, start)
@@ -203,6 +221,8 @@ class WarmModel:
                     processing = wall
                 return Result(hyps[uid], processing, wall)
             checks += 1
+            if self._closed:
+                raise self._closing()
             if checks % 50 == 0 and not self._worker.alive():
                 raise self._died("stopped while transcribing")
             if time.monotonic() > deadline:

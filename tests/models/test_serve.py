@@ -215,7 +215,7 @@ def test_serve_redacts_the_models_secret_from_answers_and_logs(mini, few, tmp_pa
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1/audio/transcriptions"
+        url = f"http://127.0.0.1:{server.port}/v1/audio/transcriptions"
         with open(mini.audio_path(few[0]), "rb") as f:
             r = requests.post(url, files={"file": ("a.wav", f)}, timeout=60)
         assert r.status_code == 500
@@ -225,8 +225,7 @@ def test_serve_redacts_the_models_secret_from_answers_and_logs(mini, few, tmp_pa
         assert logs and all(secret not in p.read_text() for p in logs)
         assert any("[REDACTED:LEAKY_STREAM_KEY]" in p.read_text() for p in logs)
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
         service.close()
     out, err = capfd.readouterr()
     assert secret not in out and secret not in err

@@ -339,3 +339,41 @@ def test_sigterm_stops_ops_serve_cleanly_and_leaves_no_temporary_folder(echo_mod
     assert rc in (0, 143), (rc, err)
     assert "Traceback" not in err, err
     assert list(tmp.iterdir()) == [], err
+
+
+def test_stopping_the_service_answers_a_request_in_the_model_at_once(echo_model, gate,
+                                                                    tmp_path):
+    """What SIGTERM does while the model is busy: the request in it answers 503 instead of
+    keeping the server up until the model finishes, and the server's folder is removed."""
+    from asrbench.serve.server import Limits, TranscriptionService, make_server
+
+    service = TranscriptionService(
+        load_model(echo_model), LocalRunner(),
+        RunOptions(timeout_s=WAIT_S, env={"ECHO_GATE": str(gate)}), tmp_path / "own",
+        Limits())
+    service.warm.start()
+    server = make_server(service)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    held: list = []
+    first = threading.Thread(target=lambda: held.append(post(server.port, {"file": WAV})),
+                             daemon=True)
+    first.start()
+    try:
+        with open(gate / "started") as f:
+            assert f.readline().startswith("req")
+        service.close()
+        first.join(WAIT_S)
+    finally:
+        server.close()
+        service.close()
+    assert held and held[0][0] == 503, held
+    assert "stopping" in json.loads(held[0][2])["error"]["message"]
+    assert not (tmp_path / "own").exists()
+
+
+@pytest.mark.parametrize("option", [["--queue", "-1"], ["--max-audio-s", "nan"],
+                                    ["--max-audio-s", "0"], ["--idle-timeout", "0"],
+                                    ["--timeout", "-5"]])
+def test_a_bad_limit_is_a_one_line_error_naming_the_option(cli, option):
+    code, _, err = cli("serve", "-m", "pocketsphinx_en", *option)
+    assert code == 2 and option[0] in err and "Traceback" not in err, err

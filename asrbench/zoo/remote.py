@@ -69,8 +69,8 @@ class Remote(ABC):
 
     def missing_object(self, key: str) -> ZooMissingObject:
         return ZooMissingObject(
-            f"object {key} is missing on remote {self.name!r} ({self.url}); run `ops/zoo verify` "
-            "to see what else is missing, and push the entry again from a complete copy")
+            f"object {key} is missing on remote {self.name!r} ({self.url}); `ops/zoo verify` "
+            "lists what is missing, `--repair` uploads it again from a good local copy")
 
     def delete(self, key: str) -> None:  # used by tests and maintenance only
         raise NotImplementedError

@@ -12,7 +12,9 @@ The cluster's state is read through Ray's API (`ray.nodes()`) by a short-lived d
 writes it as JSON to a file, never from a console: Ray prints warnings of its own ("raylet has
 lagging heartbeats due to slow network or busy workload") wherever it likes. A node is known
 by its raylet port (`NodeManagerPort`, chosen here), and every wait is on a state with a
-deadline: a node joined, a node gone.
+deadline: a node joined, a node gone. Nodes start one at a time, and one whose `ray start`
+dies before it joined (Ray gives a raylet 30 s to register: too little on a busy host) is
+started again on fresh ports, up to START_ATTEMPTS times.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ WORKER_PORTS = 24  # per node: Ray's worker processes each listen on one
 FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "1000",
                       "RAY_health_check_failure_threshold": "3",
                       "RAY_health_check_initial_delay_ms": "1000"}
+START_ATTEMPTS = 3  # `ray start` runs per node before its death is an error
 POLL_S = 1.0  # between two looks at the cluster's node table while waiting on a state
 QUERY_TIMEOUT_S = 120.0  # one look: start a Python, connect, ray.nodes() (slow on a busy host)
 
@@ -81,13 +84,16 @@ class RayNode:
     """One `ray start` process and what it was started with."""
 
     name: str
-    proc: subprocess.Popen
     cache: Path
     resources: dict[str, float]
     cpus: int
     log: Path
-    port: int  # its raylet's port: the cluster lists the node under it (NodeManagerPort)
+    env: dict[str, str]  # its own environment, beside the cluster's
     head: bool = False
+    slot: int = 0  # its place in the cluster (its temporary folder's name)
+    proc: subprocess.Popen | None = None
+    port: int = 0  # its raylet's port: the cluster lists the node under it (NodeManagerPort)
+    attempts: int = 0  # `ray start` runs so far (a start that dies on a busy host is retried)
 
     @property
     def pid(self) -> int:
@@ -119,6 +125,7 @@ class LocalRayCluster:
     env: dict[str, str]
     tmp: Path  # Ray's own temporary folders, under a short path (socket path limits)
     nodes: list[RayNode] = field(default_factory=list)
+    _abandoned: set[int] = field(default_factory=set)  # raylet ports of starts given up
 
     @property
     def head(self) -> RayNode:
@@ -126,10 +133,9 @@ class LocalRayCluster:
 
     def add_node(self, name: str, cpus: int = 1, resources: dict[str, float] | None = None,
                  env: dict[str, str] | None = None, wait: bool = True,
-                 timeout: float = 120.0) -> RayNode:
+                 timeout: float = 300.0) -> RayNode:
         """Start a worker node; with `wait`, return once the cluster lists it alive."""
         node = _start_node(self, name, cpus, resources or {}, env or {}, head=False)
-        self.nodes.append(node)
         if wait:
             self.wait_joined([node], timeout)
         return node
@@ -176,29 +182,44 @@ class LocalRayCluster:
         return {**os.environ, **self.env}
 
     def wait_joined(self, nodes: list[RayNode], timeout: float) -> list[dict]:
-        """Wait until every one of `nodes` is listed alive (by its raylet port)."""
-        want = {n.port for n in nodes}
+        """Wait until every one of `nodes` is listed alive (by its raylet port), and no
+        abandoned start of theirs is. One whose `ray start` dies before it joined (Ray gives
+        a raylet 30 s to register, too little on a busy host; a port taken meanwhile) is
+        started again on fresh ports, up to START_ATTEMPTS times."""
         names = ", ".join(n.name for n in nodes)
-        return self.wait_for(lambda alive: want <= {_port_of(n) for n in alive}, timeout,
-                             f"ray node(s) {names} to join")
+
+        def joined(alive: list[dict]) -> bool:
+            ports = {_port_of(n) for n in alive}
+            return {n.port for n in nodes} <= ports and not (self._abandoned & ports)
+
+        return self.wait_for(joined, timeout, f"ray node(s) {names} to join", restart=nodes)
 
     def wait_gone(self, node: RayNode, timeout: float) -> list[dict]:
         """Wait until `node` is no longer listed alive (Ray's health check marked it dead)."""
         return self.wait_for(lambda alive: node.port not in {_port_of(n) for n in alive},
                              timeout, f"ray node {node.name} to be marked dead")
 
-    def wait_for(self, cond, timeout: float, what: str) -> list[dict]:  # noqa: ANN001
+    def wait_for(self, cond, timeout: float, what: str,  # noqa: ANN001
+                 restart: list[RayNode] | None = None) -> list[dict]:
         """Look at the alive nodes until `cond(alive)` holds (returns them) or `timeout` s
         pass (ExecutorError naming `what` and the last failed look, if any). A look that
         fails (the head still starting, a busy host) is looked at again, within the deadline;
-        a node whose `ray start` exited on its own ends the wait at once."""
+        a node whose `ray start` exited on its own ends the wait at once, unless it is one of
+        `restart` (still joining) with attempts left: that one is started again."""
         deadline = time.monotonic() + timeout
         last_error: ClusterQueryError | None = None
         while True:
             for n in self.nodes:
-                if not n.alive() and n.proc.returncode not in (None, -9, -15):
-                    raise ExecutorError(f"ray node {n.name} exited ({n.proc.returncode}): "
-                                        f"{_last_words(n.log)}; see {n.log}")
+                if n.alive() or n.proc is None or n.proc.returncode in (-9, -15):
+                    continue
+                if n in (restart or []) and n.attempts < START_ATTEMPTS:
+                    self._abandoned.add(n.port)
+                    n.kill()  # what that start left in its process group
+                    _launch(self, n)
+                    continue
+                raise ExecutorError(f"ray node {n.name} exited ({n.proc.returncode}) "
+                                    f"after {n.attempts} start(s): {_last_words(n.log)}; "
+                                    f"see {n.log}")
             left = deadline - time.monotonic()
             try:
                 alive = self.alive_nodes(timeout=max(10.0, min(QUERY_TIMEOUT_S, left)))
@@ -239,23 +260,34 @@ class LocalRayCluster:
 
 def _start_node(cluster: LocalRayCluster, name: str, cpus: int, resources: dict[str, float],
                 env: dict[str, str], head: bool) -> RayNode:
+    """A node's folders, its first `ray start`; the node is added to `cluster.nodes`."""
     root = cluster.root / name
-    cache = root / "cache"
     for sub in ("cache", "datasets", "models", "tmp"):
         (root / sub).mkdir(parents=True, exist_ok=True)
+    node = RayNode(name, root / "cache", resources, cpus, root / "ray-start.log", env, head,
+                   slot=len(cluster.nodes))
+    _launch(cluster, node)
+    cluster.nodes.append(node)
+    return node
+
+
+def _launch(cluster: LocalRayCluster, node: RayNode) -> None:
+    """Run `ray start --block` for `node` on fresh ports (the head keeps its GCS and client
+    ports: they are the cluster's address)."""
+    root = node.cache.parent
     ports = _free_ports(7 + WORKER_PORTS)
     args = [ray_binary(), "start", "--block", "--disable-usage-stats",
-            f"--num-cpus={cpus}", "--num-gpus=0",
+            f"--num-cpus={node.cpus}", "--num-gpus=0",
             f"--node-manager-port={ports[0]}", f"--object-manager-port={ports[1]}",
             f"--dashboard-agent-listen-port={ports[2]}", f"--dashboard-agent-grpc-port={ports[3]}",
             f"--runtime-env-agent-port={ports[4]}", f"--metrics-export-port={ports[5]}",
             "--worker-port-list=" + ",".join(str(p) for p in ports[7:]),
             "--object-store-memory=100000000", "--include-log-monitor=false"]
-    if resources:
-        args.append("--resources=" + json.dumps(resources))
-    temp = cluster.tmp / str(len(cluster.nodes))
+    if node.resources:
+        args.append("--resources=" + json.dumps(node.resources))
+    temp = cluster.tmp / (f"{node.slot}" if not node.attempts else f"{node.slot}r{node.attempts}")
     args.append(f"--temp-dir={temp}")
-    if head:
+    if node.head:
         gcs = cluster.address.rsplit(":", 1)[1]
         client = cluster.client_address.rsplit(":", 1)[1]
         args += ["--head", f"--port={gcs}", f"--ray-client-server-port={client}",
@@ -263,15 +295,19 @@ def _start_node(cluster: LocalRayCluster, name: str, cpus: int, resources: dict[
     else:
         args += [f"--address={cluster.address}"]
     node_env = {**os.environ, **cluster.env,
-                "ASRBENCH_CACHE": str(cache),
+                "ASRBENCH_CACHE": str(node.cache),
                 "ASRBENCH_DATASETS_DIR": str(root / "datasets"),
                 "ASRBENCH_MODELS_DIR": str(root / "models"),
-                "TMPDIR": str(root / "tmp"), **env}
-    log = root / "ray-start.log"
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=node_env,
-                                cwd=str(root), start_new_session=True)
-    return RayNode(name, proc, cache, resources, cpus, log, ports[0], head)
+                "TMPDIR": str(root / "tmp"), **node.env}
+    with open(node.log, "ab") as out:
+        if node.attempts:
+            out.write(f"\n--- start {node.attempts + 1} (the last one exited on its own)\n"
+                      .encode())
+            out.flush()
+        node.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=node_env,
+                                     cwd=str(root), start_new_session=True)
+    node.port = ports[0]
+    node.attempts += 1
 
 
 def _last_words(log: Path) -> str:
@@ -296,9 +332,10 @@ def run_local_cluster(root: Path, workers: list[dict] | None = None, head_cpus: 
                       head_resources: dict[str, float] | None = None,
                       env: dict[str, str] | None = None, head_env: dict[str, str] | None = None,
                       fast_failure_detection: bool = True,
-                      timeout: float = 180.0) -> Iterator[LocalRayCluster]:
+                      timeout: float = 300.0) -> Iterator[LocalRayCluster]:
     """Start a head (by default with 0 CPUs: it schedules, it does not run shards) and the
-    `workers` (dicts of add_node's arguments: name, cpus, resources, env), yield, stop all.
+    `workers` (dicts of add_node's arguments: name, cpus, resources, env), one after the
+    other, each given `timeout` s to join; yield; stop all.
 
     `env` goes to every node (e.g. the zoo's AWS credentials, PYTHONPATH); `head_env` to the
     head only. Ray's temporary files go under a short folder in /tmp (Ray's sockets live
@@ -314,15 +351,15 @@ def run_local_cluster(root: Path, workers: list[dict] | None = None, head_cpus: 
     cluster = LocalRayCluster(root, f"{host}:{gcs}", f"ray://{host}:{client}", base_env,
                               Path(tempfile.mkdtemp(prefix="asrb-ray-", dir="/tmp")))
     try:
+        # One node at a time, each joined before the next starts: nodes starting together
+        # compete for the CPU, and on a busy host each then misses Ray's 30 s to register.
         head = _start_node(cluster, "head", head_cpus, head_resources or {},
                            {**(FAST_HEALTH_CHECKS if fast_failure_detection else {}),
                             **(head_env or {})}, head=True)
-        cluster.nodes.append(head)
+        cluster.wait_joined([head], timeout)
         for spec in workers or []:
-            cluster.nodes.append(_start_node(cluster, spec["name"], spec.get("cpus", 1),
-                                             spec.get("resources") or {}, spec.get("env") or {},
-                                             head=False))
-        cluster.wait_joined(cluster.nodes, timeout)
+            cluster.add_node(spec["name"], spec.get("cpus", 1), spec.get("resources"),
+                             spec.get("env"), timeout=timeout)
         yield cluster
     finally:
         cluster.stop()

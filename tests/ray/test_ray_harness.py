@@ -53,3 +53,30 @@ def test_node_table_is_read_whatever_ray_prints_on_the_console(
     assert node_id not in {n["NodeID"] for n in cluster.alive_nodes()}
     assert sorted(int(n["NodeManagerPort"]) for n in cluster.alive_nodes()) == sorted(
         n.port for n in running)
+
+
+def test_a_node_whose_start_dies_is_started_again(cluster, tmp_path: Path) -> None:  # noqa: ANN001
+    """Ray gives a raylet 30 s to register with the GCS, then `ray start` exits 1 ("The
+    current node timed out during startup"): too little on a busy host, and a port chosen
+    for the node may be taken before Ray binds it. Such a node is started again on fresh
+    ports instead of failing the whole session; its log keeps both starts."""
+    flaky = tmp_path / "flaky"
+    flaky.mkdir()
+    marker = tmp_path / "first-start-done"
+    (flaky / "sitecustomize.py").write_text(
+        "import os\n"
+        f"MARKER = {str(marker)!r}\n"
+        "with open('/proc/self/cmdline', 'rb') as f:\n"
+        "    argv = f.read().split(b'\\0')\n"
+        "if b'start' in argv and b'--block' in argv and not os.path.exists(MARKER):\n"
+        "    open(MARKER, 'w').close()\n"
+        "    print('Exception: The current node timed out during startup.', flush=True)\n"
+        "    os._exit(1)\n")
+    node = cluster.add_node(
+        "f", env={"PYTHONPATH": f"{flaky}{os.pathsep}{cluster.env['PYTHONPATH']}"})
+    try:
+        assert marker.exists() and node.attempts == 2
+        assert cluster.node_id(node)  # the second start joined
+        assert "timed out during startup" in node.log.read_text()
+    finally:
+        cluster.remove_node(node)

@@ -39,7 +39,7 @@ WORKER_PORTS = 24  # per node: Ray's worker processes each listen on one
 FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "1000",
                       "RAY_health_check_failure_threshold": "3",
                       "RAY_health_check_initial_delay_ms": "1000"}
-START_ATTEMPTS = 3  # `ray start` runs per node before its death is an error
+START_ATTEMPTS = 5  # `ray start` runs per node before its death is an error
 POLL_S = 1.0  # between two looks at the cluster's node table while waiting on a state
 QUERY_TIMEOUT_S = 120.0  # one look: start a Python, connect, ray.nodes() (slow on a busy host)
 

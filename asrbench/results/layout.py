@@ -28,7 +28,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from asrbench.fsio import replace_dir
+from asrbench.fsio import clean_stale, replace_dir
 from asrbench.identity import bytes_sha256, short
 from asrbench.ids import check_id, inside
 from asrbench.results.summary import Summary, SummaryError, read_summary
@@ -87,6 +87,7 @@ def place(root: Path, summary: Summary, replace: bool = False) -> tuple[Placemen
     """Decide where a new cell goes: (placement, folder of an old reported cell to move aside)."""
     model, dataset = summary.model or "_", summary.dataset or "_"
     reported = reported_dir(root, model, dataset)
+    clean_stale(reported)  # a swap killed half way puts the old cell back before deciding
     key = short(summary.result_key, 12)
     if summary.selection.is_sample:
         n = summary.selection.n_utts

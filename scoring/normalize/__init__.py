@@ -1,7 +1,7 @@
 """The normalisation pipeline: small named steps, each switchable for ablations.
 
 String steps run first, in this order: INVISIBLE (terminal escapes, control and invisible
-format characters removed), NFC or NFKC (Unicode normalisation), NONSPEECH (markers such as
+format characters removed), UNICODE (NFC or NFKC normalisation), NONSPEECH (markers such as
 `<beep>`, `[noise]`; before anything reads inside them), NSW (verbalise numbers; needs case
 and punctuation), FW (full-width to half-width, Chinese), OPTIONAL (marks sclite's
 parenthesised optional words before PUNC strips the parentheses), CASE, PUNC. The text is then

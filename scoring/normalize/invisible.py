@@ -1,4 +1,4 @@
-"""INVISIBLE and NFC/NFKC: what a reader cannot see must not count as a word or an error.
+"""INVISIBLE and UNICODE (NFC/NFKC): what a reader cannot see must not count as a word or an error.
 
 A transcript that shows `café` may hold `e` plus a combining acute (decomposed) or `é`
 (composed); a copy from a web page may hold a zero-width space, a right-to-left mark or a
@@ -24,13 +24,14 @@ words (Thai, Khmer, Lao and Burmese use it as a word-break hint; the multilingua
 a later step). Other Cf characters (Arabic number signs, the Mongolian vowel separator, Egyptian
 hieroglyph controls, tag characters) are visible or shape letters, and are left alone.
 
-NFC (default) or NFKC: Unicode normalisation, so that the composed and decomposed spellings of a
-letter are the same word. NFC changes no letter's identity; NFKC also folds compatibility forms
-(ligature `ﬁ` -> `fi`, superscript `²` -> `2`, full-width `Ａ` -> `A`), which is right for
-some corpora and not others, hence a choice. Combining marks stay on their letter (no step splits
-a word at a mark: PUNC removes only category P, tokenisers split only at whitespace).
+UNICODE, NFC (default) or NFKC: Unicode normalisation, so that the composed and decomposed
+spellings of a letter are the same word. NFC changes no letter's identity; NFKC also folds
+compatibility forms (ligature `ﬁ` -> `fi`, superscript `²` -> `2`, full-width `Ａ` -> `A`),
+which is right for some corpora and not others, hence a choice. Combining marks stay on their
+letter (no step splits a word at a mark: PUNC removes only category P, tokenisers split only
+at whitespace).
 
-Both run first, INVISIBLE then NFC (a zero-width character between a letter and its accent would
+Both run first, INVISIBLE then UNICODE (a zero-width character between a letter and its accent would
 keep NFC from composing them), so that every later step sees visible, normalised text. Neither
 looks across a newline: texts joined by newlines give the same lines (`Pipeline.batch`).
 """
@@ -95,14 +96,16 @@ FORMS = ("NFC", "NFKC")
 
 
 class UnicodeForm:
-    """Unicode normalisation to `form` (NFC or NFKC); the step is named after the form."""
+    """Unicode normalisation to `form` (NFC or NFKC). Named UNICODE after its switch
+    (`ScorerConfig.unicode`), as every step is; the form is `ScorerConfig.unicode_form`."""
 
+    name = "UNICODE"
     batchable = True  # a newline never composes with a neighbour: joined texts give the same
 
     def __init__(self, form: str = "NFC") -> None:
         if form not in FORMS:
             raise ValueError(f"unicode form must be one of {FORMS}, not {form!r}")
-        self.form = self.name = form
+        self.form = form
 
     def batch(self, texts: list[str]) -> list[str]:
         """`[self(t) for t in texts]`; one check of all texts when all are normalised."""

@@ -130,7 +130,8 @@ def test_ablation_reproduces_the_stored_counts(results_tree: Path) -> None:
     for a in abl.values():
         assert a.matches_stored, a.note
         stages = [x["stage"] for x in a.rows]
-        assert [x for x in stages if not x.startswith(("+NONSPEECH", "+OPTIONAL"))] == [
+        extra = ("+NONSPEECH", "+OPTIONAL", "+INVISIBLE", "+UNICODE")
+        assert [x for x in stages if not x.startswith(extra)] == [
             "raw", "+CASE", "+PUNC", "+ITJ", "+UK-US", "+NSW", "+DAE"]
     sloppy = {x["stage"]: x for x in abl["sloppy"].rows}
     assert sloppy["raw"]["ter"] > sloppy["+CASE"]["ter"] > sloppy["+PUNC"]["ter"]

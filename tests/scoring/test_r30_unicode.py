@@ -1,8 +1,8 @@
 """Issue 30 item 6: what a reader cannot see is not a word and not an error.
 
 Decomposed `café` against composed, a zero-width space, a right-to-left mark and a terminal colour
-code were each scored as errors (TER 0.25 to 2.5). INVISIBLE and NFC (or NFKC) remove them, as
-named, recorded, switchable steps, through the library and through `ops/score`.
+code were each scored as errors (TER 0.25 to 2.5). INVISIBLE and UNICODE (NFC or NFKC) remove
+them, as named, recorded, switchable steps, through the library and through `ops/score`.
 """
 
 from __future__ import annotations
@@ -42,15 +42,17 @@ def test_invisible_differences_are_not_errors(key: str) -> None:
 
 def test_the_steps_are_named_recorded_and_switchable() -> None:
     on = _plain()
-    assert on.pipeline.names[:2] == ["INVISIBLE", "NFC"]
+    assert on.pipeline.names[:2] == ["INVISIBLE", "UNICODE"]
     cfg = on.config_dict()
     assert (cfg["invisible"], cfg["unicode"], cfg["unicode_form"]) == (True, True, "NFC")
-    assert cfg["steps"][:2] == ["INVISIBLE", "NFC"]
+    assert cfg["steps"][:2] == ["INVISIBLE", "UNICODE"]
     off = _plain(invisible=False, unicode=False)
-    assert "INVISIBLE" not in off.pipeline.names and "NFC" not in off.pipeline.names
+    assert "INVISIBLE" not in off.pipeline.names and "UNICODE" not in off.pipeline.names
     errors = {k: off.score({k: REF[k]}, {k: HYP[k]}).utterances[0].errors for k in REF}
     assert all(errors.values()), errors  # off: the old behaviour, each one an error
-    assert _plain(unicode_form="NFKC").pipeline.names[:2] == ["INVISIBLE", "NFKC"]
+    nfkc = _plain(unicode_form="NFKC")
+    assert nfkc.pipeline.names[:2] == ["INVISIBLE", "UNICODE"]
+    assert nfkc.config_dict()["unicode_form"] == "NFKC"
 
 
 def test_nfkc_is_a_choice() -> None:
@@ -127,7 +129,7 @@ def test_ops_score_scores_the_visible_text(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "on" / "summary.json").read_text())
     assert summary["metrics"]["errors"] == 0 and summary["metrics"]["ter"] == 0
-    assert summary["scorer"]["steps"][:2] == ["INVISIBLE", "NFC"]
+    assert summary["scorer"]["steps"][:2] == ["INVISIBLE", "UNICODE"]
     rows = [json.loads(x) for x in (tmp_path / "on" / "utterances.jsonl").read_text().split("\n")
             if x]
     assert all(r["sub"] + r["ins"] + r["del"] == 0 for r in rows), rows
@@ -137,12 +139,13 @@ def test_ops_score_scores_the_visible_text(tmp_path: Path) -> None:
     off = json.loads((tmp_path / "off" / "summary.json").read_text())
     assert off["metrics"]["errors"] >= 4
     assert off["scorer"]["options"]["invisible"] is False
-    assert "INVISIBLE" not in off["scorer"]["steps"] and "NFC" not in off["scorer"]["steps"]
+    assert "INVISIBLE" not in off["scorer"]["steps"] and "UNICODE" not in off["scorer"]["steps"]
     assert off["scorer"]["config_hash"] != summary["scorer"]["config_hash"]
     proc = _score(ref, hyp, tmp_path / "kc", "--unicode-form", "NFKC")
     assert proc.returncode == 0, proc.stderr
     kc = json.loads((tmp_path / "kc" / "summary.json").read_text())
     assert kc["scorer"]["options"]["unicode_form"] == "NFKC"
-    assert kc["scorer"]["steps"][:2] == ["INVISIBLE", "NFKC"]
+    assert kc["scorer"]["steps"][:2] == ["INVISIBLE", "UNICODE"]
+    assert kc["scorer"]["config_hash"] != summary["scorer"]["config_hash"]
     proc = _score(ref, hyp, tmp_path / "bad", "--unicode-form", "NFD")
     assert proc.returncode == 2 and "NFD" in proc.stderr and "Traceback" not in proc.stderr

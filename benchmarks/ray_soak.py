@@ -115,6 +115,8 @@ def main() -> None:
     ap.add_argument("--run-timeout", type=float, default=3600.0, help="seconds per run")
     ap.add_argument("--json", type=Path, default=Path("ray_soak.json"))
     args = ap.parse_args()
+    # SIGTERM ends the loop like Ctrl-C: the load processes are stopped on the way out
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     stop = None
     if args.until:

@@ -149,3 +149,15 @@ def test_ops_score_scores_the_visible_text(tmp_path: Path) -> None:
     assert kc["scorer"]["config_hash"] != summary["scorer"]["config_hash"]
     proc = _score(ref, hyp, tmp_path / "bad", "--unicode-form", "NFD")
     assert proc.returncode == 2 and "NFD" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_quick_check_covers_every_character_the_step_removes() -> None:
+    # INVISIBLE skips texts its quick check finds clean: that check must know every character.
+    import re
+
+    from scoring.normalize import invisible
+
+    pattern = re.compile(f"[{invisible._CONTROL}{invisible._FORMAT}\u200c\u200d]")
+    found = {chr(c) for c in range(0x110000) if pattern.match(chr(c))}
+    assert found == set(invisible._ASCII_CONTROLS) | set(invisible._OTHERS)
+    assert all(not invisible._untouched(f"a{c}b") for c in found)

@@ -57,6 +57,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "zoo-version": ("entry_kind", "id", "meta", "image", "files"),
     # one result cell: the hypotheses, the utterances scored and the scorer
     "result": ("hyps", "dataset", "selection", "scorer"),
+    # the folder of a sample result: what was sampled, and how it is scored, but not which
+    # model ran, so several models' samples of one selection share a key and are compared
+    "sample-cell": ("dataset", "selection", "scorer_options"),
     # a recipe's downloaded file in <cache>/downloads: keyed by where it came from (its URL)
     "download": ("source",),
 }

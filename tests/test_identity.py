@@ -22,7 +22,8 @@ BASE = {"metadata": "m", "audio": [["u1", "a"]], "files": [["a.py", "1"]], "sour
         "moh": [], "overrides": {}, "rir": {"simulated": "p"}, "babble_dataset": "d",
         "sr": 16000, "bin": 1, "reference": "r", "degraded": "g", "config": {"a": 1},
         "entry_kind": "dataset", "id": "mini_en", "meta": {}, "image": None, "hyps": "h",
-        "selection": {"n": 1}, "scorer": {"c": 1}, "shards": [["u1"]], "round": 0}
+        "selection": {"n": 1}, "scorer": {"c": 1}, "shards": [["u1"]], "round": 0,
+        "scorer_options": {}}
 
 
 def _changed(value: object) -> object:

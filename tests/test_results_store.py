@@ -147,3 +147,24 @@ def test_leaderboard_and_report_give_the_same_ranks_and_mean_ranks(tmp_path: Pat
         mean = board["mean_rank"][m]
         assert page.mean[m] == ("" if mean is None else str(mean)), m
     assert board["mean_rank"] == {"m1": 1.0, "m2": 3.0, "m3": 1.0}
+
+
+def test_samples_of_one_selection_share_a_folder_name_across_models(tmp_path: Path) -> None:
+    """`--max-utts 250 --seed 0` for several models: one key per selection, not per model."""
+    from asrbench.results.layout import place
+
+    def sample(model: str, ids: str, options: dict) -> Summary:
+        m = Metrics(unit="word", n_utts=2, n_ref=20, n_hyp=20, cor=18, sub=2, ins=0, dele=0,
+                    n_err_utts=1, mter_den=20, n_missing=0, n_empty_ref=0)
+        return Summary(producer="benchmark", result_key=f"sha256:{model}{ids}", metrics=m,
+                       selection=Selection(2, 8, f"sha256:{ids}", 2, 0),
+                       scorer={"config_hash": "sha256:s", "options": options}, model=model,
+                       dataset="d", dataset_hash="sha256:d")
+
+    a, _ = place(tmp_path, sample("m1", "s1", {}))
+    b, _ = place(tmp_path, sample("m2", "s1", {}))
+    c, _ = place(tmp_path, sample("m2", "s2", {}))
+    d, _ = place(tmp_path, sample("m2", "s1", {"nsw": False}))
+    assert a.kind == b.kind == "sample" and a.path.name == b.path.name
+    assert a.path.parent.name == "m1" and b.path.parent.name == "m2"
+    assert c.path.name != b.path.name and d.path.name != b.path.name

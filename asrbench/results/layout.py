@@ -1,7 +1,8 @@
 """Where a result cell goes, so that no result is ever replaced by a different or partial one.
 
     results/<model>/<dataset>/                 the reported result: the full dataset
-    results/<model>/<dataset>~sample-<key>/    a sample (--max-utts): stored and shown as such
+    results/<model>/<dataset>~sample-<key>/    a sample (--max-utts): stored and shown as such;
+                                               <key> names the selection (see sample_key)
     results/<model>/<dataset>~<key>/           another result under the same names whose dataset
                                                content or scorer options differ
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asrbench.fsio import clean_stale, replace_dir
-from asrbench.identity import bytes_sha256, short
+from asrbench.identity import bytes_sha256, digest, short
 from asrbench.ids import check_id, inside
 from asrbench.results.summary import Summary, SummaryError, read_summary
 
@@ -52,6 +53,15 @@ def reported_dir(root: Path, model: str, dataset: str) -> Path:
     check_id(model, "model ID", "fix the model's model.yaml `id:`")
     check_id(dataset, "dataset ID", "fix `id:` in the dataset's dataset.yaml")
     return inside(root, Path(root) / model / dataset, "result folder")
+
+
+def sample_key(summary: Summary) -> str:
+    """The sample folder's key: the dataset content, the utterances and the user's scorer
+    options, not the model, so every model's sample of one selection (`--max-utts N --seed S`)
+    lands under the same name and is ranked beside the others (results/ranking.py)."""
+    return short(digest("sample-cell", dataset=summary.dataset_hash,
+                        selection=summary.selection.ids_sha256,
+                        scorer_options=summary.scorer.get("options", {})), 12)
 
 
 def _holds_files(folder: Path) -> bool:
@@ -91,7 +101,8 @@ def place(root: Path, summary: Summary, replace: bool = False) -> tuple[Placemen
     key = short(summary.result_key, 12)
     if summary.selection.is_sample:
         n = summary.selection.n_utts
-        return Placement(reported.with_name(f"{dataset}{SEP}sample-{key}"), "sample",
+        return Placement(reported.with_name(f"{dataset}{SEP}sample-{sample_key(summary)}"),
+                         "sample",
                          f"a sample of {n} of {summary.selection.n_dataset_utts} utterances: "
                          "stored as a sample, the reported full result (if any) is kept"), None
     try:

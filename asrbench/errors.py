@@ -48,7 +48,9 @@ def exit_code_for(exc: BaseException) -> int:
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED
     if isinstance(exc, AsrbenchError):
-        return exc.exit_code
+        code = exc.exit_code
+        # An error never exits 0, whatever a subclass or instance set exit_code to.
+        return code if isinstance(code, int) and code != EXIT_OK else EXIT_FAILED
     try:
         from scoring.errors import ScoringError
     except ImportError:  # pragma: no cover - scoring is a required part of the package

@@ -222,14 +222,15 @@ def run_cells(cells: Sequence[tuple[str | Path, str | Path]], executor: Executor
 
 def preflight(executor: Executor, models: Sequence[str | Path], runner: str | Runner = "auto",
               options: RunOptions | None = None, gpus: str | None = None) -> None:
-    """The executor's checks for every model of a grid, before any work starts (a remote
-    executor: the cluster answers, offers every model's CPUs/GPU/Docker, its nodes can reach
-    the zoo); raises PreflightError naming the cause. Nothing to check for the local one."""
+    """The checks for every model of a grid, before any work starts: the runner can be made
+    (a known name; for Docker, an engine that answers: InputError or RunnerError otherwise),
+    and, for a remote executor, the cluster answers, offers every model's CPUs/GPU/Docker and
+    its nodes can reach the zoo (PreflightError naming the cause)."""
+    run = _runner(runner)
     if type(executor).preflight is Executor.preflight:
         return
     from asrbench.errors import InputError
 
-    run = _runner(runner)
     opts = copy.deepcopy(options) if isinstance(options, RunOptions) else RunOptions()
     needs = []
     for model in dict.fromkeys(str(m) for m in models):

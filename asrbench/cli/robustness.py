@@ -43,7 +43,7 @@ def robustness(
     """Run models over a perturbation grid and write WER/WERD/NWERD tables."""
     from asrbench.fsio import atomic_write_json, atomic_write_text
     from asrbench.perturb.grids import grid_name, grid_specs
-    from asrbench.perturb.robustness import run_grid
+    from asrbench.perturb.robustness import check_request, run_grid
     from asrbench.perturb.spec import parse_spec
     from asrbench.resolve import resolve_dataset
     from asrbench.settings import settings
@@ -54,6 +54,7 @@ def robustness(
     for s in specs:
         parse_spec(s)  # fail before any model runs
     ds = resolve_dataset(dataset, check_audio=False)
+    check_request(model, normaliser)  # every model and the normaliser, before any work
     root = Path(results) if results else settings().results
     target = out or root / "robustness" / ds.id / grid_name(grid)
     subset = None

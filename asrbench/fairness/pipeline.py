@@ -162,6 +162,8 @@ def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
         raise InputError(f"--level {opts.level}: must be between 0 and 1")
     if opts.reps < 1 or opts.perms < 1:
         raise InputError("--bootstrap and --permutations must be positive")
+    if opts.jobs < 1:
+        raise InputError(f"--jobs {opts.jobs}: give at least 1")
     ds = resolve_dataset(dataset, check_audio=False)
     ref_free = ds.reference_free
     ids = _select(ds, opts)

@@ -13,16 +13,59 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from asrbench.errors import InputError
 from asrbench.perturb import metrics
 from asrbench.perturb.derive import derive_dataset
 from asrbench.perturb.spec import canonical_spec, parse_spec
-from asrbench.resolve import resolve_dir
+from asrbench.resolve import resolve_dir, resolve_model
 
 if TYPE_CHECKING:
     from asrbench.executors import Executor
 
 # Perturbations that mix in other talkers (the babble pool): named so a fallback is reported.
 BABBLE_USERS = ("crosstalk", "babble")
+
+
+def check_request(models: list[str], normaliser: str) -> None:
+    """What `ops/robustness` checks before anything is derived or run, besides what `run_grid`
+    checks itself: every model, and the normaliser's base model, resolve."""
+    base = check_normaliser(normaliser)
+    for m in models:
+        resolve_model(m)
+    if base:
+        try:
+            resolve_model(base)
+        except InputError as exc:
+            raise InputError(f"--normaliser {normaliser}: {exc}") from None
+
+
+def check_normaliser(normaliser: str) -> str | None:
+    """The NWERD normaliser's form: a quality metric, `none`, or `model:ID` (the ID is
+    returned, None otherwise)."""
+    from asrbench.perturb.quality import METRICS
+
+    if normaliser.startswith("model:"):
+        base = normaliser[6:]
+        if not base:
+            raise InputError("--normaliser model: give the base model's ID, e.g. "
+                             "model:whisper_tiny_en")
+        return base
+    if normaliser != "none" and normaliser not in METRICS:
+        raise InputError(f"--normaliser {normaliser!r}: unknown; use one of "
+                         f"{', '.join(METRICS)}, model:ID or none")
+    return None
+
+
+def _selected(ds: Any, utt_ids: list[str] | None) -> list[Any]:
+    if utt_ids is None:
+        return list(ds.utterances)
+    known = {u.id for u in ds.utterances}
+    unknown = [i for i in utt_ids if i not in known]
+    if unknown:
+        raise InputError(f"--utts: not in dataset {ds.id}: {', '.join(unknown[:5])}"
+                         f"{' ...' if len(unknown) > 5 else ''}")
+    wanted = set(utt_ids)
+    return [u for u in ds.utterances if u.id in wanted]
 
 
 def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
@@ -49,11 +92,15 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
     conditions = [c for c in dict.fromkeys(canonical_spec(s) for s in specs) if c != "clean"]
     parent = resolve_dir("dataset", dataset)
     ds = load_dataset(parent, check_audio=False)
-    utts = [u for u in ds.utterances if utt_ids is None or u.id in set(utt_ids)]
+    utts = _selected(ds, utt_ids)
     audio_s = sum(u.duration for u in utts)
-    base = normaliser[6:] if normaliser.startswith("model:") else None
+    base = check_normaliser(normaliser)
     runs = list(dict.fromkeys([*models, *([base] if base else [])]))
-    preflight(executor, runs, runner)  # a cluster that cannot run the models fails here
+    if jobs < 1:
+        raise InputError(f"--jobs {jobs}: give at least 1")
+    # The runner is made and a cluster is checked before anything is derived or run (the
+    # CLI resolves every model first: check_request).
+    preflight(executor, runs, runner)
     n_cells = len(conditions) + 1
     warnings: list[str] = []
     derived: dict[str, Path] = {}
@@ -78,11 +125,8 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
     conditions = [c for c in conditions if c in derived]
     quality: dict[str, dict] = {}
     if normaliser != "none" and not normaliser.startswith("model:"):
-        from asrbench.perturb.quality import METRICS, dataset_quality
+        from asrbench.perturb.quality import dataset_quality
 
-        if normaliser not in METRICS:
-            raise ValueError(f"unknown normaliser {normaliser!r}; use one of "
-                             f"{', '.join(METRICS)}, model:ID or none")
         quality = {c: dataset_quality(parent, p)["mean"] for c, p in derived.items()}
     wers: dict[str, dict[str, float]] = {m: {} for m in runs}
     cells = [(m, c, path) for m in runs for c, path in derived.items()]

@@ -10,7 +10,10 @@ __all__ = ["Runner", "RunnerError", "RunOptions", "RunResult", "get_runner", "re
 
 
 def get_runner(name: str = "auto", quiet: bool = False) -> Runner:
-    """`docker`, `local`, or `auto`: Docker when an engine answers, else local; says which."""
+    """`docker`, `local`, or `auto`: Docker when an engine answers, else local; says which.
+
+    An unknown name is an InputError (exit 2); `docker` without an engine that answers is a
+    RunnerError (exit 1)."""
     from asrbench.images import DockerUnavailable, engine_available
 
     if name == "auto":
@@ -31,4 +34,6 @@ def get_runner(name: str = "auto", quiet: bool = False) -> Runner:
         from asrbench.runners.local import LocalRunner
 
         return LocalRunner()
-    raise RunnerError(f"unknown runner {name!r}; choose docker, local or auto")
+    from asrbench.errors import InputError
+
+    raise InputError(f"--runner {name!r}: unknown runner; choose docker, local or auto")

@@ -24,11 +24,15 @@ LOG_TAIL_LINES = 30
 
 
 class RunnerError(AsrbenchError):
-    """A model run that failed; the message carries the exit status and the log tail."""
+    """A model run that failed; the message carries the exit status and the log tail.
 
-    def __init__(self, message: str, log_path: Path | None = None, exit_code: int | None = None):
+    `status` is the program's exit status (None when it never ran or was stopped);
+    `exit_code` stays the platform's (1: the job failed), as for every AsrbenchError.
+    """
+
+    def __init__(self, message: str, log_path: Path | None = None, status: int | None = None):
         self.log_path = log_path
-        self.exit_code = exit_code
+        self.status = status
         super().__init__(message)
 
 
@@ -96,12 +100,12 @@ def redactor_for(model: Model) -> Redactor:
 
 
 def failure(model_id: str, what: str, where: str, out_dir: Path, log_path: Path,
-            exit_code: int | None, redactor: Redactor | None = None) -> RunnerError:
+            status: int | None, redactor: Redactor | None = None) -> RunnerError:
     """The error for a run that stopped: what happened, where partial results are, log tail;
     every declared secret's value redacted (the log tail may quote what the model printed)."""
     message = (f"model {model_id} {what} ({where}); partial results kept in {out_dir}; "
                f"log {log_path}, tail:\n{log_tail(log_path)}")
-    return RunnerError(redactor.redact(message) if redactor else message, log_path, exit_code)
+    return RunnerError(redactor.redact(message) if redactor else message, log_path, status)
 
 
 class RedactingLog:

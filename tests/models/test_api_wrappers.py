@@ -153,7 +153,7 @@ def test_permanent_401_fails_fast_with_clear_message(vendor, stub_factory, mini,
     assert time.monotonic() - start < 60  # no retry loop on a credentials error
     message = str(err.value)
     assert "rejected the credentials" in message and vendor.secret in message
-    assert err.value.exit_code == 3
+    assert err.value.status == 3
     assert len(stub.requests) <= 2  # concurrency 2: at most the requests already in flight
     assert wrong not in message and wrong not in all_text(tmp_path)
 

@@ -69,7 +69,7 @@ def test_throttling_then_success(stub, s3, mini, few, tmp_path, monkeypatch):
 def test_unknown_access_key_fails_fast(stub, s3, mini, few, tmp_path, monkeypatch):
     with pytest.raises(RunnerError, match="rejected the credentials.*AWS_ACCESS_KEY_ID") as err:
         run_aws(stub, s3, mini, few, tmp_path, monkeypatch, access_key="AKIAWRONGWRONGWRONG0")
-    assert err.value.exit_code == 3
+    assert err.value.status == 3
     assert SECRET not in str(err.value)
 
 

@@ -15,6 +15,7 @@ byte) plus one `timing` section with measured speeds; run-specific facts live in
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -66,10 +67,15 @@ def cost_stats(utts: Sequence[Utterance], rec: Records) -> dict | None:
         if v is None:
             continue
         try:
-            usd += float(v)
-            n += 1
+            value = float(v)
         except ValueError:
             bad.append(u.id)
+            continue
+        if not math.isfinite(value) or value < 0:
+            bad.append(u.id)
+            continue
+        usd += value
+        n += 1
     if not n and not bad:
         return None
     return {"usd": round(usd, 6), "n_costed": n, "n_utts": len(utts),
@@ -86,9 +92,12 @@ def timing_stats(utts: Sequence[Utterance], rec: Records) -> dict:
         if t is None:
             continue
         try:
-            proc.append(float(t.split("\t")[0]))
+            value = float(t.split("\t")[0])
         except ValueError:
             continue
+        if not math.isfinite(value) or value < 0:
+            continue  # read_output reports these; never a NaN in summary.json
+        proc.append(value)
         audio += u.duration
     total = sum(proc)
     qs = (0.5, 0.9, 0.95, 0.99)

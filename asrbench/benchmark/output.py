@@ -5,12 +5,14 @@ One reader for `hyp.tsv`, `timing.tsv`, `failed.tsv` and `cost.tsv` (API models:
   further tab becomes a space (`scoring.io` reads hypothesis files the same way);
 - a last line without its newline was torn by a crash: that utterance is not done;
 - an ID the program was not given is a contract error: reported, never scored;
+- a timing or cost that is NaN, infinite or negative is a contract error: reported, not used;
 - an ID written twice with different texts (or both transcribed and failed) is a contract
   error: the utterance counts as failed, with the reason, rather than keeping either line.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +70,22 @@ def _lines(path: Path) -> list[str]:
     return [ln for ln in lines[:-1] if ln]  # the last piece is torn or empty
 
 
+def _bad_number(name: str, value: str) -> str | None:
+    """Why a timing (processing seconds first) or cost value cannot be used, or None: a
+    NaN, infinite or negative number would reach RTF and summary.json (issue 30)."""
+    if name not in VALUES:
+        return None
+    first = value.split("\t")[0]
+    try:
+        number = float(first)
+    except ValueError:
+        return None  # unparsable values are counted where they are used (cost_stats)
+    if not math.isfinite(number) or number < 0:
+        what = "processing time" if name == "timing.tsv" else "cost"
+        return f"{what} {first!r} is not a finite non-negative number"
+    return None
+
+
 def read_output(folder: Path, given: Collection[str] | None = None
                 ) -> tuple[Records, list[str]]:
     """Records from a result folder, and the contract problems found (one message each)."""
@@ -81,6 +99,10 @@ def read_output(folder: Path, given: Collection[str] | None = None
             if given is not None and uid not in given:
                 problems.append(f"{name}: ID {uid!r} was not in the wav list given to the "
                                 "program; ignored")
+                continue
+            bad = _bad_number(name, value)
+            if bad:
+                problems.append(f"{name}: ID {uid!r}: {bad}; ignored")
                 continue
             if uid in table and table[uid] != value:
                 problems.append(f"{name}: ID {uid!r} written twice with different values "

@@ -10,6 +10,7 @@ in `<results>/<model>/<dataset>/` (see asrbench/results/layout.py and docs/BENCH
 from __future__ import annotations
 
 import copy
+import math
 import os
 import sys
 import threading
@@ -27,7 +28,7 @@ from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
 from asrbench.benchmark.shard import sample_utterances, split_shards
 from asrbench.dataset import Dataset, Utterance
-from asrbench.errors import AsrbenchError, InternalError
+from asrbench.errors import AsrbenchError, InputError, InternalError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
 from asrbench.fsio import atomic_write_json, stage_dir
 from asrbench.identity import digest
@@ -229,7 +230,6 @@ def preflight(executor: Executor, models: Sequence[str | Path], runner: str | Ru
     run = _runner(runner)
     if type(executor).preflight is Executor.preflight:
         return
-    from asrbench.errors import InputError
 
     opts = copy.deepcopy(options) if isinstance(options, RunOptions) else RunOptions()
     needs = []
@@ -273,6 +273,11 @@ def _prepare(model: str | Path, dataset: str | Path, runner: str | Runner,
              seed: int, utt_timeout_s: float | None, gpus: str | None, cache_root: Path | None,
              scorer_options: dict | None, runs_here: bool = True) -> _Prepared:
     """Checks, resolution, model identity and cache key: everything before shards run."""
+    for what, value in (("utt_timeout_s", utt_timeout_s),
+                        ("timeout_s", options.timeout_s if options else None)):
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value)
+                                      and value > 0):
+            raise InputError(f"{what} {value!r}: give a number of seconds above 0")
     cfg = settings()
     results_root = Path(results_root) if results_root else cfg.results
     cache_root = Path(cache_root) if cache_root else cfg.cache / "hyps"

@@ -21,6 +21,7 @@ from asrbench.cli.options import (
     RunnerOpt,
     SeedOpt,
     parse_pairs,
+    positive_seconds,
     typed_value,
 )
 from asrbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, AsrbenchError, InputError
@@ -88,7 +89,12 @@ def benchmark(
     settings = {**(o.get("env") or {}), **parse_pairs(env, "--env")}
     _refuse_secrets_as_settings(req.models, settings)
     budget = _budget(max_failed)
-    run_opts = RunOptions(timeout_s=float(pick(timeout, "timeout_s", 3600.0)),
+    shard_timeout = positive_seconds(pick(timeout, "timeout_s", 3600.0),
+                                     "--timeout" if timeout is not None else "timeout_s")
+    utt_timeout = positive_seconds(pick(utt_timeout, "utt_timeout_s"),
+                                   "--utt-timeout" if utt_timeout is not None
+                                   else "utt_timeout_s")
+    run_opts = RunOptions(timeout_s=shard_timeout,
                           memory=o.get("memory"), cpus=o.get("cpus"), env=settings)
     scorer = {**(o.get("scorer") or {}),
               **{k: typed_value(v) for k, v in parse_pairs(score_opt, "--score-opt").items()}}
@@ -121,7 +127,7 @@ def benchmark(
                 runner=pick(runner, "runner", "auto"), results_root=pick(results, "results"),
                 options=run_opts, jobs=int(pick(jobs, "jobs", 1)),
                 max_utts=pick(max_utts, "max_utts"),
-                seed=int(pick(seed, "seed", 0)), utt_timeout_s=pick(utt_timeout, "utt_timeout_s"),
+                seed=int(pick(seed, "seed", 0)), utt_timeout_s=utt_timeout,
                 gpus=pick(gpus, "gpus"), cache_root=pick(cache, "cache"),
                 scorer_options=scorer or None, replace=replace, progress=not no_progress,
                 command=["ops/benchmark", *sys.argv[1:]],

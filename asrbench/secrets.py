@@ -12,12 +12,18 @@ it that echo back in HTTP error bodies (URL-encoded, Base64 of `user:value`), wi
 from __future__ import annotations
 
 import base64
+import math
 import os
 import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 MIN_LENGTH = 4  # shorter values would redact ordinary words; such secrets are not worth much
+# A declared secret's value must look like a credential: at least this long and this many bits
+# of (Shannon) information, so that finding it in a log can only mean it leaked, never that a
+# word (`ever`) happened to match. Weaker values are refused before a run (`weak_secrets`).
+MIN_SECRET_CHARS = 8
+MIN_SECRET_BITS = 24.0
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,12 @@ class Redactor:
                 text = text.replace(value, f"[REDACTED:{self.values[value]}]")
         return text
 
+    def names_in(self, text: str) -> list[str]:
+        """The names of the secrets whose value (or an encoding of it) occurs in `text`."""
+        if not self.values or not text:
+            return []
+        return sorted({name for value, name in self.values.items() if value in text})
+
     def redact_bytes(self, data: bytes) -> bytes:
         if not self.values:
             return data
@@ -72,3 +84,30 @@ def for_models(models: Iterable[object], env: Mapping[str, str] | None = None) -
     """The redactor for every secret any of `models` (Model objects) declares."""
     names = {s for m in models for s in getattr(getattr(m, "card", None), "secrets", [])}
     return Redactor.for_names(sorted(names), env)
+
+
+def weakness(value: str) -> str | None:
+    """Why `value` is too weak to be treated as a secret, or None."""
+    if len(value) < MIN_SECRET_CHARS:
+        return f"{len(value)} characters, fewer than {MIN_SECRET_CHARS}"
+    counts = [value.count(c) for c in set(value)]
+    bits = -sum(n * math.log2(n / len(value)) for n in counts)
+    if bits < MIN_SECRET_BITS:
+        return f"about {bits:.0f} bits of information, fewer than {MIN_SECRET_BITS:.0f}"
+    return None
+
+
+def weak_secrets(models: Iterable[object], env: Mapping[str, str] | None = None
+                 ) -> list[tuple[str, str, str]]:
+    """(model ID, secret NAME, why) for each declared secret whose value is set but too weak
+    to be one (`weakness`); the value itself is never returned."""
+    env = os.environ if env is None else env
+    out = []
+    for m in models:
+        card = getattr(m, "card", None)
+        for name in getattr(card, "secrets", []):
+            value = env.get(name, "")
+            why = weakness(value) if value else None
+            if why:
+                out.append((str(getattr(m, "id", "?")), name, why))
+    return out

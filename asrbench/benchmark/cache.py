@@ -99,8 +99,8 @@ class HypCache:
         Call only while no program writes into them (see `kill_leftovers`). Returns the merged
         records, how many utterances were newly transcribed, the shard logs (kept under
         `logs/`) and the contract problems found in the programs' output. Secret values the
-        model may have echoed (an API error body quoting its key) are redacted before anything
-        is stored.
+        model may have echoed (an API error body quoting its key) are redacted from failure
+        reasons, logs and problems before anything is stored; hypotheses are never altered.
         """
         red = redactor or Redactor()
         rec = self.load()
@@ -109,8 +109,9 @@ class HypCache:
         changed = False
         for shard in self.shard_dirs():
             out, found = read_output(shard / "out", given_ids(shard / "wav.lst"))
-            if red:
-                out = Records({k: red.redact(v) for k, v in out.hyp.items()}, out.timing,
+            if red:  # failure reasons are messages (redacted); hypotheses are transcripts,
+                # kept as written and scored as written (a hit is flagged in the cell instead)
+                out = Records(out.hyp, out.timing,
                               {k: red.redact(v) for k, v in out.failed.items()}, out.cost)
             problems += [red.redact(f"{shard.parent.name}/{shard.name}: {p}") for p in found]
             before = (len(rec.hyp), dict(rec.failed))

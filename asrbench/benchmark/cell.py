@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +25,7 @@ import numpy as np
 from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.output import Records
 from asrbench.dataset import Utterance
-from asrbench.fsio import atomic_write_text
+from asrbench.fsio import atomic_write_json, atomic_write_text
 from asrbench.results.reports import utterance_lines, write_reports, write_utterances
 from asrbench.results.summary import Summary, write_summary
 from scoring.scorer import ScoreResult
@@ -114,12 +114,28 @@ def timing_stats(utts: Sequence[Utterance], rec: Records) -> dict:
     }
 
 
+def _flagged(lines: Iterable[str], hits: Mapping[str, list[str]]) -> Iterator[str]:
+    """utterances.jsonl lines, with `secret_in_hyp` (the secrets' NAMES) on those in `hits`."""
+    for line in lines:
+        if hits:
+            record = json.loads(line)
+            if record["id"] in hits:
+                record["secret_in_hyp"] = hits[record["id"]]
+                line = json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
+        yield line
+
+
 def write_cell_files(out: Path, utts: Sequence[Utterance], rec: Records,
-                     result: ScoreResult | None, summary: Summary, logs: Sequence[Path]) -> None:
+                     result: ScoreResult | None, summary: Summary, logs: Sequence[Path],
+                     secret_hits: Mapping[str, list[str]] | None = None) -> None:
     """Write every file of the cell into `out` (a staging folder); summary.json last.
 
     `result` is None for a reference-free dataset: the hypotheses are kept, nothing is scored.
+    `secret_hits` (utterance ID -> names of declared secrets whose value its hypothesis holds)
+    flags those utterances (`secret_in_hyp`) and counts them in summary.json
+    (`n_secret_in_hyp`); the hypotheses themselves are written as the model wrote them.
     """
+    hits = dict(secret_hits or {})
     ids = [u.id for u in utts]
     atomic_write_text(out / "hyp.raw.tsv", _tsv([(i, rec.hyp[i]) for i in ids if i in rec.hyp]))
     atomic_write_text(out / "failed.tsv",
@@ -129,21 +145,25 @@ def write_cell_files(out: Path, utts: Sequence[Utterance], rec: Records,
     if any(i in rec.cost for i in ids):
         atomic_write_text(out / "cost.tsv", _tsv([(i, rec.cost[i]) for i in ids if i in rec.cost]))
     if result is None:
-        write_utterances(out / "utterances.jsonl", (json.dumps(
+        write_utterances(out / "utterances.jsonl", _flagged((json.dumps(
             {"id": u.id, "hyp": rec.hyp.get(u.id), "duration": u.duration,
              "failed": rec.failed.get(u.id)}, sort_keys=True, ensure_ascii=False) + "\n"
-            for u in utts))
+            for u in utts), hits))
     else:
         atomic_write_text(out / "ref.norm.tsv",
                           _tsv([(u.id, " ".join(u.ref)) for u in result.utterances]))
         atomic_write_text(out / "hyp.norm.tsv",
                           _tsv([(u.id, " ".join(u.hyp)) for u in result.utterances]))
-        write_utterances(out / "utterances.jsonl", utterance_lines(
+        write_utterances(out / "utterances.jsonl", _flagged(utterance_lines(
             result, {u.id: u.text for u in utts}, rec.hyp, {u.id: u.duration for u in utts},
-            rec.failed))
+            rec.failed), hits))
         write_reports(out / "scoring", result)
     for k, log in enumerate(logs):
         if Path(log).is_file():
             (out / "logs").mkdir(exist_ok=True)
             shutil.copy2(log, out / "logs" / f"shard-{k}.log")
-    write_summary(out / "summary.json", summary)
+    if hits:  # only then: every other summary.json stays byte-identical to earlier runs
+        atomic_write_json(out / "summary.json",
+                          {**summary.to_dict(), "n_secret_in_hyp": len(hits)})
+    else:
+        write_summary(out / "summary.json", summary)

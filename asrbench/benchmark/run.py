@@ -38,7 +38,7 @@ from asrbench.results import layout
 from asrbench.results.summary import Selection, Summary
 from asrbench.runners import Runner, RunOptions, get_runner
 from asrbench.scorers import get_scorer, scorer_config, scorer_identity
-from asrbench.secrets import Redactor, for_models
+from asrbench.secrets import Redactor, for_models, weak_secrets
 from asrbench.settings import settings
 from scoring.metrics import Metrics
 
@@ -284,6 +284,12 @@ def _prepare(model: str | Path, dataset: str | Path, runner: str | Runner,
     check_writable(results_root, "results folder", cfg.min_free_mb)
     check_writable(cache_root, "hypothesis cache", cfg.min_free_mb)
     mdl = resolve_model(model)
+    for model_id, name, why in weak_secrets([mdl]):
+        # A value this weak would be found in ordinary text: redacting it would alter logs
+        # and errors at random, and flag transcripts that merely contain the word.
+        raise InputError(f"model {model_id}: the value of its declared secret {name} is too "
+                         f"weak to be a credential ({why}); set the real credential in the "
+                         "host environment (or unset it)")
     ds = resolve_dataset(dataset)
     label = f"{mdl.id} x {ds.id}"
     selection = sample_utterances(ds.utterances, max_utts, seed)
@@ -377,6 +383,15 @@ def _finish(p: _Prepared, executor: Executor, rec: Records, logs: list[Path],
                                                      p.scorer, p.run)
     identity, ds_hash, key, cache = p.identity, p.ds_hash, p.key, p.cache
     _check_accounted(p.label, selection, rec)
+    secret_hits = {u.id: names for u in selection
+                   if (names := p.red.names_in(rec.hyp.get(u.id, "")))}
+    if secret_hits:
+        ids = sorted(secret_hits)
+        names = sorted({n for v in secret_hits.values() for n in v})
+        print(f"{p.label}: warning: {len(ids)} hypothesis(es) hold the value of declared "
+              f"secret(s) {', '.join(names)} ({', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"
+              "); scored as written, flagged secret_in_hyp in utterances.jsonl",
+              file=sys.stderr)
     t_score = time.monotonic()
     refs = {u.id: u.text for u in selection}
     hyps = {u.id: rec.hyp[u.id] for u in selection if u.id in rec.hyp}
@@ -400,7 +415,7 @@ def _finish(p: _Prepared, executor: Executor, rec: Records, logs: list[Path],
     placement, displaced = layout.place(results_root, summary, replace=replace)
     staging = stage_dir(placement.path)  # beside it: the move into place is a rename
     t_write = time.monotonic()
-    write_cell_files(staging, selection, rec, result, summary, logs)
+    write_cell_files(staging, selection, rec, result, summary, logs, secret_hits)
     write_s = time.monotonic() - t_write
     wall = time.monotonic() - t_start
     atomic_write_json(staging / "run.json", {

@@ -276,7 +276,9 @@ def _read_back(work: Path, redact) -> dict[str, bytes]:  # noqa: ANN001 - Redact
         data = path.read_bytes()
         if rel == "run.log" and len(data) > MAX_LOG_BYTES:
             data = b"[asrbench: log cut to its last 4 MiB]\n" + data[-MAX_LOG_BYTES:]
-        files[rel] = data if rel == "wav.lst" else redact(data)
+        # Hypotheses come back as written: a transcript is never altered to redact (the
+        # driver flags one that holds a secret's value); everything else is redacted here.
+        files[rel] = data if rel in ("wav.lst", "out/hyp.tsv") else redact(data)
     return files
 
 

@@ -144,6 +144,14 @@ class ModelCard(BaseModel):
     settings: dict[EnvName, Scalar] = Field(default_factory=dict)
     api: ApiPolicy | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _api_defaults(cls, data: Any) -> Any:
+        # A commercial-API card without `api:` runs the client's default policy; recorded as such.
+        if isinstance(data, dict) and data.get("type") == "commercial-api" and "api" not in data:
+            data = {**data, "api": {}}
+        return data
+
     @model_validator(mode="after")
     def _check(self) -> ModelCard:
         if self.secrets and not self.network:

@@ -105,7 +105,8 @@ def test_ops_models_table_and_json(repo_root):
     cards = {c["id"]: c for c in json.loads(out)}
     assert cards["whisper_base"]["decoding"]["language"] == "en"
     assert cards["openai_api_en"]["secrets"] == ["OPENAI_API_KEY"]
-    assert cards["openai_api_en"]["image"]["shared"] == ["contract.py", "apiclient.py"]
+    assert cards["openai_api_en"]["image"]["shared"] == ["contract.py", "apiclient.py",
+                                                         "openai_transcribe.py"]
     assert all(len(c["source_hash"]) == 64 for c in cards.values())
     text = subprocess.run([str(repo_root / "ops" / "models")], capture_output=True, text=True,
                           check=True).stdout

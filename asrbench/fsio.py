@@ -14,12 +14,14 @@ A folder is built in a staging folder beside its target (`stage_dir`) and moved 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import json
 import os
 import re
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,21 @@ def _disk_full(path: Path, nbytes: int | None) -> DiskFullError:
                              "free some space and rerun the same command")
     return DiskFullError(f"no space left on the device of {path.parent}: {what}{room}; "
                          "free some space and rerun the same command")
+
+
+@contextlib.contextmanager
+def disk_full_is_one_line(path: Path) -> Iterator[None]:
+    """Any write inside the block that runs out of space (a log copied with shutil, a report
+    written by the standalone scorer) becomes the same one-line `DiskFullError` naming `path`,
+    and a staging folder holding `path` is removed, as for `atomic_write_bytes`."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _FULL:
+            raise
+        names = [Path(f) for f in (exc.filename, exc.filename2) if f]
+        inner = next((f for f in names if Path(path) in f.parents), Path(path) / "a file")
+        raise _disk_full(inner, None) from None
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -30,7 +30,7 @@ from asrbench.benchmark.shard import sample_utterances, split_shards
 from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import AsrbenchError, InputError, InternalError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
-from asrbench.fsio import atomic_write_json, stage_dir
+from asrbench.fsio import atomic_write_json, disk_full_is_one_line, stage_dir
 from asrbench.identity import digest
 from asrbench.modelcard import Model
 from asrbench.resolve import resolve_dataset, resolve_model
@@ -415,7 +415,8 @@ def _finish(p: _Prepared, executor: Executor, rec: Records, logs: list[Path],
     placement, displaced = layout.place(results_root, summary, replace=replace)
     staging = stage_dir(placement.path)  # beside it: the move into place is a rename
     t_write = time.monotonic()
-    write_cell_files(staging, selection, rec, result, summary, logs, secret_hits)
+    with disk_full_is_one_line(staging):  # logs and reports are written outside fsio
+        write_cell_files(staging, selection, rec, result, summary, logs, secret_hits)
     write_s = time.monotonic() - t_write
     wall = time.monotonic() - t_start
     atomic_write_json(staging / "run.json", {

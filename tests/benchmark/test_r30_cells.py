@@ -180,3 +180,23 @@ def test_a_live_process_staging_folder_is_left_alone(tmp_path):
         live.kill()
         live.wait()
     assert clean_stale(target) == [busy] and not busy.exists()
+
+
+def test_a_write_outside_fsio_on_a_full_disk_is_the_same_one_line(tmp_path, small_disk):
+    """Shard logs are copied with shutil and the standalone scorer writes its own reports: a
+    full disk there is the same DiskFullError, and the staging folder goes."""
+    import shutil
+
+    from asrbench.fsio import DiskFullError, disk_full_is_one_line, stage_dir
+
+    log = tmp_path / "shard.log"
+    log.write_bytes(b"x" * (64 * 1024))
+    stage = stage_dir(small_disk / "r" / "m" / "d")
+    st = os.statvfs(small_disk)
+    with open(small_disk / "filler", "wb") as f:
+        f.write(b"\0" * (st.f_bavail * st.f_frsize - 4096))
+    with pytest.raises(DiskFullError, match=r"no space left on the device of .*/r/m: "
+                                            r".* could not be created"):
+        with disk_full_is_one_line(stage):
+            shutil.copy2(log, stage / "shard-0.log")
+    assert not stage.exists() and list((small_disk / "r" / "m").iterdir()) == []

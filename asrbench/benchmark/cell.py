@@ -18,6 +18,7 @@ import json
 import math
 import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.output import Records
 from asrbench.dataset import Utterance
-from asrbench.fsio import atomic_write_json, atomic_write_text
+from asrbench.fsio import atomic_write_text
 from asrbench.results.reports import utterance_lines, write_reports, write_utterances
 from asrbench.results.summary import Summary, write_summary
 from scoring.scorer import ScoreResult
@@ -162,8 +163,4 @@ def write_cell_files(out: Path, utts: Sequence[Utterance], rec: Records,
         if Path(log).is_file():
             (out / "logs").mkdir(exist_ok=True)
             shutil.copy2(log, out / "logs" / f"shard-{k}.log")
-    if hits:  # only then: every other summary.json stays byte-identical to earlier runs
-        atomic_write_json(out / "summary.json",
-                          {**summary.to_dict(), "n_secret_in_hyp": len(hits)})
-    else:
-        write_summary(out / "summary.json", summary)
+    write_summary(out / "summary.json", replace(summary, n_secret_in_hyp=len(hits)))

@@ -70,6 +70,9 @@ class Summary:
     reports: list[str] = field(default_factory=list)
     timing: dict[str, Any] | None = None
     cost: dict[str, Any] | None = None  # API models: estimated USD from cost.tsv
+    # utterances whose hypothesis holds a declared secret's value (kept as written, flagged);
+    # written only when above 0, so every other summary.json keeps its bytes
+    n_secret_in_hyp: int = 0
 
     @property
     def reference_free(self) -> bool:
@@ -80,8 +83,9 @@ class Summary:
         return len(self.failed)
 
     def to_dict(self) -> dict[str, Any]:
+        extra = {"n_secret_in_hyp": self.n_secret_in_hyp} if self.n_secret_in_hyp else {}
         return {
-            "format": FORMAT, "producer": self.producer, "result_key": self.result_key,
+            **extra, "format": FORMAT, "producer": self.producer, "result_key": self.result_key,
             "model": self.model, "model_identity": self.model_identity, "runner": self.runner,
             "dataset": self.dataset, "dataset_hash": self.dataset_hash,
             "hyps_key": self.hyps_key, "sources": self.sources,
@@ -112,7 +116,7 @@ class Summary:
                 dataset_hash=d.get("dataset_hash"), hyps_key=d.get("hyps_key"),
                 sources=d.get("sources"), failed=list(d.get("failed") or []),
                 reports=list(d.get("reports") or []), timing=d.get("timing"),
-                cost=d.get("cost"))
+                cost=d.get("cost"), n_secret_in_hyp=int(d.get("n_secret_in_hyp") or 0))
         except (KeyError, TypeError, ValueError) as exc:
             raise SummaryError(f"{where}: malformed summary ({type(exc).__name__}: {exc}); "
                                "rerun the command that produced it") from None

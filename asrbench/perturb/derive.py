@@ -24,7 +24,7 @@ import numpy as np
 import soundfile as sf
 
 from asrbench.dataset import Dataset, load_dataset, write_dataset
-from asrbench.fsio import atomic_write_bytes
+from asrbench.fsio import atomic_write_bytes, replace_dir, stage_dir
 from asrbench.identity import digest, files_sha256, short
 from asrbench.ids import check_id, inside
 from asrbench.perturb.apply import apply_spec
@@ -61,16 +61,21 @@ def audio_cache_path(key: str) -> Path:
 
 
 def perturb_utterance(ds: Dataset, utt_index: int, spec: str, seed: int,
-                      key: str) -> tuple[str, Path, float]:
-    """Perturb one utterance through the cache (`key` from perturb_key); (ID, wav, seconds)."""
+                      key: str) -> tuple[str, Path | None, float]:
+    """Perturb one utterance through the cache (`key` from perturb_key); (ID, wav, seconds),
+    with no wav when the perturbation left no audio at all."""
     utt = ds.utterances[utt_index]
     out = audio_cache_path(key)
     if out.is_file():
         info = sf.info(str(out))
-        return utt.id, out, info.frames / info.samplerate
+        if info.frames > 0:
+            return utt.id, out, info.frames / info.samplerate
+        out.unlink(missing_ok=True)  # an empty result cached by an older version: never served
     x, sr = sf.read(str(ds.audio_path(utt)), dtype="float64", always_2d=True)
     y = apply_spec(x.mean(axis=1), sr, spec, seed=seed, utt_id=utt.id,
                    ctx=Context(dataset=ds, utt=utt))
+    if len(y) == 0:  # nothing left to hear: neither cached nor placed (derive_dataset says so)
+        return utt.id, None, 0.0
     atomic_write_bytes(out, encode_wav(y, sr))
     return utt.id, out, len(y) / sr
 
@@ -80,7 +85,7 @@ def _dataset(root: str) -> Dataset:
     return load_dataset(root, check_audio=False)  # once per worker process, not per utterance
 
 
-def _worker(args: tuple[str, int, str, int, str]) -> tuple[str, Path, float]:
+def _worker(args: tuple[str, int, str, int, str]) -> tuple[str, Path | None, float]:
     root, idx, spec, seed, key = args
     return perturb_utterance(_dataset(root), idx, spec, seed, key)
 
@@ -128,6 +133,14 @@ def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | Non
     else:
         results = [perturb_utterance(ds, i, canon, seed, k)
                    for i, k in zip(indices, keys, strict=True)]
+    empty = [uid for uid, cached, _ in results if cached is None]
+    if empty:
+        raise PerturbError(
+            f"{canon} leaves no audio at all in {len(empty)} of {len(results)} utterance(s) of "
+            f"{ds.id} ({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}); nothing was "
+            "written: choose a milder setting (a lower severity or ratio, shorter chunks)")
+    final = out
+    out = stage_dir(final)  # built beside its place, moved in whole once it validates
     (out / "audio").mkdir(parents=True, exist_ok=True)
     rows = []
     for i, (uid, cached, dur) in zip(indices, results, strict=True):
@@ -136,7 +149,7 @@ def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | Non
         rows.append(ds.utterances[i].replaced(audio=rel, duration=round(dur, 3)))
     meta = {k: v for k, v in ds.meta.items() if k not in ("id", "derived_from")}
     meta.update({
-        "id": out.name,
+        "id": final.name,
         "name": f"{ds.meta.get('name', ds.id)} perturbed by {canon} (seed {seed})",
         "description": f"Derived from {ds.id} by ops/perturb -p '{canon}' --seed {seed}.",
         "derived_from": {"dataset": ds.id, "hash": parent_hash, "spec": canon,
@@ -144,9 +157,14 @@ def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | Non
                          "asset_files": assets, "babble_pool": babble_pool(ds),
                          "utterances": len(rows)},
     })
-    write_dataset(out, meta, ds.columns, rows)
-    load_dataset(out)  # the derived folder must pass the same validator as any dataset
-    return DeriveResult(out, ds.root, canon, seed, len(rows), before)
+    try:
+        write_dataset(out, meta, ds.columns, rows)
+        load_dataset(out)  # the same validator as any dataset, before it is placed
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    replace_dir(out, final)
+    return DeriveResult(final, ds.root, canon, seed, len(rows), before)
 
 
 def _link(src: Path, dst: Path) -> None:

@@ -91,3 +91,23 @@ def test_subset_never_overwrites_the_full_derived_set(tmp_path, monkeypatch, min
     other = derive_dataset(mini_en, "narrowband", utt_ids=SHORT_IDS[1:])
     assert sub.path != other.path and "__u2-" in sub.path.name
     assert len(load_dataset(sub.path)) == 2 and len(load_dataset(other.path)) == 2
+
+
+def test_a_perturbation_that_leaves_no_audio_writes_nothing(tmp_path, monkeypatch, mini_en):
+    """frame_drop of 1-s chunks at 90 % empties some utterances: one error naming them, no
+    derived folder (not even half of one), no empty file in the cache, the old folder kept."""
+    import pytest
+    import soundfile as sf
+
+    from asrbench.perturb.dsp import PerturbError
+
+    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "d"
+    out.mkdir()
+    (out / "keep.txt").write_text("an earlier derivation")
+    with pytest.raises(PerturbError, match=r"leaves no audio at all in \d+ of 35 utterance"):
+        derive_dataset(mini_en, "frame_drop:ms=1000,ratio=0.9", seed=0, out=out)
+    assert [p.name for p in tmp_path.iterdir() if p.name != "cache"] == ["d"]
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    cached = list((tmp_path / "cache").rglob("*.wav"))
+    assert cached and all(sf.info(str(p)).frames > 0 for p in cached)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from asrbench.errors import AsrbenchError
+from asrbench.fsio import pid_alive
 from asrbench.runners.base import RunOptions
 
 MAX_LOG_BYTES = 4 * 2**20  # a shard's log travels back whole up to this, then its tail
@@ -236,16 +237,6 @@ def _work_root() -> Path:
     return settings().cache / "executor" / "work"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_stale(root: Path | None = None) -> int:
     """Stop programs left by dead workers of this node (a killed Ray worker cannot stop its
     container or its program's session) and drop their folders; returns how many folders."""
@@ -258,7 +249,7 @@ def sweep_stale(root: Path | None = None) -> int:
             pid = int(owner.read_text().split()[0])
         except (OSError, ValueError, IndexError):
             continue
-        if pid == os.getpid() or _alive(pid):
+        if pid_alive(pid):
             continue
         shard = owner.parent
         kill_leftovers(shard)

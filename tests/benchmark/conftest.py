@@ -93,6 +93,26 @@ def make_fake_model(root: Path, model_id: str, mode: str = "ok",
     return folder
 
 
+def make_program_model(root: Path, model_id: str, program: str, card_extra: str = "") -> Path:
+    """A model folder around a given stand-in program (`prog.py`, no packages needed);
+    `card_extra` adds lines to model.yaml (secrets, network)."""
+    folder = root / model_id
+    folder.mkdir(parents=True)
+    (folder / "model.yaml").write_text(textwrap.dedent(f"""\
+        id: {model_id}
+        name: Stand-in {model_id}
+        family: test
+        architecture: none
+        licence: MIT
+        languages: [en]
+        sample_rate: 16000
+        program: prog.py
+        """) + card_extra)
+    (folder / "requirements.txt").write_text("# none\n")
+    (folder / "prog.py").write_text(program)
+    return folder
+
+
 @pytest.fixture
 def fake_models(tmp_path: Path):
     """Factory: fake_models(id, mode, fail_ids) -> model folder under tmp_path/models."""

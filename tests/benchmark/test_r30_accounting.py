@@ -7,6 +7,8 @@ import json
 import textwrap
 from pathlib import Path
 
+from tests.benchmark.conftest import make_program_model
+
 HALF_PROGRAM = textwrap.dedent(r'''
     """Test model: transcribes the first half of its wav list (rounded down), then exits 3."""
     import sys
@@ -26,21 +28,7 @@ HALF_PROGRAM = textwrap.dedent(r'''
 
 
 def make_half_model(root: Path, model_id: str = "fake_half") -> Path:
-    folder = root / model_id
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(textwrap.dedent(f"""\
-        id: {model_id}
-        name: Fake half crash
-        family: test
-        architecture: none
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: half.py
-        """))
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "half.py").write_text(HALF_PROGRAM)
-    return folder
+    return make_program_model(root, model_id, HALF_PROGRAM)
 
 
 def test_half_crashing_program_leaves_no_utterance_unaccounted(tmp_path: Path, cli) -> None:

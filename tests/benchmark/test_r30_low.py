@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.benchmark.conftest import make_program_model
+
 BAD_TIMING = textwrap.dedent(r'''
     """Test model: transcribes every utterance; its timing lines are NaN, inf or negative for
     the first three, and cost.tsv says NaN for the first."""
@@ -29,21 +31,7 @@ BAD_TIMING = textwrap.dedent(r'''
 
 
 def _model(root: Path) -> Path:
-    folder = root / "fake_bad_timing"
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(textwrap.dedent("""\
-        id: fake_bad_timing
-        name: Fake bad timing
-        family: test
-        architecture: none
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: t.py
-        """))
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "t.py").write_text(BAD_TIMING)
-    return folder
+    return make_program_model(root, "fake_bad_timing", BAD_TIMING)
 
 
 def _strict(text: str) -> object:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.benchmark.conftest import make_program_model
+
 TOKEN = "zq9X-ever-token-4471"  # a credential-like value the model also says as a "word"
 
 PROGRAM = textwrap.dedent(r'''
@@ -29,23 +31,8 @@ PROGRAM = textwrap.dedent(r'''
 
 
 def _model(root: Path) -> Path:
-    folder = root / "fake_secret"
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(textwrap.dedent("""\
-        id: fake_secret
-        name: Fake with a secret
-        family: test
-        architecture: none
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: s.py
-        secrets: [FAKE_API_KEY]
-        network: true
-        """))
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "s.py").write_text(PROGRAM)
-    return folder
+    return make_program_model(root, "fake_secret", PROGRAM,
+                              "secrets: [FAKE_API_KEY]\nnetwork: true\n")
 
 
 @pytest.mark.parametrize("value", ["ever", "abcabcab", "aaaaaaaaaaaa"])

@@ -121,7 +121,8 @@ def test_http_date_retry_after_is_honoured(vendor, stub_factory, mini, few, tran
                                            tmp_path, monkeypatch):
     """`Retry-After` as an HTTP-date (RFC 9110), not only as seconds: the retry waits for it."""
     stub = stub_factory(vendor.stub, transcripts)
-    stub.script = [(429, {"Retry-After": formatdate(time.time() + 3, usegmt=True)})]
+    # the date is made when the 429 is sent, so a slow program start cannot eat into the wait
+    stub.script = [(429, lambda: {"Retry-After": formatdate(time.time() + 3, usegmt=True)})]
     result = run_wrapper(vendor, stub, mini, few[:1], tmp_path, stub.key, monkeypatch,
                          ASRBENCH_API_MAX_BACKOFF_S="10")
     assert set(read_tsv_pairs(result.hyp_path)) == {few[0].id}

@@ -5,7 +5,8 @@ checks (auth header, content type, required fields) and answers with the real er
 a wrapper that passes here sends what the vendor expects. Tests script them:
 
 - `transcripts`: audio SHA-256 -> the text to answer (unknown audio gets "");
-- `script`: responses served first, in order, e.g. `[(429, {"Retry-After": "0"})]`;
+- `script`: responses served first, in order, e.g. `[(429, {"Retry-After": "0"})]` (the headers
+  may be a function, called when the response is sent);
 - `slow`: audio SHA-256 -> seconds to wait before answering (to provoke client timeouts);
 - `requests`: what was received (path, headers, body size, arrival time), for assertions.
 """
@@ -59,6 +60,8 @@ class StubServer:
                     scripted = stub.script.pop(0) if stub.script else None
                 if scripted is not None:
                     status, headers = scripted
+                    if callable(headers):  # made when answered (e.g. a date from now)
+                        headers = headers()
                     code, payload = stub.error(status)
                     return self.reply(code, payload, headers)
                 try:

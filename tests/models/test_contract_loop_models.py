@@ -20,11 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from models_support import require
 
 from asrbench.resolve import resolve_model
 from asrbench.runners.base import RunnerError, RunOptions
 from asrbench.runners.local import LocalRunner
+from tests.conftest import require_cpu
 
 TIMEOUT = "30"  # seconds: far above a short utterance's decode here, even under load
 FAMILIES = [
@@ -50,7 +50,7 @@ def test_a_hung_utterance_is_failed_by_the_timeout_and_the_rest_transcribed(mode
     try:
         result = runner.run(model, mini, tmp_path / "cut", utts, RunOptions(env=env))
     except RunnerError as exc:  # libmoonshine needs CPU instructions some machines lack
-        require(f"{model_id} on this CPU", "killed by signal 4" not in str(exc), str(exc))
+        require_cpu(model_id, "killed by signal 4" not in str(exc), str(exc))
         raise
     out = result.hyp_path.parent
     assert tsv(out / "failed.tsv") == {hung: f"timeout after {TIMEOUT} s"}

@@ -10,12 +10,18 @@ the one reader `ops/leaderboard` uses too.
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from asrbench.results.store import CellReadError, StoredCell, read_json, read_utterances, scan
+from asrbench.results.store import (
+    CellReadError,
+    StoredCell,
+    matches,
+    read_json,
+    read_utterances,
+    scan,
+)
 
 FAIRNESS_FORMAT = "asrbench-fairness-v1"
 Cell = StoredCell  # the report shows the store's cells as they are
@@ -38,10 +44,6 @@ class Results:
 
     def cell(self, model: str, dataset: str) -> Cell | None:
         return self.cells.get((model, dataset))
-
-
-def _matches(name: str, patterns: list[str] | None) -> bool:
-    return not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
 def collect(root: Path, models: list[str] | None = None,
@@ -105,9 +107,9 @@ def _read_analyses(top: Path, name: str, problems: list[str], check: Any,
             continue
         ds = data.get("dataset")
         ds_id = ds.get("id") if isinstance(ds, dict) else ds
-        if not _matches(str(ds_id), datasets):
+        if not matches(str(ds_id), datasets):
             continue
-        if models and not any(_matches(m, models) for m in _analysis_models(data)):
+        if models and not any(matches(m, models) for m in _analysis_models(data)):
             continue
         out.append((path, data))
     return out

@@ -229,7 +229,9 @@ class Scan:
         return sorted({d for _, d in self.cells} | {d for _, d in self.unreadable})
 
 
-def _matches(name: str, patterns: list[str] | None) -> bool:
+def matches(name: str, patterns: list[str] | None) -> bool:
+    """True when no patterns are given or `name` matches one of them (fnmatch, case-sensitive):
+    the filter of `scan` and of the report's analyses."""
     return not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
@@ -250,7 +252,7 @@ def scan(root: Path, models: list[str] | None = None,
         if model_dir in ANALYSIS_TOPS or model_dir.startswith(".") or name.startswith("."):
             continue
         base = name.split(SEP)[0]
-        if not (_matches(model_dir, models) and _matches(base, datasets)):
+        if not (matches(model_dir, models) and matches(base, datasets)):
             continue
         if not (folder / "summary.json").exists():
             if any(folder.iterdir()):

@@ -44,10 +44,11 @@ def _check_id(root: Path, meta: dict, problems: list[Problem]) -> None:
     """The ID names folders (results, caches): it must pass the one ID check."""
     declared = meta.get("id") not in (None, "")
     try:
-        check_dataset_id(dataset_id(root, meta),
-                         what="dataset.yaml id" if declared else "dataset ID (the folder name)",
-                         fix=("fix `id:` in dataset.yaml" if declared else
-                              "add `id: NAME` to dataset.yaml"))
+        check_dataset_id(
+            dataset_id(root, meta),
+            what="dataset.yaml id" if declared else "dataset ID (the folder name)",
+            fix=("fix `id:` in dataset.yaml" if declared else "add `id: NAME` to dataset.yaml"),
+        )
     except InputError as exc:
         problems.append(Problem(str(root / "dataset.yaml"), 0, "bad-dataset-id", str(exc)))
 
@@ -116,15 +117,24 @@ def _check_card(path: Path, data: dict, problems: list[Problem]) -> None:
         for err in exc.errors():
             loc = ".".join(str(x) for x in err["loc"])
             if err["type"] == "extra_forbidden":
-                msg = (f"{loc}: unexpected key (a value holding ',' or ':' inside {{...}} or "
-                       "[...] must be quoted, e.g. name: \"CMU ARCTIC (aew, axb)\")")
+                msg = (
+                    f"{loc}: unexpected key (a value holding ',' or ':' inside {{...}} or "
+                    '[...] must be quoted, e.g. name: "CMU ARCTIC (aew, axb)")'
+                )
             else:
                 msg = f"{loc}: {err['msg']} (got {err.get('input')!r})"
             problems.append(Problem(str(path), 0, "schema", msg))
         return
     for key in sorted(card.model_extra or {}):
-        problems.append(Problem(str(path), 0, "unknown-key",
-                                f"unknown key {key!r} (kept; check its spelling)", "warning"))
+        problems.append(
+            Problem(
+                str(path),
+                0,
+                "unknown-key",
+                f"unknown key {key!r} (kept; check its spelling)",
+                "warning",
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -170,8 +180,12 @@ class Utterance:
 
     def cells(self, columns: list[str]) -> list[str]:
         """This utterance as the cells of a metadata.tsv row (the inverse of reading one)."""
-        fixed = {"ID": self.id, "AUDIO": self.audio, "DURATION": format_duration(self.duration),
-                 "TEXT": self.text}
+        fixed = {
+            "ID": self.id,
+            "AUDIO": self.audio,
+            "DURATION": format_duration(self.duration),
+            "TEXT": self.text,
+        }
         return [fixed[c] if c in fixed else self.extra.get(c, "") for c in columns]
 
 
@@ -230,8 +244,9 @@ def content_hash(root: Path, utterances: list[Utterance]) -> str:
     from asrbench.identity import dataset_digest, files_sha256
 
     shas = files_sha256([root / u.audio for u in utterances])
-    return dataset_digest(root / "metadata.tsv",
-                          [(u.id, sha) for u, sha in zip(utterances, shas, strict=True)])
+    return dataset_digest(
+        root / "metadata.tsv", [(u.id, sha) for u, sha in zip(utterances, shas, strict=True)]
+    )
 
 
 def _inside(root: Path, rel: str) -> tuple[bool, str]:
@@ -304,7 +319,9 @@ def _read_rows(path: Path, problems: list[Problem]) -> tuple[list[str], list[Utt
     if header[: len(REQUIRED_COLUMNS)] != list(REQUIRED_COLUMNS):
         problems.append(
             Problem(
-                p, 1, "header",
+                p,
+                1,
+                "header",
                 f"header must start with {' '.join(REQUIRED_COLUMNS)} (tab-separated), "
                 f"got {' '.join(header)}",
             )
@@ -313,20 +330,30 @@ def _read_rows(path: Path, problems: list[Problem]) -> tuple[list[str], list[Utt
     first: dict[str, int] = {}
     for col, name in enumerate(header, start=1):
         if name in first:
-            problems.append(Problem(p, 1, "header",
-                                    f"column {name!r} appears twice (columns {first[name]} and "
-                                    f"{col}); rename or drop one"))
+            problems.append(
+                Problem(
+                    p,
+                    1,
+                    "header",
+                    f"column {name!r} appears twice (columns {first[name]} and "
+                    f"{col}); rename or drop one",
+                )
+            )
             return header, []
         first[name] = col
-    extras = header[len(REQUIRED_COLUMNS):]
+    extras = header[len(REQUIRED_COLUMNS) :]
     rows: list[Utterance] = []
     for lineno, blob in enumerate(lines[1:], start=2):
         try:
             line = blob.decode("utf-8").rstrip("\r")
         except UnicodeDecodeError as exc:
             problems.append(
-                Problem(p, lineno, "encoding",
-                        f"not valid UTF-8 at byte {exc.start}; re-encode the file as UTF-8")
+                Problem(
+                    p,
+                    lineno,
+                    "encoding",
+                    f"not valid UTF-8 at byte {exc.start}; re-encode the file as UTF-8",
+                )
             )
             continue
         if not line.strip():
@@ -335,19 +362,34 @@ def _read_rows(path: Path, problems: list[Problem]) -> tuple[list[str], list[Utt
         cells = line.split("\t")
         if len(cells) != len(header):
             problems.append(
-                Problem(p, lineno, "columns",
-                        f"{len(cells)} column(s), header has {len(header)}; "
-                        "check for tabs inside TEXT or missing fields")
+                Problem(
+                    p,
+                    lineno,
+                    "columns",
+                    f"{len(cells)} column(s), header has {len(header)}; "
+                    "check for tabs inside TEXT or missing fields",
+                )
             )
             continue
-        bad = next(((name, m) for name, cell in zip(header, cells, strict=True)
-                    if (m := _CONTROL_RE.search(cell))), None)
+        bad = next(
+            (
+                (name, m)
+                for name, cell in zip(header, cells, strict=True)
+                if (m := _CONTROL_RE.search(cell))
+            ),
+            None,
+        )
         if bad:
             name, m = bad
             problems.append(
-                Problem(p, lineno, "control-character",
-                        f"column {name} holds the control character U+{ord(m.group()):04X} at "
-                        f"character {m.start() + 1}; remove it (it is no part of a transcript)"))
+                Problem(
+                    p,
+                    lineno,
+                    "control-character",
+                    f"column {name} holds the control character U+{ord(m.group()):04X} at "
+                    f"character {m.start() + 1}; remove it (it is no part of a transcript)",
+                )
+            )
             continue
         uid, audio, dur, text = cells[:4]
         try:
@@ -369,9 +411,7 @@ def validate(root: str | Path, check_audio: bool = True) -> list[Problem]:
     return _check(Path(root), check_audio)[0]
 
 
-def _check(
-    root: Path, check_audio: bool
-) -> tuple[list[Problem], dict, list[str], list[Utterance]]:
+def _check(root: Path, check_audio: bool) -> tuple[list[Problem], dict, list[str], list[Utterance]]:
     """Parse and check once: (problems, dataset.yaml, columns, rows)."""
     problems: list[Problem] = []
     if not root.is_dir():
@@ -389,27 +429,46 @@ def _check(
     for utt in rows:
         if reference_free and utt.text:
             problems.append(
-                Problem(p, utt.line, "reference-free-text",
-                        f"{utt.id}: dataset.yaml declares reference_free: true but TEXT is "
-                        f"{utt.text[:40]!r}; empty the column or drop reference_free"))
+                Problem(
+                    p,
+                    utt.line,
+                    "reference-free-text",
+                    f"{utt.id}: dataset.yaml declares reference_free: true but TEXT is "
+                    f"{utt.text[:40]!r}; empty the column or drop reference_free",
+                )
+            )
         elif not reference_free and is_blank_reference(utt.text):
             what = "empty" if not utt.text.strip() else f"only punctuation ({utt.text!r})"
             problems.append(
-                Problem(p, utt.line, "empty-text",
-                        f"{utt.id}: reference text is {what}: every word the model outputs will "
-                        "count as an insertion; fix the text, drop the row, or declare the "
-                        "dataset reference_free: true", "warning"))
+                Problem(
+                    p,
+                    utt.line,
+                    "empty-text",
+                    f"{utt.id}: reference text is {what}: every word the model outputs will "
+                    "count as an insertion; fix the text, drop the row, or declare the "
+                    "dataset reference_free: true",
+                    "warning",
+                )
+            )
         if not utt.id:
             problems.append(Problem(p, utt.line, "missing-id", "ID is empty"))
         elif not _ID_RE.match(utt.id):
             problems.append(
-                Problem(p, utt.line, "bad-id",
-                        f"ID {utt.id!r} must be letters, digits, '_', '.', '-' (no spaces)")
+                Problem(
+                    p,
+                    utt.line,
+                    "bad-id",
+                    f"ID {utt.id!r} must be letters, digits, '_', '.', '-' (no spaces)",
+                )
             )
         elif utt.id in seen:
             problems.append(
-                Problem(p, utt.line, "duplicate-id",
-                        f"ID {utt.id!r} already used on line {seen[utt.id]}")
+                Problem(
+                    p,
+                    utt.line,
+                    "duplicate-id",
+                    f"ID {utt.id!r} already used on line {seen[utt.id]}",
+                )
             )
         else:
             seen[utt.id] = utt.line
@@ -425,9 +484,14 @@ def _check(
             continue
         if utt.duration > MAX_DURATION_S:
             problems.append(
-                Problem(p, utt.line, "long-utterance",
-                        f"{utt.id}: {utt.duration:.2f} s is over {MAX_DURATION_S:.0f} s; kept, "
-                        "but some models truncate long inputs", "warning")
+                Problem(
+                    p,
+                    utt.line,
+                    "long-utterance",
+                    f"{utt.id}: {utt.duration:.2f} s is over {MAX_DURATION_S:.0f} s; kept, "
+                    "but some models truncate long inputs",
+                    "warning",
+                )
             )
         if not check_audio:
             continue
@@ -440,39 +504,66 @@ def _check(
             continue
         if info.format not in ("WAV", "WAVEX") or not info.subtype.startswith("PCM_"):
             problems.append(
-                Problem(p, utt.line, "not-wav-pcm",
-                        f"{utt.id}: {utt.audio!r} is {info.format_info} ({info.subtype_info}), "
-                        "not WAV PCM; models read WAV PCM only: convert it with `ops/import "
-                        "folder` (it converts any audio to 16-bit WAV)"))
+                Problem(
+                    p,
+                    utt.line,
+                    "not-wav-pcm",
+                    f"{utt.id}: {utt.audio!r} is {info.format_info} ({info.subtype_info}), "
+                    "not WAV PCM; models read WAV PCM only: convert it with `ops/import "
+                    "folder` (it converts any audio to 16-bit WAV)",
+                )
+            )
             continue
         if info.frames == 0:
             problems.append(
-                Problem(p, utt.line, "empty-audio",
-                        f"{utt.id}: {utt.audio!r} has no audio (0 frames); drop the row or "
-                        "replace the file"))
+                Problem(
+                    p,
+                    utt.line,
+                    "empty-audio",
+                    f"{utt.id}: {utt.audio!r} has no audio (0 frames); drop the row or "
+                    "replace the file",
+                )
+            )
             continue
         actual = info.frames / info.samplerate
         if actual < MIN_DURATION_S:
             problems.append(
-                Problem(p, utt.line, "short-audio",
-                        f"{utt.id}: {actual * 1000:.0f} ms of audio (under "
-                        f"{MIN_DURATION_S * 1000:.0f} ms); kept, but most models return nothing",
-                        "warning"))
+                Problem(
+                    p,
+                    utt.line,
+                    "short-audio",
+                    f"{utt.id}: {actual * 1000:.0f} ms of audio (under "
+                    f"{MIN_DURATION_S * 1000:.0f} ms); kept, but most models return nothing",
+                    "warning",
+                )
+            )
         if abs(actual - utt.duration) > DURATION_TOLERANCE_S:
             problems.append(
-                Problem(p, utt.line, "duration-mismatch",
-                        f"{utt.id}: DURATION {utt.duration} s but {utt.audio!r} lasts "
-                        f"{actual:.3f} s; fix the column")
+                Problem(
+                    p,
+                    utt.line,
+                    "duration-mismatch",
+                    f"{utt.id}: DURATION {utt.duration} s but {utt.audio!r} lasts "
+                    f"{actual:.3f} s; fix the column",
+                )
             )
         if rate and info.samplerate != int(rate):
             problems.append(
-                Problem(p, utt.line, "sample-rate",
-                        f"{utt.id}: {info.samplerate} Hz but dataset.yaml says {rate} Hz")
+                Problem(
+                    p,
+                    utt.line,
+                    "sample-rate",
+                    f"{utt.id}: {info.samplerate} Hz but dataset.yaml says {rate} Hz",
+                )
             )
         if info.channels != 1:
             problems.append(
-                Problem(p, utt.line, "channels",
-                        f"{utt.id}: {info.channels} channels; datasets hold mono audio")
+                Problem(
+                    p,
+                    utt.line,
+                    "channels",
+                    f"{utt.id}: {info.channels} channels; datasets hold mono audio",
+                )
             )
     if not rows and not any(pr.severity == "error" for pr in problems):
         problems.append(Problem(p, 0, "empty", "no utterances"))
@@ -486,9 +577,17 @@ def metadata_text(columns: list[str], utterances: list[Utterance]) -> str:
         cells = u.cells(columns)
         for c, v in zip(columns, cells, strict=True):
             if "\t" in v or "\n" in v or "\r" in v:
-                raise DatasetError([Problem("metadata.tsv", 0, "bad-cell",
-                                            f"utterance {u.id}: column {c} contains a tab or "
-                                            "newline; replace it with a space")])
+                raise DatasetError(
+                    [
+                        Problem(
+                            "metadata.tsv",
+                            0,
+                            "bad-cell",
+                            f"utterance {u.id}: column {c} contains a tab or "
+                            "newline; replace it with a space",
+                        )
+                    ]
+                )
         lines.append("\t".join(cells))
     return "\n".join(lines) + "\n"
 
@@ -503,5 +602,6 @@ def write_dataset(root: Path, meta: dict, columns: list[str], utterances: list[U
     if missing or list(columns[: len(REQUIRED_COLUMNS)]) != list(REQUIRED_COLUMNS):
         raise ValueError(f"columns must start with {REQUIRED_COLUMNS}, got {columns}")
     atomic_write_text(root / "metadata.tsv", metadata_text(list(columns), list(utterances)))
-    atomic_write_text(root / "dataset.yaml",
-                      yaml.safe_dump(meta, sort_keys=False, allow_unicode=True))
+    atomic_write_text(
+        root / "dataset.yaml", yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+    )

@@ -54,7 +54,7 @@ def exit_code_for(exc: BaseException) -> int:
     try:
         from scoring.errors import ScoringError
     except ImportError:  # pragma: no cover - scoring is a required part of the package
-        ScoringError = ()  # type: ignore[assignment]  # noqa: N806
+        ScoringError = ()  # type: ignore[assignment]
     if ScoringError and isinstance(exc, ScoringError):
         return EXIT_INPUT
     return EXIT_FAILED

@@ -61,15 +61,22 @@ def _disk_full(path: Path, nbytes: int | None) -> DiskFullError:
             del _LIVE[stage]
     if stage is not None:
         shutil.rmtree(stage, ignore_errors=True)
-    what = f"{nbytes} bytes of {path.name} could not be written" if nbytes is not None else \
-        f"{path.name} could not be created"
+    what = (
+        f"{nbytes} bytes of {path.name} could not be written"
+        if nbytes is not None
+        else f"{path.name} could not be created"
+    )
     room = f" (the device had {free} bytes free)" if free is not None else ""
     if target is not None:
-        return DiskFullError(f"no space left on the device of {target.parent}: {what}{room}; "
-                             f"nothing was changed in {target} (the partial copy was removed): "
-                             "free some space and rerun the same command")
-    return DiskFullError(f"no space left on the device of {path.parent}: {what}{room}; "
-                         "free some space and rerun the same command")
+        return DiskFullError(
+            f"no space left on the device of {target.parent}: {what}{room}; "
+            f"nothing was changed in {target} (the partial copy was removed): "
+            "free some space and rerun the same command"
+        )
+    return DiskFullError(
+        f"no space left on the device of {path.parent}: {what}{room}; "
+        "free some space and rerun the same command"
+    )
 
 
 @contextlib.contextmanager
@@ -128,8 +135,9 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def clean_stale(target: Path, tags: tuple[str, ...] = ("tmp", "old"),
-                restore: tuple[str, ...] = ("old",)) -> list[Path]:
+def clean_stale(
+    target: Path, tags: tuple[str, ...] = ("tmp", "old"), restore: tuple[str, ...] = ("old",)
+) -> list[Path]:
     """Remove `.<name>.<tag><PID>` siblings of `target` left by processes no longer alive (a
     `kill -9`); one whose tag is in `restore` (a folder swapped out just before the new one
     was moved in) is moved back when `target` is missing. Returns what was removed or restored."""

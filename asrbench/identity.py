@@ -71,8 +71,9 @@ class IdentityError(ValueError):
 
 def canonical(obj: Any) -> bytes:
     """The one serialisation hashed everywhere: sorted keys, no spaces, UTF-8."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=_default).encode("utf-8")
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
+    ).encode("utf-8")
 
 
 def _default(obj: Any) -> Any:
@@ -157,11 +158,14 @@ class _FileMemo:
         self._db, self._db_path, self._pid = None, path, os.getpid()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(str(path), timeout=30, check_same_thread=False,
-                                 isolation_level=None)
+            db = sqlite3.connect(
+                str(path), timeout=30, check_same_thread=False, isolation_level=None
+            )
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, "
-                       "mtime_ns INTEGER, ino INTEGER, sha256 TEXT)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, "
+                "mtime_ns INTEGER, ino INTEGER, sha256 TEXT)"
+            )
             self._db = db
         except (OSError, sqlite3.Error):
             self._db = None
@@ -178,8 +182,9 @@ class _FileMemo:
             db = self._conn()
             if db is not None:
                 try:
-                    row = db.execute("SELECT size, mtime_ns, ino, sha256 FROM files WHERE path=?",
-                                     (real,)).fetchone()
+                    row = db.execute(
+                        "SELECT size, mtime_ns, ino, sha256 FROM files WHERE path=?", (real,)
+                    ).fetchone()
                 except sqlite3.Error:
                     row = None
                 if row is not None and tuple(row[:3]) == key[1:]:
@@ -191,8 +196,10 @@ class _FileMemo:
             db = self._conn()
             if db is not None:
                 try:
-                    db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
-                               (real, *key[1:], value))
+                    db.execute(
+                        "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+                        (real, *key[1:], value),
+                    )
                 except sqlite3.Error:
                     pass
         return value
@@ -223,5 +230,6 @@ def tree_files(root: Path, relpaths: Iterable[str]) -> list[list[str]]:
 
 def dataset_digest(metadata: Path, audio: Sequence[tuple[str, str]]) -> str:
     """A dataset's identity from metadata.tsv and (utterance ID, audio SHA-256) pairs, in order."""
-    return "sha256:" + digest("dataset", metadata=file_sha256(metadata),
-                              audio=[list(pair) for pair in audio])
+    return "sha256:" + digest(
+        "dataset", metadata=file_sha256(metadata), audio=[list(pair) for pair in audio]
+    )

@@ -18,14 +18,15 @@ MAX_ID_LEN = 128
 _SAFE_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.\-]{{0,{MAX_ID_LEN - 1}}}")
 
 
-def check_id(value: object, what: str = "dataset ID",
-             fix: str = "e.g. --id my_test_set") -> str:
+def check_id(value: object, what: str = "dataset ID", fix: str = "e.g. --id my_test_set") -> str:
     """Return `value` if it can name one folder (a safe charset, no separator, no '..'), else
     raise InputError naming `what` and `fix`."""
     if not isinstance(value, str) or not _SAFE_ID.fullmatch(value) or ".." in value:
-        raise InputError(f"{what} {value!r} is not allowed: use letters, digits, '_', '.', '-' "
-                         f"(start with a letter or digit, no '/' or '..', at most {MAX_ID_LEN} "
-                         f"characters); {fix}")
+        raise InputError(
+            f"{what} {value!r} is not allowed: use letters, digits, '_', '.', '-' "
+            f"(start with a letter or digit, no '/' or '..', at most {MAX_ID_LEN} "
+            f"characters); {fix}"
+        )
     return value
 
 
@@ -35,6 +36,8 @@ def inside(root: Path, path: Path, what: str) -> Path:
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(path))
     if real == real_root or real_root not in real.parents:
-        raise InputError(f"{what} {path} is not inside {root}; nothing was written. Check the "
-                         "model and dataset IDs (dataset.yaml `id:`)")
+        raise InputError(
+            f"{what} {path} is not inside {root}; nothing was written. Check the "
+            "model and dataset IDs (dataset.yaml `id:`)"
+        )
     return path

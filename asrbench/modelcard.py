@@ -51,6 +51,7 @@ class ModelCardError(InputError):
 
 # --- the card's schema ---------------------------------------------------------------------
 
+
 def _relative_file(value: str) -> str:
     p = PurePosixPath(value)
     if not value or p.is_absolute() or ".." in p.parts or "\\" in value:
@@ -97,11 +98,15 @@ class ImageSpec(_Strict):
     def _check(self) -> ImageSpec:
         clash = sorted(set(self.build_args) & set(PLATFORM_BUILD_ARGS))
         if clash:
-            raise ValueError(f"image.build_args: {', '.join(clash)} are set by the platform "
-                             "(--base-image, --build-mode); remove them")
+            raise ValueError(
+                f"image.build_args: {', '.join(clash)} are set by the platform "
+                "(--base-image, --build-mode); remove them"
+            )
         if self.prepare and not self.prepare[0].endswith(".py"):
-            raise ValueError("image.prepare: the first item must be a .py program of the model, "
-                             f"got {self.prepare[0]!r}")
+            raise ValueError(
+                "image.prepare: the first item must be a .py program of the model, "
+                f"got {self.prepare[0]!r}"
+            )
         return self
 
 
@@ -155,12 +160,15 @@ class ModelCard(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> ModelCard:
         if self.secrets and not self.network:
-            raise ValueError("secrets: a model with secrets talks to a remote API: "
-                             "set network: true")
+            raise ValueError(
+                "secrets: a model with secrets talks to a remote API: set network: true"
+            )
         both = sorted(set(self.secrets) & set(self.settings))
         if both:
-            raise ValueError(f"settings: {', '.join(both)} is declared a secret; a secret is "
-                             "never a setting (settings are recorded in run.json)")
+            raise ValueError(
+                f"settings: {', '.join(both)} is declared a secret; a secret is "
+                "never a setting (settings are recorded in run.json)"
+            )
         return self
 
     @property
@@ -195,6 +203,7 @@ def describe(errors: list[dict[str, Any]]) -> str:
 
 
 # --- model folders -------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Model:
@@ -243,15 +252,17 @@ class Model:
         (shared helpers included), so a fix in `_common` changes every model that declares it."""
         files = self.source_files()
         shas = files_sha256(list(files.values()))
-        return digest("model-source", files=[[rel, sha] for rel, sha in zip(files, shas,
-                                                                            strict=True)])
+        return digest(
+            "model-source", files=[[rel, sha] for rel, sha in zip(files, shas, strict=True)]
+        )
 
     def environment_digest(self) -> str:
         """`digest("environment", ...)`: the requirements and this host's interpreter; keys the
         host wheelhouse and the local runner's virtualenv."""
         req = self.requirements
-        return digest("environment", requirements=file_sha256(req) if req else None,
-                      python=sys.version)
+        return digest(
+            "environment", requirements=file_sha256(req) if req else None, python=sys.version
+        )
 
     def assemble(self, dest: Path) -> Path:
         """Copy the source files into `dest` (created), as the image and the local runner see
@@ -267,8 +278,9 @@ def _folder_files(root: Path) -> list[str]:
     """Regular files under `root` (hidden ones and build products skipped), relative, sorted."""
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames
-                             if d not in _IGNORED_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _IGNORED_DIRS and not d.startswith(".")
+        )
         for name in filenames:
             if name.startswith(".") or name.endswith(".pyc"):
                 continue
@@ -353,33 +365,50 @@ def _check_folder(model: Model) -> None:
     own = set(_folder_files(root))
     for name in image.shared:
         if name in own:
-            raise bad("image.shared", f"{name} is declared shared but the folder holds its own "
-                                      f"copy; delete {root / name} (it comes from {model.common})")
+            raise bad(
+                "image.shared",
+                f"{name} is declared shared but the folder holds its own "
+                f"copy; delete {root / name} (it comes from {model.common})",
+            )
         if not (model.common / name).is_file():
             raise bad("image.shared", f"{name} not found in {model.common}")
     files = set(own) | set(image.shared)
     if card.program not in files:
         raise bad("program", f"{card.program} is neither in {root} nor among image.shared")
     if image.prepare and image.prepare[0] not in files:
-        raise bad("image.prepare", f"{image.prepare[0]} is neither in {root} nor among "
-                                   "image.shared")
+        raise bad(
+            "image.prepare", f"{image.prepare[0]} is neither in {root} nor among image.shared"
+        )
     pinned = requirement_names(model.requirements)
     for pkg in image.uninstall:
         if re.sub(r"[-_.]+", "-", pkg).lower() not in pinned:
             raise bad("image.uninstall", f"{pkg} is not in {root / 'requirements.txt'}")
     if model.dockerfile is not None:
-        rendered_only = [k for k in ("build_args", "prepare", "uninstall", "env")
-                         if getattr(image, k)]
+        rendered_only = [
+            k for k in ("build_args", "prepare", "uninstall", "env") if getattr(image, k)
+        ]
         if rendered_only:
-            raise bad(f"image.{rendered_only[0]}", f"applies to the rendered Dockerfile only, and "
-                                                   f"{model.dockerfile} is the model's own: put "
-                                                   "it there, or delete that Dockerfile")
+            raise bad(
+                f"image.{rendered_only[0]}",
+                f"applies to the rendered Dockerfile only, and "
+                f"{model.dockerfile} is the model's own: put "
+                "it there, or delete that Dockerfile",
+            )
 
 
 # --- the table of `ops/models` -------------------------------------------------------------
 
-SUMMARY_COLUMNS = ("id", "type", "family", "architecture", "parameters", "size", "licence",
-                   "languages", "secrets")
+SUMMARY_COLUMNS = (
+    "id",
+    "type",
+    "family",
+    "architecture",
+    "parameters",
+    "size",
+    "licence",
+    "languages",
+    "secrets",
+)
 
 
 def human(n: int | None, unit: str = "") -> str:
@@ -395,12 +424,17 @@ def human(n: int | None, unit: str = "") -> str:
 def summary_row(model: Model) -> dict[str, str]:
     """One row of `ops/models`: the card's headline fields."""
     c = model.card
-    return {"id": c.id, "type": c.type, "family": c.family,
-            "architecture": c.architecture if len(c.architecture) <= 40
-            else c.architecture[:39] + "…",
-            "parameters": human(c.parameters), "size": human(c.size_bytes, "B"),
-            "licence": c.licence.split(" (")[0], "languages": ",".join(c.languages),
-            "secrets": ",".join(c.secrets) or "-"}
+    return {
+        "id": c.id,
+        "type": c.type,
+        "family": c.family,
+        "architecture": c.architecture if len(c.architecture) <= 40 else c.architecture[:39] + "…",
+        "parameters": human(c.parameters),
+        "size": human(c.size_bytes, "B"),
+        "licence": c.licence.split(" (")[0],
+        "languages": ",".join(c.languages),
+        "secrets": ",".join(c.secrets) or "-",
+    }
 
 
 def model_dirs(root: Path) -> list[Path]:

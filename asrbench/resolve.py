@@ -50,11 +50,14 @@ def check_replaceable(folder: Path, kind: str, fix: str) -> None:
     refuse, naming the folder, when `folder` exists and holds no `MARKER_FILES[kind]`."""
     folder = Path(folder)
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-        raise InputError(f"{folder} exists and is not a {kind} folder; --force replaces "
-                         f"{kind}s only: {fix}")
+        raise InputError(
+            f"{folder} exists and is not a {kind} folder; --force replaces {kind}s only: {fix}"
+        )
     if folder.is_dir() and not _is_entry(folder, kind) and any(folder.iterdir()):
-        raise InputError(f"{folder} exists and is not a {kind} folder (no "
-                         f"{MARKER_FILES[kind]}); --force replaces {kind}s only: {fix}")
+        raise InputError(
+            f"{folder} exists and is not a {kind} folder (no "
+            f"{MARKER_FILES[kind]}); --force replaces {kind}s only: {fix}"
+        )
 
 
 def _looks_like_path(text: str) -> bool:
@@ -84,8 +87,10 @@ def resolve_dir(kind: str, spec: str | Path, config: Path | None = None) -> Path
 
     check_id(name)
     if local.exists() and not _is_entry(local, kind):
-        raise NotFoundError(f"{kind} {name!r}: {local} exists but holds no {MARKER_FILES[kind]}; "
-                            "fix or remove that folder")
+        raise NotFoundError(
+            f"{kind} {name!r}: {local} exists but holds no {MARKER_FILES[kind]}; "
+            "fix or remove that folder"
+        )
     try:
         if version is not None and local.exists():
             # Another version is checked out here: keep it, put this one in the zoo cache.
@@ -99,12 +104,15 @@ def resolve_dir(kind: str, spec: str | Path, config: Path | None = None) -> Path
         return local
     except ZooNotFound as exc:
         where = "" if version else f"not a folder, not under {local.parent}, and "
-        raise NotFoundError(f"{kind} {name!r}{'@' + version if version else ''}: {where}"
-                            f"the zoo does not hold it ({exc})") from None
+        raise NotFoundError(
+            f"{kind} {name!r}{'@' + version if version else ''}: {where}"
+            f"the zoo does not hold it ({exc})"
+        ) from None
 
 
-def resolve_dataset(spec: str | Path, check_audio: bool = True,
-                    config: Path | None = None) -> Dataset:
+def resolve_dataset(
+    spec: str | Path, check_audio: bool = True, config: Path | None = None
+) -> Dataset:
     """A loaded, validated Dataset (every problem reported by file and line)."""
     from asrbench.dataset import load_dataset
 

@@ -43,8 +43,11 @@ def code_digest() -> str:
     import scoring
 
     root = Path(scoring.__file__).resolve().parent
-    rels = [p.relative_to(root).as_posix() for p in root.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+    rels = [
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    ]
     return "sha256:" + digest("scorer", config={"code": tree_files(root, rels)})
 
 
@@ -58,8 +61,14 @@ class ScorerIdentity:
     options: dict[str, Any] = field(default_factory=dict)  # what the user chose ({}: defaults)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"config_hash": self.config_hash, "code": self.code, "lang": self.lang,
-                "unit": self.unit, "steps": self.steps, "options": self.options}
+        return {
+            "config_hash": self.config_hash,
+            "code": self.code,
+            "lang": self.lang,
+            "unit": self.unit,
+            "steps": self.steps,
+            "options": self.options,
+        }
 
 
 def get_scorer(lang: str = "en", options: dict[str, Any] | None = None) -> Scorer:
@@ -73,8 +82,10 @@ def get_scorer(lang: str = "en", options: dict[str, Any] | None = None) -> Score
         if "lang" in opts:
             from asrbench.errors import InputError
 
-            raise InputError("scorer option 'lang' comes from the dataset's language; do not "
-                             "pass it as --score-opt")
+            raise InputError(
+                "scorer option 'lang' comes from the dataset's language; do not "
+                "pass it as --score-opt"
+            )
         try:
             config = ScorerConfig(lang=lang, cache_dir=str(settings().cache), **opts)
         except TypeError as exc:
@@ -98,7 +109,11 @@ def scorer_identity(scorer: Scorer, options: dict[str, Any] | None = None) -> Sc
     """Config hash (comparability), code digest (provenance) and the user's `options` (what
     `get_scorer` was given: which result a rerun may replace) of a built scorer."""
     cfg = scorer_config(scorer)
-    return ScorerIdentity(config_hash="sha256:" + digest("scorer", config=_portable(cfg)),
-                          code=code_digest(), lang=scorer.config.lang,
-                          unit=scorer.config.unit or "word", steps=list(cfg.get("steps", [])),
-                          options=dict(sorted((options or {}).items())))
+    return ScorerIdentity(
+        config_hash="sha256:" + digest("scorer", config=_portable(cfg)),
+        code=code_digest(),
+        lang=scorer.config.lang,
+        unit=scorer.config.unit or "word",
+        steps=list(cfg.get("steps", [])),
+        options=dict(sorted((options or {}).items())),
+    )

@@ -97,8 +97,9 @@ def weakness(value: str) -> str | None:
     return None
 
 
-def weak_secrets(models: Iterable[object], env: Mapping[str, str] | None = None
-                 ) -> list[tuple[str, str, str]]:
+def weak_secrets(
+    models: Iterable[object], env: Mapping[str, str] | None = None
+) -> list[tuple[str, str, str]]:
     """(model ID, secret NAME, why) for each declared secret whose value is set but too weak
     to be one (`weakness`); the value itself is never returned."""
     env = os.environ if env is None else env

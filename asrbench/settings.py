@@ -20,7 +20,7 @@ BASE_IMAGE = "asrbench/base:bookworm"
 # name (without the prefix) -> what it sets; the documentation table is generated from this.
 VARIABLES: dict[str, str] = {
     "CACHE": "local cache root (hypotheses, images' wheelhouses, perturbed audio, zoo objects); "
-             "default <repo>/.cache",
+    "default <repo>/.cache",
     "RESULTS": "results root; default <repo>/results",
     "DATASETS_DIR": "where datasets live and are pulled to; default <repo>/datasets",
     "MODELS_DIR": "where model folders live and are pulled to; default <repo>/models",
@@ -68,10 +68,15 @@ class Settings:
         except ValueError:
             from asrbench.errors import InputError
 
-            raise InputError(f"${PREFIX}MIN_FREE_MB={env[PREFIX + 'MIN_FREE_MB']!r} is not an "
-                             "integer number of MiB") from None
-        noise = {k[len(PREFIX) + 6:].lower(): Path(v) for k, v in env.items()
-                 if k.startswith(PREFIX + "NOISE_") and v}
+            raise InputError(
+                f"${PREFIX}MIN_FREE_MB={env[PREFIX + 'MIN_FREE_MB']!r} is not an "
+                "integer number of MiB"
+            ) from None
+        noise = {
+            k[len(PREFIX) + 6 :].lower(): Path(v)
+            for k, v in env.items()
+            if k.startswith(PREFIX + "NOISE_") and v
+        }
         return cls(
             cache=path("CACHE", REPO_ROOT / ".cache"),
             results=path("RESULTS", REPO_ROOT / "results"),

@@ -15,16 +15,22 @@ def cell(value: Any) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
-def markdown(rows: Sequence[dict[str, Any]], columns: Sequence[str],
-             fmt: Callable[[Any], str] = cell) -> str:
+def markdown(
+    rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: Callable[[Any], str] = cell
+) -> str:
     """A GitHub-flavoured Markdown table (also readable in a terminal)."""
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(fmt(r.get(c)) for c in columns) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
-def show(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | None = None,
-         stream: TextIO | None = None, fmt: Callable[[Any], str] = cell) -> None:
+def show(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[str],
+    title: str | None = None,
+    stream: TextIO | None = None,
+    fmt: Callable[[Any], str] = cell,
+) -> None:
     """Print a table: rich's box drawing on a terminal, Markdown when piped or redirected."""
     stream = stream or sys.stdout
     if not stream.isatty():

@@ -52,7 +52,7 @@ class Ticker:
         """Lines printed under the status line in a log, and once at the end on a terminal."""
         return []
 
-    def __enter__(self):  # noqa: ANN204 - returns the subclass instance
+    def __enter__(self):
         if self.enabled:
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()

@@ -24,16 +24,24 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from asrbench.benchmark.resolve import resolve_model  # noqa: E402
+from asrbench.benchmark.resolve import resolve_model
 
-from asrbench.benchmark import run_benchmark  # noqa: E402
-from asrbench.benchmark.run import _runner  # noqa: E402
+from asrbench.benchmark import run_benchmark
+from asrbench.benchmark.run import _runner
 
 
 def measure(args: argparse.Namespace, jobs: int, cache: Path, results: Path) -> dict:
-    s = run_benchmark(args.model, args.dataset, runner=args.runner, results_root=results,
-                      jobs=jobs, max_utts=args.max_utts, cache_root=cache, progress=False,
-                      command=["benchmarks/benchmark_scaling.py"])
+    s = run_benchmark(
+        args.model,
+        args.dataset,
+        runner=args.runner,
+        results_root=results,
+        jobs=jobs,
+        max_utts=args.max_utts,
+        cache_root=cache,
+        progress=False,
+        command=["benchmarks/benchmark_scaling.py"],
+    )
     run = json.loads((Path(s["out_dir"]) / "run.json").read_text())
     t = run["times"]
     timing = s["timing"]
@@ -54,13 +62,19 @@ def measure(args: argparse.Namespace, jobs: int, cache: Path, results: Path) -> 
         startup = max(startup, max(sh["startup_s"] for sh in run["shards"]))
     overhead = wall - t["run_s"] - t["score_s"]
     return {
-        "jobs": jobs, "cache_hit": run["cache"]["hit"], "n_utts": s["n_utts"],
-        "audio_s": timing["audio_s"], "wall_s": wall, "run_s": t["run_s"],
-        "score_s": t["score_s"], "overhead_s": round(overhead, 3),
+        "jobs": jobs,
+        "cache_hit": run["cache"]["hit"],
+        "n_utts": s["n_utts"],
+        "audio_s": timing["audio_s"],
+        "wall_s": wall,
+        "run_s": t["run_s"],
+        "score_s": t["score_s"],
+        "overhead_s": round(overhead, 3),
         "overhead_share": round(overhead / wall, 4),
         "startup_share": round(startup / wall, 4) if wall else None,
         "throughput_audio_s_per_s": round(timing["audio_s"] / wall, 3),
-        "rtf": timing["rtf"], "wer": s["wer"],
+        "rtf": timing["rtf"],
+        "wer": s["wer"],
     }
 
 
@@ -83,18 +97,25 @@ def main() -> int:
         hit = measure(args, args.jobs[-1], cache, Path(tmp) / "results-hit")
     load = os.getloadavg()
     print(f"host: {os.cpu_count()} cores, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-    print("| jobs | utts | audio s | wall s | throughput (audio s / s) | RTF | overhead | "
-          "container start + model load |")
+    print(
+        "| jobs | utts | audio s | wall s | throughput (audio s / s) | RTF | overhead | "
+        "container start + model load |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['jobs']} | {r['n_utts']} | {r['audio_s']:.1f} | {r['wall_s']:.1f} | "
-              f"{r['throughput_audio_s_per_s']:.2f} | {r['rtf']:.3f} | "
-              f"{100 * r['overhead_share']:.1f}% | {100 * r['startup_share']:.1f}% |")
-    print(f"\ncache hit (same command again): wall {hit['wall_s']:.2f} s, of which scoring "
-          f"{hit['score_s']:.2f} s; without scoring {hit['wall_s'] - hit['score_s']:.2f} s")
+        print(
+            f"| {r['jobs']} | {r['n_utts']} | {r['audio_s']:.1f} | {r['wall_s']:.1f} | "
+            f"{r['throughput_audio_s_per_s']:.2f} | {r['rtf']:.3f} | "
+            f"{100 * r['overhead_share']:.1f}% | {100 * r['startup_share']:.1f}% |"
+        )
+    print(
+        f"\ncache hit (same command again): wall {hit['wall_s']:.2f} s, of which scoring "
+        f"{hit['score_s']:.2f} s; without scoring {hit['wall_s'] - hit['score_s']:.2f} s"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"runs": rows, "cache_hit": hit, "load": load},
-                                        indent=2) + "\n")
+        args.json.write_text(
+            json.dumps({"runs": rows, "cache_hit": hit, "load": load}, indent=2) + "\n"
+        )
     return 0
 
 

@@ -64,11 +64,17 @@ def measure(strategy: str, reps: int, utts: int) -> dict:
     seconds = time.perf_counter() - start
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return {"strategy": strategy, "reps": reps, "utts": utts, "groups": groups,
-            "chunk": chunk_size(groups) if strategy == "chunked" else reps,
-            "peak_traced_mib": round(peak / 2**20, 1),
-            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "seconds": round(seconds, 2), "mean_ter": float((sums[:, 0] / sums[:, 1]).mean())}
+    return {
+        "strategy": strategy,
+        "reps": reps,
+        "utts": utts,
+        "groups": groups,
+        "chunk": chunk_size(groups) if strategy == "chunked" else reps,
+        "peak_traced_mib": round(peak / 2**20, 1),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "seconds": round(seconds, 2),
+        "mean_ter": float((sums[:, 0] / sums[:, 1]).mean()),
+    }
 
 
 def main() -> None:
@@ -82,16 +88,32 @@ def main() -> None:
         return
     rows = []
     for strategy in ("old", "chunked"):
-        proc = subprocess.run([sys.executable, __file__, "--one", strategy, "--reps",
-                               str(args.reps), "--utts", str(args.utts)],
-                              capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                strategy,
+                "--reps",
+                str(args.reps),
+                "--utts",
+                str(args.utts),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         rows.append(json.loads(proc.stdout))
-    print("| strategy | replicates x utterances (groups) | chunk | peak traced | peak RSS "
-          "| time |\n|---|---|---|---|---|---|")
+    print(
+        "| strategy | replicates x utterances (groups) | chunk | peak traced | peak RSS "
+        "| time |\n|---|---|---|---|---|---|"
+    )
     for r in rows:
-        print(f"| {r['strategy']} | {r['reps']:,} x {r['utts']:,} ({r['groups']}) | "
-              f"{r['chunk']:,} | {r['peak_traced_mib']:,} MiB | {r['peak_rss_mib']:,} MiB | "
-              f"{r['seconds']} s |")
+        print(
+            f"| {r['strategy']} | {r['reps']:,} x {r['utts']:,} ({r['groups']}) | "
+            f"{r['chunk']:,} | {r['peak_traced_mib']:,} MiB | {r['peak_rss_mib']:,} MiB | "
+            f"{r['seconds']} s |"
+        )
     print(json.dumps(rows))
 
 

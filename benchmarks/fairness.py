@@ -60,8 +60,7 @@ def generate(n_utts: int, n_spk: int, n_groups: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     per = n_utts // n_spk
     spk_group = np.arange(n_spk) % n_groups
-    rows = [Row(f"s{s}-{i}", f"g{spk_group[s]}", f"s{s}") for s in range(n_spk)
-            for i in range(per)]
+    rows = [Row(f"s{s}-{i}", f"g{spk_group[s]}", f"s{s}") for s in range(n_spk) for i in range(per)]
     g = make_grouping(rows, "GROUP", "generated")
     n = len(rows)
     vocab = 2000
@@ -84,8 +83,9 @@ def generate(n_utts: int, n_spk: int, n_groups: int, seed: int = 0):
         tables, err, ops = {}, {}, {}
         for c in conds:
             sev = c.severity or 0
-            rate = np.clip(spk_rate + grp_extra * (1 + 0.3 * sev) + 0.03 * sev * (si + 1),
-                           0, 0.9)[utt_of_tok]
+            rate = np.clip(spk_rate + grp_extra * (1 + 0.3 * sev) + 0.03 * sev * (si + 1), 0, 0.9)[
+                utt_of_tok
+            ]
             u = rng.random(len(ref))
             dele = u < rate / 2
             sub = (u >= rate / 2) & (u < rate)
@@ -125,16 +125,24 @@ def main() -> None:
     g, conds, n_ref, systems, words = generate(args.utts, args.speakers, args.groups)
     gen_s = time.perf_counter() - t
     rss_gen = rss_mb()
-    print(f"{args.utts} utterances, {args.speakers} speakers, {args.groups} groups, "
-          f"{len(conds)} conditions x 2 systems generated in {gen_s:.1f} s "
-          f"(peak RSS {rss_gen:.0f} MB); {os.cpu_count()} CPU(s), "
-          f"{platform.processor() or platform.machine()}, load {os.getloadavg()[0]:.1f}")
+    print(
+        f"{args.utts} utterances, {args.speakers} speakers, {args.groups} groups, "
+        f"{len(conds)} conditions x 2 systems generated in {gen_s:.1f} s "
+        f"(peak RSS {rss_gen:.0f} MB); {os.cpu_count()} CPU(s), "
+        f"{platform.processor() or platform.machine()}, load {os.getloadavg()[0]:.1f}"
+    )
     res: dict[str, float] = {}
     tabA, errA, opsA = systems["A"]
     tabB = systems["B"][0]
-    counts = {"cor": n_ref - errA["clean"], "sub": errA["clean"],
-              "ins": np.zeros_like(n_ref), "del": np.zeros_like(n_ref), "n_ref": n_ref,
-              "n_hyp": n_ref, "missing": np.zeros_like(n_ref)}
+    counts = {
+        "cor": n_ref - errA["clean"],
+        "sub": errA["clean"],
+        "ins": np.zeros_like(n_ref),
+        "del": np.zeros_like(n_ref),
+        "n_ref": n_ref,
+        "n_hyp": n_ref,
+        "missing": np.zeros_like(n_ref),
+    }
     counts = {k: np.asarray(v, dtype=np.int64) for k, v in counts.items()}
     t_all = time.perf_counter()
 
@@ -146,26 +154,45 @@ def main() -> None:
     sec, _ = timed("accuracy + LWERR", acc, res)
     err = np.stack([errA[c.spec] for c in conds], 1)
     den = np.repeat(n_ref[:, None], len(conds), 1)
-    timed("robustness disparity", lambda: robustness.robustness_disparity(
-        g, conds, err, den, 0, list(range(1, g.n_groups)), **common), res)
+    timed(
+        "robustness disparity",
+        lambda: robustness.robustness_disparity(
+            g, conds, err, den, 0, list(range(1, g.n_groups)), **common
+        ),
+        res,
+    )
     trans: dict[str, list] = {}
     for c in conds[1:]:
         trans.setdefault(c.perturbation, []).append((c.severity, c.spec))
     specs = [c.spec for c in conds]
 
     def distances(x, y, conditions):
-        return ({s: edit_distance(x[s], y[s]) for s in conditions},
-                {s: np.maximum(x[s].lengths, y[s].lengths) for s in conditions})
+        return (
+            {s: edit_distance(x[s], y[s]) for s in conditions},
+            {s: np.maximum(x[s].lengths, y[s].lengths) for s in conditions},
+        )
 
-    dist, longer = timed(f"edit distances, two recognisers ({len(specs)} x {args.utts} pairs)",
-                         lambda: distances(tabA, tabB, specs), res)
-    d = timed("differential statistics", lambda: differential.differential(
-        g, trans, dist, longer, "clean", **common), res)
+    dist, longer = timed(
+        f"edit distances, two recognisers ({len(specs)} x {args.utts} pairs)",
+        lambda: distances(tabA, tabB, specs),
+        res,
+    )
+    d = timed(
+        "differential statistics",
+        lambda: differential.differential(g, trans, dist, longer, "clean", **common),
+        res,
+    )
     clean_a = {s: tabA["clean"] for s in specs[1:]}
-    dist1, longer1 = timed(f"edit distances, one recogniser ({len(specs) - 1} x {args.utts} "
-                           "pairs)", lambda: distances(clean_a, tabA, specs[1:]), res)
-    timed("metamorphic statistics", lambda: differential.differential(
-        g, trans, dist1, longer1, None, **common), res)
+    dist1, longer1 = timed(
+        f"edit distances, one recogniser ({len(specs) - 1} x {args.utts} pairs)",
+        lambda: distances(clean_a, tabA, specs[1:]),
+        res,
+    )
+    timed(
+        "metamorphic statistics",
+        lambda: differential.differential(g, trans, dist1, longer1, None, **common),
+        res,
+    )
 
     def loc():
         out = []
@@ -173,8 +200,11 @@ def main() -> None:
             tt = [tabA[c] for _, c in pts]
             sev = [s for s, _ in pts]
             out.append(localiser.localise(g, tabA["clean"], tt, sev, words, 0, 3))
-            out.append(localiser.validate(g, tabA["clean"], tt, sev, words,
-                                          [opsA[c] for _, c in pts], 0, 3, reps, 0.95, 0))
+            out.append(
+                localiser.validate(
+                    g, tabA["clean"], tt, sev, words, [opsA[c] for _, c in pts], 0, 3, reps, 0.95, 0
+                )
+            )
         return out
 
     timed("localiser + validation", loc, res)
@@ -201,10 +231,14 @@ def main() -> None:
     try:
         from rapidfuzz.distance import Levenshtein
 
-        la = [pairs_a.ids[o:o + n].tolist() for o, n in zip(pairs_a.offsets, pairs_a.lengths,
-                                                             strict=True)]
-        lb = [pairs_b.ids[o:o + n].tolist() for o, n in zip(pairs_b.offsets, pairs_b.lengths,
-                                                             strict=True)]
+        la = [
+            pairs_a.ids[o : o + n].tolist()
+            for o, n in zip(pairs_a.offsets, pairs_a.lengths, strict=True)
+        ]
+        lb = [
+            pairs_b.ids[o : o + n].tolist()
+            for o, n in zip(pairs_b.offsets, pairs_b.lengths, strict=True)
+        ]
         t = time.perf_counter()
         rf = [Levenshtein.distance(x, y) for x, y in zip(la, lb, strict=True)]
         rf_lev = time.perf_counter() - t
@@ -225,19 +259,28 @@ def main() -> None:
     for k, v in res.items():
         print(f"| {k} | {v:.2f} | {CPU[k]:.2f} |")
     print(f"| **all analyses** | **{total:.2f}** | **{sum(CPU.values()):.2f}** |")
-    print(f"\npeak RSS: {rss_gen:.0f} MB after generating the data, {rss_all:.0f} MB after the "
-          "analyses")
-    print("\n| anchor (same data, same run) | anchor s | ours s | ours / anchor |\n"
-          "|---|---|---|---|")
-    print(f"| corpus WER bootstrap (scoring.stats, 1,000 reps, 20,000 utts) vs per-group "
-          f"speaker bootstrap of TER and mTER + utterance view (accuracy, 1 permutation) | "
-          f"{anchor_boot:.3f} | {ours_boot:.3f} | {ours_boot / anchor_boot:.2f} |")
+    print(
+        f"\npeak RSS: {rss_gen:.0f} MB after generating the data, {rss_all:.0f} MB after the "
+        "analyses"
+    )
+    print(
+        "\n| anchor (same data, same run) | anchor s | ours s | ours / anchor |\n|---|---|---|---|"
+    )
+    print(
+        f"| corpus WER bootstrap (scoring.stats, 1,000 reps, 20,000 utts) vs per-group "
+        f"speaker bootstrap of TER and mTER + utterance view (accuracy, 1 permutation) | "
+        f"{anchor_boot:.3f} | {ours_boot:.3f} | {ours_boot / anchor_boot:.2f} |"
+    )
     if rf_lev is not None:
-        print(f"| rapidfuzz Levenshtein (C++), {len(ours)} pairs | {rf_lev:.3f} | "
-              f"{ours_lev:.3f} | {ours_lev / rf_lev:.2f} |")
-    print(f"| {perms} permutations of {len(vals)} speakers: a bincount per permutation "
-          f"(loop) vs one batched bincount | {loop_perm:.3f} | {ours_perm:.3f} | "
-          f"{ours_perm / loop_perm:.2f} |")
+        print(
+            f"| rapidfuzz Levenshtein (C++), {len(ours)} pairs | {rf_lev:.3f} | "
+            f"{ours_lev:.3f} | {ours_lev / rf_lev:.2f} |"
+        )
+    print(
+        f"| {perms} permutations of {len(vals)} speakers: a bincount per permutation "
+        f"(loop) vs one batched bincount | {loop_perm:.3f} | {ours_perm:.3f} | "
+        f"{ours_perm / loop_perm:.2f} |"
+    )
 
 
 if __name__ == "__main__":

@@ -31,9 +31,9 @@ import soxr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from asrbench.dataset import load_dataset  # noqa: E402
-from asrbench.importers.common import write_dataset  # noqa: E402
-from asrbench.settings import REPO_ROOT  # noqa: E402
+from asrbench.dataset import load_dataset
+from asrbench.importers.common import write_dataset
+from asrbench.settings import REPO_ROOT
 
 SRC_RATE = 22050
 
@@ -68,19 +68,33 @@ def make_set(root: Path, hours: float) -> dict[str, Path]:
 
 
 def _paths(root: Path) -> dict[str, Path]:
-    return {"root": root, "table": root / "table.tsv", "hf": root / "hf",
-            "recordings": root / "recordings.jsonl.gz",
-            "supervisions": root / "supervisions.jsonl.gz"}
+    return {
+        "root": root,
+        "table": root / "table.tsv",
+        "hf": root / "hf",
+        "recordings": root / "recordings.jsonl.gz",
+        "supervisions": root / "supervisions.jsonl.gz",
+    }
 
 
 def _lhotse(root: Path, entries: list) -> None:
     from lhotse import Recording, RecordingSet, SupervisionSegment, SupervisionSet
 
-    recs = [Recording.from_file(root / "audio" / name, recording_id=uid)
-            for uid, name, _, _ in entries]
-    sups = [SupervisionSegment(id=uid, recording_id=uid, start=0.0, duration=r.duration,
-                               channel=0, text=f"utterance number {i}", speaker=f"spk{i % 20}")
-            for (uid, _, _, i), r in zip(entries, recs, strict=True)]
+    recs = [
+        Recording.from_file(root / "audio" / name, recording_id=uid) for uid, name, _, _ in entries
+    ]
+    sups = [
+        SupervisionSegment(
+            id=uid,
+            recording_id=uid,
+            start=0.0,
+            duration=r.duration,
+            channel=0,
+            text=f"utterance number {i}",
+            speaker=f"spk{i % 20}",
+        )
+        for (uid, _, _, i), r in zip(entries, recs, strict=True)
+    ]
     RecordingSet.from_recordings(recs).to_file(root / "recordings.jsonl.gz")
     SupervisionSet.from_segments(sups).to_file(root / "supervisions.jsonl.gz")
 
@@ -89,16 +103,19 @@ def _hf(root: Path, entries: list) -> None:
     import datasets
 
     struct = {"bytes": datasets.Value("binary"), "path": datasets.Value("string")}
-    feats = datasets.Features({"audio": struct, "id": datasets.Value("string"),
-                               "text": datasets.Value("string")})
+    feats = datasets.Features(
+        {"audio": struct, "id": datasets.Value("string"), "text": datasets.Value("string")}
+    )
 
-    def gen():  # noqa: ANN202
+    def gen():
         for uid, name, _, i in entries:
-            yield {"audio": {"bytes": (root / "audio" / name).read_bytes(), "path": name},
-                   "id": uid, "text": f"utterance number {i}"}
+            yield {
+                "audio": {"bytes": (root / "audio" / name).read_bytes(), "path": name},
+                "id": uid,
+                "text": f"utterance number {i}",
+            }
 
-    ds = datasets.Dataset.from_generator(gen, features=feats,
-                                         cache_dir=str(root / ".hf-cache"))
+    ds = datasets.Dataset.from_generator(gen, features=feats, cache_dir=str(root / ".hf-cache"))
     ds.cast_column("audio", datasets.Audio()).save_to_disk(str(root / "hf"))
     shutil.rmtree(root / ".hf-cache", ignore_errors=True)
 
@@ -134,8 +151,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hours", type=float, default=2.0)
     ap.add_argument("--reps", type=int, default=1)
-    ap.add_argument("--workdir", type=Path,
-                    default=Path(tempfile.gettempdir()) / "asrbench-import-bench")
+    ap.add_argument(
+        "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "asrbench-import-bench"
+    )
     args = ap.parse_args()
     t0 = time.perf_counter()
     paths = make_set(args.workdir / "set", args.hours)
@@ -147,7 +165,7 @@ def main() -> None:
     for rep in range(args.reps):
         # The order rotates each repetition, so no path always runs first (cold page cache)
         # or always beside the same neighbour's load on a shared machine.
-        for kind in kinds[rep % len(kinds):] + kinds[: rep % len(kinds)]:
+        for kind in kinds[rep % len(kinds) :] + kinds[: rep % len(kinds)]:
             out = args.workdir / f"out-{kind}"
             shutil.rmtree(out, ignore_errors=True)
             start = time.perf_counter()
@@ -157,17 +175,28 @@ def main() -> None:
             print(f"rep {rep + 1} {kind}: {times[kind][-1]:.1f} s", file=sys.stderr)
     med = {k: statistics.median(v) for k, v in times.items()}
     # Per repetition ratio to that repetition's anchor, then the median of those ratios.
-    ratios = {k: statistics.median(t / a for t, a in zip(v, times["anchor"], strict=True))
-              for k, v in times.items()}
+    ratios = {
+        k: statistics.median(t / a for t, a in zip(v, times["anchor"], strict=True))
+        for k, v in times.items()
+    }
     n_files = len(list((paths["root"] / "audio").glob("*.flac")))
     print(f"\n{audio_h:.2f} h of audio, {n_files} files, median of {args.reps} (range)\n")
     print("| path | wall s | hours of audio per minute | time vs anchor (per-rep median) |")
     print("|---|---|---|---|")
     for k, v in times.items():
-        print(f"| {k} | {med[k]:.1f} ({min(v):.1f}-{max(v):.1f}) | {audio_h / (med[k] / 60):.2f} "
-              f"| {ratios[k]:.2f}x |")
-    print(json.dumps({"audio_hours": round(audio_h, 3), "seconds": times,
-                      "ratio_vs_anchor": {k: round(r, 3) for k, r in ratios.items()}}))
+        print(
+            f"| {k} | {med[k]:.1f} ({min(v):.1f}-{max(v):.1f}) | {audio_h / (med[k] / 60):.2f} "
+            f"| {ratios[k]:.2f}x |"
+        )
+    print(
+        json.dumps(
+            {
+                "audio_hours": round(audio_h, 3),
+                "seconds": times,
+                "ratio_vs_anchor": {k: round(r, 3) for k, r in ratios.items()},
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -40,11 +40,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from asrbench.dataset import load_dataset  # noqa: E402
-from asrbench.images import BASE_IMAGE, build_model_image, client  # noqa: E402
-from asrbench.modelcard import human, load_all  # noqa: E402
-from asrbench.runners import read_tsv_pairs  # noqa: E402
-from asrbench.settings import REPO_ROOT, settings  # noqa: E402
+from asrbench.dataset import load_dataset
+from asrbench.images import BASE_IMAGE, build_model_image, client
+from asrbench.modelcard import human, load_all
+from asrbench.runners import read_tsv_pairs
+from asrbench.settings import REPO_ROOT, settings
 
 BUILD_TOOLS = "cc gcc g++ make ld"
 
@@ -53,11 +53,17 @@ def image_facts(tag: str) -> dict:
     c = client()
     size = int(c.images.get(tag).attrs["Size"])
     base = int(c.images.get(BASE_IMAGE).attrs["Size"])
-    found = c.containers.run(tag, entrypoint=["/bin/sh", "-c",
-                                              f"for t in {BUILD_TOOLS}; do command -v $t; done; "
-                                              "true"], network_mode="none", remove=True)
-    return {"image_bytes": size, "above_base_bytes": size - base,
-            "build_tools": found.decode().split() or []}
+    found = c.containers.run(
+        tag,
+        entrypoint=["/bin/sh", "-c", f"for t in {BUILD_TOOLS}; do command -v $t; done; true"],
+        network_mode="none",
+        remove=True,
+    )
+    return {
+        "image_bytes": size,
+        "above_base_bytes": size - base,
+        "build_tools": found.decode().split() or [],
+    }
 
 
 def cold_start(tag: str, dataset, repeats: int) -> dict:
@@ -70,15 +76,36 @@ def cold_start(tag: str, dataset, repeats: int) -> dict:
             (work / "wav.lst").write_text(f"{utt.id}\t/data/{utt.audio}\n")
             os.chmod(work, 0o777)
             start = time.perf_counter()
-            subprocess.run(["docker", "run", "--rm", "--network", "none", "--user", "10001:10001",
-                            "-v", f"{dataset.root.resolve()}:/data:ro", "-v", f"{work}:/work",
-                            tag, "/work/wav.lst", "/work/out"], check=True, capture_output=True)
+            subprocess.run(
+                [
+                    "docker",
+                    "run",
+                    "--rm",
+                    "--network",
+                    "none",
+                    "--user",
+                    "10001:10001",
+                    "-v",
+                    f"{dataset.root.resolve()}:/data:ro",
+                    "-v",
+                    f"{work}:/work",
+                    tag,
+                    "/work/wav.lst",
+                    "/work/out",
+                ],
+                check=True,
+                capture_output=True,
+            )
             wall = time.perf_counter() - start
             processing = float(read_tsv_pairs(work / "out" / "timing.tsv")[utt.id].split("\t")[0])
         walls.append(wall)
         samples.append(wall - processing)
-    return {"cold_start_s": statistics.median(samples), "one_utt_wall_s": statistics.median(walls),
-            "utterance": utt.id, "utterance_s": utt.duration}
+    return {
+        "cold_start_s": statistics.median(samples),
+        "one_utt_wall_s": statistics.median(walls),
+        "utterance": utt.id,
+        "utterance_s": utt.duration,
+    }
 
 
 class PeakMemory:
@@ -92,14 +119,15 @@ class PeakMemory:
 
     @staticmethod
     def _read(cid: str) -> int | None:
-        for folder, keys in ((f"/sys/fs/cgroup/system.slice/docker-{cid}.scope", ("anon",
-                                                                               "file_mapped")),
-                             (f"/sys/fs/cgroup/docker/{cid}", ("anon", "file_mapped")),
-                             (f"/sys/fs/cgroup/memory/docker/{cid}", ("total_rss",
-                                                                      "total_mapped_file"))):
+        for folder, keys in (
+            (f"/sys/fs/cgroup/system.slice/docker-{cid}.scope", ("anon", "file_mapped")),
+            (f"/sys/fs/cgroup/docker/{cid}", ("anon", "file_mapped")),
+            (f"/sys/fs/cgroup/memory/docker/{cid}", ("total_rss", "total_mapped_file")),
+        ):
             try:
-                stat = dict(line.split() for line in
-                            Path(folder, "memory.stat").read_text().splitlines())
+                stat = dict(
+                    line.split() for line in Path(folder, "memory.stat").read_text().splitlines()
+                )
             except (OSError, ValueError):
                 continue
             return sum(int(stat.get(k, 0)) for k in keys)
@@ -125,9 +153,24 @@ class PeakMemory:
 
 def benchmark(model_id: str, dataset_id: str, work: Path) -> dict:
     results, cache = work / "results", work / "cache"
-    cmd = [str(REPO_ROOT / "ops" / "benchmark"), "-m", model_id, "-d", dataset_id, "--runner",
-           "docker", "--jobs", "1", "--results", str(results), "--cache", str(cache),
-           "--no-progress", "--max-failed", "100%"]  # a failed utterance is reported, not fatal
+    cmd = [
+        str(REPO_ROOT / "ops" / "benchmark"),
+        "-m",
+        model_id,
+        "-d",
+        dataset_id,
+        "--runner",
+        "docker",
+        "--jobs",
+        "1",
+        "--results",
+        str(results),
+        "--cache",
+        str(cache),
+        "--no-progress",
+        "--max-failed",
+        "100%",
+    ]  # a failed utterance is reported, not fatal
     with PeakMemory(model_id) as mem:
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -138,16 +181,23 @@ def benchmark(model_id: str, dataset_id: str, work: Path) -> dict:
     summary = json.loads(summary_path.read_text())
     metrics, timing = summary["metrics"], summary.get("timing") or {}
     failed = read_tsv_pairs(summary_path.parent / "failed.tsv")
-    return {"failed": failed, "ter": metrics.get("ter"), "mter": metrics.get("mter"),
-            "coverage": metrics.get("coverage"), "n_utts": metrics.get("n_utts"),
-            "rtf": timing.get("rtf"), "latency_p50_s": (timing.get("latency_s") or {}).get("p50"),
-            "benchmark_wall_s": wall, "peak_memory_bytes": mem.peak or None}
+    return {
+        "failed": failed,
+        "ter": metrics.get("ter"),
+        "mter": metrics.get("mter"),
+        "coverage": metrics.get("coverage"),
+        "n_utts": metrics.get("n_utts"),
+        "rtf": timing.get("rtf"),
+        "latency_p50_s": (timing.get("latency_s") or {}).get("p50"),
+        "benchmark_wall_s": wall,
+        "peak_memory_bytes": mem.peak or None,
+    }
 
 
 SCORER_LANGS = ("en", "zh")
 
 
-def other_language(model, dataset, work: Path) -> dict:  # noqa: ANN001
+def other_language(model, dataset, work: Path) -> dict:
     """Hypotheses through the Docker runner, scored by ops/score with CASE and PUNC only."""
     from asrbench.runners import RunOptions
     from asrbench.runners.docker import DockerRunner
@@ -155,25 +205,49 @@ def other_language(model, dataset, work: Path) -> dict:  # noqa: ANN001
     lang = dataset.language.split("-")[0]
     with PeakMemory(model.id) as mem:
         start = time.perf_counter()
-        result = DockerRunner().run(model, dataset, work / "run", None,
-                                    RunOptions(env={"ASRBENCH_LANGUAGE": lang}))
+        result = DockerRunner().run(
+            model, dataset, work / "run", None, RunOptions(env={"ASRBENCH_LANGUAGE": lang})
+        )
         wall = time.perf_counter() - start
     ref = work / "ref.tsv"
     ref.write_text("".join(f"{u.id}\t{u.text}\n" for u in dataset.utterances), encoding="utf-8")
     out = work / "score"
-    subprocess.run([str(REPO_ROOT / "ops" / "score"), str(ref), str(result.hyp_path), "-o",
-                    str(out), "--lang", "en", "--no-itj", "--no-ukus", "--no-nsw", "--no-dae",
-                    "--reports", "none"], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            str(REPO_ROOT / "ops" / "score"),
+            str(ref),
+            str(result.hyp_path),
+            "-o",
+            str(out),
+            "--lang",
+            "en",
+            "--no-itj",
+            "--no-ukus",
+            "--no-nsw",
+            "--no-dae",
+            "--reports",
+            "none",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     metrics = json.loads((out / "summary.json").read_text())["metrics"]
     timing = read_tsv_pairs(result.timing_path)
     processing = sum(float(v.split("\t")[0]) for v in timing.values())
-    return {"ter": metrics.get("ter"), "mter": metrics.get("mter"),
-            "coverage": metrics.get("coverage"), "n_utts": metrics.get("n_utts"),
-            "rtf": processing / dataset.total_duration,
-            "latency_p50_s": statistics.median(float(v.split("\t")[0]) for v in timing.values()),
-            "benchmark_wall_s": wall, "peak_memory_bytes": mem.peak or None,
-            "scoring": f"ops/score --lang en --no-itj --no-ukus --no-nsw --no-dae ({lang} "
-                       "data: CASE and PUNC only)", "hypotheses": read_tsv_pairs(result.hyp_path)}
+    return {
+        "ter": metrics.get("ter"),
+        "mter": metrics.get("mter"),
+        "coverage": metrics.get("coverage"),
+        "n_utts": metrics.get("n_utts"),
+        "rtf": processing / dataset.total_duration,
+        "latency_p50_s": statistics.median(float(v.split("\t")[0]) for v in timing.values()),
+        "benchmark_wall_s": wall,
+        "peak_memory_bytes": mem.peak or None,
+        "scoring": f"ops/score --lang en --no-itj --no-ukus --no-nsw --no-dae ({lang} "
+        "data: CASE and PUNC only)",
+        "hypotheses": read_tsv_pairs(result.hyp_path),
+    }
 
 
 def serve_latency(model_id: str, dataset, requests_n: int = 10) -> dict:
@@ -183,8 +257,7 @@ def serve_latency(model_id: str, dataset, requests_n: int = 10) -> dict:
     import urllib.request
     import wave
 
-    utt = next(u for u in sorted(dataset.utterances, key=lambda u: u.duration)
-               if u.duration > 2)
+    utt = next(u for u in sorted(dataset.utterances, key=lambda u: u.duration) if u.duration > 2)
     with wave.open(str(dataset.audio_path(utt)), "rb") as w:
         frames = w.readframes(w.getframerate())  # the first second
         params = w.getparams()
@@ -193,22 +266,33 @@ def serve_latency(model_id: str, dataset, requests_n: int = 10) -> dict:
         w.setparams(params)
         w.writeframes(frames)
     clip = buf.getvalue()
-    proc = subprocess.Popen([str(REPO_ROOT / "ops" / "serve"), "-m", model_id, "--runner",
-                             "docker", "--port", "0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [str(REPO_ROOT / "ops" / "serve"), "-m", model_id, "--runner", "docker", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         t0 = time.perf_counter()
         base = proc.stdout.readline().strip()
         ready_s = time.perf_counter() - t0
         boundary = "asrbenchboundary"
-        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\n"
-                f"{model_id}\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
-                f"filename=\"clip.wav\"\r\nContent-Type: audio/wav\r\n\r\n").encode() + clip + \
-            f"\r\n--{boundary}--\r\n".encode()
+        body = (
+            (
+                f'--{boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\n'
+                f'{model_id}\r\n--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+                f'filename="clip.wav"\r\nContent-Type: audio/wav\r\n\r\n'
+            ).encode()
+            + clip
+            + f"\r\n--{boundary}--\r\n".encode()
+        )
         walls, processing = [], []
         for _ in range(requests_n):
-            req = urllib.request.Request(base + "/audio/transcriptions", data=body, headers={
-                "Content-Type": f"multipart/form-data; boundary={boundary}"})
+            req = urllib.request.Request(
+                base + "/audio/transcriptions",
+                data=body,
+                headers={"Content-Type": f"multipart/form-data; boundary={boundary}"},
+            )
             start = time.perf_counter()
             with urllib.request.urlopen(req, timeout=300) as resp:
                 resp.read()
@@ -217,8 +301,12 @@ def serve_latency(model_id: str, dataset, requests_n: int = 10) -> dict:
     finally:
         proc.terminate()
         proc.wait(timeout=60)
-    return {"serve_ready_s": ready_s, "serve_request_wall_s": statistics.median(walls),
-            "serve_processing_s": statistics.median(processing), "serve_requests": requests_n}
+    return {
+        "serve_ready_s": ready_s,
+        "serve_request_wall_s": statistics.median(walls),
+        "serve_processing_s": statistics.median(processing),
+        "serve_requests": requests_n,
+    }
 
 
 def main() -> None:
@@ -227,12 +315,18 @@ def main() -> None:
     ap.add_argument("--dataset", default="mini_en")
     ap.add_argument("--repeats", type=int, default=3, help="cold starts per model")
     ap.add_argument("--json", type=Path, help="also write the figures here")
-    ap.add_argument("--serve", action="append", default=[], metavar="MODEL",
-                    help="also time ops/serve -m MODEL (warm): a 1-second clip, 10 requests")
+    ap.add_argument(
+        "--serve",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="also time ops/serve -m MODEL (warm): a 1-second clip, 10 requests",
+    )
     args = ap.parse_args()
     models, _ = load_all(settings().models_dir)
-    local = [m for m in models if m.card.type == "open-source" and
-             (not args.model or m.id in args.model)]
+    local = [
+        m for m in models if m.card.type == "open-source" and (not args.model or m.id in args.model)
+    ]
     ds = load_dataset(REPO_ROOT / "datasets" / args.dataset)
     print(f"load average before: {os.getloadavg()}", file=sys.stderr)
     rows = {}
@@ -249,33 +343,46 @@ def main() -> None:
             if m.id in args.serve:
                 facts.update(serve_latency(m.id, ds))
             rows[m.id] = facts
-            print(f"{m.id}: {json.dumps({k: v for k, v in facts.items() if k != 'hypotheses'})}",
-                  file=sys.stderr)
+            print(
+                f"{m.id}: {json.dumps({k: v for k, v in facts.items() if k != 'hypotheses'})}",
+                file=sys.stderr,
+            )
     print(f"load average after: {os.getloadavg()}", file=sys.stderr)
     audio = ds.total_duration
-    print(f"{len(rows)} local models on {ds.id} ({len(ds)} utterances, {audio:.1f} s), "
-          f"docker runner, one at a time, {os.cpu_count()} cores")
-    print("| model | TER % | mTER % | failed | RTF | latency p50 s | cold start s | peak memory | "
-          "image | above base | build tools |")
+    print(
+        f"{len(rows)} local models on {ds.id} ({len(ds)} utterances, {audio:.1f} s), "
+        f"docker runner, one at a time, {os.cpu_count()} cores"
+    )
+    print(
+        "| model | TER % | mTER % | failed | RTF | latency p50 s | cold start s | peak memory | "
+        "image | above base | build tools |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for mid, f in rows.items():
-        print(f"| {mid} | {100 * f['ter']:.2f} | {100 * f['mter']:.2f} | "
-              f"{len(f.get('failed') or {})} | {f['rtf']:.3f} | "
-              f"{f['latency_p50_s']:.2f} | {f['cold_start_s']:.2f} | "
-              f"{human(f['peak_memory_bytes'], 'B')} | {human(f['image_bytes'], 'B')} | "
-              f"{human(f['above_base_bytes'], 'B')} | {' '.join(f['build_tools']) or 'none'} |")
+        print(
+            f"| {mid} | {100 * f['ter']:.2f} | {100 * f['mter']:.2f} | "
+            f"{len(f.get('failed') or {})} | {f['rtf']:.3f} | "
+            f"{f['latency_p50_s']:.2f} | {f['cold_start_s']:.2f} | "
+            f"{human(f['peak_memory_bytes'], 'B')} | {human(f['image_bytes'], 'B')} | "
+            f"{human(f['above_base_bytes'], 'B')} | {' '.join(f['build_tools']) or 'none'} |"
+        )
     if args.serve:
-        print("\n| model | ops/serve ready s | 1-s clip: request s (median of 10) | of which "
-              "inference s | one-utterance docker run s (cold path) |")
+        print(
+            "\n| model | ops/serve ready s | 1-s clip: request s (median of 10) | of which "
+            "inference s | one-utterance docker run s (cold path) |"
+        )
         print("|---|---|---|---|---|")
         for mid, f in rows.items():
             if "serve_ready_s" not in f:
                 continue
-            print(f"| {mid} | {f['serve_ready_s']:.1f} | {f['serve_request_wall_s']:.3f} | "
-                  f"{f['serve_processing_s']:.3f} | {f['one_utt_wall_s']:.2f} |")
+            print(
+                f"| {mid} | {f['serve_ready_s']:.1f} | {f['serve_request_wall_s']:.3f} | "
+                f"{f['serve_processing_s']:.3f} | {f['one_utt_wall_s']:.2f} |"
+            )
     if args.json:
-        args.json.write_text(json.dumps({"dataset": ds.id, "audio_s": audio, "models": rows},
-                                        indent=2))
+        args.json.write_text(
+            json.dumps({"dataset": ds.id, "audio_s": audio, "models": rows}, indent=2)
+        )
 
 
 if __name__ == "__main__":

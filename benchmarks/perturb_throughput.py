@@ -53,16 +53,20 @@ def main() -> None:
         dt = time.perf_counter() - t
         rows.append((spec, total / dt))
     speeds = np.array([r[1] for r in rows])
-    print(f"dataset {ds.id}: {len(audio)} utterances, {total:.1f} s of audio; "
-          f"{os.cpu_count()} CPU(s), {platform.processor() or platform.machine()}, one process\n")
+    print(
+        f"dataset {ds.id}: {len(audio)} utterances, {total:.1f} s of audio; "
+        f"{os.cpu_count()} CPU(s), {platform.processor() or platform.machine()}, one process\n"
+    )
     print("| perturbation | x real time |\n|---|---|")
     for spec, speed in sorted(rows, key=lambda r: r[1]):
         print(f"| `{spec}` | {speed:,.0f} |")
     # Time-weighted mean: running every perturbation once over the dataset, total audio / time.
     overall = len(rows) * total / sum(total / s for s in speeds)
-    print(f"\nwhole bank: {overall:,.0f}x real time (total audio / total time over all "
-          f"{len(rows)} perturbations); median {np.median(speeds):,.0f}x; "
-          f"slowest {speeds.min():,.0f}x")
+    print(
+        f"\nwhole bank: {overall:,.0f}x real time (total audio / total time over all "
+        f"{len(rows)} perturbations); median {np.median(speeds):,.0f}x; "
+        f"slowest {speeds.min():,.0f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from asrbench.settings import REPO_ROOT  # noqa: E402
+from asrbench.settings import REPO_ROOT
 
 MODEL = "pocketsphinx_en"
 ACCESS, SECRET = "BENCHACCESSKEY", "bench-secret-key-0123456789"
@@ -69,12 +69,24 @@ def _run(cells, executor, work: Path, jobs: int, max_utts: int | None = None) ->
 
     shutil.rmtree(work, ignore_errors=True)
     t0 = time.perf_counter()
-    out = run_matrix(cells, executor, runner="docker", jobs=jobs, max_utts=max_utts,
-                     results_root=work / "results", cache_root=work / "cache",
-                     scorer_options={"nsw": False}, progress=False, command=["ray_scale"])
+    out = run_matrix(
+        cells,
+        executor,
+        runner="docker",
+        jobs=jobs,
+        max_utts=max_utts,
+        results_root=work / "results",
+        cache_root=work / "cache",
+        scorer_options={"nsw": False},
+        progress=False,
+        command=["ray_scale"],
+    )
     wall = time.perf_counter() - t0
-    print(f"[{time.strftime('%H:%M:%S')}] {work.name}: {wall:.1f} s, load {os.getloadavg()}",
-          file=sys.stderr, flush=True)
+    print(
+        f"[{time.strftime('%H:%M:%S')}] {work.name}: {wall:.1f} s, load {os.getloadavg()}",
+        file=sys.stderr,
+        flush=True,
+    )
     bad = [o for o in out if isinstance(o, Exception)]
     if bad:
         raise SystemExit(f"a cell failed: {bad[0]}")
@@ -84,8 +96,7 @@ def _run(cells, executor, work: Path, jobs: int, max_utts: int | None = None) ->
     utts = sum(c.summary.selection.n_utts for c in out)
     audio = sum((c.summary.timing or {}).get("audio_s") or 0 for c in out)
     proc = sum((c.summary.timing or {}).get("processing_s") or 0 for c in out)
-    return {"wall_s": wall, "utts": utts, "audio_s": audio, "processing_s": proc,
-            "shards": shards}
+    return {"wall_s": wall, "utts": utts, "audio_s": audio, "processing_s": proc, "shards": shards}
 
 
 def _noop_overhead(address: str) -> dict:
@@ -93,6 +104,7 @@ def _noop_overhead(address: str) -> dict:
 
     ray.init(address=address, logging_level="ERROR", log_to_driver=False)
     try:
+
         @ray.remote(num_cpus=1)
         def noop(x: int) -> int:
             return x
@@ -108,9 +120,11 @@ def _noop_overhead(address: str) -> dict:
         burst = time.perf_counter() - t
     finally:
         ray.shutdown()
-    return {"task_rtt_ms_median": 1000 * statistics.median(rtt),
-            "task_rtt_ms_p90": 1000 * sorted(rtt)[int(0.9 * len(rtt))],
-            "tasks_per_s_burst_200": 200 / burst}
+    return {
+        "task_rtt_ms_median": 1000 * statistics.median(rtt),
+        "task_rtt_ms_p90": 1000 * sorted(rtt)[int(0.9 * len(rtt))],
+        "tasks_per_s_burst_200": 200 / burst,
+    }
 
 
 def main() -> None:
@@ -125,25 +139,38 @@ def main() -> None:
     from asrbench.zoo.seaweed import run_seaweedfs
 
     tmp = Path(tempfile.mkdtemp(prefix="ray-scale-"))
-    creds = {"AWS_ACCESS_KEY_ID": ACCESS, "AWS_SECRET_ACCESS_KEY": SECRET,
-             "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": str(tmp / "none"),
-             "AWS_SHARED_CREDENTIALS_FILE": str(tmp / "none")}
+    creds = {
+        "AWS_ACCESS_KEY_ID": ACCESS,
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_CONFIG_FILE": str(tmp / "none"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp / "none"),
+    }
     os.environ.update(creds)
     os.environ["ASRBENCH_CACHE"] = str(tmp / "driver-cache")  # publish records, this run only
     datasets = _halves(tmp / "datasets")
     model = REPO_ROOT / "models" / MODEL
     cells = [(str(model), str(d)) for d in datasets]
-    results: dict = {"load_before": os.getloadavg(), "matrix": {
-        "model": MODEL, "datasets": ["mini_a (17 utts)", "mini_b (18 utts)"], "jobs": 2}}
+    results: dict = {
+        "load_before": os.getloadavg(),
+        "matrix": {"model": MODEL, "datasets": ["mini_a (17 utts)", "mini_b (18 utts)"], "jobs": 2},
+    }
     try:
         with run_seaweedfs(tmp / "weed", ACCESS, SECRET, "zoo") as weed:
             zoo = tmp / "zoo.yaml"
-            zoo.write_text(json.dumps({"default_remote": "s3", "remotes": {"s3": {
-                "url": "s3://zoo/bench", "endpoint_url": weed.endpoint}}}))
+            zoo.write_text(
+                json.dumps(
+                    {
+                        "default_remote": "s3",
+                        "remotes": {"s3": {"url": "s3://zoo/bench", "endpoint_url": weed.endpoint}},
+                    }
+                )
+            )
             os.environ["ASRBENCH_ZOO_CONFIG"] = str(zoo)
             env = {**creds, "PYTHONPATH": str(REPO_ROOT)}
-            with run_local_cluster(tmp / "cluster", [{"name": "w1", "resources": {"docker": 1}}],
-                                   env=env) as cluster:
+            with run_local_cluster(
+                tmp / "cluster", [{"name": "w1", "resources": {"docker": 1}}], env=env
+            ) as cluster:
                 # warm the local path first (image built, virtualenvs made) and the timings
                 _run(cells, LocalExecutor(), tmp / "w-local", 2)
 
@@ -186,22 +213,35 @@ def _med(xs: list[float]) -> float:
 
 def report(r: dict, args: argparse.Namespace) -> None:
     rows = []
-    for name, cold in (("local executor", None), ("Ray, 1 worker node", "ray_1_node_cold"),
-                       ("Ray, 2 worker nodes", "ray_2_nodes_cold")):
-        key = {"local executor": "local", "Ray, 1 worker node": "ray_1_node",
-               "Ray, 2 worker nodes": "ray_2_nodes"}[name]
+    for name, cold in (
+        ("local executor", None),
+        ("Ray, 1 worker node", "ray_1_node_cold"),
+        ("Ray, 2 worker nodes", "ray_2_nodes_cold"),
+    ):
+        key = {
+            "local executor": "local",
+            "Ray, 1 worker node": "ray_1_node",
+            "Ray, 2 worker nodes": "ray_2_nodes",
+        }[name]
         warm = r["runs"][key]
         wall = _med([x["wall_s"] for x in warm])
         utts = warm[0]["utts"]
-        rows.append((name, wall, utts / wall, warm[0]["audio_s"] / wall,
-                     r[cold]["wall_s"] if cold else None))
-    print(f"matrix: {r['matrix']}; load average before {r['load_before']}, after "
-          f"{r['load_after']}\n")
+        rows.append(
+            (
+                name,
+                wall,
+                utts / wall,
+                warm[0]["audio_s"] / wall,
+                r[cold]["wall_s"] if cold else None,
+            )
+        )
+    print(
+        f"matrix: {r['matrix']}; load average before {r['load_before']}, after {r['load_after']}\n"
+    )
     print("| configuration | warm wall s (median) | utts/s | audio-s/s | cold wall s |")
     print("|---|---|---|---|---|")
     for name, wall, ups, aps, cold in rows:
-        print(f"| {name} | {wall:.2f} | {ups:.2f} | {aps:.2f} | "
-              f"{f'{cold:.2f}' if cold else '-'} |")
+        print(f"| {name} | {wall:.2f} | {ups:.2f} | {aps:.2f} | {f'{cold:.2f}' if cold else '-'} |")
     noop = r["noop"]
     loc = [p[0]["wall_s"] for p in r["shard_pairs"]]
     ray_ = [p[1]["wall_s"] for p in r["shard_pairs"]]
@@ -213,18 +253,26 @@ def report(r: dict, args: argparse.Namespace) -> None:
     node_parts = [s.get("node", {}) for x in r["runs"]["ray_2_nodes"] for s in x["shards"]]
     latency_minus_run = [n["latency_s"] - n["run_s"] for n in node_parts if n]
     fetch = [n["fetch_s"] for n in node_parts if n]
-    print(f"\nRay overhead per task (no-op, warm workers): {noop['task_rtt_ms_median']:.1f} ms "
-          f"median, {noop['task_rtt_ms_p90']:.1f} ms p90; {noop['tasks_per_s_burst_200']:.0f} "
-          "tasks/s for 200 submitted at once")
-    print(f"Ray overhead per shard (1-shard cell of {args.shard_utts} utts, Ray - local, "
-          f"median of {len(diffs)}): {1000 * per_shard:.0f} ms (local {_med(loc):.2f} s, Ray "
-          f"{_med(ray_):.2f} s; differences {[round(d, 3) for d in diffs]})")
-    print(f"  of which on the node before the program (warm fetch check, identity): "
-          f"{1000 * _med(fetch):.0f} ms median; submit-to-result minus program wall in the "
-          f"2-node runs (includes queueing): {1000 * _med(latency_minus_run):.0f} ms median")
-    print(f"model processing per utterance: {per_utt:.3f} s -> break-even shard size "
-          f"{per_shard / per_utt:.1f} utterances: shorter shards cost more on Ray than a "
-          "second machine gains")
+    print(
+        f"\nRay overhead per task (no-op, warm workers): {noop['task_rtt_ms_median']:.1f} ms "
+        f"median, {noop['task_rtt_ms_p90']:.1f} ms p90; {noop['tasks_per_s_burst_200']:.0f} "
+        "tasks/s for 200 submitted at once"
+    )
+    print(
+        f"Ray overhead per shard (1-shard cell of {args.shard_utts} utts, Ray - local, "
+        f"median of {len(diffs)}): {1000 * per_shard:.0f} ms (local {_med(loc):.2f} s, Ray "
+        f"{_med(ray_):.2f} s; differences {[round(d, 3) for d in diffs]})"
+    )
+    print(
+        f"  of which on the node before the program (warm fetch check, identity): "
+        f"{1000 * _med(fetch):.0f} ms median; submit-to-result minus program wall in the "
+        f"2-node runs (includes queueing): {1000 * _med(latency_minus_run):.0f} ms median"
+    )
+    print(
+        f"model processing per utterance: {per_utt:.3f} s -> break-even shard size "
+        f"{per_shard / per_utt:.1f} utterances: shorter shards cost more on Ray than a "
+        "second machine gains"
+    )
 
 
 if __name__ == "__main__":

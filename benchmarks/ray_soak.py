@@ -40,8 +40,12 @@ def cpu_load(workers: int) -> Iterator[str]:
     else:
         cmds = [[sys.executable, "-c", BUSY]] * workers
         what = f"{workers} python busy loop(s)"
-    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True) for c in cmds]
+    procs = [
+        subprocess.Popen(
+            c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+        for c in cmds
+    ]
     try:
         yield what
     finally:
@@ -70,28 +74,50 @@ def one_run(targets: list[str], marker: str, keep: Path, index: int, timeout: fl
         # the run's own pytest folder (the nodes' logs are there): kept when the run fails
         basetemp = keep / f"run-{index:03d}-tmp"
         keep.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marker,
-               f"--junitxml={junit}", f"--basetemp={basetemp}", *targets]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            marker,
+            f"--junitxml={junit}",
+            f"--basetemp={basetemp}",
+            *targets,
+        ]
         t0 = time.monotonic()
         try:
-            proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
-                                  timeout=timeout)
+            proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as exc:  # a hang is a failure too
-            out = (exc.stdout or b"").decode(errors="replace") if isinstance(
-                exc.stdout, bytes) else (exc.stdout or "")
+            out = (
+                (exc.stdout or b"").decode(errors="replace")
+                if isinstance(exc.stdout, bytes)
+                else (exc.stdout or "")
+            )
             proc = subprocess.CompletedProcess(cmd, 124, out, f"timed out after {timeout} s")
         took = time.monotonic() - t0
         tests = outcomes(junit) if junit.is_file() else {}
-        ok = proc.returncode == 0 and tests and all(
-            s in ("passed", "skipped") for s in tests.values())
+        ok = (
+            proc.returncode == 0
+            and tests
+            and all(s in ("passed", "skipped") for s in tests.values())
+        )
         if ok:
             shutil.rmtree(basetemp, ignore_errors=True)
         else:  # keep the evidence
             (keep / f"run-{index:03d}.log").write_text(proc.stdout + proc.stderr)
             if junit.is_file():
                 shutil.copy(junit, keep / f"run-{index:03d}.xml")
-    return {"run": index, "rc": proc.returncode, "seconds": round(took, 1), "ok": bool(ok),
-            "load_1min": round(os.getloadavg()[0], 2), "tests": tests}
+    return {
+        "run": index,
+        "rc": proc.returncode,
+        "seconds": round(took, 1),
+        "ok": bool(ok),
+        "load_1min": round(os.getloadavg()[0], 2),
+        "tests": tests,
+    }
 
 
 def per_test(runs: list[dict]) -> dict[str, dict[str, int]]:
@@ -109,8 +135,12 @@ def main() -> None:
     ap.add_argument("targets", nargs="+", help="test files or folders (e.g. tests/ray)")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--until", help="HH:MM (UTC): start no run after this time")
-    ap.add_argument("--load", type=int, default=os.cpu_count() or 2,
-                    help="CPU-spinning processes beside the tests (0: none)")
+    ap.add_argument(
+        "--load",
+        type=int,
+        default=os.cpu_count() or 2,
+        help="CPU-spinning processes beside the tests (0: none)",
+    )
     ap.add_argument("-m", dest="marker", default="not full")
     ap.add_argument("--run-timeout", type=float, default=3600.0, help="seconds per run")
     ap.add_argument("--json", type=Path, default=Path("ray_soak.json"))
@@ -124,22 +154,30 @@ def main() -> None:
         now = dt.datetime.now(dt.UTC)
         stop = now.replace(hour=h, minute=m, second=0, microsecond=0)
     runs: list[dict] = []
-    report = {"targets": args.targets, "marker": args.marker, "runs": runs,
-              "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+    report = {
+        "targets": args.targets,
+        "marker": args.marker,
+        "runs": runs,
+        "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
     load = contextlib.nullcontext("none") if args.load <= 0 else cpu_load(args.load)
     with load as what:
         report["load"] = what
         for i in range(1, args.runs + 1):
             if stop and dt.datetime.now(dt.UTC) >= stop:
                 break
-            r = one_run(args.targets, args.marker, args.json.with_suffix(".failures"), i,
-                        args.run_timeout)
+            r = one_run(
+                args.targets, args.marker, args.json.with_suffix(".failures"), i, args.run_timeout
+            )
             runs.append(r)
             bad = sorted(k for k, v in r["tests"].items() if v not in ("passed", "skipped"))
             skipped = sum(1 for v in r["tests"].values() if v == "skipped")
-            print(f"run {i}: {'pass' if r['ok'] else 'FAIL'} rc={r['rc']} {r['seconds']} s "
-                  f"load={r['load_1min']} {len(r['tests'])} tests ({skipped} skipped) "
-                  f"{bad or ''}", flush=True)
+            print(
+                f"run {i}: {'pass' if r['ok'] else 'FAIL'} rc={r['rc']} {r['seconds']} s "
+                f"load={r['load_1min']} {len(r['tests'])} tests ({skipped} skipped) "
+                f"{bad or ''}",
+                flush=True,
+            )
             report["passed"] = sum(1 for r in runs if r["ok"])
             report["failed"] = len(runs) - report["passed"]
             report["per_test"] = per_test(runs)

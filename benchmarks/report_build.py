@@ -37,8 +37,13 @@ from benchmarks.scoring import WORDS as _COMMON  # noqa: E402 - after the sys.pa
 
 # the scoring benchmark's common words, plus words every ablation step has work on
 WORDS = _COMMON + "colour favourite centre organise behaviour london paris monday".split()
-UK = {"colour": "color", "favourite": "favorite", "centre": "center", "organise": "organize",
-      "behaviour": "behavior"}
+UK = {
+    "colour": "color",
+    "favourite": "favorite",
+    "centre": "center",
+    "organise": "organize",
+    "behaviour": "behavior",
+}
 DAE = [("going to", "gonna"), ("do not", "don't"), ("it is", "it's"), ("want to", "wanna")]
 PUNCT = [",", ".", "?", "!", ";"]
 
@@ -118,14 +123,17 @@ def make_tree(work: Path, n_models: int, n_datasets: int, n_utts: int, seed: int
             durs[uid] = 0.5
             rows.append(f"{uid}\taudio/{uid}.wav\t0.500\t{ref}")
         atomic_write_text(folder / "metadata.tsv", "\n".join(rows) + "\n")
-        atomic_write_text(folder / "dataset.yaml",
-                          f"id: {ds_id}\nname: synthetic {ds_id}\nlanguage: en\n"
-                          "sample_rate: 16000\nlicence: CC0\ndescription: report benchmark\n")
+        atomic_write_text(
+            folder / "dataset.yaml",
+            f"id: {ds_id}\nname: synthetic {ds_id}\nlanguage: en\n"
+            "sample_rate: 16000\nlicence: CC0\ndescription: report benchmark\n",
+        )
         ds = load_dataset(folder, check_audio=False)
         ds_hash = ds.content_hash()
         ids = list(refs)
-        sel = Selection(n_utts=n_utts, n_dataset_utts=n_utts,
-                        ids_sha256=digest("selection", utterances=ids))
+        sel = Selection(
+            n_utts=n_utts, n_dataset_utts=n_utts, ids_sha256=digest("selection", utterances=ids)
+        )
         for m in range(n_models):
             model = f"model_{m:02d}"
             err = 0.05 + 0.02 * (m // 2) + 0.002 * (m % 2) + 0.01 * d  # pairs of near-ties
@@ -133,39 +141,79 @@ def make_tree(work: Path, n_models: int, n_datasets: int, n_utts: int, seed: int
             result = scorer.score(refs, hyps)
             cell = results / model / ds_id
             cell.mkdir(parents=True, exist_ok=True)
-            write_utterances(cell / "utterances.jsonl",
-                             utterance_lines(result, refs, hyps, durs))
+            write_utterances(cell / "utterances.jsonl", utterance_lines(result, refs, hyps, durs))
             proc = [0.05 + 0.02 * m + rng.random() * 0.01 for _ in ids]
-            timing = {"n_timed": n_utts, "processing_s": round(sum(proc), 4),
-                      "audio_s": 0.5 * n_utts, "rtf": round(sum(proc) / (0.5 * n_utts), 5),
-                      "latency_s": {"p50": round(sorted(proc)[n_utts // 2], 4),
-                                    "p90": round(sorted(proc)[int(n_utts * 0.9)], 4),
-                                    "p95": round(sorted(proc)[int(n_utts * 0.95)], 4),
-                                    "p99": round(sorted(proc)[int(n_utts * 0.99)], 4)},
-                      "latency_max_s": round(max(proc), 4)}
-            key = digest("result", hyps=f"{model}{ds_id}", dataset=ds_hash,
-                         selection=sel.to_dict(), scorer=sid)
-            summary = Summary(producer="benchmark", result_key="sha256:" + key,
-                              metrics=result.metrics, selection=sel, scorer=sid, model=model,
-                              model_identity=f"sha256:{digest('selection', utterances=[model])}",
-                              runner="local", dataset=ds_id, dataset_hash=ds_hash,
-                              hyps_key=key[:32], timing=timing)
+            timing = {
+                "n_timed": n_utts,
+                "processing_s": round(sum(proc), 4),
+                "audio_s": 0.5 * n_utts,
+                "rtf": round(sum(proc) / (0.5 * n_utts), 5),
+                "latency_s": {
+                    "p50": round(sorted(proc)[n_utts // 2], 4),
+                    "p90": round(sorted(proc)[int(n_utts * 0.9)], 4),
+                    "p95": round(sorted(proc)[int(n_utts * 0.95)], 4),
+                    "p99": round(sorted(proc)[int(n_utts * 0.99)], 4),
+                },
+                "latency_max_s": round(max(proc), 4),
+            }
+            key = digest(
+                "result",
+                hyps=f"{model}{ds_id}",
+                dataset=ds_hash,
+                selection=sel.to_dict(),
+                scorer=sid,
+            )
+            summary = Summary(
+                producer="benchmark",
+                result_key="sha256:" + key,
+                metrics=result.metrics,
+                selection=sel,
+                scorer=sid,
+                model=model,
+                model_identity=f"sha256:{digest('selection', utterances=[model])}",
+                runner="local",
+                dataset=ds_id,
+                dataset_hash=ds_hash,
+                hyps_key=key[:32],
+                timing=timing,
+            )
             write_summary(cell / "summary.json", summary)
             atomic_write_text(cell / "hyp.raw.tsv", "".join(f"{u}\t{hyps[u]}\n" for u in ids))
-            atomic_write_json(cell / "run.json", {
-                "format": "asrbench-run-v2", "command": ["ops/benchmark", "-m", model, "-d",
-                                                        ds_id],
-                "git": {"commit": "synthetic", "dirty": False},
-                "model": {"id": model, "identity": summary.model_identity,
-                          "image": f"asrbench/{model}:synthetic", "runner": "local",
-                          "card": {"id": model, "name": f"Synthetic model {m}",
-                                   "type": "open-source", "licence": "none",
-                                   "architecture": "synthetic error generator"}},
-                "dataset": {"id": ds_id, "hash": ds_hash, "folder": str(folder.resolve()),
-                            "meta": ds.meta, "n_utts": n_utts},
-                "selection": sel.to_dict(), "result_key": summary.result_key,
-                "options": {"scorer": {}}, "scorer": {**sid, "config": cfg},
-                "packages": {}, "host": {}, "times": {"started": "synthetic"}})
+            atomic_write_json(
+                cell / "run.json",
+                {
+                    "format": "asrbench-run-v2",
+                    "command": ["ops/benchmark", "-m", model, "-d", ds_id],
+                    "git": {"commit": "synthetic", "dirty": False},
+                    "model": {
+                        "id": model,
+                        "identity": summary.model_identity,
+                        "image": f"asrbench/{model}:synthetic",
+                        "runner": "local",
+                        "card": {
+                            "id": model,
+                            "name": f"Synthetic model {m}",
+                            "type": "open-source",
+                            "licence": "none",
+                            "architecture": "synthetic error generator",
+                        },
+                    },
+                    "dataset": {
+                        "id": ds_id,
+                        "hash": ds_hash,
+                        "folder": str(folder.resolve()),
+                        "meta": ds.meta,
+                        "n_utts": n_utts,
+                    },
+                    "selection": sel.to_dict(),
+                    "result_key": summary.result_key,
+                    "options": {"scorer": {}},
+                    "scorer": {**sid, "config": cfg},
+                    "packages": {},
+                    "host": {},
+                    "times": {"started": "synthetic"},
+                },
+            )
     return results
 
 
@@ -180,9 +228,21 @@ def _report(results: Path, out: Path, audio: str, cache: Path) -> tuple[float, f
     env = {**os.environ, "ASRBENCH_CACHE": str(cache)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.monotonic()
-    proc = subprocess.run([str(ROOT / "ops" / "report"), "--results", str(results), "-o",
-                           str(out), "--audio", audio, "-q"], capture_output=True, text=True,
-                          env=env)
+    proc = subprocess.run(
+        [
+            str(ROOT / "ops" / "report"),
+            "--results",
+            str(results),
+            "-o",
+            str(out),
+            "--audio",
+            audio,
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     wall = time.monotonic() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -209,9 +269,13 @@ def _browser(out: Path) -> dict:
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
         search = time.monotonic() - t
         shown = page.locator(".utt").count()
-    return {"page": str(page_path.relative_to(out)), "page_bytes": page_path.stat().st_size,
-            "first_render_s": round(first, 3), "search_s": round(search, 3),
-            "utterances_rendered": shown}
+    return {
+        "page": str(page_path.relative_to(out)),
+        "page_bytes": page_path.stat().st_size,
+        "first_render_s": round(first, 3),
+        "search_s": round(search, 3),
+        "utterances_rendered": shown,
+    }
 
 
 def main() -> None:
@@ -243,20 +307,34 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     cold, cold_cpu = _report(results, out1, a.audio, cache)
     warm, warm_cpu = _report(results, out2, a.audio, cache)
-    same = subprocess.run(["diff", "-r", "-q", str(out1), str(out2)],
-                          capture_output=True).returncode == 0
+    same = (
+        subprocess.run(["diff", "-r", "-q", str(out1), str(out2)], capture_output=True).returncode
+        == 0
+    )
     size, files = _size(out1)
     html = sum(p.stat().st_size for p in out1.rglob("*.html"))
     audio_bytes = _size(out1 / "audio")[0] if (out1 / "audio").is_dir() else 0
-    res = {"models": a.models, "datasets": a.datasets, "utts": a.utts, "audio": a.audio,
-           "generate_s": round(gen, 1), "build_cold_s": round(cold, 2),
-           "build_cold_cpu_s": round(cold_cpu, 2), "build_warm_s": round(warm, 2),
-           "build_warm_cpu_s": round(warm_cpu, 2), "byte_identical": same, "site_bytes": size,
-           "site_files": files, "html_bytes": html, "audio_bytes": audio_bytes,
-           "peak_rss_children_mb": round(
-               resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
-           "load_avg_1m_before": round(load_before, 2),
-           "load_avg_1m_after": round(os.getloadavg()[0], 2)}
+    res = {
+        "models": a.models,
+        "datasets": a.datasets,
+        "utts": a.utts,
+        "audio": a.audio,
+        "generate_s": round(gen, 1),
+        "build_cold_s": round(cold, 2),
+        "build_cold_cpu_s": round(cold_cpu, 2),
+        "build_warm_s": round(warm, 2),
+        "build_warm_cpu_s": round(warm_cpu, 2),
+        "byte_identical": same,
+        "site_bytes": size,
+        "site_files": files,
+        "html_bytes": html,
+        "audio_bytes": audio_bytes,
+        "peak_rss_children_mb": round(
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
+        ),
+        "load_avg_1m_before": round(load_before, 2),
+        "load_avg_1m_after": round(os.getloadavg()[0], 2),
+    }
     if a.browser:
         res["browser"] = _browser(out1)
     print(json.dumps(res, indent=2))

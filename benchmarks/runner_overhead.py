@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from asrbench.dataset import load_dataset  # noqa: E402
-from asrbench.images import client  # noqa: E402
-from asrbench.resolve import resolve_model  # noqa: E402
-from asrbench.runners import get_runner, read_tsv_pairs  # noqa: E402
-from asrbench.settings import REPO_ROOT  # noqa: E402
+from asrbench.dataset import load_dataset
+from asrbench.images import client
+from asrbench.resolve import resolve_model
+from asrbench.runners import get_runner, read_tsv_pairs
+from asrbench.settings import REPO_ROOT
 
 
 def inference_seconds(timing: Path) -> float:
@@ -43,9 +43,16 @@ def bare(model, ds, work: Path) -> tuple[float, float]:
     wav = work / "wav.lst"
     wav.write_text("".join(f"{u.id}\t{(ds.root / u.audio).resolve()}\n" for u in ds))
     start = time.perf_counter()
-    subprocess.run([str(local.venv_dir(model) / "bin" / "python"),
-                    str(local.program(model)), str(wav), str(work / "out")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            str(local.venv_dir(model) / "bin" / "python"),
+            str(local.program(model)),
+            str(wav),
+            str(work / "out"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     wall = time.perf_counter() - start
     return wall, inference_seconds(work / "out" / "timing.tsv")
 
@@ -66,8 +73,9 @@ def container_start(model, repeats: int) -> float:
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        c.containers.run(tag, entrypoint=["/opt/venv/bin/python", "-c", "pass"],
-                         network_mode="none", remove=True)
+        c.containers.run(
+            tag, entrypoint=["/opt/venv/bin/python", "-c", "pass"], network_mode="none", remove=True
+        )
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -96,24 +104,41 @@ def main() -> None:
         sel = [r for r in rows if r[0] == label]
         wall = statistics.median(r[1] for r in sel)
         inf = statistics.median(r[2] for r in sel)
-        out[label] = {"wall_s": wall, "inference_s": inf,
-                      "outside_inference_share": (wall - inf) / wall,
-                      "rtf": wall / audio}
+        out[label] = {
+            "wall_s": wall,
+            "inference_s": inf,
+            "outside_inference_share": (wall - inf) / wall,
+            "rtf": wall / audio,
+        }
     anchor = out["bare program (anchor)"]["wall_s"]
-    print(f"{args.model} on {ds.id}: {len(ds)} utterances, {audio:.1f} s of audio, "
-          f"median of {args.repeats} runs")
+    print(
+        f"{args.model} on {ds.id}: {len(ds)} utterances, {audio:.1f} s of audio, "
+        f"median of {args.repeats} runs"
+    )
     print(f"{'path':<24}{'wall s':>9}{'infer s':>9}{'outside inference':>19}{'vs anchor':>11}")
     for label, f in out.items():
-        print(f"{label:<24}{f['wall_s']:>9.2f}{f['inference_s']:>9.2f}"
-              f"{100 * f['outside_inference_share']:>18.1f}%{f['wall_s'] / anchor:>10.3f}x")
+        print(
+            f"{label:<24}{f['wall_s']:>9.2f}{f['inference_s']:>9.2f}"
+            f"{100 * f['outside_inference_share']:>18.1f}%{f['wall_s'] / anchor:>10.3f}x"
+        )
     docker = out["docker runner"]
     platform_share = (docker["wall_s"] - anchor) / docker["wall_s"]
-    print(f"platform overhead of the Docker runner over the bare program: "
-          f"{100 * platform_share:.1f}% of wall time (target <= 5%)")
+    print(
+        f"platform overhead of the Docker runner over the bare program: "
+        f"{100 * platform_share:.1f}% of wall time (target <= 5%)"
+    )
     print(f"container start latency (docker run, no-op python): {start_latency:.3f} s")
     if args.json:
-        args.json.write_text(json.dumps({"paths": out, "platform_share": platform_share,
-                                         "container_start_s": start_latency}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "paths": out,
+                    "platform_share": platform_share,
+                    "container_start_s": start_latency,
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

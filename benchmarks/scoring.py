@@ -113,8 +113,9 @@ def _write_tsv(path: Path, texts: dict[str, str]) -> None:
     path.write_text("".join(f"{k}\t{v}\n" for k, v in texts.items()), encoding="utf-8")
 
 
-def _timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
-           ) -> tuple[float, float, str]:
+def _timed(
+    cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> tuple[float, float, str]:
     """Wall seconds, CPU seconds (user + system, the process and its children) and stdout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -127,8 +128,9 @@ def _timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
     return elapsed, cpu, proc.stdout
 
 
-def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int, pycache: Path | None,
-                    other: Path | None = None) -> dict:
+def whole_processes(
+    ref: Path, hyp: Path, out: Path, repeats: int, pycache: Path | None, other: Path | None = None
+) -> dict:
     """Whole processes, each command once per repeat, in a rotating order.
 
     Wall time is what a user waits for; CPU time (user + system) is reported beside it because
@@ -150,8 +152,13 @@ def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int, pycache: Path
     # each runs in its own checkout (`python -m` imports from the working directory first)
     cwd = {name: ROOT for name in commands}
     if other is not None:  # another checkout's ops/score (e.g. before a change), its defaults
-        commands["ops_score_other_checkout"] = [str(other / "ops" / "score"), str(ref), str(hyp),
-                                                "-o", str(out / "other")]
+        commands["ops_score_other_checkout"] = [
+            str(other / "ops" / "score"),
+            str(ref),
+            str(hyp),
+            "-o",
+            str(out / "other"),
+        ]
         cwd["ops_score_other_checkout"] = other.resolve()
     for name, cmd in commands.items():  # warm the page, bytecode and NSW result caches once
         _timed(cmd, env, cwd[name])
@@ -159,7 +166,7 @@ def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int, pycache: Path
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     names = list(commands)
     for rep in range(repeats):
-        for name in names[rep % len(names):] + names[: rep % len(names)]:
+        for name in names[rep % len(names) :] + names[: rep % len(names)]:
             w, c, _ = _timed(commands[name], env, cwd[name])
             wall[name].append(w)
             cpu[name].append(c)
@@ -177,10 +184,12 @@ def whole_processes(ref: Path, hyp: Path, out: Path, repeats: int, pycache: Path
             report[f"ratio_{short}_{kind}"] = round(statistics.median(ratios), 2)
             report[f"ratios_{short}_{kind}"] = [round(r, 2) for r in ratios]
             report[f"ratio_of_medians_{short}_{kind}"] = round(
-                statistics.median(ts) / statistics.median(base), 2)
+                statistics.median(ts) / statistics.median(base), 2
+            )
     report["jiwer_wer"] = round(float(_timed(commands["jiwer_process"])[2]), 5)
-    report["files_mb"] = {p.name: round(p.stat().st_size / 2**20, 1)
-                          for p in sorted((out / "all").iterdir())}
+    report["files_mb"] = {
+        p.name: round(p.stat().st_size / 2**20, 1) for p in sorted((out / "all").iterdir())
+    }
     return report
 
 
@@ -247,17 +256,25 @@ def nsw_trigger_cost(texts: list[str]) -> dict:
     per_old = time.perf_counter() - t0
     prompts = [
         "Please enter one or more keywords separated by * and then press the pound key.",
-        "For more information, visit www.asterisk.org.", "A.M.", "P.M.", "H.323",
+        "For more information, visit www.asterisk.org.",
+        "A.M.",
+        "P.M.",
+        "H.323",
         "press * to toggle pause, press # to enter a new dictation filename",
-        "Press 1 for AM, 2 for PM.", "Mr. Smith will call you back.", "the U.S.A.",
-        "mail jdoe@example.com now", "Thank you for calling.", "Goodbye.",
+        "Press 1 for AM, 2 for PM.",
+        "Mr. Smith will call you back.",
+        "the U.S.A.",
+        "mail jdoe@example.com now",
+        "Thank you for calling.",
+        "Goodbye.",
     ]
     return {
         "texts": len(texts),
         "batch_check_s": round(batch, 4),
         "per_string_check_new_s": round(per_new, 4),
         "per_string_check_old_s": round(per_old, 4),
-        "sent_to_nemo_new": n_new, "sent_to_nemo_old": n_old,
+        "sent_to_nemo_new": n_new,
+        "sent_to_nemo_old": n_old,
         "prompts": len(prompts),
         "prompts_sent_new": sum(1 for t in prompts if NEEDS_NSW.search(t)),
         "prompts_sent_old": sum(1 for t in prompts if old.search(t)),
@@ -335,12 +352,19 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7, help="whole-process repeats")
     ap.add_argument("--nsw", type=int, default=200, help="NSW strings (0: skip)")
     ap.add_argument("--skip-in-process", action="store_true")
-    ap.add_argument("--compare-with", type=Path, default=None,
-                    help="another checkout (e.g. `git archive COMMIT | tar -x -C DIR`): its "
-                         "ops/score joins the rotation, with its default outputs")
-    ap.add_argument("--no-bytecode-cache", action="store_true",
-                    help="run the processes with the inherited environment as is (where "
-                         "PYTHONDONTWRITEBYTECODE is set, asrbench compiles from source each run)")
+    ap.add_argument(
+        "--compare-with",
+        type=Path,
+        default=None,
+        help="another checkout (e.g. `git archive COMMIT | tar -x -C DIR`): its "
+        "ops/score joins the rotation, with its default outputs",
+    )
+    ap.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="run the processes with the inherited environment as is (where "
+        "PYTHONDONTWRITEBYTECODE is set, asrbench compiles from source each run)",
+    )
     args = ap.parse_args()
     refs, hyps = corpus(args.utts)
     report: dict = {
@@ -354,14 +378,14 @@ def main() -> None:
         _write_tsv(ref, refs)
         _write_tsv(hyp, hyps)
         pycache = None if args.no_bytecode_cache else Path(tmp) / "pycache"
-        report["whole_process"] = whole_processes(ref, hyp, Path(tmp) / "out", args.repeats,
-                                                  pycache, args.compare_with)
+        report["whole_process"] = whole_processes(
+            ref, hyp, Path(tmp) / "out", args.repeats, pycache, args.compare_with
+        )
     report["load_average_after_processes"] = [round(x, 2) for x in os.getloadavg()]
     if not args.skip_in_process:
         report["in_process"] = in_process(refs, hyps)
         report["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    report["nsw_trigger"] = nsw_trigger_cost(list(dict.fromkeys([*refs.values(),
-                                                                 *hyps.values()])))
+    report["nsw_trigger"] = nsw_trigger_cost(list(dict.fromkeys([*refs.values(), *hyps.values()])))
     if args.nsw:
         report["nsw"] = nsw_throughput(args.nsw)
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]

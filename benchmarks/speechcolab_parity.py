@@ -42,8 +42,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-_DETAIL = re.compile(r'^\{"uid":(?P<uid>.*?), "score":.*?"cor":(?P<c>\d+), "sub":(?P<s>\d+), '
-                     r'"ins":(?P<i>\d+), "del":(?P<d>\d+)\}$')
+_DETAIL = re.compile(
+    r'^\{"uid":(?P<uid>.*?), "score":.*?"cor":(?P<c>\d+), "sub":(?P<s>\d+), '
+    r'"ins":(?P<i>\d+), "del":(?P<d>\d+)\}$'
+)
 CAUSES = ("dropped", "nsw", "itj", "text", "dae", "split")
 
 
@@ -54,8 +56,11 @@ def speechcolab_utils(path: Path, tmp: Path) -> Path:
     if (path / "HEAD").is_file() or (path / ".git").exists():
         dest = tmp / "speechcolab"
         dest.mkdir()
-        archive = subprocess.run(["git", f"--git-dir={path}", "archive", "HEAD", "utils"],
-                                 capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", f"--git-dir={path}", "archive", "HEAD", "utils"],
+            capture_output=True,
+            check=True,
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
         return dest / "utils"
     raise SystemExit(f"{path}: neither a SpeechColab Leaderboard checkout nor its git directory")
@@ -63,14 +68,19 @@ def speechcolab_utils(path: Path, tmp: Path) -> Path:
 
 def speechcolab_commit(path: Path) -> str:
     git_dir = path if (path / "HEAD").is_file() else path / ".git"
-    proc = subprocess.run(["git", f"--git-dir={git_dir}", "rev-parse", "--short", "HEAD"],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return proc.stdout.strip() or "unknown"
 
 
 def _kaldi(path: Path, texts: dict[str, str]) -> None:
-    path.write_text("".join(f"{k} {' '.join(v.split())}\n" for k, v in texts.items()),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(f"{k} {' '.join(v.split())}\n" for k, v in texts.items()), encoding="utf-8"
+    )
 
 
 def _read_norm(path: Path) -> dict[str, str]:
@@ -81,9 +91,11 @@ def _read_norm(path: Path) -> dict[str, str]:
     return out
 
 
-def run_speechcolab(utils: Path, refs: dict[str, str], hyps: dict[str, dict[str, str]],
-                    work: Path) -> tuple[dict[str, str], dict[str, dict[str, str]],
-                                         dict[str, dict[str, tuple[int, int, int, int]]]]:
+def run_speechcolab(
+    utils: Path, refs: dict[str, str], hyps: dict[str, dict[str, str]], work: Path
+) -> tuple[
+    dict[str, str], dict[str, dict[str, str]], dict[str, dict[str, tuple[int, int, int, int]]]
+]:
     """Normalised references, normalised hypotheses and per-utterance (C, S, D, I) by model.
 
     All texts are normalised in one `textnorm_en.py` call (one grammar build instead of one a
@@ -94,13 +106,25 @@ def run_speechcolab(utils: Path, refs: dict[str, str], hyps: dict[str, dict[str,
     _kaldi(work / "all.txt", texts)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # its vendored nemo_text_processing, found beside the script
-    subprocess.run([sys.executable, str(utils / "textnorm_en.py"), "--has_key", "--to_upper",
-                    str(work / "all.txt"), str(work / "all.norm.txt")], cwd=utils, env=env,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(utils / "textnorm_en.py"),
+            "--has_key",
+            "--to_upper",
+            str(work / "all.txt"),
+            str(work / "all.norm.txt"),
+        ],
+        cwd=utils,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     norm = _read_norm(work / "all.norm.txt")
     ref_norm = {k: norm[f"REF::{k}"] for k in refs}
-    (work / "ref.txt").write_text("".join(f"{k}\t{v}\n" for k, v in ref_norm.items()),
-                                  encoding="utf-8")
+    (work / "ref.txt").write_text(
+        "".join(f"{k}\t{v}\n" for k, v in ref_norm.items()), encoding="utf-8"
+    )
     hyp_norm: dict[str, dict[str, str]] = {}
     counts: dict[str, dict[str, tuple[int, int, int, int]]] = {}
     for model in hyps:
@@ -110,9 +134,23 @@ def run_speechcolab(utils: Path, refs: dict[str, str], hyps: dict[str, dict[str,
         rec = work / f"{model}.rec_non_empty.txt"
         rec.write_text("".join(f"{k}\t{v}\n" for k, v in kept.items()), encoding="utf-8")
         details = work / f"{model}.DETAILS.txt"
-        subprocess.run([sys.executable, str(utils / "error_rate_en"), "--tokenizer",
-                        "whitespace", "--ref", str(work / "ref.txt"), "--hyp", str(rec),
-                        str(details)], cwd=utils, env=env, check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(utils / "error_rate_en"),
+                "--tokenizer",
+                "whitespace",
+                "--ref",
+                str(work / "ref.txt"),
+                "--hyp",
+                str(rec),
+                str(details),
+            ],
+            cwd=utils,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         counts[model] = {}
         for line in details.read_text(encoding="utf-8").splitlines():
             m = _DETAIL.match(line)
@@ -128,8 +166,15 @@ def _interjections(utils: Path) -> set[str]:
     return words
 
 
-def compare(refs: dict[str, str], hyp: dict[str, str], theirs: dict[str, tuple],
-            ref_norm: dict[str, str], hyp_norm: dict[str, str], ours, itj: set[str]) -> dict:  # noqa: ANN001
+def compare(
+    refs: dict[str, str],
+    hyp: dict[str, str],
+    theirs: dict[str, tuple],
+    ref_norm: dict[str, str],
+    hyp_norm: dict[str, str],
+    ours,
+    itj: set[str],
+) -> dict:
     """Per-cause differences between their per-utterance counts and our ScoreResult."""
     from scoring.normalize.nsw import NEEDS_NSW
 
@@ -150,8 +195,9 @@ def compare(refs: dict[str, str], hyp: dict[str, str], theirs: dict[str, tuple],
             raw = refs[u.id] + " " + (hyp.get(u.id) or "")
             if NEEDS_NSW.search(raw):
                 cause = "nsw"
-            elif [w for w in sc_ref if w not in itj] == [w for w in u.ref if w not in itj] and \
-                    [w for w in sc_hyp if w not in itj] == [w for w in _written(u) if w not in itj]:
+            elif [w for w in sc_ref if w not in itj] == [w for w in u.ref if w not in itj] and [
+                w for w in sc_hyp if w not in itj
+            ] == [w for w in _written(u) if w not in itj]:
                 cause = "itj"
             else:
                 cause = "text"
@@ -160,14 +206,22 @@ def compare(refs: dict[str, str], hyp: dict[str, str], theirs: dict[str, tuple],
         else:
             cause = "split"
         their_errors = sum(their[1:]) if their is not None else 0
-        causes[cause].append({"id": u.id, "theirs": their, "ours": mine,
-                              "delta_errors": u.errors - their_errors,
-                              "their_ref": " ".join(sc_ref), "their_hyp": " ".join(sc_hyp),
-                              "our_ref": " ".join(u.ref), "our_hyp": " ".join(u.hyp)})
+        causes[cause].append(
+            {
+                "id": u.id,
+                "theirs": their,
+                "ours": mine,
+                "delta_errors": u.errors - their_errors,
+                "their_ref": " ".join(sc_ref),
+                "their_hyp": " ".join(sc_hyp),
+                "our_ref": " ".join(u.ref),
+                "our_hyp": " ".join(u.hyp),
+            }
+        )
     return {"same": same, "causes": causes}
 
 
-def _written(u) -> list[str]:  # noqa: ANN001
+def _written(u) -> list[str]:
     """Our normalised hypothesis as written (before DAE chose other forms)."""
     words = list(u.hyp)
     for start, end, _chosen, written in sorted(u.alternatives, reverse=True):
@@ -178,19 +232,36 @@ def _written(u) -> list[str]:  # noqa: ANN001
 def corpus_rates(counts: dict[str, tuple[int, int, int, int]]) -> dict:
     c, s, d, i = (sum(x[k] for x in counts.values()) for k in range(4))
     n_ref, n_hyp = c + s + d, c + s + i
-    return {"utterances": len(counts), "n_ref": n_ref, "errors": s + d + i,
-            "ter": (s + d + i) / n_ref if n_ref else None,
-            "mter": (s + d + i) / max(n_ref, n_hyp) if n_ref else None}
+    return {
+        "utterances": len(counts),
+        "n_ref": n_ref,
+        "errors": s + d + i,
+        "ter": (s + d + i) / n_ref if n_ref else None,
+        "mter": (s + d + i) / max(n_ref, n_hyp) if n_ref else None,
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--speechcolab", type=Path, required=True,
-                    help="a SpeechColab/Leaderboard checkout, or its git directory")
-    ap.add_argument("--ref", type=Path, required=True, help="references (tsv with a TEXT column, "
-                                                              "kaldi, trn or jsonl)")
-    ap.add_argument("--hyp", action="append", required=True, metavar="NAME=FILE",
-                    help="a hypothesis file, repeatable")
+    ap.add_argument(
+        "--speechcolab",
+        type=Path,
+        required=True,
+        help="a SpeechColab/Leaderboard checkout, or its git directory",
+    )
+    ap.add_argument(
+        "--ref",
+        type=Path,
+        required=True,
+        help="references (tsv with a TEXT column, kaldi, trn or jsonl)",
+    )
+    ap.add_argument(
+        "--hyp",
+        action="append",
+        required=True,
+        metavar="NAME=FILE",
+        help="a hypothesis file, repeatable",
+    )
     ap.add_argument("--json", type=Path, help="also write everything as JSON here")
     ap.add_argument("--show", type=int, default=3, help="utterances listed a cause")
     args = ap.parse_args()
@@ -210,32 +281,48 @@ def main() -> None:
         itj = _interjections(utils)
     t_theirs = time.perf_counter() - t0
     scorer = Scorer(ScorerConfig(cache_dir=str(settings().cache)))
-    report = {"speechcolab_commit": speechcolab_commit(args.speechcolab.resolve()),
-              "ref": str(args.ref), "utterances": len(refs),
-              "speechcolab_seconds": round(t_theirs, 1), "models": {}}
+    report = {
+        "speechcolab_commit": speechcolab_commit(args.speechcolab.resolve()),
+        "ref": str(args.ref),
+        "utterances": len(refs),
+        "speechcolab_seconds": round(t_theirs, 1),
+        "models": {},
+    }
     for name, hyp in hyps.items():
         ours = scorer.score(refs, hyp)
         diff = compare(refs, hyp, theirs[name], ref_norm, hyp_norm[name], ours, itj)
         m = ours.metrics
         report["models"][name] = {
             "speechcolab": corpus_rates(theirs[name]),
-            "ours": {"utterances": m.n_utts, "n_ref": m.n_ref, "errors": m.errors, "ter": m.ter,
-                     "mter": m.mter, "mter_utt": m.mter_utt},
+            "ours": {
+                "utterances": m.n_utts,
+                "n_ref": m.n_ref,
+                "errors": m.errors,
+                "ter": m.ter,
+                "mter": m.mter,
+                "mter_utt": m.mter_utt,
+            },
             "same_counts": diff["same"],
             "causes": {c: v for c, v in diff["causes"].items() if v},
         }
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print(f"SpeechColab Leaderboard {report['speechcolab_commit']} against asrbench on "
-          f"{args.ref} ({len(refs)} utterances); their pipeline {t_theirs:.0f} s")
+    print(
+        f"SpeechColab Leaderboard {report['speechcolab_commit']} against asrbench on "
+        f"{args.ref} ({len(refs)} utterances); their pipeline {t_theirs:.0f} s"
+    )
     for name, r in report["models"].items():
         sc, us = r["speechcolab"], r["ours"]
         print(f"\n{name}: same C/S/D/I on {r['same_counts']} of {len(refs)} utterances")
-        print(f"  SpeechColab: {sc['utterances']} utterances scored, |ref| {sc['n_ref']}, "
-              f"errors {sc['errors']}, TER {100 * sc['ter']:.2f}, mTER {100 * sc['mter']:.2f}")
-        print(f"  ours:        {us['utterances']} utterances scored, |ref| {us['n_ref']}, "
-              f"errors {us['errors']}, TER {100 * us['ter']:.2f}, mTER {100 * us['mter']:.2f} "
-              f"(mTER_utt {100 * us['mter_utt']:.2f})")
+        print(
+            f"  SpeechColab: {sc['utterances']} utterances scored, |ref| {sc['n_ref']}, "
+            f"errors {sc['errors']}, TER {100 * sc['ter']:.2f}, mTER {100 * sc['mter']:.2f}"
+        )
+        print(
+            f"  ours:        {us['utterances']} utterances scored, |ref| {us['n_ref']}, "
+            f"errors {us['errors']}, TER {100 * us['ter']:.2f}, mTER {100 * us['mter']:.2f} "
+            f"(mTER_utt {100 * us['mter_utt']:.2f})"
+        )
         print(f"  TER difference {100 * (us['ter'] - sc['ter']):+.2f} points")
         print("  cause        utts  errors (ours - theirs)")
         for cause, items in r["causes"].items():

@@ -30,8 +30,8 @@ import soundfile as sf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from asrbench.zoo import pull, push  # noqa: E402
-from asrbench.zoo.seaweed import run_seaweedfs  # noqa: E402
+from asrbench.zoo import pull, push
+from asrbench.zoo.seaweed import run_seaweedfs
 
 ACCESS, SECRET = "BENCHACCESSKEY", "bench-secret-key-not-for-real-use"
 BUCKET = "zoo"
@@ -48,12 +48,17 @@ def make_dataset(root: Path, total_mb: int, files: int) -> Path:
     rng = np.random.default_rng(0)
     rows = ["ID\tAUDIO\tDURATION\tTEXT"]
     for i in range(files):
-        sf.write(root / "audio" / f"b{i:05d}.wav",
-                 (rng.standard_normal(frames) * 2000).astype(np.int16), 16000, subtype="PCM_16")
+        sf.write(
+            root / "audio" / f"b{i:05d}.wav",
+            (rng.standard_normal(frames) * 2000).astype(np.int16),
+            16000,
+            subtype="PCM_16",
+        )
         rows.append(f"b{i:05d}\taudio/b{i:05d}.wav\t{frames / 16000:.3f}\tnoise {i}")
     (root / "metadata.tsv").write_text("\n".join(rows) + "\n")
-    (root / "dataset.yaml").write_text("id: bench\nlanguage: en\nsample_rate: 16000\n"
-                                       "licence: CC0\ndescription: benchmark noise\n")
+    (root / "dataset.yaml").write_text(
+        "id: bench\nlanguage: en\nsample_rate: 16000\nlicence: CC0\ndescription: benchmark noise\n"
+    )
     marker.write_text(f"{total_mb}/{files}")
     return root
 
@@ -67,8 +72,9 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=500)
     ap.add_argument("--files", type=int, default=250)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--workdir", type=Path,
-                    default=Path(tempfile.gettempdir()) / "asrbench-zoo-bench")
+    ap.add_argument(
+        "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "asrbench-zoo-bench"
+    )
     args = ap.parse_args()
 
     data = make_dataset(args.workdir / "dataset" / "bench", args.mb, args.files)
@@ -76,11 +82,24 @@ def main() -> None:
     nbytes = sum(p.stat().st_size for p in files)
     run = args.workdir / f"run-{os.getpid()}"
     run.mkdir(parents=True)
-    os.environ.update({"AWS_ACCESS_KEY_ID": ACCESS, "AWS_SECRET_ACCESS_KEY": SECRET,
-                       "AWS_EC2_METADATA_DISABLED": "true"})
-    results: dict[str, list[float]] = {k: [] for k in (
-        "zoo push", "zoo pull", "boto3 upload_file (loop)", "boto3 download_file (loop)",
-        "boto3 upload_file (10 threads)", "boto3 download_file (10 threads)")}
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": ACCESS,
+            "AWS_SECRET_ACCESS_KEY": SECRET,
+            "AWS_EC2_METADATA_DISABLED": "true",
+        }
+    )
+    results: dict[str, list[float]] = {
+        k: []
+        for k in (
+            "zoo push",
+            "zoo pull",
+            "boto3 upload_file (loop)",
+            "boto3 download_file (loop)",
+            "boto3 upload_file (10 threads)",
+            "boto3 download_file (10 threads)",
+        )
+    }
     try:
         with run_seaweedfs(run / "seaweed", ACCESS, SECRET, BUCKET) as server:
             from boto3.s3.transfer import TransferConfig
@@ -88,7 +107,7 @@ def main() -> None:
             client = server.client()
             tcfg = TransferConfig()  # boto3's defaults: 8 MB multipart, 10 threads per file
 
-            def timed(name: str, fn) -> None:  # noqa: ANN001
+            def timed(name: str, fn) -> None:
                 t0 = time.perf_counter()
                 fn()
                 results[name].append(time.perf_counter() - t0)
@@ -96,19 +115,33 @@ def main() -> None:
             for rep in range(args.reps):
                 prefix = f"bench-{uuid.uuid4().hex[:8]}"
                 cfg = run / f"zoo-{rep}.yaml"
-                cfg.write_text(json.dumps({"remotes": {"s3": {
-                    "url": f"s3://{BUCKET}/{prefix}/zoo", "endpoint_url": server.endpoint}}}))
+                cfg.write_text(
+                    json.dumps(
+                        {
+                            "remotes": {
+                                "s3": {
+                                    "url": f"s3://{BUCKET}/{prefix}/zoo",
+                                    "endpoint_url": server.endpoint,
+                                }
+                            }
+                        }
+                    )
+                )
                 os.environ["ASRBENCH_CACHE"] = str(run / f"cache-{rep}")
                 timed("zoo push", lambda c=cfg: push("dataset", "bench", source=data, config=c))
-                timed("zoo pull", lambda c=cfg, r=rep: pull(
-                    "dataset", "bench", config=c, dest=run / f"pulled-{r}"))
+                timed(
+                    "zoo pull",
+                    lambda c=cfg, r=rep: pull(
+                        "dataset", "bench", config=c, dest=run / f"pulled-{r}"
+                    ),
+                )
                 keys = [f"{prefix}/plain/{p.relative_to(data)}" for p in files]
 
-                def up_loop(keys=keys) -> None:  # noqa: ANN001
+                def up_loop(keys=keys) -> None:
                     for p, k in zip(files, keys, strict=True):
                         client.upload_file(str(p), BUCKET, k, Config=tcfg)
 
-                def down_loop(keys=keys, r=rep) -> None:  # noqa: ANN001
+                def down_loop(keys=keys, r=rep) -> None:
                     for p, k in zip(files, keys, strict=True):
                         dest = run / f"plain-{r}" / p.relative_to(data)
                         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -118,13 +151,19 @@ def main() -> None:
                 timed("boto3 download_file (loop)", down_loop)
                 tkeys = [f"{prefix}/threads/{p.relative_to(data)}" for p in files]
 
-                def up_threads(keys=tkeys) -> None:  # noqa: ANN001
+                def up_threads(keys=tkeys) -> None:
                     with ThreadPoolExecutor(10) as pool:
-                        list(pool.map(lambda pk: client.upload_file(
-                            str(pk[0]), BUCKET, pk[1], Config=tcfg), zip(files, keys, strict=True)))
+                        list(
+                            pool.map(
+                                lambda pk: client.upload_file(
+                                    str(pk[0]), BUCKET, pk[1], Config=tcfg
+                                ),
+                                zip(files, keys, strict=True),
+                            )
+                        )
 
-                def down_threads(keys=tkeys, r=rep) -> None:  # noqa: ANN001
-                    def one(pk) -> None:  # noqa: ANN001
+                def down_threads(keys=tkeys, r=rep) -> None:
+                    def one(pk) -> None:
                         dest = run / f"threads-{r}" / pk[0].relative_to(data)
                         dest.parent.mkdir(parents=True, exist_ok=True)
                         client.download_file(BUCKET, pk[1], str(dest), Config=tcfg)
@@ -142,8 +181,10 @@ def main() -> None:
 
     med = {k: statistics.median(v) for k, v in results.items()}
     mbps = {k: nbytes / 1e6 / v for k, v in med.items()}
-    print(f"\n{len(files)} files, {nbytes / 1e6:.0f} MB, SeaweedFS on loopback, "
-          f"{os.cpu_count()} CPU(s), median of {args.reps}\n")
+    print(
+        f"\n{len(files)} files, {nbytes / 1e6:.0f} MB, SeaweedFS on loopback, "
+        f"{os.cpu_count()} CPU(s), median of {args.reps}\n"
+    )
     print("| transfer | seconds | MB/s |")
     print("|---|---:|---:|")
     for k in med:
@@ -152,14 +193,23 @@ def main() -> None:
         "push / upload_file loop": med["boto3 upload_file (loop)"] / med["zoo push"],
         "pull / download_file loop": med["boto3 download_file (loop)"] / med["zoo pull"],
         "push / upload_file 10 threads": med["boto3 upload_file (10 threads)"] / med["zoo push"],
-        "pull / download_file 10 threads":
-            med["boto3 download_file (10 threads)"] / med["zoo pull"],
+        "pull / download_file 10 threads": med["boto3 download_file (10 threads)"]
+        / med["zoo pull"],
     }
     print()
     for k, v in ratios.items():
         print(f"throughput ratio {k}: {v:.2f}")
-    print(json.dumps({"files": len(files), "bytes": nbytes, "reps": args.reps,
-                      "seconds": results, "ratios": ratios}))
+    print(
+        json.dumps(
+            {
+                "files": len(files),
+                "bytes": nbytes,
+                "reps": args.reps,
+                "seconds": results,
+                "ratios": ratios,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

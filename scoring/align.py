@@ -57,12 +57,13 @@ def align_batch(pairs: list[tuple[list[int], list[int]]], k: int) -> tuple[list[
     """Align (ref ids, hyp ids) pairs; return the op string ('C','S','D','I') and cost of each."""
     ref_len = np.fromiter((len(r) for r, _ in pairs), dtype=np.int64, count=len(pairs))
     hyp_len = np.fromiter((len(h) for _, h in pairs), dtype=np.int64, count=len(pairs))
-    ref = np.fromiter(itertools.chain.from_iterable(r for r, _ in pairs), dtype=np.int64,
-                      count=int(ref_len.sum()))
-    hyp = np.fromiter(itertools.chain.from_iterable(h for _, h in pairs), dtype=np.int64,
-                      count=int(hyp_len.sum()))
-    codes, costs = align_arrays(ref, _offsets(ref_len), ref_len, hyp, _offsets(hyp_len), hyp_len,
-                                k)
+    ref = np.fromiter(
+        itertools.chain.from_iterable(r for r, _ in pairs), dtype=np.int64, count=int(ref_len.sum())
+    )
+    hyp = np.fromiter(
+        itertools.chain.from_iterable(h for _, h in pairs), dtype=np.int64, count=int(hyp_len.sum())
+    )
+    codes, costs = align_arrays(ref, _offsets(ref_len), ref_len, hyp, _offsets(hyp_len), hyp_len, k)
     return codes, costs.tolist()
 
 
@@ -72,10 +73,18 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
-def align_arrays(ref: np.ndarray, ref_off: np.ndarray, ref_len: np.ndarray, hyp: np.ndarray,
-                 hyp_off: np.ndarray, hyp_len: np.ndarray, k: int, *,
-                 hyp_strict: np.ndarray | None = None, ref_optional: np.ndarray | None = None
-                 ) -> tuple[list[str], np.ndarray]:
+def align_arrays(
+    ref: np.ndarray,
+    ref_off: np.ndarray,
+    ref_len: np.ndarray,
+    hyp: np.ndarray,
+    hyp_off: np.ndarray,
+    hyp_len: np.ndarray,
+    k: int,
+    *,
+    hyp_strict: np.ndarray | None = None,
+    ref_optional: np.ndarray | None = None,
+) -> tuple[list[str], np.ndarray]:
     """`align_batch` on flat id arrays: pair p is ref[ref_off[p]:][:ref_len[p]] against the
     same slice of hyp. Pairs may share a reference slice (DAE linearisations do).
 
@@ -110,11 +119,12 @@ def align_arrays(ref: np.ndarray, ref_off: np.ndarray, ref_len: np.ndarray, hyp:
         ref_optional = None
     cells = (ref_len + 1) * (hyp_len + 1)
     for p in np.flatnonzero(cells > _ROW_CELLS).tolist():
-        r = ref[ref_off[p]: ref_off[p] + ref_len[p]]
-        h = hyp[hyp_off[p]: hyp_off[p] + hyp_len[p]]
-        st = hyp_strict[hyp_off[p]: hyp_off[p] + hyp_len[p]] if hyp_strict is not None else None
-        op = (ref_optional[ref_off[p]: ref_off[p] + ref_len[p]]
-              if ref_optional is not None else None)
+        r = ref[ref_off[p] : ref_off[p] + ref_len[p]]
+        h = hyp[hyp_off[p] : hyp_off[p] + hyp_len[p]]
+        st = hyp_strict[hyp_off[p] : hyp_off[p] + hyp_len[p]] if hyp_strict is not None else None
+        op = (
+            ref_optional[ref_off[p] : ref_off[p] + ref_len[p]] if ref_optional is not None else None
+        )
         codes[p], costs[p] = _align_long(r, h, k, st, op)
     # Sorted by length, a chunk's tables are barely larger than its longest pair needs.
     order = np.lexsort((hyp_len, ref_len, flagged))
@@ -139,9 +149,16 @@ def align_arrays(ref: np.ndarray, ref_off: np.ndarray, ref_len: np.ndarray, hyp:
                 if ref_optional is not None:
                     opt = _padded(ref_optional, ref_off[idx], ref_len[idx], False)
             _align_chunk(
-                _padded(ref, ref_off[idx], ref_len[idx], -1), ref_len[idx],
-                _padded(hyp, hyp_off[idx], hyp_len[idx], -2), hyp_len[idx],
-                k, idx, codes, costs, strict, opt,
+                _padded(ref, ref_off[idx], ref_len[idx], -1),
+                ref_len[idx],
+                _padded(hyp, hyp_off[idx], hyp_len[idx], -2),
+                hyp_len[idx],
+                k,
+                idx,
+                codes,
+                costs,
+                strict,
+                opt,
             )
     return codes, costs
 
@@ -172,9 +189,18 @@ def _infeasible_at(nmax: int, mmax: int, k: int) -> int:
     return (nmax + mmax) * (k + 1) + 1
 
 
-def _align_chunk(ref: np.ndarray, n: np.ndarray, hyp: np.ndarray, m: np.ndarray, k: int,
-                 idx: np.ndarray, codes: list[str], costs: np.ndarray,
-                 strict: np.ndarray | None = None, opt: np.ndarray | None = None) -> None:
+def _align_chunk(
+    ref: np.ndarray,
+    n: np.ndarray,
+    hyp: np.ndarray,
+    m: np.ndarray,
+    k: int,
+    idx: np.ndarray,
+    codes: list[str],
+    costs: np.ndarray,
+    strict: np.ndarray | None = None,
+    opt: np.ndarray | None = None,
+) -> None:
     """Align one batch. `ref` (nmax, b) and `hyp` (mmax, b) are padded position-major, so
     every step below works on contiguous rows of the whole batch. `strict` (mmax, b) and `opt`
     (nmax, b) are the flags of the batch, or None."""
@@ -211,8 +237,7 @@ def _align_chunk(ref: np.ndarray, n: np.ndarray, hyp: np.ndarray, m: np.ndarray,
         # running minimum); row 0 (all insertions) is unreachable after the first one.
         sub_cost = np.where(strict, inf, k + 1).astype(dtype)
         pen = np.where(strict, inf, 0).astype(dtype)
-        np.minimum(np.cumsum(pen, axis=0, dtype=np.int64), inf, out=dist[0, 1:],
-                   casting="unsafe")
+        np.minimum(np.cumsum(pen, axis=0, dtype=np.int64), inf, out=dist[0, 1:], casting="unsafe")
     del_cost: np.ndarray | None = None
     col0: np.ndarray | None = None
     if opt is not None:
@@ -297,15 +322,21 @@ class _Rows:
     insertion is impossible). Work buffers are reused from row to row.
     """
 
-    def __init__(self, ref: np.ndarray, hyp: np.ndarray, k: int, strict: np.ndarray | None,
-                 opt: np.ndarray | None) -> None:
+    def __init__(
+        self,
+        ref: np.ndarray,
+        hyp: np.ndarray,
+        k: int,
+        strict: np.ndarray | None,
+        opt: np.ndarray | None,
+    ) -> None:
         n, m = len(ref), len(hyp)
         self.ref, self.hyp, self.k, self.m = ref, hyp, k, m
         self.inf = _infeasible_at(n, m, k)
         self.strict = strict if strict is not None and strict.any() else None
         self.opt = opt if opt is not None and opt.any() else None
         # the segment offsets of the restarted minimum need room: int64 with strict tokens
-        dt = self.dtype = (_dtype((n + m + 1) * (k + 2)) if self.strict is None else np.int64)
+        dt = self.dtype = _dtype((n + m + 1) * (k + 2)) if self.strict is None else np.int64
         if self.strict is None:
             self.diag_step = np.array([-k, 1], dtype=dt)  # sub - K on a match, a substitution
         else:
@@ -314,9 +345,12 @@ class _Rows:
             seg = np.zeros(m + 1, dtype=np.int64)
             np.cumsum(self.strict, out=seg[1:])
             self.shift = seg * (4 * self.inf + 4 * k + 4)
-        self.del_cost = (np.where(self.opt, 0, k).astype(dt) if self.opt is not None else None)
-        self.col0 = (np.concatenate([[0], np.cumsum(self.del_cost, dtype=np.int64)]).astype(dt)
-                     if self.del_cost is not None else None)
+        self.del_cost = np.where(self.opt, 0, k).astype(dt) if self.opt is not None else None
+        self.col0 = (
+            np.concatenate([[0], np.cumsum(self.del_cost, dtype=np.int64)]).astype(dt)
+            if self.del_cost is not None
+            else None
+        )
         self.differ = np.empty(m, dtype=bool)
         self.via_diag = np.empty(m, dtype=dt)
         self.via_up = np.empty(m, dtype=dt)
@@ -330,8 +364,13 @@ class _Rows:
             row[1:] = np.where(np.cumsum(self.strict) > 0, self.inf, 0)
         return row
 
-    def next(self, prev: np.ndarray, i: int, dirs: np.ndarray | None = None,
-             out: np.ndarray | None = None) -> np.ndarray:
+    def next(
+        self,
+        prev: np.ndarray,
+        i: int,
+        dirs: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Row i from row i-1 (into `out`, else a work buffer that the next call but one
         reuses); with `dirs` (a uint8 row), its back-trace codes too."""
         k = self.k
@@ -372,8 +411,9 @@ class _Rows:
         return out
 
 
-def _align_long(ref: np.ndarray, hyp: np.ndarray, k: int, strict: np.ndarray | None,
-                opt: np.ndarray | None) -> tuple[str, int]:
+def _align_long(
+    ref: np.ndarray, hyp: np.ndarray, k: int, strict: np.ndarray | None, opt: np.ndarray | None
+) -> tuple[str, int]:
     """One long pair: the same ops and cost as `_align_chunk`, in O(sqrt(n) * m) memory
     beyond `_LONG_CELLS` cells (every s-th row kept, the rows between recomputed)."""
     n, m = len(ref), len(hyp)

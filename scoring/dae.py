@@ -100,16 +100,19 @@ class Alternatives:
         self.classes: list[tuple[tuple[str, ...], ...]] = [tuple(v) for v in branches.values()]
         # first token -> (written form, its alternatives, the first words of those): the
         # last one lets `split` drop a match at once when no alternative can be all correct
-        self._index: dict[str, list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...],
-                                          frozenset[str]]]] = {}
+        self._index: dict[
+            str, list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...], frozenset[str]]]
+        ] = {}
         for forms in self.classes:
             self._index.setdefault(forms[0][0], []).append(
-                (forms[0], forms[1:], frozenset(f[0] for f in forms[1:])))
+                (forms[0], forms[1:], frozenset(f[0] for f in forms[1:]))
+            )
         for cands in self._index.values():
             cands.sort(key=lambda c: -len(c[0]))  # longest first; stable keeps file order on ties
         # first token -> the first words of every alternative of a form starting with it
-        self._firsts = {t: frozenset().union(*(c[2] for c in cands))
-                        for t, cands in self._index.items()}
+        self._firsts = {
+            t: frozenset().union(*(c[2] for c in cands)) for t, cands in self._index.items()
+        }
         self.max_len = max((len(f) for r in self.rules for f in r.forms), default=0)
 
     def __len__(self) -> int:
@@ -126,8 +129,9 @@ class Alternatives:
         """Every token that appears in some form."""
         return {t for r in self.rules for f in r.forms for t in f}
 
-    def split(self, tokens: list[str], reference: Collection[str] | None = None
-              ) -> tuple[list[list[str]], list[Slot]] | None:
+    def split(
+        self, tokens: list[str], reference: Collection[str] | None = None
+    ) -> tuple[list[list[str]], list[Slot]] | None:
         """The hypothesis as plain runs around slots: `runs[0], slots[0], runs[1], ...`
         (len(runs) == len(slots) + 1, runs may be empty), or None when no rule matches.
 
@@ -158,8 +162,9 @@ class Alternatives:
                 if words is not None and words.isdisjoint(firsts):
                     continue  # no alternative can be all correct
                 m = len(toks)
-                if m > 1 and (i + m > n or tokens[i + 1] != toks[1]
-                              or tuple(tokens[i : i + m]) != toks):
+                if m > 1 and (
+                    i + m > n or tokens[i + 1] != toks[1] or tuple(tokens[i : i + m]) != toks
+                ):
                     continue
                 if words is not None:
                     alts = tuple(f for f in alts if words.issuperset(f))
@@ -187,16 +192,27 @@ class Alternatives:
         runs.append(tokens[cursor:])
         return runs, slots
 
-    def _slot(self, tokens: list[str], begin: int, end: int,
-              matches: dict[int, list[tuple[int, tuple[tuple[str, ...], ...]]]]) -> Slot:
+    def _slot(
+        self,
+        tokens: list[str],
+        begin: int,
+        end: int,
+        matches: dict[int, list[tuple[int, tuple[tuple[str, ...], ...]]]],
+    ) -> Slot:
         """The slot over tokens[begin:end]: the written reading first, then every other."""
         spans = matches[begin]
-        if len(spans) == 1 and spans[0][0] == end and all(p not in matches
-                                                          for p in range(begin + 1, end)):
+        if (
+            len(spans) == 1
+            and spans[0][0] == end
+            and all(p not in matches for p in range(begin + 1, end))
+        ):
             # one match, nothing inside it (the common case): written form, then alternatives
             alts = spans[0][1]
-            return Slot((tuple(tokens[begin:end]), *alts), 0,
-                        ((False,) * (end - begin), *((True,) * len(a) for a in alts)))
+            return Slot(
+                (tuple(tokens[begin:end]), *alts),
+                0,
+                ((False,) * (end - begin), *((True,) * len(a) for a in alts)),
+            )
         readings: dict[tuple[tuple[str, ...], tuple[bool, ...]], None] = {}
 
         def walk(p: int, toks: tuple[str, ...], mask: tuple[bool, ...]) -> None:

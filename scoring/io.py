@@ -29,8 +29,7 @@ def _lines(path: Path) -> list[str]:
         no = raw.count(b"\n", 0, err.start) + 1
         start = raw.rfind(b"\n", 0, err.start) + 1
         raise ScoringError(
-            f"{path}:{no}: not valid UTF-8 (byte {err.start - start}); re-encode the file as "
-            "UTF-8"
+            f"{path}:{no}: not valid UTF-8 (byte {err.start - start}); re-encode the file as UTF-8"
         ) from None
     lines = text.split("\n")
     if "\r" in text:

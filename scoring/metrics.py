@@ -119,8 +119,13 @@ class Interval:
     replicates: int
 
     def to_dict(self) -> dict:
-        return {"low": self.low, "high": self.high, "stderr": self.stderr, "level": self.level,
-                "replicates": self.replicates}
+        return {
+            "low": self.low,
+            "high": self.high,
+            "stderr": self.stderr,
+            "level": self.level,
+            "replicates": self.replicates,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> Interval:
@@ -196,19 +201,34 @@ class Metrics:
     def to_dict(self) -> dict:
         """The serialised form (stored under `metrics` in every summary.json)."""
         out = {
-            "unit": self.unit, "name": self.name, "n_utts": self.n_utts, "n_ref": self.n_ref,
-            "n_hyp": self.n_hyp, "cor": self.cor, "sub": self.sub, "ins": self.ins,
-            "del": self.dele, "errors": self.errors, "ter": self.ter, "mter": self.mter,
+            "unit": self.unit,
+            "name": self.name,
+            "n_utts": self.n_utts,
+            "n_ref": self.n_ref,
+            "n_hyp": self.n_hyp,
+            "cor": self.cor,
+            "sub": self.sub,
+            "ins": self.ins,
+            "del": self.dele,
+            "errors": self.errors,
+            "ter": self.ter,
+            "mter": self.mter,
             "mter_utt": self.mter_utt,
-            "ser": self.ser, "n_err_utts": self.n_err_utts, "mter_den": self.mter_den,
-            "n_missing": self.n_missing, "n_empty_ref": self.n_empty_ref,
-            "coverage": self.coverage, "dae_slots_used": self.dae_slots_used,
+            "ser": self.ser,
+            "n_err_utts": self.n_err_utts,
+            "mter_den": self.mter_den,
+            "n_missing": self.n_missing,
+            "n_empty_ref": self.n_empty_ref,
+            "coverage": self.coverage,
+            "dae_slots_used": self.dae_slots_used,
         }
         if self.ci_method is not None:
-            out["ci"] = {"method": self.ci_method,
-                         "ter": self.ter_ci.to_dict() if self.ter_ci else None,
-                         "mter": self.mter_ci.to_dict() if self.mter_ci else None,
-                         "mter_utt": self.mter_utt_ci.to_dict() if self.mter_utt_ci else None}
+            out["ci"] = {
+                "method": self.ci_method,
+                "ter": self.ter_ci.to_dict() if self.ter_ci else None,
+                "mter": self.mter_ci.to_dict() if self.mter_ci else None,
+                "mter_utt": self.mter_utt_ci.to_dict() if self.mter_utt_ci else None,
+            }
         return out
 
     @classmethod
@@ -222,18 +242,32 @@ class Metrics:
         if "mter_utt" not in d and "mter" in ci:
             ci["mter_utt"], ci["mter"] = ci["mter"], None
         return cls(
-            unit=d["unit"], n_utts=d["n_utts"], n_ref=d["n_ref"], n_hyp=d["n_hyp"],
-            cor=d["cor"], sub=d["sub"], ins=d["ins"], dele=d["del"],
-            n_err_utts=d["n_err_utts"], mter_den=d["mter_den"], n_missing=d["n_missing"],
-            n_empty_ref=d["n_empty_ref"], dae_slots_used=d.get("dae_slots_used", 0),
+            unit=d["unit"],
+            n_utts=d["n_utts"],
+            n_ref=d["n_ref"],
+            n_hyp=d["n_hyp"],
+            cor=d["cor"],
+            sub=d["sub"],
+            ins=d["ins"],
+            dele=d["del"],
+            n_err_utts=d["n_err_utts"],
+            mter_den=d["mter_den"],
+            n_missing=d["n_missing"],
+            n_empty_ref=d["n_empty_ref"],
+            dae_slots_used=d.get("dae_slots_used", 0),
             ter_ci=Interval.from_dict(ci["ter"]) if ci.get("ter") else None,
             mter_ci=Interval.from_dict(ci["mter"]) if ci.get("mter") else None,
             ci_method=ci.get("method"),
             mter_utt_ci=Interval.from_dict(ci["mter_utt"]) if ci.get("mter_utt") else None,
         )
 
-    def with_ci(self, ter: Interval | None, mter: Interval | None,
-                method: str = CI_METHOD, mter_utt: Interval | None = None) -> Metrics:
+    def with_ci(
+        self,
+        ter: Interval | None,
+        mter: Interval | None,
+        method: str = CI_METHOD,
+        mter_utt: Interval | None = None,
+    ) -> Metrics:
         return replace(self, ter_ci=ter, mter_ci=mter, ci_method=method, mter_utt_ci=mter_utt)
 
 
@@ -253,6 +287,18 @@ def pooled(utts: list[UtteranceResult], unit: str = "word") -> Metrics:
         wrong += (u.sub + u.ins + u.dele) > 0
         empty_ref += nr == 0
         slots += len(u.alternatives)
-    return Metrics(unit=unit, n_utts=len(utts), n_ref=n_ref, n_hyp=n_hyp, cor=cor, sub=sub,
-                   ins=ins, dele=dele, n_err_utts=wrong, mter_den=denom_m, n_missing=missing,
-                   n_empty_ref=empty_ref, dae_slots_used=slots)
+    return Metrics(
+        unit=unit,
+        n_utts=len(utts),
+        n_ref=n_ref,
+        n_hyp=n_hyp,
+        cor=cor,
+        sub=sub,
+        ins=ins,
+        dele=dele,
+        n_err_utts=wrong,
+        mter_den=denom_m,
+        n_missing=missing,
+        n_empty_ref=empty_ref,
+        dae_slots_used=slots,
+    )

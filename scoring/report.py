@@ -57,8 +57,9 @@ def _line(label: str, cells: Sequence[str], widths: Sequence[int]) -> str:
 
 
 def _pad_line(label: str, cells: Sequence[str], widths: Sequence[int]) -> str:
-    return (label + " ".join(c + " " * (w - width(c)) for c, w in zip(cells, widths, strict=True))
-            ).rstrip()
+    return (
+        label + " ".join(c + " " * (w - width(c)) for c, w in zip(cells, widths, strict=True))
+    ).rstrip()
 
 
 def _marks(u: UtteranceResult) -> list[str] | None:
@@ -84,8 +85,9 @@ def _layout(u: UtteranceResult, want: Collection[str]) -> dict[str, list[str]]:
     ref, hyp = columns(u)
     ins, dels = _positions(codes, "I"), _positions(codes, "D")
     omitted = _positions(codes, "O") if "O" in codes else []
-    errors = sorted([*ins, *dels, *_positions(codes, "S")]) if codes.count("C") != len(codes) \
-        else []
+    errors = (
+        sorted([*ins, *dels, *_positions(codes, "S")]) if codes.count("C") != len(codes) else []
+    )
     marks = _marks(u) if u.alternatives else None
     edit = codes.replace("C", " ")  # a blank cell pads like an empty one (every width >= 1)
     if omitted:
@@ -145,8 +147,9 @@ def _layout(u: UtteranceResult, want: Collection[str]) -> dict[str, list[str]]:
     return out
 
 
-def layout_texts(utts: Sequence[UtteranceResult], kinds: Collection[str] = LAYOUT_KINDS
-                 ) -> dict[str, str]:
+def layout_texts(
+    utts: Sequence[UtteranceResult], kinds: Collection[str] = LAYOUT_KINDS
+) -> dict[str, str]:
     """The per-utterance reports named in `kinds` ("alignment", "pra"), each utterance laid
     out once for all of them."""
     unknown = set(kinds) - set(LAYOUT_KINDS)

@@ -92,17 +92,24 @@ class ScorerConfig:
         if self.engine not in ("auto", "fst"):
             raise ScoringError(f"engine must be 'auto' or 'fst', not {self.engine!r}")
         if self.unicode_form not in FORMS:
-            raise ScoringError(f"unicode_form (--unicode-form) must be one of "
-                               f"{', '.join(FORMS)}, not {self.unicode_form!r}")
-        if isinstance(self.bootstrap, bool) or not isinstance(self.bootstrap, int) or \
-                not 0 <= self.bootstrap <= MAX_BOOTSTRAP:
+            raise ScoringError(
+                f"unicode_form (--unicode-form) must be one of "
+                f"{', '.join(FORMS)}, not {self.unicode_form!r}"
+            )
+        if (
+            isinstance(self.bootstrap, bool)
+            or not isinstance(self.bootstrap, int)
+            or not 0 <= self.bootstrap <= MAX_BOOTSTRAP
+        ):
             raise ScoringError(
                 f"bootstrap (--bootstrap) must be a whole number from 0 (no confidence "
                 f"intervals) to {MAX_BOOTSTRAP:,} replicates, not {self.bootstrap!r}: "
-                f"{MAX_BOOTSTRAP_REASON}")
+                f"{MAX_BOOTSTRAP_REASON}"
+            )
         if not (isinstance(self.confidence, (int, float)) and 0 < self.confidence < 1):
-            raise ScoringError(f"confidence must be a level between 0 and 1 (e.g. 0.95), not "
-                               f"{self.confidence!r}")
+            raise ScoringError(
+                f"confidence must be a level between 0 and 1 (e.g. 0.95), not {self.confidence!r}"
+            )
 
     def data_file(self, kind: str) -> Path | None:
         """Resolved path of a data file ('interjections', 'uk_us', 'alternatives',
@@ -177,8 +184,12 @@ def _choose(
         form = slot.forms[i]
         if i != slot.surface:
             info.append(
-                (len(words), len(words) + len(form), " ".join(form),
-                 " ".join(slot.forms[slot.surface]))
+                (
+                    len(words),
+                    len(words) + len(form),
+                    " ".join(form),
+                    " ".join(slot.forms[slot.surface]),
+                )
             )
         words.extend(form)
         words.extend(run)
@@ -329,8 +340,11 @@ class Scorer:
         alts = self.alternatives
         # Hypotheses with DAE matches, as plain runs around slots. An alternative holding a
         # word the reference lacks could never be all correct: left out here (same result).
-        found = ([alts.split(h, r) if h else None for h, r in zip(hyp_toks, ref_toks, strict=True)]
-                 if alts else [None] * len(ids))
+        found = (
+            [alts.split(h, r) if h else None for h, r in zip(hyp_toks, ref_toks, strict=True)]
+            if alts
+            else [None] * len(ids)
+        )
         fst_only = self.config.engine == "fst"
         # Token ids: the references' first (one flat array), then each hypothesis as it comes;
         # new tokens get the next free id. Pairs to align are (offset, length) into the flat
@@ -362,8 +376,9 @@ class Scorer:
         longest = max(max(n_ref, default=0), max(n_hyp, default=0))
         for x in found:
             if x is not None:
-                longest = max(longest, sum(map(len, x[0])) +
-                              sum(max(map(len, slot.forms)) for slot in x[1]))
+                longest = max(
+                    longest, sum(map(len, x[0])) + sum(max(map(len, slot.forms)) for slot in x[1])
+                )
         k = longest + 2
         aligner = None
         extend = hyp_flat.extend
@@ -391,9 +406,12 @@ class Scorer:
                     # set and cost as the FST, so the same counts. Only the winner's words
                     # are built. The words of a form the system did not write are strict.
                     run_ids = [self._ids(run) for run in runs]
-                    slot_ids = [rule_ids[x.forms] if x.forms in rule_ids else
-                                rule_ids.setdefault(x.forms, [self._ids(f) for f in x.forms])
-                                for x in slots]
+                    slot_ids = [
+                        rule_ids[x.forms]
+                        if x.forms in rule_ids
+                        else rule_ids.setdefault(x.forms, [self._ids(f) for f in x.forms])
+                        for x in slots
+                    ]
                     combos = list(itertools.product(*(_branch_order(x) for x in slots)))
                     start = len(pair_off)
                     tails = list(zip(slot_ids, run_ids[1:], slots, strict=True))
@@ -406,7 +424,8 @@ class Scorer:
                             if i != slot.surface:
                                 at = len(hyp_flat)
                                 strict_spans.extend(
-                                    (at + p, at + p + 1) for p, m in enumerate(slot.mask(i)) if m)
+                                    (at + p, at + p + 1) for p, m in enumerate(slot.mask(i)) if m
+                                )
                             extend(forms[i])
                             extend(run)
                         pair_len.append(len(hyp_flat) - begin)
@@ -429,9 +448,12 @@ class Scorer:
             # be dropped for free.
             strict_id = aligner.strict_id
             seg_ids = [
-                tuple(tuple(strict_id(t) if m else t for t, m in zip(f, s.mask(i), strict=True))
-                      for i, f in enumerate(x))
-                if isinstance(s, Slot) else x
+                tuple(
+                    tuple(strict_id(t) if m else t for t, m in zip(f, s.mask(i), strict=True))
+                    for i, f in enumerate(x)
+                )
+                if isinstance(s, Slot)
+                else x
                 for s, x in zip(seg, seg_plain, strict=True)
             ]
             n_h = sum(max(len(f) for f in s.forms) if isinstance(s, Slot) else 1 for s in seg)
@@ -445,8 +467,10 @@ class Scorer:
                 )
             ref_ids = ref_flat[ref_off[u] : ref_off[u + 1]].tolist()
             if u in ref_opt:
-                ref_ids = [aligner.optional_id(x) if o else x
-                           for x, o in zip(ref_ids, ref_opt[u], strict=True)]
+                ref_ids = [
+                    aligner.optional_id(x) if o else x
+                    for x, o in zip(ref_ids, ref_opt[u], strict=True)
+                ]
             cost, hyp_path, chosen, path_strict = aligner.best_path(ref_ids, seg_ids)
             forms = [tuple(inv[x - FIRST_WORD] for x in c) for c in chosen]
             words, info = _linearise(seg, forms)
@@ -475,9 +499,14 @@ class Scorer:
             for u, flags in ref_opt.items():
                 ref_optional[ref_off[u] : ref_off[u + 1]] = flags
         pair_codes, pair_costs = align_arrays(
-            ref_flat, ref_off_a[which], n_ref_a[which],
-            np.array(hyp_flat, dtype=np.int64), np.array(pair_off, dtype=np.int64),
-            np.array(pair_len, dtype=np.int64), k, hyp_strict=hyp_strict,
+            ref_flat,
+            ref_off_a[which],
+            n_ref_a[which],
+            np.array(hyp_flat, dtype=np.int64),
+            np.array(pair_off, dtype=np.int64),
+            np.array(pair_len, dtype=np.int64),
+            k,
+            hyp_strict=hyp_strict,
             ref_optional=ref_optional,
         )
         costs = pair_costs.tolist()
@@ -507,5 +536,8 @@ class Scorer:
         n_ref = [len(u.ref) for u in utts]
         n_hyp = [len(u.hyp) for u in utts]
         ci = bootstrap_metrics(errs, n_ref, n_hyp, cfg.bootstrap, cfg.confidence, cfg.seed)
-        return met.with_ci(Interval.from_dict(ci["ter"]), Interval.from_dict(ci["mter"]),
-                           mter_utt=Interval.from_dict(ci["mter_utt"]))
+        return met.with_ci(
+            Interval.from_dict(ci["ter"]),
+            Interval.from_dict(ci["mter"]),
+            mter_utt=Interval.from_dict(ci["mter_utt"]),
+        )

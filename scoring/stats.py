@@ -23,16 +23,23 @@ CHUNK_CELLS = 1 << 20
 # ~100 MB and seconds of work, and its Monte Carlo error (~1/sqrt(reps) of the standard error)
 # is already far below anything an interval is read for; a billion would be ~100 GB.
 MAX_BOOTSTRAP = 1_000_000
-MAX_BOOTSTRAP_REASON = ("more replicates no longer change an interval (Monte Carlo error "
-                        "~1/sqrt(replicates)) and each one is kept to sort")
+MAX_BOOTSTRAP_REASON = (
+    "more replicates no longer change an interval (Monte Carlo error "
+    "~1/sqrt(replicates)) and each one is kept to sort"
+)
 
 
 def check_reps(reps: int) -> None:
     """Refuse a replicate count outside 0..MAX_BOOTSTRAP (0: no intervals)."""
-    if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or \
-            not 0 <= reps <= MAX_BOOTSTRAP:
-        raise ScoringError(f"bootstrap replicates must be a whole number from 0 to "
-                         f"{MAX_BOOTSTRAP:,}, not {reps!r}: {MAX_BOOTSTRAP_REASON}")
+    if (
+        isinstance(reps, bool)
+        or not isinstance(reps, (int, np.integer))
+        or not 0 <= reps <= MAX_BOOTSTRAP
+    ):
+        raise ScoringError(
+            f"bootstrap replicates must be a whole number from 0 to "
+            f"{MAX_BOOTSTRAP:,}, not {reps!r}: {MAX_BOOTSTRAP_REASON}"
+        )
 
 
 def chunk_size(n_groups: int) -> int:
@@ -40,7 +47,7 @@ def chunk_size(n_groups: int) -> int:
     return max(1, CHUNK_CELLS // max(1, n_groups))
 
 
-def _distinct_rows(cols: np.ndarray, inverse: bool = False):  # noqa: ANN202 - 2 or 3 arrays
+def _distinct_rows(cols: np.ndarray, inverse: bool = False):
     """The distinct rows of `cols` in sorted order, with how often each occurs (and, with
     `inverse`, the index of each input row's distinct row)."""
     low = cols.min(axis=0)
@@ -69,8 +76,13 @@ def _distinct_rows(cols: np.ndarray, inverse: bool = False):  # noqa: ANN202 - 2
     return rows, counts, inv.reshape(-1)
 
 
-def _replicates(cols: np.ndarray, reps: int, seed: int, split: np.ndarray | None = None,
-                chunk: int | None = None) -> np.ndarray:
+def _replicates(
+    cols: np.ndarray,
+    reps: int,
+    seed: int,
+    split: np.ndarray | None = None,
+    chunk: int | None = None,
+) -> np.ndarray:
     """Column sums under `reps` utterance resamplings: shape (reps, n_cols), plus one column
     for `split` when given.
 
@@ -100,8 +112,9 @@ def _replicates(cols: np.ndarray, reps: int, seed: int, split: np.ndarray | None
     # Integer counts (the usual case): an integer product is exact, so the same sums as the
     # float one, and it does not wake BLAS's worker threads (which then spin on the other core
     # for nothing in a short process).
-    exact = bool(np.all(rows == np.round(rows))) and \
-        float(np.abs(rows).max(initial=0)) * n < 2.0**53
+    exact = (
+        bool(np.all(rows == np.round(rows))) and float(np.abs(rows).max(initial=0)) * n < 2.0**53
+    )
     rows_m = rows.astype(np.int64) if exact else rows
     k = rows.shape[1]
     out = np.empty((reps, k + (split is not None)), dtype=np.float64)
@@ -116,8 +129,9 @@ def _replicates(cols: np.ndarray, reps: int, seed: int, split: np.ndarray | None
     for start in range(0, reps, step):
         size = min(step, reps - start)
         weights = rng.multinomial(n, p, size=size)
-        out[start:start + size, :k] = (
-            weights @ rows_m if exact else weights.astype(np.float64) @ rows_m)
+        out[start : start + size, :k] = (
+            weights @ rows_m if exact else weights.astype(np.float64) @ rows_m
+        )
         if split is not None and again is None:
             out[:, k] = _shared_out(rng, weights, counts, inverse, values)
         del weights
@@ -125,13 +139,18 @@ def _replicates(cols: np.ndarray, reps: int, seed: int, split: np.ndarray | None
         for start in range(0, reps, step):
             size = min(step, reps - start)
             weights = again.multinomial(n, p, size=size)
-            out[start:start + size, k] = _shared_out(rng, weights, counts, inverse, values)
+            out[start : start + size, k] = _shared_out(rng, weights, counts, inverse, values)
             del weights
     return out
 
 
-def _shared_out(rng: np.random.Generator, weights: np.ndarray, counts: np.ndarray,
-                inverse: np.ndarray, values: np.ndarray) -> np.ndarray:
+def _shared_out(
+    rng: np.random.Generator,
+    weights: np.ndarray,
+    counts: np.ndarray,
+    inverse: np.ndarray,
+    values: np.ndarray,
+) -> np.ndarray:
     """Per replicate, the sum of `values` over the drawn utterances, given `weights` (reps, G):
     how many draws fell in each group. Each group's draws are shared out among its distinct
     values (subgroups) one subgroup at a time: Binomial(draws left, subgroup size / members
@@ -248,12 +267,16 @@ def bootstrap_metrics(
         return {k: dict(empty) for k in names}
     cols = np.column_stack([err, ref, np.maximum(ref, hyp.astype(np.float64))])
     sums = _replicates(cols, reps, seed, split=hyp)
-    dens = {"ter": sums[:, 1], "mter": np.maximum(sums[:, 1], sums[:, 3]),
-            "mter_utt": sums[:, 2]}
-    totals = {"ter": ref.sum(), "mter": max(ref.sum(), float(hyp.sum())),
-              "mter_utt": cols[:, 2].sum()}
-    return {k: _interval(_ratio(sums[:, 0], dens[k]), level, reps) if totals[k] else dict(empty)
-            for k in names}
+    dens = {"ter": sums[:, 1], "mter": np.maximum(sums[:, 1], sums[:, 3]), "mter_utt": sums[:, 2]}
+    totals = {
+        "ter": ref.sum(),
+        "mter": max(ref.sum(), float(hyp.sum())),
+        "mter_utt": cols[:, 2].sum(),
+    }
+    return {
+        k: _interval(_ratio(sums[:, 0], dens[k]), level, reps) if totals[k] else dict(empty)
+        for k in names
+    }
 
 
 def bootstrap_ci(

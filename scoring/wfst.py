@@ -102,7 +102,7 @@ class FstAligner:
         return f
 
     @staticmethod
-    def _lattice(segments: list) -> fst.VectorFst:  # noqa: ANN001 - ints and (forms) tuples
+    def _lattice(segments: list) -> fst.VectorFst:
         f = fst.VectorFst()
         s = f.add_state()
         f.set_start(s)
@@ -127,7 +127,7 @@ class FstAligner:
 
     def best_path(
         self, ref: list[int], segments: list
-    ) -> tuple[tuple[int, int], list[int], list[tuple[int, ...]], list[int]]:  # noqa: ANN001
+    ) -> tuple[tuple[int, int], list[int], list[tuple[int, ...]], list[int]]:
         """(E, S), chosen hypothesis ids, the chosen form of each slot in order, and the
         positions in the chosen hypothesis of strict words.
 

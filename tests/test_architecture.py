@@ -9,8 +9,9 @@ from pathlib import Path
 
 from asrbench.settings import REPO_ROOT
 
-spec = importlib.util.spec_from_file_location("import_graph",
-                                              REPO_ROOT / "scripts" / "import_graph.py")
+spec = importlib.util.spec_from_file_location(
+    "import_graph", REPO_ROOT / "scripts" / "import_graph.py"
+)
 import_graph = importlib.util.module_from_spec(spec)
 sys.modules["import_graph"] = import_graph
 spec.loader.exec_module(import_graph)
@@ -20,8 +21,9 @@ def test_the_picture_in_the_docs_is_current() -> None:
     doc = (REPO_ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
     start = doc.index(import_graph.BEGIN)
     end = doc.index(import_graph.END) + len(import_graph.END)
-    assert doc[start:end] == import_graph.generated_section(import_graph.graph()), \
+    assert doc[start:end] == import_graph.generated_section(import_graph.graph()), (
         "docs/ARCHITECTURE.md is stale: run `make architecture`"
+    )
 
 
 def test_no_import_cycle_but_the_perturbation_registry() -> None:
@@ -33,8 +35,13 @@ def test_scoring_imports_nothing_from_asrbench() -> None:
     """Anywhere in scoring/, at load time or inside functions."""
     for path in (REPO_ROOT / "scoring").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             assert not any(n == "asrbench" or n.startswith("asrbench.") for n in names), path
 
 
@@ -53,9 +60,11 @@ def test_no_asrbench_variable_is_read_outside_settings() -> None:
     import re
 
     pattern = re.compile(r"environ(\.get)?\s*[\[(]\s*f?[\"']ASRBENCH_")
-    offenders = [p.relative_to(REPO_ROOT).as_posix()
-                 for p in Path(REPO_ROOT / "asrbench").rglob("*.py")
-                 if p.name != "settings.py" and pattern.search(p.read_text(encoding="utf-8"))]
+    offenders = [
+        p.relative_to(REPO_ROOT).as_posix()
+        for p in Path(REPO_ROOT / "asrbench").rglob("*.py")
+        if p.name != "settings.py" and pattern.search(p.read_text(encoding="utf-8"))
+    ]
     assert offenders == []
 
 

@@ -36,33 +36,62 @@ def _dataset_with(tmp_path: Path, mini_en: Path, bad_file: str) -> Path:
     return root
 
 
-@pytest.mark.parametrize("bad_file, code", [("zero_frames.wav", "empty-audio"),
-                                             ("mp3_bytes_named.wav", "not-wav-pcm")])
-def test_benchmark_refuses_bad_audio_before_running(bad_file, code, cli, fake, tmp_path,
-                                                    mini_en) -> None:
+@pytest.mark.parametrize(
+    "bad_file, code", [("zero_frames.wav", "empty-audio"), ("mp3_bytes_named.wav", "not-wav-pcm")]
+)
+def test_benchmark_refuses_bad_audio_before_running(
+    bad_file, code, cli, fake, tmp_path, mini_en
+) -> None:
     ds = _dataset_with(tmp_path, mini_en, bad_file)
-    rc, out, err = cli("benchmark", "-m", fake, "-d", ds, "--runner", "local", "--results",
-                       tmp_path / "r", "--cache", tmp_path / "c", "--no-progress")
+    rc, out, err = cli(
+        "benchmark",
+        "-m",
+        fake,
+        "-d",
+        ds,
+        "--runner",
+        "local",
+        "--results",
+        tmp_path / "r",
+        "--cache",
+        tmp_path / "c",
+        "--no-progress",
+    )
     assert rc == 2 and code in err and "metadata.tsv:3" in err, err
     assert "Traceback" not in err and not (tmp_path / "r" / "fake_ok").exists()
     rc, out, err = cli("validate", ds)
     assert rc == 2 and code in err
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["--max-utts", "0"], "--max-utts 0: give at least 1"),
-    (["--max-utts", "-3"], "--max-utts -3: give at least 1"),
-    (["--jobs", "0"], "--jobs 0: give at least 1"),
-    (["--score-opt", "lang=xx"], "comes from the dataset's language"),
-    (["--score-opt", "nonsense=1"], "unknown scorer option"),
-    (["--score-opt", "nsw"], "--score-opt 'nsw': expected KEY=VALUE"),
-    (["--env", "A=1", "--env", "A=2"], "--env A given twice"),
-    (["--max-failed", "lots"], "--max-failed 'lots'"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--max-utts", "0"], "--max-utts 0: give at least 1"),
+        (["--max-utts", "-3"], "--max-utts -3: give at least 1"),
+        (["--jobs", "0"], "--jobs 0: give at least 1"),
+        (["--score-opt", "lang=xx"], "comes from the dataset's language"),
+        (["--score-opt", "nonsense=1"], "unknown scorer option"),
+        (["--score-opt", "nsw"], "--score-opt 'nsw': expected KEY=VALUE"),
+        (["--env", "A=1", "--env", "A=2"], "--env A given twice"),
+        (["--max-failed", "lots"], "--max-failed 'lots'"),
+    ],
+)
 def test_benchmark_bad_options_are_one_line_errors(args, expected, cli, fake, tmp_path) -> None:
-    rc, out, err = cli("benchmark", "-m", fake, "-d", "mini_en", "--runner", "local",
-                       "--results", tmp_path / "r", "--cache", tmp_path / "c", "--no-progress",
-                       *args)
+    rc, out, err = cli(
+        "benchmark",
+        "-m",
+        fake,
+        "-d",
+        "mini_en",
+        "--runner",
+        "local",
+        "--results",
+        tmp_path / "r",
+        "--cache",
+        tmp_path / "c",
+        "--no-progress",
+        *args,
+    )
     assert rc == 2 and expected in err, err
     assert "Traceback" not in err and not (tmp_path / "r" / "fake_ok").exists()
 
@@ -98,8 +127,7 @@ def test_score_bad_inputs(cli, tmp_path) -> None:
 
 def test_score_outputs_are_readable_by_others(cli, tmp_path) -> None:
     ref = _ref(tmp_path)
-    rc, out, err = cli("score", ref, ref, "-o", tmp_path / "out", "--no-nsw", "--reports",
-                       "all")
+    rc, out, err = cli("score", ref, ref, "-o", tmp_path / "out", "--no-nsw", "--reports", "all")
     assert rc == 0, err
     for f in (tmp_path / "out").iterdir():
         mode = stat.S_IMODE(f.stat().st_mode)

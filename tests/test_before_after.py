@@ -24,8 +24,23 @@ from tests.conftest import require
 
 GOLDEN = REPO_ROOT / "tests" / "golden" / "before_consolidation"
 MODELS = ("pocketsphinx_en", "whisper_tiny_en", "whisper_base")
-COUNTS = ("cor", "sub", "ins", "del", "errors", "n_ref", "n_hyp", "n_utts", "n_missing",
-          "n_empty_ref", "ter", "mter", "ser", "coverage", "dae_slots_used")
+COUNTS = (
+    "cor",
+    "sub",
+    "ins",
+    "del",
+    "errors",
+    "n_ref",
+    "n_hyp",
+    "n_utts",
+    "n_missing",
+    "n_empty_ref",
+    "ter",
+    "mter",
+    "ser",
+    "coverage",
+    "dae_slots_used",
+)
 
 # Numbers that changed on purpose since the golden files were stored, each with its cause
 # (docs/SCORING.md, "Differences from SpeechColab's scorer"): (stored, now). Every other
@@ -42,7 +57,9 @@ DAE = "DAE: an alternative only where all its words are correct"
 MTER = "mTER: errors / max(n_ref, n_hyp)"
 CHANGED: dict[str, dict[str, tuple[object, object, str]]] = {
     "pocketsphinx_en": {
-        "ins": (42, 43, DAE), "errors": (163, 164, DAE), "n_hyp": (530, 531, DAE),
+        "ins": (42, 43, DAE),
+        "errors": (163, 164, DAE),
+        "n_hyp": (530, 531, DAE),
         "ter": (0.3253493013972056, 0.3273453093812375, DAE),
         "dae_slots_used": (2, 1, DAE),
         "ci.ter.low": (0.2477651195241068, 0.24867049746845618, DAE),
@@ -68,8 +85,10 @@ CHANGED: dict[str, dict[str, tuple[object, object, str]]] = {
 }
 # per utterance: [cor, sub, ins, del, n_ref, n_hyp] stored, now
 CHANGED_UTTS = {
-    ("pocketsphinx_en", "sense_and_sensibility_01_austen_64kb-0870"):
-        ([17, 4, 1, 1, 22, 22], [17, 4, 2, 1, 22, 23]),
+    ("pocketsphinx_en", "sense_and_sensibility_01_austen_64kb-0870"): (
+        [17, 4, 1, 1, 22, 22],
+        [17, 4, 2, 1, 22, 23],
+    ),
 }
 
 # robustness grid (pocketsphinx_en, 8 utterances, 131 reference words): (wer_clean, wer, werd)
@@ -80,14 +99,18 @@ CHANGED_UTTS = {
 CHANGED_ROBUSTNESS = {
     ("pocketsphinx_en", "gsm"): (
         (0.2366412213740458, 0.6412213740458015, 0.4045801526717557),
-        (0.2366412213740458, 0.648854961832061, 0.41221374045801523)),  # LJ001-0003 +1 ins
+        (0.2366412213740458, 0.648854961832061, 0.41221374045801523),
+    ),  # LJ001-0003 +1 ins
     ("pocketsphinx_en", "env_noise:3"): (
         (0.2366412213740458, 0.6183206106870229, 0.3816793893129771),
-        (0.2366412213740458, 0.6335877862595419, 0.3969465648854961)),  # LJ001-0003, -0007
+        (0.2366412213740458, 0.6335877862595419, 0.3969465648854961),
+    ),  # LJ001-0003, -0007
     ("pocketsphinx_en", "music:2"): (
         (0.2366412213740458, 0.2824427480916031, 0.04580152671755727),
-        (0.2366412213740458, 0.2900763358778626, 0.05343511450381677)),  # LJ001-0007 +1 ins
+        (0.2366412213740458, 0.2900763358778626, 0.05343511450381677),
+    ),  # LJ001-0007 +1 ins
 }
+
 
 @pytest.fixture(scope="module")
 def golden() -> dict:
@@ -115,8 +138,9 @@ def _same_metrics(new: dict, old: dict, model: str) -> None:
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_rescoring_stored_hypotheses_gives_the_same_numbers(model: str, golden: dict,
-                                                             mini_en: Path) -> None:
+def test_rescoring_stored_hypotheses_gives_the_same_numbers(
+    model: str, golden: dict, mini_en: Path
+) -> None:
     from asrbench.scorers import get_scorer
 
     ds = load_dataset(mini_en, check_audio=False)
@@ -134,48 +158,85 @@ def test_rescoring_stored_hypotheses_gives_the_same_numbers(model: str, golden: 
 
 
 @pytest.mark.parametrize("model", MODELS)
-def test_ops_score_gives_the_same_numbers(model: str, golden: dict, mini_en: Path,
-                                          tmp_path: Path, cli) -> None:
+def test_ops_score_gives_the_same_numbers(
+    model: str, golden: dict, mini_en: Path, tmp_path: Path, cli
+) -> None:
     ref = tmp_path / "ref.tsv"
     ref.write_text("".join(f"{u.id}\t{u.text}\n" for u in load_dataset(mini_en)))
-    code, out, err = cli("score", ref, GOLDEN / f"{model}.hyp.tsv", "-o", tmp_path / "out",
-                         "--reports", "none")
+    code, out, err = cli(
+        "score", ref, GOLDEN / f"{model}.hyp.tsv", "-o", tmp_path / "out", "--reports", "none"
+    )
     assert code == 0, err
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     _same_metrics(summary["metrics"], golden["score"][model], model)
 
 
-def test_perturbed_audio_is_byte_identical(golden: dict, mini_en: Path, tmp_path: Path,
-                                           monkeypatch) -> None:
+def test_perturbed_audio_is_byte_identical(
+    golden: dict, mini_en: Path, tmp_path: Path, monkeypatch
+) -> None:
     from asrbench.perturb.derive import derive_dataset
 
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
     for name, old in golden["perturbed_audio"].items():
-        r = derive_dataset(mini_en, old["spec"], seed=old["seed"], out=tmp_path / name,
-                           utt_ids=sorted(old["sha256"]))
-        new = {u.id: hashlib.sha256(r.path.joinpath(u.audio).read_bytes()).hexdigest()
-               for u in load_dataset(r.path)}
+        r = derive_dataset(
+            mini_en,
+            old["spec"],
+            seed=old["seed"],
+            out=tmp_path / name,
+            utt_ids=sorted(old["sha256"]),
+        )
+        new = {
+            u.id: hashlib.sha256(r.path.joinpath(u.audio).read_bytes()).hexdigest()
+            for u in load_dataset(r.path)
+        }
         assert new == old["sha256"], name
 
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_benchmark_and_robustness_numbers_unchanged(golden: dict, tmp_path: Path, cli,
-                                                    monkeypatch) -> None:
+def test_benchmark_and_robustness_numbers_unchanged(
+    golden: dict, tmp_path: Path, cli, monkeypatch
+) -> None:
     require("docker", engine_available(), "no Docker Engine answers")
     monkeypatch.setenv("ASRBENCH_RESULTS", str(tmp_path / "results"))
-    code, out, err = cli("benchmark", "-m", "pocketsphinx_en", "-d", "mini_en", "--runner",
-                         "docker", "-j", "2", "--no-progress")
+    code, out, err = cli(
+        "benchmark",
+        "-m",
+        "pocketsphinx_en",
+        "-d",
+        "mini_en",
+        "--runner",
+        "docker",
+        "-j",
+        "2",
+        "--no-progress",
+    )
     assert code == 0, err
-    summary = json.loads((tmp_path / "results" / "pocketsphinx_en" / "mini_en" /
-                          "summary.json").read_text())
-    _same_metrics(summary["metrics"], golden["benchmark"]["pocketsphinx_en"]["metrics"],
-                  "pocketsphinx_en")
+    summary = json.loads(
+        (tmp_path / "results" / "pocketsphinx_en" / "mini_en" / "summary.json").read_text()
+    )
+    _same_metrics(
+        summary["metrics"], golden["benchmark"]["pocketsphinx_en"]["metrics"], "pocketsphinx_en"
+    )
     rows = [r for r in golden["robustness"]["rows"] if r["model"] == "pocketsphinx_en"]
     grid = ";".join(r["condition"] for r in rows)
-    code, out, err = cli("robustness", "-m", "pocketsphinx_en", "-d", "mini_en", "-g", grid,
-                         "--utts", "8", "--normaliser", "none", "--runner", "docker",
-                         "--out", tmp_path / "rob")
+    code, out, err = cli(
+        "robustness",
+        "-m",
+        "pocketsphinx_en",
+        "-d",
+        "mini_en",
+        "-g",
+        grid,
+        "--utts",
+        "8",
+        "--normaliser",
+        "none",
+        "--runner",
+        "docker",
+        "--out",
+        tmp_path / "rob",
+    )
     assert code == 0, err
     new = json.loads((tmp_path / "rob" / "robustness.json").read_text())
     got = {r["condition"]: (r["wer_clean"], r["wer"], r["werd"]) for r in new["rows"]}

@@ -16,8 +16,9 @@ HEADER = "ID\tAUDIO\tDURATION\tTEXT\tSPEAKER\n"
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 @pytest.fixture
@@ -184,8 +185,12 @@ def test_every_problem_reported_not_just_first(good: Path) -> None:
 
 
 def test_long_utterance_is_reported_not_dropped(good: Path) -> None:
-    sf.write(str(good / "audio" / "long.wav"), np.zeros(16000 * 61, dtype=np.int16), 16000,
-             subtype="PCM_16")
+    sf.write(
+        str(good / "audio" / "long.wav"),
+        np.zeros(16000 * 61, dtype=np.int16),
+        16000,
+        subtype="PCM_16",
+    )
     with open(good / "metadata.tsv", "a", encoding="utf-8") as f:
         f.write("long\taudio/long.wav\t61.000\tsilence\tX\n")
     problems = validate(good)
@@ -202,8 +207,9 @@ def test_cli_reports_file_and_line(good: Path, repo_root: Path) -> None:
     lines = _lines(good)
     lines.append(lines[1])
     _set(good, lines)
-    proc = subprocess.run([str(repo_root / "ops" / "validate"), str(good)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(repo_root / "ops" / "validate"), str(good)], capture_output=True, text=True
+    )
     assert proc.returncode == 2  # bad input (asrbench.errors.EXIT_INPUT)
     assert f"{good / 'metadata.tsv'}:5: error: [duplicate-id]" in proc.stderr
 
@@ -260,8 +266,9 @@ def test_empty_or_punctuation_only_reference_is_a_warning(good: Path, text: str)
 
 
 def test_reference_free_dataset_needs_empty_text_and_then_has_no_warning(good: Path) -> None:
-    (good / "dataset.yaml").write_text("id: ds\nlanguage: en\nsample_rate: 16000\n"
-                                       "reference_free: true\n")
+    (good / "dataset.yaml").write_text(
+        "id: ds\nlanguage: en\nsample_rate: 16000\nreference_free: true\n"
+    )
     p = _problem(good, "reference-free-text")
     assert p.line == 2
     lines = [_lines(good)[0]]
@@ -283,12 +290,15 @@ def test_unquoted_comma_in_dataset_yaml_is_a_schema_error(good: Path) -> None:
         load_dataset(good)
 
 
-@pytest.mark.parametrize("yaml_text, key", [
-    ("sample_rate: 0\n", "sample_rate"),
-    ("sample_rate: sixteen\n", "sample_rate"),
-    ("reference_free: 'yes'\n", "reference_free"),
-    ("derived_from: {dataset: x}\n", "derived_from.hash"),
-])
+@pytest.mark.parametrize(
+    "yaml_text, key",
+    [
+        ("sample_rate: 0\n", "sample_rate"),
+        ("sample_rate: sixteen\n", "sample_rate"),
+        ("reference_free: 'yes'\n", "reference_free"),
+        ("derived_from: {dataset: x}\n", "derived_from.hash"),
+    ],
+)
 def test_dataset_yaml_schema_names_the_key(good: Path, yaml_text: str, key: str) -> None:
     (good / "dataset.yaml").write_text("id: ds\nlanguage: en\n" + yaml_text)
     found = [p for p in validate(good) if p.code == "schema"]
@@ -306,8 +316,9 @@ def test_mini_en_yaml_keeps_the_cmu_arctic_source_whole(mini_en: Path) -> None:
 
     sources = yaml.safe_load((mini_en / "dataset.yaml").read_text())["sources"]
     assert "CMU ARCTIC (aew, axb, a0010)" in [s["name"] for s in sources]
-    assert not [p for p in validate(mini_en, check_audio=False) if p.code in ("schema",
-                                                                             "unknown-key")]
+    assert not [
+        p for p in validate(mini_en, check_audio=False) if p.code in ("schema", "unknown-key")
+    ]
 
 
 def test_metadata_with_a_utf8_bom_is_accepted(good: Path) -> None:
@@ -320,7 +331,8 @@ def test_a_derived_dataset_card_validates(good: Path) -> None:
     (good / "dataset.yaml").write_text(
         "id: ds\nlanguage: en\nsample_rate: 16000\nderived_from: {dataset: mini_en, "
         "hash: 'sha256:00', spec: 'noise(snr=5)', seed: 0, code: abc, assets: def, "
-        "asset_files: {}, utterances: 3}\n")
+        "asset_files: {}, utterances: 3}\n"
+    )
     assert load_dataset(good)
 
 

@@ -13,17 +13,52 @@ import soundfile as sf
 from asrbench import identity
 from asrbench.identity import KINDS, IdentityError, digest, file_sha256, hash_file
 
-BASE = {"metadata": "m", "audio": [["u1", "a"]], "files": [["a.py", "1"]], "source": "s",
-        "base": "b", "mode": "wheelhouse", "ca_bundle": None, "build_args": {},
-        "template": "t", "requirements": "r", "python": "3.11", "environment": "e",
-        "model": "img", "dataset": "d", "runtime": {"env": {}}, "utterances": ["u1"],
-        "jobs": 1, "spec": "gsm", "seed": 0, "utterance": "u1", "code": "c",
-        "assets": "x", "libraries": {"numpy": "2"}, "sox": "v14", "shipped": [],
-        "moh": [], "overrides": {}, "rir": {"simulated": "p"}, "babble_dataset": "d",
-        "sr": 16000, "bin": 1, "reference": "r", "degraded": "g", "config": {"a": 1},
-        "entry_kind": "dataset", "id": "mini_en", "meta": {}, "image": None, "hyps": "h",
-        "selection": {"n": 1}, "scorer": {"c": 1}, "shards": [["u1"]], "round": 0,
-        "scorer_options": {}}
+BASE = {
+    "metadata": "m",
+    "audio": [["u1", "a"]],
+    "files": [["a.py", "1"]],
+    "source": "s",
+    "base": "b",
+    "mode": "wheelhouse",
+    "ca_bundle": None,
+    "build_args": {},
+    "template": "t",
+    "requirements": "r",
+    "python": "3.11",
+    "environment": "e",
+    "model": "img",
+    "dataset": "d",
+    "runtime": {"env": {}},
+    "utterances": ["u1"],
+    "jobs": 1,
+    "spec": "gsm",
+    "seed": 0,
+    "utterance": "u1",
+    "code": "c",
+    "assets": "x",
+    "libraries": {"numpy": "2"},
+    "sox": "v14",
+    "shipped": [],
+    "moh": [],
+    "overrides": {},
+    "rir": {"simulated": "p"},
+    "babble_dataset": "d",
+    "sr": 16000,
+    "bin": 1,
+    "reference": "r",
+    "degraded": "g",
+    "config": {"a": 1},
+    "entry_kind": "dataset",
+    "id": "mini_en",
+    "meta": {},
+    "image": None,
+    "hyps": "h",
+    "selection": {"n": 1},
+    "scorer": {"c": 1},
+    "shards": [["u1"]],
+    "round": 0,
+    "scorer_options": {},
+}
 
 
 def _changed(value: object) -> object:
@@ -114,9 +149,13 @@ def test_perturbation_key_covers_audio_spec_seed_utterance_code_and_assets(monke
     from asrbench.perturb import bank
 
     key = bank.perturb_key("sha-a", "gsm", 0, "u1", "assets-1")
-    for changed in (("sha-b", "gsm", 0, "u1", "assets-1"), ("sha-a", "mp3:2", 0, "u1", "assets-1"),
-                    ("sha-a", "gsm", 1, "u1", "assets-1"), ("sha-a", "gsm", 0, "u2", "assets-1"),
-                    ("sha-a", "gsm", 0, "u1", "assets-2")):
+    for changed in (
+        ("sha-b", "gsm", 0, "u1", "assets-1"),
+        ("sha-a", "mp3:2", 0, "u1", "assets-1"),
+        ("sha-a", "gsm", 1, "u1", "assets-1"),
+        ("sha-a", "gsm", 0, "u2", "assets-1"),
+        ("sha-a", "gsm", 0, "u1", "assets-2"),
+    ):
         assert bank.perturb_key(*changed) != key
     # The bank's code identity covers its sources, library versions and the sox binary.
     ident = bank.code_identity()
@@ -153,8 +192,9 @@ def test_asset_identity_covers_noise_overrides_rirs_and_babble(tmp_path: Path) -
     assert {name for name, _ in shipped} >= {"doing_the_dishes.wav", "exercise_bike.wav"}
 
 
-def test_changed_noise_file_is_never_served_from_the_cache(tmp_path: Path, monkeypatch,
-                                                            mini_en: Path) -> None:
+def test_changed_noise_file_is_never_served_from_the_cache(
+    tmp_path: Path, monkeypatch, mini_en: Path
+) -> None:
     """The reported bug: change a noise pool's file and the cache returned stale audio."""
     from asrbench.perturb.derive import derive_dataset
 
@@ -178,8 +218,10 @@ def test_changed_noise_file_is_never_served_from_the_cache(tmp_path: Path, monke
 
     prov = yaml.safe_load((changed.path / "dataset.yaml").read_text())["derived_from"]
     assert prov["asset_files"]["overrides"]["env"][0][0] == "n.wav"
-    assert prov["assets"] != yaml.safe_load((first.path / "dataset.yaml").read_text())[
-        "derived_from"]["assets"]
+    assert (
+        prov["assets"]
+        != yaml.safe_load((first.path / "dataset.yaml").read_text())["derived_from"]["assets"]
+    )
 
 
 def test_scorer_identity_moves_with_options_and_data_files(tmp_path: Path) -> None:
@@ -187,8 +229,10 @@ def test_scorer_identity_moves_with_options_and_data_files(tmp_path: Path) -> No
 
     base = scorer_identity(get_scorer("en", {"nsw": False}))
     assert scorer_identity(get_scorer("en", {"nsw": False})) == base
-    assert scorer_identity(get_scorer("en", {"nsw": False, "punc": False})).config_hash != \
-        base.config_hash
+    assert (
+        scorer_identity(get_scorer("en", {"nsw": False, "punc": False})).config_hash
+        != base.config_hash
+    )
     alt = tmp_path / "alts.txt"
     alt.write_text("okay|ok\n")
     one = scorer_identity(get_scorer("en", {"nsw": False, "alternatives": str(alt)}))
@@ -198,8 +242,10 @@ def test_scorer_identity_moves_with_options_and_data_files(tmp_path: Path) -> No
     assert len({base.config_hash, one.config_hash, two.config_hash}) == 3
     copy = tmp_path / "same.txt"
     copy.write_text("okay|ok\n")  # same content elsewhere: the same identity
-    assert scorer_identity(get_scorer("en", {"nsw": False, "alternatives": str(copy)})
-                           ).config_hash == one.config_hash
+    assert (
+        scorer_identity(get_scorer("en", {"nsw": False, "alternatives": str(copy)})).config_hash
+        == one.config_hash
+    )
     assert base.code.startswith("sha256:")
 
 
@@ -212,10 +258,10 @@ def test_zoo_version_covers_kind_id_meta_image_and_files() -> None:
     assert v != compute_version("dataset", "y", files, {"k": 1}, None)
     assert v != compute_version("dataset", "x", files, {"k": 2}, None)
     assert v != compute_version("dataset", "x", files, {"k": 1}, {"sha256": "i"})
-    assert v != compute_version("dataset", "x", [FileEntry("a.wav", 3, "s2", False)],
-                                {"k": 1}, None)
-    assert v != compute_version("dataset", "x", [FileEntry("a.wav", 3, "s1", True)],
-                                {"k": 1}, None)
+    assert v != compute_version(
+        "dataset", "x", [FileEntry("a.wav", 3, "s2", False)], {"k": 1}, None
+    )
+    assert v != compute_version("dataset", "x", [FileEntry("a.wav", 3, "s1", True)], {"k": 1}, None)
 
 
 def test_quality_and_rir_keys_are_identities() -> None:
@@ -237,6 +283,9 @@ def test_no_other_sha256_formula_in_the_platform() -> None:
     # apply.py seeds RNGs and shard.py ranks a seeded sample with SHA-256: no key is built there
     allowed = {"identity.py", "apply.py", "shard.py"}
     uses = re.compile(r"^\s*(import hashlib|from hashlib import)", re.M)
-    offenders = [p.relative_to(root).as_posix() for p in root.rglob("*.py")
-                 if p.name not in allowed and uses.search(p.read_text(encoding="utf-8"))]
+    offenders = [
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*.py")
+        if p.name not in allowed and uses.search(p.read_text(encoding="utf-8"))
+    ]
     assert offenders == []

@@ -43,8 +43,11 @@ def _instance(cls: type[BaseException]) -> BaseException:
         params = inspect.signature(cls).parameters.values()
     except ValueError:  # a builtin's signature: (*args)
         params = []
-    required = [p for p in params if p.default is p.empty and p.kind in (
-        p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [
+        p
+        for p in params
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     for args in (("what went wrong, naming the file",), ([],), ("x",) * len(required)):
         try:
             return cls(*args)
@@ -55,8 +58,12 @@ def _instance(cls: type[BaseException]) -> BaseException:
 
 def test_the_walk_finds_the_platforms_errors() -> None:
     names = {f"{c.__module__}.{c.__qualname__}" for c in _error_classes()}
-    for expected in ("asrbench.runners.base.RunnerError", "asrbench.errors.InputError",
-                     "asrbench.benchmark.errors.BenchmarkError", "scoring.errors.ScoringError"):
+    for expected in (
+        "asrbench.runners.base.RunnerError",
+        "asrbench.errors.InputError",
+        "asrbench.benchmark.errors.BenchmarkError",
+        "scoring.errors.ScoringError",
+    ):
         assert expected in names
 
 
@@ -71,7 +78,8 @@ def test_every_error_class_maps_to_a_non_zero_exit(cls: type[BaseException]) -> 
     from scoring.errors import ScoringError
 
     assert issubclass(cls, (AsrbenchError, ScoringError)), (
-        f"{name} neither derives from asrbench.errors.AsrbenchError nor is mapped there")
+        f"{name} neither derives from asrbench.errors.AsrbenchError nor is mapped there"
+    )
     assert code in (EXIT_FAILED, EXIT_INPUT), (name, code)
 
 
@@ -93,24 +101,54 @@ def _closed_docker_socket(tmp_path: Path) -> str:
 
 
 def _ops(name: str, *args: object, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(REPO_ROOT / "ops" / name), *map(str, args)],
-                          capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [str(REPO_ROOT / "ops" / name), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
 
 
 COMMANDS = {
     "benchmark": ["-m", "whisper_tiny_en", "-d", "mini_en", "--no-progress"],
-    "robustness": ["-m", "whisper_tiny_en", "-d", "mini_en", "-g", "gaussian_noise:2",
-                   "--utts", "2"],
-    "fairness": ["-m", "whisper_tiny_en", "-d", "mini_en", "--by", "SPEAKER", "-q",
-                 "-t", "gaussian_noise:2", "--per-speaker", "1"],
+    "robustness": [
+        "-m",
+        "whisper_tiny_en",
+        "-d",
+        "mini_en",
+        "-g",
+        "gaussian_noise:2",
+        "--utts",
+        "2",
+    ],
+    "fairness": [
+        "-m",
+        "whisper_tiny_en",
+        "-d",
+        "mini_en",
+        "--by",
+        "SPEAKER",
+        "-q",
+        "-t",
+        "gaussian_noise:2",
+        "--per-speaker",
+        "1",
+    ],
 }
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_unknown_runner_is_an_input_error(command: str, tmp_path: Path) -> None:
-    p = _ops(command, *COMMANDS[command], "--runner", "nosuch", "--results", tmp_path / "r",
-             env={"ASRBENCH_CACHE": str(tmp_path / "c")})
+    p = _ops(
+        command,
+        *COMMANDS[command],
+        "--runner",
+        "nosuch",
+        "--results",
+        tmp_path / "r",
+        env={"ASRBENCH_CACHE": str(tmp_path / "c")},
+    )
     assert p.returncode == EXIT_INPUT, (p.returncode, p.stderr)
     assert "--runner 'nosuch'" in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("*.json"))
@@ -119,8 +157,15 @@ def test_unknown_runner_is_an_input_error(command: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_docker_engine_that_does_not_answer_exits_1(command: str, tmp_path: Path) -> None:
     host = _closed_docker_socket(tmp_path)
-    p = _ops(command, *COMMANDS[command], "--runner", "docker", "--results", tmp_path / "r",
-             env={"DOCKER_HOST": host, "ASRBENCH_CACHE": str(tmp_path / "c")})
+    p = _ops(
+        command,
+        *COMMANDS[command],
+        "--runner",
+        "docker",
+        "--results",
+        tmp_path / "r",
+        env={"DOCKER_HOST": host, "ASRBENCH_CACHE": str(tmp_path / "c")},
+    )
     assert p.returncode == EXIT_FAILED, (p.returncode, p.stderr)
     assert "error:" in p.stderr and "Traceback" not in p.stderr
     # nothing was derived before the check (robustness and fairness derive conditions first)

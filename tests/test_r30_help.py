@@ -39,10 +39,12 @@ def _flat(text: str) -> str:
     return "".join(text.split())
 
 
-@pytest.mark.parametrize(("path", "cmd"), COMMAND_PATHS,
-                         ids=[" ".join(p) for p, _ in COMMAND_PATHS])
-def test_help_prints_every_help_text_intact(path: list[str], cmd: Any,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("path", "cmd"), COMMAND_PATHS, ids=[" ".join(p) for p, _ in COMMAND_PATHS]
+)
+def test_help_prints_every_help_text_intact(
+    path: list[str], cmd: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(["--as-alias", f"ops/{path[0]}", *path, "--help"])
     printed = capsys.readouterr().out
     assert code == 0, printed
@@ -71,11 +73,13 @@ def test_there_are_float_options_to_check() -> None:
     assert (["fairness"], "--tau") in FLOAT_OPTIONS
 
 
-@pytest.mark.parametrize(("path", "option"), FLOAT_OPTIONS,
-                         ids=[f"{' '.join(p)} {o}" for p, o in FLOAT_OPTIONS])
+@pytest.mark.parametrize(
+    ("path", "option"), FLOAT_OPTIONS, ids=[f"{' '.join(p)} {o}" for p, o in FLOAT_OPTIONS]
+)
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
-def test_float_options_refuse_nan_and_infinity(path: list[str], option: str, value: str,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_float_options_refuse_nan_and_infinity(
+    path: list[str], option: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The option comes first on the line, so it is checked before any missing argument.
     code = main(["--as-alias", f"ops/{path[0]}", *path, option, value])
     err = capsys.readouterr().err.strip()

@@ -17,14 +17,15 @@ OPS = REPO_ROOT / "ops"
 HOSTILE = "../../somewhere/victim"
 
 
-def small_copy(mini_en: Path, dest: Path, n: int = 3, card_id: str | None = None,
-               rows: list[str] | None = None) -> Path:
+def small_copy(
+    mini_en: Path, dest: Path, n: int = 3, card_id: str | None = None, rows: list[str] | None = None
+) -> Path:
     """The first n utterances of mini_en in `dest`; `card_id` replaces dataset.yaml's `id`."""
     lines = (mini_en / "metadata.tsv").read_text().splitlines()
-    head, body = lines[0], rows if rows is not None else lines[1:n + 1]
+    head, body = lines[0], rows if rows is not None else lines[1 : n + 1]
     dest.mkdir(parents=True)
     (dest / "audio").mkdir()
-    for r in lines[1:n + 1]:
+    for r in lines[1 : n + 1]:
         rel = r.split("\t")[1]
         shutil.copy(mini_en / rel, dest / rel)
     (dest / "metadata.tsv").write_text("\n".join([head, *body]) + "\n")
@@ -39,7 +40,8 @@ def fake_model(root: Path, model_id: str = "fake_r30") -> Path:
     folder.mkdir(parents=True)
     (folder / "model.yaml").write_text(
         f"id: {model_id}\nname: Fake\nfamily: test\narchitecture: none\nlicence: MIT\n"
-        "languages: [en]\nsample_rate: 16000\nprogram: fake.py\n")
+        "languages: [en]\nsample_rate: 16000\nprogram: fake.py\n"
+    )
     (folder / "Dockerfile").write_text("FROM scratch\n")
     (folder / "requirements.txt").write_text("# none\n")
     (folder / "fake.py").write_text(
@@ -47,7 +49,8 @@ def fake_model(root: Path, model_id: str = "fake_r30") -> Path:
         "out = Path(sys.argv[2]); out.mkdir(parents=True, exist_ok=True)\n"
         "with open(out / 'hyp.tsv', 'a') as f:\n"
         "    for line in Path(sys.argv[1]).read_text().splitlines():\n"
-        "        f.write(line.partition('\\t')[0] + '\\tin being comparatively modern\\n')\n")
+        "        f.write(line.partition('\\t')[0] + '\\tin being comparatively modern\\n')\n"
+    )
     return folder
 
 
@@ -59,8 +62,13 @@ def victim(tmp_path: Path) -> Path:
 
 
 def _ops(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(OPS / args[0]), *map(str, args[1:])], capture_output=True,
-                          text=True, timeout=600, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [str(OPS / args[0]), *map(str, args[1:])],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_validate_refuses_a_dataset_yaml_id_that_is_a_path(cli, mini_en, tmp_path):
@@ -90,9 +98,19 @@ def test_benchmark_refuses_a_hostile_dataset_id_and_deletes_nothing(mini_en, tmp
     results = tmp_path / "r"  # r/<model>/../../somewhere/victim is the victim
     model = fake_model(tmp_path / "models")
     before = {p.relative_to(tmp_path) for p in tmp_path.rglob("*")}
-    p = _ops("benchmark", "-m", model, "-d", ds,
-             "--runner", "local", "--results", results, "--no-progress",
-             env={"ASRBENCH_CACHE": str(tmp_path / "c")})
+    p = _ops(
+        "benchmark",
+        "-m",
+        model,
+        "-d",
+        ds,
+        "--runner",
+        "local",
+        "--results",
+        results,
+        "--no-progress",
+        env={"ASRBENCH_CACHE": str(tmp_path / "c")},
+    )
     assert p.returncode == 2, p.stderr
     assert "bad-dataset-id" in p.stderr and "Traceback" not in p.stderr
     assert (target / "precious.txt").read_text() == "do not lose me"
@@ -116,8 +134,16 @@ def test_perturb_refuses_a_hostile_parent_id_and_writes_nothing_outside(mini_en,
     assert not {a for a in after - before if a.parts[0] != "c"}
     # a derived folder whose name cannot be an ID is refused too (it would be the derived ID)
     good = small_copy(mini_en, tmp_path / "good", card_id="good")
-    p = _ops("perturb", "-d", good, "-p", "gsm", "--out", tmp_path / "out dir",
-             env={"ASRBENCH_CACHE": str(cache)})
+    p = _ops(
+        "perturb",
+        "-d",
+        good,
+        "-p",
+        "gsm",
+        "--out",
+        tmp_path / "out dir",
+        env={"ASRBENCH_CACHE": str(cache)},
+    )
     assert p.returncode == 2 and "--out" in p.stderr and not (tmp_path / "out dir").exists()
 
 
@@ -147,14 +173,13 @@ def test_two_columns_of_the_same_name_are_an_error_naming_them(cli, mini_en, tmp
     (ds / "metadata.tsv").write_text("\n".join([lines[0] + "\tSPEAKER", *rows]) + "\n")
     code, _, err = cli("validate", "--no-audio", ds)
     assert code == 2
-    assert "metadata.tsv:1: error: [header] column 'SPEAKER' appears twice (columns 5 and 9)" \
-        in err
+    assert "metadata.tsv:1: error: [header] column 'SPEAKER' appears twice (columns 5 and 9)" in err
 
 
-@pytest.mark.parametrize("char, name", [("\x00", "U+0000"), ("\x1b", "U+001B"),
-                                        ("\x7f", "U+007F")])
-def test_control_characters_in_text_are_an_error_naming_the_line(cli, mini_en, tmp_path, char,
-                                                                 name):
+@pytest.mark.parametrize("char, name", [("\x00", "U+0000"), ("\x1b", "U+001B"), ("\x7f", "U+007F")])
+def test_control_characters_in_text_are_an_error_naming_the_line(
+    cli, mini_en, tmp_path, char, name
+):
     lines = (mini_en / "metadata.tsv").read_text().splitlines()[1:4]
     cols = lines[1].split("\t")
     cols[3] = f"in being {char}[31mcomparatively modern"
@@ -162,8 +187,10 @@ def test_control_characters_in_text_are_an_error_naming_the_line(cli, mini_en, t
     ds = small_copy(mini_en, tmp_path / "ds", rows=lines)
     code, _, err = cli("validate", "--no-audio", ds)
     assert code == 2
-    assert f"metadata.tsv:3: error: [control-character] column TEXT holds the control " \
+    assert (
+        f"metadata.tsv:3: error: [control-character] column TEXT holds the control "
         f"character {name} at character 10" in err
+    )
 
 
 def test_leaderboard_markdown_escapes_html_from_names(tmp_path):
@@ -171,13 +198,34 @@ def test_leaderboard_markdown_escapes_html_from_names(tmp_path):
     from asrbench.results.summary import Selection, Summary, write_summary
     from scoring.metrics import Metrics
 
-    met = Metrics(unit="word", n_utts=2, n_ref=10, n_hyp=10, cor=9, sub=1, ins=0, dele=0,
-                  n_err_utts=1, mter_den=10, n_missing=0, n_empty_ref=0)
+    met = Metrics(
+        unit="word",
+        n_utts=2,
+        n_ref=10,
+        n_hyp=10,
+        cor=9,
+        sub=1,
+        ins=0,
+        dele=0,
+        n_err_utts=1,
+        mter_den=10,
+        n_missing=0,
+        n_empty_ref=0,
+    )
     name = "<img src=x onerror=alert(1)>|x"
-    write_summary(tmp_path / "m" / name / "summary.json",
-                  Summary(producer="benchmark", result_key="sha256:k", metrics=met,
-                          selection=Selection(2, 2, "ids"), scorer={"config_hash": "sha256:s"},
-                          model="<b>m</b>", dataset=name, dataset_hash="sha256:d"))
+    write_summary(
+        tmp_path / "m" / name / "summary.json",
+        Summary(
+            producer="benchmark",
+            result_key="sha256:k",
+            metrics=met,
+            selection=Selection(2, 2, "ids"),
+            scorer={"config_hash": "sha256:s"},
+            model="<b>m</b>",
+            dataset=name,
+            dataset_hash="sha256:d",
+        ),
+    )
     (tmp_path / "m" / "<script>").mkdir()
     (tmp_path / "m" / "<script>" / "summary.json").write_text("{")
     md = leaderboard.to_markdown(leaderboard.build(tmp_path))

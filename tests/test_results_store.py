@@ -21,22 +21,50 @@ from asrbench.results.summary import Selection, Summary, write_summary
 from scoring.metrics import Metrics
 
 
-def _put(root: Path, model: str, ds: str, errs: list[int], folder: str = "",
-         n_dataset: int | None = None, ids: str = "all", dhash: str = "sha256:d") -> None:
+def _put(
+    root: Path,
+    model: str,
+    ds: str,
+    errs: list[int],
+    folder: str = "",
+    n_dataset: int | None = None,
+    ids: str = "all",
+    dhash: str = "sha256:d",
+) -> None:
     n_ref = [10] * len(errs)
-    m = Metrics(unit="word", n_utts=len(errs), n_ref=sum(n_ref), n_hyp=sum(n_ref),
-                cor=sum(n_ref) - sum(errs), sub=sum(errs), ins=0, dele=0,
-                n_err_utts=sum(e > 0 for e in errs), mter_den=sum(n_ref), n_missing=0,
-                n_empty_ref=0)
+    m = Metrics(
+        unit="word",
+        n_utts=len(errs),
+        n_ref=sum(n_ref),
+        n_hyp=sum(n_ref),
+        cor=sum(n_ref) - sum(errs),
+        sub=sum(errs),
+        ins=0,
+        dele=0,
+        n_err_utts=sum(e > 0 for e in errs),
+        mter_den=sum(n_ref),
+        n_missing=0,
+        n_empty_ref=0,
+    )
     sel = Selection(len(errs), n_dataset or len(errs), f"sha256:{ids}")
-    s = Summary(producer="benchmark", result_key=f"sha256:{model}{ds}{folder}", metrics=m,
-                selection=sel, scorer={"config_hash": "sha256:s"}, model=model, dataset=ds,
-                dataset_hash=dhash)
+    s = Summary(
+        producer="benchmark",
+        result_key=f"sha256:{model}{ds}{folder}",
+        metrics=m,
+        selection=sel,
+        scorer={"config_hash": "sha256:s"},
+        model=model,
+        dataset=ds,
+        dataset_hash=dhash,
+    )
     cell = root / model / (folder or ds)
     write_summary(cell / "summary.json", s)
-    (cell / "utterances.jsonl").write_text("".join(
-        json.dumps({"id": f"u{i}", "ops": [], "sub": e, "ins": 0, "del": 0, "n_ref": 10}) + "\n"
-        for i, e in enumerate(errs)))
+    (cell / "utterances.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"u{i}", "ops": [], "sub": e, "ins": 0, "del": 0, "n_ref": 10}) + "\n"
+            for i, e in enumerate(errs)
+        )
+    )
 
 
 def _tree(root: Path) -> Path:
@@ -63,9 +91,16 @@ def _tree(root: Path) -> Path:
 def test_one_scan_tells_reported_sample_variant_and_unreadable(tmp_path: Path) -> None:
     found = scan(_tree(tmp_path))
     assert {k: c.kind for k, c in found.cells.items()} == {
-        ("m1", "d1"): "reported", ("m2", "d1"): "reported", ("m3", "d1"): "reported",
-        ("m1", "d2"): "reported", ("m2", "d2"): "reported", ("m3", "d2"): "reported",
-        ("m1", "d3"): "sample", ("m2", "d3"): "sample", ("m3", "d3"): "sample"}
+        ("m1", "d1"): "reported",
+        ("m2", "d1"): "reported",
+        ("m3", "d1"): "reported",
+        ("m1", "d2"): "reported",
+        ("m2", "d2"): "reported",
+        ("m3", "d2"): "reported",
+        ("m1", "d3"): "sample",
+        ("m2", "d3"): "sample",
+        ("m3", "d3"): "sample",
+    }
     assert found.cells[("m1", "d1")].others == 1 and [c.kind for c in found.hidden] == ["variant"]
     assert found.unreadable == {("m2", "d4"): "unreadable summary.json (see problems)"}
     assert len(found.problems) == 1 and "m2/d4/summary.json" in found.problems[0]
@@ -134,16 +169,19 @@ class _Matrix(HTMLParser):
 def test_leaderboard_and_report_give_the_same_ranks_and_mean_ranks(tmp_path: Path) -> None:
     root = _tree(tmp_path / "results")
     board = leaderboard.build(root)
-    out = build_site(Options(results=root, out=tmp_path / "site", audio="none",
-                             ablation=False, reps=200)).out
+    out = build_site(
+        Options(results=root, out=tmp_path / "site", audio="none", ablation=False, reps=200)
+    ).out
     page = _Matrix()
     page.feed((out / "index.html").read_text(encoding="utf-8"))
     datasets = board["datasets"]
     assert datasets == ["d1", "d2", "d3"] and sorted(page.rows) == board["models"]
     for m in board["models"]:
-        report_ranks = page.rows[m][1:1 + len(datasets)]  # after the model's type column
-        lb_ranks = [f"rank {c['rank']}" if (c := board["cells"][m].get(d)) and
-                    c["rank"] is not None else "" for d in datasets]
+        report_ranks = page.rows[m][1 : 1 + len(datasets)]  # after the model's type column
+        lb_ranks = [
+            f"rank {c['rank']}" if (c := board["cells"][m].get(d)) and c["rank"] is not None else ""
+            for d in datasets
+        ]
         assert report_ranks == lb_ranks, m
         mean = board["mean_rank"][m]
         assert page.mean[m] == ("" if mean is None else str(mean)), m
@@ -155,12 +193,30 @@ def test_samples_of_one_selection_share_a_folder_name_across_models(tmp_path: Pa
     from asrbench.results.layout import place
 
     def sample(model: str, ids: str, options: dict) -> Summary:
-        m = Metrics(unit="word", n_utts=2, n_ref=20, n_hyp=20, cor=18, sub=2, ins=0, dele=0,
-                    n_err_utts=1, mter_den=20, n_missing=0, n_empty_ref=0)
-        return Summary(producer="benchmark", result_key=f"sha256:{model}{ids}", metrics=m,
-                       selection=Selection(2, 8, f"sha256:{ids}", 2, 0),
-                       scorer={"config_hash": "sha256:s", "options": options}, model=model,
-                       dataset="d", dataset_hash="sha256:d")
+        m = Metrics(
+            unit="word",
+            n_utts=2,
+            n_ref=20,
+            n_hyp=20,
+            cor=18,
+            sub=2,
+            ins=0,
+            dele=0,
+            n_err_utts=1,
+            mter_den=20,
+            n_missing=0,
+            n_empty_ref=0,
+        )
+        return Summary(
+            producer="benchmark",
+            result_key=f"sha256:{model}{ids}",
+            metrics=m,
+            selection=Selection(2, 8, f"sha256:{ids}", 2, 0),
+            scorer={"config_hash": "sha256:s", "options": options},
+            model=model,
+            dataset="d",
+            dataset_hash="sha256:d",
+        )
 
     a, _ = place(tmp_path, sample("m1", "s1", {}))
     b, _ = place(tmp_path, sample("m2", "s1", {}))

@@ -33,8 +33,12 @@ def _subset(ds: Dataset, ids: list[str]):
     return [u for u in ds.utterances if u.id in ids]
 
 
-SAMPLE = ["LJ001-0002", "1089-134691-0000", "cmu_arctic_us_axb_a0005",
-          "sense_and_sensibility_01_austen_64kb-0880"]
+SAMPLE = [
+    "LJ001-0002",
+    "1089-134691-0000",
+    "cmu_arctic_us_axb_a0005",
+    "sense_and_sensibility_01_austen_64kb-0880",
+]
 
 
 def test_docker_and_local_produce_identical_hyp(docker_runner, dataset, tmp_path) -> None:
@@ -88,8 +92,9 @@ def test_network_is_off_and_data_read_only(docker_runner, dataset, tmp_path) -> 
 def test_timeout_is_reported(docker_runner, dataset, tmp_path) -> None:
     model = resolve_model("pocketsphinx_en")
     with pytest.raises(RunnerError, match="timed out"):
-        docker_runner.run(model, dataset, tmp_path, dataset.utterances[:3],
-                          RunOptions(timeout_s=0.5))
+        docker_runner.run(
+            model, dataset, tmp_path, dataset.utterances[:3], RunOptions(timeout_s=0.5)
+        )
 
 
 def test_image_is_reused_when_folder_unchanged(docker_runner, tmp_path) -> None:
@@ -131,8 +136,11 @@ def test_network_build_with_extra_ca_bundle(docker_runner, tmp_path) -> None:
     opts = BuildOptions(mode="network", ca_bundle=bundle)
     tag, _ = build_model_image(load_model(copy), opts)
     out = client().containers.run(
-        tag, entrypoint=["/opt/venv/bin/python", "-c", "import six; print(six.__version__)"],
-        network_mode="none", remove=True)
+        tag,
+        entrypoint=["/opt/venv/bin/python", "-c", "import six; print(six.__version__)"],
+        network_mode="none",
+        remove=True,
+    )
     assert out.decode().strip() == "1.17.0"
     assert tag != build_model_image(load_model(copy), BuildOptions(mode="wheelhouse"))[0]
 
@@ -162,18 +170,26 @@ def _wait_failure(monkeypatch, dataset: Dataset, tmp_path: Path, error: Exceptio
     container = _FakeContainer(error)
 
     class Engine:
-        class containers:  # noqa: N801 - the docker SDK's attribute name
+        class containers:
             @staticmethod
             def run(**kwargs):
                 return container
 
     monkeypatch.setattr(docker_runner, "client", lambda *a, **k: Engine())
-    monkeypatch.setattr(docker_runner, "build_model_image",
-                        lambda model, opts: ("asrbench/crashy_en:test", "sha256:test"))
+    monkeypatch.setattr(
+        docker_runner,
+        "build_model_image",
+        lambda model, opts: ("asrbench/crashy_en:test", "sha256:test"),
+    )
     runner = docker_runner.DockerRunner()
     with pytest.raises(RunnerError) as err:
-        runner.run(load_model(FIXTURES / "crashy_en"), dataset, tmp_path,
-                   dataset.utterances[:1], RunOptions(timeout_s=5))
+        runner.run(
+            load_model(FIXTURES / "crashy_en"),
+            dataset,
+            tmp_path,
+            dataset.utterances[:1],
+            RunOptions(timeout_s=5),
+        )
     assert container.removed
     return str(err.value)
 
@@ -189,13 +205,17 @@ def test_docker_wait_timeout_is_reported_as_a_timeout(monkeypatch, dataset, tmp_
 
 
 @pytest.mark.parametrize("kind", ["api", "connection"])
-def test_docker_engine_errors_are_not_reported_as_timeouts(kind, monkeypatch, dataset,
-                                                           tmp_path) -> None:
+def test_docker_engine_errors_are_not_reported_as_timeouts(
+    kind, monkeypatch, dataset, tmp_path
+) -> None:
     import requests
     from docker.errors import APIError
 
-    error = (APIError("500 Server Error", explanation="container state is corrupt")
-             if kind == "api" else requests.ConnectionError("Connection aborted"))
+    error = (
+        APIError("500 Server Error", explanation="container state is corrupt")
+        if kind == "api"
+        else requests.ConnectionError("Connection aborted")
+    )
     message = _wait_failure(monkeypatch, dataset, tmp_path, error)
     assert "timed out" not in message and "could not be waited for" in message
     expected = "container state is corrupt" if kind == "api" else "stopped answering"
@@ -204,19 +224,27 @@ def test_docker_engine_errors_are_not_reported_as_timeouts(kind, monkeypatch, da
 
 # --- a model run dies with its job (watchdog) and never shows a secret ----------------------
 
+
 def _model_processes(prefix: str) -> list[int]:
     import psutil
 
-    return [p.pid for p in psutil.process_iter(["cmdline"])
-            if any(prefix in a for a in (p.info["cmdline"] or []))]
+    return [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if any(prefix in a for a in (p.info["cmdline"] or []))
+    ]
 
 
 def _containers_under(prefix: str) -> list[str]:
     from asrbench.images import client
 
-    return [c.short_id for c in client().containers.list(
-        all=True, filters={"label": "org.asrbench.model=sleepy_en"})
-        if c.labels.get("org.asrbench.work", "").startswith(prefix)]
+    return [
+        c.short_id
+        for c in client().containers.list(
+            all=True, filters={"label": "org.asrbench.model=sleepy_en"}
+        )
+        if c.labels.get("org.asrbench.work", "").startswith(prefix)
+    ]
 
 
 @pytest.mark.parametrize("runner_name", ["local", "docker"])
@@ -233,10 +261,26 @@ def test_sigkill_of_benchmark_takes_the_model_down(runner_name, tmp_path) -> Non
         require("docker", engine_available(), "no Docker Engine answers")
     cache = tmp_path / "cache"
     proc = subprocess.Popen(
-        [str(REPO_ROOT / "ops" / "benchmark"), "-m", str(FIXTURES / "sleepy_en"), "-d", "mini_en",
-         "--runner", runner_name, "--max-utts", "2", "--cache", str(cache), "--results",
-         str(tmp_path / "results"), "--no-progress"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        [
+            str(REPO_ROOT / "ops" / "benchmark"),
+            "-m",
+            str(FIXTURES / "sleepy_en"),
+            "-d",
+            "mini_en",
+            "--runner",
+            runner_name,
+            "--max-utts",
+            "2",
+            "--cache",
+            str(cache),
+            "--results",
+            str(tmp_path / "results"),
+            "--no-progress",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     prefix = str(cache.resolve())
     running = _containers_under if runner_name == "docker" else _model_processes
     deadline = time.monotonic() + 300
@@ -254,8 +298,9 @@ def test_sigkill_of_benchmark_takes_the_model_down(runner_name, tmp_path) -> Non
 
 
 @pytest.mark.parametrize("runner_name", ["local", "docker"])
-def test_runner_redacts_declared_secrets_from_log_and_error(runner_name, dataset, tmp_path,
-                                                            monkeypatch) -> None:
+def test_runner_redacts_declared_secrets_from_log_and_error(
+    runner_name, dataset, tmp_path, monkeypatch
+) -> None:
     if runner_name == "docker":
         require("docker", engine_available(), "no Docker Engine answers")
     secret = "sk-LEAKY-0123456789abcdef"

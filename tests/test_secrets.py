@@ -30,10 +30,15 @@ class EchoingStub(OpenAIStub):
     def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
         code, payload = super().handle(path, headers, body)
         if code == 200 and payload["text"] == self.victim:
-            return 400, {"error": {"message": "Invalid request; you sent Authorization: "
-                                              f"{headers.get('Authorization')}",
-                                   "type": "invalid_request_error", "param": None,
-                                   "code": None}}
+            return 400, {
+                "error": {
+                    "message": "Invalid request; you sent Authorization: "
+                    f"{headers.get('Authorization')}",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": None,
+                }
+            }
         return code, payload
 
 
@@ -42,10 +47,13 @@ def test_redactor_covers_values_and_their_encodings() -> None:
     import base64
     import urllib.parse
 
-    for leaked in ("s3cr3t/v+lue", urllib.parse.quote("s3cr3t/v+lue", safe=""),
-                   base64.b64encode(b"apikey:s3cr3t/v+lue").decode()):
+    for leaked in (
+        "s3cr3t/v+lue",
+        urllib.parse.quote("s3cr3t/v+lue", safe=""),
+        base64.b64encode(b"apikey:s3cr3t/v+lue").decode(),
+    ):
         assert red.redact(f"error: got {leaked}!") == "error: got [REDACTED:K]!"
-    assert red.redact("ab is too short to be a secret worth hiding") .startswith("ab")
+    assert red.redact("ab is too short to be a secret worth hiding").startswith("ab")
 
 
 def test_echoed_key_is_redacted_everywhere(tmp_path: Path, mini_en: Path) -> None:
@@ -55,12 +63,33 @@ def test_echoed_key_is_redacted_everywhere(tmp_path: Path, mini_en: Path) -> Non
 
     stub.victim = sample_utterances(mini.utterances, 3, 0)[0].text
     try:
-        cmd = [str(REPO_ROOT / "ops" / "benchmark"), "-m", "openai_api_en", "-d", "mini_en",
-               "--runner", "local", "--max-utts", "3", "--no-progress", "-j", "1",
-               "--env", f"OPENAI_BASE_URL={stub.url}/v1",
-               "--results", str(tmp_path / "results"), "--cache", str(tmp_path / "cache")]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
-                           env={**os.environ, "OPENAI_API_KEY": KEY})
+        cmd = [
+            str(REPO_ROOT / "ops" / "benchmark"),
+            "-m",
+            "openai_api_en",
+            "-d",
+            "mini_en",
+            "--runner",
+            "local",
+            "--max-utts",
+            "3",
+            "--no-progress",
+            "-j",
+            "1",
+            "--env",
+            f"OPENAI_BASE_URL={stub.url}/v1",
+            "--results",
+            str(tmp_path / "results"),
+            "--cache",
+            str(tmp_path / "cache"),
+        ]
+        p = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env={**os.environ, "OPENAI_API_KEY": KEY},
+        )
     finally:
         stub.close()
     assert p.returncode == 1, p.stderr  # one utterance failed: over the default budget

@@ -63,8 +63,10 @@ class HypCache:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                print(f"{label}: another job is using cache entry {self.root}; waiting for it",
-                      file=sys.stderr)
+                print(
+                    f"{label}: another job is using cache entry {self.root}; waiting for it",
+                    file=sys.stderr,
+                )
                 fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
@@ -76,6 +78,7 @@ class HypCache:
 
     def save(self, rec: Records) -> None:
         """Write the merged tables atomically, sorted by ID (byte-stable whatever the run order)."""
+
         def text(d: dict[str, str]) -> str:
             return "".join(f"{k}\t{d[k]}\n" for k in sorted(d))
 
@@ -92,8 +95,9 @@ class HypCache:
             return []
         return sorted(p for p in self.attempts.glob("*/shard-*") if p.is_dir())
 
-    def harvest(self, redactor: Redactor | None = None
-                ) -> tuple[Records, int, list[Path], list[str]]:
+    def harvest(
+        self, redactor: Redactor | None = None
+    ) -> tuple[Records, int, list[Path], list[str]]:
         """Merge every complete line left in attempt folders into the entry; drop the folders.
 
         Call only while no program writes into them (see `kill_leftovers`). Returns the merged
@@ -111,8 +115,9 @@ class HypCache:
             out, found = read_output(shard / "out", given_ids(shard / "wav.lst"))
             if red:  # failure reasons are messages (redacted); hypotheses are transcripts,
                 # kept as written and scored as written (a hit is flagged in the cell instead)
-                out = Records(out.hyp, out.timing,
-                              {k: red.redact(v) for k, v in out.failed.items()}, out.cost)
+                out = Records(
+                    out.hyp, out.timing, {k: red.redact(v) for k, v in out.failed.items()}, out.cost
+                )
             problems += [red.redact(f"{shard.parent.name}/{shard.name}: {p}") for p in found]
             before = (len(rec.hyp), dict(rec.failed))
             recovered += rec.absorb(out)
@@ -160,9 +165,11 @@ def kill_leftovers(folder: Path) -> int:
         except psutil.NoSuchProcess:
             continue  # it ended by itself meanwhile
         except (psutil.AccessDenied, psutil.TimeoutExpired) as exc:
-            raise BenchmarkError(f"a model program left by an interrupted run (pid {proc.pid}) "
-                                 f"still writes into {folder} and cannot be stopped ({exc}); "
-                                 "stop it by hand, then rerun") from None
+            raise BenchmarkError(
+                f"a model program left by an interrupted run (pid {proc.pid}) "
+                f"still writes into {folder} and cannot be stopped ({exc}); "
+                "stop it by hand, then rerun"
+            ) from None
     return killed
 
 
@@ -180,8 +187,10 @@ def _kill_containers(prefix: str) -> int:
     try:
         containers = engine.containers.list(filters={"label": "org.asrbench.model"})
     except APIError as exc:
-        raise BenchmarkError(f"cannot list containers to stop leftovers of an interrupted run "
-                             f"({exc}); check the Docker Engine, then rerun") from None
+        raise BenchmarkError(
+            f"cannot list containers to stop leftovers of an interrupted run "
+            f"({exc}); check the Docker Engine, then rerun"
+        ) from None
     for c in containers:
         mounts = c.attrs.get("Mounts", [])
         if not any(str(m.get("Source", "")).startswith(prefix) for m in mounts):
@@ -192,7 +201,9 @@ def _kill_containers(prefix: str) -> int:
         except NotFound:
             continue  # removed meanwhile (auto-remove or another job)
         except APIError as exc:
-            raise BenchmarkError(f"container {c.short_id} left by an interrupted run still "
-                                 f"writes into {prefix} and cannot be removed ({exc}); "
-                                 f"`docker rm -f {c.short_id}`, then rerun") from None
+            raise BenchmarkError(
+                f"container {c.short_id} left by an interrupted run still "
+                f"writes into {prefix} and cannot be removed ({exc}); "
+                f"`docker rm -f {c.short_id}`, then rerun"
+            ) from None
     return killed

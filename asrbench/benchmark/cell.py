@@ -79,9 +79,13 @@ def cost_stats(utts: Sequence[Utterance], rec: Records) -> dict | None:
         n += 1
     if not n and not bad:
         return None
-    return {"usd": round(usd, 6), "n_costed": n, "n_utts": len(utts),
-            "unparsable": bad, "source": "estimate written by the model (cost.tsv, its "
-            "card's list price)"}
+    return {
+        "usd": round(usd, 6),
+        "n_costed": n,
+        "n_utts": len(utts),
+        "unparsable": bad,
+        "source": "estimate written by the model (cost.tsv, its card's list price)",
+    }
 
 
 def timing_stats(utts: Sequence[Utterance], rec: Records) -> dict:
@@ -109,8 +113,10 @@ def timing_stats(utts: Sequence[Utterance], rec: Records) -> dict:
         "processing_s": round(total, 4),
         "audio_s": round(audio, 3),
         "rtf": round(total / audio, 5) if audio else None,
-        "latency_s": {f"p{int(q * 100)}": (round(float(v), 4) if v is not None else None)
-                      for q, v in zip(qs, lat, strict=True)},
+        "latency_s": {
+            f"p{int(q * 100)}": (round(float(v), 4) if v is not None else None)
+            for q, v in zip(qs, lat, strict=True)
+        },
         "latency_max_s": round(max(proc), 4) if proc else None,
     }
 
@@ -126,9 +132,15 @@ def _flagged(lines: Iterable[str], hits: Mapping[str, list[str]]) -> Iterator[st
         yield line
 
 
-def write_cell_files(out: Path, utts: Sequence[Utterance], rec: Records,
-                     result: ScoreResult | None, summary: Summary, logs: Sequence[Path],
-                     secret_hits: Mapping[str, list[str]] | None = None) -> None:
+def write_cell_files(
+    out: Path,
+    utts: Sequence[Utterance],
+    rec: Records,
+    result: ScoreResult | None,
+    summary: Summary,
+    logs: Sequence[Path],
+    secret_hits: Mapping[str, list[str]] | None = None,
+) -> None:
     """Write every file of the cell into `out` (a staging folder); summary.json last.
 
     `result` is None for a reference-free dataset: the hypotheses are kept, nothing is scored.
@@ -139,25 +151,55 @@ def write_cell_files(out: Path, utts: Sequence[Utterance], rec: Records,
     hits = dict(secret_hits or {})
     ids = [u.id for u in utts]
     atomic_write_text(out / "hyp.raw.tsv", _tsv([(i, rec.hyp[i]) for i in ids if i in rec.hyp]))
-    atomic_write_text(out / "failed.tsv",
-                      _tsv([(i, rec.failed[i]) for i in ids if i in rec.failed]))
-    atomic_write_text(out / "timing.tsv",
-                      _tsv([(i, rec.timing[i]) for i in ids if i in rec.timing]))
+    atomic_write_text(
+        out / "failed.tsv", _tsv([(i, rec.failed[i]) for i in ids if i in rec.failed])
+    )
+    atomic_write_text(
+        out / "timing.tsv", _tsv([(i, rec.timing[i]) for i in ids if i in rec.timing])
+    )
     if any(i in rec.cost for i in ids):
         atomic_write_text(out / "cost.tsv", _tsv([(i, rec.cost[i]) for i in ids if i in rec.cost]))
     if result is None:
-        write_utterances(out / "utterances.jsonl", _flagged((json.dumps(
-            {"id": u.id, "hyp": rec.hyp.get(u.id), "duration": u.duration,
-             "failed": rec.failed.get(u.id)}, sort_keys=True, ensure_ascii=False) + "\n"
-            for u in utts), hits))
+        write_utterances(
+            out / "utterances.jsonl",
+            _flagged(
+                (
+                    json.dumps(
+                        {
+                            "id": u.id,
+                            "hyp": rec.hyp.get(u.id),
+                            "duration": u.duration,
+                            "failed": rec.failed.get(u.id),
+                        },
+                        sort_keys=True,
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                    for u in utts
+                ),
+                hits,
+            ),
+        )
     else:
-        atomic_write_text(out / "ref.norm.tsv",
-                          _tsv([(u.id, " ".join(u.ref)) for u in result.utterances]))
-        atomic_write_text(out / "hyp.norm.tsv",
-                          _tsv([(u.id, " ".join(u.hyp)) for u in result.utterances]))
-        write_utterances(out / "utterances.jsonl", _flagged(utterance_lines(
-            result, {u.id: u.text for u in utts}, rec.hyp, {u.id: u.duration for u in utts},
-            rec.failed), hits))
+        atomic_write_text(
+            out / "ref.norm.tsv", _tsv([(u.id, " ".join(u.ref)) for u in result.utterances])
+        )
+        atomic_write_text(
+            out / "hyp.norm.tsv", _tsv([(u.id, " ".join(u.hyp)) for u in result.utterances])
+        )
+        write_utterances(
+            out / "utterances.jsonl",
+            _flagged(
+                utterance_lines(
+                    result,
+                    {u.id: u.text for u in utts},
+                    rec.hyp,
+                    {u.id: u.duration for u in utts},
+                    rec.failed,
+                ),
+                hits,
+            ),
+        )
         write_reports(out / "scoring", result)
     for k, log in enumerate(logs):
         if Path(log).is_file():

@@ -17,10 +17,24 @@ from asrbench.runners.base import Runner, RunOptions
 __all__ = ["ShardOutcome", "run_shards"]
 
 
-def run_shards(runner: Runner, model: Model, dataset: Dataset, shards: list[list[Utterance]],
-               attempt: Path, options: RunOptions, progress: Progress | None = None
-               ) -> list[ShardOutcome]:
+def run_shards(
+    runner: Runner,
+    model: Model,
+    dataset: Dataset,
+    shards: list[list[Utterance]],
+    attempt: Path,
+    options: RunOptions,
+    progress: Progress | None = None,
+) -> list[ShardOutcome]:
     """Every shard in its own thread through `runner` (see LocalExecutor)."""
-    job = ShardJob(runner=runner, model=model, dataset=dataset, identity="", dataset_hash="",
-                   cache_key="", options=options, label=f"{model.id} x {dataset.id}")
+    job = ShardJob(
+        runner=runner,
+        model=model,
+        dataset=dataset,
+        identity="",
+        dataset_hash="",
+        cache_key="",
+        options=options,
+        label=f"{model.id} x {dataset.id}",
+    )
     return LocalExecutor().run_shards(job, shards, attempt, progress)

@@ -86,8 +86,7 @@ def _bad_number(name: str, value: str) -> str | None:
     return None
 
 
-def read_output(folder: Path, given: Collection[str] | None = None
-                ) -> tuple[Records, list[str]]:
+def read_output(folder: Path, given: Collection[str] | None = None) -> tuple[Records, list[str]]:
     """Records from a result folder, and the contract problems found (one message each)."""
     problems: list[str] = []
     tables: dict[str, dict[str, str]] = {}
@@ -97,21 +96,23 @@ def read_output(folder: Path, given: Collection[str] | None = None
         for line in _lines(Path(folder) / name):
             uid, value = split_line(line, text=name not in VALUES)
             if given is not None and uid not in given:
-                problems.append(f"{name}: ID {uid!r} was not in the wav list given to the "
-                                "program; ignored")
+                problems.append(
+                    f"{name}: ID {uid!r} was not in the wav list given to the program; ignored"
+                )
                 continue
             bad = _bad_number(name, value)
             if bad:
                 problems.append(f"{name}: ID {uid!r}: {bad}; ignored")
                 continue
             if uid in table and table[uid] != value:
-                problems.append(f"{name}: ID {uid!r} written twice with different values "
-                                f"({table[uid]!r}, {value!r}); the utterance counts as failed")
+                problems.append(
+                    f"{name}: ID {uid!r} written twice with different values "
+                    f"({table[uid]!r}, {value!r}); the utterance counts as failed"
+                )
                 twice.add(uid)
             table[uid] = value
         tables[name] = table
-    rec = Records(tables["hyp.tsv"], tables["timing.tsv"], tables["failed.tsv"],
-                  tables["cost.tsv"])
+    rec = Records(tables["hyp.tsv"], tables["timing.tsv"], tables["failed.tsv"], tables["cost.tsv"])
     both = set(rec.hyp) & set(rec.failed)
     for uid in sorted(both):
         problems.append(f"ID {uid!r} is both in hyp.tsv and failed.tsv; it counts as failed")
@@ -121,8 +122,8 @@ def read_output(folder: Path, given: Collection[str] | None = None
         rec.timing.pop(uid, None)
         rec.cost.pop(uid, None)
         rec.failed[uid] = "contract error: " + (
-            f"transcribed and failed ({reason})" if reason else "written twice with different "
-            "texts")
+            f"transcribed and failed ({reason})" if reason else "written twice with different texts"
+        )
     return rec, problems
 
 
@@ -130,5 +131,8 @@ def given_ids(wav_list: Path) -> set[str] | None:
     """The IDs a program was given (its `wav.lst`); None when the list is gone."""
     if not Path(wav_list).is_file():
         return None
-    return {ln.partition("\t")[0] for ln in Path(wav_list).read_text(encoding="utf-8")
-            .splitlines() if ln}
+    return {
+        ln.partition("\t")[0]
+        for ln in Path(wav_list).read_text(encoding="utf-8").splitlines()
+        if ln
+    }

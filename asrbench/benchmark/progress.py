@@ -22,9 +22,17 @@ def _count_lines(path: Path) -> set[str]:
 class Progress(Ticker):
     """Polls shard `out/` folders and prints done/total, audio speed and ETA."""
 
-    def __init__(self, label: str, durations: dict[str, float], already: int, already_s: float,
-                 shard_dirs: list[Path], stream: TextIO | None = None, every_s: float = 10.0,
-                 enabled: bool = True):
+    def __init__(
+        self,
+        label: str,
+        durations: dict[str, float],
+        already: int,
+        already_s: float,
+        shard_dirs: list[Path],
+        stream: TextIO | None = None,
+        every_s: float = 10.0,
+        enabled: bool = True,
+    ):
         self.label = label
         self.durations = durations  # utterances this run still has to do
         self.total = len(durations) + already
@@ -47,10 +55,12 @@ class Progress(Ticker):
         left = self.total_s - self.already_s - secs
         eta = left / speed if speed > 0 else float("inf")
         pct = 100.0 * (n + self.already) / self.total if self.total else 100.0
-        return (f"{self.label}: {n + self.already}/{self.total} utts ({pct:.0f}%), "
-                f"audio {(secs + self.already_s) / 3600:.3f}/{self.total_s / 3600:.3f} h, "
-                f"{speed:.2f} audio-s/s, "
-                f"ETA {fmt_eta(eta)}")
+        return (
+            f"{self.label}: {n + self.already}/{self.total} utts ({pct:.0f}%), "
+            f"audio {(secs + self.already_s) / 3600:.3f}/{self.total_s / 3600:.3f} h, "
+            f"{speed:.2f} audio-s/s, "
+            f"ETA {fmt_eta(eta)}"
+        )
 
 
 class CampaignProgress(Ticker):
@@ -61,8 +71,16 @@ class CampaignProgress(Ticker):
     `every_s` seconds (and at each finished cell) elsewhere, so a long grid shows life.
     """
 
-    def __init__(self, label: str, n_cells: int, n_utts: int, audio_s: float,
-                 stream: TextIO | None = None, every_s: float = 10.0, enabled: bool = True):
+    def __init__(
+        self,
+        label: str,
+        n_cells: int,
+        n_utts: int,
+        audio_s: float,
+        stream: TextIO | None = None,
+        every_s: float = 10.0,
+        enabled: bool = True,
+    ):
         self.label, self.n_cells, self.n_utts, self.audio_s = label, n_cells, n_utts, audio_s
         self.cells = self.utts = 0
         self.done_s = 0.0
@@ -86,6 +104,8 @@ class CampaignProgress(Ticker):
         speed = self.done_s / wall
         eta = (self.audio_s - self.done_s) / speed if speed > 0 else float("inf")
         now = f", now {self.current}" if self.current and self.cells < self.n_cells else ""
-        return (f"{self.label}: {self.cells}/{self.n_cells} cells, {self.utts}/{self.n_utts} "
-                f"utts, audio {self.done_s / 3600:.3f}/{self.audio_s / 3600:.3f} h, "
-                f"{speed:.2f} audio-s/s, ETA {fmt_eta(eta)}{now}")
+        return (
+            f"{self.label}: {self.cells}/{self.n_cells} cells, {self.utts}/{self.n_utts} "
+            f"utts, audio {self.done_s / 3600:.3f}/{self.audio_s / 3600:.3f} h, "
+            f"{speed:.2f} audio-s/s, ETA {fmt_eta(eta)}{now}"
+        )

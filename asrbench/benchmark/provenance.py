@@ -12,8 +12,17 @@ from importlib import metadata
 
 from asrbench.settings import REPO_ROOT
 
-PACKAGES = ("asrbench", "docker", "numpy", "pynini", "nemo-text-processing", "PyYAML",
-            "soundfile", "typer", "boto3")
+PACKAGES = (
+    "asrbench",
+    "docker",
+    "numpy",
+    "pynini",
+    "nemo-text-processing",
+    "PyYAML",
+    "soundfile",
+    "typer",
+    "boto3",
+)
 
 
 def utc_now() -> str:
@@ -22,18 +31,23 @@ def utc_now() -> str:
 
 def git_state() -> dict:
     """Commit of the checkout and whether tracked files differ from it (dirty)."""
+
     def git(*args: str) -> str | None:
         try:
-            out = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True,
-                                 text=True, timeout=20)
+            out = subprocess.run(
+                ["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True, timeout=20
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         return out.stdout.strip() if out.returncode == 0 else None
 
     commit = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "dirty": bool(status) if status is not None else None,
-            "dirty_files": status.splitlines()[:50] if status else []}
+    return {
+        "commit": commit,
+        "dirty": bool(status) if status is not None else None,
+        "dirty_files": status.splitlines()[:50] if status else [],
+    }
 
 
 def package_versions() -> dict[str, str]:
@@ -47,9 +61,13 @@ def package_versions() -> dict[str, str]:
 
 
 def host_info() -> dict:
-    return {"hostname": socket.gethostname(), "platform": platform.platform(),
-            "machine": platform.machine(), "cpus": os.cpu_count(),
-            "docker": _docker_version()}
+    return {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "docker": _docker_version(),
+    }
 
 
 def _docker_version() -> str | None:

@@ -1,9 +1,9 @@
 """Matrix runs: several models x several datasets, from the command line or a YAML request.
 
-    # request.yaml
-    models: [pocketsphinx_en, whisper_tiny]
-    datasets: [mini_en, mini_en_noisy]
-    options: {jobs: 2, max_utts: 20, seed: 0, runner: docker, results: results}
+# request.yaml
+models: [pocketsphinx_en, whisper_tiny]
+datasets: [mini_en, mini_en_noisy]
+options: {jobs: 2, max_utts: 20, seed: 0, runner: docker, results: results}
 """
 
 from __future__ import annotations
@@ -15,8 +15,20 @@ import yaml
 
 from asrbench.benchmark.errors import RequestError
 
-OPTION_KEYS = {"jobs", "max_utts", "seed", "utt_timeout_s", "gpus", "runner", "results",
-               "cache", "timeout_s", "memory", "cpus", "scorer"}
+OPTION_KEYS = {
+    "jobs",
+    "max_utts",
+    "seed",
+    "utt_timeout_s",
+    "gpus",
+    "runner",
+    "results",
+    "cache",
+    "timeout_s",
+    "memory",
+    "cpus",
+    "scorer",
+}
 
 
 @dataclass
@@ -42,8 +54,9 @@ def load_request(path: Path) -> Request:
         raise RequestError(f"request {path}: top level must be a mapping with models, datasets")
     unknown = set(raw) - {"models", "datasets", "options"}
     if unknown:
-        raise RequestError(f"request {path}: unknown field(s) {sorted(unknown)}; "
-                             "use models, datasets, options")
+        raise RequestError(
+            f"request {path}: unknown field(s) {sorted(unknown)}; use models, datasets, options"
+        )
     lists = {}
     for key in ("models", "datasets"):
         value = raw.get(key)
@@ -57,6 +70,8 @@ def load_request(path: Path) -> Request:
         raise RequestError(f"request {path}: options must be a mapping")
     bad = set(options) - OPTION_KEYS
     if bad:
-        raise RequestError(f"request {path}: unknown option(s) {sorted(bad)}; known: "
-                             f"{', '.join(sorted(OPTION_KEYS))}")
+        raise RequestError(
+            f"request {path}: unknown option(s) {sorted(bad)}; known: "
+            f"{', '.join(sorted(OPTION_KEYS))}"
+        )
     return Request(lists["models"], lists["datasets"], options)

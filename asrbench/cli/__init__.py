@@ -98,10 +98,16 @@ class LazyGroup(TyperGroup):
             formatter.write_dl([(n, h) for n, (_, h) in COMMANDS.items()])
 
 
-HELP = ("asrbench: reproducible ASR evaluation. Every command is also under ops/ "
-        "(ops/benchmark = asrbench benchmark); `asrbench COMMAND --help` for its options.")
-cli = LazyGroup(name="asrbench", help=HELP, rich_markup_mode=None,
-                context_settings={"help_option_names": ["-h", "--help"]})
+HELP = (
+    "asrbench: reproducible ASR evaluation. Every command is also under ops/ "
+    "(ops/benchmark = asrbench benchmark); `asrbench COMMAND --help` for its options."
+)
+cli = LazyGroup(
+    name="asrbench",
+    help=HELP,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -126,10 +132,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         exc.show()
         return EXIT_INPUT if exc.exit_code == 2 else exc.exit_code
     except (Abort, KeyboardInterrupt):
-        print("\ninterrupted; work done so far is kept, rerun the same command to continue",
-              file=sys.stderr)
+        print(
+            "\ninterrupted; work done so far is kept, rerun the same command to continue",
+            file=sys.stderr,
+        )
         return EXIT_INTERRUPTED
-    except Exception as exc:  # noqa: BLE001 - mapped below; anything unknown is re-raised
+    except Exception as exc:
         code = exit_code_for(exc)
         if not _is_user_error(exc):
             raise

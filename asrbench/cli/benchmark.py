@@ -41,25 +41,41 @@ def benchmark(
     max_utts: int = typer.Option(None, "--max-utts", help="seeded sample of N utterances"),
     seed: int = SeedOpt,
     gpus: str = typer.Option(None, "--gpus", help="GPUs for containers: 'all' or a count"),
-    utt_timeout: float = typer.Option(None, "--utt-timeout",
-                                      help="per-utterance timeout (s), passed to the program"),
+    utt_timeout: float = typer.Option(
+        None, "--utt-timeout", help="per-utterance timeout (s), passed to the program"
+    ),
     timeout: float = typer.Option(None, "--timeout", help="whole-shard timeout (s)"),
-    score_opt: list[str] = typer.Option(None, "--score-opt",
-                                        help="scorer option KEY=VALUE (repeatable)"),
-    table: bool = typer.Option(False, "--table", help="print the leaderboard from stored "
-                               "results instead (runs nothing; same as `leaderboard`)"),
+    score_opt: list[str] = typer.Option(
+        None, "--score-opt", help="scorer option KEY=VALUE (repeatable)"
+    ),
+    table: bool = typer.Option(
+        False,
+        "--table",
+        help="print the leaderboard from stored "
+        "results instead (runs nothing; same as `leaderboard`)",
+    ),
     no_progress: bool = typer.Option(False, "--no-progress", help="no progress lines"),
     env: list[str] = typer.Option(
-        None, "--env", help="non-secret setting KEY=VALUE for the model program, e.g. "
+        None,
+        "--env",
+        help="non-secret setting KEY=VALUE for the model program, e.g. "
         "OPENAI_BASE_URL=http://127.0.0.1:8000/v1 (repeatable; recorded in run.json and in "
-        "the cache key; secrets come only from the host environment)"),
+        "the cache key; secrets come only from the host environment)",
+    ),
     max_failed: str = typer.Option(
-        "0", "--max-failed", help="failure budget per cell: a count (3) or a share (2%); a "
+        "0",
+        "--max-failed",
+        help="failure budget per cell: a count (3) or a share (2%); a "
         "cell with more failed utterances makes the command exit 1 (they are still stored, "
-        "counted as deletions, and retried by the next run)"),
-    replace: bool = typer.Option(False, "--replace", help="report this result even if the "
-                                 "reported one was computed on other dataset content or "
-                                 "scorer options (the old one is kept beside it)"),
+        "counted as deletions, and retried by the next run)",
+    ),
+    replace: bool = typer.Option(
+        False,
+        "--replace",
+        help="report this result even if the "
+        "reported one was computed on other dataset content or "
+        "scorer options (the old one is kept beside it)",
+    ),
     executor: str = ExecutorOpt,
     address: str = AddressOpt,
     zoo_remote: str = ZooRemoteOpt,
@@ -83,21 +99,26 @@ def benchmark(
         raise InputError("give a model with -m (or a --request file)")
     o = req.options
 
-    def pick(cli, key, default=None):  # noqa: ANN001, ANN202 - command line wins over request
+    def pick(cli, key, default=None):
         return cli if cli is not None else o.get(key, default)
 
     settings = {**(o.get("env") or {}), **parse_pairs(env, "--env")}
     _refuse_secrets_as_settings(req.models, settings)
     budget = _budget(max_failed)
-    shard_timeout = positive_seconds(pick(timeout, "timeout_s", 3600.0),
-                                     "--timeout" if timeout is not None else "timeout_s")
-    utt_timeout = positive_seconds(pick(utt_timeout, "utt_timeout_s"),
-                                   "--utt-timeout" if utt_timeout is not None
-                                   else "utt_timeout_s")
-    run_opts = RunOptions(timeout_s=shard_timeout,
-                          memory=o.get("memory"), cpus=o.get("cpus"), env=settings)
-    scorer = {**(o.get("scorer") or {}),
-              **{k: typed_value(v) for k, v in parse_pairs(score_opt, "--score-opt").items()}}
+    shard_timeout = positive_seconds(
+        pick(timeout, "timeout_s", 3600.0), "--timeout" if timeout is not None else "timeout_s"
+    )
+    utt_timeout = positive_seconds(
+        pick(utt_timeout, "utt_timeout_s"),
+        "--utt-timeout" if utt_timeout is not None else "utt_timeout_s",
+    )
+    run_opts = RunOptions(
+        timeout_s=shard_timeout, memory=o.get("memory"), cpus=o.get("cpus"), env=settings
+    )
+    scorer = {
+        **(o.get("scorer") or {}),
+        **{k: typed_value(v) for k, v in parse_pairs(score_opt, "--score-opt").items()},
+    }
     failures: list[tuple[str, str]] = []
     done = 0
     cells = req.cells()
@@ -114,41 +135,56 @@ def benchmark(
         n_failed, n = outcome.summary.n_failed, outcome.summary.selection.n_utts
         if n_failed > budget(n):
             failures.append((m, d))
-            typer.echo(f"error: {m} x {d}: {n_failed} of {n} utterance(s) failed (listed in "
-                       f"{outcome.out_dir / 'failed.tsv'}, counted as deletions); the next run "
-                       "retries them; --max-failed sets a failure budget", err=True)
+            typer.echo(
+                f"error: {m} x {d}: {n_failed} of {n} utterance(s) failed (listed in "
+                f"{outcome.out_dir / 'failed.tsv'}, counted as deletions); the next run "
+                "retries them; --max-failed sets a failure budget",
+                err=True,
+            )
             return
         done += 1
 
     try:
         with ex:
             outcomes = run_matrix(
-                cells, ex, on_result=None if len(cells) == 1 else report,
-                runner=pick(runner, "runner", "auto"), results_root=pick(results, "results"),
-                options=run_opts, jobs=int(pick(jobs, "jobs", 1)),
+                cells,
+                ex,
+                on_result=None if len(cells) == 1 else report,
+                runner=pick(runner, "runner", "auto"),
+                results_root=pick(results, "results"),
+                options=run_opts,
+                jobs=int(pick(jobs, "jobs", 1)),
                 max_utts=pick(max_utts, "max_utts"),
-                seed=int(pick(seed, "seed", 0)), utt_timeout_s=utt_timeout,
-                gpus=pick(gpus, "gpus"), cache_root=pick(cache, "cache"),
-                scorer_options=scorer or None, replace=replace, progress=not no_progress,
+                seed=int(pick(seed, "seed", 0)),
+                utt_timeout_s=utt_timeout,
+                gpus=pick(gpus, "gpus"),
+                cache_root=pick(cache, "cache"),
+                scorer_options=scorer or None,
+                replace=replace,
+                progress=not no_progress,
                 command=["ops/benchmark", *sys.argv[1:]],
             )
     except KeyboardInterrupt:
-        typer.echo("\ninterrupted: running shards were stopped and the utterances done are "
-                   "cached; rerun the same command to continue", err=True)
+        typer.echo(
+            "\ninterrupted: running shards were stopped and the utterances done are "
+            "cached; rerun the same command to continue",
+            err=True,
+        )
         raise typer.Exit(EXIT_INTERRUPTED) from None
     if len(cells) == 1:
         if isinstance(outcomes[0], AsrbenchError):
             raise outcomes[0]  # one cell: the CLI prints it and maps it to its exit code
         report(0, outcomes[0])
     if len(req.cells()) > 1:
-        typer.echo(f"{done} of {len(req.cells())} cells done" +
-                   (f"; failed: {', '.join(f'{m} x {d}' for m, d in failures)}" if failures
-                    else ""))
+        typer.echo(
+            f"{done} of {len(req.cells())} cells done"
+            + (f"; failed: {', '.join(f'{m} x {d}' for m, d in failures)}" if failures else "")
+        )
     if failures:
         raise typer.Exit(EXIT_FAILED)
 
 
-def _budget(spec: str):  # noqa: ANN202 - returns a function of the cell's size
+def _budget(spec: str):
     """`--max-failed`: '3' (a count) or '2%' (a share of the cell's utterances)."""
     text = spec.strip()
     try:
@@ -175,6 +211,8 @@ def _refuse_secrets_as_settings(models: list[str], settings: dict[str, str]) -> 
     for m in models:
         declared = set(resolve_model(m).card.secrets) & set(settings)
         if declared:
-            raise InputError(f"--env {', '.join(sorted(declared))}: declared a secret by model "
-                             f"{m}; set it in the host environment instead (secrets never enter "
-                             "run.json, cache keys or another model's environment)")
+            raise InputError(
+                f"--env {', '.join(sorted(declared))}: declared a secret by model "
+                f"{m}; set it in the host environment instead (secrets never enter "
+                "run.json, cache keys or another model's environment)"
+            )

@@ -16,23 +16,32 @@ app = typer.Typer(add_completion=False, help=__doc__)
 def build(
     model: list[str] = typer.Option(..., "-m", "--model", help="model ID or folder (repeatable)"),
     base_image: str = typer.Option(
-        None, "--base-image",
+        None,
+        "--base-image",
         help="base image (default asrbench/base:bookworm, built with debootstrap; "
-             "e.g. python:3.11-slim-bookworm where a registry is reachable)"),
+        "e.g. python:3.11-slim-bookworm where a registry is reachable)",
+    ),
     build_mode: str = typer.Option(
-        None, "--build-mode",
+        None,
+        "--build-mode",
         help="wheelhouse: pip downloads on the host, the build needs no network (default); "
-             "network: pip runs inside the build (with --network host)"),
+        "network: pip runs inside the build (with --network host)",
+    ),
     ca_bundle: Path = typer.Option(
-        None, "--ca-bundle", help="extra CA bundle for network builds behind a TLS proxy"),
+        None, "--ca-bundle", help="extra CA bundle for network builds behind a TLS proxy"
+    ),
     build_arg: list[str] = typer.Option(
-        None, "--build-arg",
+        None,
+        "--build-arg",
         help="KEY=VALUE, one of the build arguments the card declares under image.build_args "
-             "(repeatable), e.g. WHISPER_MODEL=tiny.en with --build-mode network"),
+        "(repeatable), e.g. WHISPER_MODEL=tiny.en with --build-mode network",
+    ),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="print the build log"),
     print_dockerfile: bool = typer.Option(
-        False, "--print-dockerfile",
-        help="print the Dockerfile rendered from the card (or the model's own) and build nothing"),
+        False,
+        "--print-dockerfile",
+        help="print the Dockerfile rendered from the card (or the model's own) and build nothing",
+    ),
 ) -> None:
     from asrbench.images import BuildOptions, build_model_image, render_dockerfile
     from asrbench.resolve import resolve_model
@@ -42,9 +51,12 @@ def build(
         for mdl in models:
             typer.echo(render_dockerfile(mdl), nl=False)
         return
-    opts = BuildOptions.from_settings(base_image=base_image, mode=build_mode,
-                                      ca_bundle=ca_bundle,
-                                      build_args=parse_pairs(build_arg, "--build-arg"))
+    opts = BuildOptions.from_settings(
+        base_image=base_image,
+        mode=build_mode,
+        ca_bundle=ca_bundle,
+        build_args=parse_pairs(build_arg, "--build-arg"),
+    )
     for mdl in models:
         tag, image_id = build_model_image(mdl, opts, log=sys.stderr if verbose else None)
         typer.echo(f"{tag}\t{image_id}")

@@ -14,18 +14,29 @@ import typer
 from asrbench.executors import Executor, get_executor
 
 ExecutorOpt = typer.Option(
-    "local", "--executor", help="where shards run: local (this machine) or ray (a Ray cluster; "
-    "datasets and models travel through the zoo, see docs/SCALE.md)")
+    "local",
+    "--executor",
+    help="where shards run: local (this machine) or ray (a Ray cluster; "
+    "datasets and models travel through the zoo, see docs/SCALE.md)",
+)
 AddressOpt = typer.Option(
-    None, "--address", help="Ray cluster: auto (default), HOST:PORT of the head, or "
-    "ray://HOST:PORT (Ray Client); --executor ray only")
+    None,
+    "--address",
+    help="Ray cluster: auto (default), HOST:PORT of the head, or "
+    "ray://HOST:PORT (Ray Client); --executor ray only",
+)
 ZooRemoteOpt = typer.Option(
-    None, "--zoo-remote", help="zoo.yaml remote the cluster nodes pull from (default: the "
-    "default remote); --executor ray only")
+    None,
+    "--zoo-remote",
+    help="zoo.yaml remote the cluster nodes pull from (default: the "
+    "default remote); --executor ray only",
+)
 
 
-def executor_from_flags(executor: str, address: str | None, zoo_remote: str | None,
-                        progress: bool = True) -> Executor:
+def executor_from_flags(
+    executor: str, address: str | None, zoo_remote: str | None, progress: bool = True
+) -> Executor:
     """The executor the flags name (PreflightError, exit 2, for a bad combination)."""
-    return get_executor(executor or "local", address=address, zoo_remote=zoo_remote,
-                        progress=progress)
+    return get_executor(
+        executor or "local", address=address, zoo_remote=zoo_remote, progress=progress
+    )

@@ -21,5 +21,7 @@ def export_cmd(
 
     ds = resolve_dataset(dataset)
     files = export_dataset(ds, to, out, force=force)
-    typer.echo(f"exported {len(ds)} utterances of {ds.id} as {to}: "
-               f"{', '.join(f.name for f in files)} in {out}")
+    typer.echo(
+        f"exported {len(ds)} utterances of {ds.id} as {to}: "
+        f"{', '.join(f.name for f in files)} in {out}"
+    )

@@ -9,8 +9,11 @@ import typer
 
 from asrbench.importers.common import write_dataset
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Import test sets (recipes) and datasets in other toolkits' formats.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Import test sets (recipes) and datasets in other toolkits' formats.",
+)
 
 IdOpt = typer.Option(..., "--id", help="dataset ID (also the default folder datasets/ID)")
 OutOpt = typer.Option(None, "--out", help="output folder (default datasets/ID)")
@@ -18,10 +21,14 @@ RateOpt = typer.Option(16000, "--rate", help="sample rate of the converted audio
 LangOpt = typer.Option("en", "--language")
 LicOpt = typer.Option("unknown", "--licence", help="licence of the source data")
 ForceOpt = typer.Option(False, "--force", help="replace an existing output folder")
-FreeOpt = typer.Option(False, "--reference-free",
-                       help="the data has no transcripts: declare the dataset reference-free")
-RootOpt = typer.Option(None, "--audio-root",
-                       help="folder the audio must lie in (default: the manifest's folder)")
+FreeOpt = typer.Option(
+    False,
+    "--reference-free",
+    help="the data has no transcripts: declare the dataset reference-free",
+)
+RootOpt = typer.Option(
+    None, "--audio-root", help="folder the audio must lie in (default: the manifest's folder)"
+)
 
 
 def _out(out: Path | None, dataset_id: str) -> Path:
@@ -44,96 +51,214 @@ def _report(path: Path) -> None:
     typer.echo(f"imported {len(ds)} utterances ({ds.total_duration / 3600:.2f} h) into {path}")
 
 
-def _run(items, out: Path | None, dataset_id: str, rate: int, language: str,  # noqa: ANN001
-         licence: str, source: str, force: bool, reference_free: bool = False) -> None:
-    path = write_dataset(_out(out, dataset_id), items, dataset_id=dataset_id, rate=rate,
-                         language=language, licence=licence, source=source, force=force,
-                         reference_free=reference_free)
+def _run(
+    items,
+    out: Path | None,
+    dataset_id: str,
+    rate: int,
+    language: str,
+    licence: str,
+    source: str,
+    force: bool,
+    reference_free: bool = False,
+) -> None:
+    path = write_dataset(
+        _out(out, dataset_id),
+        items,
+        dataset_id=dataset_id,
+        rate=rate,
+        language=language,
+        licence=licence,
+        source=source,
+        force=force,
+        reference_free=reference_free,
+    )
     _report(path)
 
 
 @app.command()
-def kaldi(data_dir: Path, dataset_id: str = IdOpt, out: Path = OutOpt, rate: int = RateOpt,
-          language: str = LangOpt, licence: str = LicOpt, force: bool = ForceOpt,
-          reference_free: bool = FreeOpt,
-          allow_pipes: bool = typer.Option(False, "--allow-pipes",
-                                           help="run piped wav.scp commands (no shell)"),
-          path_base: Path = typer.Option(None, "--path-base",
-                                         help="folder relative wav.scp paths start from")) -> None:
+def kaldi(
+    data_dir: Path,
+    dataset_id: str = IdOpt,
+    out: Path = OutOpt,
+    rate: int = RateOpt,
+    language: str = LangOpt,
+    licence: str = LicOpt,
+    force: bool = ForceOpt,
+    reference_free: bool = FreeOpt,
+    allow_pipes: bool = typer.Option(
+        False, "--allow-pipes", help="run piped wav.scp commands (no shell)"
+    ),
+    path_base: Path = typer.Option(
+        None, "--path-base", help="folder relative wav.scp paths start from"
+    ),
+) -> None:
     """A Kaldi data dir (wav.scp, text, utt2spk, spk2gender, segments)."""
     from asrbench.importers.kaldi import import_kaldi
 
-    _run(import_kaldi(data_dir, allow_pipes, path_base), out, dataset_id, rate, language,
-         licence, f"Kaldi data dir {data_dir.name}", force, reference_free)
+    _run(
+        import_kaldi(data_dir, allow_pipes, path_base),
+        out,
+        dataset_id,
+        rate,
+        language,
+        licence,
+        f"Kaldi data dir {data_dir.name}",
+        force,
+        reference_free,
+    )
 
 
 @app.command()
-def nemo(manifest: Path, dataset_id: str = IdOpt, out: Path = OutOpt, rate: int = RateOpt,
-         language: str = LangOpt, licence: str = LicOpt, force: bool = ForceOpt,
-         reference_free: bool = FreeOpt, audio_root: Path = RootOpt) -> None:
+def nemo(
+    manifest: Path,
+    dataset_id: str = IdOpt,
+    out: Path = OutOpt,
+    rate: int = RateOpt,
+    language: str = LangOpt,
+    licence: str = LicOpt,
+    force: bool = ForceOpt,
+    reference_free: bool = FreeOpt,
+    audio_root: Path = RootOpt,
+) -> None:
     """A NeMo JSONL manifest (audio_filepath, text, duration, offset)."""
     from asrbench.importers.nemo import import_nemo
 
-    _run(import_nemo(manifest, audio_root), out, dataset_id, rate, language, licence,
-         f"NeMo manifest {manifest.name}", force, reference_free)
+    _run(
+        import_nemo(manifest, audio_root),
+        out,
+        dataset_id,
+        rate,
+        language,
+        licence,
+        f"NeMo manifest {manifest.name}",
+        force,
+        reference_free,
+    )
 
 
 @app.command()
-def folder(audio_dir: Path, table: Path, dataset_id: str = IdOpt, out: Path = OutOpt,
-           rate: int = RateOpt, language: str = LangOpt, licence: str = LicOpt,
-           force: bool = ForceOpt) -> None:
+def folder(
+    audio_dir: Path,
+    table: Path,
+    dataset_id: str = IdOpt,
+    out: Path = OutOpt,
+    rate: int = RateOpt,
+    language: str = LangOpt,
+    licence: str = LicOpt,
+    force: bool = ForceOpt,
+) -> None:
     """A folder of audio plus a transcript table (TSV, or CSV by extension)."""
     from asrbench.importers.folder import import_folder
 
-    _run(import_folder(audio_dir, table), out, dataset_id, rate, language, licence,
-         f"folder {audio_dir.name} with {table.name}", force)
+    _run(
+        import_folder(audio_dir, table),
+        out,
+        dataset_id,
+        rate,
+        language,
+        licence,
+        f"folder {audio_dir.name} with {table.name}",
+        force,
+    )
 
 
 @app.command()
-def manifest(path: Path, dataset_id: str = IdOpt, out: Path = OutOpt, rate: int = RateOpt,
-             language: str = LangOpt, licence: str = LicOpt, force: bool = ForceOpt,
-             reference_free: bool = FreeOpt, audio_root: Path = RootOpt,
-             mapping: list[str] = typer.Option([], "--map", help="FIELD=COLUMN (audio, text, "
-                                               "id, speaker, gender, accent, language, start, "
-                                               "end, duration); repeat")) -> None:
+def manifest(
+    path: Path,
+    dataset_id: str = IdOpt,
+    out: Path = OutOpt,
+    rate: int = RateOpt,
+    language: str = LangOpt,
+    licence: str = LicOpt,
+    force: bool = ForceOpt,
+    reference_free: bool = FreeOpt,
+    audio_root: Path = RootOpt,
+    mapping: list[str] = typer.Option(
+        [],
+        "--map",
+        help="FIELD=COLUMN (audio, text, "
+        "id, speaker, gender, accent, language, start, "
+        "end, duration); repeat",
+    ),
+) -> None:
     """A CSV, TSV or JSON Lines manifest with a column mapping."""
     from asrbench.importers.manifest import import_manifest, parse_mapping
 
-    _run(import_manifest(path, parse_mapping(mapping), audio_root, reference_free), out,
-         dataset_id, rate, language, licence, f"manifest {path.name}", force, reference_free)
+    _run(
+        import_manifest(path, parse_mapping(mapping), audio_root, reference_free),
+        out,
+        dataset_id,
+        rate,
+        language,
+        licence,
+        f"manifest {path.name}",
+        force,
+        reference_free,
+    )
 
 
 @app.command()
-def hf(path: Path, dataset_id: str = IdOpt, out: Path = OutOpt, rate: int = RateOpt,
-       language: str = LangOpt, licence: str = LicOpt, force: bool = ForceOpt,
-       reference_free: bool = FreeOpt,
-       split: str = typer.Option(None, "--split", help="one split (default: all of them)"),
-       audio_column: str = typer.Option("audio", "--audio-column"),
-       text_column: str = typer.Option(None, "--text-column"),
-       id_column: str = typer.Option(None, "--id-column")) -> None:
+def hf(
+    path: Path,
+    dataset_id: str = IdOpt,
+    out: Path = OutOpt,
+    rate: int = RateOpt,
+    language: str = LangOpt,
+    licence: str = LicOpt,
+    force: bool = ForceOpt,
+    reference_free: bool = FreeOpt,
+    split: str = typer.Option(None, "--split", help="one split (default: all of them)"),
+    audio_column: str = typer.Option("audio", "--audio-column"),
+    text_column: str = typer.Option(None, "--text-column"),
+    id_column: str = typer.Option(None, "--id-column"),
+) -> None:
     """A Hugging Face dataset saved on disk (save_to_disk folder or parquet files)."""
     from asrbench.importers.hf import import_hf
 
-    _run(import_hf(path, split, audio_column, text_column, id_column, reference_free), out,
-         dataset_id, rate, language, licence, f"Hugging Face dataset {path.name}", force,
-         reference_free)
+    _run(
+        import_hf(path, split, audio_column, text_column, id_column, reference_free),
+        out,
+        dataset_id,
+        rate,
+        language,
+        licence,
+        f"Hugging Face dataset {path.name}",
+        force,
+        reference_free,
+    )
 
 
 @app.command()
-def lhotse(dataset_id: str = IdOpt, out: Path = OutOpt, rate: int = RateOpt,
-           language: str = LangOpt, licence: str = LicOpt, force: bool = ForceOpt,
-           audio_root: Path = RootOpt,
-           recordings: Path = typer.Option(None, "--recordings"),
-           supervisions: Path = typer.Option(None, "--supervisions"),
-           cuts: Path = typer.Option(None, "--cuts")) -> None:
+def lhotse(
+    dataset_id: str = IdOpt,
+    out: Path = OutOpt,
+    rate: int = RateOpt,
+    language: str = LangOpt,
+    licence: str = LicOpt,
+    force: bool = ForceOpt,
+    audio_root: Path = RootOpt,
+    recordings: Path = typer.Option(None, "--recordings"),
+    supervisions: Path = typer.Option(None, "--supervisions"),
+    cuts: Path = typer.Option(None, "--cuts"),
+) -> None:
     """lhotse manifests: --recordings + --supervisions, or --cuts. No text at all: the dataset
     is declared reference-free."""
     from asrbench.importers.lhotse_io import all_text_missing, import_lhotse
 
     free = all_text_missing(supervisions, cuts)
     name = (cuts or supervisions or recordings or Path("?")).name
-    _run(import_lhotse(recordings, supervisions, cuts, audio_root), out, dataset_id, rate,
-         language, licence, f"lhotse manifests {name}", force, free)
+    _run(
+        import_lhotse(recordings, supervisions, cuts, audio_root),
+        out,
+        dataset_id,
+        rate,
+        language,
+        licence,
+        f"lhotse manifests {name}",
+        force,
+        free,
+    )
 
 
 def _recipe_command(name: str) -> None:
@@ -143,24 +268,41 @@ def _recipe_command(name: str) -> None:
     default_lang = recipe.languages[0]
 
     def command(
-        dataset_id: str = typer.Option(None, "--id", help=f"dataset ID (default {name}, with "
-                                       "the language for multilingual sets)"),
-        source: str = typer.Option(None, "--from", help="a mirror (URL or folder with the "
-                                   "official paths), the archive, or an extracted copy"),
+        dataset_id: str = typer.Option(
+            None,
+            "--id",
+            help=f"dataset ID (default {name}, with the language for multilingual sets)",
+        ),
+        source: str = typer.Option(
+            None,
+            "--from",
+            help="a mirror (URL or folder with the "
+            "official paths), the archive, or an extracted copy",
+        ),
         language: str = typer.Option(default_lang, "--language"),
         split: str = typer.Option(recipe.splits[0], "--split"),
-        checksum: list[str] = typer.Option([], "--checksum", help="ARCHIVE=sha256:HEX for a "
-                                           "re-packed mirror; repeat"),
-        out: Path = OutOpt, rate: int = RateOpt, force: bool = ForceOpt,
+        checksum: list[str] = typer.Option(
+            [], "--checksum", help="ARCHIVE=sha256:HEX for a re-packed mirror; repeat"
+        ),
+        out: Path = OutOpt,
+        rate: int = RateOpt,
+        force: bool = ForceOpt,
     ) -> None:
         from asrbench.importers.recipes import Options, run_recipe
 
         did = dataset_id or (f"{name}-{language}" if recipe.multilingual else name)
         if split != recipe.splits[0] and not dataset_id:
             did = f"{did}-{split}"
-        path = run_recipe(recipe, _out(out, did), dataset_id=did, source=source,
-                          options=Options(language=language, split=split), checksums=checksum,
-                          rate=rate, force=force)
+        path = run_recipe(
+            recipe,
+            _out(out, did),
+            dataset_id=did,
+            source=source,
+            options=Options(language=language, split=split),
+            checksums=checksum,
+            rate=rate,
+            force=force,
+        )
         _report(path)
 
     extra = f" Needs --from: {recipe.needs_from}." if recipe.needs_from else ""

@@ -30,8 +30,9 @@ def show_leaderboard(results: Path | None, out: Path | None) -> None:
 @app.command()
 def leaderboard_cmd(
     results: Path = ResultsOpt,
-    out: Path = typer.Option(None, "--out", help="where to write leaderboard.* (default: "
-                             "the results root)"),
+    out: Path = typer.Option(
+        None, "--out", help="where to write leaderboard.* (default: the results root)"
+    ),
 ) -> None:
     """Print and write the TER matrix with per-dataset ranks from stored results."""
     show_leaderboard(results, out)

@@ -19,9 +19,11 @@ def models(
     as_json: bool = JsonOpt,
     root: Path = typer.Option(None, "--root", help="folder of model folders (default models/)"),
     results: Path = typer.Option(
-        None, "--results",
+        None,
+        "--results",
         help="results root written by ops/benchmark: show measured WER, mTER, RTF, latency "
-             "and image size per model instead of the cards"),
+        "and image size per model instead of the cards",
+    ),
     dataset: str = typer.Option("mini_en", "-d", "--dataset", help="dataset for --results"),
 ) -> None:
     """List every model card; with --results, one measured row per model on a dataset."""
@@ -36,9 +38,11 @@ def models(
 
         rows = model_rows(found, results, dataset)
         if not rows:
-            typer.echo(f"error: no results for dataset {dataset!r} under {results}; run "
-                       f"`ops/benchmark -m MODEL -d {dataset} --results {results}` first",
-                       err=True)
+            typer.echo(
+                f"error: no results for dataset {dataset!r} under {results}; run "
+                f"`ops/benchmark -m MODEL -d {dataset} --results {results}` first",
+                err=True,
+            )
             raise typer.Exit(EXIT_FAILED)
         if as_json:
             typer.echo(json.dumps(rows, indent=2))

@@ -10,13 +10,14 @@ import typer
 
 from asrbench.errors import InputError
 
-ModelsOpt = typer.Option(None, "-m", "--model",
-                         help="model ID, folder or ID@VERSION (repeatable)")
-DatasetsOpt = typer.Option(None, "-d", "--dataset",
-                           help="dataset ID, folder or ID@VERSION (repeatable)")
+ModelsOpt = typer.Option(None, "-m", "--model", help="model ID, folder or ID@VERSION (repeatable)")
+DatasetsOpt = typer.Option(
+    None, "-d", "--dataset", help="dataset ID, folder or ID@VERSION (repeatable)"
+)
 RunnerOpt = typer.Option(None, "--runner", help="docker, local or auto (default auto)")
-ResultsOpt = typer.Option(None, "--results",
-                          help="results root (default ./results or $ASRBENCH_RESULTS)")
+ResultsOpt = typer.Option(
+    None, "--results", help="results root (default ./results or $ASRBENCH_RESULTS)"
+)
 JobsOpt = typer.Option(None, "-j", "--jobs", help="parallel containers/processes")
 SeedOpt = typer.Option(None, "--seed", help="seed (default 0)")
 JsonOpt = typer.Option(False, "--json", help="print machine-readable JSON")

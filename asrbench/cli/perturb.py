@@ -1,7 +1,7 @@
 """`asrbench perturb` (ops/perturb): a derived, perturbed dataset with provenance.
 
-    ops/perturb -d mini_en -p gaussian_noise:3 [--seed 0] [--out DIR] [-j 2] [--quality]
-    ops/perturb --list
+ops/perturb -d mini_en -p gaussian_noise:3 [--seed 0] [--out DIR] [-j 2] [--quality]
+ops/perturb --list
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def list_perturbations() -> None:
         if p.severities:
             sev = "  severities " + "; ".join(
                 f"{k}: " + ",".join(f"{a}={b}" for a, b in v.items())
-                for k, v in p.severities.items())
+                for k, v in p.severities.items()
+            )
         typer.echo(f"{name:15s} [{p.family}] {p.description}\n    params {params}{sev}")
     typer.echo("grids: " + ", ".join(GRIDS) + ", aurora (every test set x noise x SNR)")
 
@@ -36,8 +37,9 @@ def perturb(
     dataset: str = typer.Option(None, "-d", "--dataset", help="dataset ID, folder or ID@VERSION"),
     spec: str = typer.Option(None, "-p", "--spec", help="e.g. gaussian_noise:3+gsm"),
     seed: int = typer.Option(0, "--seed", help="same dataset+spec+seed gives the same bytes"),
-    out: Path = typer.Option(None, "--out",
-                             help="default .cache/perturb/datasets/<parent>__<spec>__s<seed>"),
+    out: Path = typer.Option(
+        None, "--out", help="default .cache/perturb/datasets/<parent>__<spec>__s<seed>"
+    ),
     jobs: int = typer.Option(1, "-j", "--jobs", help="worker processes"),
     quality: bool = typer.Option(False, "--quality", help="also PESQ/STOI/DNSMOS vs the parent"),
     utts: str = typer.Option(None, "--utts", help="only these utterance IDs (comma-separated)"),
@@ -52,14 +54,18 @@ def perturb(
     from asrbench.fsio import atomic_write_json
     from asrbench.perturb.derive import derive_dataset
 
-    r = derive_dataset(dataset, spec, seed=seed, out=out, jobs=jobs,
-                       utt_ids=utts.split(",") if utts else None)
-    typer.echo(f"{r.path}: {r.n_utts} utterances ({r.cached} from cache), spec {r.spec}, "
-               f"seed {r.seed}")
+    r = derive_dataset(
+        dataset, spec, seed=seed, out=out, jobs=jobs, utt_ids=utts.split(",") if utts else None
+    )
+    typer.echo(
+        f"{r.path}: {r.n_utts} utterances ({r.cached} from cache), spec {r.spec}, seed {r.seed}"
+    )
     if quality:
         from asrbench.perturb.quality import dataset_quality
 
         q = dataset_quality(r.parent, r.path)
         atomic_write_json(r.path / "quality.json", q)
-        typer.echo("mean quality: " + ", ".join(
-            f"{k}={v:.3f}" for k, v in q["mean"].items() if v is not None))
+        typer.echo(
+            "mean quality: "
+            + ", ".join(f"{k}={v:.3f}" for k, v in q["mean"].items() if v is not None)
+        )

@@ -24,7 +24,8 @@ def push(
         False, "--with-image", help="also push the model image (docker save)"
     ),
     image: str = typer.Option(
-        None, "--image",
+        None,
+        "--image",
         help="image reference (default: the model's content-addressed image, built if missing)",
     ),
     remote: str = RemoteOpt,
@@ -32,8 +33,11 @@ def push(
     as_json: bool = JsonOpt,
     quiet: bool = QuietOpt,
     verify_remote: bool = typer.Option(
-        False, "--verify", help="re-hash objects the remote already holds (reads them back) "
-        "and re-upload any that are corrupt; objects a pull found corrupt are always re-hashed"),
+        False,
+        "--verify",
+        help="re-hash objects the remote already holds (reads them back) "
+        "and re-upload any that are corrupt; objects a pull found corrupt are always re-hashed",
+    ),
 ) -> None:
     """Upload missing objects, then publish the version's manifest."""
     kind, entry_id = kind_id(dataset, model)

@@ -14,28 +14,39 @@ app = typer.Typer(add_completion=False, help=__doc__)
 
 @app.command()
 def report(
-    out: Path = typer.Option(Path("report"), "-o", "--out",
-                             help="site folder (replaced whole; an index.html and pages), or with "
-                                  "--single-file a .html file or a folder for index.html"),
+    out: Path = typer.Option(
+        Path("report"),
+        "-o",
+        "--out",
+        help="site folder (replaced whole; an index.html and pages), or with "
+        "--single-file a .html file or a folder for index.html",
+    ),
     results: Path = ResultsOpt,
     dataset: list[str] = DatasetsOpt,
     model: list[str] = ModelsOpt,
-    single_file: bool = typer.Option(False, "--single-file",
-                                     help="one HTML file with every page, script and chart"),
-    audio: str = typer.Option(None, "--audio",
-                              help="copy (default), link (relative to the site), embed "
-                                   "(--single-file default) or none"),
-    audio_max_kb: int = typer.Option(2000, "--audio-max-kb",
-                                     help="re-encode larger audio files (Ogg Opus, 32 kbit/s)"),
+    single_file: bool = typer.Option(
+        False, "--single-file", help="one HTML file with every page, script and chart"
+    ),
+    audio: str = typer.Option(
+        None,
+        "--audio",
+        help="copy (default), link (relative to the site), embed (--single-file default) or none",
+    ),
+    audio_max_kb: int = typer.Option(
+        2000, "--audio-max-kb", help="re-encode larger audio files (Ogg Opus, 32 kbit/s)"
+    ),
     level: float = typer.Option(0.95, "--level", help="confidence level of intervals and tests"),
     reps: int = typer.Option(1000, "--reps", help="paired bootstrap replicates"),
-    no_ablation: bool = typer.Option(False, "--no-ablation",
-                                     help="skip re-scoring for the scorer ablation page"),
+    no_ablation: bool = typer.Option(
+        False, "--no-ablation", help="skip re-scoring for the scorer ablation page"
+    ),
     page_size: int = typer.Option(25, "--page-size", help="utterances per page of a cell page"),
-    jobs: int = typer.Option(2, "-j", "--jobs",
-                             help="processes for the per-dataset statistics and ablation"),
-    strict: bool = typer.Option(False, "--strict",
-                                help="exit 1 when some stored file could not be used"),
+    jobs: int = typer.Option(
+        2, "-j", "--jobs", help="processes for the per-dataset statistics and ablation"
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="exit 1 when some stored file could not be used"
+    ),
     quiet: bool = QuietOpt,
 ) -> None:
     """Build the report site from stored results only (summary.json, run.json, utterances.jsonl,
@@ -44,18 +55,30 @@ def report(
     from asrbench.settings import settings
 
     root = Path(results) if results else settings().results
-    built = build_site(Options(
-        results=root, out=out, models=model or None, datasets=dataset or None,
-        single_file=single_file, audio=audio, audio_max_bytes=1000 * audio_max_kb,
-        level=level, reps=reps, ablation=not no_ablation, page_size=page_size,
-        jobs=max(1, jobs)))
+    built = build_site(
+        Options(
+            results=root,
+            out=out,
+            models=model or None,
+            datasets=dataset or None,
+            single_file=single_file,
+            audio=audio,
+            audio_max_bytes=1000 * audio_max_kb,
+            level=level,
+            reps=reps,
+            ablation=not no_ablation,
+            page_size=page_size,
+            jobs=max(1, jobs),
+        )
+    )
     for p in built.problems:
         typer.echo(f"problem: {p}", err=True)
     for n in built.notes:
         typer.echo(f"note: {n}", err=True)
     if not quiet:
-        listed = (f", {len(built.problems)} problem(s) listed on the front page"
-                  if built.problems else "")
+        listed = (
+            f", {len(built.problems)} problem(s) listed on the front page" if built.problems else ""
+        )
         typer.echo(f"written: {built.out} ({len(built.pages)} page(s){listed})")
     if strict and built.problems:
         raise typer.Exit(EXIT_FAILED)

@@ -22,20 +22,27 @@ app = typer.Typer(add_completion=False, help=__doc__)
 def robustness(
     model: list[str] = ModelsOpt,
     dataset: str = typer.Option("mini_en", "-d", "--dataset"),
-    grid: str = typer.Option("srb-small", "-g", "--grid",
-                             help="srb-small, srb, aequevox, channels, aurora[:SETS], a file "
-                                  "(one spec a line) or 'a:1;b:2'"),
+    grid: str = typer.Option(
+        "srb-small",
+        "-g",
+        "--grid",
+        help="srb-small, srb, aequevox, channels, aurora[:SETS], a file "
+        "(one spec a line) or 'a:1;b:2'",
+    ),
     seed: int = typer.Option(0, "--seed"),
     runner: str = RunnerOpt,
     jobs: int = typer.Option(2, "-j", "--jobs"),
-    normaliser: str = typer.Option("dnsmos_ovrl", "--normaliser",
-                                   help="NWERD difficulty: a quality metric (dnsmos_ovrl, pesq, "
-                                        "stoi), model:ID (base model) or none"),
+    normaliser: str = typer.Option(
+        "dnsmos_ovrl",
+        "--normaliser",
+        help="NWERD difficulty: a quality metric (dnsmos_ovrl, pesq, "
+        "stoi), model:ID (base model) or none",
+    ),
     results: Path = ResultsOpt,
-    out: Path = typer.Option(None, "--out",
-                             help="default <results>/robustness/<dataset>/<grid>"),
-    utts: str = typer.Option(None, "--utts", help="subset: comma-separated IDs, or N for the "
-                                                  "first N utterances"),
+    out: Path = typer.Option(None, "--out", help="default <results>/robustness/<dataset>/<grid>"),
+    utts: str = typer.Option(
+        None, "--utts", help="subset: comma-separated IDs, or N for the first N utterances"
+    ),
     executor: str = ExecutorOpt,
     address: str = AddressOpt,
     zoo_remote: str = ZooRemoteOpt,
@@ -64,8 +71,18 @@ def robustness(
         else:
             subset = utts.split(",")
     with executor_from_flags(executor, address, zoo_remote) as ex:
-        report = run_grid(model, dataset, specs, seed=seed, runner=runner or "auto", jobs=jobs,
-                          normaliser=normaliser, utt_ids=subset, results_root=root, executor=ex)
+        report = run_grid(
+            model,
+            dataset,
+            specs,
+            seed=seed,
+            runner=runner or "auto",
+            jobs=jobs,
+            normaliser=normaliser,
+            utt_ids=subset,
+            results_root=root,
+            executor=ex,
+        )
     atomic_write_json(target / "robustness.json", report)
     atomic_write_text(target / "robustness.md", report["markdown"])
     typer.echo(report["markdown"])

@@ -40,8 +40,9 @@ def _lean_coercion() -> Any:
                 try:
                     return int(value)
                 except (TypeError, ValueError):
-                    raise BadParameter(f"{value!r} is not a valid integer.", ctx=ctx,
-                                       param=param) from None
+                    raise BadParameter(
+                        f"{value!r} is not a valid integer.", ctx=ctx, param=param
+                    ) from None
             if kind is Path:
                 return Path(value)
             if kind is str or kind is bool:
@@ -65,11 +66,16 @@ class _LeanCommand(TyperCommand):
 
     def _lean(self, param: Any) -> Any:
         desc = getattr(param, "type_descriptor", None)
-        if self._plain is not None and desc is not None and \
-                getattr(param, "_runtime_param", 0) is None and not desc.file_annotation and \
-                desc.annotation in (int, str, bool, Path):
-            param._runtime_param = self._plain(parameter_info=desc.parameter_info,
-                                               annotation=desc.annotation)
+        if (
+            self._plain is not None
+            and desc is not None
+            and getattr(param, "_runtime_param", 0) is None
+            and not desc.file_annotation
+            and desc.annotation in (int, str, bool, Path)
+        ):
+            param._runtime_param = self._plain(
+                parameter_info=desc.parameter_info, annotation=desc.annotation
+            )
         return param
 
 
@@ -105,28 +111,49 @@ def score(
     nsw: bool = typer.Option(True, help="NSW step (nemo-text-processing)"),
     dae: bool = typer.Option(True, help="DAE alternatives on the hypothesis"),
     nonspeech: bool = typer.Option(True, help="NONSPEECH step: drop <beep>, [noise], ..."),
-    optional: bool = typer.Option(True, help="sclite's (word): optionally deletable "
-                                             "reference words"),
-    invisible: bool = typer.Option(True, help="INVISIBLE step: drop terminal escapes, control "
-                                              "and invisible format characters (zero-width "
-                                              "space, bidi marks)"),
+    optional: bool = typer.Option(
+        True, help="sclite's (word): optionally deletable reference words"
+    ),
+    invisible: bool = typer.Option(
+        True,
+        help="INVISIBLE step: drop terminal escapes, control "
+        "and invisible format characters (zero-width "
+        "space, bidi marks)",
+    ),
     unicode: bool = typer.Option(True, help="Unicode normalisation step (--unicode-form)"),
-    unicode_form: str = typer.Option("NFC", help="NFC, or NFKC to fold compatibility forms "
-                                                 "(ligatures, full-width, superscripts) too"),
+    unicode_form: str = typer.Option(
+        "NFC",
+        help="NFC, or NFKC to fold compatibility forms (ligatures, full-width, superscripts) too",
+    ),
     alternatives: str = typer.Option(None, help="alternatives file (default: curated list)"),
-    nonspeech_markers: str = typer.Option(None, help="non-speech marker patterns file "
-                                                     "(default: curated list)"),
+    nonspeech_markers: str = typer.Option(
+        None, help="non-speech marker patterns file (default: curated list)"
+    ),
     bootstrap: int = typer.Option(1000, help="bootstrap replicates for confidence intervals"),
-    reports: str = typer.Option("sys,table", "--reports",
-                                help="readable reports besides summary.json and "
-                                     "utterances.jsonl: any of alignment,pra,sys,table, "
-                                     "all, or none"),
+    reports: str = typer.Option(
+        "sys,table",
+        "--reports",
+        help="readable reports besides summary.json and "
+        "utterances.jsonl: any of alignment,pra,sys,table, "
+        "all, or none",
+    ),
     against: Path = typer.Option(None, help="a second hypothesis file: paired bootstrap test"),
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
-    options = {"case": case, "punc": punc, "itj": itj, "ukus": ukus, "nsw": nsw, "dae": dae,
-               "nonspeech": nonspeech, "optional": optional, "invisible": invisible,
-               "unicode": unicode, "unicode_form": unicode_form, "bootstrap": bootstrap}
+    options = {
+        "case": case,
+        "punc": punc,
+        "itj": itj,
+        "ukus": ukus,
+        "nsw": nsw,
+        "dae": dae,
+        "nonspeech": nonspeech,
+        "optional": optional,
+        "invisible": invisible,
+        "unicode": unicode,
+        "unicode_form": unicode_form,
+        "bootstrap": bootstrap,
+    }
     if alternatives is not None:
         options["alternatives"] = alternatives
     if nonspeech_markers is not None:
@@ -143,8 +170,17 @@ def score(
     _exit_now_if_process_entry()
 
 
-def _score(ref: Path, hyp: Path, out: Path, ref_format: str, hyp_format: str, lang: str,
-           options: dict, reports: str, against: Path | None) -> None:
+def _score(
+    ref: Path,
+    hyp: Path,
+    out: Path,
+    ref_format: str,
+    hyp_format: str,
+    lang: str,
+    options: dict,
+    reports: str,
+    against: Path | None,
+) -> None:
     from asrbench.errors import InputError
     from asrbench.identity import digest, file_sha256
     from asrbench.results.reports import (
@@ -161,29 +197,46 @@ def _score(ref: Path, hyp: Path, out: Path, ref_format: str, hyp_format: str, la
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file; give a folder (it is created if missing)")
     if against is not None and options.get("bootstrap") == 0:
-        raise InputError("--against is a paired bootstrap test: give --bootstrap 1 or more "
-                         "(default 1000), not 0")
+        raise InputError(
+            "--against is a paired bootstrap test: give --bootstrap 1 or more (default 1000), not 0"
+        )
     which = parse_reports(reports)
     scorer = get_scorer(lang, options)
     refs = read_transcripts(ref, ref_format)
     if not refs:
         # Nothing to score: a table of zeros would read as a perfect system.
-        raise InputError(f"{ref}: the reference holds no utterance (empty or blank file); "
-                         "give the reference transcripts, one line per utterance")
+        raise InputError(
+            f"{ref}: the reference holds no utterance (empty or blank file); "
+            "give the reference transcripts, one line per utterance"
+        )
     hyps = read_transcripts(hyp, hyp_format)
     result = scorer.score(refs, hyps)
     sid = scorer_identity(scorer, options)
-    sources = {"ref": {"path": str(ref), "sha256": file_sha256(ref)},
-               "hyp": {"path": str(hyp), "sha256": file_sha256(hyp)}}
-    sel = Selection(n_utts=len(refs), n_dataset_utts=len(refs),
-                    ids_sha256=digest("selection", utterances=list(refs)))
+    sources = {
+        "ref": {"path": str(ref), "sha256": file_sha256(ref)},
+        "hyp": {"path": str(hyp), "sha256": file_sha256(hyp)},
+    }
+    sel = Selection(
+        n_utts=len(refs),
+        n_dataset_utts=len(refs),
+        ids_sha256=digest("selection", utterances=list(refs)),
+    )
     summary = Summary(
         producer="score",
-        result_key="sha256:" + digest("result", hyps=sources["hyp"]["sha256"],
-                                      dataset=sources["ref"]["sha256"],
-                                      selection=sel.to_dict(), scorer=sid.to_dict()),
-        metrics=result.metrics, selection=sel, scorer=sid.to_dict(), sources=sources,
-        reports=write_reports(out, result, which))
+        result_key="sha256:"
+        + digest(
+            "result",
+            hyps=sources["hyp"]["sha256"],
+            dataset=sources["ref"]["sha256"],
+            selection=sel.to_dict(),
+            scorer=sid.to_dict(),
+        ),
+        metrics=result.metrics,
+        selection=sel,
+        scorer=sid.to_dict(),
+        sources=sources,
+        reports=write_reports(out, result, which),
+    )
     write_utterances(out / "utterances.jsonl", utterance_lines(result, refs, hyps))
     write_summary(out / "summary.json", summary)
     sys.stdout.write(table_text(result.metrics))

@@ -26,19 +26,28 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="address to bind (loopback default)"),
     port: int = typer.Option(8000, "--port", help="port; 0 picks a free one"),
     api_key_env: str = typer.Option(
-        "", "--api-key-env",
-        help="name of an environment variable holding the key clients must send as Bearer"),
-    timeout: float = typer.Option(600, "--timeout",
-                                  help="seconds a request may take inside the model"),
+        "",
+        "--api-key-env",
+        help="name of an environment variable holding the key clients must send as Bearer",
+    ),
+    timeout: float = typer.Option(
+        600, "--timeout", help="seconds a request may take inside the model"
+    ),
     max_audio_s: float = typer.Option(
-        600, "--max-audio-s", help="longest upload in seconds of audio; longer ones get 413"),
+        600, "--max-audio-s", help="longest upload in seconds of audio; longer ones get 413"
+    ),
     queue: int = typer.Option(
-        4, "--queue", help="requests that may wait while the model transcribes another; "
-                           "more get 503 with Retry-After"),
+        4,
+        "--queue",
+        help="requests that may wait while the model transcribes another; "
+        "more get 503 with Retry-After",
+    ),
     idle_timeout: int = typer.Option(
-        60, "--idle-timeout",
+        60,
+        "--idle-timeout",
         help="seconds a client may send nothing (mid-request or between requests) before "
-             "its connection is closed"),
+        "its connection is closed",
+    ),
 ) -> None:
     if not timeout > 0:
         raise InputError(f"--timeout {timeout}: must be more than 0 seconds")
@@ -61,14 +70,20 @@ def serve(
     previous = signal.signal(signal.SIGTERM, _interrupt)
     server = None
     try:
-        typer.echo(f"serve: preparing {mdl.id} ({run.name} runner): image, then the model, "
-                   "loaded once and kept warm...", err=True)
+        typer.echo(
+            f"serve: preparing {mdl.id} ({run.name} runner): image, then the model, "
+            "loaded once and kept warm...",
+            err=True,
+        )
         service.prepare()
         server = make_server(service, host, port, key)
         # The first stdout line is the base URL, for scripts and tests that start us on port 0.
         print(f"http://{server.host}:{server.port}/v1", flush=True)
-        typer.echo(f"serve: {mdl.id} at http://{server.host}:{server.port}/v1/audio/"
-                   "transcriptions (OpenAI-compatible); Ctrl-C or SIGTERM stops", err=True)
+        typer.echo(
+            f"serve: {mdl.id} at http://{server.host}:{server.port}/v1/audio/"
+            "transcriptions (OpenAI-compatible); Ctrl-C or SIGTERM stops",
+            err=True,
+        )
         server.serve_forever()
     except KeyboardInterrupt:
         print("serve: stopping", file=sys.stderr)

@@ -39,8 +39,12 @@ def list_cmd(remote: str = RemoteOpt, config: Path = ConfigOpt, as_json: bool = 
         out["remotes"][name] = {"url": spec.url, "entries": [r.__dict__ for r in rows]}
     cache = Cache()
     count, size = cache.usage()
-    out["cache"] = {"path": str(cache.root), "objects": count, "bytes": size,
-                    "entries": cache.cached_entries()}
+    out["cache"] = {
+        "path": str(cache.root),
+        "objects": count,
+        "bytes": size,
+        "entries": cache.cached_entries(),
+    }
     if as_json:
         typer.echo(json.dumps(out, sort_keys=True, default=str))
         return
@@ -106,10 +110,15 @@ def verify(
     dataset: str = typer.Option(None, "-d", "--dataset", help="dataset ID"),
     model: str = typer.Option(None, "-m", "--model", help="model ID"),
     version: str = typer.Option(None, "--version", help="version (default: latest)"),
-    repair: bool = typer.Option(False, "--repair", help="re-upload corrupt or missing objects "
-                                "from a good local copy (zoo cache or the entry's folder)"),
-    source: Path = typer.Option(None, "--source", help="folder with good copies (default "
-                                "datasets/ID or models/ID)"),
+    repair: bool = typer.Option(
+        False,
+        "--repair",
+        help="re-upload corrupt or missing objects "
+        "from a good local copy (zoo cache or the entry's folder)",
+    ),
+    source: Path = typer.Option(
+        None, "--source", help="folder with good copies (default datasets/ID or models/ID)"
+    ),
     remote: str = RemoteOpt,
     config: Path = ConfigOpt,
     as_json: bool = JsonOpt,
@@ -120,14 +129,24 @@ def verify(
     from asrbench.zoo.verify import verify as do_verify
 
     kind, entry_id = kind_id(dataset, model)
-    res = do_verify(kind, entry_id, version=version, remote=remote, config=config,
-                    repair=repair, source=source, reporter=Reporter())
+    res = do_verify(
+        kind,
+        entry_id,
+        version=version,
+        remote=remote,
+        config=config,
+        repair=repair,
+        source=source,
+        reporter=Reporter(),
+    )
     if as_json:
         typer.echo(json.dumps(res.as_dict(), sort_keys=True))
     else:
-        typer.echo(f"{kind} {entry_id}@{res.version} on {res.remote}: {res.objects} object(s), "
-                   f"{human(res.bytes_read)} read back in {res.seconds:.1f} s; "
-                   f"{len(res.bad)} bad, {len(res.repaired)} repaired")
+        typer.echo(
+            f"{kind} {entry_id}@{res.version} on {res.remote}: {res.objects} object(s), "
+            f"{human(res.bytes_read)} read back in {res.seconds:.1f} s; "
+            f"{len(res.bad)} bad, {len(res.repaired)} repaired"
+        )
         for b in res.bad:
             typer.echo(f"  bad: {b['path']} ({b['why']})")
         for u in res.unrepaired:

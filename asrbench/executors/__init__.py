@@ -22,13 +22,29 @@ from asrbench.executors.local import LocalExecutor
 
 NAMES = ("local", "ray")
 
-__all__ = ["NAMES", "Executor", "ExecutorError", "LocalExecutor", "Needs", "PreflightError",
-           "ShardJob", "ShardOutcome", "get_executor", "needs_for"]
+__all__ = [
+    "NAMES",
+    "Executor",
+    "ExecutorError",
+    "LocalExecutor",
+    "Needs",
+    "PreflightError",
+    "ShardJob",
+    "ShardOutcome",
+    "get_executor",
+    "needs_for",
+]
 
 
-def get_executor(name: str = "local", *, address: str | None = None,
-                 zoo_remote: str | None = None, zoo_config: Path | None = None,
-                 progress: bool = True, **kwargs: object) -> Executor:
+def get_executor(
+    name: str = "local",
+    *,
+    address: str | None = None,
+    zoo_remote: str | None = None,
+    zoo_config: Path | None = None,
+    progress: bool = True,
+    **kwargs: object,
+) -> Executor:
     """An executor by name; `address`, `zoo_remote` and `zoo_config` apply to `ray` only."""
     if name == "local":
         if address or zoo_remote:
@@ -37,6 +53,11 @@ def get_executor(name: str = "local", *, address: str | None = None,
     if name == "ray":
         from asrbench.executors.ray_executor import RayExecutor
 
-        return RayExecutor(address or "auto", zoo_remote=zoo_remote, zoo_config=zoo_config,
-                           progress=progress, **kwargs)  # type: ignore[arg-type]
+        return RayExecutor(
+            address or "auto",
+            zoo_remote=zoo_remote,
+            zoo_config=zoo_config,
+            progress=progress,
+            **kwargs,
+        )  # type: ignore[arg-type]
     raise PreflightError(f"unknown executor {name!r}; choose one of {', '.join(NAMES)}")

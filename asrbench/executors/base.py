@@ -55,8 +55,13 @@ class ShardOutcome:
         return self.work_dir / "run.log"
 
     def to_dict(self) -> dict:
-        out = {"shard": self.index, "n_utts": self.n_utts, "wall_s": round(self.wall_s, 3),
-               "startup_s": round(self.startup_s, 3), "error": self.error}
+        out = {
+            "shard": self.index,
+            "n_utts": self.n_utts,
+            "wall_s": round(self.wall_s, 3),
+            "startup_s": round(self.startup_s, 3),
+            "error": self.error,
+        }
         if self.node is not None:
             out["node"] = self.node
         return out
@@ -146,9 +151,14 @@ def needs_for(model: Model, runner: str, options: RunOptions | None = None) -> N
         gpus = 1.0
     if opts.gpus and model.card.gpu != "none":
         gpus = 1.0 if opts.gpus == "all" else float(opts.gpus)
-    return Needs(model=model.id, runner=runner, cpus=max(1, cpus), gpus=gpus,
-                 docker=runner == "docker",
-                 memory_bytes=memory_bytes(opts.memory or model.card.memory))
+    return Needs(
+        model=model.id,
+        runner=runner,
+        cpus=max(1, cpus),
+        gpus=gpus,
+        docker=runner == "docker",
+        memory_bytes=memory_bytes(opts.memory or model.card.memory),
+    )
 
 
 class Executor(abc.ABC):
@@ -166,8 +176,13 @@ class Executor(abc.ABC):
         """Check, before any work starts, that every need can be met; raise PreflightError."""
 
     @abc.abstractmethod
-    def run_shards(self, job: ShardJob, shards: Sequence[Sequence[Utterance]], attempt: Path,
-                   progress: Any = None) -> list[ShardOutcome]:
+    def run_shards(
+        self,
+        job: ShardJob,
+        shards: Sequence[Sequence[Utterance]],
+        attempt: Path,
+        progress: Any = None,
+    ) -> list[ShardOutcome]:
         """Run every shard of one attempt; see the module docstring for what must hold after."""
 
     def describe(self) -> dict[str, Any]:

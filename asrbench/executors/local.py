@@ -20,8 +20,13 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def run_shards(self, job: ShardJob, shards: Sequence[Sequence[Utterance]], attempt: Path,
-                   progress: Any = None) -> list[ShardOutcome]:
+    def run_shards(
+        self,
+        job: ShardJob,
+        shards: Sequence[Sequence[Utterance]],
+        attempt: Path,
+        progress: Any = None,
+    ) -> list[ShardOutcome]:
         """A failing shard does not stop the others: their work is kept for the next run.
         Ctrl-C stops every program of this attempt before it propagates."""
         outcomes = [ShardOutcome(k, len(s), attempt / f"shard-{k}") for k, s in enumerate(shards)]
@@ -30,14 +35,17 @@ class LocalExecutor(Executor):
             oc = outcomes[k]
             t0 = time.monotonic()
             try:
-                res = job.runner.run(job.model, job.dataset, oc.work_dir, list(shards[k]),
-                                     job.options)
+                res = job.runner.run(
+                    job.model, job.dataset, oc.work_dir, list(shards[k]), job.options
+                )
                 oc.startup_s = res.startup_s
             except RunnerError as exc:
                 oc.error = str(exc)
             except Exception as exc:  # docker API hiccups etc.: reported per shard, with the log
-                oc.error = (f"model {job.model.id}, shard {k}: {type(exc).__name__}: {exc}; "
-                            f"log tail:\n{log_tail(oc.log_path)}")
+                oc.error = (
+                    f"model {job.model.id}, shard {k}: {type(exc).__name__}: {exc}; "
+                    f"log tail:\n{log_tail(oc.log_path)}"
+                )
             oc.wall_s = time.monotonic() - t0
             return oc
 

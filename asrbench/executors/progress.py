@@ -30,8 +30,13 @@ class ClusterProgress(Ticker):
     """Counts shards submitted and finished, overall and per node; thread-safe. The line
     starts with the first submission and ends with `close()`."""
 
-    def __init__(self, label: str = "ray", stream: TextIO | None = None, every_s: float = 10.0,
-                 enabled: bool = True):
+    def __init__(
+        self,
+        label: str = "ray",
+        stream: TextIO | None = None,
+        every_s: float = 10.0,
+        enabled: bool = True,
+    ):
         super().__init__(stream, every_s, enabled)
         self.label = label
         self.total = self.done = self.total_utts = self.utts = self.retried = 0
@@ -47,8 +52,7 @@ class ClusterProgress(Ticker):
             self.total_utts += n_utts
         self._start()
 
-    def finished(self, node: str, n_utts: int, audio_s: float, busy_s: float,
-                 failed: bool) -> None:
+    def finished(self, node: str, n_utts: int, audio_s: float, busy_s: float, failed: bool) -> None:
         with self._lock:
             self.done += 1
             self.utts += n_utts
@@ -66,16 +70,20 @@ class ClusterProgress(Ticker):
             left = self.total_utts - self.utts
             eta = left / rate if rate > 0 else float("inf")
             pct = 100.0 * self.utts / self.total_utts if self.total_utts else 100.0
-            return (f"{self.label}: {self.done}/{self.total} shards, {self.utts}/"
-                    f"{self.total_utts} utts ({pct:.0f}%), {rate:.2f} utt/s, ETA {fmt_eta(eta)}, "
-                    f"{len(self.nodes)} node(s)")
+            return (
+                f"{self.label}: {self.done}/{self.total} shards, {self.utts}/"
+                f"{self.total_utts} utts ({pct:.0f}%), {rate:.2f} utt/s, ETA {fmt_eta(eta)}, "
+                f"{len(self.nodes)} node(s)"
+            )
 
     def node_lines(self) -> list[str]:
         with self._lock:
-            return [f"{self.label}:   {name}: {n.shards} shard(s), {n.utts} utts"
-                    + (f", {n.audio_s / n.busy_s:.2f} audio-s per busy s" if n.busy_s else "")
-                    + (f", {n.errors} shard error(s)" if n.errors else "")
-                    for name, n in sorted(self.nodes.items())]
+            return [
+                f"{self.label}:   {name}: {n.shards} shard(s), {n.utts} utts"
+                + (f", {n.audio_s / n.busy_s:.2f} audio-s per busy s" if n.busy_s else "")
+                + (f", {n.errors} shard error(s)" if n.errors else "")
+                for name, n in sorted(self.nodes.items())
+            ]
 
     def extra_lines(self) -> list[str]:
         return self.node_lines()

@@ -60,8 +60,10 @@ class Publisher:
             finally:
                 rem.close()
         except ZooError as exc:
-            raise PreflightError(f"the driver cannot read zoo remote {self.spec.name!r}, which "
-                                 f"the nodes fetch from: {exc}") from None
+            raise PreflightError(
+                f"the driver cannot read zoo remote {self.spec.name!r}, which "
+                f"the nodes fetch from: {exc}"
+            ) from None
 
     # -- publishing -----------------------------------------------------------------------
 
@@ -72,8 +74,9 @@ class Publisher:
         tag = {"hash": ds_hash, "card": file_sha256(card) if card.is_file() else None}
         return self._publish("dataset", ds.id, ds.root, ds_hash, tag)[0]
 
-    def model(self, mdl: Model, runner: str, identity: str,
-              image_tag: str | None) -> tuple[EntryRef, tuple[str, str] | None]:
+    def model(
+        self, mdl: Model, runner: str, identity: str, image_tag: str | None
+    ) -> tuple[EntryRef, tuple[str, str] | None]:
         """The model's zoo version, and (tag, image ID) when its shards run in Docker."""
         image = (image_tag, identity) if runner == "docker" and image_tag else None
         tag = {"identity": identity, "source": mdl.source_hash(), "image": list(image or [])}
@@ -82,11 +85,23 @@ class Publisher:
 
     def _record(self, kind: str, entry_id: str, identity: str) -> Path:
         name = identity.rsplit(":", 1)[-1][:24]
-        return (settings().cache / "executor" / "published" / self.spec.name /
-                f"{kind}-{entry_id}-{name}.json")
+        return (
+            settings().cache
+            / "executor"
+            / "published"
+            / self.spec.name
+            / f"{kind}-{entry_id}-{name}.json"
+        )
 
-    def _publish(self, kind: str, entry_id: str, root: Path, identity: str, tag: dict,
-                 image: tuple[str, str] | None = None) -> tuple[EntryRef, bool]:
+    def _publish(
+        self,
+        kind: str,
+        entry_id: str,
+        root: Path,
+        identity: str,
+        tag: dict,
+        image: tuple[str, str] | None = None,
+    ) -> tuple[EntryRef, bool]:
         import time
 
         from asrbench.zoo import push
@@ -102,12 +117,20 @@ class Publisher:
             if version is None:
                 t0 = time.monotonic()
                 try:
-                    res = push(kind, entry_id, source=root, remote=self.spec.name,
-                               config=self.cfg, with_image=image is not None,
-                               image_ref=image[0] if image else None)
+                    res = push(
+                        kind,
+                        entry_id,
+                        source=root,
+                        remote=self.spec.name,
+                        config=self.cfg,
+                        with_image=image is not None,
+                        image_ref=image[0] if image else None,
+                    )
                 except ZooError as exc:
-                    raise ZooError(f"publishing {kind} {entry_id} from {root} to zoo remote "
-                                   f"{self.spec.name!r} for the cluster failed: {exc}") from None
+                    raise ZooError(
+                        f"publishing {kind} {entry_id} from {root} to zoo remote "
+                        f"{self.spec.name!r} for the cluster failed: {exc}"
+                    ) from None
                 version = res.version
                 self.stats["pushed"] += 1
                 self.stats["bytes_uploaded"] += res.bytes_uploaded
@@ -119,8 +142,9 @@ class Publisher:
             self._memo[key] = ref
             return ref, True
 
-    def _recorded(self, record: Path, kind: str, entry_id: str, where: dict,
-                  tag: dict) -> str | None:
+    def _recorded(
+        self, record: Path, kind: str, entry_id: str, where: dict, tag: dict
+    ) -> str | None:
         """A version this content was published as before, if the remote still holds it."""
         from asrbench.zoo.manifest import manifest_key
         from asrbench.zoo.remote import open_remote

@@ -57,13 +57,14 @@ def ray_available() -> bool:
     return importlib.util.find_spec("ray") is not None
 
 
-def _import_ray():  # noqa: ANN202 - the ray module
+def _import_ray():
     try:
         import ray
     except ImportError:
-        raise PreflightError("--executor ray needs the `ray` package: pip install "
-                             "'asrbench[ray]' (or `make setup`, which installs every extra)"
-                             ) from None
+        raise PreflightError(
+            "--executor ray needs the `ray` package: pip install "
+            "'asrbench[ray]' (or `make setup`, which installs every extra)"
+        ) from None
     return ray
 
 
@@ -76,8 +77,10 @@ def parse_address(address: str) -> tuple[str, str | None, int | None]:
     hostport = text.removeprefix("ray://")
     host, sep, port = hostport.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise PreflightError(f"--address {address!r}: give auto, HOST:PORT (the head node's GCS "
-                             "port, 6379 by default) or ray://HOST:PORT (Ray Client, 10001)")
+        raise PreflightError(
+            f"--address {address!r}: give auto, HOST:PORT (the head node's GCS "
+            "port, 6379 by default) or ray://HOST:PORT (Ray Client, 10001)"
+        )
     return kind, host.strip("[]"), int(port)
 
 
@@ -87,9 +90,11 @@ def _tcp_check(address: str, host: str, port: int) -> None:
             pass
     except OSError as exc:
         why = exc.strerror or type(exc).__name__
-        raise PreflightError(f"cannot reach the Ray cluster at {address}: {why} (after "
-                             f"{CONNECT_TIMEOUT_S:.0f} s); start its head with `ray start --head "
-                             "--port PORT` or fix --address") from None
+        raise PreflightError(
+            f"cannot reach the Ray cluster at {address}: {why} (after "
+            f"{CONNECT_TIMEOUT_S:.0f} s); start its head with `ray start --head "
+            "--port PORT` or fix --address"
+        ) from None
 
 
 class RayExecutor(Executor):
@@ -98,10 +103,18 @@ class RayExecutor(Executor):
     name = "ray"
     runs_here = False
 
-    def __init__(self, address: str = "auto", *, zoo_remote: str | None = None,
-                 zoo_config: Path | None = None, max_retries: int = 3,
-                 cells_in_flight: int = 128, progress: bool = True,
-                 progress_every_s: float = 10.0, probe_timeout_s: float = PROBE_TIMEOUT_S):
+    def __init__(
+        self,
+        address: str = "auto",
+        *,
+        zoo_remote: str | None = None,
+        zoo_config: Path | None = None,
+        max_retries: int = 3,
+        cells_in_flight: int = 128,
+        progress: bool = True,
+        progress_every_s: float = 10.0,
+        probe_timeout_s: float = PROBE_TIMEOUT_S,
+    ):
         self.address = address or "auto"
         self.kind, self.host, self.port = parse_address(self.address)
         self.zoo_remote, self.zoo_config = zoo_remote, zoo_config
@@ -141,17 +154,20 @@ class RayExecutor(Executor):
             try:
                 self._init(ray, target)
             except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
-                hint = ("no running cluster was found from this machine (auto reads RAY_ADDRESS "
-                        "and the address file of a `ray start --head` run here); pass "
-                        "--address HOST:PORT" if self.kind == "auto" else
-                        "is it a Ray head (GCS port, or the Ray Client port for ray://)?")
-                raise PreflightError(f"cannot connect to the Ray cluster at {self.address}: "
-                                     f"{_gist(exc)}; {hint}") from None
+                hint = (
+                    "no running cluster was found from this machine (auto reads RAY_ADDRESS "
+                    "and the address file of a `ray start --head` run here); pass "
+                    "--address HOST:PORT"
+                    if self.kind == "auto"
+                    else "is it a Ray head (GCS port, or the Ray Client port for ray://)?"
+                )
+                raise PreflightError(
+                    f"cannot connect to the Ray cluster at {self.address}: {_gist(exc)}; {hint}"
+                ) from None
             self._connected = self._owns_connection = True
 
-    def _init(self, ray, target: str) -> None:  # noqa: ANN001
-        kwargs = {"namespace": "asrbench", "logging_level": logging.WARNING,
-                  "log_to_driver": False}
+    def _init(self, ray, target: str) -> None:
+        kwargs = {"namespace": "asrbench", "logging_level": logging.WARNING, "log_to_driver": False}
         try:
             ray.init(address=target, **kwargs)
         except (ConnectionError, RuntimeError) as exc:
@@ -178,15 +194,19 @@ class RayExecutor(Executor):
         problems = []
         for need in needs:
             if not any(_offers(n, need) for n in nodes):
-                problems.append(f"model {need.model} needs a node offering {need.describe()}"
-                                f"{_why(need)}, and none does")
+                problems.append(
+                    f"model {need.model} needs a node offering {need.describe()}"
+                    f"{_why(need)}, and none does"
+                )
         if problems:
             listing = "\n".join(f"  {_name(n)}: {_resources(n)}" for n in nodes) or "  (none)"
             raise PreflightError(
-                f"the Ray cluster at {self.address} cannot run this: " + "; ".join(problems) +
-                f".\nIts nodes:\n{listing}\nStart nodes with what is missing (`ray start "
+                f"the Ray cluster at {self.address} cannot run this: "
+                + "; ".join(problems)
+                + f".\nIts nodes:\n{listing}\nStart nodes with what is missing (`ray start "
                 "--address HEAD:PORT --num-cpus N --num-gpus G --resources '{\"docker\": 1}'` on "
-                "a machine with a Docker Engine) or change the request.")
+                "a machine with a Docker Engine) or change the request."
+            )
         self._probe(nodes, needs)
         self._checked.update(needs)
 
@@ -206,32 +226,39 @@ class RayExecutor(Executor):
                 continue  # takes no shard of this run (e.g. a head started with 0 CPUs)
             docker = any(nd.docker for nd in usable)
             strategy = NodeAffinitySchedulingStrategy(node["NodeID"], soft=False)
-            ref = probe.options(num_cpus=0, max_retries=0, scheduling_strategy=strategy,
-                                name="asrbench-probe").remote(self.publisher.zoo, docker, code,
-                                                              python)
+            ref = probe.options(
+                num_cpus=0, max_retries=0, scheduling_strategy=strategy, name="asrbench-probe"
+            ).remote(self.publisher.zoo, docker, code, python)
             refs[ref] = node
         ready, late = ray.wait(list(refs), num_returns=len(refs), timeout=self.probe_timeout_s)
-        problems = [f"{_name(refs[r])} did not answer the probe within "
-                    f"{self.probe_timeout_s:.0f} s (overloaded, or its worker ports blocked?)"
-                    for r in late]
+        problems = [
+            f"{_name(refs[r])} did not answer the probe within "
+            f"{self.probe_timeout_s:.0f} s (overloaded, or its worker ports blocked?)"
+            for r in late
+        ]
         for r in late:
             ray.cancel(r, force=True)
         for r in ready:
             try:
                 answer = ray.get(r)
             except Exception as exc:  # the probe itself crashed: asrbench missing there?
-                problems.append(f"{_name(refs[r])}: the probe failed: {_gist(exc)} (is "
-                                "asrbench installed on that node?)")
+                problems.append(
+                    f"{_name(refs[r])}: the probe failed: {_gist(exc)} (is "
+                    "asrbench installed on that node?)"
+                )
                 continue
             problems += [f"{_name(refs[r])} {p}" for p in answer["problems"]]
         if problems:
-            raise PreflightError("a node of the Ray cluster at " + self.address +
-                                 " cannot take shards, nothing was started:\n  " +
-                                 "\n  ".join(problems))
+            raise PreflightError(
+                "a node of the Ray cluster at "
+                + self.address
+                + " cannot take shards, nothing was started:\n  "
+                + "\n  ".join(problems)
+            )
 
     # -- running shards -------------------------------------------------------------------
 
-    def _task(self):  # noqa: ANN202 - the remote function
+    def _task(self):
         import ray
 
         from asrbench.executors import worker
@@ -241,18 +268,29 @@ class RayExecutor(Executor):
                 self._tasks = ray.remote(worker.run_shard)
             return self._tasks
 
-    def run_shards(self, job: ShardJob, shards: Sequence[Sequence[Utterance]], attempt: Path,
-                   progress: Any = None) -> list[ShardOutcome]:
+    def run_shards(
+        self,
+        job: ShardJob,
+        shards: Sequence[Sequence[Utterance]],
+        attempt: Path,
+        progress: Any = None,
+    ) -> list[ShardOutcome]:
         need = needs_for(job.model, job.runner.name, job.options)
         if need not in self._checked:
             self.preflight([need])  # called as a library without a preflight first
         ds_ref = self.publisher.dataset(job.dataset, job.dataset_hash)
         tag_of = getattr(job.runner, "image_tag", None)
         model_ref, image = self.publisher.model(
-            job.model, job.runner.name, job.identity,
-            tag_of(job.model) if tag_of and job.runner.name == "docker" else None)
-        opts: dict[str, Any] = {"num_cpus": need.cpus, "max_retries": self.max_retries,
-                                "retry_exceptions": [NodeError]}
+            job.model,
+            job.runner.name,
+            job.identity,
+            tag_of(job.model) if tag_of and job.runner.name == "docker" else None,
+        )
+        opts: dict[str, Any] = {
+            "num_cpus": need.cpus,
+            "max_retries": self.max_retries,
+            "retry_exceptions": [NodeError],
+        }
         if need.gpus:
             opts["num_gpus"] = need.gpus
         if need.memory_bytes:
@@ -266,11 +304,22 @@ class RayExecutor(Executor):
         pending: dict[Any, int] = {}
         started = time.monotonic()
         for k, shard in enumerate(shards):
-            spec = ShardSpec(label=job.label, cache_key=job.cache_key, attempt=attempt.name,
-                             index=k, runner=job.runner.name, model=model_ref, dataset=ds_ref,
-                             dataset_hash=job.dataset_hash, identity=job.identity, image=image,
-                             utterances=tuple(u.id for u in shard), options=job.options,
-                             zoo=self.publisher.zoo, secrets=tuple(job.model.card.secrets))
+            spec = ShardSpec(
+                label=job.label,
+                cache_key=job.cache_key,
+                attempt=attempt.name,
+                index=k,
+                runner=job.runner.name,
+                model=model_ref,
+                dataset=ds_ref,
+                dataset_hash=job.dataset_hash,
+                identity=job.identity,
+                image=image,
+                utterances=tuple(u.id for u in shard),
+                options=job.options,
+                zoo=self.publisher.zoo,
+                secrets=tuple(job.model.card.secrets),
+            )
             ref = task.options(name=f"{job.label} shard {k}", **opts).remote(spec)
             pending[ref] = k
         self.progress.submitted(len(shards), sum(len(s) for s in shards))
@@ -296,9 +345,13 @@ class RayExecutor(Executor):
                     else:
                         self._store(oc, ret, latency)
                         node_name = _short(ret.node)
-                    self.progress.finished(node_name, oc.n_utts, durations[k],
-                                           oc.node.get("run_s", 0.0) if oc.node else 0.0,
-                                           oc.error is not None)
+                    self.progress.finished(
+                        node_name,
+                        oc.n_utts,
+                        durations[k],
+                        oc.node.get("run_s", 0.0) if oc.node else 0.0,
+                        oc.error is not None,
+                    )
         except BaseException:
             for ref in pending:  # Ctrl-C: stop what still runs; finished shards are kept
                 ray.cancel(ref, force=True)
@@ -306,9 +359,11 @@ class RayExecutor(Executor):
         if lost:
             # Not the model's doing: isolation rounds would only fail the same way. The shards
             # that did finish stay in the attempt folder, so a rerun runs only these.
-            raise ExecutorError(f"{job.label}: the Ray cluster at {self.address} could not run "
-                                f"{len(lost)} of {len(shards)} shard(s); the finished ones are "
-                                "kept for the rerun:\n  " + "\n  ".join(lost))
+            raise ExecutorError(
+                f"{job.label}: the Ray cluster at {self.address} could not run "
+                f"{len(lost)} of {len(shards)} shard(s); the finished ones are "
+                "kept for the rerun:\n  " + "\n  ".join(lost)
+            )
         return outcomes
 
     def cancel(self) -> None:
@@ -316,8 +371,14 @@ class RayExecutor(Executor):
 
     def _store(self, oc: ShardOutcome, ret: ShardReturn, latency: float) -> None:
         """Write a shard's files where the local executor would have left them."""
-        for rel in ("wav.lst", "out/hyp.tsv", "out/timing.tsv", "out/failed.tsv", "out/cost.tsv",
-                    "run.log"):
+        for rel in (
+            "wav.lst",
+            "out/hyp.tsv",
+            "out/timing.tsv",
+            "out/failed.tsv",
+            "out/cost.tsv",
+            "run.log",
+        ):
             if rel in ret.files:
                 atomic_write_bytes(oc.work_dir / rel, ret.files[rel])
         (oc.work_dir / "out").mkdir(parents=True, exist_ok=True)
@@ -325,18 +386,26 @@ class RayExecutor(Executor):
         oc.startup_s = ret.startup_s
         oc.wall_s = ret.run_s  # the program's wall, as the local executor records it
         # submitted -> result on the driver = queueing + fetching + running + transfers
-        oc.node = {**{k: ret.node.get(k) for k in ("id", "ip", "host", "cache")},
-                   "fetch_s": round(ret.fetch_s, 3), "run_s": round(ret.run_s, 3),
-                   "node_wall_s": round(ret.wall_s, 3), "latency_s": round(latency, 3),
-                   "fetched_bytes": ret.fetched}
+        oc.node = {
+            **{k: ret.node.get(k) for k in ("id", "ip", "host", "cache")},
+            "fetch_s": round(ret.fetch_s, 3),
+            "run_s": round(ret.run_s, 3),
+            "node_wall_s": round(ret.wall_s, 3),
+            "latency_s": round(latency, 3),
+            "fetched_bytes": ret.fetched,
+        }
         with self._lock:
-            self.nodes_used[str(ret.node.get("id"))] = {k: ret.node.get(k)
-                                                        for k in ("id", "ip", "host")}
+            self.nodes_used[str(ret.node.get("id"))] = {
+                k: ret.node.get(k) for k in ("id", "ip", "host")
+            }
 
     def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "address": self.address,
-                               "zoo_remote": self.publisher.spec.name,
-                               "max_retries": self.max_retries}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "address": self.address,
+            "zoo_remote": self.publisher.spec.name,
+            "max_retries": self.max_retries,
+        }
         try:
             import ray
 
@@ -369,8 +438,10 @@ def _task_error(exc: BaseException, retries: int) -> str:
     cause = getattr(exc, "cause", None)
     if isinstance(cause, NodeError):
         return f"{cause} (after {retries} retr{'y' if retries == 1 else 'ies'})"
-    return (f"the Ray task failed after {retries} retr{'y' if retries == 1 else 'ies'}: "
-            f"{type(exc).__name__}: {_gist(exc)}")
+    return (
+        f"the Ray task failed after {retries} retr{'y' if retries == 1 else 'ies'}: "
+        f"{type(exc).__name__}: {_gist(exc)}"
+    )
 
 
 def _offers(node: dict, need: Needs) -> bool:
@@ -402,8 +473,11 @@ def _short(info: dict) -> str:
 
 def _resources(node: dict) -> str:
     res = node.get("Resources", {})
-    shown = {k: v for k, v in sorted(res.items())
-             if not k.startswith("node:") and k not in ("object_store_memory", "memory")}
+    shown = {
+        k: v
+        for k, v in sorted(res.items())
+        if not k.startswith("node:") and k not in ("object_store_memory", "memory")
+    }
     return ", ".join(f"{k}={v:g}" for k, v in shown.items()) or "no resources"
 
 

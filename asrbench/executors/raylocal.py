@@ -36,9 +36,11 @@ from asrbench.executors.base import ExecutorError
 
 WORKER_PORTS = 24  # per node: Ray's worker processes each listen on one
 # Faster failure detection than Ray's defaults (a dead node is noticed in ~3 s, not ~30 s).
-FAST_HEALTH_CHECKS = {"RAY_health_check_period_ms": "1000",
-                      "RAY_health_check_failure_threshold": "3",
-                      "RAY_health_check_initial_delay_ms": "1000"}
+FAST_HEALTH_CHECKS = {
+    "RAY_health_check_period_ms": "1000",
+    "RAY_health_check_failure_threshold": "3",
+    "RAY_health_check_initial_delay_ms": "1000",
+}
 START_ATTEMPTS = 5  # `ray start` runs per node before its death is an error
 POLL_S = 1.0  # between two looks at the cluster's node table while waiting on a state
 QUERY_TIMEOUT_S = 120.0  # one look: start a Python, connect, ray.nodes() (slow on a busy host)
@@ -74,8 +76,9 @@ def ray_binary() -> str:
     """The `ray` command beside this Python (the virtualenv's bin/)."""
     here = Path(sys.executable).parent / "ray"
     if not here.is_file():
-        raise ExecutorError("the `ray` command was not found beside this Python; "
-                            "pip install 'asrbench[ray]'")
+        raise ExecutorError(
+            "the `ray` command was not found beside this Python; pip install 'asrbench[ray]'"
+        )
     return str(here)
 
 
@@ -131,9 +134,15 @@ class LocalRayCluster:
     def head(self) -> RayNode:
         return self.nodes[0]
 
-    def add_node(self, name: str, cpus: int = 1, resources: dict[str, float] | None = None,
-                 env: dict[str, str] | None = None, wait: bool = True,
-                 timeout: float = 300.0) -> RayNode:
+    def add_node(
+        self,
+        name: str,
+        cpus: int = 1,
+        resources: dict[str, float] | None = None,
+        env: dict[str, str] | None = None,
+        wait: bool = True,
+        timeout: float = 300.0,
+    ) -> RayNode:
         """Start a worker node; with `wait`, return once the cluster lists it alive."""
         node = _start_node(self, name, cpus, resources or {}, env or {}, head=False)
         if wait:
@@ -153,17 +162,25 @@ class LocalRayCluster:
         with tempfile.TemporaryDirectory(prefix="nodes-", dir=self.tmp) as folder:
             out = Path(folder) / "nodes.json"
             try:
-                proc = subprocess.run([sys.executable, "-c", _NODES_SCRIPT, self.address,
-                                       str(out)], capture_output=True, text=True,
-                                      timeout=timeout, env=self._cli_env())
+                proc = subprocess.run(
+                    [sys.executable, "-c", _NODES_SCRIPT, self.address, str(out)],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                    env=self._cli_env(),
+                )
             except subprocess.TimeoutExpired:
-                raise ClusterQueryError(f"reading the node table of the Ray cluster at "
-                                        f"{self.address} took over {timeout:.0f} s") from None
+                raise ClusterQueryError(
+                    f"reading the node table of the Ray cluster at "
+                    f"{self.address} took over {timeout:.0f} s"
+                ) from None
             if proc.returncode != 0 or not out.is_file():
                 last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1][-300:]
-                raise ClusterQueryError(f"reading the node table of the Ray cluster at "
-                                        f"{self.address} failed (exit {proc.returncode}): "
-                                        f"{last}")
+                raise ClusterQueryError(
+                    f"reading the node table of the Ray cluster at "
+                    f"{self.address} failed (exit {proc.returncode}): "
+                    f"{last}"
+                )
             return json.loads(out.read_text())
 
     def alive_nodes(self, timeout: float = QUERY_TIMEOUT_S) -> list[dict]:
@@ -175,8 +192,10 @@ class LocalRayCluster:
         for n in self.alive_nodes():
             if _port_of(n) == node.port:
                 return n["NodeID"]
-        raise ExecutorError(f"ray node {node.name} (raylet port {node.port}) is not alive in "
-                            f"the cluster; see {node.log}")
+        raise ExecutorError(
+            f"ray node {node.name} (raylet port {node.port}) is not alive in "
+            f"the cluster; see {node.log}"
+        )
 
     def _cli_env(self) -> dict[str, str]:
         return {**os.environ, **self.env}
@@ -196,11 +215,19 @@ class LocalRayCluster:
 
     def wait_gone(self, node: RayNode, timeout: float) -> list[dict]:
         """Wait until `node` is no longer listed alive (Ray's health check marked it dead)."""
-        return self.wait_for(lambda alive: node.port not in {_port_of(n) for n in alive},
-                             timeout, f"ray node {node.name} to be marked dead")
+        return self.wait_for(
+            lambda alive: node.port not in {_port_of(n) for n in alive},
+            timeout,
+            f"ray node {node.name} to be marked dead",
+        )
 
-    def wait_for(self, cond, timeout: float, what: str,  # noqa: ANN001
-                 restart: list[RayNode] | None = None) -> list[dict]:
+    def wait_for(
+        self,
+        cond,
+        timeout: float,
+        what: str,
+        restart: list[RayNode] | None = None,
+    ) -> list[dict]:
         """Look at the alive nodes until `cond(alive)` holds (returns them) or `timeout` s
         pass (ExecutorError naming `what` and the last failed look, if any). A look that
         fails (the head still starting, a busy host) is looked at again, within the deadline;
@@ -217,9 +244,11 @@ class LocalRayCluster:
                     n.kill()  # what that start left in its process group
                     _launch(self, n)
                     continue
-                raise ExecutorError(f"ray node {n.name} exited ({n.proc.returncode}) "
-                                    f"after {n.attempts} start(s): {_last_words(n.log)}; "
-                                    f"see {n.log}")
+                raise ExecutorError(
+                    f"ray node {n.name} exited ({n.proc.returncode}) "
+                    f"after {n.attempts} start(s): {_last_words(n.log)}; "
+                    f"see {n.log}"
+                )
             left = deadline - time.monotonic()
             try:
                 alive = self.alive_nodes(timeout=max(10.0, min(QUERY_TIMEOUT_S, left)))
@@ -231,8 +260,10 @@ class LocalRayCluster:
                     return alive
             if time.monotonic() >= deadline:
                 why = f" ({last_error})" if last_error else ""
-                raise ExecutorError(f"timed out after {timeout:.0f} s waiting for {what}{why}; "
-                                    f"the nodes' logs are under {self.root}")
+                raise ExecutorError(
+                    f"timed out after {timeout:.0f} s waiting for {what}{why}; "
+                    f"the nodes' logs are under {self.root}"
+                )
             time.sleep(POLL_S)  # the pace of the looks, not a wait on a state
 
     def stop(self) -> None:
@@ -253,19 +284,37 @@ class LocalRayCluster:
                 node.proc.wait(timeout=10)
         for logs in self.tmp.glob("*/session_*/logs"):  # kept beside each node's folder
             if logs.parent.name != "session_latest":
-                shutil.copytree(logs, self.root / "ray-logs" / logs.parent.parent.name,
-                                dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.sock"))
+                shutil.copytree(
+                    logs,
+                    self.root / "ray-logs" / logs.parent.parent.name,
+                    dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("*.sock"),
+                )
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def _start_node(cluster: LocalRayCluster, name: str, cpus: int, resources: dict[str, float],
-                env: dict[str, str], head: bool) -> RayNode:
+def _start_node(
+    cluster: LocalRayCluster,
+    name: str,
+    cpus: int,
+    resources: dict[str, float],
+    env: dict[str, str],
+    head: bool,
+) -> RayNode:
     """A node's folders, its first `ray start`; the node is added to `cluster.nodes`."""
     root = cluster.root / name
     for sub in ("cache", "datasets", "models", "tmp"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    node = RayNode(name, root / "cache", resources, cpus, root / "ray-start.log", env, head,
-                   slot=len(cluster.nodes))
+    node = RayNode(
+        name,
+        root / "cache",
+        resources,
+        cpus,
+        root / "ray-start.log",
+        env,
+        head,
+        slot=len(cluster.nodes),
+    )
     _launch(cluster, node)
     cluster.nodes.append(node)
     return node
@@ -276,13 +325,23 @@ def _launch(cluster: LocalRayCluster, node: RayNode) -> None:
     ports: they are the cluster's address)."""
     root = node.cache.parent
     ports = _free_ports(7 + WORKER_PORTS)
-    args = [ray_binary(), "start", "--block", "--disable-usage-stats",
-            f"--num-cpus={node.cpus}", "--num-gpus=0",
-            f"--node-manager-port={ports[0]}", f"--object-manager-port={ports[1]}",
-            f"--dashboard-agent-listen-port={ports[2]}", f"--dashboard-agent-grpc-port={ports[3]}",
-            f"--runtime-env-agent-port={ports[4]}", f"--metrics-export-port={ports[5]}",
-            "--worker-port-list=" + ",".join(str(p) for p in ports[7:]),
-            "--object-store-memory=100000000", "--include-log-monitor=false"]
+    args = [
+        ray_binary(),
+        "start",
+        "--block",
+        "--disable-usage-stats",
+        f"--num-cpus={node.cpus}",
+        "--num-gpus=0",
+        f"--node-manager-port={ports[0]}",
+        f"--object-manager-port={ports[1]}",
+        f"--dashboard-agent-listen-port={ports[2]}",
+        f"--dashboard-agent-grpc-port={ports[3]}",
+        f"--runtime-env-agent-port={ports[4]}",
+        f"--metrics-export-port={ports[5]}",
+        "--worker-port-list=" + ",".join(str(p) for p in ports[7:]),
+        "--object-store-memory=100000000",
+        "--include-log-monitor=false",
+    ]
     if node.resources:
         args.append("--resources=" + json.dumps(node.resources))
     temp = cluster.tmp / (f"{node.slot}" if not node.attempts else f"{node.slot}r{node.attempts}")
@@ -290,22 +349,38 @@ def _launch(cluster: LocalRayCluster, node: RayNode) -> None:
     if node.head:
         gcs = cluster.address.rsplit(":", 1)[1]
         client = cluster.client_address.rsplit(":", 1)[1]
-        args += ["--head", f"--port={gcs}", f"--ray-client-server-port={client}",
-                 "--include-dashboard=false", f"--dashboard-port={ports[6]}"]
+        args += [
+            "--head",
+            f"--port={gcs}",
+            f"--ray-client-server-port={client}",
+            "--include-dashboard=false",
+            f"--dashboard-port={ports[6]}",
+        ]
     else:
         args += [f"--address={cluster.address}"]
-    node_env = {**os.environ, **cluster.env,
-                "ASRBENCH_CACHE": str(node.cache),
-                "ASRBENCH_DATASETS_DIR": str(root / "datasets"),
-                "ASRBENCH_MODELS_DIR": str(root / "models"),
-                "TMPDIR": str(root / "tmp"), **node.env}
+    node_env = {
+        **os.environ,
+        **cluster.env,
+        "ASRBENCH_CACHE": str(node.cache),
+        "ASRBENCH_DATASETS_DIR": str(root / "datasets"),
+        "ASRBENCH_MODELS_DIR": str(root / "models"),
+        "TMPDIR": str(root / "tmp"),
+        **node.env,
+    }
     with open(node.log, "ab") as out:
         if node.attempts:
-            out.write(f"\n--- start {node.attempts + 1} (the last one exited on its own)\n"
-                      .encode())
+            out.write(
+                f"\n--- start {node.attempts + 1} (the last one exited on its own)\n".encode()
+            )
             out.flush()
-        node.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=node_env,
-                                     cwd=str(root), start_new_session=True)
+        node.proc = subprocess.Popen(
+            args,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=node_env,
+            cwd=str(root),
+            start_new_session=True,
+        )
     node.port = ports[0]
     node.attempts += 1
 
@@ -328,11 +403,16 @@ def _port_of(entry: dict) -> int | None:
 
 
 @contextmanager
-def run_local_cluster(root: Path, workers: list[dict] | None = None, head_cpus: int = 0,
-                      head_resources: dict[str, float] | None = None,
-                      env: dict[str, str] | None = None, head_env: dict[str, str] | None = None,
-                      fast_failure_detection: bool = True,
-                      timeout: float = 300.0) -> Iterator[LocalRayCluster]:
+def run_local_cluster(
+    root: Path,
+    workers: list[dict] | None = None,
+    head_cpus: int = 0,
+    head_resources: dict[str, float] | None = None,
+    env: dict[str, str] | None = None,
+    head_env: dict[str, str] | None = None,
+    fast_failure_detection: bool = True,
+    timeout: float = 300.0,
+) -> Iterator[LocalRayCluster]:
     """Start a head (by default with 0 CPUs: it schedules, it does not run shards) and the
     `workers` (dicts of add_node's arguments: name, cpus, resources, env), one after the
     other, each given `timeout` s to join; yield; stop all.
@@ -348,18 +428,33 @@ def run_local_cluster(root: Path, workers: list[dict] | None = None, head_cpus: 
     gcs, client = _free_ports(2)
     host = "127.0.0.1"
     base_env = {"RAY_USAGE_STATS_ENABLED": "0", **(env or {})}
-    cluster = LocalRayCluster(root, f"{host}:{gcs}", f"ray://{host}:{client}", base_env,
-                              Path(tempfile.mkdtemp(prefix="asrb-ray-", dir="/tmp")))
+    cluster = LocalRayCluster(
+        root,
+        f"{host}:{gcs}",
+        f"ray://{host}:{client}",
+        base_env,
+        Path(tempfile.mkdtemp(prefix="asrb-ray-", dir="/tmp")),
+    )
     try:
         # One node at a time, each joined before the next starts: nodes starting together
         # compete for the CPU, and on a busy host each then misses Ray's 30 s to register.
-        head = _start_node(cluster, "head", head_cpus, head_resources or {},
-                           {**(FAST_HEALTH_CHECKS if fast_failure_detection else {}),
-                            **(head_env or {})}, head=True)
+        head = _start_node(
+            cluster,
+            "head",
+            head_cpus,
+            head_resources or {},
+            {**(FAST_HEALTH_CHECKS if fast_failure_detection else {}), **(head_env or {})},
+            head=True,
+        )
         cluster.wait_joined([head], timeout)
         for spec in workers or []:
-            cluster.add_node(spec["name"], spec.get("cpus", 1), spec.get("resources"),
-                             spec.get("env"), timeout=timeout)
+            cluster.add_node(
+                spec["name"],
+                spec.get("cpus", 1),
+                spec.get("resources"),
+                spec.get("env"),
+                timeout=timeout,
+            )
         yield cluster
     finally:
         cluster.stop()

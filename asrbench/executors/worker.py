@@ -36,8 +36,14 @@ from asrbench.fsio import pid_alive
 from asrbench.runners.base import RunOptions
 
 MAX_LOG_BYTES = 4 * 2**20  # a shard's log travels back whole up to this, then its tail
-OUTPUT_FILES = ("out/hyp.tsv", "out/timing.tsv", "out/failed.tsv", "out/cost.tsv", "wav.lst",
-                "run.log")
+OUTPUT_FILES = (
+    "out/hyp.tsv",
+    "out/timing.tsv",
+    "out/failed.tsv",
+    "out/cost.tsv",
+    "wav.lst",
+    "run.log",
+)
 
 
 class NodeError(AsrbenchError):
@@ -62,17 +68,20 @@ class ZooSpec:
     name: str
     fields: tuple[tuple[str, Any], ...]  # RemoteSpec's fields, `file://` made absolute
 
-    def remote(self):  # noqa: ANN201 - a RemoteSpec
+    def remote(self):
         from asrbench.zoo.config import RemoteSpec
 
         return RemoteSpec(**dict(self.fields))
 
-    def config(self):  # noqa: ANN201 - a ZooConfig holding just this remote
+    def config(self):
         from asrbench.settings import settings
         from asrbench.zoo.config import ZooConfig
 
-        return ZooConfig(path=settings().cache / "executor" / "zoo.yaml",
-                         default_remote=self.name, remotes={self.name: self.remote()})
+        return ZooConfig(
+            path=settings().cache / "executor" / "zoo.yaml",
+            default_remote=self.name,
+            remotes={self.name: self.remote()},
+        )
 
 
 @dataclass(frozen=True)
@@ -113,8 +122,11 @@ def node_info() -> dict[str, Any]:
     """Who this node is: Ray's node ID when inside Ray, host name, address, cache folder."""
     from asrbench.settings import settings
 
-    info: dict[str, Any] = {"host": socket.gethostname(), "pid": os.getpid(),
-                            "cache": str(settings().cache)}
+    info: dict[str, Any] = {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "cache": str(settings().cache),
+    }
     try:
         import ray
 
@@ -176,11 +188,19 @@ def ensure_entry(ref: EntryRef, zoo: ZooSpec) -> tuple[Path, int]:
         marker = read_marker(dest)
         if not (marker and marker.get("version") == ref.version):
             try:
-                fetched = pull(ref.kind, ref.id, version=ref.version, dest=dest, force=True,
-                               config=zoo.config()).bytes_downloaded
+                fetched = pull(
+                    ref.kind,
+                    ref.id,
+                    version=ref.version,
+                    dest=dest,
+                    force=True,
+                    config=zoo.config(),
+                ).bytes_downloaded
             except ZooError as exc:
-                raise NodeError(f"pulling {ref.kind} {ref.id}@{ref.version} from zoo remote "
-                                f"{zoo.name!r} failed: {exc}") from None
+                raise NodeError(
+                    f"pulling {ref.kind} {ref.id}@{ref.version} from zoo remote "
+                    f"{zoo.name!r} failed: {exc}"
+                ) from None
     with _READY_LOCK:
         _READY[key] = dest
     return dest, fetched
@@ -217,19 +237,31 @@ def ensure_image(ref: EntryRef, zoo: ZooSpec, tag: str, image_id: str) -> int:
         from asrbench.zoo.pull import pull
 
         try:
-            fetched = pull("model", ref.id, version=ref.version, with_image=True, force=True,
-                           dest=checkout(ref), config=zoo.config()).bytes_downloaded
+            fetched = pull(
+                "model",
+                ref.id,
+                version=ref.version,
+                with_image=True,
+                force=True,
+                dest=checkout(ref),
+                config=zoo.config(),
+            ).bytes_downloaded
         except ZooError as exc:
-            raise NodeError(f"pulling the image of model {ref.id}@{ref.version} from zoo remote "
-                            f"{zoo.name!r} failed: {exc}") from None
+            raise NodeError(
+                f"pulling the image of model {ref.id}@{ref.version} from zoo remote "
+                f"{zoo.name!r} failed: {exc}"
+            ) from None
         if not have():
-            raise NodeError(f"the image archive of model {ref.id}@{ref.version} loaded, but the "
-                            f"engine holds no image {image_id}: the zoo version names another "
-                            "image; re-push the model with --with-image")
+            raise NodeError(
+                f"the image archive of model {ref.id}@{ref.version} loaded, but the "
+                f"engine holds no image {image_id}: the zoo version names another "
+                "image; re-push the model with --with-image"
+            )
     return fetched
 
 
 # --- running one shard -----------------------------------------------------------------------
+
 
 def _work_root() -> Path:
     from asrbench.settings import settings
@@ -258,7 +290,7 @@ def sweep_stale(root: Path | None = None) -> int:
     return n
 
 
-def _read_back(work: Path, redact) -> dict[str, bytes]:  # noqa: ANN001 - Redactor.redact_bytes
+def _read_back(work: Path, redact) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for rel in OUTPUT_FILES:
         path = work / rel
@@ -298,9 +330,11 @@ def run_shard(spec: ShardSpec) -> ShardReturn:
         runner = _runner(spec)
         identity = runner.prepare(mdl)
         if identity != spec.identity:
-            raise NodeError(f"model {mdl.id} has identity {identity} here but {spec.identity} on "
-                            "the driver (another Python or image?): install the driver's "
-                            "versions on every node")
+            raise NodeError(
+                f"model {mdl.id} has identity {identity} here but {spec.identity} on "
+                "the driver (another Python or image?): install the driver's "
+                "versions on every node"
+            )
         by_id = {u.id: u for u in ds.utterances}
         missing = [i for i in spec.utterances if i not in by_id]
         if missing:
@@ -309,8 +343,9 @@ def run_shard(spec: ShardSpec) -> ShardReturn:
     except NodeError as exc:
         raise NodeError(f"{where}: {spec.label}, shard {spec.index}: {exc}") from None
     except AsrbenchError as exc:
-        raise NodeError(f"{where}: {spec.label}, shard {spec.index}: "
-                        f"{type(exc).__name__}: {exc}") from None
+        raise NodeError(
+            f"{where}: {spec.label}, shard {spec.index}: {type(exc).__name__}: {exc}"
+        ) from None
     fetch_s = time.monotonic() - t0
     work = _work_root() / spec.cache_key / spec.attempt / f"shard-{spec.index}"
     if work.exists():  # a retry on the same node: stop what the dead try left, start afresh
@@ -330,34 +365,46 @@ def run_shard(spec: ShardSpec) -> ShardReturn:
     except RunnerError as exc:
         error = str(exc)
     except Exception as exc:  # engine hiccups: reported per shard, with the log, as locally
-        error = (f"model {mdl.id}, shard {spec.index}: {type(exc).__name__}: {exc}; log tail:\n"
-                 f"{log_tail(work / 'run.log')}")
+        error = (
+            f"model {mdl.id}, shard {spec.index}: {type(exc).__name__}: {exc}; log tail:\n"
+            f"{log_tail(work / 'run.log')}"
+        )
     run_s = time.monotonic() - t_run
     files = _read_back(work, red.redact_bytes)
     shutil.rmtree(work, ignore_errors=True)
     if error:
         error = red.redact(f"{where}: {error}")
-    return ShardReturn(files, error, info, time.monotonic() - t0, startup, fetch_s, run_s,
-                       {"dataset": data_bytes, "model": model_bytes, "image": image_bytes})
+    return ShardReturn(
+        files,
+        error,
+        info,
+        time.monotonic() - t0,
+        startup,
+        fetch_s,
+        run_s,
+        {"dataset": data_bytes, "model": model_bytes, "image": image_bytes},
+    )
 
 
 _DATASETS: dict[tuple[str, str], Any] = {}
 
 
-def _dataset(folder: Path, expected_hash: str, load):  # noqa: ANN001, ANN202
+def _dataset(folder: Path, expected_hash: str, load):
     """The node's copy of a dataset, checked once per process to hash as the driver's did."""
     key = (str(folder), expected_hash)
     if key not in _DATASETS:
         ds = load(folder, check_audio=False)
         got = ds.content_hash()
         if got != expected_hash:
-            raise NodeError(f"dataset {ds.id} in {folder} hashes to {got}, the driver's to "
-                            f"{expected_hash}; the zoo version does not hold the driver's data")
+            raise NodeError(
+                f"dataset {ds.id} in {folder} hashes to {got}, the driver's to "
+                f"{expected_hash}; the zoo version does not hold the driver's data"
+            )
         _DATASETS[key] = ds
     return _DATASETS[key]
 
 
-def _runner(spec: ShardSpec):  # noqa: ANN202 - a Runner
+def _runner(spec: ShardSpec):
     if spec.runner == "local":
         from asrbench.runners.local import LocalRunner
 
@@ -371,8 +418,14 @@ def _runner(spec: ShardSpec):  # noqa: ANN202 - a Runner
 
 # --- the preflight probe ---------------------------------------------------------------------
 
-def probe(zoo: ZooSpec | None, docker: bool, code: list[list[str]], python: str | None,
-          min_free_mb: int | None = None) -> dict[str, Any]:
+
+def probe(
+    zoo: ZooSpec | None,
+    docker: bool,
+    code: list[list[str]],
+    python: str | None,
+    min_free_mb: int | None = None,
+) -> dict[str, Any]:
     """Check this node can take shards: same code and Python as the driver, a writable cache,
     the zoo readable with this node's credentials, a Docker Engine when `docker`. Returns
     {"node": ..., "problems": [...]} (problems in words, empty when all is well)."""
@@ -384,12 +437,16 @@ def probe(zoo: ZooSpec | None, docker: bool, code: list[list[str]], python: str 
     theirs = dict(map(tuple, code))
     differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
     if differ:
-        problems.append(f"runs other asrbench code than the driver ({len(differ)} file(s) "
-                        f"differ: {', '.join(differ[:5])}): install the driver's version on "
-                        "every node")
+        problems.append(
+            f"runs other asrbench code than the driver ({len(differ)} file(s) "
+            f"differ: {', '.join(differ[:5])}): install the driver's version on "
+            "every node"
+        )
     if python is not None and sys.version != python:
-        problems.append(f"runs Python {sys.version.split()[0]} ({sys.version}), the driver "
-                        f"{python}: the local runner's model identities would differ")
+        problems.append(
+            f"runs Python {sys.version.split()[0]} ({sys.version}), the driver "
+            f"{python}: the local runner's model identities would differ"
+        )
     cache = settings().cache
     try:
         cache.mkdir(parents=True, exist_ok=True)
@@ -401,8 +458,10 @@ def probe(zoo: ZooSpec | None, docker: bool, code: list[list[str]], python: str 
         if free_mb < need:
             problems.append(f"cache {cache}: only {free_mb:.0f} MiB free, need {need} MiB")
     except OSError as exc:
-        problems.append(f"cache {cache} is not writable ({exc.strerror or exc}); set "
-                        "ASRBENCH_CACHE on this node to a writable folder")
+        problems.append(
+            f"cache {cache} is not writable ({exc.strerror or exc}); set "
+            "ASRBENCH_CACHE on this node to a writable folder"
+        )
     if zoo is not None:
         problems += _probe_zoo(zoo)
     if docker:
@@ -424,9 +483,11 @@ def _probe_zoo(zoo: ZooSpec) -> list[str]:
         rem = open_remote(spec, Path("/"))
         try:
             if spec.scheme == "file" and not Path(spec.file_root(Path("/"))).is_dir():
-                return [f"cannot see zoo remote {zoo.name!r}: {spec.url} is not a folder on "
-                        "this node (a file:// zoo must be on a file system every node mounts; "
-                        "use an S3 remote)"]
+                return [
+                    f"cannot see zoo remote {zoo.name!r}: {spec.url} is not a folder on "
+                    "this node (a file:// zoo must be on a file system every node mounts; "
+                    "use an S3 remote)"
+                ]
             rem.get_bytes("entries/.asrbench-probe")  # None when absent: reachable, allowed
         finally:
             rem.close()
@@ -440,10 +501,19 @@ def _probe_zoo(zoo: ZooSpec) -> list[str]:
 # The code that decides what a shard produces on a node: how the program is run (runners,
 # images), what it is given (dataset, zoo, executors), the identities it must match (modelcard,
 # identity) and what is redacted (secrets). Nodes must run the driver's version of these.
-NODE_CODE = ("asrbench/executors", "asrbench/runners", "asrbench/images", "asrbench/zoo",
-             "asrbench/dataset.py", "asrbench/modelcard.py", "asrbench/identity.py",
-             "asrbench/secrets.py", "asrbench/fsio.py", "asrbench/benchmark/cache.py",
-             "asrbench/benchmark/output.py")
+NODE_CODE = (
+    "asrbench/executors",
+    "asrbench/runners",
+    "asrbench/images",
+    "asrbench/zoo",
+    "asrbench/dataset.py",
+    "asrbench/modelcard.py",
+    "asrbench/identity.py",
+    "asrbench/secrets.py",
+    "asrbench/fsio.py",
+    "asrbench/benchmark/cache.py",
+    "asrbench/benchmark/output.py",
+)
 
 
 def code_files() -> list[list[str]]:
@@ -456,6 +526,5 @@ def code_files() -> list[list[str]]:
     for entry in NODE_CODE:
         path = REPO_ROOT / entry
         found = [path] if path.is_file() else sorted(path.rglob("*.py"))
-        rels += [p.relative_to(REPO_ROOT).as_posix() for p in found
-                 if "__pycache__" not in p.parts]
+        rels += [p.relative_to(REPO_ROOT).as_posix() for p in found if "__pycache__" not in p.parts]
     return tree_files(REPO_ROOT, rels)

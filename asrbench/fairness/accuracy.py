@@ -71,9 +71,14 @@ class Fit:
         stat = np.abs(np.diff(ratio(null[..., 0], null[..., 1]), axis=1))[:, 0]
         obs_sums = group_sums(sub.group[None, :], self.perm_values[keep], 2)[0]
         obs = float(abs(np.diff(ratio(obs_sums[:, 0], obs_sums[:, 1]))[0]))
-        return {"p_value": p_value(stat, obs, rel.exact),
-                "statistic": f"|{self.metric} difference|", "n_units": int(len(keep)),
-                "unit": sub.kind, "permutations": rel.n, "exact": rel.exact}
+        return {
+            "p_value": p_value(stat, obs, rel.exact),
+            "statistic": f"|{self.metric} difference|",
+            "n_units": int(len(keep)),
+            "unit": sub.kind,
+            "permutations": rel.n,
+            "exact": rel.exact,
+        }
 
 
 def _interval_obj(d: dict) -> Interval | None:
@@ -82,46 +87,78 @@ def _interval_obj(d: dict) -> Interval | None:
     return Interval(d["low"], d["high"], d["stderr"], d["level"], d["replicates"])
 
 
-def fit(grouping: Grouping, counts: dict[str, np.ndarray], metric: str = "ter",
-        reps: int = 1000, perms: int = 10000, level: float = 0.95, seed: int = 0,
-        name: str = "accuracy") -> Fit:
+def fit(
+    grouping: Grouping,
+    counts: dict[str, np.ndarray],
+    metric: str = "ter",
+    reps: int = 1000,
+    perms: int = 10000,
+    level: float = 0.95,
+    seed: int = 0,
+    name: str = "accuracy",
+) -> Fit:
     """Sums and cluster-bootstrap replicates for `grouping` (counts aligned with its ids)."""
     err = counts["sub"] + counts["ins"] + counts["del"]
     mden = np.maximum(counts["n_ref"], counts["n_hyp"])
     cols = np.stack([err, counts["n_ref"], mden], axis=1).astype(np.float64)
     sums = np.zeros((grouping.n_groups, 3))
     for j in range(3):
-        sums[:, j] = np.bincount(grouping.group, weights=cols[:, j],
-                                 minlength=grouping.n_groups)
-    boot = bootstrap_sums(grouping.boot, grouping.boot_sums(cols), reps,
-                          rng_for(seed, f"{name}/bootstrap"))
+        sums[:, j] = np.bincount(grouping.group, weights=cols[:, j], minlength=grouping.n_groups)
+    boot = bootstrap_sums(
+        grouping.boot, grouping.boot_sums(cols), reps, rng_for(seed, f"{name}/bootstrap")
+    )
     den = 1 if metric == "ter" else 2
     perm_values = grouping.perm_sums(cols[:, [0, den]])
     return Fit(grouping, metric, sums, boot, perm_values, level, reps, perms, seed)
 
 
-def _group_metrics(grouping: Grouping, counts: dict[str, np.ndarray], g: int, unit: str,
-                   ter_ci: Interval | None, mter_utt_ci: Interval | None, method: str) -> Metrics:
+def _group_metrics(
+    grouping: Grouping,
+    counts: dict[str, np.ndarray],
+    g: int,
+    unit: str,
+    ter_ci: Interval | None,
+    mter_utt_ci: Interval | None,
+    method: str,
+) -> Metrics:
     m = grouping.group == g
     n_ref, n_hyp = counts["n_ref"][m], counts["n_hyp"][m]
     err = counts["sub"][m] + counts["ins"][m] + counts["del"][m]
-    return Metrics(unit=unit, n_utts=int(m.sum()), n_ref=int(n_ref.sum()), n_hyp=int(n_hyp.sum()),
-                   cor=int(counts["cor"][m].sum()), sub=int(counts["sub"][m].sum()),
-                   ins=int(counts["ins"][m].sum()), dele=int(counts["del"][m].sum()),
-                   n_err_utts=int(np.count_nonzero(err > 0)),
-                   mter_den=int(np.maximum(n_ref, n_hyp).sum()),
-                   n_missing=int(counts["missing"][m].sum()),
-                   n_empty_ref=int(np.count_nonzero(n_ref == 0)),
-                   ter_ci=ter_ci, mter_utt_ci=mter_utt_ci, ci_method=method)
+    return Metrics(
+        unit=unit,
+        n_utts=int(m.sum()),
+        n_ref=int(n_ref.sum()),
+        n_hyp=int(n_hyp.sum()),
+        cor=int(counts["cor"][m].sum()),
+        sub=int(counts["sub"][m].sum()),
+        ins=int(counts["ins"][m].sum()),
+        dele=int(counts["del"][m].sum()),
+        n_err_utts=int(np.count_nonzero(err > 0)),
+        mter_den=int(np.maximum(n_ref, n_hyp).sum()),
+        n_missing=int(counts["missing"][m].sum()),
+        n_empty_ref=int(np.count_nonzero(n_ref == 0)),
+        ter_ci=ter_ci,
+        mter_utt_ci=mter_utt_ci,
+        ci_method=method,
+    )
 
 
 def _value(x: float) -> float | None:
     return float(x) if x is not None and np.isfinite(x) else None
 
 
-def group_accuracy(grouping: Grouping, counts: dict[str, np.ndarray], *, unit: str = "word",
-                   metric: str = "ter", reps: int = 1000, perms: int = 10000,
-                   level: float = 0.95, seed: int = 0, name: str = "accuracy") -> tuple[dict, Fit]:
+def group_accuracy(
+    grouping: Grouping,
+    counts: dict[str, np.ndarray],
+    *,
+    unit: str = "word",
+    metric: str = "ter",
+    reps: int = 1000,
+    perms: int = 10000,
+    level: float = 0.95,
+    seed: int = 0,
+    name: str = "accuracy",
+) -> tuple[dict, Fit]:
     """Per-group rates with intervals, disparity to the best group, and the tests.
 
     Returns the report section and the fit (reused for LWERR). Intervals of a group with fewer
@@ -133,8 +170,9 @@ def group_accuracy(grouping: Grouping, counts: dict[str, np.ndarray], *, unit: s
     utt_units = Units(grouping.group, G, "utterance")
     err = counts["sub"] + counts["ins"] + counts["del"]
     ucols = np.stack([err, counts["n_ref"], np.maximum(counts["n_ref"], counts["n_hyp"])], 1)
-    uboot = bootstrap_sums(utt_units, ucols.astype(np.float64), reps,
-                           rng_for(seed, f"{name}/bootstrap-utterances"))
+    uboot = bootstrap_sums(
+        utt_units, ucols.astype(np.float64), reps, rng_for(seed, f"{name}/bootstrap-utterances")
+    )
     rates, rate_reps = f.rates, f.rate_reps
     urates = ratio(uboot[..., 0], uboot[..., f.den_col])
     small = [i["small"] for i in grouping.info]
@@ -152,14 +190,27 @@ def group_accuracy(grouping: Grouping, counts: dict[str, np.ndarray], *, unit: s
             if not enough:
                 cis[key].update(low=None, high=None, stderr=None)
         method = CI_SPEAKERS if grouping.unit_kind == "speaker" else CI_UTTERANCES
-        metrics = _group_metrics(grouping, counts, g, unit, _interval_obj(cis["ter"]),
-                                 _interval_obj(cis["mter_utt"]), method)
-        row = {**grouping.info[g], "metrics": metrics.to_dict(), "rate": _value(rates[g]),
-               "ci": cis[metric],
-               "ci_utterances": interval(urates[:, g], level, _value(rates[g]))}
+        metrics = _group_metrics(
+            grouping,
+            counts,
+            g,
+            unit,
+            _interval_obj(cis["ter"]),
+            _interval_obj(cis["mter_utt"]),
+            method,
+        )
+        row = {
+            **grouping.info[g],
+            "metrics": metrics.to_dict(),
+            "rate": _value(rates[g]),
+            "ci": cis[metric],
+            "ci_utterances": interval(urates[:, g], level, _value(rates[g])),
+        }
         if not enough:
-            row["ci_note"] = (f"fewer than 2 {grouping.unit_kind}s: the between-"
-                              f"{grouping.unit_kind} interval is undefined")
+            row["ci_note"] = (
+                f"fewer than 2 {grouping.unit_kind}s: the between-"
+                f"{grouping.unit_kind} interval is undefined"
+            )
         diff = ratio_best = None
         test = None
         if best is not None and g != best and np.isfinite(rates[g]):
@@ -185,11 +236,18 @@ def group_accuracy(grouping: Grouping, counts: dict[str, np.ndarray], *, unit: s
     for t, a in zip(tests_vs_best, adj, strict=True):
         if t:
             t["p_holm"] = a
-    return {"metric": metric, "unit": unit, "best_group": grouping.names[best] if best is not None
-            else None,
-            "best_chosen_from": ("groups not flagged small" if any(not small[g] for g in defined)
-                                 else "all groups (every group is small)"),
-            "groups": groups, "test": omnibus_test(f, f"{name}/omnibus")}, f
+    return {
+        "metric": metric,
+        "unit": unit,
+        "best_group": grouping.names[best] if best is not None else None,
+        "best_chosen_from": (
+            "groups not flagged small"
+            if any(not small[g] for g in defined)
+            else "all groups (every group is small)"
+        ),
+        "groups": groups,
+        "test": omnibus_test(f, f"{name}/omnibus"),
+    }, f
 
 
 def omnibus_test(f: Fit, name: str) -> dict:
@@ -201,20 +259,31 @@ def omnibus_test(f: Fit, name: str) -> dict:
     null = group_sums(rel.labels, f.perm_values, G)
     obs_sums = group_sums(perm.group[None, :], f.perm_values, G)[0]
     if G == 2:
-        stat_null = np.abs(ratio(null[:, 0, 0], null[:, 0, 1]) - ratio(null[:, 1, 0],
-                                                                        null[:, 1, 1]))
-        obs = abs(float(ratio(obs_sums[0, 0], obs_sums[0, 1]) - ratio(obs_sums[1, 0],
-                                                                       obs_sums[1, 1])))
+        stat_null = np.abs(
+            ratio(null[:, 0, 0], null[:, 0, 1]) - ratio(null[:, 1, 0], null[:, 1, 1])
+        )
+        obs = abs(
+            float(ratio(obs_sums[0, 0], obs_sums[0, 1]) - ratio(obs_sums[1, 0], obs_sums[1, 1]))
+        )
         stat = f"|{f.metric} difference| (two groups)"
     else:
         stat_null = rate_dispersion(null[..., 0], null[..., 1])
         obs = float(rate_dispersion(obs_sums[:, 0], obs_sums[:, 1]))
-        stat = (f"sum_g n_g ({f.metric}_g - {f.metric})^2 / sum_g n_g ({G} groups, n_g = "
-                "reference words)")
-    return {"hypothesis": "no difference between groups", "statistic": stat,
-            "value": _value(obs), "p_value": p_value(stat_null, obs, rel.exact),
-            "n_units": int(len(perm.group)), "unit": perm.kind, "groups": G,
-            "permutations": rel.n, "exact": rel.exact}
+        stat = (
+            f"sum_g n_g ({f.metric}_g - {f.metric})^2 / sum_g n_g ({G} groups, n_g = "
+            "reference words)"
+        )
+    return {
+        "hypothesis": "no difference between groups",
+        "statistic": stat,
+        "value": _value(obs),
+        "p_value": p_value(stat_null, obs, rel.exact),
+        "n_units": int(len(perm.group)),
+        "unit": perm.kind,
+        "groups": G,
+        "permutations": rel.n,
+        "exact": rel.exact,
+    }
 
 
 def lwerr(f: Fit, base: int, compares: list[int], name: str = "lwerr") -> list[dict]:
@@ -229,23 +298,32 @@ def lwerr(f: Fit, base: int, compares: list[int], name: str = "lwerr") -> list[d
     out = []
     for c in compares:
         rb, rc = rates[base], rates[c]
-        value = (math.log(rc / rb, LOG_BASE) if rb > 0 and rc > 0 else None)
+        value = math.log(rc / rb, LOG_BASE) if rb > 0 and rc > 0 else None
         with np.errstate(divide="ignore", invalid="ignore"):
             r = np.log2(ratio(reps[:, c], reps[:, base]))
         r[~np.isfinite(r)] = np.nan
         ci = interval(r, f.level, value)
         if f.n_units(c) < 2 or f.n_units(base) < 2:
             ci.update(low=None, high=None, stderr=None)
-        row = {"base": names[base], "compare": names[c], "metric": f.metric,
-               f"{f.metric}_base": _value(rb), f"{f.metric}_compare": _value(rc),
-               "lwerr": value, "log_base": LOG_BASE, "ci": ci,
-               "test": f.pair_test(c, base, f"{name}/{names[c]}-vs-{names[base]}"),
-               "n_speakers_base": f.grouping.info[base]["n_speakers"],
-               "n_speakers_compare": f.grouping.info[c]["n_speakers"],
-               "n_utts_base": f.grouping.info[base]["n_utts"],
-               "n_utts_compare": f.grouping.info[c]["n_utts"]}
+        row = {
+            "base": names[base],
+            "compare": names[c],
+            "metric": f.metric,
+            f"{f.metric}_base": _value(rb),
+            f"{f.metric}_compare": _value(rc),
+            "lwerr": value,
+            "log_base": LOG_BASE,
+            "ci": ci,
+            "test": f.pair_test(c, base, f"{name}/{names[c]}-vs-{names[base]}"),
+            "n_speakers_base": f.grouping.info[base]["n_speakers"],
+            "n_speakers_compare": f.grouping.info[c]["n_speakers"],
+            "n_utts_base": f.grouping.info[base]["n_utts"],
+            "n_utts_compare": f.grouping.info[c]["n_utts"],
+        }
         if value is None:
-            row["note"] = (f"{f.metric} of {'base' if not rb > 0 else 'compare'} group is 0: "
-                           "the log ratio is undefined")
+            row["note"] = (
+                f"{f.metric} of {'base' if not rb > 0 else 'compare'} group is 0: "
+                "the log ratio is undefined"
+            )
         out.append(row)
     return out

@@ -46,11 +46,21 @@ def _v(x: float) -> float | None:
     return float(x) if x is not None and np.isfinite(x) else None
 
 
-def differential(grouping: Grouping, transformations: dict[str, list[tuple[int | None, str]]],
-                 dist: dict[str, np.ndarray], longer: dict[str, np.ndarray],
-                 baseline: str | None, *, tau: float = 0.1, taus: tuple[float, ...] = TAU_CURVE,
-                 reps: int = 1000, perms: int = 10000, level: float = 0.95, seed: int = 0,
-                 name: str = "differential") -> dict:
+def differential(
+    grouping: Grouping,
+    transformations: dict[str, list[tuple[int | None, str]]],
+    dist: dict[str, np.ndarray],
+    longer: dict[str, np.ndarray],
+    baseline: str | None,
+    *,
+    tau: float = 0.1,
+    taus: tuple[float, ...] = TAU_CURVE,
+    reps: int = 1000,
+    perms: int = 10000,
+    level: float = 0.95,
+    seed: int = 0,
+    name: str = "differential",
+) -> dict:
     """Degradations and violations.
 
     `transformations`: name -> [(severity, condition)]; `dist[c]`, `longer[c]`: per-utterance
@@ -62,7 +72,8 @@ def differential(grouping: Grouping, transformations: dict[str, list[tuple[int |
     # One column per condition (the original first, if any): every transformation shares one
     # bootstrap draw and, per pair of groups, one set of relabellings.
     cols = ([baseline] if baseline is not None else []) + [
-        c for points in transformations.values() for _, c in points]
+        c for points in transformations.values() for _, c in points
+    ]
     where = {c: j for j, c in enumerate(cols)}
     x = np.stack([np.stack([dist[c], longer[c]], axis=-1) for c in cols], axis=1)
     x = x.astype(np.float64)  # (N, n_cols, 2)
@@ -70,8 +81,9 @@ def differential(grouping: Grouping, transformations: dict[str, list[tuple[int |
     for g in range(G):
         sums[g] = x[grouping.group == g].sum(axis=0)
     d = ratio(sums[..., 0], sums[..., 1])  # (G, n_cols)
-    boot = bootstrap_sums(grouping.boot, grouping.boot_sums(x), reps,
-                          rng_for(seed, f"{name}/bootstrap"))
+    boot = bootstrap_sums(
+        grouping.boot, grouping.boot_sums(x), reps, rng_for(seed, f"{name}/bootstrap")
+    )
     bd = ratio(boot[..., 0], boot[..., 1])  # (reps, G, n_cols)
     if baseline is not None:
         deg, bdeg = d - d[:, :1], bd - bd[..., :1]
@@ -82,8 +94,15 @@ def differential(grouping: Grouping, transformations: dict[str, list[tuple[int |
     deg_rows, pair_rows = [], []
     if baseline is not None:
         for g in range(G):
-            d_rows.append({"group": names[g], "transformation": None, "severity": None,
-                           "condition": baseline, "d": _v(d[g, 0])})
+            d_rows.append(
+                {
+                    "group": names[g],
+                    "transformation": None,
+                    "severity": None,
+                    "condition": baseline,
+                    "d": _v(d[g, 0]),
+                }
+            )
     for tname, points in transformations.items():
         for g in range(G):
             for sev, cond in points:
@@ -91,16 +110,30 @@ def differential(grouping: Grouping, transformations: dict[str, list[tuple[int |
                 ci = interval(bdeg[:, g, j], level, _v(deg[g, j]))
                 if not enough[g]:
                     ci.update(low=None, high=None, stderr=None)
-                d_rows.append({"group": names[g], "transformation": tname, "severity": sev,
-                               "condition": cond, "d": _v(d[g, j])})
-                deg_rows.append({"group": names[g], "transformation": tname, "severity": sev,
-                                 "condition": cond, "D": _v(deg[g, j]), "ci": ci})
+                d_rows.append(
+                    {
+                        "group": names[g],
+                        "transformation": tname,
+                        "severity": sev,
+                        "condition": cond,
+                        "d": _v(d[g, j]),
+                    }
+                )
+                deg_rows.append(
+                    {
+                        "group": names[g],
+                        "transformation": tname,
+                        "severity": sev,
+                        "condition": cond,
+                        "D": _v(deg[g, j]),
+                        "ci": ci,
+                    }
+                )
     perm_x = grouping.perm_sums(x)
     for a in range(G):
         for b in range(a + 1, G):
             sub, keep = grouping.perm.subset([a, b])
-            rel = label_matrix(sub.group, 2, perms,
-                               rng_for(seed, f"{name}/{names[a]}-{names[b]}"))
+            rel = label_matrix(sub.group, 2, perms, rng_for(seed, f"{name}/{names[a]}-{names[b]}"))
             null = group_sums(rel.labels, perm_x[keep], 2)
             nd = ratio(null[..., 0], null[..., 1])  # (P, 2, n_cols)
             ndeg = nd - nd[..., :1] if baseline is not None else nd
@@ -114,22 +147,42 @@ def differential(grouping: Grouping, transformations: dict[str, list[tuple[int |
                         ci = interval(bdeg[:, base, j] - bdeg[:, other, j], level, delta)
                         if not both:
                             ci.update(low=None, high=None, stderr=None)
-                        p = (p_value(sign * null_delta[:, j], delta, rel.exact)
-                             if delta is not None else None)
-                        pair_rows.append({
-                            "base": names[base], "other": names[other],
-                            "transformation": tname, "severity": sev, "condition": cond,
-                            "delta": delta, "ci": ci, "p_value": p, "n_units": int(len(keep)),
-                            "unit": sub.kind, "permutations": rel.n, "exact": rel.exact,
-                            "violation": delta is not None and delta > tau,
-                            "violation_ci": ci["low"] is not None and ci["low"] > tau})
-    for row, q in zip(pair_rows, benjamini_hochberg([r["p_value"] for r in pair_rows]),
-                      strict=True):
+                        p = (
+                            p_value(sign * null_delta[:, j], delta, rel.exact)
+                            if delta is not None
+                            else None
+                        )
+                        pair_rows.append(
+                            {
+                                "base": names[base],
+                                "other": names[other],
+                                "transformation": tname,
+                                "severity": sev,
+                                "condition": cond,
+                                "delta": delta,
+                                "ci": ci,
+                                "p_value": p,
+                                "n_units": int(len(keep)),
+                                "unit": sub.kind,
+                                "permutations": rel.n,
+                                "exact": rel.exact,
+                                "violation": delta is not None and delta > tau,
+                                "violation_ci": ci["low"] is not None and ci["low"] > tau,
+                            }
+                        )
+    for row, q in zip(
+        pair_rows, benjamini_hochberg([r["p_value"] for r in pair_rows]), strict=True
+    ):
         row["q_value"] = q
-    return {"tau": tau, "groups": [i["group"] for i in grouping.info], "d": d_rows,
-            "degradation": deg_rows, "pairs": pair_rows,
-            "violations": violation_counts(pair_rows, names, tau),
-            "tau_curve": tau_curve(pair_rows, names, taus)}
+    return {
+        "tau": tau,
+        "groups": [i["group"] for i in grouping.info],
+        "d": d_rows,
+        "degradation": deg_rows,
+        "pairs": pair_rows,
+        "violations": violation_counts(pair_rows, names, tau),
+        "tau_curve": tau_curve(pair_rows, names, taus),
+    }
 
 
 def violation_counts(pairs: list[dict], names: list[str], tau: float) -> list[dict]:
@@ -141,12 +194,20 @@ def violation_counts(pairs: list[dict], names: list[str], tau: float) -> list[di
         by_t: dict[str, int] = {}
         for r in rows:
             by_t[r["transformation"]] = by_t.get(r["transformation"], 0) + (
-                r["delta"] is not None and r["delta"] > tau)
-        out.append({"base": base, "tau": tau,
-                    "violations": sum(r["delta"] is not None and r["delta"] > tau for r in rows),
-                    "violations_ci": sum(r["ci"]["low"] is not None and r["ci"]["low"] > tau
-                                         for r in rows),
-                    "comparisons": len(rows), "by_transformation": by_t})
+                r["delta"] is not None and r["delta"] > tau
+            )
+        out.append(
+            {
+                "base": base,
+                "tau": tau,
+                "violations": sum(r["delta"] is not None and r["delta"] > tau for r in rows),
+                "violations_ci": sum(
+                    r["ci"]["low"] is not None and r["ci"]["low"] > tau for r in rows
+                ),
+                "comparisons": len(rows),
+                "by_transformation": by_t,
+            }
+        )
     return out
 
 
@@ -159,7 +220,12 @@ def tau_curve(pairs: list[dict], names: list[str], taus: tuple[float, ...]) -> l
     out = []
     for base in names:
         m = bases == base
-        out.append({"base": base, "taus": list(taus),
-                    "violations": (deltas[m][None, :] > t).sum(axis=1).tolist(),
-                    "violations_ci": (lows[m][None, :] > t).sum(axis=1).tolist()})
+        out.append(
+            {
+                "base": base,
+                "taus": list(taus),
+                "violations": (deltas[m][None, :] > t).sum(axis=1).tolist(),
+                "violations_ci": (lows[m][None, :] > t).sum(axis=1).tolist(),
+            }
+        )
     return out

@@ -45,13 +45,17 @@ class Cell:
         recs = [self.records[i] for i in ids]
         if recs and "n_ref" not in recs[0]:
             raise InputError(f"{self.path}: a reference-free result has no alignment counts")
-        return {k: np.array([int(r[k]) for r in recs], dtype=np.int64)
-                for k in ("cor", "sub", "ins", "del", "n_ref", "n_hyp", "missing")}
+        return {
+            k: np.array([int(r[k]) for r in recs], dtype=np.int64)
+            for k in ("cor", "sub", "ins", "del", "n_ref", "n_hyp", "missing")
+        }
 
     def hyps(self, ids: list[str]) -> list[str | None]:
         """Raw hypotheses; None for an utterance the model failed on."""
-        return [None if self.records[i].get("failed") else (self.records[i].get("hyp") or "")
-                for i in ids]
+        return [
+            None if self.records[i].get("failed") else (self.records[i].get("hyp") or "")
+            for i in ids
+        ]
 
     def ref_ops(self, ids: list[str], vocab: Vocab) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(utterance index, reference word id or -1, error) per reference word occurrence."""
@@ -63,8 +67,11 @@ class Cell:
                 utt.append(i)
                 word.append(vocab.index.get(ref, -1))
                 err.append(op in ("S", "D"))
-        return (np.array(utt, dtype=np.int64), np.array(word, dtype=np.int64),
-                np.array(err, dtype=bool))
+        return (
+            np.array(utt, dtype=np.int64),
+            np.array(word, dtype=np.int64),
+            np.array(err, dtype=bool),
+        )
 
 
 def read_cell(model: str, condition: str, path: Path) -> Cell:
@@ -94,8 +101,13 @@ def at_rate(root: Path, rate: int, cache: Path) -> Path:
     out = cache / "fairness" / "datasets" / f"{ds.id}__sr{rate}"
     # dataset.yaml's schema asks every derived dataset for a spec and a seed: a rate change is
     # no perturbation of the bank, so the spec names it in words and the seed is unused (0).
-    want = {"dataset": ds.id, "hash": parent_hash, "spec": f"sample_rate={rate}", "seed": 0,
-            "resample": {"from": ds.sample_rate, "to": rate, "with": RESAMPLER}}
+    want = {
+        "dataset": ds.id,
+        "hash": parent_hash,
+        "spec": f"sample_rate={rate}",
+        "seed": 0,
+        "resample": {"from": ds.sample_rate, "to": rate, "with": RESAMPLER},
+    }
     try:
         meta = yaml.safe_load((out / "dataset.yaml").read_text(encoding="utf-8"))
         if meta.get("derived_from") == want:
@@ -116,11 +128,16 @@ def at_rate(root: Path, rate: int, cache: Path) -> Path:
         sf.write(str(stage / rel), y, rate, subtype="PCM_16")
         rows.append(u.replaced(audio=rel, duration=round(len(y) / rate, 3)))
     meta = {k: v for k, v in ds.meta.items() if k not in ("id", "derived_from")}
-    meta.update({"id": out.name, "sample_rate": rate,
-                 "name": f"{ds.meta.get('name', ds.id)} at {rate} Hz",
-                 "description": f"{ds.id} resampled from {ds.sample_rate} Hz to {rate} Hz "
-                                f"({RESAMPLER}) by ops/fairness for models that take {rate} Hz.",
-                 "derived_from": want})
+    meta.update(
+        {
+            "id": out.name,
+            "sample_rate": rate,
+            "name": f"{ds.meta.get('name', ds.id)} at {rate} Hz",
+            "description": f"{ds.id} resampled from {ds.sample_rate} Hz to {rate} Hz "
+            f"({RESAMPLER}) by ops/fairness for models that take {rate} Hz.",
+            "derived_from": want,
+        }
+    )
     write_dataset(stage, meta, ds.columns, rows)
     load_dataset(stage)  # the copy passes the same validator as any dataset
     if out.exists():

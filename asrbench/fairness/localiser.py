@@ -35,8 +35,13 @@ ALL = "*"  # the pseudo-group of every utterance
 PAPER_MORE_ERRORS_PCT = 223.8
 
 
-def word_counts(table: TokenTable, group: np.ndarray, n_groups: int, vocab_size: int,
-                rows: np.ndarray | None = None) -> np.ndarray:
+def word_counts(
+    table: TokenTable,
+    group: np.ndarray,
+    n_groups: int,
+    vocab_size: int,
+    rows: np.ndarray | None = None,
+) -> np.ndarray:
     """(n_groups + 1, V) word counts per group, the last row over every utterance."""
     keep = np.ones(len(table), dtype=bool) if rows is None else rows
     tok_row = table.row_of_token()
@@ -54,9 +59,16 @@ def drops(wc: np.ndarray, wc_sev: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     return np.maximum(wc - min_wc, 0), min_wc, wc_sev.argmin(axis=0)
 
 
-def localise(grouping: Grouping, original: TokenTable, transformed: list[TokenTable],
-             severities: list[int | None], words: list[str], omega: float,
-             min_count: int = 1, rows: np.ndarray | None = None) -> list[dict]:
+def localise(
+    grouping: Grouping,
+    original: TokenTable,
+    transformed: list[TokenTable],
+    severities: list[int | None],
+    words: list[str],
+    omega: float,
+    min_count: int = 1,
+    rows: np.ndarray | None = None,
+) -> list[dict]:
     """Per group (and `*` = all) and word of the original transcripts: counts, drop, rank."""
     V, G = len(words), grouping.n_groups
     wc = word_counts(original, grouping.group, G, V, rows)
@@ -68,17 +80,28 @@ def localise(grouping: Grouping, original: TokenTable, transformed: list[TokenTa
         present = np.flatnonzero(wc[gi] > 0)
         # Ranked: words seen at least min_count times, by relative drop, then drop; the rest
         # follow unranked (a word seen once that vanishes has rel_drop 1 and tells little).
-        order = sorted(present.tolist(), key=lambda w: (wc[gi, w] < min_count, -rel[gi, w],
-                                                        -drop[gi, w], -wc[gi, w], words[w]))
+        order = sorted(
+            present.tolist(),
+            key=lambda w: (wc[gi, w] < min_count, -rel[gi, w], -drop[gi, w], -wc[gi, w], words[w]),
+        )
         for k, w in enumerate(order, start=1):
             ranked = bool(wc[gi, w] >= min_count)
-            out.append({"group": gname, "word": words[w], "wc": int(wc[gi, w]),
-                        "counts": [int(c) for c in wc_sev[:, gi, w]],
-                        "severities": list(severities), "min_wc": int(mins[gi, w]),
-                        "min_at": severities[int(at[gi, w])], "drop": int(drop[gi, w]),
-                        "rel_drop": float(rel[gi, w]),
-                        "non_robust": bool(drop[gi, w] > omega),
-                        "ranked": ranked, "rank": k if ranked else None})
+            out.append(
+                {
+                    "group": gname,
+                    "word": words[w],
+                    "wc": int(wc[gi, w]),
+                    "counts": [int(c) for c in wc_sev[:, gi, w]],
+                    "severities": list(severities),
+                    "min_wc": int(mins[gi, w]),
+                    "min_at": severities[int(at[gi, w])],
+                    "drop": int(drop[gi, w]),
+                    "rel_drop": float(rel[gi, w]),
+                    "non_robust": bool(drop[gi, w] > omega),
+                    "ranked": ranked,
+                    "rank": k if ranked else None,
+                }
+            )
     return out
 
 
@@ -94,10 +117,19 @@ def split_halves(grouping: Grouping, seed: int) -> np.ndarray:
     return mask
 
 
-def validate(grouping: Grouping, original: TokenTable, transformed: list[TokenTable],
-             severities: list[int | None], words: list[str],
-             ref_ops: list[tuple[np.ndarray, np.ndarray, np.ndarray]], omega: float,
-             min_count: int = 1, reps: int = 1000, level: float = 0.95, seed: int = 0) -> dict:
+def validate(
+    grouping: Grouping,
+    original: TokenTable,
+    transformed: list[TokenTable],
+    severities: list[int | None],
+    words: list[str],
+    ref_ops: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    omega: float,
+    min_count: int = 1,
+    reps: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict:
     """Error rates of predicted non-robust vs robust words on held-out utterances.
 
     `ref_ops[s]` = (utterance index, reference word id, error) per reference word occurrence
@@ -133,17 +165,29 @@ def validate(grouping: Grouping, original: TokenTable, transformed: list[TokenTa
     more = 100 * (rr - 1) if rr is not None else None
     rr_reps = ratio(b_nr, b_r)
     return {
-        "split": "per speaker, seeded halves: words classified on one, errors counted on the "
-                 "other",
-        "n_discovery_utts": int(disc.sum()), "n_heldout_utts": int((~disc).sum()),
-        "n_heldout_units": int(len(h.boot.group)), "unit": h.boot.kind,
-        "omega": omega, "min_count": min_count,
-        "non_robust_words": sorted(non_robust), "n_robust_words": len(robust),
-        "nonrobust": {"occurrences": int(tot[1]), "errors": int(tot[0]),
-                      "error_rate": _v(r_nr), "ci": interval(b_nr, level, _v(r_nr))},
-        "robust": {"occurrences": int(tot[3]), "errors": int(tot[2]),
-                   "error_rate": _v(r_r), "ci": interval(b_r, level, _v(r_r))},
-        "error_rate_ratio": rr, "ratio_ci": interval(rr_reps, level, rr),
+        "split": "per speaker, seeded halves: words classified on one, errors counted on the other",
+        "n_discovery_utts": int(disc.sum()),
+        "n_heldout_utts": int((~disc).sum()),
+        "n_heldout_units": int(len(h.boot.group)),
+        "unit": h.boot.kind,
+        "omega": omega,
+        "min_count": min_count,
+        "non_robust_words": sorted(non_robust),
+        "n_robust_words": len(robust),
+        "nonrobust": {
+            "occurrences": int(tot[1]),
+            "errors": int(tot[0]),
+            "error_rate": _v(r_nr),
+            "ci": interval(b_nr, level, _v(r_nr)),
+        },
+        "robust": {
+            "occurrences": int(tot[3]),
+            "errors": int(tot[2]),
+            "error_rate": _v(r_r),
+            "ci": interval(b_r, level, _v(r_r)),
+        },
+        "error_rate_ratio": rr,
+        "ratio_ci": interval(rr_reps, level, rr),
         "more_errors_pct": more,
         "more_errors_pct_ci": _percent(interval(rr_reps, level, rr)),
         "paper_more_errors_pct": PAPER_MORE_ERRORS_PCT,

@@ -60,8 +60,11 @@ class Options:
     resample: str = "never"  # "auto": give a model a copy at its card's rate
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: (list(v) if isinstance(v, (list, tuple)) else v)
-             for k, v in self.__dict__.items() if k not in ("runner", "jobs")}
+        d = {
+            k: (list(v) if isinstance(v, (list, tuple)) else v)
+            for k, v in self.__dict__.items()
+            if k not in ("runner", "jobs")
+        }
         return d
 
 
@@ -156,8 +159,9 @@ def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
         raise InputError(f"--metric {opts.metric!r}: use ter or mter_utt")
     unknown = [a for a in (opts.analyses or ()) if a not in ANALYSES]
     if unknown:
-        raise InputError(f"--analyses: unknown {', '.join(unknown)}; choose from "
-                         f"{', '.join(ANALYSES)}")
+        raise InputError(
+            f"--analyses: unknown {', '.join(unknown)}; choose from {', '.join(ANALYSES)}"
+        )
     if not 0 < opts.level < 1:
         raise InputError(f"--level {opts.level}: must be between 0 and 1")
     if opts.reps < 1 or opts.perms < 1:
@@ -178,13 +182,17 @@ def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
         analyses = list(dict.fromkeys(opts.analyses))
         bad = [a for a in analyses if a in REFERENCE_BASED]
         if ref_free and bad:
-            raise InputError(f"dataset {ds.id} is reference-free (no TEXT), but "
-                             f"{' and '.join(bad)} need{'s' if len(bad) == 1 else ''} "
-                             "references; use metamorphic, differential or localiser")
+            raise InputError(
+                f"dataset {ds.id} is reference-free (no TEXT), but "
+                f"{' and '.join(bad)} need{'s' if len(bad) == 1 else ''} "
+                "references; use metamorphic, differential or localiser"
+            )
         if "differential" in analyses and len(models) < 2:
-            raise InputError("differential testing compares two recognisers: give two models "
-                             "(-m A -m B); with one model use --analyses metamorphic (its "
-                             "output on the original vs on the transformed speech)")
+            raise InputError(
+                "differential testing compares two recognisers: give two models "
+                "(-m A -m B); with one model use --analyses metamorphic (its "
+                "output on the original vs on the transformed speech)"
+            )
         need = [a for a in analyses if a in NEED_GRID]
         if need and not has_grid:
             raise InputError(f"{', '.join(need)} need transformations: give --grid or -t")
@@ -195,12 +203,16 @@ def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
             analyses += ["differential"] if len(models) >= 2 else []
             analyses += ["localiser"]
         if not analyses:
-            raise InputError(f"dataset {ds.id} is reference-free (no TEXT): per-group error "
-                             "rates need references; give transformations (--grid or -t) for "
-                             "the reference-free differential testing and fault localiser")
+            raise InputError(
+                f"dataset {ds.id} is reference-free (no TEXT): per-group error "
+                "rates need references; give transformations (--grid or -t) for "
+                "the reference-free differential testing and fault localiser"
+            )
     if ref_free and opts.metric is not None:
-        raise InputError(f"--metric {opts.metric}: dataset {ds.id} is reference-free (no "
-                         "TEXT), so no error rate can be computed; leave --metric out")
+        raise InputError(
+            f"--metric {opts.metric}: dataset {ds.id} is reference-free (no "
+            "TEXT), so no error rate can be computed; leave --metric out"
+        )
     base = grouping.index(opts.base, "--base") if opts.base is not None else None
     compares = [grouping.index(c, "--compare") for c in opts.compare]
     if base is not None and base in compares:
@@ -210,17 +222,32 @@ def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
             base = grouping.index("M")
             compares = compares or [grouping.index("F")]
         elif opts.analyses:
-            raise InputError(f"LWERR compares two groups: give --base (and --compare) among "
-                             f"{opts.by} values {', '.join(grouping.names)}")
+            raise InputError(
+                f"LWERR compares two groups: give --base (and --compare) among "
+                f"{opts.by} values {', '.join(grouping.names)}"
+            )
         else:
             analyses.remove("lwerr")
-            notes.append(f"LWERR skipped: give --base and --compare (values of {opts.by}: "
-                         f"{', '.join(grouping.names)}); by default it is F vs M on GENDER")
+            notes.append(
+                f"LWERR skipped: give --base and --compare (values of {opts.by}: "
+                f"{', '.join(grouping.names)}); by default it is F vs M on GENDER"
+            )
     if base is not None and not compares:
         compares = [g for g in range(grouping.n_groups) if g != base]
     names = model_ids(models)  # an unknown or repeated model fails here, before anything runs
-    return Plan(ds, ids, grouping, analyses, conditions, trans, opts.metric or "ter", base,
-                compares, notes, names)
+    return Plan(
+        ds,
+        ids,
+        grouping,
+        analyses,
+        conditions,
+        trans,
+        opts.metric or "ter",
+        base,
+        compares,
+        notes,
+        names,
+    )
 
 
 def _condition_paths(p: Plan, opts: Options, cache: Path) -> dict[str, Path]:
@@ -237,15 +264,27 @@ def _condition_paths(p: Plan, opts: Options, cache: Path) -> dict[str, Path]:
         target = default_output(p.dataset, c.spec, opts.seed)
         if subset:
             target = cache / "fairness" / "datasets" / f"{target.name}__sub{key}"
-        r = derive_dataset(p.dataset.root, c.spec, seed=opts.seed, out=target, jobs=opts.jobs,
-                           utt_ids=p.ids if subset else None)
+        r = derive_dataset(
+            p.dataset.root,
+            c.spec,
+            seed=opts.seed,
+            out=target,
+            jobs=opts.jobs,
+            utt_ids=p.ids if subset else None,
+        )
         out[c.spec] = r.path
     return out
 
 
-def _run_cells(models: Sequence[str], p: Plan, opts: Options, results_root: Path | None,
-               progress: bool, names: dict[str, str] | None = None,
-               executor: Any = None) -> tuple[dict[tuple[str, str], Cell], list[dict]]:
+def _run_cells(
+    models: Sequence[str],
+    p: Plan,
+    opts: Options,
+    results_root: Path | None,
+    progress: bool,
+    names: dict[str, str] | None = None,
+    executor: Any = None,
+) -> tuple[dict[tuple[str, str], Cell], list[dict]]:
     """Run every (model, condition) cell; cells and inputs are keyed by model ID (`names` maps
     each reference given to its ID). `executor` says where the shards run (default: this
     machine); a cluster is checked (preflight) before any audio is derived."""
@@ -268,41 +307,62 @@ def _run_cells(models: Sequence[str], p: Plan, opts: Options, results_root: Path
             src = at_rate(path, rate, cache) if opts.resample == "auto" else path
             grid.append((ref, (names or {}).get(ref, ref), cond, src, rate, path))
     n = len(grid)
-    with CampaignProgress(f"fairness {p.dataset.id}", n, n * len(p.ids), n * audio_s,
-                          enabled=progress) as prog:
-        results = run_cells([(g[0], g[3]) for g in grid], executor,
-                            on_start=lambda i: prog.start_cell(f"{grid[i][1]} x {grid[i][2]}"),
-                            on_done=lambda i: prog.cell_done(len(p.ids), audio_s),
-                            runner=opts.runner, jobs=opts.jobs, results_root=results_root,
-                            progress=False)
+    with CampaignProgress(
+        f"fairness {p.dataset.id}", n, n * len(p.ids), n * audio_s, enabled=progress
+    ) as prog:
+        results = run_cells(
+            [(g[0], g[3]) for g in grid],
+            executor,
+            on_start=lambda i: prog.start_cell(f"{grid[i][1]} x {grid[i][2]}"),
+            on_done=lambda i: prog.cell_done(len(p.ids), audio_s),
+            runner=opts.runner,
+            jobs=opts.jobs,
+            results_root=results_root,
+            progress=False,
+        )
     cells: dict[tuple[str, str], Cell] = {}
     inputs = []
     for (_, m, cond, src, rate, path), res in zip(grid, results, strict=True):
         cells[(m, cond)] = read_cell(m, cond, res.out_dir)
         s = res.summary
-        inputs.append({"model": m, "condition": cond, "dataset": s.dataset,
-                       "dataset_hash": s.dataset_hash, "result_dir": str(res.out_dir),
-                       "result_key": s.result_key, "hyps_key": s.hyps_key,
-                       "model_identity": s.model_identity, "runner": s.runner,
-                       "cache_hit": res.cache_hit, "n_failed": s.n_failed,
-                       "resampled_to": rate if Path(src) != Path(path) else None})
+        inputs.append(
+            {
+                "model": m,
+                "condition": cond,
+                "dataset": s.dataset,
+                "dataset_hash": s.dataset_hash,
+                "result_dir": str(res.out_dir),
+                "result_key": s.result_key,
+                "hyps_key": s.hyps_key,
+                "model_identity": s.model_identity,
+                "runner": s.runner,
+                "cache_hit": res.cache_hit,
+                "n_failed": s.n_failed,
+                "resampled_to": rate if Path(src) != Path(path) else None,
+            }
+        )
     return cells, inputs
 
 
-def analyse(models: Sequence[str], p: Plan, cells: dict[tuple[str, str], Cell],
-            opts: Options) -> dict[str, Any]:
+def analyse(
+    models: Sequence[str], p: Plan, cells: dict[tuple[str, str], Cell], opts: Options
+) -> dict[str, Any]:
     """Every planned analysis from the cells (no model runs here: tests call this directly)."""
     g = p.grouping
     ids = g.ids
     lang = p.dataset.language.split("-")[0].split("_")[0].lower()
-    out: dict[str, Any] = {k: [] for k in ("accuracy", "lwerr", "robustness", "metamorphic",
-                                           "differential", "localiser")}
+    out: dict[str, Any] = {
+        k: []
+        for k in ("accuracy", "lwerr", "robustness", "metamorphic", "differential", "localiser")
+    }
     warnings = list(g.warnings)
     for (m, c), cell in cells.items():
         lost = cell.missing(ids)
         if lost:
-            raise InputError(f"result {cell.path} ({m}, {c}) lacks {len(lost)} selected "
-                             f"utterance(s) ({', '.join(lost[:3])}); rerun ops/fairness")
+            raise InputError(
+                f"result {cell.path} ({m}, {c}) lacks {len(lost)} selected "
+                f"utterance(s) ({', '.join(lost[:3])}); rerun ops/fairness"
+            )
     unit = "word"
     common = dict(reps=opts.reps, perms=opts.perms, level=opts.level, seed=opts.seed)
     for m in models:
@@ -310,40 +370,60 @@ def analyse(models: Sequence[str], p: Plan, cells: dict[tuple[str, str], Cell],
         if "accuracy" in p.analyses or "lwerr" in p.analyses:
             unit = (clean.summary.get("metrics") or {}).get("unit", "word")
             counts = clean.counts(ids)
-            section, fit = acc_mod.group_accuracy(g, counts, unit=unit, metric=p.metric,
-                                                  name=f"accuracy/{m}", **common)
+            section, fit = acc_mod.group_accuracy(
+                g, counts, unit=unit, metric=p.metric, name=f"accuracy/{m}", **common
+            )
             if "accuracy" in p.analyses:
                 out["accuracy"].append({"model": m, **section})
             if "lwerr" in p.analyses:
-                out["lwerr"].append({"model": m, "rows": acc_mod.lwerr(
-                    fit, p.base, p.compares, name=f"lwerr/{m}")})
+                out["lwerr"].append(
+                    {"model": m, "rows": acc_mod.lwerr(fit, p.base, p.compares, name=f"lwerr/{m}")}
+                )
         if "robustness" in p.analyses:
             err, den = [], []
             for c in p.conditions:
                 k = cells[(m, c.spec)].counts(ids)
                 err.append(k["sub"] + k["ins"] + k["del"])
-                den.append(k["n_ref"] if p.metric == "ter" else np.maximum(k["n_ref"],
-                                                                            k["n_hyp"]))
+                den.append(k["n_ref"] if p.metric == "ter" else np.maximum(k["n_ref"], k["n_hyp"]))
             base = p.base if p.base is not None else _best_clean(g, err[0], den[0])
             compares = p.compares or [k for k in range(g.n_groups) if k != base]
-            out["robustness"].append({"model": m, "metric": p.metric, **robustness_disparity(
-                g, p.conditions, np.stack(err, 1), np.stack(den, 1), base, compares,
-                name=f"robustness/{m}", **common)})
+            out["robustness"].append(
+                {
+                    "model": m,
+                    "metric": p.metric,
+                    **robustness_disparity(
+                        g,
+                        p.conditions,
+                        np.stack(err, 1),
+                        np.stack(den, 1),
+                        base,
+                        compares,
+                        name=f"robustness/{m}",
+                        **common,
+                    ),
+                }
+            )
     grid_analyses = {"metamorphic", "differential", "localiser"} & set(p.analyses)
     if grid_analyses:
         vocab = Vocab()
         specs = [c.spec for c in p.conditions]
-        tables = {m: dict(zip(specs, tokens([cells[(m, s)] for s in specs], ids, vocab, lang),
-                              strict=True)) for m in models}
+        tables = {
+            m: dict(
+                zip(specs, tokens([cells[(m, s)] for s in specs], ids, vocab, lang), strict=True)
+            )
+            for m in models
+        }
         ok = np.ones(len(ids), dtype=bool)
         for m in models:
             for t in tables[m].values():
                 ok &= t.present
         if not ok.all():
             bad = [i for i, k in zip(ids, ok, strict=True) if not k]
-            warnings.append(f"{len(bad)} utterance(s) failed in at least one model or "
-                            f"condition ({', '.join(bad[:3])}): left out of the differential "
-                            "tests and the localiser")
+            warnings.append(
+                f"{len(bad)} utterance(s) failed in at least one model or "
+                f"condition ({', '.join(bad[:3])}): left out of the differential "
+                "tests and the localiser"
+            )
         gk = g.restricted(ok)
         tk = {m: {s: t.take(ok) for s, t in tables[m].items()} for m in models}
         if "metamorphic" in p.analyses:
@@ -352,34 +432,77 @@ def analyse(models: Sequence[str], p: Plan, cells: dict[tuple[str, str], Cell],
                 for s in specs[1:]:
                     dist[s] = edit_distance(tk[m]["clean"], tk[m][s])
                     longer[s] = np.maximum(tk[m]["clean"].lengths, tk[m][s].lengths)
-                out["metamorphic"].append({"model": m, "kind": "single-recogniser", **(
-                    diff_mod.differential(gk, p.transformations, dist, longer, None,
-                                          tau=opts.tau, name=f"metamorphic/{m}", **common))})
+                out["metamorphic"].append(
+                    {
+                        "model": m,
+                        "kind": "single-recogniser",
+                        **(
+                            diff_mod.differential(
+                                gk,
+                                p.transformations,
+                                dist,
+                                longer,
+                                None,
+                                tau=opts.tau,
+                                name=f"metamorphic/{m}",
+                                **common,
+                            )
+                        ),
+                    }
+                )
         if "differential" in p.analyses:
             for i, a in enumerate(models):
-                for b in models[i + 1:]:
+                for b in models[i + 1 :]:
                     dist = {s: edit_distance(tk[a][s], tk[b][s]) for s in specs}
-                    longer = {s: np.maximum(tk[a][s].lengths, tk[b][s].lengths)
-                              for s in specs}
-                    out["differential"].append({"models": [a, b], "kind": "two-recognisers",
-                                                **diff_mod.differential(
-                        gk, p.transformations, dist, longer, "clean", tau=opts.tau,
-                        name=f"differential/{a}/{b}", **common)})
+                    longer = {s: np.maximum(tk[a][s].lengths, tk[b][s].lengths) for s in specs}
+                    out["differential"].append(
+                        {
+                            "models": [a, b],
+                            "kind": "two-recognisers",
+                            **diff_mod.differential(
+                                gk,
+                                p.transformations,
+                                dist,
+                                longer,
+                                "clean",
+                                tau=opts.tau,
+                                name=f"differential/{a}/{b}",
+                                **common,
+                            ),
+                        }
+                    )
         if "localiser" in p.analyses:
             for m in models:
                 for tname, points in p.transformations.items():
                     sevs = [s for s, _ in points]
                     trans = [tk[m][c] for _, c in points]
-                    rows = loc_mod.localise(gk, tk[m]["clean"], trans, sevs, vocab.words,
-                                            opts.omega, opts.min_count)
-                    entry = {"model": m, "transformation": tname, "severities": sevs,
-                             "omega": opts.omega, "min_count": opts.min_count, "rows": rows,
-                             "validation": None}
+                    rows = loc_mod.localise(
+                        gk, tk[m]["clean"], trans, sevs, vocab.words, opts.omega, opts.min_count
+                    )
+                    entry = {
+                        "model": m,
+                        "transformation": tname,
+                        "severities": sevs,
+                        "omega": opts.omega,
+                        "min_count": opts.min_count,
+                        "rows": rows,
+                        "validation": None,
+                    }
                     if not p.dataset.reference_free:
                         ops = [cells[(m, c)].ref_ops(gk.ids, vocab) for _, c in points]
                         entry["validation"] = loc_mod.validate(
-                            gk, tk[m]["clean"], trans, sevs, vocab.words, ops, opts.omega,
-                            opts.min_count, opts.reps, opts.level, opts.seed)
+                            gk,
+                            tk[m]["clean"],
+                            trans,
+                            sevs,
+                            vocab.words,
+                            ops,
+                            opts.omega,
+                            opts.min_count,
+                            opts.reps,
+                            opts.level,
+                            opts.seed,
+                        )
                     out["localiser"].append(entry)
     out["warnings"] = warnings
     return out
@@ -395,10 +518,15 @@ def _best_clean(g: Grouping, err: np.ndarray, den: np.ndarray) -> int:
     return min(pool, key=lambda k: (rates[k], g.names[k]))
 
 
-def run_fairness(models: Sequence[str], dataset: str | Path, opts: Options,
-                 results_root: Path | None = None, progress: bool = True,
-                 command: Sequence[str] | None = None, executor: Any = None
-                 ) -> tuple[Plan, dict[str, Any], dict[str, list[dict]]]:
+def run_fairness(
+    models: Sequence[str],
+    dataset: str | Path,
+    opts: Options,
+    results_root: Path | None = None,
+    progress: bool = True,
+    command: Sequence[str] | None = None,
+    executor: Any = None,
+) -> tuple[Plan, dict[str, Any], dict[str, list[dict]]]:
     """Plan, run (cached), analyse: the plan, the fairness.json object and the localiser's
     per-word rows by model (written by `report.write`)."""
     from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
@@ -412,8 +540,13 @@ def run_fairness(models: Sequence[str], dataset: str | Path, opts: Options,
     cells, inputs = _run_cells(models, p, opts, results_root, progress, names, executor)
     models = [names[m] for m in models]
     results = analyse(models, p, cells, opts)
-    prov = {"command": list(command) if command is not None else sys.argv,
-            "git": git_state(), "host": host_info(), "packages": package_versions(),
-            "started": started, "ended": utc_now(), "wall_s": round(time.monotonic() - t0, 3)}
-    return p, assemble(models, p, opts, results, inputs, prov), localiser_rows(
-        results["localiser"])
+    prov = {
+        "command": list(command) if command is not None else sys.argv,
+        "git": git_state(),
+        "host": host_info(),
+        "packages": package_versions(),
+        "started": started,
+        "ended": utc_now(),
+        "wall_s": round(time.monotonic() - t0, 3),
+    }
+    return p, assemble(models, p, opts, results, inputs, prov), localiser_rows(results["localiser"])

@@ -50,10 +50,20 @@ def _lwerr(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def robustness_disparity(grouping: Grouping, conditions: list[Condition], err: np.ndarray,
-                         den: np.ndarray, base: int, compares: list[int], *, reps: int = 1000,
-                         perms: int = 10000, level: float = 0.95, seed: int = 0,
-                         name: str = "robustness") -> dict:
+def robustness_disparity(
+    grouping: Grouping,
+    conditions: list[Condition],
+    err: np.ndarray,
+    den: np.ndarray,
+    base: int,
+    compares: list[int],
+    *,
+    reps: int = 1000,
+    perms: int = 10000,
+    level: float = 0.95,
+    seed: int = 0,
+    name: str = "robustness",
+) -> dict:
     """`err`, `den`: (N, C) per-utterance errors and denominators, columns as `conditions`
     (the first must be the clean one)."""
     if conditions[0].perturbation != "clean":
@@ -65,8 +75,9 @@ def robustness_disparity(grouping: Grouping, conditions: list[Condition], err: n
     for g in range(G):
         sums[g] = cols[grouping.group == g].sum(axis=0)
     rates = ratio(sums[..., 0], sums[..., 1])  # (G, C)
-    boot = bootstrap_sums(grouping.boot, grouping.boot_sums(cols), reps,
-                          rng_for(seed, f"{name}/bootstrap"))
+    boot = bootstrap_sums(
+        grouping.boot, grouping.boot_sums(cols), reps, rng_for(seed, f"{name}/bootstrap")
+    )
     rreps = ratio(boot[..., 0], boot[..., 1])  # (reps, G, C)
     enough = grouping.boot.sizes >= 2
     werd = rates - rates[:, :1]
@@ -79,10 +90,18 @@ def robustness_disparity(grouping: Grouping, conditions: list[Condition], err: n
             if not enough[g]:
                 for d in (ter_ci, werd_ci):
                     d.update(low=None, high=None, stderr=None)
-            group_rows.append({"group": names[g], "condition": cond.spec,
-                               "perturbation": cond.perturbation, "severity": cond.severity,
-                               "rate": _v(rates[g, c]), "rate_ci": ter_ci,
-                               "werd": _v(werd[g, c]), "werd_ci": werd_ci})
+            group_rows.append(
+                {
+                    "group": names[g],
+                    "condition": cond.spec,
+                    "perturbation": cond.perturbation,
+                    "severity": cond.severity,
+                    "rate": _v(rates[g, c]),
+                    "rate_ci": ter_ci,
+                    "werd": _v(werd[g, c]),
+                    "werd_ci": werd_ci,
+                }
+            )
     perturbations: dict[str, list[tuple[int, int]]] = {}
     for c, cond in enumerate(conditions[1:], start=1):
         perturbations.setdefault(cond.perturbation, []).append((cond.severity, c))
@@ -95,29 +114,51 @@ def robustness_disparity(grouping: Grouping, conditions: list[Condition], err: n
         lw = _lwerr(rates[k], rates[base])
         lw_reps = _lwerr(rreps[:, k], rreps[:, base])
         sub, keep = grouping.perm.subset([k, base])
-        rel = label_matrix(sub.group, 2, perms, rng_for(seed, f"{name}/{names[k]}-vs-"
-                                                              f"{names[base]}"))
+        rel = label_matrix(
+            sub.group, 2, perms, rng_for(seed, f"{name}/{names[k]}-vs-{names[base]}")
+        )
         null = group_sums(rel.labels, perm_cols[keep], 2)  # (P, 2, C, 2)
         null_rates = ratio(null[..., 0], null[..., 1])
         null_gap = null_rates[:, 0] - null_rates[:, 1]  # (P, C)
         for c, cond in enumerate(conditions):
-            cis = [interval(gap_reps[:, c], level, _v(gap[c])),
-                   interval(gap_reps[:, c] - gap_reps[:, 0], level, _v(gap[c] - gap[0])),
-                   interval(lw_reps[:, c], level, _v(lw[c]))]
+            cis = [
+                interval(gap_reps[:, c], level, _v(gap[c])),
+                interval(gap_reps[:, c] - gap_reps[:, 0], level, _v(gap[c] - gap[0])),
+                interval(lw_reps[:, c], level, _v(lw[c])),
+            ]
             if not both:
                 for d in cis:
                     d.update(low=None, high=None, stderr=None)
-            gap_rows.append({"group": names[k], "base": names[base], "condition": cond.spec,
-                             "perturbation": cond.perturbation, "severity": cond.severity,
-                             "gap": _v(gap[c]), "gap_ci": cis[0],
-                             "werd_gap": _v(gap[c] - gap[0]), "werd_gap_ci": cis[1],
-                             "lwerr": _v(lw[c]), "lwerr_ci": cis[2]})
+            gap_rows.append(
+                {
+                    "group": names[k],
+                    "base": names[base],
+                    "condition": cond.spec,
+                    "perturbation": cond.perturbation,
+                    "severity": cond.severity,
+                    "gap": _v(gap[c]),
+                    "gap_ci": cis[0],
+                    "werd_gap": _v(gap[c] - gap[0]),
+                    "werd_gap_ci": cis[1],
+                    "lwerr": _v(lw[c]),
+                    "lwerr_ci": cis[2],
+                }
+            )
         for pert, points in perturbations.items():
             pts = [(0, 0)] + sorted((s, c) for s, c in points if s is not None)
-            row = {"group": names[k], "base": names[base], "perturbation": pert,
-                   "severities": [s for s, _ in pts], "n_units": int(len(keep)),
-                   "unit": sub.kind, "slope": None, "ci": None, "p_value": None,
-                   "permutations": rel.n, "exact": rel.exact}
+            row = {
+                "group": names[k],
+                "base": names[base],
+                "perturbation": pert,
+                "severities": [s for s, _ in pts],
+                "n_units": int(len(keep)),
+                "unit": sub.kind,
+                "slope": None,
+                "ci": None,
+                "p_value": None,
+                "permutations": rel.n,
+                "exact": rel.exact,
+            }
             if len({p for p, _ in pts}) >= 2:
                 s = np.array([p for p, _ in pts], dtype=np.float64)
                 idx = [c for _, c in pts]
@@ -127,13 +168,22 @@ def robustness_disparity(grouping: Grouping, conditions: list[Condition], err: n
                 if not both:
                     ci.update(low=None, high=None, stderr=None)
                 null_slope = null_gap[:, idx] @ w
-                row.update(slope=slope, ci=ci,
-                           p_value=p_value(np.abs(null_slope), abs(slope), rel.exact)
-                           if slope is not None else None)
+                row.update(
+                    slope=slope,
+                    ci=ci,
+                    p_value=p_value(np.abs(null_slope), abs(slope), rel.exact)
+                    if slope is not None
+                    else None,
+                )
             else:
                 row["note"] = "no numeric severity (spec given by parameters): no slope"
             slope_rows.append(row)
-    return {"base": names[base], "compared": [names[k] for k in compares],
-            "conditions": [c.spec for c in conditions], "groups": group_rows, "gaps": gap_rows,
-            "slopes": slope_rows,
-            "slope_unit": "rate per severity step (severity 0 = clean)"}
+    return {
+        "base": names[base],
+        "compared": [names[k] for k in compares],
+        "conditions": [c.spec for c in conditions],
+        "groups": group_rows,
+        "gaps": gap_rows,
+        "slopes": slope_rows,
+        "slope_unit": "rate per severity step (severity 0 = clean)",
+    }

@@ -67,8 +67,9 @@ def _resample_counts(rng: np.random.Generator, reps: int, n: int) -> np.ndarray:
     return np.bincount(draws.ravel(), minlength=reps * n).reshape(reps, n)
 
 
-def bootstrap_sums(units: Units, values: np.ndarray, reps: int,
-                   rng: np.random.Generator) -> np.ndarray:
+def bootstrap_sums(
+    units: Units, values: np.ndarray, reps: int, rng: np.random.Generator
+) -> np.ndarray:
     """(reps, groups, columns) column sums of each group under stratified cluster resampling.
 
     `values` is (U, C) (or (U,)); a group with no unit gets zeros.
@@ -138,8 +139,9 @@ class Relabellings:
         return len(self.labels)
 
 
-def label_matrix(labels: np.ndarray, n_groups: int, reps: int,
-                 rng: np.random.Generator) -> Relabellings:
+def label_matrix(
+    labels: np.ndarray, n_groups: int, reps: int, rng: np.random.Generator
+) -> Relabellings:
     """All relabellings when there are at most `reps` of them (exact test), else `reps`
     uniformly random permutations of `labels`."""
     labels = np.asarray(labels, dtype=np.int64)
@@ -163,11 +165,11 @@ def group_sums(labels: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndar
     total = flat.sum(axis=0)
     block = max(1, BLOCK_CELLS // max(u, 1))
     for start in range(0, p, block):
-        lab = labels[start:start + block]
+        lab = labels[start : start + block]
         for g in range(max(n_groups - 1, 1)):
-            out[start:start + len(lab), g] = (lab == g).astype(np.float64) @ flat
+            out[start : start + len(lab), g] = (lab == g).astype(np.float64) @ flat
         if n_groups > 1:
-            out[start:start + len(lab), -1] = total - out[start:start + len(lab), :-1].sum(1)
+            out[start : start + len(lab), -1] = total - out[start : start + len(lab), :-1].sum(1)
     return out.reshape((p, n_groups) + vals.shape[1:])
 
 
@@ -199,14 +201,21 @@ def interval(replicates: np.ndarray, level: float, point: float | None = None) -
     """Percentile interval of bootstrap replicates (NaN replicates left out and counted)."""
     r = np.asarray(replicates, dtype=np.float64).ravel()
     ok = r[np.isfinite(r)]
-    out = {"low": None, "high": None, "stderr": None, "level": level, "replicates": int(len(r)),
-           "undefined": int(len(r) - len(ok))}
+    out = {
+        "low": None,
+        "high": None,
+        "stderr": None,
+        "level": level,
+        "replicates": int(len(r)),
+        "undefined": int(len(r) - len(ok)),
+    }
     if point is None or not len(ok) or not np.isfinite(point):
         return out
     alpha = (1 - level) / 2
     low, high = np.quantile(ok, [alpha, 1 - alpha])
-    out.update(low=float(low), high=float(high),
-               stderr=float(ok.std(ddof=1)) if len(ok) > 1 else 0.0)
+    out.update(
+        low=float(low), high=float(high), stderr=float(ok.std(ddof=1)) if len(ok) > 1 else 0.0
+    )
     return out
 
 
@@ -223,7 +232,8 @@ def rate_dispersion(err: np.ndarray, den: np.ndarray) -> np.ndarray:
     pooled = ratio(err.sum(axis=-1, keepdims=True), total_den)
     rates = np.where(den > 0, ratio(err, den), pooled)
     return np.sum(den * (rates - pooled) ** 2, axis=-1) / np.where(
-        total_den[..., 0] > 0, total_den[..., 0], np.nan)
+        total_den[..., 0] > 0, total_den[..., 0], np.nan
+    )
 
 
 def holm(p_values: list[float | None]) -> list[float | None]:

@@ -39,8 +39,11 @@ class TokenTable:
         """The transcripts of some rows (indices or a boolean mask), in that order."""
         rows = np.flatnonzero(rows) if np.asarray(rows).dtype == bool else np.asarray(rows)
         off, ln = self.offsets[rows], self.lengths[rows]
-        idx = (np.repeat(off - np.cumsum(np.r_[0, ln[:-1]]), ln) + np.arange(ln.sum())
-               if len(rows) else np.zeros(0, dtype=np.int64))
+        idx = (
+            np.repeat(off - np.cumsum(np.r_[0, ln[:-1]]), ln) + np.arange(ln.sum())
+            if len(rows)
+            else np.zeros(0, dtype=np.int64)
+        )
         return TokenTable(self.ids[idx], ln, self.present[rows])
 
     def row_of_token(self) -> np.ndarray:
@@ -64,12 +67,19 @@ class Vocab:
 
     def table(self, transcripts: Sequence[Sequence[str] | None]) -> TokenTable:
         """Token lists (None = no transcript: counted as empty and marked absent)."""
-        lengths = np.fromiter((len(t) if t is not None else 0 for t in transcripts),
-                              dtype=np.int64, count=len(transcripts))
-        ids = np.fromiter((self.id(w) for t in transcripts if t is not None for w in t),
-                          dtype=np.int64, count=int(lengths.sum()))
-        present = np.fromiter((t is not None for t in transcripts), dtype=bool,
-                              count=len(transcripts))
+        lengths = np.fromiter(
+            (len(t) if t is not None else 0 for t in transcripts),
+            dtype=np.int64,
+            count=len(transcripts),
+        )
+        ids = np.fromiter(
+            (self.id(w) for t in transcripts if t is not None for w in t),
+            dtype=np.int64,
+            count=int(lengths.sum()),
+        )
+        present = np.fromiter(
+            (t is not None for t in transcripts), dtype=bool, count=len(transcripts)
+        )
         return TokenTable(ids, lengths, present)
 
 
@@ -85,10 +95,13 @@ def edit_distance(a: TokenTable, b: TokenTable) -> np.ndarray:
     same_len = np.flatnonzero(a.lengths == b.lengths)
     ln = a.lengths[same_len]
     pos = np.arange(int(ln.sum())) - np.repeat(np.cumsum(ln) - ln, ln)
-    diff = a.ids[np.repeat(a.offsets[same_len], ln) + pos] != b.ids[
-        np.repeat(b.offsets[same_len], ln) + pos]
-    n_diff = np.bincount(np.repeat(np.arange(len(same_len)), ln), weights=diff,
-                         minlength=len(same_len))
+    diff = (
+        a.ids[np.repeat(a.offsets[same_len], ln) + pos]
+        != b.ids[np.repeat(b.offsets[same_len], ln) + pos]
+    )
+    n_diff = np.bincount(
+        np.repeat(np.arange(len(same_len)), ln), weights=diff, minlength=len(same_len)
+    )
     todo = np.ones(len(a), dtype=bool)
     todo[same_len[n_diff == 0]] = False
     empty = todo & ((a.lengths == 0) | (b.lengths == 0))
@@ -100,8 +113,7 @@ def edit_distance(a: TokenTable, b: TokenTable) -> np.ndarray:
         # align_arrays minimises K*edits + substitutions: with K above any substitution
         # count, the edit count (the Levenshtein distance) is cost // K.
         k = int(max(ta.lengths.max(), tb.lengths.max())) + 2
-        _, costs = align_arrays(ta.ids, ta.offsets, ta.lengths, tb.ids, tb.offsets,
-                                tb.lengths, k)
+        _, costs = align_arrays(ta.ids, ta.offsets, ta.lengths, tb.ids, tb.offsets, tb.lengths, k)
         out[rows] = np.asarray(costs, dtype=np.int64) // k
     return out
 

@@ -27,8 +27,22 @@ from asrbench.images.engine import (
 from asrbench.images.weights import DOCUMENTED_FIELDS, check_card, verify_user_weights
 
 __all__ = [
-    "BASE_IMAGE", "DOCUMENTED_FIELDS", "BuildOptions", "DockerUnavailable", "ImageBuildError",
-    "build_context", "build_model_image", "check_build_args", "check_card", "client",
-    "engine_available", "ensure_base_image", "image_key", "image_size", "image_tag",
-    "render_dockerfile", "verify_user_weights", "wheelhouse",
+    "BASE_IMAGE",
+    "DOCUMENTED_FIELDS",
+    "BuildOptions",
+    "DockerUnavailable",
+    "ImageBuildError",
+    "build_context",
+    "build_model_image",
+    "check_build_args",
+    "check_card",
+    "client",
+    "engine_available",
+    "ensure_base_image",
+    "image_key",
+    "image_size",
+    "image_tag",
+    "render_dockerfile",
+    "verify_user_weights",
+    "wheelhouse",
 ]

@@ -58,13 +58,21 @@ class BuildOptions:
             raise InputError(f"CA bundle {self.ca_bundle} not found")
 
     @classmethod
-    def from_settings(cls, base_image: str | None = None, mode: str | None = None,
-                      ca_bundle: Path | None = None,
-                      build_args: dict[str, str] | None = None) -> BuildOptions:
+    def from_settings(
+        cls,
+        base_image: str | None = None,
+        mode: str | None = None,
+        ca_bundle: Path | None = None,
+        build_args: dict[str, str] | None = None,
+    ) -> BuildOptions:
         """The settings' choices, each overridden by a command-line value when given."""
         s = settings()
-        return cls(base_image=base_image or s.base_image, mode=mode or s.build_mode,
-                   ca_bundle=ca_bundle or s.ca_bundle, build_args=dict(build_args or {}))
+        return cls(
+            base_image=base_image or s.base_image,
+            mode=mode or s.build_mode,
+            ca_bundle=ca_bundle or s.ca_bundle,
+            build_args=dict(build_args or {}),
+        )
 
 
 def check_build_args(model: Model, opts: BuildOptions) -> None:
@@ -76,8 +84,10 @@ def check_build_args(model: Model, opts: BuildOptions) -> None:
         takes = ", ".join(sorted(model.card.image.build_args)) or "none"
         platform = set(unknown) & set(PLATFORM_BUILD_ARGS)
         hint = " (use --base-image / --build-mode)" if platform else ""
-        raise InputError(f"model {model.id}: build argument(s) {', '.join(unknown)} not declared "
-                         f"in {model.card_path} (image.build_args: {takes}){hint}")
+        raise InputError(
+            f"model {model.id}: build argument(s) {', '.join(unknown)} not declared "
+            f"in {model.card_path} (image.build_args: {takes}){hint}"
+        )
 
 
 def wheelhouse(model: Model) -> Path | None:
@@ -94,15 +104,28 @@ def wheelhouse(model: Model) -> Path | None:
     # The host runs the same CPython minor version as the image (3.11), so plain `pip download`
     # picks wheels that install there; --only-binary keeps builds free of compilers.
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:",
-         "-d", str(tmp), "-r", str(req)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--only-binary=:all:",
+            "-d",
+            str(tmp),
+            "-r",
+            str(req),
+        ],
+        capture_output=True,
+        text=True,
     )
     if proc.returncode != 0:
         raise ImageBuildError(
-            model.id, f"pip download for {req} failed (exit {proc.returncode}); a hermetic "
-                      "build needs a wheel for every requirement (or use --build-mode network)",
-            proc.stderr)
+            model.id,
+            f"pip download for {req} failed (exit {proc.returncode}); a hermetic "
+            "build needs a wheel for every requirement (or use --build-mode network)",
+            proc.stderr,
+        )
     (tmp / ".complete").write_text("ok\n")
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(tmp, dest)
@@ -118,20 +141,22 @@ def image_key(model: Model, base_id: str, opts: BuildOptions, dockerfile: str) -
         mode=opts.mode,
         ca_bundle=file_sha256(opts.ca_bundle) if opts.ca_bundle else None,
         build_args=dict(opts.build_args),
-        template={"dockerfile": bytes_sha256(dockerfile.encode()),
-                  "install": file_sha256(INSTALL_SCRIPT)},
+        template={
+            "dockerfile": bytes_sha256(dockerfile.encode()),
+            "install": file_sha256(INSTALL_SCRIPT),
+        },
     )
 
 
-def image_tag(model: Model, base_id: str, opts: BuildOptions,
-              dockerfile: str | None = None) -> str:
+def image_tag(model: Model, base_id: str, opts: BuildOptions, dockerfile: str | None = None) -> str:
     """`asrbench/<ID>:<short image digest>`."""
     dockerfile = render(model) if dockerfile is None else dockerfile
     return f"asrbench/{model.id}:{short(image_key(model, base_id, opts, dockerfile))}"
 
 
-def build_context(model: Model, opts: BuildOptions, dest: Path,
-                  dockerfile: str | None = None) -> str:
+def build_context(
+    model: Model, opts: BuildOptions, dest: Path, dockerfile: str | None = None
+) -> str:
     """Lay out the build context in `dest`; return the Dockerfile's path inside it.
 
     `dest` holds the model's source files (shared helpers copied in, as in /opt/model),
@@ -158,13 +183,15 @@ def build_context(model: Model, opts: BuildOptions, dest: Path,
         verify_user_weights(model, spec, dest / WEIGHTS_CONTEXT)
     if model.dockerfile is not None:
         return "Dockerfile"
-    (dest / CONTEXT_NAME).write_text(render(model) if dockerfile is None else dockerfile,
-                                     encoding="utf-8")
+    (dest / CONTEXT_NAME).write_text(
+        render(model) if dockerfile is None else dockerfile, encoding="utf-8"
+    )
     return CONTEXT_NAME
 
 
-def build_model_image(model: Model, opts: BuildOptions | None = None,
-                      log: TextIO | None = None) -> tuple[str, str]:
+def build_model_image(
+    model: Model, opts: BuildOptions | None = None, log: TextIO | None = None
+) -> tuple[str, str]:
     """Build (or reuse) the model's image; return (tag, image ID). Rebuilds only on change."""
     import requests
     from docker.errors import APIError, BuildError, ImageNotFound
@@ -188,21 +215,30 @@ def build_model_image(model: Model, opts: BuildOptions | None = None,
         args = {"BASE_IMAGE": opts.base_image, "BUILD_MODE": opts.mode, **opts.build_args}
         try:
             _, logs = c.images.build(
-                path=str(ctx), dockerfile=dockerfile_path, tag=tag, buildargs=args, rm=True,
-                forcerm=True, timeout=BUILD_TIMEOUT_S,
+                path=str(ctx),
+                dockerfile=dockerfile_path,
+                tag=tag,
+                buildargs=args,
+                rm=True,
+                forcerm=True,
+                timeout=BUILD_TIMEOUT_S,
                 network_mode="host" if opts.mode == "network" else "none",
-                labels={"org.asrbench.model": model.id,
-                        "org.asrbench.source-hash": model.source_hash()},
+                labels={
+                    "org.asrbench.model": model.id,
+                    "org.asrbench.source-hash": model.source_hash(),
+                },
             )
         except BuildError as exc:
             tail = "".join(str(x.get("stream") or x.get("error") or "") for x in exc.build_log)
             raise ImageBuildError(model.id, exc.msg, tail) from None
         except APIError as exc:  # e.g. a Dockerfile the engine cannot parse
-            raise ImageBuildError(model.id, f"the Docker Engine refused the build: "
-                                            f"{exc.explanation or exc}") from None
+            raise ImageBuildError(
+                model.id, f"the Docker Engine refused the build: {exc.explanation or exc}"
+            ) from None
         except requests.exceptions.RequestException as exc:
-            raise ImageBuildError(model.id, f"lost the Docker Engine during the build "
-                                            f"({type(exc).__name__}: {exc})") from None
+            raise ImageBuildError(
+                model.id, f"lost the Docker Engine during the build ({type(exc).__name__}: {exc})"
+            ) from None
         if log is not None:
             for chunk in logs:
                 if "stream" in chunk:

@@ -79,14 +79,15 @@ def render(model: Model) -> str:
     if model.dockerfile is not None:
         return model.dockerfile.read_text(encoding="utf-8")
     card, image = model.card, model.card.image
-    run = ['BUILD_MODE="$BUILD_MODE" sh /opt/build/install.sh /opt/build/requirements.txt',
-           "rm -rf /opt/build"]
+    run = [
+        'BUILD_MODE="$BUILD_MODE" sh /opt/build/install.sh /opt/build/requirements.txt',
+        "rm -rf /opt/build",
+    ]
     if image.prepare:
         program, *args = image.prepare
         run.append(shlex.join([PYTHON, f"{MODEL_DIR}/{program}", *args]))
     if image.uninstall:
-        run.append(shlex.join([PIP, "uninstall", "--yes",
-                               "--quiet", *image.uninstall]))
+        run.append(shlex.join([PIP, "uninstall", "--yes", "--quiet", *image.uninstall]))
     # pip installs, the image runs: it carries no package installer (nor compiler: the base has
     # none, and every requirement is a wheel).
     run.append(f"rm -rf {VENV_SITE}/pip {VENV_SITE}/pip-*.dist-info /opt/venv/bin/pip*")
@@ -98,14 +99,18 @@ def render(model: Model) -> str:
     return TEMPLATE.substitute(
         card=f"{card.id}/model.yaml",
         build_dir=BUILD_DIR,
-        build_args="".join(f"ARG {k}={json.dumps(v) if v else ''}\n"
-                           for k, v in sorted(image.build_args.items())),
+        build_args="".join(
+            f"ARG {k}={json.dumps(v) if v else ''}\n" for k, v in sorted(image.build_args.items())
+        ),
         # The build-time step runs the model's own files, so they go in first; otherwise last,
         # so that editing the program reuses the install layer from Docker's cache.
         copy_before=copy if image.prepare else "",
         copy_after="" if image.prepare else copy,
-        copy_weights=(f"COPY {json.dumps([WEIGHTS_CONTEXT + '/', WEIGHTS_DIR + '/'])}\n"
-                      if user_weights else ""),
+        copy_weights=(
+            f"COPY {json.dumps([WEIGHTS_CONTEXT + '/', WEIGHTS_DIR + '/'])}\n"
+            if user_weights
+            else ""
+        ),
         run=" \\\n && ".join(run),
         env=" ".join(f"{k}={json.dumps(v)}" for k, v in env.items()),
         entrypoint=json.dumps(entrypoint(card.program)),

@@ -84,5 +84,6 @@ def ensure_base_image(name: str = BASE_IMAGE) -> str:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-20:])
         raise DockerUnavailable(
             f"building the base image {name} with {BASE_SCRIPT} failed (exit {proc.returncode}; "
-            f"it needs root and debootstrap: `sudo make base-image`):\n{tail}")
+            f"it needs root and debootstrap: `sudo make base-image`):\n{tail}"
+        )
     return c.images.get(name).id

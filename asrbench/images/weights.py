@@ -24,12 +24,28 @@ from asrbench.images.dockerfile import WEIGHTS_CONTEXT
 from asrbench.modelcard import ModelCard, ModelCardError, describe
 
 # Free-form top-level fields the contract documents (models/README.md, "The model card").
-DOCUMENTED_FIELDS = frozenset({
-    "training_data", "paper", "engine", "vendor_docs", "weights", "runtime", "decoding",
-    "pricing", "expected_rtf", "gpu_variant",
-})
-__all__ = ["DOCUMENTED_FIELDS", "WEIGHTS_CONTEXT", "WeightsSpec", "check_card",
-           "user_weights_dir", "verify_user_weights"]
+DOCUMENTED_FIELDS = frozenset(
+    {
+        "training_data",
+        "paper",
+        "engine",
+        "vendor_docs",
+        "weights",
+        "runtime",
+        "decoding",
+        "pricing",
+        "expected_rtf",
+        "gpu_variant",
+    }
+)
+__all__ = [
+    "DOCUMENTED_FIELDS",
+    "WEIGHTS_CONTEXT",
+    "WeightsSpec",
+    "check_card",
+    "user_weights_dir",
+    "verify_user_weights",
+]
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 Rel = Annotated[str, StringConstraints(min_length=1)]
@@ -57,7 +73,8 @@ def check_card(model: Any) -> WeightsSpec | None:
         raise ModelCardError(
             f"{model.card_path}: field '{unknown[0]}': unknown field (the card's fields are "
             f"listed in models/README.md: {', '.join(sorted(ModelCard.model_fields))}, "
-            f"{', '.join(sorted(DOCUMENTED_FIELDS))}); fix or remove it")
+            f"{', '.join(sorted(DOCUMENTED_FIELDS))}); fix or remove it"
+        )
     raw = model.card.extra.get("weights")
     if raw is None:
         return None
@@ -72,7 +89,8 @@ def check_card(model: Any) -> WeightsSpec | None:
             raise ModelCardError(
                 f"{model.card_path}: field 'weights.sha256': user-supplied weights (weights.dir) "
                 f"need a checksum for every file in weights.files; missing: "
-                f"{', '.join(missing) or 'weights.files is empty'}")
+                f"{', '.join(missing) or 'weights.files is empty'}"
+            )
     return spec
 
 
@@ -82,7 +100,8 @@ def user_weights_dir(model: Any, spec: WeightsSpec) -> Path:
     if not raw or "$" in raw:
         raise ModelCardError(
             f"{model.card_path}: field 'weights.dir': {spec.dir!r} names no folder here (set the "
-            "variable it uses, or write the folder holding the weights)")
+            "variable it uses, or write the folder holding the weights)"
+        )
     path = Path(raw)
     return path if path.is_absolute() else (model.root / path)
 
@@ -94,16 +113,22 @@ def verify_user_weights(model: Any, spec: WeightsSpec, dest: Path | None = None)
         parts = parts if isinstance(parts, list) else [parts]
         want = (spec.sha256 or {})[name]
         if len(parts) != 1:
-            raise ModelCardError(f"{model.card_path}: field 'weights.files.{name}': user-supplied "
-                                 "weights are whole files (one path each)")
+            raise ModelCardError(
+                f"{model.card_path}: field 'weights.files.{name}': user-supplied "
+                "weights are whole files (one path each)"
+            )
         path = folder / parts[0]
         if not path.is_file():
-            raise ModelCardError(f"weights file {name} is missing: {path} not found; "
-                                 f"{model.card_path} expects sha256 {want}")
+            raise ModelCardError(
+                f"weights file {name} is missing: {path} not found; "
+                f"{model.card_path} expects sha256 {want}"
+            )
         got = file_sha256(path)
         if got != want:
-            raise ModelCardError(f"weights file {name} is corrupt: {path} has sha256 {got}, "
-                                 f"{model.card_path} expects {want}")
+            raise ModelCardError(
+                f"weights file {name} is corrupt: {path} has sha256 {got}, "
+                f"{model.card_path} expects {want}"
+            )
         if dest is not None:
             target = dest / name
             target.parent.mkdir(parents=True, exist_ok=True)

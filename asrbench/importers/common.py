@@ -61,8 +61,10 @@ def inside(root: Path, rel: str, where: str, hint: str = "", base: Path | None =
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(full))
     if real != real_root and real_root not in real.parents:
-        raise ImportProblem(f"{where}: {rel!r} points outside {root}; keep the audio inside the "
-                            f"manifest's folder{hint}")
+        raise ImportProblem(
+            f"{where}: {rel!r} points outside {root}; keep the audio inside the "
+            f"manifest's folder{hint}"
+        )
     return full
 
 
@@ -71,8 +73,10 @@ def text_cell(value: object, where: str, column: str) -> str:
     if isinstance(value, str):
         return value
     what = "null" if value is None else f"a {type(value).__name__} ({value!r})"
-    raise ImportProblem(f"{where}: {column!r} is {what}; it must be a string (use \"\" for no "
-                        "transcript and import with --reference-free)")
+    raise ImportProblem(
+        f'{where}: {column!r} is {what}; it must be a string (use "" for no '
+        "transcript and import with --reference-free)"
+    )
 
 
 def seconds_cell(value: object, where: str, column: str) -> float | None:
@@ -84,15 +88,18 @@ def seconds_cell(value: object, where: str, column: str) -> float | None:
     except (TypeError, ValueError):
         out = float("nan")
     if not out >= 0 or out == float("inf"):
-        raise ImportProblem(f"{where}: {column!r} is {value!r}; it must be a non-negative number "
-                            "of seconds")
+        raise ImportProblem(
+            f"{where}: {column!r} is {value!r}; it must be a non-negative number of seconds"
+        )
     return out
 
 
 def check_rate(rate: int) -> int:
     if not isinstance(rate, int) or not MIN_RATE <= rate <= MAX_RATE:
-        raise ImportProblem(f"--rate {rate}: the sample rate must be a whole number of Hz between "
-                            f"{MIN_RATE} and {MAX_RATE}, e.g. --rate 16000")
+        raise ImportProblem(
+            f"--rate {rate}: the sample rate must be a whole number of Hz between "
+            f"{MIN_RATE} and {MAX_RATE}, e.g. --rate 16000"
+        )
     return rate
 
 
@@ -103,10 +110,11 @@ def read_text_file(path: Path) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ImportProblem(f"{path}:{line}: not valid UTF-8 (byte {data[exc.start]:#04x}); "
-                            "re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8 "
-                            f"{Path(path).name} > fixed.{Path(path).suffix.lstrip('.') or 'txt'}`"
-                            ) from None
+        raise ImportProblem(
+            f"{path}:{line}: not valid UTF-8 (byte {data[exc.start]:#04x}); "
+            "re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8 "
+            f"{Path(path).name} > fixed.{Path(path).suffix.lstrip('.') or 'txt'}`"
+        ) from None
 
 
 def clean_id(raw: str) -> str:
@@ -141,16 +149,34 @@ def read_audio_file(path: Path, label: str) -> tuple[np.ndarray, int]:
     except Exception as exc:  # unsupported format or corrupt file
         ffmpeg = shutil.which("ffmpeg")
         if not ffmpeg:
-            raise ImportProblem(f"{label}: cannot read {path} ({exc}); install ffmpeg for "
-                                "formats libsndfile does not read") from exc
+            raise ImportProblem(
+                f"{label}: cannot read {path} ({exc}); install ffmpeg for "
+                "formats libsndfile does not read"
+            ) from exc
     # No shell: the path is one argument whatever characters it holds.
     proc = subprocess.run(
-        [ffmpeg, "-nostdin", "-v", "error", "-i", str(path), "-f", "wav", "-acodec", "pcm_f32le",
-         "-"], capture_output=True, timeout=FFMPEG_TIMEOUT_S, check=False,
+        [
+            ffmpeg,
+            "-nostdin",
+            "-v",
+            "error",
+            "-i",
+            str(path),
+            "-f",
+            "wav",
+            "-acodec",
+            "pcm_f32le",
+            "-",
+        ],
+        capture_output=True,
+        timeout=FFMPEG_TIMEOUT_S,
+        check=False,
     )
     if proc.returncode != 0:
-        raise ImportProblem(f"{label}: ffmpeg cannot decode {path}: "
-                            f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
+        raise ImportProblem(
+            f"{label}: ffmpeg cannot decode {path}: "
+            f"{proc.stderr.decode(errors='replace').strip()[-300:]}"
+        )
     return decode_bytes(proc.stdout, label)
 
 
@@ -162,10 +188,20 @@ def convert(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
     return np.clip(mono, -1.0, 1.0).astype(np.float32)
 
 
-def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: int = 16000,
-                  language: str = "en", description: str = "", source: str = "",
-                  licence: str = "unknown", force: bool = False, reference_free: bool = False,
-                  meta: dict | None = None) -> Path:
+def write_dataset(
+    out: Path,
+    items: Iterable[Item],
+    *,
+    dataset_id: str,
+    rate: int = 16000,
+    language: str = "en",
+    description: str = "",
+    source: str = "",
+    licence: str = "unknown",
+    force: bool = False,
+    reference_free: bool = False,
+    meta: dict | None = None,
+) -> Path:
     """Convert every item and write a validated dataset at `out`, atomically.
 
     Problems are collected over all items and raised together, naming each utterance; nothing
@@ -196,13 +232,17 @@ def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: in
         for item in items:
             uid = clean_id(item.id)
             if uid in seen:
-                problems.append(f"{item.label}: ID {uid!r} already used by {seen[uid]}; IDs "
-                                "must be unique across the whole dataset (all splits)")
+                problems.append(
+                    f"{item.label}: ID {uid!r} already used by {seen[uid]}; IDs "
+                    "must be unique across the whole dataset (all splits)"
+                )
                 continue
             seen[uid] = item.label
             if reference_free and item.text.strip():
-                problems.append(f"{item.label}: has a transcript but the import is "
-                                "--reference-free; drop the flag or the text")
+                problems.append(
+                    f"{item.label}: has a transcript but the import is "
+                    "--reference-free; drop the flag or the text"
+                )
                 continue
             try:
                 if item.key != cached_key:
@@ -216,7 +256,8 @@ def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: in
                             f"{item.label}: segment {item.start:.3f}-"
                             f"{'end' if item.end is None else f'{item.end:.3f}'} s lies outside "
                             f"its recording {item.key} ({len(samples) / src_rate:.3f} s); fix "
-                            "the segment times")
+                            "the segment times"
+                        )
                     samples = samples[a:b]
                 audio = convert(samples, src_rate, rate)
             except ImportProblem as exc:
@@ -230,17 +271,29 @@ def write_dataset(out: Path, items: Iterable[Item], *, dataset_id: str, rate: in
             for k in item.extra:
                 if k not in extra_cols:
                     extra_cols.append(k)
-            rows.append(Utterance(uid, rel, len(audio) / rate, clean_text(item.text),
-                                  {k: clean_text(v) for k, v in item.extra.items()}))
+            rows.append(
+                Utterance(
+                    uid,
+                    rel,
+                    len(audio) / rate,
+                    clean_text(item.text),
+                    {k: clean_text(v) for k, v in item.extra.items()},
+                )
+            )
         if problems:
             head = "\n  ".join(problems[:30])
             more = f"\n  ... and {len(problems) - 30} more" if len(problems) > 30 else ""
             raise ImportProblem(f"{len(problems)} problem(s); nothing written:\n  {head}{more}")
         if not rows:
             raise ImportProblem("no utterances to import")
-        card = {"id": dataset_id, "language": language, "sample_rate": rate,
-                "licence": licence, "source": source,
-                "description": description or f"imported from {source}"}
+        card = {
+            "id": dataset_id,
+            "language": language,
+            "sample_rate": rate,
+            "licence": licence,
+            "source": source,
+            "description": description or f"imported from {source}",
+        }
         if reference_free:
             card["reference_free"] = True
         card.update(meta or {})

@@ -21,8 +21,10 @@ def find_tsv(root: Path, language: str, split: str) -> Path:
         return direct
     found = sorted(root.glob(f"**/{language}/{split}.tsv"))
     if not found:
-        raise ImportProblem(f"{root}: no {language}/{split}.tsv (a Common Voice release folder "
-                            "holds <language>/<split>.tsv and <language>/clips/)")
+        raise ImportProblem(
+            f"{root}: no {language}/{split}.tsv (a Common Voice release folder "
+            "holds <language>/<split>.tsv and <language>/clips/)"
+        )
     return found[0]
 
 
@@ -31,12 +33,14 @@ def import_commonvoice(root: Path, language: str = "en", split: str = "test") ->
     tsv = find_tsv(Path(root), language, split)
     clips = tsv.parent / "clips"
     # Common Voice writes sentences with quotes unescaped: read without CSV quoting.
-    reader = csv.DictReader(io.StringIO(read_text_file(tsv), newline=""), delimiter="\t",
-                            quoting=csv.QUOTE_NONE)
+    reader = csv.DictReader(
+        io.StringIO(read_text_file(tsv), newline=""), delimiter="\t", quoting=csv.QUOTE_NONE
+    )
     need = {"path", "sentence"}
     if not need <= set(reader.fieldnames or []):
-        raise ImportProblem(f"{tsv}:1: a Common Voice TSV needs columns {sorted(need)}; got "
-                            f"{reader.fieldnames}")
+        raise ImportProblem(
+            f"{tsv}:1: a Common Voice TSV needs columns {sorted(need)}; got {reader.fieldnames}"
+        )
     for lineno, row in enumerate(reader, start=2):
         where = f"{tsv}:{lineno}"
         rel = (row.get("path") or "").strip()
@@ -44,9 +48,18 @@ def import_commonvoice(root: Path, language: str = "en", split: str = "test") ->
             raise ImportProblem(f"{where}: empty 'path'")
         audio = inside(clips, rel, where)
         gender = (row.get("gender") or "").split("_")[0].lower()
-        extra = {"SPEAKER": row.get("client_id") or "", "GENDER": _GENDER.get(gender, ""),
-                 "AGE": row.get("age") or "",
-                 "ACCENT": row.get("accents") or row.get("accent") or "",
-                 "LANGUAGE": row.get("locale") or language}
-        yield Item(id=Path(rel).stem, load=lambda p=audio, w=where: read_audio_file(p, w),
-                   key=str(audio), text=row.get("sentence") or "", extra=extra, where=where)
+        extra = {
+            "SPEAKER": row.get("client_id") or "",
+            "GENDER": _GENDER.get(gender, ""),
+            "AGE": row.get("age") or "",
+            "ACCENT": row.get("accents") or row.get("accent") or "",
+            "LANGUAGE": row.get("locale") or language,
+        }
+        yield Item(
+            id=Path(rel).stem,
+            load=lambda p=audio, w=where: read_audio_file(p, w),
+            key=str(audio),
+            text=row.get("sentence") or "",
+            extra=extra,
+            where=where,
+        )

@@ -66,17 +66,19 @@ def verify(path: Path, archive: Archive) -> dict[str, str]:
     for algo in ("sha256", "md5"):
         want = getattr(archive, algo)
         if want and got[algo] != want.lower():
-            raise DownloadError(f"{path.name}: {algo} {got[algo]} does not match the published "
-                                f"{want} ({archive.checksum_source or 'recipe'})")
+            raise DownloadError(
+                f"{path.name}: {algo} {got[algo]} does not match the published "
+                f"{want} ({archive.checksum_source or 'recipe'})"
+            )
     return got
 
 
-def _open(url: str, offset: int):  # noqa: ANN202 - (stream, total size or None, resumed?)
+def _open(url: str, offset: int):
     if url.startswith("file://"):
-        local = Path(urllib.request.url2pathname(url[len("file://"):]))
+        local = Path(urllib.request.url2pathname(url[len("file://") :]))
         if not local.is_file():
             raise DownloadError(f"{url}: not found")
-        f = open(local, "rb")  # noqa: SIM115 - closed by the caller
+        f = open(local, "rb")
         total = local.stat().st_size
         f.seek(min(offset, total))
         return f, total, True
@@ -84,7 +86,7 @@ def _open(url: str, offset: int):  # noqa: ANN202 - (stream, total size or None,
     if offset:
         req.add_header("Range", f"bytes={offset}-")
     try:
-        resp = urllib.request.urlopen(req, timeout=TIMEOUT_S)  # noqa: S310 - http(s) only
+        resp = urllib.request.urlopen(req, timeout=TIMEOUT_S)
     except urllib.error.HTTPError as exc:
         if exc.code == 416 and offset:  # already complete
             return None, offset, True
@@ -97,7 +99,7 @@ def _open(url: str, offset: int):  # noqa: ANN202 - (stream, total size or None,
     return resp, total, resumed
 
 
-def _progress(total: int | None, name: str):  # noqa: ANN202
+def _progress(total: int | None, name: str):
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -105,8 +107,14 @@ def _progress(total: int | None, name: str):  # noqa: ANN202
         TransferSpeedColumn,
     )
 
-    return Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                    TransferSpeedColumn(), transient=True, disable=not sys.stderr.isatty())
+    return Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    )
 
 
 def _transfer(url: str, part: Path, expected: int | None) -> None:
@@ -129,14 +137,18 @@ def _transfer(url: str, part: Path, expected: int | None) -> None:
                 out.write(block)
                 prog.update(task, advance=len(block))
     except (OSError, urllib.error.URLError, http.client.HTTPException) as exc:
-        raise DownloadError(f"{url}: interrupted after {part.stat().st_size} bytes ({exc}); "
-                            "rerun the same command to resume") from None
+        raise DownloadError(
+            f"{url}: interrupted after {part.stat().st_size} bytes ({exc}); "
+            "rerun the same command to resume"
+        ) from None
     finally:
         stream.close()
     got = part.stat().st_size
     if total is not None and got < total:
-        raise DownloadError(f"{url}: connection closed after {got} of {total} bytes; rerun the "
-                            "same command to resume")
+        raise DownloadError(
+            f"{url}: connection closed after {got} of {total} bytes; rerun the "
+            "same command to resume"
+        )
 
 
 def fetch(url: str, archive: Archive, cache: Path) -> tuple[Path, dict[str, str]]:
@@ -158,9 +170,11 @@ def fetch(url: str, archive: Archive, cache: Path) -> tuple[Path, dict[str, str]
         except DownloadError as exc:
             part.unlink(missing_ok=True)  # a corrupted file is never kept, nor resumed
             if attempt == 2:
-                raise DownloadError(f"{exc}; downloaded twice, the file was removed. If you "
-                                    "trust this copy, pass --checksum "
-                                    f"{archive.name}=sha256:<its hash>") from None
+                raise DownloadError(
+                    f"{exc}; downloaded twice, the file was removed. If you "
+                    "trust this copy, pass --checksum "
+                    f"{archive.name}=sha256:<its hash>"
+                ) from None
             continue
         os.replace(part, final)
         return final, got
@@ -206,6 +220,8 @@ def extract(archive: Path, dest: Path, wanted: Callable[[str], bool]) -> list[st
                 tar.extract(member, dest, filter="data")
                 names.append(member.name)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
-        raise DownloadError(f"{archive.name}: archive is truncated or corrupt ({exc}); remove "
-                            f"{archive} and rerun to download it again") from None
+        raise DownloadError(
+            f"{archive.name}: archive is truncated or corrupt ({exc}); remove "
+            f"{archive} and rerun to download it again"
+        ) from None
     return names

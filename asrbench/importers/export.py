@@ -49,8 +49,9 @@ def _kaldi(ds: Dataset, out: Path) -> list[str]:
     for u in utts:
         for value in (u.id, spk[u.id]):
             if " " in value:
-                raise ImportProblem(f"{ds.root}: utterance {u.id}: {value!r} holds a space; Kaldi "
-                                    "keys cannot")
+                raise ImportProblem(
+                    f"{ds.root}: utterance {u.id}: {value!r} holds a space; Kaldi keys cannot"
+                )
     for name, lines in files.items():
         (out / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return sorted(files)
@@ -61,8 +62,12 @@ def _nemo(ds: Dataset, out: Path) -> list[str]:
     keys = {"SPEAKER": "speaker", "GENDER": "gender", "LANGUAGE": "lang", "ACCENT": "accent"}
     lines = []
     for u in ds:
-        row = {"audio_filepath": str(ds.audio_path(u).resolve()), "duration": durs[u.id],
-               "text": u.text, "utt_id": u.id}
+        row = {
+            "audio_filepath": str(ds.audio_path(u).resolve()),
+            "duration": durs[u.id],
+            "text": u.text,
+            "utt_id": u.id,
+        }
         row.update({k: u.extra[c] for c, k in keys.items() if u.extra.get(c)})
         lines.append(json.dumps(row, ensure_ascii=False))
     (out / "manifest.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -76,21 +81,34 @@ def _lhotse(ds: Dataset, out: Path, cuts: bool = True) -> list[str]:
     for u in ds:
         rec = Recording.from_file(ds.audio_path(u).resolve(), recording_id=u.id)
         recs.append(rec)
-        gender = {"M": "male", "F": "female"}.get(u.extra.get("GENDER", ""),
-                                                  u.extra.get("GENDER") or None)
-        sups.append(SupervisionSegment(
-            id=u.id, recording_id=u.id, start=0.0, duration=rec.duration, channel=0,
-            text=None if ds.reference_free else u.text, speaker=u.extra.get("SPEAKER") or None,
-            gender=gender, language=u.extra.get("LANGUAGE") or ds.language))
+        gender = {"M": "male", "F": "female"}.get(
+            u.extra.get("GENDER", ""), u.extra.get("GENDER") or None
+        )
+        sups.append(
+            SupervisionSegment(
+                id=u.id,
+                recording_id=u.id,
+                start=0.0,
+                duration=rec.duration,
+                channel=0,
+                text=None if ds.reference_free else u.text,
+                speaker=u.extra.get("SPEAKER") or None,
+                gender=gender,
+                language=u.extra.get("LANGUAGE") or ds.language,
+            )
+        )
     rset, sset = RecordingSet.from_recordings(recs), SupervisionSet.from_segments(sups)
     rset.to_file(out / "recordings.jsonl.gz")
     sset.to_file(out / "supervisions.jsonl.gz")
     names = ["recordings.jsonl.gz", "supervisions.jsonl.gz"]
     if cuts:
         # One cut per utterance, named as the utterance (from_manifests would add suffixes).
-        CutSet.from_cuts(MonoCut(id=s.id, start=0.0, duration=r.duration, channel=0,
-                                 recording=r, supervisions=[s])
-                         for r, s in zip(recs, sups, strict=True)).to_file(out / "cuts.jsonl.gz")
+        CutSet.from_cuts(
+            MonoCut(
+                id=s.id, start=0.0, duration=r.duration, channel=0, recording=r, supervisions=[s]
+            )
+            for r, s in zip(recs, sups, strict=True)
+        ).to_file(out / "cuts.jsonl.gz")
         names.append("cuts.jsonl.gz")
     return names
 

@@ -30,8 +30,9 @@ def _metadata_columns(table: Path, header: list[str], used: dict[str, str]) -> l
             continue
         first = taken.get(h.upper())
         if first is not None:
-            raise ImportProblem(f"{table}:1: columns {first!r} and {h!r} both give "
-                                f"{h.upper()}; keep one of them")
+            raise ImportProblem(
+                f"{table}:1: columns {first!r} and {h!r} both give {h.upper()}; keep one of them"
+            )
         taken[h.upper()] = h
         out.append(h)
     return out
@@ -52,11 +53,12 @@ def import_folder(audio_dir: Path, table: Path) -> Iterator[Item]:
         text_col = next((lower[c] for c in TEXT_COLUMNS if c in lower), None)
         id_col = lower.get("id")
         if not file_col or not text_col:
-            raise ImportProblem(f"{table}:1: header needs a file column ({', '.join(FILE_COLUMNS)})"
-                                f" and a text column ({', '.join(TEXT_COLUMNS)}); got {header}")
+            raise ImportProblem(
+                f"{table}:1: header needs a file column ({', '.join(FILE_COLUMNS)})"
+                f" and a text column ({', '.join(TEXT_COLUMNS)}); got {header}"
+            )
         rows = list(enumerate(reader, start=2))
-    others = _metadata_columns(table, header, {"ID": id_col, "AUDIO": file_col,
-                                               "TEXT": text_col})
+    others = _metadata_columns(table, header, {"ID": id_col, "AUDIO": file_col, "TEXT": text_col})
     for lineno, row in rows:
         rel = (row.get(file_col) or "").strip()
         where = f"{table}:{lineno}"
@@ -69,5 +71,11 @@ def import_folder(audio_dir: Path, table: Path) -> Iterator[Item]:
         uid = (row.get(id_col) or "").strip() if id_col else ""
         uid = uid or path.with_suffix("").as_posix().replace("/", "_")
         extra = {h.upper(): (row.get(h) or "").strip() for h in others}
-        yield Item(id=uid, load=lambda p=full, w=where: read_audio_file(p, w), key=str(full),
-                   text=row.get(text_col) or "", extra=extra, where=where)
+        yield Item(
+            id=uid,
+            load=lambda p=full, w=where: read_audio_file(p, w),
+            key=str(full),
+            text=row.get(text_col) or "",
+            extra=extra,
+            where=where,
+        )

@@ -12,9 +12,17 @@ from asrbench.importers.common import ImportProblem, Item, decode_bytes, inside,
 
 TEXT_COLUMNS = ("text", "sentence", "transcription", "transcript", "raw_text", "normalized_text")
 ID_COLUMNS = ("id", "utt_id", "audio_id", "segment_id", "key")
-_EXTRA = {"speaker_id": "SPEAKER", "speaker": "SPEAKER", "client_id": "SPEAKER",
-          "gender": "GENDER", "accent": "ACCENT", "accents": "ACCENT", "language": "LANGUAGE",
-          "locale": "LANGUAGE", "lang": "LANGUAGE"}
+_EXTRA = {
+    "speaker_id": "SPEAKER",
+    "speaker": "SPEAKER",
+    "client_id": "SPEAKER",
+    "gender": "GENDER",
+    "accent": "ACCENT",
+    "accents": "ACCENT",
+    "language": "LANGUAGE",
+    "locale": "LANGUAGE",
+    "lang": "LANGUAGE",
+}
 _GENDER = {"male": "M", "female": "F", "m": "M", "f": "F"}
 _PARQUET_SPLIT = re.compile(r"^([A-Za-z0-9_.]+?)-\d{5}-of-\d{5}\.parquet$")
 BATCH = 64
@@ -24,8 +32,9 @@ def _splits(root: Path, split: str | None) -> list[tuple[str, object, dict]]:
     """[(split name, pyarrow batch source, {column: label names})] of a saved dataset."""
     import datasets
 
-    if root.is_dir() and ((root / "dataset_dict.json").is_file()
-                          or (root / "state.json").is_file()):
+    if root.is_dir() and (
+        (root / "dataset_dict.json").is_file() or (root / "state.json").is_file()
+    ):
         loaded = datasets.load_from_disk(str(root))
         parts = dict(loaded) if isinstance(loaded, datasets.DatasetDict) else {"data": loaded}
         if split:
@@ -34,16 +43,19 @@ def _splits(root: Path, split: str | None) -> list[tuple[str, object, dict]]:
             parts = {split: parts[split]}
         out = []
         for name, ds in parts.items():
-            labels = {c: f.names for c, f in ds.features.items()
-                      if isinstance(f, datasets.ClassLabel)}
+            labels = {
+                c: f.names for c, f in ds.features.items() if isinstance(f, datasets.ClassLabel)
+            }
             out.append((name, ds.data.table, labels))
         return out
     import pyarrow.parquet as pq
 
     files = [root] if root.suffix == ".parquet" else sorted(root.glob("**/*.parquet"))
     if not files:
-        raise ImportProblem(f"{root}: neither a saved Hugging Face dataset (dataset_dict.json or "
-                            "state.json) nor parquet files")
+        raise ImportProblem(
+            f"{root}: neither a saved Hugging Face dataset (dataset_dict.json or "
+            "state.json) nor parquet files"
+        )
     groups: dict[str, list[Path]] = {}
     for f in files:
         m = _PARQUET_SPLIT.match(f.name)
@@ -65,21 +77,30 @@ def _batches(source: object) -> Iterator[dict[str, list]]:
             yield batch.to_pydict()
 
 
-def import_hf(root: Path, split: str | None = None, audio_column: str = "audio",
-              text_column: str | None = None, id_column: str | None = None,
-              reference_free: bool = False) -> Iterator[Item]:
+def import_hf(
+    root: Path,
+    split: str | None = None,
+    audio_column: str = "audio",
+    text_column: str | None = None,
+    id_column: str | None = None,
+    reference_free: bool = False,
+) -> Iterator[Item]:
     """Items of a saved HF dataset; every split unless `split` (IDs must differ across them)."""
     root = Path(root)
     for name, source, labels in _splits(root, split):
         for start, batch in _enumerate_batches(source):
             cols = list(batch)
             if audio_column not in cols:
-                raise ImportProblem(f"{root} [{name}]: no audio column {audio_column!r} (columns: "
-                                    f"{', '.join(cols)}); pass --audio-column")
+                raise ImportProblem(
+                    f"{root} [{name}]: no audio column {audio_column!r} (columns: "
+                    f"{', '.join(cols)}); pass --audio-column"
+                )
             text_col = text_column or next((c for c in TEXT_COLUMNS if c in cols), None)
             if text_col is None and not reference_free:
-                raise ImportProblem(f"{root} [{name}]: no text column ({', '.join(TEXT_COLUMNS)})"
-                                    "; pass --text-column, or --reference-free")
+                raise ImportProblem(
+                    f"{root} [{name}]: no text column ({', '.join(TEXT_COLUMNS)})"
+                    "; pass --text-column, or --reference-free"
+                )
             if text_col is not None and text_col not in cols:
                 raise ImportProblem(f"{root} [{name}]: no column {text_col!r}")
             id_col = id_column or next((c for c in ID_COLUMNS if c in cols), None)
@@ -96,10 +117,11 @@ def _enumerate_batches(source: object) -> Iterator[tuple[int, dict[str, list]]]:
         start += len(next(iter(batch.values()), []))
 
 
-def _item(batch, i, audio, root, split, row, where, text_col, id_col, labels) -> Item:  # noqa: ANN001, PLR0913
+def _item(batch, i, audio, root, split, row, where, text_col, id_col, labels) -> Item:
     if not isinstance(audio, dict):
-        raise ImportProblem(f"{where}: audio cell is {type(audio).__name__}, not an Audio "
-                            "feature ({bytes, path})")
+        raise ImportProblem(
+            f"{where}: audio cell is {type(audio).__name__}, not an Audio feature ({{bytes, path}})"
+        )
     data, path = audio.get("bytes"), audio.get("path")
     if data:
         load = lambda d=data, w=where: decode_bytes(d, w)  # noqa: E731

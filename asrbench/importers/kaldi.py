@@ -45,8 +45,10 @@ def parse_pipe(command: str, where: str) -> list[list[str]]:
         raise ImportProblem(f"{where}: cannot parse command ({exc})") from exc
     bad = [t for t in tokens if t in _SHELL_TOKENS or (set(t) <= set("|;&<>()`$") and t != "|")]
     if bad:
-        raise ImportProblem(f"{where}: command uses shell features {bad}; only plain "
-                            "`prog args | prog args |` pipelines are run (without a shell)")
+        raise ImportProblem(
+            f"{where}: command uses shell features {bad}; only plain "
+            "`prog args | prog args |` pipelines are run (without a shell)"
+        )
     stages: list[list[str]] = [[]]
     for t in tokens:
         if t == "|":
@@ -64,8 +66,7 @@ def run_pipe(stages: list[list[str]], where: str) -> bytes:
     try:
         prev = None
         for argv in stages:
-            p = subprocess.Popen(argv, stdin=prev, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE)
+            p = subprocess.Popen(argv, stdin=prev, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             if prev is not None:
                 prev.close()  # the next stage holds it now; lets SIGPIPE reach the writer
             prev = p.stdout
@@ -84,28 +85,34 @@ def run_pipe(stages: list[list[str]], where: str) -> bytes:
                 p.wait()
     failed = [(s[0], p.returncode) for s, p in zip(stages, procs, strict=True) if p.returncode]
     if failed:
-        raise ImportProblem(f"{where}: {failed[0][0]} exited with {failed[0][1]}: "
-                            f"{err.decode(errors='replace').strip()[-300:]}")
+        raise ImportProblem(
+            f"{where}: {failed[0][0]} exited with {failed[0][1]}: "
+            f"{err.decode(errors='replace').strip()[-300:]}"
+        )
     return out
 
 
-def _recording_loader(spec: str, base: Path, where: str, allow_pipes: bool):  # noqa: ANN202
+def _recording_loader(spec: str, base: Path, where: str, allow_pipes: bool):
     if spec.endswith("|"):
         if not allow_pipes:
             raise ImportProblem(
                 f"{where}: piped command `{spec}` refused; rerun with --allow-pipes to run it "
-                "(no shell, plain pipelines only), or convert the audio to files first")
+                "(no shell, plain pipelines only), or convert the audio to files first"
+            )
         stages = parse_pipe(spec[:-1], where)
         return lambda: decode_bytes(run_pipe(stages, where), where)
     if " " in spec or spec.count(":") and Path(spec.rsplit(":", 1)[0]).suffix == ".ark":
-        raise ImportProblem(f"{where}: {spec!r} is not a plain file path (ark offsets and "
-                            "unquoted arguments are not supported)")
+        raise ImportProblem(
+            f"{where}: {spec!r} is not a plain file path (ark offsets and "
+            "unquoted arguments are not supported)"
+        )
     path = Path(spec) if Path(spec).is_absolute() else base / spec
     return lambda: read_audio_file(path, where)
 
 
-def import_kaldi(data_dir: Path, allow_pipes: bool = False,
-                 path_base: Path | None = None) -> Iterator[Item]:
+def import_kaldi(
+    data_dir: Path, allow_pipes: bool = False, path_base: Path | None = None
+) -> Iterator[Item]:
     """Items of a Kaldi data dir; relative wav.scp paths resolve against `path_base` (default:
     the data dir's parent's parent, i.e. the recipe folder `data/x` lives in, as Kaldi runs)."""
     data_dir = Path(data_dir)
@@ -119,8 +126,9 @@ def import_kaldi(data_dir: Path, allow_pipes: bool = False,
     problems = []
     for rec, (spec, lineno) in wav.items():
         try:
-            loaders[rec] = _recording_loader(spec, base, f"{data_dir / 'wav.scp'}:{lineno}",
-                                             allow_pipes)
+            loaders[rec] = _recording_loader(
+                spec, base, f"{data_dir / 'wav.scp'}:{lineno}", allow_pipes
+            )
         except ImportProblem as exc:
             problems.append(str(exc))
     if segments:
@@ -153,5 +161,6 @@ def import_kaldi(data_dir: Path, allow_pipes: bool = False,
             if spk2gender:
                 g = spk2gender.get(spk, ("", 0))[0].upper()
                 extra["GENDER"] = g if g in ("M", "F") else ""
-        yield Item(id=utt, load=loaders[rec], key=rec, text=text[utt][0], start=start, end=end,
-                   extra=extra)
+        yield Item(
+            id=utt, load=loaders[rec], key=rec, text=text[utt][0], start=start, end=end, extra=extra
+        )

@@ -16,7 +16,7 @@ import numpy as np
 from asrbench.importers.common import ImportProblem, Item, inside, read_audio_file
 
 
-def _load_manifest(path: Path):  # noqa: ANN202
+def _load_manifest(path: Path):
     from lhotse import load_manifest
 
     if not Path(path).is_file():
@@ -24,17 +24,20 @@ def _load_manifest(path: Path):  # noqa: ANN202
     try:
         return load_manifest(path)
     except Exception as exc:  # lhotse raises ValueError/KeyError/JSON errors on bad files
-        raise ImportProblem(f"{path}: not a lhotse manifest ({type(exc).__name__}: "
-                            f"{exc})") from None
+        raise ImportProblem(
+            f"{path}: not a lhotse manifest ({type(exc).__name__}: {exc})"
+        ) from None
 
 
-def _loader(rec, channel, root: Path, where: str, hint: str):  # noqa: ANN001, ANN202
+def _loader(rec, channel, root: Path, where: str, hint: str):
     """A loader for one channel (or the mix) of a lhotse Recording with a single file source."""
     sources = rec.sources
     if len(sources) != 1 or sources[0].type != "file":
         kinds = ", ".join(s.type for s in sources)
-        raise ImportProblem(f"{where}: recording {rec.id} has source(s) of type {kinds}; only one "
-                            "audio file per recording is imported (no commands, no URLs)")
+        raise ImportProblem(
+            f"{where}: recording {rec.id} has source(s) of type {kinds}; only one "
+            "audio file per recording is imported (no commands, no URLs)"
+        )
     path = inside(root, sources[0].source, where, hint)
 
     def load() -> tuple[np.ndarray, int]:
@@ -49,20 +52,23 @@ def _loader(rec, channel, root: Path, where: str, hint: str):  # noqa: ANN001, A
     return load, f"{path}#{channel}"
 
 
-def _extra(sup) -> dict[str, str]:  # noqa: ANN001
+def _extra(sup) -> dict[str, str]:
     out = {}
     if sup.speaker:
         out["SPEAKER"] = str(sup.speaker)
     if sup.gender:
-        out["GENDER"] = {"male": "M", "female": "F"}.get(str(sup.gender).lower(),
-                                                         str(sup.gender))
+        out["GENDER"] = {"male": "M", "female": "F"}.get(str(sup.gender).lower(), str(sup.gender))
     if sup.language:
         out["LANGUAGE"] = str(sup.language)
     return out
 
 
-def import_lhotse(recordings: Path | None = None, supervisions: Path | None = None,
-                  cuts: Path | None = None, audio_root: Path | None = None) -> Iterator[Item]:
+def import_lhotse(
+    recordings: Path | None = None,
+    supervisions: Path | None = None,
+    cuts: Path | None = None,
+    audio_root: Path | None = None,
+) -> Iterator[Item]:
     """Items of lhotse manifests: (recordings + supervisions) or cuts."""
     if cuts is not None:
         yield from _from_cuts(Path(cuts), audio_root)
@@ -81,10 +87,20 @@ def import_lhotse(recordings: Path | None = None, supervisions: Path | None = No
             raise ImportProblem(f"{where}: recording {sup.recording_id!r} is not in {recordings}")
         load, key = _loader(rec, sup.channel, root, f"{recordings} ({rec.id})", hint)
         if sup.end > rec.duration + 0.01:
-            raise ImportProblem(f"{where}: segment {sup.start:.3f}-{sup.end:.3f} s lies outside "
-                                f"its recording {rec.id} ({rec.duration:.3f} s)")
-        yield Item(id=sup.id, load=load, key=key, text=sup.text or "", start=sup.start,
-                   end=sup.end, extra=_extra(sup), where=where)
+            raise ImportProblem(
+                f"{where}: segment {sup.start:.3f}-{sup.end:.3f} s lies outside "
+                f"its recording {rec.id} ({rec.duration:.3f} s)"
+            )
+        yield Item(
+            id=sup.id,
+            load=load,
+            key=key,
+            text=sup.text or "",
+            start=sup.start,
+            end=sup.end,
+            extra=_extra(sup),
+            where=where,
+        )
 
 
 def _from_cuts(path: Path, audio_root: Path | None) -> Iterator[Item]:
@@ -98,8 +114,16 @@ def _from_cuts(path: Path, audio_root: Path | None) -> Iterator[Item]:
         sups = sorted(cut.supervisions, key=lambda s: s.start)
         load, key = _loader(cut.recording, getattr(cut, "channel", None), root, where, hint)
         text = " ".join(s.text for s in sups if s.text)
-        yield Item(id=cut.id, load=load, key=key, text=text, start=cut.start, end=cut.end,
-                   extra=_extra(sups[0]) if sups else {}, where=where)
+        yield Item(
+            id=cut.id,
+            load=load,
+            key=key,
+            text=text,
+            start=cut.start,
+            end=cut.end,
+            extra=_extra(sups[0]) if sups else {},
+            where=where,
+        )
 
 
 def all_text_missing(supervisions: Path | None = None, cuts: Path | None = None) -> bool:

@@ -21,13 +21,30 @@ from asrbench.importers.common import (
     text_cell,
 )
 
-FIELDS = ("audio", "text", "id", "speaker", "gender", "accent", "language", "start", "end",
-          "duration")
-DEFAULTS = {"audio": ("audio", "path", "file", "audio_filepath", "wav", "filename"),
-            "text": ("text", "sentence", "transcript", "transcription"),
-            "id": ("id", "utt_id", "key"), "speaker": ("speaker", "speaker_id"),
-            "gender": ("gender",), "accent": ("accent",), "language": ("language", "locale"),
-            "start": ("start", "offset"), "end": ("end",), "duration": ("duration",)}
+FIELDS = (
+    "audio",
+    "text",
+    "id",
+    "speaker",
+    "gender",
+    "accent",
+    "language",
+    "start",
+    "end",
+    "duration",
+)
+DEFAULTS = {
+    "audio": ("audio", "path", "file", "audio_filepath", "wav", "filename"),
+    "text": ("text", "sentence", "transcript", "transcription"),
+    "id": ("id", "utt_id", "key"),
+    "speaker": ("speaker", "speaker_id"),
+    "gender": ("gender",),
+    "accent": ("accent",),
+    "language": ("language", "locale"),
+    "start": ("start", "offset"),
+    "end": ("end",),
+    "duration": ("duration",),
+}
 LABELS = {"speaker": "SPEAKER", "gender": "GENDER", "accent": "ACCENT", "language": "LANGUAGE"}
 
 
@@ -37,8 +54,9 @@ def parse_mapping(values: list[str]) -> dict[str, str]:
     for v in values:
         key, _, col = v.partition("=")
         if key not in FIELDS or not col:
-            raise InputError(f"--map {v!r}: write FIELD=COLUMN with FIELD one of "
-                             f"{', '.join(FIELDS)}")
+            raise InputError(
+                f"--map {v!r}: write FIELD=COLUMN with FIELD one of {', '.join(FIELDS)}"
+            )
         out[key] = col
     return out
 
@@ -63,8 +81,12 @@ def _rows(path: Path) -> Iterator[tuple[str, dict]]:
         yield f"{path}:{lineno}", row
 
 
-def import_manifest(path: Path, mapping: dict[str, str] | None = None,
-                    audio_root: Path | None = None, reference_free: bool = False) -> Iterator[Item]:
+def import_manifest(
+    path: Path,
+    mapping: dict[str, str] | None = None,
+    audio_root: Path | None = None,
+    reference_free: bool = False,
+) -> Iterator[Item]:
     """Items of a CSV/TSV/JSONL manifest; columns found through `mapping` or common names."""
     path = Path(path)
     if not path.is_file():
@@ -78,15 +100,18 @@ def import_manifest(path: Path, mapping: dict[str, str] | None = None,
             for f in FIELDS:
                 col = mapping.get(f) or next((c for c in DEFAULTS[f] if c in row), None)
                 if f in mapping and mapping[f] not in row:
-                    raise ImportProblem(f"{where}: --map {f}={mapping[f]}: no such column "
-                                        f"({', '.join(row)})")
+                    raise ImportProblem(
+                        f"{where}: --map {f}={mapping[f]}: no such column ({', '.join(row)})"
+                    )
                 if col:
                     cols[f] = col
             need = ("audio",) if reference_free else ("audio", "text")
             missing = [f for f in need if f not in cols]
             if missing:
-                raise ImportProblem(f"{path}: no column for {', '.join(missing)} (columns: "
-                                    f"{', '.join(row)}); pass --map FIELD=COLUMN")
+                raise ImportProblem(
+                    f"{path}: no column for {', '.join(missing)} (columns: "
+                    f"{', '.join(row)}); pass --map FIELD=COLUMN"
+                )
         rel = row.get(cols["audio"])
         if not isinstance(rel, str) or not rel:
             raise ImportProblem(f"{where}: {cols['audio']!r} must be a non-empty path")
@@ -94,8 +119,9 @@ def import_manifest(path: Path, mapping: dict[str, str] | None = None,
         text = text_cell(row.get(cols["text"]), where, cols["text"]) if "text" in cols else ""
         start = seconds_cell(row.get(cols.get("start", "")), where, cols.get("start", "start"))
         end = seconds_cell(row.get(cols.get("end", "")), where, cols.get("end", "end"))
-        dur = seconds_cell(row.get(cols.get("duration", "")), where,
-                           cols.get("duration", "duration"))
+        dur = seconds_cell(
+            row.get(cols.get("duration", "")), where, cols.get("duration", "duration")
+        )
         if end is None and start is not None and dur is not None:
             end = start + dur
         if end is not None and start is None:
@@ -106,5 +132,13 @@ def import_manifest(path: Path, mapping: dict[str, str] | None = None,
             if start is not None:
                 uid = f"{uid}_{round(start * 1000):08d}"
         extra = {LABELS[f]: str(row.get(cols[f]) or "") for f in LABELS if f in cols}
-        yield Item(id=str(uid), load=lambda p=audio, w=where: read_audio_file(p, w),
-                   key=str(audio), text=text, start=start, end=end, extra=extra, where=where)
+        yield Item(
+            id=str(uid),
+            load=lambda p=audio, w=where: read_audio_file(p, w),
+            key=str(audio),
+            text=text,
+            start=start,
+            end=end,
+            extra=extra,
+            where=where,
+        )

@@ -16,8 +16,13 @@ from asrbench.importers.common import (
     text_cell,
 )
 
-_EXTRA = {"speaker": "SPEAKER", "gender": "GENDER", "lang": "LANGUAGE", "language": "LANGUAGE",
-          "accent": "ACCENT"}
+_EXTRA = {
+    "speaker": "SPEAKER",
+    "gender": "GENDER",
+    "lang": "LANGUAGE",
+    "language": "LANGUAGE",
+    "accent": "ACCENT",
+}
 
 
 def import_nemo(manifest: Path, audio_root: Path | None = None) -> Iterator[Item]:
@@ -58,5 +63,13 @@ def import_nemo(manifest: Path, audio_root: Path | None = None) -> Iterator[Item
         if start is not None and not (row.get("utt_id") or row.get("id")):
             uid = f"{uid}_{int(round(start * 1000)):08d}"
         extra = {col: str(row[k]) for k, col in _EXTRA.items() if k in row}
-        yield Item(id=uid, load=lambda p=path, w=where: read_audio_file(p, w), key=str(path),
-                   text=row["text"], start=start, end=end, extra=extra, where=where)
+        yield Item(
+            id=uid,
+            load=lambda p=path, w=where: read_audio_file(p, w),
+            key=str(path),
+            text=row["text"],
+            start=start,
+            end=end,
+            extra=extra,
+            where=where,
+        )

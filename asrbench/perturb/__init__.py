@@ -8,5 +8,12 @@ from asrbench.perturb.derive import derive_dataset
 from asrbench.perturb.registry import SpecError, all_perturbations, get
 from asrbench.perturb.spec import canonical_spec, parse_spec
 
-__all__ = ["SpecError", "all_perturbations", "apply_spec", "canonical_spec", "derive_dataset",
-           "get", "parse_spec"]
+__all__ = [
+    "SpecError",
+    "all_perturbations",
+    "apply_spec",
+    "canonical_spec",
+    "derive_dataset",
+    "get",
+    "parse_spec",
+]

@@ -17,8 +17,14 @@ def utterance_rng(seed: int, spec: str, utt_id: str, step: int = 0) -> np.random
     return np.random.default_rng(np.frombuffer(digest, dtype="<u4").tolist())
 
 
-def apply_spec(x: np.ndarray, sr: int, spec: str | list[Step], seed: int = 0,
-               utt_id: str = "", ctx: Context | None = None) -> np.ndarray:
+def apply_spec(
+    x: np.ndarray,
+    sr: int,
+    spec: str | list[Step],
+    seed: int = 0,
+    utt_id: str = "",
+    ctx: Context | None = None,
+) -> np.ndarray:
     """Run every step of `spec` on mono audio `x` (float, [-1, 1]); returns float64 audio."""
     steps = parse_spec(spec) if isinstance(spec, str) else spec
     canon = canonical_spec(steps)
@@ -32,8 +38,10 @@ def apply_spec(x: np.ndarray, sr: int, spec: str | list[Step], seed: int = 0,
             y = np.asarray(step.perturbation.fn(y, sr, rng, ctx, **step.params), dtype=np.float64)
         except PerturbError as exc:
             raise PerturbError(
-                f"utterance {utt_id or '?'}, step {step.canonical()}: {exc}") from exc
+                f"utterance {utt_id or '?'}, step {step.canonical()}: {exc}"
+            ) from exc
         if not np.all(np.isfinite(y)):
-            raise PerturbError(f"utterance {utt_id or '?'}, step {step.canonical()}: "
-                               "produced NaN/inf samples")
+            raise PerturbError(
+                f"utterance {utt_id or '?'}, step {step.canonical()}: produced NaN/inf samples"
+            )
     return y

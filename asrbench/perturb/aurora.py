@@ -35,8 +35,14 @@ TEST_SETS: dict[str, dict] = {
 }
 # Stand-ins from the bank when the real Aurora noise is not supplied (see module docstring).
 STAND_INS = {
-    "subway": "bike", "babble": "babble", "car": "brown", "exhibition": "dishes",
-    "restaurant": "moh", "street": "pink", "airport": "white", "station": "guitar",
+    "subway": "bike",
+    "babble": "babble",
+    "car": "brown",
+    "exhibition": "dishes",
+    "restaurant": "moh",
+    "street": "pink",
+    "airport": "white",
+    "station": "guitar",
 }
 ALL_NOISES = tuple(STAND_INS)
 
@@ -61,8 +67,9 @@ def p56_active_level(x: np.ndarray, sr: int) -> tuple[float, float]:
     # A sample is active for threshold c when the envelope reached c within the last `hang`
     # samples, i.e. when the running maximum of q over [i - hang, i] is >= c. One sliding
     # maximum and one sort then give the activity count of every threshold.
-    run_max = scipy.ndimage.maximum_filter1d(q, size=hang + 1, origin=hang - (hang + 1) // 2,
-                                             mode="constant", cval=0.0)
+    run_max = scipy.ndimage.maximum_filter1d(
+        q, size=hang + 1, origin=hang - (hang + 1) // 2, mode="constant", cval=0.0
+    )
     run_max.sort()
     thresholds = 2.0 ** np.arange(-20, 1)  # full scale = 1.0; 21 levels, 6 dB apart
     a_db, c_db, acts = [], [], []
@@ -127,7 +134,7 @@ def apply_channel(x8k: np.ndarray, name: str) -> np.ndarray:
     taps = channel_fir(name)
     y = scipy.signal.fftconvolve(x8k, taps)
     d = (len(taps) - 1) // 2
-    return y[d:d + len(x8k)]
+    return y[d : d + len(x8k)]
 
 
 # --- mixing -----------------------------------------------------------------------------------
@@ -139,8 +146,9 @@ def aurora_noise(name: str, n: int, rng: np.random.Generator, ctx: Context) -> n
     return noise_signal(kind, n, AURORA_SR, rng, ctx, talkers=6)
 
 
-def mix_at_snr_8k(speech8: np.ndarray, noise8: np.ndarray, snr: float,
-                  channel: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def mix_at_snr_8k(
+    speech8: np.ndarray, noise8: np.ndarray, snr: float, channel: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Filter both, scale the noise to `snr` (P.56 speech / RMS noise); (mix, speech, noise)."""
     s = apply_channel(speech8, channel)
     nz = apply_channel(noise8, channel)
@@ -157,19 +165,33 @@ def mix_at_snr_8k(speech8: np.ndarray, noise8: np.ndarray, snr: float,
 def _check_set(params: dict) -> None:
     noises = TEST_SETS[params["set"]]["noises"]
     if params["noise"] not in noises:
-        raise SpecError(f"aurora: noise {params['noise']!r} is not in test set {params['set']} "
-                        f"({', '.join(noises)})")
+        raise SpecError(
+            f"aurora: noise {params['noise']!r} is not in test set {params['set']} "
+            f"({', '.join(noises)})"
+        )
 
 
-@register("aurora", "aurora",
-          (Param("set", str, choices=("A", "B", "C")),
-           Param("noise", str, choices=ALL_NOISES),
-           Param("snr", float, -10.0, 40.0, allow=("clean",))),
-          {i + 1: {"snr": s} for i, s in enumerate(SNRS)},
-          description="Aurora-2: G.712/MIRS channel, P.56 speech level, noise at SNR",
-          validate=_check_set)
-def aurora(x: np.ndarray, sr: int, rng: np.random.Generator, ctx: Context, set: str,
-           noise: str, snr: float | str) -> np.ndarray:
+@register(
+    "aurora",
+    "aurora",
+    (
+        Param("set", str, choices=("A", "B", "C")),
+        Param("noise", str, choices=ALL_NOISES),
+        Param("snr", float, -10.0, 40.0, allow=("clean",)),
+    ),
+    {i + 1: {"snr": s} for i, s in enumerate(SNRS)},
+    description="Aurora-2: G.712/MIRS channel, P.56 speech level, noise at SNR",
+    validate=_check_set,
+)
+def aurora(
+    x: np.ndarray,
+    sr: int,
+    rng: np.random.Generator,
+    ctx: Context,
+    set: str,
+    noise: str,
+    snr: float | str,
+) -> np.ndarray:
     """Aurora-2 condition: test set (A/B/C), one of its noises, SNR in dB or `clean`."""
     spec = TEST_SETS[set]
     _check_set({"set": set, "noise": noise})
@@ -177,16 +199,18 @@ def aurora(x: np.ndarray, sr: int, rng: np.random.Generator, ctx: Context, set: 
     if snr == "clean":
         y8 = avoid_overflow(apply_channel(x8, spec["filter"]))
     else:
-        y8, _, _ = mix_at_snr_8k(x8, aurora_noise(noise, len(x8), rng, ctx), float(snr),
-                                 spec["filter"])
+        y8, _, _ = mix_at_snr_8k(
+            x8, aurora_noise(noise, len(x8), rng, ctx), float(snr), spec["filter"]
+        )
     return fit_length(resample(y8, AURORA_SR, sr), len(x))
 
 
 @register("g712", "aurora")
 def g712(x, sr, rng, ctx) -> np.ndarray:
     """G.712 telephone channel alone (via 8 kHz)."""
-    return fit_length(resample(apply_channel(resample(x, sr, AURORA_SR), "g712"), AURORA_SR, sr),
-                      len(x))
+    return fit_length(
+        resample(apply_channel(resample(x, sr, AURORA_SR), "g712"), AURORA_SR, sr), len(x)
+    )
 
 
 @register("mirs", "aurora")
@@ -208,8 +232,10 @@ def aurora_grid(sets: str = "ABC", snrs: list[float | str] | None = None) -> lis
 
 def tolerance_report() -> str:
     """Markdown table: each mask frequency, the built filter's gain, the mask, the margin."""
-    lines = ["| filter | Hz | gain dB | mask min | mask max | inside |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| filter | Hz | gain dB | mask min | mask max | inside |",
+        "|---|---|---|---|---|---|",
+    ]
     for name in ("g712", "mirs"):
         mask = filter_specs()[name]["mask"]
         got = channel_response_db(name, [m[0] for m in mask])

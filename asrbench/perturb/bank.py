@@ -53,10 +53,16 @@ def sox_version() -> str:
 @functools.lru_cache(maxsize=1)
 def code_identity() -> dict[str, Any]:
     """The bank's source files (every .py/.yaml of asrbench/perturb) and library versions."""
-    rels = [p.relative_to(PACKAGE_DIR).as_posix() for p in PACKAGE_DIR.rglob("*")
-            if p.suffix in (".py", ".yaml") and "__pycache__" not in p.parts]
-    return {"files": tree_files(PACKAGE_DIR, rels),
-            "libraries": {n: _version(n) for n in LIBRARIES}, "sox": sox_version()}
+    rels = [
+        p.relative_to(PACKAGE_DIR).as_posix()
+        for p in PACKAGE_DIR.rglob("*")
+        if p.suffix in (".py", ".yaml") and "__pycache__" not in p.parts
+    ]
+    return {
+        "files": tree_files(PACKAGE_DIR, rels),
+        "libraries": {n: _version(n) for n in LIBRARIES},
+        "sox": sox_version(),
+    }
 
 
 def _listing(folder: Path) -> list[list[str]]:
@@ -72,11 +78,18 @@ def asset_identity(settings: Settings, dataset_hash: str | None) -> dict[str, An
     dataset itself (other speakers' utterances).
     """
     overrides = {kind: _listing(Path(folder)) for kind, folder in sorted(settings.noise.items())}
-    rir = ({"user": _listing(settings.rir_dir)} if settings.rir_dir else
-           {"simulated": "pyroomacoustics " + _version("pyroomacoustics")})
-    return {"shipped": {"noise": _listing(ASSET_DIR), "babble": _listing(BABBLE_DIR)},
-            "moh": _listing(MOH_DIR), "overrides": overrides,
-            "rir": rir, "babble_dataset": dataset_hash}
+    rir = (
+        {"user": _listing(settings.rir_dir)}
+        if settings.rir_dir
+        else {"simulated": "pyroomacoustics " + _version("pyroomacoustics")}
+    )
+    return {
+        "shipped": {"noise": _listing(ASSET_DIR), "babble": _listing(BABBLE_DIR)},
+        "moh": _listing(MOH_DIR),
+        "overrides": overrides,
+        "rir": rir,
+        "babble_dataset": dataset_hash,
+    }
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,5 +103,12 @@ def assets_digest(assets: dict[str, Any]) -> str:
 
 def perturb_key(audio_sha: str, spec: str, seed: int, utt_id: str, assets: str) -> str:
     """Content key of one perturbed utterance (`assets` from assets_digest)."""
-    return digest("perturb-audio", audio=audio_sha, spec=spec, seed=seed, utterance=utt_id,
-                  code=code_digest(), assets=assets)
+    return digest(
+        "perturb-audio",
+        audio=audio_sha,
+        spec=spec,
+        seed=seed,
+        utterance=utt_id,
+        code=code_digest(),
+        assets=assets,
+    )

@@ -20,8 +20,9 @@ from asrbench.perturb.noise import Context
 from asrbench.perturb.registry import Param, register, sev_table
 
 
-def _codec_roundtrip(x: np.ndarray, sr: int, ext: str, enc_args: list[str],
-                     codec_sr: int) -> np.ndarray:
+def _codec_roundtrip(
+    x: np.ndarray, sr: int, ext: str, enc_args: list[str], codec_sr: int
+) -> np.ndarray:
     sox = shutil.which("sox")
     if sox is None:
         raise PerturbError("the `sox` command is not installed; apt-get install sox libsox-fmt-all")
@@ -29,12 +30,16 @@ def _codec_roundtrip(x: np.ndarray, sr: int, ext: str, enc_args: list[str],
     with tempfile.TemporaryDirectory(prefix="asrbench-codec-") as tmp:
         src, enc, dec = Path(tmp, "in.wav"), Path(tmp, f"enc.{ext}"), Path(tmp, "out.wav")
         sf.write(src, y, codec_sr, subtype="PCM_16")
-        for cmd in ([sox, "-R", "-D", "-V1", str(src), *enc_args, str(enc)],
-                    [sox, "-R", "-D", "-V1", str(enc), "-b", "16", str(dec)]):
+        for cmd in (
+            [sox, "-R", "-D", "-V1", str(src), *enc_args, str(enc)],
+            [sox, "-R", "-D", "-V1", str(enc), "-b", "16", str(dec)],
+        ):
             proc = subprocess.run(cmd, capture_output=True, check=False)
             if proc.returncode != 0:
-                raise PerturbError(f"codec {ext} failed: {proc.stderr.decode(errors='replace')}; "
-                                   "is libsox-fmt-all installed?")
+                raise PerturbError(
+                    f"codec {ext} failed: {proc.stderr.decode(errors='replace')}; "
+                    "is libsox-fmt-all installed?"
+                )
         out, out_sr = sf.read(dec, dtype="float64")
     if out.ndim > 1:
         out = out.mean(axis=1)
@@ -51,7 +56,7 @@ def remove_delay(ref: np.ndarray, out: np.ndarray, sr: int, max_s: float = 0.25)
     n = min(len(ref), len(out))
     if n == 0:
         return out
-    xc = scipy.signal.correlate(out[:n], ref[:n], mode="full", method="fft")[n - 1:]
+    xc = scipy.signal.correlate(out[:n], ref[:n], mode="full", method="fft")[n - 1 :]
     lag = int(np.argmax(xc[: int(max_s * sr)]))
     return out[lag:]
 
@@ -62,10 +67,13 @@ def gsm(x: np.ndarray, sr: int, rng: np.random.Generator, ctx: Context) -> np.nd
     return _codec_roundtrip(x, sr, "gsm", ["-r", "8000", "-c", "1"], 8000)
 
 
-@register("mp3", "channel", (Param("bitrate", int, 8, 320, help="kbit/s"),),
-          sev_table("bitrate", [32, 24, 16, 8]))
-def mp3(x: np.ndarray, sr: int, rng: np.random.Generator, ctx: Context,
-        bitrate: int) -> np.ndarray:
+@register(
+    "mp3",
+    "channel",
+    (Param("bitrate", int, 8, 320, help="kbit/s"),),
+    sev_table("bitrate", [32, 24, 16, 8]),
+)
+def mp3(x: np.ndarray, sr: int, rng: np.random.Generator, ctx: Context, bitrate: int) -> np.ndarray:
     """MP3 (LAME CBR) at a low bitrate, decoded back."""
     # LAME picks its own internal rate for low bitrates; 16 kHz input is legal for MPEG-2.
     codec_sr = 16000 if sr >= 16000 else 8000

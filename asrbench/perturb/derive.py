@@ -43,8 +43,7 @@ def encode_wav(y: np.ndarray, sr: int) -> bytes:
     return buf.getvalue()
 
 
-def default_output(parent: Dataset, spec: str, seed: int,
-                   utt_ids: list[str] | None = None) -> Path:
+def default_output(parent: Dataset, spec: str, seed: int, utt_ids: list[str] | None = None) -> Path:
     """Where a derived dataset goes unless told otherwise; a subset gets its own folder (named
     by its utterances), so it never overwrites the full derived set or another subset."""
     name = f"{check_id(parent.id)}__{spec_slug(spec)}__s{seed}"
@@ -60,8 +59,9 @@ def audio_cache_path(key: str) -> Path:
     return settings().cache / "perturb" / "audio" / key[:2] / f"{key}.wav"
 
 
-def perturb_utterance(ds: Dataset, utt_index: int, spec: str, seed: int,
-                      key: str) -> tuple[str, Path | None, float]:
+def perturb_utterance(
+    ds: Dataset, utt_index: int, spec: str, seed: int, key: str
+) -> tuple[str, Path | None, float]:
     """Perturb one utterance through the cache (`key` from perturb_key); (ID, wav, seconds),
     with no wav when the perturbation left no audio at all."""
     utt = ds.utterances[utt_index]
@@ -72,8 +72,9 @@ def perturb_utterance(ds: Dataset, utt_index: int, spec: str, seed: int,
             return utt.id, out, info.frames / info.samplerate
         out.unlink(missing_ok=True)  # an empty result cached by an older version: never served
     x, sr = sf.read(str(ds.audio_path(utt)), dtype="float64", always_2d=True)
-    y = apply_spec(x.mean(axis=1), sr, spec, seed=seed, utt_id=utt.id,
-                   ctx=Context(dataset=ds, utt=utt))
+    y = apply_spec(
+        x.mean(axis=1), sr, spec, seed=seed, utt_id=utt.id, ctx=Context(dataset=ds, utt=utt)
+    )
     if len(y) == 0:  # nothing left to hear: neither cached nor placed (derive_dataset says so)
         return utt.id, None, 0.0
     atomic_write_bytes(out, encode_wav(y, sr))
@@ -102,8 +103,14 @@ class DeriveResult:
     cached: int
 
 
-def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | None = None,
-                   jobs: int = 1, utt_ids: list[str] | None = None) -> DeriveResult:
+def derive_dataset(
+    parent: str | Path,
+    spec: str,
+    seed: int = 0,
+    out: Path | None = None,
+    jobs: int = 1,
+    utt_ids: list[str] | None = None,
+) -> DeriveResult:
     """Write the derived dataset of `parent` under `spec` and `seed`; returns where it went."""
     ds = resolve_dataset(parent)
     canon = canonical_spec(spec)
@@ -123,22 +130,30 @@ def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | Non
     shas = files_sha256([ds.audio_path(ds.utterances[i]) for i in indices])
     assets = asset_identity(settings(), parent_hash)
     adigest = assets_digest(assets)
-    keys = [perturb_key(sha, canon, seed, ds.utterances[i].id, adigest)
-            for i, sha in zip(indices, shas, strict=True)]
+    keys = [
+        perturb_key(sha, canon, seed, ds.utterances[i].id, adigest)
+        for i, sha in zip(indices, shas, strict=True)
+    ]
     before = sum(audio_cache_path(k).is_file() for k in keys)
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(pool.map(_worker, [(str(ds.root), i, canon, seed, k)
-                                              for i, k in zip(indices, keys, strict=True)]))
+            results = list(
+                pool.map(
+                    _worker,
+                    [(str(ds.root), i, canon, seed, k) for i, k in zip(indices, keys, strict=True)],
+                )
+            )
     else:
-        results = [perturb_utterance(ds, i, canon, seed, k)
-                   for i, k in zip(indices, keys, strict=True)]
+        results = [
+            perturb_utterance(ds, i, canon, seed, k) for i, k in zip(indices, keys, strict=True)
+        ]
     empty = [uid for uid, cached, _ in results if cached is None]
     if empty:
         raise PerturbError(
             f"{canon} leaves no audio at all in {len(empty)} of {len(results)} utterance(s) of "
             f"{ds.id} ({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}); nothing was "
-            "written: choose a milder setting (a lower severity or ratio, shorter chunks)")
+            "written: choose a milder setting (a lower severity or ratio, shorter chunks)"
+        )
     final = out
     out = stage_dir(final)  # built beside its place, moved in whole once it validates
     (out / "audio").mkdir(parents=True, exist_ok=True)
@@ -148,15 +163,24 @@ def derive_dataset(parent: str | Path, spec: str, seed: int = 0, out: Path | Non
         _link(cached, out / rel)
         rows.append(ds.utterances[i].replaced(audio=rel, duration=round(dur, 3)))
     meta = {k: v for k, v in ds.meta.items() if k not in ("id", "derived_from")}
-    meta.update({
-        "id": final.name,
-        "name": f"{ds.meta.get('name', ds.id)} perturbed by {canon} (seed {seed})",
-        "description": f"Derived from {ds.id} by ops/perturb -p '{canon}' --seed {seed}.",
-        "derived_from": {"dataset": ds.id, "hash": parent_hash, "spec": canon,
-                         "seed": seed, "code": code_digest(), "assets": adigest,
-                         "asset_files": assets, "babble_pool": babble_pool(ds),
-                         "utterances": len(rows)},
-    })
+    meta.update(
+        {
+            "id": final.name,
+            "name": f"{ds.meta.get('name', ds.id)} perturbed by {canon} (seed {seed})",
+            "description": f"Derived from {ds.id} by ops/perturb -p '{canon}' --seed {seed}.",
+            "derived_from": {
+                "dataset": ds.id,
+                "hash": parent_hash,
+                "spec": canon,
+                "seed": seed,
+                "code": code_digest(),
+                "assets": adigest,
+                "asset_files": assets,
+                "babble_pool": babble_pool(ds),
+                "utterances": len(rows),
+            },
+        }
+    )
     try:
         write_dataset(out, meta, ds.columns, rows)
         load_dataset(out)  # the same validator as any dataset, before it is placed

@@ -33,8 +33,9 @@ def fit_length(y: np.ndarray, n: int) -> np.ndarray:
     return np.concatenate([y, np.zeros(n - len(y), dtype=y.dtype)])
 
 
-def scale_to_snr(speech_level: float, noise: np.ndarray, noise_level: float,
-                 snr_db: float) -> np.ndarray:
+def scale_to_snr(
+    speech_level: float, noise: np.ndarray, noise_level: float, snr_db: float
+) -> np.ndarray:
     """Scale `noise` so that 20*log10(speech_level / level(noise')) equals `snr_db`.
 
     Levels are amplitudes (RMS-like); the caller chooses the definition (plain RMS, P.56 active
@@ -69,9 +70,12 @@ def run_sox(x: np.ndarray, sr: int, effects: list[str]) -> np.ndarray:
         raise PerturbError("the `sox` command is not installed; apt-get install sox libsox-fmt-all")
     fmt = ["-t", "f32", "-r", str(sr), "-c", "1"]
     cmd = [_SOX, "-R", "-D", "-V1", *fmt, "-", *fmt, "-", *effects]
-    proc = subprocess.run(cmd, input=np.asarray(x, dtype="<f4").tobytes(),
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        cmd, input=np.asarray(x, dtype="<f4").tobytes(), capture_output=True, check=False
+    )
     if proc.returncode != 0:
-        raise PerturbError(f"sox {' '.join(effects)} failed ({proc.returncode}): "
-                           f"{proc.stderr.decode(errors='replace').strip()}")
+        raise PerturbError(
+            f"sox {' '.join(effects)} failed ({proc.returncode}): "
+            f"{proc.stderr.decode(errors='replace').strip()}"
+        )
     return np.frombuffer(proc.stdout, dtype="<f4").astype(np.float64)

@@ -5,17 +5,62 @@ from __future__ import annotations
 from pathlib import Path
 
 GRIDS: dict[str, list[str]] = {
-    "srb-small": ["gaussian_noise:2", "gaussian_noise:4", "env_noise:3", "music:3",
-                  "crosstalk:3", "rir:3", "echo:2", "speed_up:2", "pitch_down:2", "lowpass:3",
-                  "gsm", "mp3:4"],
-    "srb": [f"{n}:{s}" for n in ("gaussian_noise", "env_noise", "music", "crosstalk", "rir",
-                                 "echo", "bass", "treble", "phaser", "tempo_up", "tempo_down",
-                                 "speed_up", "speed_down", "pitch_up", "pitch_down", "chorus",
-                                 "tremolo", "resample", "gain", "lowpass", "highpass")
-            for s in (1, 2, 3, 4)],
-    "aequevox": [f"{n}:{s}" for n in ("amplitude", "clipping", "drop_chunks", "frame_drop",
-                                      "av_highpass", "av_lowpass", "av_noise", "freq_scale")
-                 for s in (1, 2, 3, 4, 5)] + ["amplify:1"],
+    "srb-small": [
+        "gaussian_noise:2",
+        "gaussian_noise:4",
+        "env_noise:3",
+        "music:3",
+        "crosstalk:3",
+        "rir:3",
+        "echo:2",
+        "speed_up:2",
+        "pitch_down:2",
+        "lowpass:3",
+        "gsm",
+        "mp3:4",
+    ],
+    "srb": [
+        f"{n}:{s}"
+        for n in (
+            "gaussian_noise",
+            "env_noise",
+            "music",
+            "crosstalk",
+            "rir",
+            "echo",
+            "bass",
+            "treble",
+            "phaser",
+            "tempo_up",
+            "tempo_down",
+            "speed_up",
+            "speed_down",
+            "pitch_up",
+            "pitch_down",
+            "chorus",
+            "tremolo",
+            "resample",
+            "gain",
+            "lowpass",
+            "highpass",
+        )
+        for s in (1, 2, 3, 4)
+    ],
+    "aequevox": [
+        f"{n}:{s}"
+        for n in (
+            "amplitude",
+            "clipping",
+            "drop_chunks",
+            "frame_drop",
+            "av_highpass",
+            "av_lowpass",
+            "av_noise",
+            "freq_scale",
+        )
+        for s in (1, 2, 3, 4, 5)
+    ]
+    + ["amplify:1"],
     "channels": ["gsm", "narrowband", "mp3:1", "mp3:2", "mp3:3", "mp3:4", "g712", "mirs"],
 }
 

@@ -29,34 +29,48 @@ def nwerd(wer_perturbed: float, wer_clean: float, difficulty: float | None) -> f
     return werd(wer_perturbed, wer_clean) / difficulty
 
 
-def quality_normaliser(clean_quality: float, quality_by_condition: Mapping[str, float | None],
-                       floor: float = 1e-3) -> Normaliser:
+def quality_normaliser(
+    clean_quality: float, quality_by_condition: Mapping[str, float | None], floor: float = 1e-3
+) -> Normaliser:
     """Difficulty = relative quality loss 1 - Q(perturbed)/Q(clean) (e.g. DNSMOS OVRL, PESQ)."""
+
     def difficulty(condition: str) -> float | None:
         q = quality_by_condition.get(condition)
         if q is None or clean_quality <= 0:
             return None
         return max(1.0 - q / clean_quality, floor)
+
     return difficulty
 
 
-def base_model_normaliser(base_wer_clean: float, base_wer_by_condition: Mapping[str, float],
-                          floor: float = 1e-3) -> Normaliser:
+def base_model_normaliser(
+    base_wer_clean: float, base_wer_by_condition: Mapping[str, float], floor: float = 1e-3
+) -> Normaliser:
     """Difficulty = the WERD of a base model under the same condition."""
+
     def difficulty(condition: str) -> float | None:
         w = base_wer_by_condition.get(condition)
         return None if w is None else max(werd(w, base_wer_clean), floor)
+
     return difficulty
 
 
-def robustness_rows(wer_clean: float, wer_by_condition: Mapping[str, float],
-                    normaliser: Normaliser | None = None) -> list[dict[str, Any]]:
+def robustness_rows(
+    wer_clean: float, wer_by_condition: Mapping[str, float], normaliser: Normaliser | None = None
+) -> list[dict[str, Any]]:
     """One row per condition: WER, WERD and (with a normaliser) NWERD."""
     rows = []
     for cond, w in wer_by_condition.items():
         d = normaliser(cond) if normaliser else None
-        rows.append({"condition": cond, "wer": w, "werd": werd(w, wer_clean),
-                     "difficulty": d, "nwerd": nwerd(w, wer_clean, d)})
+        rows.append(
+            {
+                "condition": cond,
+                "wer": w,
+                "werd": werd(w, wer_clean),
+                "difficulty": d,
+                "nwerd": nwerd(w, wer_clean, d),
+            }
+        )
     return rows
 
 
@@ -66,9 +80,10 @@ def mean_werd(rows: list[dict[str, Any]]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def aurora_average_accuracy(wer_by_condition: Mapping[tuple[str, str, float], float],
-                            snrs: tuple[float, ...] = (0.0, 5.0, 10.0, 15.0, 20.0)
-                            ) -> dict[str, float]:
+def aurora_average_accuracy(
+    wer_by_condition: Mapping[tuple[str, str, float], float],
+    snrs: tuple[float, ...] = (0.0, 5.0, 10.0, 15.0, 20.0),
+) -> dict[str, float]:
     """Aurora-2 summary: per test set, mean word accuracy (%) over its noises at 0-20 dB.
 
     Keys of the input are (set, noise, snr_db); accuracy = 100 * (1 - WER). A set is reported

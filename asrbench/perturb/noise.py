@@ -59,8 +59,11 @@ def pool_files(kind: str, ctx: Context) -> list[Path]:
         files = _files_in(MOH_DIR) + [_shipped("guitar_16k.wav")]
         where = f"{MOH_DIR} (apt install asterisk-moh-opsound-wav) and {ASSET_DIR}"
     elif kind in ("dishes", "bike", "guitar"):
-        name = {"dishes": "doing_the_dishes.wav", "bike": "exercise_bike.wav",
-                "guitar": "guitar_16k.wav"}[kind]
+        name = {
+            "dishes": "doing_the_dishes.wav",
+            "bike": "exercise_bike.wav",
+            "guitar": "guitar_16k.wav",
+        }[kind]
         files = [_shipped(name)]
         where = str(files[0])
     elif kind == "moh":
@@ -70,8 +73,10 @@ def pool_files(kind: str, ctx: Context) -> list[Path]:
         files = _files_in(Path(kind))
         where = kind
     else:
-        raise PerturbError(f"unknown noise source {kind!r}; use env, music, dishes, bike, guitar, "
-                           f"moh, babble, white, pink, brown or a folder path")
+        raise PerturbError(
+            f"unknown noise source {kind!r}; use env, music, dishes, bike, guitar, "
+            f"moh, babble, white, pink, brown or a folder path"
+        )
     files = [f for f in files if f.is_file()]
     if not files:
         raise PerturbError(f"noise source {kind!r}: no audio files found in {where}")
@@ -102,7 +107,7 @@ def segment(noise: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         reps = -(-n // len(noise)) + 1
         noise = np.tile(noise, reps)
     start = int(rng.integers(0, len(noise) - n + 1))
-    return np.array(noise[start:start + n])
+    return np.array(noise[start : start + n])
 
 
 def synthetic(colour: str, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -135,13 +140,18 @@ def _babble_files(ctx: Context) -> list[Path]:
         return pool_files("babble", ctx)
     ds, utt = ctx.dataset, ctx.utt
     if ds is None:
-        raise PerturbError("babble/crosstalk needs the dataset (other speakers' utterances) or "
-                           "a folder of speech in $ASRBENCH_NOISE_BABBLE")
+        raise PerturbError(
+            "babble/crosstalk needs the dataset (other speakers' utterances) or "
+            "a folder of speech in $ASRBENCH_NOISE_BABBLE"
+        )
     target = (utt.extra.get("SPEAKER", "") if utt else "") or None
     target_id = utt.id if utt else None
     # Utterances with no SPEAKER label could be anyone, including the target: never use them.
-    files = [ds.audio_path(u) for u in ds.utterances
-             if u.id != target_id and u.extra.get("SPEAKER") and u.extra.get("SPEAKER") != target]
+    files = [
+        ds.audio_path(u)
+        for u in ds.utterances
+        if u.id != target_id and u.extra.get("SPEAKER") and u.extra.get("SPEAKER") != target
+    ]
     return files or audio_files(BABBLE_DIR)
 
 
@@ -154,12 +164,15 @@ def babble_pool(ds: Dataset) -> str:
     speakers = {u.extra.get("SPEAKER") for u in ds.utterances if u.extra.get("SPEAKER")}
     if len(speakers) >= 2:
         return f"other speakers of {ds.id}"
-    return (f"shipped fallback pool ({BABBLE_DIR.name}: 8 utterances, 6 speakers), because "
-            f"{ds.id} has {'one labelled speaker' if speakers else 'no SPEAKER column'}")
+    return (
+        f"shipped fallback pool ({BABBLE_DIR.name}: 8 utterances, 6 speakers), because "
+        f"{ds.id} has {'one labelled speaker' if speakers else 'no SPEAKER column'}"
+    )
 
 
-def noise_signal(kind: str, n: int, sr: int, rng: np.random.Generator, ctx: Context,
-                 talkers: int = 1) -> np.ndarray:
+def noise_signal(
+    kind: str, n: int, sr: int, rng: np.random.Generator, ctx: Context, talkers: int = 1
+) -> np.ndarray:
     """`n` samples of noise of the given kind at rate `sr`, drawn with `rng`."""
     if kind in SYNTHETIC:
         return synthetic(kind, n, rng)

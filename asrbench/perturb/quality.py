@@ -61,14 +61,20 @@ def dnsmos_scores(deg: np.ndarray, sr: int) -> dict[str, float]:
     if len(x) < 16000:  # the models read at least one second
         x = np.pad(x, (0, 16000 - len(x)))
     r = dnsmos.run(x, 16000)
-    return {"dnsmos_ovrl": float(r["ovrl_mos"]), "dnsmos_sig": float(r["sig_mos"]),
-            "dnsmos_bak": float(r["bak_mos"]), "dnsmos_p808": float(r["p808_mos"])}
+    return {
+        "dnsmos_ovrl": float(r["ovrl_mos"]),
+        "dnsmos_sig": float(r["sig_mos"]),
+        "dnsmos_bak": float(r["bak_mos"]),
+        "dnsmos_p808": float(r["p808_mos"]),
+    }
 
 
 def quality_scores(ref: np.ndarray, deg: np.ndarray, sr: int) -> dict[str, float | None]:
     """All quality scores of `deg` against `ref` (both mono at `sr`)."""
-    out: dict[str, float | None] = {"pesq": pesq_score(ref, deg, sr),
-                                    "stoi": stoi_score(ref, deg, sr)}
+    out: dict[str, float | None] = {
+        "pesq": pesq_score(ref, deg, sr),
+        "stoi": stoi_score(ref, deg, sr),
+    }
     out.update(dnsmos_scores(deg, sr))
     return out
 
@@ -78,15 +84,20 @@ def _code() -> dict:
     """What the scores depend on: this module's source and the scoring packages' versions."""
     from importlib import metadata
 
-    return {"source": file_sha256(__file__),
-            "packages": {n: metadata.version(n) for n in ("pesq", "pystoi", "speechmos",
-                                                          "onnxruntime", "numpy", "scipy")}}
+    return {
+        "source": file_sha256(__file__),
+        "packages": {
+            n: metadata.version(n)
+            for n in ("pesq", "pystoi", "speechmos", "onnxruntime", "numpy", "scipy")
+        },
+    }
 
 
 def cached_quality(ref_path: Path, deg_path: Path) -> dict[str, float | None]:
     """quality_scores of two files, cached by their content hashes."""
-    key = digest("quality", reference=file_sha256(ref_path), degraded=file_sha256(deg_path),
-                 code=_code())
+    key = digest(
+        "quality", reference=file_sha256(ref_path), degraded=file_sha256(deg_path), code=_code()
+    )
     cache = settings().cache / "perturb" / "quality" / key[:2] / f"{key}.json"
     if cache.is_file():
         return json.loads(cache.read_text(encoding="utf-8"))

@@ -104,12 +104,13 @@ class Perturbation:
         values: dict[str, Any] = {p.name: p.default for p in self.params}
         if severity is not None:
             if not self.severities:
-                raise SpecError(f"{where}: has no severities; give parameters instead "
-                                f"({', '.join(p.describe() for p in self.params) or 'none'})")
+                raise SpecError(
+                    f"{where}: has no severities; give parameters instead "
+                    f"({', '.join(p.describe() for p in self.params) or 'none'})"
+                )
             if severity not in self.severities:
                 lo, hi = min(self.severities), max(self.severities)
-                raise SpecError(f"{where}: severity {severity} is out of range; "
-                                f"use {lo}..{hi}")
+                raise SpecError(f"{where}: severity {severity} is out of range; use {lo}..{hi}")
             values.update(self.severities[severity])
         for key, raw in given.items():
             values[key] = self.param(key).coerce(raw, where)
@@ -120,8 +121,10 @@ class Perturbation:
             sev = ""
             if self.severities:
                 sev = f"a severity {min(self.severities)}..{max(self.severities)} or "
-            raise SpecError(f"{where}: give {sev}{', '.join(missing)} "
-                            f"(e.g. {self.name}:{min(self.severities) if self.severities else ''})")
+            raise SpecError(
+                f"{where}: give {sev}{', '.join(missing)} "
+                f"(e.g. {self.name}:{min(self.severities) if self.severities else ''})"
+            )
         return values
 
 
@@ -142,9 +145,16 @@ def register(
     def deco(fn: PerturbFn) -> PerturbFn:
         if name in REGISTRY:
             raise RuntimeError(f"perturbation {name!r} registered twice")
-        REGISTRY[name] = Perturbation(name, family, fn, params, dict(severities or {}),
-                                      description or (fn.__doc__ or "").strip().split("\n")[0],
-                                      keeps_length, validate)
+        REGISTRY[name] = Perturbation(
+            name,
+            family,
+            fn,
+            params,
+            dict(severities or {}),
+            description or (fn.__doc__ or "").strip().split("\n")[0],
+            keeps_length,
+            validate,
+        )
         return fn
 
     return deco
@@ -161,8 +171,9 @@ def get(name: str) -> Perturbation:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise SpecError(f"unknown perturbation {name!r}; available: "
-                        f"{', '.join(sorted(REGISTRY))}") from None
+        raise SpecError(
+            f"unknown perturbation {name!r}; available: {', '.join(sorted(REGISTRY))}"
+        ) from None
 
 
 def all_perturbations() -> dict[str, Perturbation]:

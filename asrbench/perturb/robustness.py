@@ -47,12 +47,15 @@ def check_normaliser(normaliser: str) -> str | None:
     if normaliser.startswith("model:"):
         base = normaliser[6:]
         if not base:
-            raise InputError("--normaliser model: give the base model's ID, e.g. "
-                             "model:whisper_tiny_en")
+            raise InputError(
+                "--normaliser model: give the base model's ID, e.g. model:whisper_tiny_en"
+            )
         return base
     if normaliser != "none" and normaliser not in METRICS:
-        raise InputError(f"--normaliser {normaliser!r}: unknown; use one of "
-                         f"{', '.join(METRICS)}, model:ID or none")
+        raise InputError(
+            f"--normaliser {normaliser!r}: unknown; use one of "
+            f"{', '.join(METRICS)}, model:ID or none"
+        )
     return None
 
 
@@ -62,16 +65,27 @@ def _selected(ds: Any, utt_ids: list[str] | None) -> list[Any]:
     known = {u.id for u in ds.utterances}
     unknown = [i for i in utt_ids if i not in known]
     if unknown:
-        raise InputError(f"--utts: not in dataset {ds.id}: {', '.join(unknown[:5])}"
-                         f"{' ...' if len(unknown) > 5 else ''}")
+        raise InputError(
+            f"--utts: not in dataset {ds.id}: {', '.join(unknown[:5])}"
+            f"{' ...' if len(unknown) > 5 else ''}"
+        )
     wanted = set(utt_ids)
     return [u for u in ds.utterances if u.id in wanted]
 
 
-def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
-             runner: str = "auto", jobs: int = 2, normaliser: str = "dnsmos_ovrl",
-             utt_ids: list[str] | None = None, results_root: Path | None = None,
-             progress: bool = True, executor: Executor | None = None) -> dict[str, Any]:
+def run_grid(
+    models: list[str],
+    dataset: str,
+    specs: list[str],
+    seed: int = 0,
+    runner: str = "auto",
+    jobs: int = 2,
+    normaliser: str = "dnsmos_ovrl",
+    utt_ids: list[str] | None = None,
+    results_root: Path | None = None,
+    progress: bool = True,
+    executor: Executor | None = None,
+) -> dict[str, Any]:
     """Benchmark every model on the clean condition and on each spec's derived dataset.
 
     The clean condition is derived too (identity spec), so a subset run (`utt_ids`) compares
@@ -104,8 +118,13 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
     n_cells = len(conditions) + 1
     warnings: list[str] = []
     derived: dict[str, Path] = {}
-    with CampaignProgress(f"robustness {ds.id}: derive", n_cells, n_cells * len(utts),
-                          n_cells * audio_s, enabled=progress) as prog:
+    with CampaignProgress(
+        f"robustness {ds.id}: derive",
+        n_cells,
+        n_cells * len(utts),
+        n_cells * audio_s,
+        enabled=progress,
+    ) as prog:
         for c in ["clean", *conditions]:
             prog.start_cell(c)
             try:
@@ -118,7 +137,8 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
             else:
                 derived[c] = r.path
                 pool = yaml.safe_load((r.path / "dataset.yaml").read_text())["derived_from"][
-                    "babble_pool"]
+                    "babble_pool"
+                ]
                 if "fallback" in pool and any(n in c for n in BABBLE_USERS):
                     warnings.append(f"condition {c}: babble from the {pool}")
             prog.cell_done(len(utts), audio_s)
@@ -130,12 +150,23 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
         quality = {c: dataset_quality(parent, p)["mean"] for c, p in derived.items()}
     wers: dict[str, dict[str, float]] = {m: {} for m in runs}
     cells = [(m, c, path) for m in runs for c, path in derived.items()]
-    with CampaignProgress(f"robustness {ds.id}", len(cells), len(cells) * len(utts),
-                          len(cells) * audio_s, enabled=progress) as prog:
-        results = run_cells([(m, path) for m, _, path in cells], executor,
-                            on_start=lambda i: prog.start_cell(f"{cells[i][0]} x {cells[i][1]}"),
-                            on_done=lambda i: prog.cell_done(len(utts), audio_s),
-                            runner=runner, jobs=jobs, results_root=results_root, progress=False)
+    with CampaignProgress(
+        f"robustness {ds.id}",
+        len(cells),
+        len(cells) * len(utts),
+        len(cells) * audio_s,
+        enabled=progress,
+    ) as prog:
+        results = run_cells(
+            [(m, path) for m, _, path in cells],
+            executor,
+            on_start=lambda i: prog.start_cell(f"{cells[i][0]} x {cells[i][1]}"),
+            on_done=lambda i: prog.cell_done(len(utts), audio_s),
+            runner=runner,
+            jobs=jobs,
+            results_root=results_root,
+            progress=False,
+        )
         for (m, c, _), cell in zip(cells, results, strict=True):
             wers[m][c] = cell.metrics.ter
     rows: list[dict[str, Any]] = []
@@ -144,13 +175,23 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
         if base:
             norm = metrics.base_model_normaliser(wers[base]["clean"], wers[base])
         elif quality:
-            norm = metrics.quality_normaliser(quality["clean"][normaliser],
-                                              {c: q.get(normaliser) for c, q in quality.items()})
-        for r in metrics.robustness_rows(wers[m]["clean"],
-                                         {c: wers[m][c] for c in conditions}, norm):
-            rows.append({"model": m, "wer_clean": wers[m]["clean"], **r,
-                         **{k: quality.get(r["condition"], {}).get(k)
-                            for k in ("pesq", "stoi", "dnsmos_ovrl")}})
+            norm = metrics.quality_normaliser(
+                quality["clean"][normaliser], {c: q.get(normaliser) for c, q in quality.items()}
+            )
+        for r in metrics.robustness_rows(
+            wers[m]["clean"], {c: wers[m][c] for c in conditions}, norm
+        ):
+            rows.append(
+                {
+                    "model": m,
+                    "wer_clean": wers[m]["clean"],
+                    **r,
+                    **{
+                        k: quality.get(r["condition"], {}).get(k)
+                        for k in ("pesq", "stoi", "dnsmos_ovrl")
+                    },
+                }
+            )
     for r in rows:
         step = parse_spec(r["condition"])
         r["perturbation"] = "+".join(s.name for s in step)
@@ -163,20 +204,43 @@ def run_grid(models: list[str], dataset: str, specs: list[str], seed: int = 0,
             if s.name == "aurora" and s.params["snr"] != "clean":
                 keyed[(s.params["set"], s.params["noise"], float(s.params["snr"]))] = wers[m][c]
         aurora[m] = metrics.aurora_average_accuracy(keyed)
-    cols = ["model", "condition", "wer_clean", "wer", "werd", "nwerd", "pesq", "stoi",
-            "dnsmos_ovrl"]
-    summary = [{"model": m, "mean_werd": metrics.mean_werd([r for r in rows if r["model"] == m])}
-               for m in models]
-    md = (f"Dataset {dataset}, seed {seed}, NWERD normaliser {normaliser}\n\n"
-          + metrics.markdown_table(rows, cols) + "\n" + metrics.markdown_table(
-              summary, ["model", "mean_werd"]))
+    cols = [
+        "model",
+        "condition",
+        "wer_clean",
+        "wer",
+        "werd",
+        "nwerd",
+        "pesq",
+        "stoi",
+        "dnsmos_ovrl",
+    ]
+    summary = [
+        {"model": m, "mean_werd": metrics.mean_werd([r for r in rows if r["model"] == m])}
+        for m in models
+    ]
+    md = (
+        f"Dataset {dataset}, seed {seed}, NWERD normaliser {normaliser}\n\n"
+        + metrics.markdown_table(rows, cols)
+        + "\n"
+        + metrics.markdown_table(summary, ["model", "mean_werd"])
+    )
     if any(aurora.values()):
         md += "\nAurora-2 average word accuracy (%), 0-20 dB:\n\n" + metrics.markdown_table(
             [{"model": m, **{f"set {k}": v for k, v in a.items()}} for m, a in aurora.items()],
-            ["model", *sorted({f"set {k}" for a in aurora.values() for k in a})])
+            ["model", *sorted({f"set {k}" for a in aurora.values() for k in a})],
+        )
     if warnings:
         md += "\nWarnings:\n\n" + "".join(f"- {w}\n" for w in warnings)
-    return {"dataset": dataset, "seed": seed, "conditions": conditions, "normaliser": normaliser,
-            "rows": rows, "summary": summary, "aurora_average_accuracy": aurora,
-            "severity_curves": metrics.severity_curves(rows), "warnings": warnings,
-            "markdown": md}
+    return {
+        "dataset": dataset,
+        "seed": seed,
+        "conditions": conditions,
+        "normaliser": normaliser,
+        "rows": rows,
+        "summary": summary,
+        "aurora_average_accuracy": aurora,
+        "severity_curves": metrics.severity_curves(rows),
+        "warnings": warnings,
+        "markdown": md,
+    }

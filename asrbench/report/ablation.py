@@ -41,8 +41,11 @@ def ladder() -> list[tuple[str, str, str]]:
     from scoring import ScorerConfig
 
     known = {f for _, f, _ in LADDER}
-    extra = [(f"+{f.name.upper()}", f.name, f.name.upper()) for f in fields(ScorerConfig)
-             if f.type in ("bool", bool) and f.name not in known]
+    extra = [
+        (f"+{f.name.upper()}", f.name, f.name.upper())
+        for f in fields(ScorerConfig)
+        if f.type in ("bool", bool) and f.name not in known
+    ]
     return LADDER[:-1] + extra + LADDER[-1:]
 
 
@@ -123,22 +126,37 @@ def ablate_dataset(cells: list[Cell]) -> dict[str, CellAblation]:
                         applied[group[i].model].setdefault(uid, []).append(name)
             prev = [(u.ref, u.hyp) for u in utts]
             for i, c in enumerate(group):
-                m = pooled(utts[bounds[i]:bounds[i + 1]], c.summary.metrics.unit)
-                per_cell_rows[c.model].append({
-                    "stage": label, "applied": True, "ter": m.ter, "mter": m.mter,
-                    "sub": m.sub, "ins": m.ins, "del": m.dele, "n_ref": m.n_ref,
-                    "n_hyp": m.n_hyp})
+                m = pooled(utts[bounds[i] : bounds[i + 1]], c.summary.metrics.unit)
+                per_cell_rows[c.model].append(
+                    {
+                        "stage": label,
+                        "applied": True,
+                        "ter": m.ter,
+                        "mter": m.mter,
+                        "sub": m.sub,
+                        "ins": m.ins,
+                        "del": m.dele,
+                        "n_ref": m.n_ref,
+                        "n_hyp": m.n_hyp,
+                    }
+                )
                 last[c.model] = m
         for c in group:
             stored = c.summary.metrics
             m = last[c.model]
-            same = (m.sub, m.ins, m.dele, m.n_ref) == (stored.sub, stored.ins, stored.dele,
-                                                        stored.n_ref)
+            same = (m.sub, m.ins, m.dele, m.n_ref) == (
+                stored.sub,
+                stored.ins,
+                stored.dele,
+                stored.n_ref,
+            )
             note = None
             if not same:
-                note = (f"the last step gives {m.sub}/{m.ins}/{m.dele} sub/ins/del over "
-                        f"{m.n_ref} words; the stored result has {stored.sub}/{stored.ins}/"
-                        f"{stored.dele} over {stored.n_ref}: the scorer's code or data changed "
-                        f"since the cell was written (stored code {c.summary.scorer.get('code')})")
+                note = (
+                    f"the last step gives {m.sub}/{m.ins}/{m.dele} sub/ins/del over "
+                    f"{m.n_ref} words; the stored result has {stored.sub}/{stored.ins}/"
+                    f"{stored.dele} over {stored.n_ref}: the scorer's code or data changed "
+                    f"since the cell was written (stored code {c.summary.scorer.get('code')})"
+                )
             out[c.model] = CellAblation(per_cell_rows[c.model], same, note, applied[c.model])
     return out

@@ -19,9 +19,15 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PLAYABLE = {".wav": "audio/wav", ".flac": "audio/flac", ".ogg": "audio/ogg",
-            ".opus": "audio/ogg", ".mp3": "audio/mpeg", ".m4a": "audio/mp4",
-            ".webm": "audio/webm"}
+PLAYABLE = {
+    ".wav": "audio/wav",
+    ".flac": "audio/flac",
+    ".ogg": "audio/ogg",
+    ".opus": "audio/ogg",
+    ".mp3": "audio/mpeg",
+    ".m4a": "audio/mp4",
+    ".webm": "audio/webm",
+}
 MODES = ("copy", "link", "embed", "none")
 _SAFE = re.compile(r"[A-Za-z0-9._-]{1,120}")
 
@@ -43,14 +49,42 @@ def _file_name(uid: str, ext: str) -> str:
 
 
 def _transcode(src: Path, dst: Path) -> None:
-    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(src),
-                    "-map_metadata", "-1", "-fflags", "+bitexact", "-flags:a", "+bitexact",
-                    "-ac", "1", "-c:a", "libopus", "-b:a", "32k", str(dst)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-nostdin",
+            "-v",
+            "error",
+            "-y",
+            "-i",
+            str(src),
+            "-map_metadata",
+            "-1",
+            "-fflags",
+            "+bitexact",
+            "-flags:a",
+            "+bitexact",
+            "-ac",
+            "1",
+            "-c:a",
+            "libopus",
+            "-b:a",
+            "32k",
+            str(dst),
+        ],
+        check=True,
+        capture_output=True,
+    )
 
 
-def dataset_audio(folder: str | None, dataset_hash: str | None, ids: list[str], out: Path,
-                  mode: str, max_bytes: int) -> DatasetAudio:
+def dataset_audio(
+    folder: str | None,
+    dataset_hash: str | None,
+    ids: list[str],
+    out: Path,
+    mode: str,
+    max_bytes: int,
+) -> DatasetAudio:
     """Place the audio of `ids` for the site in `out`: hrefs, or why there are none."""
     from asrbench.dataset import load_dataset
     from asrbench.errors import AsrbenchError
@@ -68,8 +102,10 @@ def dataset_audio(folder: str | None, dataset_hash: str | None, ids: list[str], 
     except (AsrbenchError, OSError) as exc:
         return DatasetAudio(note=f"dataset folder {root} unreadable ({exc})")
     if dataset_hash and now != dataset_hash:
-        return DatasetAudio(note=f"dataset folder {root} now holds other content ({now}) than "
-                                 f"the result was computed on ({dataset_hash}): not played")
+        return DatasetAudio(
+            note=f"dataset folder {root} now holds other content ({now}) than "
+            f"the result was computed on ({dataset_hash}): not played"
+        )
     by_id = {u.id: ds.audio_path(u) for u in ds.utterances}
     sub = Path("audio") / (dataset_hash or now).split(":")[-1][:12]
     res = DatasetAudio()

@@ -46,8 +46,9 @@ class Results:
         return self.cells.get((model, dataset))
 
 
-def collect(root: Path, models: list[str] | None = None,
-            datasets: list[str] | None = None) -> Results:
+def collect(
+    root: Path, models: list[str] | None = None, datasets: list[str] | None = None
+) -> Results:
     """Read every cell (`store.scan`), robustness.json and fairness.json under `root`."""
     root = Path(root)
     found = scan(root, models, datasets)
@@ -61,24 +62,39 @@ def collect(root: Path, models: list[str] | None = None,
 
     model_ids = sorted(set(found.models) | explicit(models))
     dataset_ids = sorted(set(found.datasets) | explicit(datasets))
-    missing = {(m, d): found.unreadable.get((m, d), "not run")
-               for m in model_ids for d in dataset_ids if (m, d) not in found.cells}
-    robustness = _read_analyses(root / "robustness", "robustness.json", problems,
-                                lambda d: _check_robustness(d), datasets, models)
-    fairness = _read_analyses(root / "fairness", "fairness.json", problems,
-                              lambda d: _check_fairness(d), datasets, models)
-    return Results(root, dict(found.cells), model_ids, dataset_ids, missing, robustness,
-                   fairness, problems)
+    missing = {
+        (m, d): found.unreadable.get((m, d), "not run")
+        for m in model_ids
+        for d in dataset_ids
+        if (m, d) not in found.cells
+    }
+    robustness = _read_analyses(
+        root / "robustness",
+        "robustness.json",
+        problems,
+        lambda d: _check_robustness(d),
+        datasets,
+        models,
+    )
+    fairness = _read_analyses(
+        root / "fairness", "fairness.json", problems, lambda d: _check_fairness(d), datasets, models
+    )
+    return Results(
+        root, dict(found.cells), model_ids, dataset_ids, missing, robustness, fairness, problems
+    )
 
 
 def _check_robustness(d: Any) -> str | None:
     if not isinstance(d, dict) or not isinstance(d.get("rows"), list):
         return "not a robustness report (no `rows` list); rerun ops/robustness"
     for i, r in enumerate(d["rows"]):
-        if not isinstance(r, dict) or not {"model", "condition", "wer", "werd",
-                                           "wer_clean"} <= set(r):
-            return (f"row {i} lacks model/condition/wer/wer_clean/werd (an older "
-                    "ops/robustness?); rerun ops/robustness")
+        if not isinstance(r, dict) or not {"model", "condition", "wer", "werd", "wer_clean"} <= set(
+            r
+        ):
+            return (
+                f"row {i} lacks model/condition/wer/wer_clean/werd (an older "
+                "ops/robustness?); rerun ops/robustness"
+            )
     return None
 
 
@@ -89,9 +105,14 @@ def _check_fairness(d: Any) -> str | None:
     return None
 
 
-def _read_analyses(top: Path, name: str, problems: list[str], check: Any,
-                   datasets: list[str] | None, models: list[str] | None
-                   ) -> list[tuple[Path, dict[str, Any]]]:
+def _read_analyses(
+    top: Path,
+    name: str,
+    problems: list[str],
+    check: Any,
+    datasets: list[str] | None,
+    models: list[str] | None,
+) -> list[tuple[Path, dict[str, Any]]]:
     out = []
     for path in sorted(top.glob(f"**/{name}")):
         if any(part.startswith(".") for part in path.relative_to(top).parts):

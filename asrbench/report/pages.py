@@ -48,8 +48,9 @@ def build_all(site: Site) -> None:
     for c in r.cells.values():
         _cell(site, c, audio.get(_audio_key(c), DatasetAudio(note="no audio")))
     if site.ablations:
-        _ablation(site, [d for d in r.datasets if any((c.model, d) in site.ablations
-                                                      for c in by_ds[d])])
+        _ablation(
+            site, [d for d in r.datasets if any((c.model, d) in site.ablations for c in by_ds[d])]
+        )
     if r.robustness:
         _robustness(site)
     if r.fairness:
@@ -113,21 +114,32 @@ def _audio(site: Site, cells: Any) -> dict[tuple[str, str], DatasetAudio]:
     for key in sorted(ids):
         folder, ds_hash = key
         dest = site.final_dir if mode == "link" else site.stage
-        out[key] = dataset_audio(folder or None, None if ds_hash == "None" else ds_hash,
-                                 sorted(ids[key]), dest, mode, site.o.audio_max_bytes)
+        out[key] = dataset_audio(
+            folder or None,
+            None if ds_hash == "None" else ds_hash,
+            sorted(ids[key]),
+            dest,
+            mode,
+            site.o.audio_max_bytes,
+        )
         if out[key].note and mode != "none":
             site.notes.append(f"audio of {folder or '(unknown folder)'}: {out[key].note}")
     return out
 
 
-def _entry(site: Site, here: str, c: Cell | None, reason: str | None,
-           ranking: Ranking | None) -> dict[str, Any]:
+def _entry(
+    site: Site, here: str, c: Cell | None, reason: str | None, ranking: Ranking | None
+) -> dict[str, Any]:
     """One matrix cell of the leaderboard."""
     if c is None:
         return {"status": "missing", "reason": reason or "not run"}
     n = _cell_numbers(c)
-    e = {**n, "href": site.url(here, site.cell_page(c.model, c.dataset)),
-         "group": None, "rank": None}
+    e = {
+        **n,
+        "href": site.url(here, site.cell_page(c.model, c.dataset)),
+        "group": None,
+        "rank": None,
+    }
     if n["reference_free"]:
         e["status"] = "noref"
     else:
@@ -140,22 +152,34 @@ def _entry(site: Site, here: str, c: Cell | None, reason: str | None,
     return e
 
 
-def _matrix(site: Site, here: str, datasets: list[str], keep_empty: bool = True
-            ) -> dict[str, Any]:
+def _matrix(site: Site, here: str, datasets: list[str], keep_empty: bool = True) -> dict[str, Any]:
     r = site.r
     rows = []
     for m in r.models:
-        entries = {d: _entry(site, here, r.cell(m, d), r.missing.get((m, d)),
-                             site.rankings.get(d)) for d in datasets}
-        if not datasets or (not keep_empty
-                            and all(e["status"] == "missing" for e in entries.values())):
+        entries = {
+            d: _entry(site, here, r.cell(m, d), r.missing.get((m, d)), site.rankings.get(d))
+            for d in datasets
+        }
+        if not datasets or (
+            not keep_empty and all(e["status"] == "missing" for e in entries.values())
+        ):
             continue
-        rows.append({"model": m, "href": site.url(here, site.model_page(m)),
-                     "type": _model_type(site, m), "entries": entries,
-                     "mean_rank": site.mean.value.get(m)})
+        rows.append(
+            {
+                "model": m,
+                "href": site.url(here, site.model_page(m)),
+                "type": _model_type(site, m),
+                "entries": entries,
+                "mean_rank": site.mean.value.get(m),
+            }
+        )
     rows.sort(key=lambda x: (x["mean_rank"] is None, x["mean_rank"] or 0, x["model"]))
-    return {"datasets": datasets, "rows": rows, "mean_rank_datasets": site.mean.datasets,
-            "dataset_hrefs": {d: site.url(here, site.dataset_page(d)) for d in datasets}}
+    return {
+        "datasets": datasets,
+        "rows": rows,
+        "mean_rank_datasets": site.mean.datasets,
+        "dataset_hrefs": {d: site.url(here, site.dataset_page(d)) for d in datasets},
+    }
 
 
 def _model_type(site: Site, model: str) -> str:
@@ -165,36 +189,57 @@ def _model_type(site: Site, model: str) -> str:
     return ""
 
 
-def _ranked_rows(site: Site, here: str, cells: list[Cell], ranking: Ranking
-                 ) -> list[dict[str, Any]]:
+def _ranked_rows(
+    site: Site, here: str, cells: list[Cell], ranking: Ranking
+) -> list[dict[str, Any]]:
     order = {m: i for i, m in enumerate(ranking.order)}
     rows = []
     for c in sorted(cells, key=lambda c: (order.get(c.model, 10**6), c.model)):
-        rows.append({**_cell_numbers(c), "model": c.model,
-                     "href": site.url(here, site.cell_page(c.model, c.dataset)),
-                     "model_href": site.url(here, site.model_page(c.model)),
-                     "group": ranking.group.get(c.model), "rank": ranking.rank.get(c.model),
-                     "unranked": ranking.not_ranked.get(c.model)})
+        rows.append(
+            {
+                **_cell_numbers(c),
+                "model": c.model,
+                "href": site.url(here, site.cell_page(c.model, c.dataset)),
+                "model_href": site.url(here, site.model_page(c.model)),
+                "group": ranking.group.get(c.model),
+                "rank": ranking.rank.get(c.model),
+                "unranked": ranking.not_ranked.get(c.model),
+            }
+        )
     return rows
 
 
 def _index(site: Site, base: list[str], rest: list[str], by_ds: dict[str, list[Cell]]) -> None:
     here = "index.html"
     r = site.r
-    values = {(c.model, c.dataset): (c.summary.metrics.ter, _ci(c.summary.metrics.ter_ci))
-              for c in r.cells.values() if c.summary.metrics and c.kind == "reported"}
+    values = {
+        (c.model, c.dataset): (c.summary.metrics.ter, _ci(c.summary.metrics.ter_ci))
+        for c in r.cells.values()
+        if c.summary.metrics and c.kind == "reported"
+    }
     shown = [d for d in base if any(c.summary.metrics for c in by_ds[d])]
     fig = charts.ter_by_dataset(
-        [m for m in r.models if any((m, d) in values for d in shown)], shown, values)
-    details = {d: _ranked_rows(site, here, by_ds[d], site.rankings[d]) for d in base
-               if by_ds[d]}
+        [m for m in r.models if any((m, d) in values for d in shown)], shown, values
+    )
+    details = {d: _ranked_rows(site, here, by_ds[d], site.rankings[d]) for d in base if by_ds[d]}
     data = {"charts": {"ter-by-dataset": fig} if shown else {}}
-    site.render(here, "index.html.j2", "Leaderboard", data,
-                main=_matrix(site, here, base), derived=_matrix(site, here, rest, keep_empty=False),
-                details=details, rankings=site.rankings, problems=r.problems,
-                notes=site.notes, n_cells=len(r.cells), results_root=str(r.root),
-                cells=sorted(r.cells.values(), key=lambda c: c.key),
-                level=site.o.level, reps=site.o.reps)
+    site.render(
+        here,
+        "index.html.j2",
+        "Leaderboard",
+        data,
+        main=_matrix(site, here, base),
+        derived=_matrix(site, here, rest, keep_empty=False),
+        details=details,
+        rankings=site.rankings,
+        problems=r.problems,
+        notes=site.notes,
+        n_cells=len(r.cells),
+        results_root=str(r.root),
+        cells=sorted(r.cells.values(), key=lambda c: c.key),
+        level=site.o.level,
+        reps=site.o.reps,
+    )
 
 
 def _ci(ci: Any) -> list[float] | None:
@@ -205,40 +250,71 @@ def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
     here = site.dataset_page(d)
     rows = _ranked_rows(site, here, cells, ranking)
     ranked = [x for x in rows if x["group"] is not None]
-    fig = charts.ranked([x["model"] for x in ranked], [x["ter"] for x in ranked],
-                        [_ci(x["ter_ci"]) for x in ranked], ranked[0]["name"] if ranked else "TER")
+    fig = charts.ranked(
+        [x["model"] for x in ranked],
+        [x["ter"] for x in ranked],
+        [_ci(x["ter_ci"]) for x in ranked],
+        ranked[0]["name"] if ranked else "TER",
+    )
     first = cells[0]
-    info = {"hash": first.summary.dataset_hash,
-            "folder": ((first.run or {}).get("dataset") or {}).get("folder"),
-            "meta": {k: v for k, v in sorted(first.dataset_meta.items())
-                     if not isinstance(v, dict | list)},
-            "derived_from": {k: v for k, v in (first.derived_from or {}).items()
-                             if not isinstance(v, dict | list)},
-            "hashes": sorted({c.summary.dataset_hash or "-" for c in cells})}
-    site.render(here, "dataset.html.j2", f"{d}: ranking", {"charts": {"ranked": fig}
-                                                           if ranked else {}},
-                dataset=d, rows=rows, ranking=ranking, info=info,
-                cells=sorted(cells, key=lambda c: c.model))
+    info = {
+        "hash": first.summary.dataset_hash,
+        "folder": ((first.run or {}).get("dataset") or {}).get("folder"),
+        "meta": {
+            k: v for k, v in sorted(first.dataset_meta.items()) if not isinstance(v, dict | list)
+        },
+        "derived_from": {
+            k: v for k, v in (first.derived_from or {}).items() if not isinstance(v, dict | list)
+        },
+        "hashes": sorted({c.summary.dataset_hash or "-" for c in cells}),
+    }
+    site.render(
+        here,
+        "dataset.html.j2",
+        f"{d}: ranking",
+        {"charts": {"ranked": fig} if ranked else {}},
+        dataset=d,
+        rows=rows,
+        ranking=ranking,
+        info=info,
+        cells=sorted(cells, key=lambda c: c.model),
+    )
 
 
 def _model(site: Site, m: str) -> None:
     here = site.model_page(m)
     cells = sorted((c for c in site.r.cells.values() if c.model == m), key=lambda c: c.dataset)
-    rows = [{**_cell_numbers(c), "dataset": c.dataset,
-             "href": site.url(here, site.cell_page(m, c.dataset)),
-             "dataset_href": site.url(here, site.dataset_page(c.dataset)),
-             "group": site.rankings[c.dataset].group.get(m) if c.dataset in site.rankings
-             else None, "derived": bool(c.derived_from)} for c in cells]
+    rows = [
+        {
+            **_cell_numbers(c),
+            "dataset": c.dataset,
+            "href": site.url(here, site.cell_page(m, c.dataset)),
+            "dataset_href": site.url(here, site.dataset_page(c.dataset)),
+            "group": site.rankings[c.dataset].group.get(m) if c.dataset in site.rankings else None,
+            "derived": bool(c.derived_from),
+        }
+        for c in cells
+    ]
     missing = sorted((d, why) for (mm, d), why in site.r.missing.items() if mm == m)
     card = next((c.card for c in cells if c.card), {})
     run = next((c.run for c in cells if c.run), None) or {}
-    site.render(here, "model.html.j2", f"{m}", {}, model=m, rows=rows, missing=missing,
-                card={k: v for k, v in sorted(card.items())
-                      if not isinstance(v, dict | list) and v not in (None, "")},
-                card_nested={k: v for k, v in sorted(card.items()) if isinstance(v, dict | list)
-                             and v},
-                image=(run.get("model") or {}).get("image"),
-                identities=sorted({c.summary.model_identity or "-" for c in cells}))
+    site.render(
+        here,
+        "model.html.j2",
+        f"{m}",
+        {},
+        model=m,
+        rows=rows,
+        missing=missing,
+        card={
+            k: v
+            for k, v in sorted(card.items())
+            if not isinstance(v, dict | list) and v not in (None, "")
+        },
+        card_nested={k: v for k, v in sorted(card.items()) if isinstance(v, dict | list) and v},
+        image=(run.get("model") or {}).get("image"),
+        identities=sorted({c.summary.model_identity or "-" for c in cells}),
+    )
 
 
 def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
@@ -248,8 +324,9 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
     bd = breakdown(c)
     data: dict[str, Any] = {"charts": {}}
     if bd:
-        data["charts"]["breakdown"] = charts.error_breakdown(bd["sub"], bd["del"], bd["ins"],
-                                                             bd["n_ref"])
+        data["charts"]["breakdown"] = charts.error_breakdown(
+            bd["sub"], bd["del"], bd["ins"], bd["n_ref"]
+        )
     tables = error_tables(utts) if utts and bd else None
     if utts is not None:
         data["utts"] = utterance_rows(c, utts, audio.href, abl.applied if abl else {})
@@ -258,15 +335,26 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
         data["embed"] = site.audio_mode == "embed"
         data["stepsKnown"] = abl is not None
     ranking = site.rankings.get(c.dataset)
-    site.render(here, "cell.html.j2", f"{c.model} on {c.dataset}", data, cell=c,
-                n=_cell_numbers(c), bd=bd, tables=tables, abl=abl, audio=audio,
-                prov=_provenance(site, here, c), utts_problem=c.utts_problem,
-                n_utts=len(utts) if utts is not None else None,
-                group=ranking.group.get(c.model) if ranking else None,
-                unranked=ranking.not_ranked.get(c.model) if ranking else None,
-                dataset_href=site.url(here, site.dataset_page(c.dataset)),
-                model_href=site.url(here, site.model_page(c.model)),
-                steps=c.summary.scorer.get("steps") or [])
+    site.render(
+        here,
+        "cell.html.j2",
+        f"{c.model} on {c.dataset}",
+        data,
+        cell=c,
+        n=_cell_numbers(c),
+        bd=bd,
+        tables=tables,
+        abl=abl,
+        audio=audio,
+        prov=_provenance(site, here, c),
+        utts_problem=c.utts_problem,
+        n_utts=len(utts) if utts is not None else None,
+        group=ranking.group.get(c.model) if ranking else None,
+        unranked=ranking.not_ranked.get(c.model) if ranking else None,
+        dataset_href=site.url(here, site.dataset_page(c.dataset)),
+        model_href=site.url(here, site.model_page(c.model)),
+        steps=c.summary.scorer.get("steps") or [],
+    )
 
 
 def _ablation(site: Site, datasets: list[str]) -> None:
@@ -281,20 +369,32 @@ def _ablation(site: Site, datasets: list[str]) -> None:
             if dd != d:
                 continue
             by_stage = {x["stage"]: x for x in a.rows}
-            rows.append({"model": m, "stages": by_stage, "matches": a.matches_stored,
-                         "note": a.note,
-                         "href": site.url(here, site.cell_page(m, d))})
+            rows.append(
+                {
+                    "model": m,
+                    "stages": by_stage,
+                    "matches": a.matches_stored,
+                    "note": a.note,
+                    "href": site.url(here, site.cell_page(m, d)),
+                }
+            )
             series[m] = [(x["stage"], x["ter"], None) for x in a.rows if x["applied"]]
         key = f"ablation-{safe_name(d)}"
-        figs[key] = charts.lines(series, "normalisation steps applied (cumulative)",
-                                 "TER %")
-        figs[key]["layout"]["xaxis"].update({"type": "category",
-                                             "categoryorder": "array",
-                                             "categoryarray": stages})
-        sections.append({"dataset": d, "rows": rows, "chart": key,
-                         "href": site.url(here, site.dataset_page(d))})
-    site.render(here, "ablation.html.j2", "Scorer ablation", {"charts": figs},
-                sections=sections, stages=stages)
+        figs[key] = charts.lines(series, "normalisation steps applied (cumulative)", "TER %")
+        figs[key]["layout"]["xaxis"].update(
+            {"type": "category", "categoryorder": "array", "categoryarray": stages}
+        )
+        sections.append(
+            {"dataset": d, "rows": rows, "chart": key, "href": site.url(here, site.dataset_page(d))}
+        )
+    site.render(
+        here,
+        "ablation.html.j2",
+        "Scorer ablation",
+        {"charts": figs},
+        sections=sections,
+        stages=stages,
+    )
 
 
 def _robustness(site: Site) -> None:
@@ -310,18 +410,30 @@ def _robustness(site: Site) -> None:
         for fam, lines in sorted(v["curves"].items()):
             maxsev = max(p[0] for pts in lines.values() for p in pts)
             figs[f"curve-{safe_name(fam)}"] = charts.lines(
-                {m: lines[m] for m in v["models"] if m in lines}, f"{fam} severity",
+                {m: lines[m] for m in v["models"] if m in lines},
+                f"{fam} severity",
                 "WER % (95 % CI)",
                 tickvals=list(range(0, maxsev + 1)),
-                ticktext=["clean"] + [str(i) for i in range(1, maxsev + 1)])
+                ticktext=["clean"] + [str(i) for i in range(1, maxsev + 1)],
+            )
         for row in v["rows"]:
-            row["href"] = (site.url(here, site.cell_page(*row["cell"])) if row["cell"]
-                           else None)
-        site.render(here, "robustness.html.j2", f"Robustness: {v['dataset']} {v['grid']}",
-                    {"charts": figs}, v=v, raw=site.raw_link(here, Path(v["path"])),
-                    fams=[(fam, f"curve-{safe_name(fam)}") for fam in sorted(v["curves"])])
-    site.render("robustness.html", "robustness_index.html.j2", "Robustness", {},
-                views=[{**v, "href": site.url("robustness.html", v["page"])} for v in views])
+            row["href"] = site.url(here, site.cell_page(*row["cell"])) if row["cell"] else None
+        site.render(
+            here,
+            "robustness.html.j2",
+            f"Robustness: {v['dataset']} {v['grid']}",
+            {"charts": figs},
+            v=v,
+            raw=site.raw_link(here, Path(v["path"])),
+            fams=[(fam, f"curve-{safe_name(fam)}") for fam in sorted(v["curves"])],
+        )
+    site.render(
+        "robustness.html",
+        "robustness_index.html.j2",
+        "Robustness",
+        {},
+        views=[{**v, "href": site.url("robustness.html", v["page"])} for v in views],
+    )
 
 
 def _fairness(site: Site) -> None:
@@ -340,18 +452,32 @@ def _fairness(site: Site) -> None:
                 kind = "speakers"
                 if ci.get("low") is None and (g.get("ci_utterances") or {}).get("low") is not None:
                     ci, kind = g["ci_utterances"], "utterances"
-                values[(a["model"], g["group"])] = (g.get("rate"), [ci["low"], ci["high"]]
-                                                    if ci.get("low") is not None else None)
+                values[(a["model"], g["group"])] = (
+                    g.get("rate"),
+                    [ci["low"], ci["high"]] if ci.get("low") is not None else None,
+                )
                 ci_kind[(a["model"], g["group"])] = kind
         key = f"fairness-{i}"
         if acc:
             metric = acc[0].get("metric", "ter").upper()
-            figs[key] = charts.groups(models, names, values,
-                                      f"{metric} % per group (95 % CI)")
-        sections.append({"path": str(path), "data": data, "chart": key if acc else None,
-                         "raw": site.raw_link(here, path), "ci_kind": ci_kind,
-                         "title": f"{' + '.join(data.get('models', []))} on "
-                                  f"{(data.get('dataset') or {}).get('id')} by {data.get('by')}",
-                         "anchor": f"f{i}"})
-    site.render(here, "fairness.html.j2", "Fairness", {"charts": figs}, sections=sections,
-                relpath=os.path.relpath)
+            figs[key] = charts.groups(models, names, values, f"{metric} % per group (95 % CI)")
+        sections.append(
+            {
+                "path": str(path),
+                "data": data,
+                "chart": key if acc else None,
+                "raw": site.raw_link(here, path),
+                "ci_kind": ci_kind,
+                "title": f"{' + '.join(data.get('models', []))} on "
+                f"{(data.get('dataset') or {}).get('id')} by {data.get('by')}",
+                "anchor": f"f{i}",
+            }
+        )
+    site.render(
+        here,
+        "fairness.html.j2",
+        "Fairness",
+        {"charts": figs},
+        sections=sections,
+        relpath=os.path.relpath,
+    )

@@ -27,7 +27,7 @@ def _spec(condition: str) -> list[Any] | None:
 
     try:
         return parse_spec(condition)
-    except Exception:  # noqa: BLE001 - a spec this version does not know: shown, not parsed
+    except Exception:
         return None
 
 
@@ -35,8 +35,9 @@ def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
-def match_cells(data: dict[str, Any], cells: dict[tuple[str, str], Cell]
-                ) -> dict[tuple[str, str], Cell]:
+def match_cells(
+    data: dict[str, Any], cells: dict[tuple[str, str], Cell]
+) -> dict[tuple[str, str], Cell]:
     """(model, condition) -> the stored cell of that condition's derived dataset, when unique."""
     found: dict[tuple[str, str], list[Cell]] = defaultdict(list)
     for c in cells.values():
@@ -72,22 +73,32 @@ def view(path: Path, data: dict[str, Any], cells: dict[tuple[str, str], Cell]) -
         nw = [r["nwerd"] for r in mine if r.get("nwerd") is not None]
         wc = clean[m]
         headroom = 1.0 - wc if wc is not None else None
-        summary.append({
-            "model": m, "wer_clean": wc, "wer_clean_ci": clean_ci[m],
-            "mean_wer": _mean([r["wer"] for r in mine]), "mean_werd": werd,
-            "mean_nwerd": _mean(nw), "n_conditions": len(mine),
-            "headroom_lost": (werd / headroom) if werd is not None and headroom
-            and headroom > 0 else None,
-            "ceiling": wc is not None and wc >= CEILING,
-        })
+        summary.append(
+            {
+                "model": m,
+                "wer_clean": wc,
+                "wer_clean_ci": clean_ci[m],
+                "mean_wer": _mean([r["wer"] for r in mine]),
+                "mean_werd": werd,
+                "mean_nwerd": _mean(nw),
+                "n_conditions": len(mine),
+                "headroom_lost": (werd / headroom)
+                if werd is not None and headroom and headroom > 0
+                else None,
+                "ceiling": wc is not None and wc >= CEILING,
+            }
+        )
     # WER vs severity: single-step conditions with a severity; severity 0 is the clean WER.
     curves: dict[str, dict[str, list[tuple[float, float, list[float] | None]]]] = {}
     snr_table: dict[tuple[str, str], dict[str, Any]] = {}
     quality: dict[str, dict[str, Any]] = {}
     for r in rows:
         steps = _spec(r["condition"])
-        quality.setdefault(r["condition"], {k: r.get(k) for k in ("pesq", "stoi", "dnsmos_ovrl")}
-                           | {"difficulty": r.get("difficulty")})
+        quality.setdefault(
+            r["condition"],
+            {k: r.get(k) for k in ("pesq", "stoi", "dnsmos_ovrl")}
+            | {"difficulty": r.get("difficulty")},
+        )
         if not steps or len(steps) != 1:
             continue
         s = steps[0]
@@ -97,10 +108,10 @@ def view(path: Path, data: dict[str, Any], cells: dict[tuple[str, str], Cell]) -
             line.append((s.severity, r["wer"], r["ci"]))
         snr = s.params.get("snr")
         if snr is not None:
-            noise = (f"set {s.params['set']} {s.params['noise']}" if s.name == "aurora"
-                     else s.name)
-            entry = snr_table.setdefault((r["model"], noise), {"model": r["model"],
-                                                               "noise": noise, "wer": {}})
+            noise = f"set {s.params['set']} {s.params['noise']}" if s.name == "aurora" else s.name
+            entry = snr_table.setdefault(
+                (r["model"], noise), {"model": r["model"], "noise": noise, "wer": {}}
+            )
             entry["wer"]["clean" if snr == "clean" else f"{float(snr):g}"] = r["wer"]
     for fam in curves.values():
         for m, pts in fam.items():
@@ -116,14 +127,23 @@ def view(path: Path, data: dict[str, Any], cells: dict[tuple[str, str], Cell]) -
         vals = [e["wer"].get(f"{s:g}") for s in AURORA_SNRS]
         complete = all(v is not None for v in vals)
         avg = sum(vals) / len(vals) if complete else None
-        aurora_rows.append({**e, "avg_0_20": avg,
-                            "acc_0_20": 100.0 * (1.0 - avg) if avg is not None else None})
+        aurora_rows.append(
+            {**e, "avg_0_20": avg, "acc_0_20": 100.0 * (1.0 - avg) if avg is not None else None}
+        )
     return {
-        "path": str(path), "dataset": data.get("dataset"), "grid": path.parent.name,
-        "seed": data.get("seed"), "normaliser": data.get("normaliser"), "models": models,
-        "rows": rows, "summary": summary, "curves": curves, "snr_cols": snr_cols,
+        "path": str(path),
+        "dataset": data.get("dataset"),
+        "grid": path.parent.name,
+        "seed": data.get("seed"),
+        "normaliser": data.get("normaliser"),
+        "models": models,
+        "rows": rows,
+        "summary": summary,
+        "curves": curves,
+        "snr_cols": snr_cols,
         "aurora_rows": aurora_rows,
         "aurora_sets": data.get("aurora_average_accuracy") or {},
-        "quality": quality, "warnings": list(data.get("warnings") or []),
+        "quality": quality,
+        "warnings": list(data.get("warnings") or []),
         "ceiling": CEILING,
     }

@@ -31,8 +31,15 @@ from asrbench.report.collect import Cell, Results, collect
 
 HERE = Path(__file__).resolve().parent
 MARKER = ".asrbench-report"
-RAW_FILES = ("summary.json", "run.json", "utterances.jsonl", "hyp.raw.tsv", "failed.tsv",
-             "timing.tsv", "cost.tsv")
+RAW_FILES = (
+    "summary.json",
+    "run.json",
+    "utterances.jsonl",
+    "hyp.raw.tsv",
+    "failed.tsv",
+    "timing.tsv",
+    "cost.tsv",
+)
 
 
 class VendorError(InputError):
@@ -73,16 +80,19 @@ def vendor_js() -> str:
     data = (HERE / "vendor" / meta["file"]).read_bytes()
     got = bytes_sha256(data)
     if got != meta["sha256"]:
-        raise VendorError(f"{HERE / 'vendor' / meta['file']}: SHA-256 {got} does not match "
-                          f"vendor.json ({meta['sha256']}); restore it with "
-                          "asrbench/report/vendor/fetch.sh")
+        raise VendorError(
+            f"{HERE / 'vendor' / meta['file']}: SHA-256 {got} does not match "
+            f"vendor.json ({meta['sha256']}); restore it with "
+            "asrbench/report/vendor/fetch.sh"
+        )
     return data.decode("utf-8")
 
 
 def json_script(obj: Any) -> str:
     """JSON for a `<script type="application/json">` element (no `<`, `>`, `&` in it)."""
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False)
+    text = json.dumps(
+        obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -119,8 +129,12 @@ class Site:
         self.audio_mode = opts.audio or ("embed" if self.single else "copy")
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(HERE / "templates")),
-            autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-            lstrip_blocks=True, keep_trailing_newline=True)
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+        )
         self.env.filters.update(pct=_fmt_pct, ci=_fmt_ci, num=_num, quote=shlex.join)
         self.pages: list[tuple[str, str, str]] = []  # (path, title, html section)
         self.notes: list[str] = []
@@ -159,16 +173,23 @@ class Site:
         return f"model/{safe_name(model)}.html"
 
     # ---------------------------------------------------------------- rendering
-    def render(self, path: str, template: str, title: str, data: dict[str, Any] | None = None,
-               **ctx: Any) -> None:
+    def render(
+        self, path: str, template: str, title: str, data: dict[str, Any] | None = None, **ctx: Any
+    ) -> None:
         tpl = self.env.get_template(template)
         pid = "p" + bytes_sha256(path.encode())[:8]
         section = tpl.render(
-            here=path, title=title, single=self.single, site=self, r=self.r,
-            pid=pid, page_data=json_script(data or {}),
+            here=path,
+            title=title,
+            single=self.single,
+            site=self,
+            r=self.r,
+            pid=pid,
+            page_data=json_script(data or {}),
             url=lambda target, anchor=None: self.url(path, target, anchor),
             uid=(lambda name: f"{pid}-{name}") if self.single else (lambda name: name),
-            **ctx)
+            **ctx,
+        )
         self.pages.append((path, title, section))
 
     def nav(self) -> list[tuple[str, str]]:
@@ -191,12 +212,18 @@ class Site:
         nav = self.nav()
         if self.single:
             html = layout.render(
-                single=True, title="asrbench report", nav=nav, css=css, js=js,
+                single=True,
+                title="asrbench report",
+                nav=nav,
+                css=css,
+                js=js,
                 plotly=plotly.replace("</script", "<\\/script"),
                 sections=[(p, t, s) for p, t, s in sorted(self.pages)],
                 audio_store=json_script(self.audio_store),
                 url=lambda target, anchor=None: self.url("index.html", target, anchor),
-                root="", here="index.html")
+                root="",
+                here="index.html",
+            )
             _write(out / self.target.name, html)
             return
         _write(out / "assets" / "report.css", css)
@@ -205,9 +232,14 @@ class Site:
         _write(out / "assets" / "LICENSE.plotly", (HERE / "vendor" / "LICENSE.plotly").read_text())
         for path, title, section in self.pages:
             html = layout.render(
-                single=False, title=title, nav=nav, sections=[(path, title, section)],
-                root=self.root_prefix(path), here=path,
-                url=lambda target, anchor=None, _p=path: self.url(_p, target, anchor))
+                single=False,
+                title=title,
+                nav=nav,
+                sections=[(path, title, section)],
+                root=self.root_prefix(path),
+                here=path,
+                url=lambda target, anchor=None, _p=path: self.url(_p, target, anchor),
+            )
             _write(out / path, html)
         _write(out / MARKER, "asrbench report folder: ops/report may replace it whole\n")
 
@@ -225,17 +257,29 @@ def _cell_numbers(cell: Cell) -> dict[str, Any]:
     lat = t.get("latency_s") or {}
     card = cell.card
     return {
-        "ter": m.ter if m else None, "ter_ci": m.ter_ci if m else None,
-        "mter": m.mter if m else None, "mter_ci": m.mter_ci if m else None,
-        "ser": m.ser if m else None, "sub": m.sub if m else None, "ins": m.ins if m else None,
-        "del": m.dele if m else None, "n_ref": m.n_ref if m else None,
-        "n_utts": s.selection.n_utts, "n_dataset_utts": s.selection.n_dataset_utts,
-        "coverage": m.coverage if m else None, "n_failed": s.n_failed,
+        "ter": m.ter if m else None,
+        "ter_ci": m.ter_ci if m else None,
+        "mter": m.mter if m else None,
+        "mter_ci": m.mter_ci if m else None,
+        "ser": m.ser if m else None,
+        "sub": m.sub if m else None,
+        "ins": m.ins if m else None,
+        "del": m.dele if m else None,
+        "n_ref": m.n_ref if m else None,
+        "n_utts": s.selection.n_utts,
+        "n_dataset_utts": s.selection.n_dataset_utts,
+        "coverage": m.coverage if m else None,
+        "n_failed": s.n_failed,
         "n_missing": m.n_missing if m else None,
-        "rtf": t.get("rtf"), "p50": lat.get("p50"), "p90": lat.get("p90"),
-        "cost": cell.cost_usd(), "api": str(card.get("type", "")).endswith("api")
-        or bool(card.get("network")), "runner": s.runner, "kind": cell.kind,
-        "others": cell.others, "name": m.name if m else "TER",
+        "rtf": t.get("rtf"),
+        "p50": lat.get("p50"),
+        "p90": lat.get("p90"),
+        "cost": cell.cost_usd(),
+        "api": str(card.get("type", "")).endswith("api") or bool(card.get("network")),
+        "runner": s.runner,
+        "kind": cell.kind,
+        "others": cell.others,
+        "name": m.name if m else "TER",
         "reference_free": m is None,
     }
 
@@ -250,27 +294,41 @@ def _provenance(site: Site, here: str, cell: Cell) -> dict[str, Any]:
     cfg.pop("cache_dir", None)
     return {
         "run_missing": cell.run is None,
-        "dataset_id": cell.dataset, "dataset_hash": cell.summary.dataset_hash,
-        "dataset_folder": ds.get("folder"), "dataset_n": ds.get("n_utts"),
-        "derived_from": {k: v for k, v in (cell.derived_from or {}).items()
-                         if not isinstance(v, dict | list)},
-        "model_id": cell.model, "model_identity": cell.summary.model_identity,
-        "image": model.get("image"), "runner": cell.summary.runner,
+        "dataset_id": cell.dataset,
+        "dataset_hash": cell.summary.dataset_hash,
+        "dataset_folder": ds.get("folder"),
+        "dataset_n": ds.get("n_utts"),
+        "derived_from": {
+            k: v for k, v in (cell.derived_from or {}).items() if not isinstance(v, dict | list)
+        },
+        "model_id": cell.model,
+        "model_identity": cell.summary.model_identity,
+        "image": model.get("image"),
+        "runner": cell.summary.runner,
         "source_hash": model.get("source_hash"),
-        "card": {k: v for k, v in sorted((model.get("card") or {}).items())
-                 if not isinstance(v, dict | list) and v not in (None, "")},
+        "card": {
+            k: v
+            for k, v in sorted((model.get("card") or {}).items())
+            if not isinstance(v, dict | list) and v not in (None, "")
+        },
         "scorer_code": cell.summary.scorer.get("code"),
         "scorer_config_hash": cell.summary.scorer.get("config_hash"),
         "scorer_steps": cell.summary.scorer.get("steps") or [],
         "scorer_options": {k: v for k, v in sorted(cfg.items()) if not isinstance(v, dict)},
         "scorer_files": {k: v.get("sha256") for k, v in sorted(files.items())},
         "user_options": (run.get("options") or {}).get("scorer") or {},
-        "command": run.get("command"), "git": run.get("git") or {},
-        "packages": run.get("packages") or {}, "times": run.get("times") or {},
-        "result_key": cell.summary.result_key, "hyps_key": cell.summary.hyps_key,
+        "command": run.get("command"),
+        "git": run.get("git") or {},
+        "packages": run.get("packages") or {},
+        "times": run.get("times") or {},
+        "result_key": cell.summary.result_key,
+        "hyps_key": cell.summary.hyps_key,
         "folder": str(cell.folder),
-        "raw": [(name, site.raw_link(here, cell.folder / name)) for name in RAW_FILES
-                if (cell.folder / name).is_file()],
+        "raw": [
+            (name, site.raw_link(here, cell.folder / name))
+            for name in RAW_FILES
+            if (cell.folder / name).is_file()
+        ],
     }
 
 
@@ -295,8 +353,10 @@ def build_site(opts: Options) -> Built:
     if not 0.5 <= opts.level < 1:
         raise InputError(f"--level {opts.level}: use a confidence level such as 0.95")
     if not Path(opts.results).is_dir():
-        raise InputError(f"--results {opts.results}: no such folder; run ops/benchmark first, "
-                         "or point --results at a results root")
+        raise InputError(
+            f"--results {opts.results}: no such folder; run ops/benchmark first, "
+            "or point --results at a results root"
+        )
     vendor_js()  # fail before any work if the chart library was altered
     target, final_dir = targets(opts)
     if target is None:
@@ -324,8 +384,7 @@ def build_site(opts: Options) -> Built:
         if enabled:
             gc.enable()
         shutil.rmtree(stage, ignore_errors=True)
-    return Built(target or final_dir, [p for p, _, _ in site.pages], results.problems,
-                 site.notes)
+    return Built(target or final_dir, [p for p, _, _ in site.pages], results.problems, site.notes)
 
 
 def _check_target(folder: Path) -> None:
@@ -335,7 +394,7 @@ def _check_target(folder: Path) -> None:
     if not folder.is_dir():
         raise InputError(f"-o {folder}: exists and is not a folder")
     if any(folder.iterdir()) and not (folder / MARKER).exists():
-        raise InputError(f"-o {folder}: not empty and not an earlier report (no {MARKER}); "
-                         "choose another folder, the report replaces its output whole")
-
-
+        raise InputError(
+            f"-o {folder}: not empty and not an earlier report (no {MARKER}); "
+            "choose another folder, the report replaces its output whole"
+        )

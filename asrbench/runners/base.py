@@ -99,12 +99,21 @@ def redactor_for(model: Model) -> Redactor:
     return for_models([model])
 
 
-def failure(model_id: str, what: str, where: str, out_dir: Path, log_path: Path,
-            status: int | None, redactor: Redactor | None = None) -> RunnerError:
+def failure(
+    model_id: str,
+    what: str,
+    where: str,
+    out_dir: Path,
+    log_path: Path,
+    status: int | None,
+    redactor: Redactor | None = None,
+) -> RunnerError:
     """The error for a run that stopped: what happened, where partial results are, log tail;
     every declared secret's value redacted (the log tail may quote what the model printed)."""
-    message = (f"model {model_id} {what} ({where}); partial results kept in {out_dir}; "
-               f"log {log_path}, tail:\n{log_tail(log_path)}")
+    message = (
+        f"model {model_id} {what} ({where}); partial results kept in {out_dir}; "
+        f"log {log_path}, tail:\n{log_tail(log_path)}"
+    )
     return RunnerError(redactor.redact(message) if redactor else message, log_path, status)
 
 
@@ -198,8 +207,9 @@ class Runner(abc.ABC):
         out; whatever `hyp.tsv` it wrote so far stays in place.
         """
 
-    def start_worker(self, model: Model, data_dir: Path, work_dir: Path,
-                     options: RunOptions | None = None) -> Worker:
+    def start_worker(
+        self, model: Model, data_dir: Path, work_dir: Path, options: RunOptions | None = None
+    ) -> Worker:
         """Start the model's program on a streamed wav list (see `Worker`); audio files are
         placed in `data_dir` (read-only for the program)."""
         raise RunnerError(f"the {self.name} runner cannot keep a model running")

@@ -61,8 +61,9 @@ class DockerRunner(Runner):
     def prepare(self, model: Model) -> str:
         return self._image(model)[1]
 
-    def start_worker(self, model: Model, data_dir: Path, work_dir: Path,
-                     options: RunOptions | None = None) -> Worker:
+    def start_worker(
+        self, model: Model, data_dir: Path, work_dir: Path, options: RunOptions | None = None
+    ) -> Worker:
         return _DockerWorker(self, model, data_dir, work_dir, options or RunOptions())
 
     def image_tag(self, model: Model) -> str:
@@ -126,23 +127,37 @@ class DockerRunner(Runner):
             container = c.containers.run(**kwargs)
         except APIError as exc:
             watchdog.release(clean_up=True)
-            raise RunnerError(redactor.redact(
-                f"model {model.id}: the container did not start: {exc}")) from exc
+            raise RunnerError(
+                redactor.redact(f"model {model.id}: the container did not start: {exc}")
+            ) from exc
         except requests.RequestException as exc:
             watchdog.release(clean_up=True)
-            raise RunnerError(f"model {model.id}: lost the Docker Engine while starting the "
-                              f"container ({_what(exc)})") from exc
+            raise RunnerError(
+                f"model {model.id}: lost the Docker Engine while starting the "
+                f"container ({_what(exc)})"
+            ) from exc
         except BaseException:
             watchdog.release(clean_up=True)
             raise
         try:
-            return self._finish(model, container, tag, image_id, start, out_dir, log_path,
-                                options, redactor)
+            return self._finish(
+                model, container, tag, image_id, start, out_dir, log_path, options, redactor
+            )
         finally:
             watchdog.release()
 
-    def _finish(self, model: Model, container, tag: str, image_id: str, start: float,
-                out_dir: Path, log_path: Path, options: RunOptions, redactor) -> RunResult:
+    def _finish(
+        self,
+        model: Model,
+        container,
+        tag: str,
+        image_id: str,
+        start: float,
+        out_dir: Path,
+        log_path: Path,
+        options: RunOptions,
+        redactor,
+    ) -> RunResult:
         from docker.errors import APIError
 
         first_output: list[float] = []
@@ -154,27 +169,54 @@ class DockerRunner(Runner):
             status = container.wait(timeout=options.timeout_s)
         except BaseException as exc:
             if isinstance(exc, (requests.RequestException, APIError)):
-                raise self._wait_failed(model, container, exc, options, streamer, out_dir,
-                                        log_path, redactor) from None
+                raise self._wait_failed(
+                    model, container, exc, options, streamer, out_dir, log_path, redactor
+                ) from None
             _discard(container)  # Ctrl-C: the container goes with us
             raise
-        return self._collect(model, container, tag, image_id, start, status, streamer, out_dir,
-                             log_path, redactor, first_output)
+        return self._collect(
+            model,
+            container,
+            tag,
+            image_id,
+            start,
+            status,
+            streamer,
+            out_dir,
+            log_path,
+            redactor,
+            first_output,
+        )
 
     @staticmethod
-    def _wait_failed(model, container, exc, options, streamer, out_dir, log_path,
-                     redactor) -> RunnerError:
+    def _wait_failed(
+        model, container, exc, options, streamer, out_dir, log_path, redactor
+    ) -> RunnerError:
         # Only a read timeout means the program outlived --timeout; an engine that stops
         # answering or answers with an error is reported as what it is.
-        what = (f"timed out after {options.timeout_s:.0f} s" if _is_timeout(exc)
-                else f"could not be waited for: {_what(exc)}")
+        what = (
+            f"timed out after {options.timeout_s:.0f} s"
+            if _is_timeout(exc)
+            else f"could not be waited for: {_what(exc)}"
+        )
         note = _discard(container)
         streamer.join(timeout=10)
-        return failure(model.id, what + note, "docker runner", out_dir, log_path, None,
-                       redactor)
+        return failure(model.id, what + note, "docker runner", out_dir, log_path, None, redactor)
 
-    def _collect(self, model, container, tag, image_id, start, status, streamer, out_dir,
-                 log_path, redactor, first_output) -> RunResult:
+    def _collect(
+        self,
+        model,
+        container,
+        tag,
+        image_id,
+        start,
+        status,
+        streamer,
+        out_dir,
+        log_path,
+        redactor,
+        first_output,
+    ) -> RunResult:
         from docker.errors import APIError
 
         streamer.join(timeout=30)
@@ -184,26 +226,55 @@ class DockerRunner(Runner):
             container.reload()  # State.OOMKilled is only known once the container has stopped
             oom = container.attrs.get("State", {}).get("OOMKilled", False)
         except (requests.RequestException, APIError) as exc:
-            raise failure(model.id, f"exited with status {rc}, then its state could not be read "
-                                    f"({_what(exc)}){_discard(container)}", "docker runner",
-                          out_dir, log_path, rc, redactor) from None
+            raise failure(
+                model.id,
+                f"exited with status {rc}, then its state could not be read "
+                f"({_what(exc)}){_discard(container)}",
+                "docker runner",
+                out_dir,
+                log_path,
+                rc,
+                redactor,
+            ) from None
         note = _discard(container)
         if rc != 0:
             what = "was killed for using too much memory" if oom else f"exited with status {rc}"
-            raise failure(model.id, what + note, f"docker runner, image {tag}", out_dir,
-                          log_path, rc, redactor)
+            raise failure(
+                model.id,
+                what + note,
+                f"docker runner, image {tag}",
+                out_dir,
+                log_path,
+                rc,
+                redactor,
+            )
         if note:
             print(f"model {model.id}: {note.lstrip('; ')}", file=sys.stderr)
         startup = (first_output[0] - start) if first_output else wall
-        return RunResult(self.name, image_id, out_dir, out_dir / "hyp.tsv",
-                         out_dir / "timing.tsv", log_path, wall, rc, startup)
+        return RunResult(
+            self.name,
+            image_id,
+            out_dir,
+            out_dir / "hyp.tsv",
+            out_dir / "timing.tsv",
+            log_path,
+            wall,
+            rc,
+            startup,
+        )
 
 
 class _DockerWorker(Worker):
     """The model's container reading the named pipe in its work mount; see `Worker`."""
 
-    def __init__(self, runner: DockerRunner, model: Model, data_dir: Path, work_dir: Path,
-                 options: RunOptions):
+    def __init__(
+        self,
+        runner: DockerRunner,
+        model: Model,
+        data_dir: Path,
+        work_dir: Path,
+        options: RunOptions,
+    ):
         from docker.errors import APIError
 
         tag, _ = runner._image(model)
@@ -220,16 +291,25 @@ class _DockerWorker(Worker):
         self.name = f"asrbench-serve-{model.id}-{uuid.uuid4().hex[:12]}"
         self._watchdog = _Watchdog(self.name)
         kwargs = dict(
-            name=self.name, image=tag,
+            name=self.name,
+            image=tag,
             command=[f"{WORK_MOUNT}/{fifo.name}", f"{WORK_MOUNT}/out"],
-            volumes={str(self.data_dir): {"bind": DATA_MOUNT, "mode": "ro"},
-                     str(work_dir): {"bind": WORK_MOUNT, "mode": "rw"}},
-            environment=env, user=user,
+            volumes={
+                str(self.data_dir): {"bind": DATA_MOUNT, "mode": "ro"},
+                str(work_dir): {"bind": WORK_MOUNT, "mode": "rw"},
+            },
+            environment=env,
+            user=user,
             network_mode="bridge" if model.card.network else "none",
-            mem_limit=options.memory or model.card.memory, detach=True,
-            labels={"org.asrbench.model": model.id, "org.asrbench.work": str(work_dir),
-                    "org.asrbench.serve": "1"},
-            security_opt=["no-new-privileges"], cap_drop=["ALL"],
+            mem_limit=options.memory or model.card.memory,
+            detach=True,
+            labels={
+                "org.asrbench.model": model.id,
+                "org.asrbench.work": str(work_dir),
+                "org.asrbench.serve": "1",
+            },
+            security_opt=["no-new-privileges"],
+            cap_drop=["ALL"],
         )
         if options.cpus:
             kwargs["nano_cpus"] = int(options.cpus * 1e9)
@@ -237,11 +317,16 @@ class _DockerWorker(Worker):
             self.container = client().containers.run(**kwargs)
         except (APIError, requests.RequestException) as exc:
             self._watchdog.release(clean_up=True)
-            raise RunnerError(redactor_for(model).redact(
-                f"model {model.id}: the serving container did not start: {_what(exc)}")) from exc
+            raise RunnerError(
+                redactor_for(model).redact(
+                    f"model {model.id}: the serving container did not start: {_what(exc)}"
+                )
+            ) from exc
         self._streamer = threading.Thread(
-            target=_stream_logs, args=(self.container, self.log_path, [], redactor_for(model)),
-            daemon=True)
+            target=_stream_logs,
+            args=(self.container, self.log_path, [], redactor_for(model)),
+            daemon=True,
+        )
         self._streamer.start()
 
     def path_for(self, host_path: Path) -> str:
@@ -272,7 +357,8 @@ def _is_timeout(exc: BaseException) -> bool:
     if isinstance(exc, requests.ReadTimeout):
         return True
     return isinstance(exc, requests.ConnectionError) and any(
-        isinstance(arg, ReadTimeoutError) for arg in exc.args)
+        isinstance(arg, ReadTimeoutError) for arg in exc.args
+    )
 
 
 def _what(exc: BaseException) -> str:
@@ -321,9 +407,13 @@ class _Watchdog:
     def __init__(self, name: str):
         read, self._w = os.pipe()
         try:
-            self.proc = subprocess.Popen([*WATCHDOG, "container", name], stdin=read,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                [*WATCHDOG, "container", name],
+                stdin=read,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         finally:
             os.close(read)
 

@@ -39,8 +39,19 @@ from asrbench.runners.base import (
 from asrbench.settings import settings
 
 # Variables a model program may need to run at all; everything else is withheld, as in Docker.
-_BASE_ENV = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
-             "PIP_CERT", "PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
+_BASE_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "HOME",
+    "TMPDIR",
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "PIP_CERT",
+    "PIP_FIND_LINKS",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+)
 
 
 class LocalRunner(Runner):
@@ -48,8 +59,9 @@ class LocalRunner(Runner):
 
     name = "local"
 
-    def __init__(self, venv_root: Path | None = None, quiet: bool = True,
-                 source_root: Path | None = None):
+    def __init__(
+        self, venv_root: Path | None = None, quiet: bool = True, source_root: Path | None = None
+    ):
         self.venv_root = venv_root or settings().cache / "venvs"
         self.source_root = source_root or settings().cache / "model-sources"
         self.quiet = quiet
@@ -68,8 +80,9 @@ class LocalRunner(Runner):
 
     def identity(self, model: Model) -> str:
         """`local:` + digest("local-model", source, environment)."""
-        return "local:" + digest("local-model", source=model.source_hash(),
-                                 environment=model.environment_digest())
+        return "local:" + digest(
+            "local-model", source=model.source_hash(), environment=model.environment_digest()
+        )
 
     def _assemble(self, model: Model) -> Path:
         dest = self.source_dir(model)
@@ -99,8 +112,17 @@ class LocalRunner(Runner):
             with open(log, "w") as out:
                 steps = [[sys.executable, "-m", "venv", "--clear", str(venv)]]
                 if has_requirements(model.requirements):
-                    steps.append([str(venv / "bin" / "python"), "-m", "pip", "install",
-                                  "--quiet", "-r", str(model.requirements)])
+                    steps.append(
+                        [
+                            str(venv / "bin" / "python"),
+                            "-m",
+                            "pip",
+                            "install",
+                            "--quiet",
+                            "-r",
+                            str(model.requirements),
+                        ]
+                    )
                 for cmd in steps:
                     rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
                     if rc != 0:
@@ -129,21 +151,40 @@ class LocalRunner(Runner):
         wav_list = work_dir / "wav.lst"
         env = self._env(model, options)
         log_path = work_dir / "run.log"
-        cmd = [str(self.venv_dir(model) / "bin" / "python"), str(self.program(model)),
-               str(wav_list), str(out_dir)]
+        cmd = [
+            str(self.venv_dir(model) / "bin" / "python"),
+            str(self.program(model)),
+            str(wav_list),
+            str(out_dir),
+        ]
         redactor = redactor_for(model)
         start = time.monotonic()
         with open(log_path, "ab") as log:
             rc = self._run_watched(cmd, env, work_dir, log, redactor, options.timeout_s)
         if rc is None:
-            raise failure(model.id, f"timed out after {options.timeout_s:.0f} s",
-                          "local runner", out_dir, log_path, None, redactor)
+            raise failure(
+                model.id,
+                f"timed out after {options.timeout_s:.0f} s",
+                "local runner",
+                out_dir,
+                log_path,
+                None,
+                redactor,
+            )
         wall = time.monotonic() - start
         if rc != 0:
             what = f"killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
             raise failure(model.id, what, "local runner", out_dir, log_path, rc, redactor)
-        return RunResult(self.name, identity, out_dir, out_dir / "hyp.tsv",
-                         out_dir / "timing.tsv", log_path, wall, rc)
+        return RunResult(
+            self.name,
+            identity,
+            out_dir,
+            out_dir / "hyp.tsv",
+            out_dir / "timing.tsv",
+            log_path,
+            wall,
+            rc,
+        )
 
     def _env(self, model: Model, options: RunOptions) -> dict[str, str]:
         """What the program gets: the base variables, its declared secrets, the options."""
@@ -154,15 +195,21 @@ class LocalRunner(Runner):
         env.update(self._user_weights(model))
         return env
 
-    def start_worker(self, model: Model, data_dir: Path, work_dir: Path,
-                     options: RunOptions | None = None) -> Worker:
+    def start_worker(
+        self, model: Model, data_dir: Path, work_dir: Path, options: RunOptions | None = None
+    ) -> Worker:
         options = options or RunOptions()
         self.prepare(model)
         work_dir, out_dir, fifo = prepare_worker_dir(work_dir)
-        cmd = [str(self.venv_dir(model) / "bin" / "python"), str(self.program(model)),
-               str(fifo), str(out_dir)]
-        return _LocalWorker(cmd, self._env(model, options), work_dir, out_dir, fifo,
-                            redactor_for(model))
+        cmd = [
+            str(self.venv_dir(model) / "bin" / "python"),
+            str(self.program(model)),
+            str(fifo),
+            str(out_dir),
+        ]
+        return _LocalWorker(
+            cmd, self._env(model, options), work_dir, out_dir, fifo, redactor_for(model)
+        )
 
     @staticmethod
     def _user_weights(model: Model) -> dict[str, str]:
@@ -176,8 +223,9 @@ class LocalRunner(Runner):
         return {"ASRBENCH_WEIGHTS_SRC": str(user_weights_dir(model, spec).resolve())}
 
     @staticmethod
-    def _run_watched(cmd: list[str], env: dict[str, str], cwd: Path, log, redactor,
-                     timeout_s: float) -> int | None:
+    def _run_watched(
+        cmd: list[str], env: dict[str, str], cwd: Path, log, redactor, timeout_s: float
+    ) -> int | None:
         """Run `cmd` under the watchdog; its exit status, or None after a timeout.
 
         The watchdog leads a new session (its own process group, out of reach of the terminal's
@@ -189,10 +237,15 @@ class LocalRunner(Runner):
         lifeline_r, lifeline_w = os.pipe()
         piped = bool(redactor)
         try:
-            proc = subprocess.Popen([*WATCHDOG, "group", "--", *cmd], stdin=lifeline_r,
-                                    stdout=subprocess.PIPE if piped else log,
-                                    stderr=subprocess.STDOUT, env=env, cwd=str(cwd),
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                [*WATCHDOG, "group", "--", *cmd],
+                stdin=lifeline_r,
+                stdout=subprocess.PIPE if piped else log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=str(cwd),
+                start_new_session=True,
+            )
         finally:
             os.close(lifeline_r)
         pump = None
@@ -236,17 +289,29 @@ def _killpg(pgid: int) -> None:
 class _LocalWorker(Worker):
     """The program under its watchdog, reading the named pipe; see `Worker`."""
 
-    def __init__(self, cmd: list[str], env: dict[str, str], work_dir: Path, out_dir: Path,
-                 fifo: Path, redactor) -> None:  # noqa: ANN001
+    def __init__(
+        self,
+        cmd: list[str],
+        env: dict[str, str],
+        work_dir: Path,
+        out_dir: Path,
+        fifo: Path,
+        redactor,
+    ) -> None:
         self.fifo, self.out_dir, self.log_path = fifo, out_dir, work_dir / "run.log"
         self._log = open(self.log_path, "ab")
         lifeline_r, self._lifeline = os.pipe()
         piped = bool(redactor)
         try:
-            self.proc = subprocess.Popen([*WATCHDOG, "group", "--", *cmd], stdin=lifeline_r,
-                                         stdout=subprocess.PIPE if piped else self._log,
-                                         stderr=subprocess.STDOUT, env=env, cwd=str(work_dir),
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                [*WATCHDOG, "group", "--", *cmd],
+                stdin=lifeline_r,
+                stdout=subprocess.PIPE if piped else self._log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=str(work_dir),
+                start_new_session=True,
+            )
         finally:
             os.close(lifeline_r)
         self._pump = None

@@ -72,7 +72,7 @@ class _UnixConnection(http.client.HTTPConnection):
 def remove_container(name: str) -> None:
     """DELETE /containers/NAME?force=1 on the Engine (a missing container is fine)."""
     host = os.environ.get("DOCKER_HOST", "")
-    path = host[len("unix://"):] if host.startswith("unix://") else DOCKER_SOCKET
+    path = host[len("unix://") :] if host.startswith("unix://") else DOCKER_SOCKET
     conn = _UnixConnection(path)
     try:
         conn.request("DELETE", f"/containers/{urllib.parse.quote(name)}?force=1&v=1")

@@ -38,14 +38,21 @@ def _wav_as_is(data: bytes, rate: int) -> float | None:
 
 def too_long(seconds: float, max_seconds: float, more: bool = False) -> AudioError:
     held = f"more than {max_seconds:g} s" if more else f"{seconds:.1f} s"
-    return AudioError(f"`file` holds {held} of audio; this server takes at most "
-                      f"{max_seconds:g} s per request (ops/serve --max-audio-s); split the "
-                      "audio, or start the server with a larger --max-audio-s", 413)
+    return AudioError(
+        f"`file` holds {held} of audio; this server takes at most "
+        f"{max_seconds:g} s per request (ops/serve --max-audio-s); split the "
+        "audio, or start the server with a larger --max-audio-s",
+        413,
+    )
 
 
-def to_model_wav(data: bytes, rate: int, filename: str = "upload",
-                 max_seconds: float | None = None,
-                 tmp_root: Path | None = None) -> tuple[bytes, float]:
+def to_model_wav(
+    data: bytes,
+    rate: int,
+    filename: str = "upload",
+    max_seconds: float | None = None,
+    tmp_root: Path | None = None,
+) -> tuple[bytes, float]:
     """(WAV bytes at `rate`, mono, 16-bit; duration in seconds) of an uploaded audio file.
 
     Audio longer than `max_seconds` is refused (413); ffmpeg stops decoding just past it, so
@@ -61,9 +68,12 @@ def to_model_wav(data: bytes, rate: int, filename: str = "upload",
         return data, seconds
     ffmpeg = shutil.which("ffmpeg")
     if ffmpeg is None:
-        raise AudioError("this server cannot convert audio: ffmpeg is not installed "
-                         "(`apt-get install ffmpeg`); send 16-bit mono WAV at "
-                         f"{rate} Hz", 500)
+        raise AudioError(
+            "this server cannot convert audio: ffmpeg is not installed "
+            "(`apt-get install ffmpeg`); send 16-bit mono WAV at "
+            f"{rate} Hz",
+            500,
+        )
     suffix = Path(filename).suffix[:10] if Path(filename).suffix.isascii() else ""
     limit = [] if max_seconds is None else ["-t", f"{max_seconds + 1:g}"]
     if tmp_root is not None:
@@ -72,14 +82,34 @@ def to_model_wav(data: bytes, rate: int, filename: str = "upload",
         src, dst = Path(tmp) / f"in{suffix}", Path(tmp) / "out.wav"
         src.write_bytes(data)  # a file, not a pipe: mp4/m4a need to seek
         proc = subprocess.run(
-            [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-i", str(src), "-vn",
-             *limit, "-ac", "1", "-ar", str(rate), "-c:a", "pcm_s16le", "-f", "wav", str(dst)],
-            capture_output=True, text=True, timeout=300)
+            [
+                ffmpeg,
+                "-nostdin",
+                "-hide_banner",
+                "-loglevel",
+                "error",
+                "-i",
+                str(src),
+                "-vn",
+                *limit,
+                "-ac",
+                "1",
+                "-ar",
+                str(rate),
+                "-c:a",
+                "pcm_s16le",
+                "-f",
+                "wav",
+                str(dst),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if proc.returncode != 0 or not dst.is_file():
             # ffmpeg names its input by path: the client sent a file, not our scratch folder
             why = proc.stderr.replace(str(src), "`file`").replace(str(dst), "WAV")
-            why = " ".join(why.replace(tmp, "").split())[:200] or \
-                f"ffmpeg exit {proc.returncode}"
+            why = " ".join(why.replace(tmp, "").split())[:200] or f"ffmpeg exit {proc.returncode}"
             raise AudioError(f"could not decode `file` ({why}); send one of: {FORMATS}")
         out = dst.read_bytes()
     seconds = _wav_as_is(out, rate)

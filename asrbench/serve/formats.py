@@ -30,17 +30,35 @@ def render(fmt: str, text: str, duration: float, language: str) -> tuple[str, st
     if fmt == "text":
         return "text/plain; charset=utf-8", text + "\n"
     if fmt == "srt":
-        return ("application/x-subrip; charset=utf-8",
-                f"1\n{_clock(0, ',')} --> {_clock(duration, ',')}\n{text}\n\n")
+        return (
+            "application/x-subrip; charset=utf-8",
+            f"1\n{_clock(0, ',')} --> {_clock(duration, ',')}\n{text}\n\n",
+        )
     if fmt == "vtt":
-        return ("text/vtt; charset=utf-8",
-                f"WEBVTT\n\n{_clock(0, '.')} --> {_clock(duration, '.')}\n{text}\n\n")
+        return (
+            "text/vtt; charset=utf-8",
+            f"WEBVTT\n\n{_clock(0, '.')} --> {_clock(duration, '.')}\n{text}\n\n",
+        )
     if fmt == "verbose_json":
         segment: dict[str, Any] = {
-            "id": 0, "seek": 0, "start": 0.0, "end": round(duration, 3), "text": text,
-            "tokens": [], "temperature": 0.0, "avg_logprob": 0.0, "compression_ratio": 0.0,
-            "no_speech_prob": 0.0}
-        return "application/json", json.dumps({
-            "task": "transcribe", "language": language, "duration": round(duration, 3),
-            "text": text, "segments": [segment]})
+            "id": 0,
+            "seek": 0,
+            "start": 0.0,
+            "end": round(duration, 3),
+            "text": text,
+            "tokens": [],
+            "temperature": 0.0,
+            "avg_logprob": 0.0,
+            "compression_ratio": 0.0,
+            "no_speech_prob": 0.0,
+        }
+        return "application/json", json.dumps(
+            {
+                "task": "transcribe",
+                "language": language,
+                "duration": round(duration, 3),
+                "text": text,
+                "segments": [segment],
+            }
+        )
     raise ValueError(fmt)

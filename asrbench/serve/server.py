@@ -60,10 +60,16 @@ class Limits:
     idle_timeout_s: int = 60  # --idle-timeout: a connection silent this long is closed
 
     def __post_init__(self) -> None:
-        checks = (("--max-audio-s", self.max_audio_s, self.max_audio_s > 0, "more than 0"),
-                  ("--queue", self.queue, self.queue >= 0, "0 or more"),
-                  ("--idle-timeout", self.idle_timeout_s, self.idle_timeout_s >= 1,
-                   "a whole number of seconds, 1 or more"))
+        checks = (
+            ("--max-audio-s", self.max_audio_s, self.max_audio_s > 0, "more than 0"),
+            ("--queue", self.queue, self.queue >= 0, "0 or more"),
+            (
+                "--idle-timeout",
+                self.idle_timeout_s,
+                self.idle_timeout_s >= 1,
+                "a whole number of seconds, 1 or more",
+            ),
+        )
         for option, value, ok, want in checks:  # `ok` is False for NaN too
             if not ok:
                 raise InputError(f"{option} {value}: must be {want}")
@@ -72,19 +78,27 @@ class Limits:
 class ServeError(AsrbenchError):
     """A request the server answers with an error; carries the HTTP status and OpenAI type."""
 
-    def __init__(self, status: int, message: str, kind: str = "invalid_request_error",
-                 param: str | None = None, headers: dict[str, str] | None = None):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        kind: str = "invalid_request_error",
+        param: str | None = None,
+        headers: dict[str, str] | None = None,
+    ):
         self.status, self.kind, self.param = status, kind, param
         self.headers = headers or {}
         super().__init__(message)
 
 
-def error_body(status: int, message: str, kind: str = "invalid_request_error",
-               param: str | None = None) -> bytes:
+def error_body(
+    status: int, message: str, kind: str = "invalid_request_error", param: str | None = None
+) -> bytes:
     """An error answer in OpenAI's format."""
     code = {401: "invalid_api_key"}.get(status)
-    return json.dumps({"error": {"message": message, "type": kind, "param": param,
-                                 "code": code}}).encode()
+    return json.dumps(
+        {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    ).encode()
 
 
 def parse_multipart(content_type: str, body: bytes) -> dict[str, tuple[bytes, str]]:
@@ -92,10 +106,14 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, tuple[bytes, st
     if not content_type.startswith("multipart/form-data"):
         raise ServeError(400, "expected multipart/form-data with a `file` field")
     msg = BytesParser(policy=email_policy).parsebytes(
-        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body)
+        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body
+    )
     if not msg.is_multipart():
-        raise ServeError(400, "the multipart/form-data body has no parts (is its boundary "
-                              "right?); send a `file` field")
+        raise ServeError(
+            400,
+            "the multipart/form-data body has no parts (is its boundary "
+            "right?); send a `file` field",
+        )
     fields = {}
     for part in msg.iter_parts():
         name = part.get_param("name", header="content-disposition")
@@ -116,8 +134,14 @@ def text_field(fields: dict[str, tuple[bytes, str]], name: str, default: str) ->
 class TranscriptionService:
     """A warm model behind the API: converts uploads, transcribes, renders the answer."""
 
-    def __init__(self, model: Model, runner: Runner, options: RunOptions | None = None,
-                 work_root: Path | None = None, limits: Limits | None = None):
+    def __init__(
+        self,
+        model: Model,
+        runner: Runner,
+        options: RunOptions | None = None,
+        work_root: Path | None = None,
+        limits: Limits | None = None,
+    ):
         self.model, self.runner = model, runner
         self.limits = limits or Limits()
         self.warm = WarmModel(model, runner, options or RunOptions(timeout_s=600), work_root)
@@ -128,8 +152,11 @@ class TranscriptionService:
     def prepare(self) -> str:
         """Build the image / virtualenv, start the program and warm it up (open models)."""
         identity = self.runner.prepare(self.model)
-        warmup = None if self.model.card.type == "commercial-api" else \
-            silence_wav(self.model.card.sample_rate)
+        warmup = (
+            None
+            if self.model.card.type == "commercial-api"
+            else silence_wav(self.model.card.sample_rate)
+        )
         self.warm.start(warmup)
         return identity
 
@@ -140,9 +167,13 @@ class TranscriptionService:
         with self._admit_lock:
             if self._admitted > self.limits.queue:
                 raise ServeError(
-                    503, f"the model is busy with another request and {self.limits.queue} "
-                         f"more wait for it (ops/serve --queue {self.limits.queue}); retry "
-                         "later", "server_error", headers={"Retry-After": str(RETRY_AFTER_S)})
+                    503,
+                    f"the model is busy with another request and {self.limits.queue} "
+                    f"more wait for it (ops/serve --queue {self.limits.queue}); retry "
+                    "later",
+                    "server_error",
+                    headers={"Retry-After": str(RETRY_AFTER_S)},
+                )
             self._admitted += 1
 
     def _leave(self) -> None:
@@ -152,8 +183,13 @@ class TranscriptionService:
     def transcribe(self, data: bytes, filename: str = "upload") -> tuple[str, float, float]:
         """(text, audio seconds, processing seconds) of one upload; ServeError otherwise."""
         try:
-            wav, seconds = to_model_wav(data, self.model.card.sample_rate, filename,
-                                        self.limits.max_audio_s, self.warm.work_root)
+            wav, seconds = to_model_wav(
+                data,
+                self.model.card.sample_rate,
+                filename,
+                self.limits.max_audio_s,
+                self.warm.work_root,
+            )
             self._admit()
             try:
                 result = self.warm.transcribe(wav)
@@ -174,8 +210,10 @@ class _JsonErrorTask(ErrorTask):
         error = self.request.error
         message = f"{error.reason}: {error.body}"
         if error.code == 413:
-            message = (f"request body larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB "
-                       "(OpenAI's limit on `file`)")
+            message = (
+                f"request body larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB "
+                "(OpenAI's limit on `file`)"
+            )
         body = error_body(error.code, message, param="file" if error.code == 413 else None)
         print(f"serve: {self.channel.addr[0]} refused: {error.code} {message}", file=sys.stderr)
         self.status = f"{error.code} {error.reason}"
@@ -198,14 +236,24 @@ def make_app(service: TranscriptionService, api_key: str | None = None) -> Calla
         if not api_key:
             return True
         given = environ.get("HTTP_AUTHORIZATION", "")
-        return hmac.compare_digest(given.encode("latin-1", "replace"),
-                                   f"Bearer {api_key}".encode())
+        return hmac.compare_digest(given.encode("latin-1", "replace"), f"Bearer {api_key}".encode())
 
     def handle(environ: dict) -> tuple[int, str, str, dict[str, str]]:
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "").rstrip("/")
         if path == "/v1/models" and method == "GET":
-            return 200, "application/json", json.dumps({"object": "list", "data": [
-                {"id": service.model.id, "object": "model", "owned_by": "asrbench"}]}), {}
+            return (
+                200,
+                "application/json",
+                json.dumps(
+                    {
+                        "object": "list",
+                        "data": [
+                            {"id": service.model.id, "object": "model", "owned_by": "asrbench"}
+                        ],
+                    }
+                ),
+                {},
+            )
         if path != "/v1/audio/transcriptions":
             raise ServeError(404, f"unknown path {environ.get('PATH_INFO', '')!r}")
         if method != "POST":
@@ -219,8 +267,11 @@ def make_app(service: TranscriptionService, api_key: str | None = None) -> Calla
             raise ServeError(400, "Missing required parameter: 'file'.", param="file")
         fmt = text_field(fields, "response_format", "json")
         if fmt not in FORMATS:
-            raise ServeError(400, f"response_format {fmt!r} is not one of "
-                                  f"{', '.join(FORMATS)}", param="response_format")
+            raise ServeError(
+                400,
+                f"response_format {fmt!r} is not one of {', '.join(FORMATS)}",
+                param="response_format",
+            )
         data, filename = fields["file"]
         if len(data) > MAX_UPLOAD_BYTES:
             raise ServeError(413, "file larger than 25 MB", param="file")
@@ -238,16 +289,23 @@ def make_app(service: TranscriptionService, api_key: str | None = None) -> Calla
             if exc.status >= 500:
                 print(f"serve: {exc.status}: {message}", file=sys.stderr)
             data = error_body(exc.status, message, exc.kind, exc.param)
-        except Exception:  # noqa: BLE001 (a bug of ours: the log has it, the client a 500)
+        except Exception:
             print(redact(f"serve: internal error:\n{traceback.format_exc()}"), file=sys.stderr)
             status, ctype, headers = 500, "application/json", {}
-            data = error_body(500, "internal server error; the server's log has the details",
-                              "server_error")
-        print(redact(f"serve: {environ.get('REMOTE_ADDR', '-')} {environ['REQUEST_METHOD']} "
-                     f"{environ.get('PATH_INFO', '')} {status}"), file=sys.stderr)
-        start_response(f"{status} {HTTPStatus(status).phrase}",
-                       [("Content-Type", ctype), ("Content-Length", str(len(data))),
-                        *headers.items()])
+            data = error_body(
+                500, "internal server error; the server's log has the details", "server_error"
+            )
+        print(
+            redact(
+                f"serve: {environ.get('REMOTE_ADDR', '-')} {environ['REQUEST_METHOD']} "
+                f"{environ.get('PATH_INFO', '')} {status}"
+            ),
+            file=sys.stderr,
+        )
+        start_response(
+            f"{status} {HTTPStatus(status).phrase}",
+            [("Content-Type", ctype), ("Content-Length", str(len(data))), *headers.items()],
+        )
         return [data]
 
     return app
@@ -260,14 +318,19 @@ class Server:
     def __init__(self, app: Callable, host: str, port: int, limits: Limits):
         self._map: dict[Any, Any] = {}
         self._inner = create_server(
-            app, map=self._map, host=host, port=port, ident="asrbench-serve",
+            app,
+            map=self._map,
+            host=host,
+            port=port,
+            ident="asrbench-serve",
             # one in the model, `queue` waiting for it, and threads left for conversions,
             # `/v1/models` and quick refusals
             threads=limits.queue + 4,
             channel_timeout=limits.idle_timeout_s,
             cleanup_interval=max(1, min(30, limits.idle_timeout_s // 2)),
             max_request_body_size=MAX_UPLOAD_BYTES + _FORM_SLACK,
-            expose_tracebacks=False)
+            expose_tracebacks=False,
+        )
         self._inner.channel_class = _Channel
         self.host, self.port = self._inner.effective_host, self._inner.effective_port
         self.server_address = (self.host, self.port)
@@ -293,7 +356,11 @@ class Server:
         self._inner.close()  # the listening socket and the trigger
 
 
-def make_server(service: TranscriptionService, host: str = "127.0.0.1", port: int = 0,
-                api_key: str | None = None) -> Server:
+def make_server(
+    service: TranscriptionService,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    api_key: str | None = None,
+) -> Server:
     """An HTTP server for `service`; with `api_key`, requests need `Authorization: Bearer`."""
     return Server(make_app(service, api_key), host, port, service.limits)

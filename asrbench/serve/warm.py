@@ -76,8 +76,14 @@ class _Tail:
 class WarmModel:
     """A model kept loaded behind a lock: `transcribe(wav_bytes)` one request at a time."""
 
-    def __init__(self, model: Model, runner: Runner, options: RunOptions | None = None,
-                 work_root: Path | None = None, start_timeout_s: float = 900.0):
+    def __init__(
+        self,
+        model: Model,
+        runner: Runner,
+        options: RunOptions | None = None,
+        work_root: Path | None = None,
+        start_timeout_s: float = 900.0,
+    ):
         self.model, self.runner = model, runner
         self.options = options or RunOptions(timeout_s=600)
         self.work_root = Path(work_root) if work_root else None
@@ -101,8 +107,9 @@ class WarmModel:
         gen = self.work_root / f"worker-{next(self._generation):03d}"
         self.data_dir = gen / "data"
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._worker = self.runner.start_worker(self.model, self.data_dir, gen / "work",
-                                                self.options)
+        self._worker = self.runner.start_worker(
+            self.model, self.data_dir, gen / "work", self.options
+        )
         self.starts += 1
         self._hyp = _Tail(self._worker.out_dir / "hyp.tsv")
         self._failed = _Tail(self._worker.out_dir / "failed.tsv")
@@ -121,8 +128,10 @@ class WarmModel:
                 raise self._died("stopped while loading")
             if time.monotonic() > deadline:
                 self._stop()
-                raise WarmError(f"model {self.model.id} did not start reading within "
-                                f"{self.start_timeout_s:.0f} s")
+                raise WarmError(
+                    f"model {self.model.id} did not start reading within "
+                    f"{self.start_timeout_s:.0f} s"
+                )
             time.sleep(0.05)
         os.set_blocking(fd, True)
         self._pipe = os.fdopen(fd, "w", encoding="utf-8", buffering=1)
@@ -169,8 +178,9 @@ class WarmModel:
             shutil.rmtree(self.work_root, ignore_errors=True)
 
     def _closing(self) -> WarmError:
-        return WarmError(f"the server is stopping; model {self.model.id} no longer takes "
-                         "requests", 503)
+        return WarmError(
+            f"the server is stopping; model {self.model.id} no longer takes requests", 503
+        )
 
     # --- one request ----------------------------------------------------------------------
 
@@ -181,8 +191,10 @@ class WarmModel:
                 raise self._closing()
             if self._worker is None or not self._worker.alive():
                 if self._worker is not None:
-                    print(f"serve: model {self.model.id} had stopped; starting it again",
-                          file=sys.stderr)
+                    print(
+                        f"serve: model {self.model.id} had stopped; starting it again",
+                        file=sys.stderr,
+                    )
                     self._stop()
                 self._start()
             uid = f"req{next(self._ids):08d}"
@@ -212,8 +224,9 @@ class WarmModel:
                 wall = time.monotonic() - start
                 if uid in failed:
                     reason = self.redactor.redact(failed[uid])
-                    raise WarmError(f"model {self.model.id} could not transcribe the file: "
-                                    f"{reason}")
+                    raise WarmError(
+                        f"model {self.model.id} could not transcribe the file: {reason}"
+                    )
                 timing = self._timings.pop(uid, "")
                 try:
                     processing = float(timing.split("\t")[0])
@@ -227,8 +240,11 @@ class WarmModel:
                 raise self._died("stopped while transcribing")
             if time.monotonic() > deadline:
                 self._stop()  # it may be stuck: the next request starts a fresh one
-                raise WarmError(f"model {self.model.id} took longer than "
-                                f"{self.options.timeout_s:.0f} s; stopped", 504)
+                raise WarmError(
+                    f"model {self.model.id} took longer than "
+                    f"{self.options.timeout_s:.0f} s; stopped",
+                    504,
+                )
             time.sleep(POLL_S)
 
 

@@ -66,8 +66,10 @@ class Cache:
         return set(path.read_text().split()) if path.is_file() else set()
 
     def note_corrupt(self, remote: str, shas: list[str]) -> None:
-        atomic_write_text(self._corrupt_file(remote),
-                          "".join(f"{s}\n" for s in sorted(self.corrupt(remote) | set(shas))))
+        atomic_write_text(
+            self._corrupt_file(remote),
+            "".join(f"{s}\n" for s in sorted(self.corrupt(remote) | set(shas))),
+        )
 
     def clear_corrupt(self, remote: str, shas: set[str]) -> None:
         left = self.corrupt(remote) - shas

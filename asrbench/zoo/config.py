@@ -135,7 +135,9 @@ def load_config(path: str | Path | None = None) -> ZooConfig:
             raise ZooInputError(f"{path}: remotes.{name}: unknown key(s) {sorted(unknown)}")
         url = str(spec["url"])
         if not (url.startswith("s3://") or url.startswith("file://")):
-            raise ZooInputError(f"{path}: remotes.{name}.url {url!r} must start with s3:// or file://")
+            raise ZooInputError(
+                f"{path}: remotes.{name}.url {url!r} must start with s3:// or file://"
+            )
         if url.startswith("s3://") and not urlparse(url).netloc:
             raise ZooInputError(f"{path}: remotes.{name}.url {url!r} has no bucket")
         kwargs = {
@@ -171,8 +173,9 @@ def load_config(path: str | Path | None = None) -> ZooConfig:
     return ZooConfig(path=path, default_remote=default, remotes=remotes, entries=entries)
 
 
-def entry_remote(kind: str, entry_id: str, remote: str | None,
-                 config: ZooConfig | Path | None) -> tuple[ZooConfig, RemoteSpec]:
+def entry_remote(
+    kind: str, entry_id: str, remote: str | None, config: ZooConfig | Path | None
+) -> tuple[ZooConfig, RemoteSpec]:
     """Check an entry's kind and ID and find its remote: what push, pull and verify start with."""
     from asrbench.zoo.manifest import check_id
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from asrbench.zoo.errors import ZooError
 
 
-def _client():  # noqa: ANN202
+def _client():
     try:
         import docker
 

@@ -98,8 +98,12 @@ def list_files(root: Path) -> list[Path]:
 def file_entry(root: Path, path: Path, rel: str | None = None) -> FileEntry:
     """Hash one file into its manifest entry (stored at `rel`, default its path under root)."""
     st = path.stat()
-    return FileEntry(rel or path.relative_to(root).as_posix(), st.st_size, file_sha256(path),
-                     bool(st.st_mode & 0o111))
+    return FileEntry(
+        rel or path.relative_to(root).as_posix(),
+        st.st_size,
+        file_sha256(path),
+        bool(st.st_mode & 0o111),
+    )
 
 
 def scan_folder(root: Path, hash_workers: int = 4) -> list[FileEntry]:
@@ -114,9 +118,17 @@ def compute_version(
     kind: str, entry_id: str, files: list[FileEntry], meta: dict, image: dict | None
 ) -> str:
     """16 hex digits of the identity of everything that defines the version's content."""
-    return short(digest("zoo-version", entry_kind=kind, id=entry_id, meta=meta, image=image,
-                        files=[[f.path, f.size, f.sha256] + (["x"] if f.executable else [])
-                               for f in files]), 16)
+    return short(
+        digest(
+            "zoo-version",
+            entry_kind=kind,
+            id=entry_id,
+            meta=meta,
+            image=image,
+            files=[[f.path, f.size, f.sha256] + (["x"] if f.executable else []) for f in files],
+        ),
+        16,
+    )
 
 
 def build_manifest(
@@ -207,10 +219,13 @@ def _first_error(exc: ValidationError, raw: dict) -> str:
     where = ".".join(f"[{x}]" if isinstance(x, int) else str(x) for x in loc).replace(".[", "[")
     if loc and loc[0] == "files" and len(loc) > 1 and isinstance(loc[1], int):
         item = raw["files"][loc[1]]
-        if isinstance(item, dict) and (item.get("type", "file") != "file" or "target" in item
-                                       or "link" in item):
-            return (f"files[{loc[1]}] ({item.get('path')!r}) is a {item.get('type', 'link')}, "
-                    "not a regular file (symlinks are never placed)")
+        if isinstance(item, dict) and (
+            item.get("type", "file") != "file" or "target" in item or "link" in item
+        ):
+            return (
+                f"files[{loc[1]}] ({item.get('path')!r}) is a {item.get('type', 'link')}, "
+                "not a regular file (symlinks are never placed)"
+            )
     return f"{where}: {err['msg']} (got {err.get('input')!r})"
 
 

@@ -268,8 +268,10 @@ def download_objects(
         if corrupt:
             # Remembered, so the next push re-hashes these objects and re-uploads them.
             cache.note_corrupt(rem.name, corrupt)
-            hint = (f"\n{len(corrupt)} object(s) on {rem.name!r} are corrupt: `ops/zoo verify "
-                    "--repair` (where a good copy exists) or a new `ops/push` replaces them")
+            hint = (
+                f"\n{len(corrupt)} object(s) on {rem.name!r} are corrupt: `ops/zoo verify "
+                "--repair` (where a good copy exists) or a new `ops/push` replaces them"
+            )
         raise (ZooCorrupt if corrupt else ZooError)(
             f"{len(errors)} object(s) could not be fetched from remote "
             f"{rem.name!r}:\n  {head}{more}{hint}"
@@ -311,8 +313,11 @@ def check_card_id(cache: Cache, files: list[FileEntry], kind: str, label: str) -
     if declared in (None, ""):
         return
     try:
-        check_id(declared, f"{label}: its {card.path} declares id",
-                 "nothing was placed; the entry must be pushed again with a valid id")
+        check_id(
+            declared,
+            f"{label}: its {card.path} declares id",
+            "nothing was placed; the entry must be pushed again with a valid id",
+        )
     except InputError as exc:
         raise ZooInputError(str(exc)) from None
 

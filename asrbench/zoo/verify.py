@@ -51,6 +51,7 @@ class VerifyResult:
 
 def remote_sha256(rem: Remote, key: str, size: int, reporter: Reporter | None = None) -> str:
     """SHA-256 of a remote object's bytes, read in ranges (nothing is stored)."""
+
     def chunks() -> Iterator[bytes]:
         for start in range(0, size, CHUNK):
             data = rem.read_range(key, start, min(start + CHUNK, size))
@@ -69,9 +70,17 @@ def _good_copy(cache: Cache, source: Path, path: str, sha: str) -> Path | None:
     return None
 
 
-def verify(kind: str, entry_id: str, *, version: str | None = None, remote: str | None = None,
-           config: ZooConfig | Path | None = None, repair: bool = False,
-           source: Path | None = None, reporter: Reporter | None = None) -> VerifyResult:
+def verify(
+    kind: str,
+    entry_id: str,
+    *,
+    version: str | None = None,
+    remote: str | None = None,
+    config: ZooConfig | Path | None = None,
+    repair: bool = False,
+    source: Path | None = None,
+    reporter: Reporter | None = None,
+) -> VerifyResult:
     """Re-hash every object of one version on its remote; repair bad ones when asked."""
     t0 = time.monotonic()
     cfg, spec = entry_remote(kind, entry_id, remote, config)
@@ -86,8 +95,10 @@ def verify(kind: str, entry_id: str, *, version: str | None = None, remote: str 
             img = man["image"]
             objects.setdefault(img["sha256"], (f"image {img.get('ref')}", img["size"]))
         result = VerifyResult(kind, entry_id, version, spec.name, len(objects), 0)
-        reporter.start(f"verify {kind} {entry_id}@{version} on {spec.name}",
-                       sum(size for _, size in objects.values()))
+        reporter.start(
+            f"verify {kind} {entry_id}@{version} on {spec.name}",
+            sum(size for _, size in objects.values()),
+        )
         try:
             for sha, (path, size) in sorted(objects.items(), key=lambda x: x[1][0]):
                 key = object_key(sha)
@@ -110,14 +121,21 @@ def verify(kind: str, entry_id: str, *, version: str | None = None, remote: str 
             for b in result.bad:
                 good = _good_copy(cache, folder, b["path"], b["sha256"])
                 if good is None:
-                    result.unrepaired.append({"path": b["path"], "why": "no local copy with "
-                                              f"SHA-256 {b['sha256']} (zoo cache or {folder})"})
+                    result.unrepaired.append(
+                        {
+                            "path": b["path"],
+                            "why": "no local copy with "
+                            f"SHA-256 {b['sha256']} (zoo cache or {folder})",
+                        }
+                    )
                     continue
                 rem.upload_files([(good, object_key(b["sha256"]))])
                 size = good.stat().st_size
                 if remote_sha256(rem, object_key(b["sha256"]), size) != b["sha256"]:
-                    raise ZooError(f"{spec.name}: {b['path']} still reads back wrong after "
-                                   "re-upload; the remote corrupts what it stores")
+                    raise ZooError(
+                        f"{spec.name}: {b['path']} still reads back wrong after "
+                        "re-upload; the remote corrupts what it stores"
+                    )
                 result.repaired.append(b["path"])
                 fixed.add(b["sha256"])
             cache.clear_corrupt(spec.name, fixed)

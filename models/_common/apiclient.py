@@ -41,8 +41,20 @@ from typing import Any
 import yaml
 from contract import ResultWriter, WavListError, now, read_todo, wav_seconds
 
-__all__ = ["ApiError", "RetryPolicy", "call_with_retry", "cost_usd", "http_error", "load_card",
-           "poll", "request", "retry_after_seconds", "run", "settings", "step"]
+__all__ = [
+    "ApiError",
+    "RetryPolicy",
+    "call_with_retry",
+    "cost_usd",
+    "http_error",
+    "load_card",
+    "poll",
+    "request",
+    "retry_after_seconds",
+    "run",
+    "settings",
+    "step",
+]
 
 RETRYABLE = {"throttled", "server", "network"}
 
@@ -54,8 +66,14 @@ class ApiError(Exception):
     retried this call per its own policy, so `run()` records it rather than retrying again.
     """
 
-    def __init__(self, kind: str, message: str, status: int | None = None,
-                 retry_after: float | None = None, retried: bool = False):
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+        retried: bool = False,
+    ):
         self.kind, self.status, self.retry_after = kind, status, retry_after
         self.retried = retried
         super().__init__(message)
@@ -83,9 +101,13 @@ class RetryPolicy:
     @classmethod
     def from_card(cls, card: dict[str, Any]) -> RetryPolicy:
         api = dict(card.get("api") or {})
-        env = {"max_attempts": "ASRBENCH_API_MAX_ATTEMPTS", "backoff_s": "ASRBENCH_API_BACKOFF_S",
-               "max_backoff_s": "ASRBENCH_API_MAX_BACKOFF_S",
-               "timeout_s": "ASRBENCH_API_TIMEOUT_S", "concurrency": "ASRBENCH_API_CONCURRENCY"}
+        env = {
+            "max_attempts": "ASRBENCH_API_MAX_ATTEMPTS",
+            "backoff_s": "ASRBENCH_API_BACKOFF_S",
+            "max_backoff_s": "ASRBENCH_API_MAX_BACKOFF_S",
+            "timeout_s": "ASRBENCH_API_TIMEOUT_S",
+            "concurrency": "ASRBENCH_API_CONCURRENCY",
+        }
         values = {}
         for name, var in env.items():
             typ = int if name in ("max_attempts", "concurrency") else float
@@ -99,8 +121,7 @@ class RetryPolicy:
         backoff_s * 2**(attempt-1))]), never shorter than the server's Retry-After (capped)."""
         import tenacity
 
-        jitter = tenacity.wait_random_exponential(multiplier=self.backoff_s,
-                                                  max=self.max_backoff_s)
+        jitter = tenacity.wait_random_exponential(multiplier=self.backoff_s, max=self.max_backoff_s)
 
         def wait(state: Any) -> float:
             exc = state.outcome.exception()
@@ -118,8 +139,10 @@ def load_card(program_file: str) -> dict[str, Any]:
 
 def settings(card: dict[str, Any]) -> dict[str, str]:
     """The card's non-secret `settings`, each overridable by the environment variable so named."""
-    return {k: os.environ.get(k, "" if v is None else str(v))
-            for k, v in (card.get("settings") or {}).items()}
+    return {
+        k: os.environ.get(k, "" if v is None else str(v))
+        for k, v in (card.get("settings") or {}).items()
+    }
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -154,8 +177,9 @@ def http_error(status: int, message: str, headers: Any = None) -> ApiError:
     return ApiError("client", message, status)
 
 
-def request(method: str, url: str, timeout_s: float, error_message: Callable[[Any], str],
-            **kwargs: Any) -> Any:
+def request(
+    method: str, url: str, timeout_s: float, error_message: Callable[[Any], str], **kwargs: Any
+) -> Any:
     """One HTTP request with `requests`; returns the response or raises a classified ApiError.
 
     `error_message(response)` extracts the vendor's error text from an error body.
@@ -197,8 +221,9 @@ def step(fn: Callable[[], Any]) -> Any:
         raise
 
 
-def poll(fn: Callable[[], tuple[bool, Any]], interval_s: float, max_wait_s: float,
-         what: str) -> Any:
+def poll(
+    fn: Callable[[], tuple[bool, Any]], interval_s: float, max_wait_s: float, what: str
+) -> Any:
     """Call `fn` (each call a `step`) until it says done; `fn` returns (done, value)."""
     deadline = time.monotonic() + max_wait_s
     stop = getattr(_context, "value", (None, None, None, threading.Event()))[3]
@@ -224,8 +249,9 @@ def cost_usd(card: dict[str, Any], seconds: float) -> float | None:
     return billed / 60.0 * float(per_minute) + float(pricing.get("usd_per_request") or 0)
 
 
-def call_with_retry(fn: Callable[[], str], policy: RetryPolicy, uid: str, model_id: str,
-                    stop: threading.Event) -> str:
+def call_with_retry(
+    fn: Callable[[], str], policy: RetryPolicy, uid: str, model_id: str, stop: threading.Event
+) -> str:
     """Call `fn` until it succeeds, fails for good or the run is stopping.
 
     `ASRBENCH_UTT_TIMEOUT` (set by `ops/benchmark --utt-timeout`, see models/README.md) bounds
@@ -243,34 +269,43 @@ def call_with_retry(fn: Callable[[], str], policy: RetryPolicy, uid: str, model_
             raise _Fatal()
 
     def announce(state: Any) -> None:
-        print(f"{model_id}: {uid}: {state.outcome.exception()}; retry "
-              f"{state.attempt_number}/{policy.max_attempts - 1} in "
-              f"{state.upcoming_sleep:.2f} s", file=sys.stderr)
+        print(
+            f"{model_id}: {uid}: {state.outcome.exception()}; retry "
+            f"{state.attempt_number}/{policy.max_attempts - 1} in "
+            f"{state.upcoming_sleep:.2f} s",
+            file=sys.stderr,
+        )
 
     retrying = tenacity.Retrying(
-        stop=give_up, wait=policy.wait(), sleep=sleep, before_sleep=announce,
-        retry=tenacity.retry_if_exception(lambda e: isinstance(e, ApiError) and e.retryable))
+        stop=give_up,
+        wait=policy.wait(),
+        sleep=sleep,
+        before_sleep=announce,
+        retry=tenacity.retry_if_exception(lambda e: isinstance(e, ApiError) and e.retryable),
+    )
     try:
         return retrying(fn)
     except tenacity.RetryError as err:
         exc, attempts = err.last_attempt.exception(), err.last_attempt.attempt_number
         if attempts < policy.max_attempts:  # stopped by the utterance's time budget
-            raise ApiError("timeout", f"timeout after {budget:g} s (last error: {exc}, "
-                                      f"{attempts} attempts)") from None
+            raise ApiError(
+                "timeout", f"timeout after {budget:g} s (last error: {exc}, {attempts} attempts)"
+            ) from None
         if attempts == 1:
             raise exc from None
-        raise ApiError(exc.kind, f"{exc.args[0]} (after {attempts} attempts)",
-                       exc.status) from None
+        raise ApiError(exc.kind, f"{exc.args[0]} (after {attempts} attempts)", exc.status) from None
     except ApiError as exc:  # not retryable: the last answer, saying how many attempts it took
         attempts = retrying.statistics.get("attempt_number", 1)
         if attempts > 1 and exc.kind != "auth":
-            raise ApiError(exc.kind, f"{exc.args[0]} (after {attempts} attempts)",
-                           exc.status) from None
+            raise ApiError(
+                exc.kind, f"{exc.args[0]} (after {attempts} attempts)", exc.status
+            ) from None
         raise
 
 
-def run(program_file: str, argv: list[str], transcribe_one: Callable[[str, str], str],
-        secrets_hint: str) -> int:
+def run(
+    program_file: str, argv: list[str], transcribe_one: Callable[[str, str], str], secrets_hint: str
+) -> int:
     """The whole program: `<program> <wav_list> <result_dir>` per contract v1; exit status.
 
     `secrets_hint` names the variable(s) to check when the API rejects the credentials.
@@ -287,8 +322,9 @@ def run(program_file: str, argv: list[str], transcribe_one: Callable[[str, str],
         print(f"{mid}: {exc}", file=sys.stderr)
         return 2
     policy = RetryPolicy.from_card(card)
-    print(f"{mid}: {len(todo)} utterance(s) to do, {n_done} already done; {policy}",
-          file=sys.stderr)
+    print(
+        f"{mid}: {len(todo)} utterance(s) to do, {n_done} already done; {policy}", file=sys.stderr
+    )
     stop = threading.Event()
     fatal: list[ApiError] = []
 
@@ -318,16 +354,21 @@ def run(program_file: str, argv: list[str], transcribe_one: Callable[[str, str],
         finally:
             _context.value = None
 
-    with ResultWriter(Path(result_dir), mid) as out, \
-            ThreadPoolExecutor(max_workers=max(1, policy.concurrency)) as pool:
+    with (
+        ResultWriter(Path(result_dir), mid) as out,
+        ThreadPoolExecutor(max_workers=max(1, policy.concurrency)) as pool,
+    ):
         for future in [pool.submit(one, uid, path, out) for uid, path in todo]:
             future.result()
     if fatal:
-        print(f"{mid}: the API rejected the credentials ({fatal[0]}); check {secrets_hint} in "
-              f"the host environment. Stopped; {out.n_ok} utterance(s) done, rerun to resume.",
-              file=sys.stderr)
+        print(
+            f"{mid}: the API rejected the credentials ({fatal[0]}); check {secrets_hint} in "
+            f"the host environment. Stopped; {out.n_ok} utterance(s) done, rerun to resume.",
+            file=sys.stderr,
+        )
         return 3
-    print(f"{mid}: done: {out.n_ok} transcribed, {out.n_failed} failed (see failed.tsv)",
-          file=sys.stderr)
+    print(
+        f"{mid}: done: {out.n_ok} transcribed, {out.n_failed} failed (see failed.tsv)",
+        file=sys.stderr,
+    )
     return 0
-

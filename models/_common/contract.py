@@ -52,8 +52,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ResultWriter", "WavListError", "clean", "done_ids", "read_todo", "run", "utt_timeout",
-           "wav_seconds"]
+__all__ = [
+    "ResultWriter",
+    "WavListError",
+    "clean",
+    "done_ids",
+    "read_todo",
+    "run",
+    "utt_timeout",
+    "wav_seconds",
+]
 
 
 class WavListError(ValueError):
@@ -86,23 +94,25 @@ class _Stream:
     def __len__(self) -> int:
         return self.seen
 
-    def __iter__(self):  # noqa: ANN204
+    def __iter__(self):
         with open(self.path, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
                 uid, sep, wav = line.rstrip("\n").partition("\t")
                 if not sep:
-                    print(f"{self.path}:{n}: expected ID<TAB>PATH, got {line[:80]!r}; skipped",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"{self.path}:{n}: expected ID<TAB>PATH, got {line[:80]!r}; skipped",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     continue
                 if uid not in self.skip:
                     self.seen += 1
                     yield uid, wav
 
 
-def read_todo(wav_list: str | Path, result_dir: str | Path
-              ) -> tuple[list[tuple[str, str]], int]:
+def read_todo(wav_list: str | Path, result_dir: str | Path) -> tuple[list[tuple[str, str]], int]:
     """(ID, PATH) pairs still to do, and how many were already done (resume).
 
     A wav list that is a named pipe is streamed (contract: serving): the pairs come as the
@@ -220,8 +230,9 @@ def _native_hang() -> None:
     libc.pthread_mutex_lock(mutex)  # never returns
 
 
-def _decode(model: Any, transcribe_one: TranscribeOne, uid: str, path: str,
-            hang_id: str | None) -> tuple[str, float, float]:
+def _decode(
+    model: Any, transcribe_one: TranscribeOne, uid: str, path: str, hang_id: str | None
+) -> tuple[str, float, float]:
     """(text, audio seconds, processing seconds) of one utterance."""
     start = now()
     if hang_id is not None and uid == hang_id:
@@ -245,8 +256,14 @@ class _LoadFailed(Exception):
 class _Worker:
     """The model in a forked worker process, one JSON line each way per utterance."""
 
-    def __init__(self, load: Load, transcribe_one: TranscribeOne, fatal: tuple[type, ...],
-                 hang_id: str | None, track_rss: bool):
+    def __init__(
+        self,
+        load: Load,
+        transcribe_one: TranscribeOne,
+        fatal: tuple[type, ...],
+        hang_id: str | None,
+        track_rss: bool,
+    ):
         self.load, self.transcribe_one, self.fatal = load, transcribe_one, fatal
         self.hang_id, self.track_rss = hang_id, track_rss
         self.pid: int | None = None
@@ -268,15 +285,19 @@ class _Worker:
             return
         except SystemExit as exc:
             code = exc.code
-            send({"fatal": "" if isinstance(code, int) or code is None else str(code),
-                  "rc": code if isinstance(code, int) else 1, "raw": True})
+            send(
+                {
+                    "fatal": "" if isinstance(code, int) or code is None else str(code),
+                    "rc": code if isinstance(code, int) else 1,
+                    "raw": True,
+                }
+            )
             return
         send({"ready": now() - t0})
         for line in os.fdopen(jobs, encoding="utf-8"):
             uid, path = json.loads(line)
             try:
-                text, seconds, took = _decode(model, self.transcribe_one, uid, path,
-                                              self.hang_id)
+                text, seconds, took = _decode(model, self.transcribe_one, uid, path, self.hang_id)
                 reply: dict[str, Any] = {"text": text, "seconds": seconds, "processing_s": took}
             except Exception as exc:  # one bad file must not stop the run: the parent records it
                 reply = {"error": f"{type(exc).__name__}: {exc}"}
@@ -299,7 +320,7 @@ class _Worker:
                 os.close(replies_r)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 self._serve(jobs_r, replies_w)
-            except BaseException as exc:  # noqa: BLE001 (report, then leave without cleanup)
+            except BaseException as exc:
                 print(f"model worker: {type(exc).__name__}: {exc}", file=sys.stderr)
                 rc = 1
             finally:
@@ -374,8 +395,15 @@ class _Worker:
             self._reap()  # closing the job pipe ends the worker's loop
 
 
-def run(model_id: str, argv: list[str], load: Load, transcribe_one: TranscribeOne, *,
-        fatal: tuple[type[BaseException], ...] = (), recycle_rss_mb: float | None = None) -> int:
+def run(
+    model_id: str,
+    argv: list[str],
+    load: Load,
+    transcribe_one: TranscribeOne,
+    *,
+    fatal: tuple[type[BaseException], ...] = (),
+    recycle_rss_mb: float | None = None,
+) -> int:
     """The whole program for `<program> <wav_list> <result_dir>`; its exit status.
 
     `load()` returns the model (exceptions of a `fatal` class, e.g. missing weights, end the run
@@ -396,12 +424,10 @@ def run(model_id: str, argv: list[str], load: Load, transcribe_one: TranscribeOn
         return 2
     hang_id = os.environ.get("ASRBENCH_TEST_HANG_ID") or None
     if not timeout and recycle_rss_mb is None:
-        return _run_here(model_id, result_dir, todo, n_done, load, transcribe_one, fatal,
-                         hang_id)
+        return _run_here(model_id, result_dir, todo, n_done, load, transcribe_one, fatal, hang_id)
     worker = _Worker(load, transcribe_one, fatal, hang_id, recycle_rss_mb is not None)
     try:
-        return _run_in_worker(model_id, result_dir, todo, n_done, worker, timeout,
-                              recycle_rss_mb)
+        return _run_in_worker(model_id, result_dir, todo, n_done, worker, timeout, recycle_rss_mb)
     except _LoadFailed as exc:
         if str(exc) or not exc.raw:
             print(str(exc) if exc.raw else f"{model_id}: {exc}", file=sys.stderr)
@@ -411,13 +437,24 @@ def run(model_id: str, argv: list[str], load: Load, transcribe_one: TranscribeOn
 
 
 def _loaded(model_id: str, seconds: float, todo: Iterable, n_done: int, where: str) -> None:
-    print(f"{model_id}: model loaded in {seconds:.2f} s{where}; {len(todo)} utterance(s) to do, "  # type: ignore[arg-type]
-          f"{n_done} already done", file=sys.stderr, flush=True)
+    print(
+        f"{model_id}: model loaded in {seconds:.2f} s{where}; {len(todo)} utterance(s) to do, "  # type: ignore[arg-type]
+        f"{n_done} already done",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
-def _run_here(model_id: str, result_dir: str, todo: Iterable[tuple[str, str]], n_done: int,
-              load: Load, transcribe_one: TranscribeOne, fatal: tuple[type[BaseException], ...],
-              hang_id: str | None) -> int:
+def _run_here(
+    model_id: str,
+    result_dir: str,
+    todo: Iterable[tuple[str, str]],
+    n_done: int,
+    load: Load,
+    transcribe_one: TranscribeOne,
+    fatal: tuple[type[BaseException], ...],
+    hang_id: str | None,
+) -> int:
     t0 = now()
     try:
         model = load()
@@ -436,18 +473,30 @@ def _run_here(model_id: str, result_dir: str, todo: Iterable[tuple[str, str]], n
     return 0
 
 
-def _run_in_worker(model_id: str, result_dir: str, todo: Iterable[tuple[str, str]],
-                   n_done: int, worker: _Worker, timeout: float,
-                   recycle_rss_mb: float | None) -> int:
-    where = f" (worker process; per-utterance timeout {timeout:g} s)" if timeout else \
-        " (worker process)"
+def _run_in_worker(
+    model_id: str,
+    result_dir: str,
+    todo: Iterable[tuple[str, str]],
+    n_done: int,
+    worker: _Worker,
+    timeout: float,
+    recycle_rss_mb: float | None,
+) -> int:
+    where = (
+        f" (worker process; per-utterance timeout {timeout:g} s)"
+        if timeout
+        else " (worker process)"
+    )
     _loaded(model_id, worker.start(), todo, n_done, where)
     with ResultWriter(Path(result_dir), model_id) as out:
         for uid, path in todo:
             if worker.pid is None:  # after a timeout, a death or a recycle: a fresh model
                 seconds = worker.start()
-                print(f"{model_id}: model loaded again in {seconds:.2f} s", file=sys.stderr,
-                      flush=True)
+                print(
+                    f"{model_id}: model loaded again in {seconds:.2f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
             try:
                 reply = worker.transcribe(uid, path, timeout or None)
             except TimeoutError:

@@ -46,13 +46,21 @@ def transcribe_one(uid: str, path: str) -> str:
     if SETTINGS[f"{PREFIX}_LANGUAGE"]:
         data["language"] = SETTINGS[f"{PREFIX}_LANGUAGE"]
     with open(path, "rb") as audio:
-        resp = request("POST", url, POLICY.timeout_s, _error_message, headers=headers, data=data,
-                       files={"file": (Path(path).name, audio, "audio/wav")})
+        resp = request(
+            "POST",
+            url,
+            POLICY.timeout_s,
+            _error_message,
+            headers=headers,
+            data=data,
+            files={"file": (Path(path).name, audio, "audio/wav")},
+        )
     try:
         return str(resp.json()["text"])
     except (ValueError, KeyError, TypeError):
-        raise ApiError("client", f"unexpected answer (no 'text'): {resp.text[:200]}",
-                       resp.status_code) from None
+        raise ApiError(
+            "client", f"unexpected answer (no 'text'): {resp.text[:200]}", resp.status_code
+        ) from None
 
 
 if __name__ == "__main__":

@@ -55,8 +55,10 @@ def package_file(rel: str) -> Path:
     package, _, inner = rel.partition("/")
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise WeightsError(f"weights: package {package!r} is not installed (it provides {rel}); "
-                           "it must be pinned in the model's requirements.txt")
+        raise WeightsError(
+            f"weights: package {package!r} is not installed (it provides {rel}); "
+            "it must be pinned in the model's requirements.txt"
+        )
     return Path(list(spec.submodule_search_locations)[0]) / inner
 
 
@@ -80,12 +82,14 @@ def verify(card: dict[str, Any], folder: Path, card_path: str = "model.yaml") ->
     for name, want in sorted(expected.items()):
         path = folder / name
         if not path.is_file():
-            raise WeightsError(f"weights file {name} is missing ({path}); {card_path} expects "
-                               f"sha256 {want}")
+            raise WeightsError(
+                f"weights file {name} is missing ({path}); {card_path} expects sha256 {want}"
+            )
         got = sha256(path)
         if got != want:
-            raise WeightsError(f"weights file {name} is corrupt: sha256 {got}, {card_path} "
-                               f"expects {want} ({path})")
+            raise WeightsError(
+                f"weights file {name} is corrupt: sha256 {got}, {card_path} expects {want} ({path})"
+            )
 
 
 def prepare(card: dict[str, Any], dest: Path, card_path: str = "model.yaml") -> Path:
@@ -110,8 +114,9 @@ def prepare(card: dict[str, Any], dest: Path, card_path: str = "model.yaml") -> 
             for part in parts:
                 if not part.is_file():
                     want = ((card.get("weights") or {}).get("sha256") or {}).get(name, "?")
-                    raise WeightsError(f"weights file {name}: {part} is missing; {card_path} "
-                                       f"expects sha256 {want}")
+                    raise WeightsError(
+                        f"weights file {name}: {part} is missing; {card_path} expects sha256 {want}"
+                    )
                 with open(part, "rb") as src:
                     shutil.copyfileobj(src, out, CHUNK)
     verify(card, tmp, card_path)

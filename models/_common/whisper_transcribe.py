@@ -71,8 +71,10 @@ def decode_options(card: dict[str, Any]) -> dict[str, Any]:
     lang = os.environ.get("ASRBENCH_LANGUAGE")
     if lang:
         if lang != "auto" and lang not in card["languages"]:
-            raise SystemExit(f"{card['id']}: ASRBENCH_LANGUAGE={lang}: this model's card lists "
-                             f"{', '.join(card['languages'])}")
+            raise SystemExit(
+                f"{card['id']}: ASRBENCH_LANGUAGE={lang}: this model's card lists "
+                f"{', '.join(card['languages'])}"
+            )
         opts["language"] = None if lang == "auto" else lang
     if isinstance(opts.get("temperature"), list):
         opts["temperature"] = tuple(opts["temperature"])  # the fallback schedule
@@ -90,9 +92,12 @@ class Whisper:
         runtime = card.get("runtime", {})
         threads = int(os.environ.get("ASRBENCH_CPU_THREADS", runtime.get("cpu_threads", 0)))
         source = model_source(card)
-        self.model = WhisperModel(source, device="cpu",
-                                  compute_type=runtime.get("compute_type", "int8"),
-                                  cpu_threads=threads)
+        self.model = WhisperModel(
+            source,
+            device="cpu",
+            compute_type=runtime.get("compute_type", "int8"),
+            cpu_threads=threads,
+        )
         self.seed = int(runtime.get("seed", 0))
         print(f"{card['id']}: model {source}; decoding {self.opts}", file=sys.stderr)
 
@@ -121,5 +126,6 @@ if __name__ == "__main__":
                 print(f"error: {exc}", file=sys.stderr)
                 sys.exit(1)
         sys.exit(0)
-    sys.exit(run(load_card()["id"], sys.argv[1:], Whisper, transcribe_one,
-                 fatal=(weights.WeightsError,)))
+    sys.exit(
+        run(load_card()["id"], sys.argv[1:], Whisper, transcribe_one, fatal=(weights.WeightsError,))
+    )

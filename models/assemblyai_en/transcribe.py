@@ -29,37 +29,58 @@ def _error_message(resp: Any) -> str:
 
 def _call(method: str, path: str, **kwargs: Any) -> Any:
     url = SETTINGS["ASSEMBLYAI_BASE_URL"].rstrip("/") + path
-    headers = {"authorization": os.environ.get("ASSEMBLYAI_API_KEY", ""),
-               **kwargs.pop("headers", {})}
-    return step(lambda: request(method, url, POLICY.timeout_s, _error_message, headers=headers,
-                                **kwargs))
+    headers = {
+        "authorization": os.environ.get("ASSEMBLYAI_API_KEY", ""),
+        **kwargs.pop("headers", {}),
+    }
+    return step(
+        lambda: request(method, url, POLICY.timeout_s, _error_message, headers=headers, **kwargs)
+    )
 
 
 def transcribe_one(uid: str, path: str) -> str:
     with open(path, "rb") as f:
         audio = f.read()
-    upload = _call("POST", "/v2/upload", data=audio,
-                   headers={"Content-Type": "application/octet-stream"}).json()["upload_url"]
-    job = _call("POST", "/v2/transcript", json={
-        "audio_url": upload, "language_code": SETTINGS["ASSEMBLYAI_LANGUAGE"],
-        "speech_model": SETTINGS["ASSEMBLYAI_SPEECH_MODEL"], "punctuate": True,
-        "format_text": True}).json()
+    upload = _call(
+        "POST", "/v2/upload", data=audio, headers={"Content-Type": "application/octet-stream"}
+    ).json()["upload_url"]
+    job = _call(
+        "POST",
+        "/v2/transcript",
+        json={
+            "audio_url": upload,
+            "language_code": SETTINGS["ASSEMBLYAI_LANGUAGE"],
+            "speech_model": SETTINGS["ASSEMBLYAI_SPEECH_MODEL"],
+            "punctuate": True,
+            "format_text": True,
+        },
+    ).json()
 
     def status() -> tuple[bool, dict]:
-        body = request("GET", SETTINGS["ASSEMBLYAI_BASE_URL"].rstrip("/") +
-                       f"/v2/transcript/{job['id']}", POLICY.timeout_s, _error_message,
-                       headers={"authorization": os.environ.get("ASSEMBLYAI_API_KEY", "")}).json()
+        body = request(
+            "GET",
+            SETTINGS["ASSEMBLYAI_BASE_URL"].rstrip("/") + f"/v2/transcript/{job['id']}",
+            POLICY.timeout_s,
+            _error_message,
+            headers={"authorization": os.environ.get("ASSEMBLYAI_API_KEY", "")},
+        ).json()
         return body.get("status") in ("completed", "error"), body
 
     try:
-        body = poll(status, float(SETTINGS["ASSEMBLYAI_POLL_S"]),
-                    float(SETTINGS["ASSEMBLYAI_MAX_WAIT_S"]), f"transcript {job['id']}")
+        body = poll(
+            status,
+            float(SETTINGS["ASSEMBLYAI_POLL_S"]),
+            float(SETTINGS["ASSEMBLYAI_MAX_WAIT_S"]),
+            f"transcript {job['id']}",
+        )
     finally:
         try:
             _call("DELETE", f"/v2/transcript/{job['id']}")
         except ApiError as exc:
-            print(f"assemblyai_en: {uid}: could not delete transcript {job['id']}: {exc}",
-                  file=sys.stderr)
+            print(
+                f"assemblyai_en: {uid}: could not delete transcript {job['id']}: {exc}",
+                file=sys.stderr,
+            )
     if body["status"] == "error":
         raise ApiError("client", f"transcript {job['id']} failed: {body.get('error')}")
     return str(body.get("text") or "")

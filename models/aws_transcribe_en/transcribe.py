@@ -31,9 +31,18 @@ CARD = load_card(__file__)
 SETTINGS = settings(CARD)
 POLICY = RetryPolicy.from_card(CARD)
 # Rejected credentials stop the run (apiclient); AWS answers some of them with HTTP 400.
-AUTH = {"UnrecognizedClientException", "InvalidSignatureException", "AccessDenied",
-        "AccessDeniedException", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken",
-        "ExpiredTokenException", "InvalidClientTokenId", "MissingAuthenticationToken"}
+AUTH = {
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "AccessDenied",
+    "AccessDeniedException",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "ExpiredTokenException",
+    "InvalidClientTokenId",
+    "MissingAuthenticationToken",
+}
 _clients: dict[str, Any] = {}
 _clients_lock = threading.Lock()
 _attempts = threading.local()  # attempts botocore made for this thread's last call
@@ -47,15 +56,22 @@ def client(service: str) -> Any:
             import boto3
             from botocore.config import Config
 
-            endpoint = SETTINGS["AWS_S3_ENDPOINT_URL" if service == "s3"
-                                else "AWS_TRANSCRIBE_ENDPOINT_URL"] or None
-            config = Config(retries={"mode": "standard",
-                                     "total_max_attempts": POLICY.max_attempts},
-                            connect_timeout=POLICY.timeout_s, read_timeout=POLICY.timeout_s,
-                            max_pool_connections=max(10, POLICY.concurrency),
-                            s3={"addressing_style": "path"})
-            made = boto3.client(service, region_name=SETTINGS["AWS_REGION"],
-                                endpoint_url=endpoint, config=config)
+            endpoint = (
+                SETTINGS[
+                    "AWS_S3_ENDPOINT_URL" if service == "s3" else "AWS_TRANSCRIBE_ENDPOINT_URL"
+                ]
+                or None
+            )
+            config = Config(
+                retries={"mode": "standard", "total_max_attempts": POLICY.max_attempts},
+                connect_timeout=POLICY.timeout_s,
+                read_timeout=POLICY.timeout_s,
+                max_pool_connections=max(10, POLICY.concurrency),
+                s3={"addressing_style": "path"},
+            )
+            made = boto3.client(
+                service, region_name=SETTINGS["AWS_REGION"], endpoint_url=endpoint, config=config
+            )
             # First in line on the event botocore's retry handler uses, so a timed-out call
             # ends before a retry is scheduled.
             event = f"needs-retry.{made.meta.service_model.service_id.hyphenize()}"
@@ -64,8 +80,13 @@ def client(service: str) -> Any:
     return _clients[service]
 
 
-def _on_attempt(attempts: int, response: Any = None, caught_exception: Any = None,
-                operation: Any = None, **_: Any) -> None:
+def _on_attempt(
+    attempts: int,
+    response: Any = None,
+    caught_exception: Any = None,
+    operation: Any = None,
+    **_: Any,
+) -> None:
     """botocore's `needs-retry` hook, after every attempt: count it, log a failure, and end a
     timed-out call here (the per-request timeout fails the utterance, it is not retried).
     Returns None, so botocore's standard retry handler alone decides about retries."""
@@ -74,8 +95,7 @@ def _on_attempt(attempts: int, response: Any = None, caught_exception: Any = Non
     _attempts.n = attempts
     name = getattr(operation, "name", "call")
     if isinstance(caught_exception, (ReadTimeoutError, ConnectTimeoutError)):
-        raise ApiError("timeout", f"{name}: no answer within {POLICY.timeout_s:g} s",
-                       retried=True)
+        raise ApiError("timeout", f"{name}: no answer within {POLICY.timeout_s:g} s", retried=True)
     if caught_exception is not None:
         what = f"{type(caught_exception).__name__}"
     elif response is not None and response[0].status_code >= 400:
@@ -83,8 +103,9 @@ def _on_attempt(attempts: int, response: Any = None, caught_exception: Any = Non
         what = f"{code} (HTTP {response[0].status_code})"
     else:
         return
-    print(f"{CARD['id']}: {name}: {what}, attempt {attempts}/{POLICY.max_attempts}",
-          file=sys.stderr)
+    print(
+        f"{CARD['id']}: {name}: {what}, attempt {attempts}/{POLICY.max_attempts}", file=sys.stderr
+    )
 
 
 def aws_call(fn: Any, **kwargs: Any) -> Any:
@@ -128,15 +149,22 @@ def transcribe_one(uid: str, path: str) -> str:
     name = job_name(uid, audio)
     bucket, key = SETTINGS["AWS_TRANSCRIBE_BUCKET"], SETTINGS["AWS_TRANSCRIBE_PREFIX"] + name
     if not bucket:
-        raise ApiError("client", "setting AWS_TRANSCRIBE_BUCKET is empty: name an S3 bucket the "
-                                 "credentials may write and Transcribe may read")
+        raise ApiError(
+            "client",
+            "setting AWS_TRANSCRIBE_BUCKET is empty: name an S3 bucket the "
+            "credentials may write and Transcribe may read",
+        )
     s3, tr = client("s3"), client("transcribe")
-    aws_call(s3.put_object, Bucket=bucket, Key=key + ".wav", Body=audio,
-             ContentType="audio/wav")
+    aws_call(s3.put_object, Bucket=bucket, Key=key + ".wav", Body=audio, ContentType="audio/wav")
     try:
-        aws_call(tr.start_transcription_job, TranscriptionJobName=name,
-                 LanguageCode=SETTINGS["AWS_TRANSCRIBE_LANGUAGE"], MediaFormat="wav",
-                 MediaSampleRateHertz=rate, Media={"MediaFileUri": f"s3://{bucket}/{key}.wav"})
+        aws_call(
+            tr.start_transcription_job,
+            TranscriptionJobName=name,
+            LanguageCode=SETTINGS["AWS_TRANSCRIBE_LANGUAGE"],
+            MediaFormat="wav",
+            MediaSampleRateHertz=rate,
+            Media={"MediaFileUri": f"s3://{bucket}/{key}.wav"},
+        )
     except ApiError as exc:
         if "ConflictException" not in str(exc):  # a retry: the job already exists
             raise
@@ -148,8 +176,10 @@ def transcribe_one(uid: str, path: str) -> str:
         if status in ("COMPLETED", "FAILED"):
             break
         if time.monotonic() > deadline:
-            raise ApiError("timeout", f"job {name} still {status} after "
-                                      f"{SETTINGS['AWS_TRANSCRIBE_JOB_TIMEOUT_S']} s")
+            raise ApiError(
+                "timeout",
+                f"job {name} still {status} after {SETTINGS['AWS_TRANSCRIBE_JOB_TIMEOUT_S']} s",
+            )
         time.sleep(poll)
     try:
         if status == "FAILED":
@@ -165,5 +195,11 @@ def transcribe_one(uid: str, path: str) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(run(__file__, sys.argv[1:], transcribe_one,
-                 "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)"))
+    sys.exit(
+        run(
+            __file__,
+            sys.argv[1:],
+            transcribe_one,
+            "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)",
+        )
+    )

@@ -33,7 +33,8 @@ def _error_message(resp: Any) -> str:
 
 def endpoint() -> str:
     base = SETTINGS["AZURE_SPEECH_ENDPOINT"] or (
-        f"https://{SETTINGS['AZURE_SPEECH_REGION']}.stt.speech.microsoft.com")
+        f"https://{SETTINGS['AZURE_SPEECH_REGION']}.stt.speech.microsoft.com"
+    )
     return base.rstrip("/") + "/speech/recognition/conversation/cognitiveservices/v1"
 
 
@@ -48,14 +49,22 @@ def transcribe_one(uid: str, path: str) -> str:
         "Accept": "application/json",
     }
     params = {"language": SETTINGS["AZURE_SPEECH_LANGUAGE"], "format": "simple"}
-    resp = request("POST", endpoint(), POLICY.timeout_s, _error_message, params=params,
-                   data=audio, headers=headers)
+    resp = request(
+        "POST",
+        endpoint(),
+        POLICY.timeout_s,
+        _error_message,
+        params=params,
+        data=audio,
+        headers=headers,
+    )
     try:
         body = resp.json()
         status = body["RecognitionStatus"]
     except (ValueError, KeyError, TypeError):
-        raise ApiError("client", f"unexpected answer: {resp.text[:200]}",
-                       resp.status_code) from None
+        raise ApiError(
+            "client", f"unexpected answer: {resp.text[:200]}", resp.status_code
+        ) from None
     if status == "Success":
         return str(body.get("DisplayText", ""))
     if status in NO_SPEECH:

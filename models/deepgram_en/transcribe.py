@@ -27,20 +27,35 @@ def _error_message(resp: Any) -> str:
 
 def transcribe_one(uid: str, path: str) -> str:
     url = SETTINGS["DEEPGRAM_BASE_URL"].rstrip("/") + "/v1/listen"
-    params = {"model": SETTINGS["DEEPGRAM_MODEL"], "language": SETTINGS["DEEPGRAM_LANGUAGE"],
-              "smart_format": "true", "punctuate": "true"}
-    headers = {"Authorization": f"Token {os.environ.get('DEEPGRAM_API_KEY', '')}",
-               "Content-Type": "audio/wav"}
+    params = {
+        "model": SETTINGS["DEEPGRAM_MODEL"],
+        "language": SETTINGS["DEEPGRAM_LANGUAGE"],
+        "smart_format": "true",
+        "punctuate": "true",
+    }
+    headers = {
+        "Authorization": f"Token {os.environ.get('DEEPGRAM_API_KEY', '')}",
+        "Content-Type": "audio/wav",
+    }
     with open(path, "rb") as audio:
-        resp = request("POST", url, POLICY.timeout_s, _error_message, params=params,
-                       data=audio.read(), headers=headers)
+        resp = request(
+            "POST",
+            url,
+            POLICY.timeout_s,
+            _error_message,
+            params=params,
+            data=audio.read(),
+            headers=headers,
+        )
     try:
         channels = resp.json()["results"]["channels"]
-        return " ".join(ch["alternatives"][0]["transcript"].strip() for ch in channels
-                        if ch.get("alternatives")).strip()
+        return " ".join(
+            ch["alternatives"][0]["transcript"].strip() for ch in channels if ch.get("alternatives")
+        ).strip()
     except (ValueError, KeyError, TypeError, IndexError):
-        raise ApiError("client", f"unexpected answer: {resp.text[:200]}",
-                       resp.status_code) from None
+        raise ApiError(
+            "client", f"unexpected answer: {resp.text[:200]}", resp.status_code
+        ) from None
 
 
 if __name__ == "__main__":

@@ -35,15 +35,22 @@ def transcribe_one(uid: str, path: str) -> str:
         if w.getsampwidth() != 2 or w.getnchannels() != 1:
             raise ApiError("client", "LINEAR16 needs 16-bit mono WAV")
     if seconds > MAX_SYNC_SECONDS:
-        raise ApiError("client", f"{seconds:.1f} s exceeds the 60 s limit of synchronous "
-                                 "recognition (speech:longrunningrecognize is not wrapped yet)")
+        raise ApiError(
+            "client",
+            f"{seconds:.1f} s exceeds the 60 s limit of synchronous "
+            "recognition (speech:longrunningrecognize is not wrapped yet)",
+        )
     with open(path, "rb") as f:
         content = base64.b64encode(f.read()).decode("ascii")  # WAV header is accepted
     body = {
-        "config": {"encoding": "LINEAR16", "sampleRateHertz": rate,
-                   "languageCode": SETTINGS["GOOGLE_STT_LANGUAGE"],
-                   "model": SETTINGS["GOOGLE_STT_MODEL"], "enableAutomaticPunctuation": True,
-                   "maxAlternatives": 1},
+        "config": {
+            "encoding": "LINEAR16",
+            "sampleRateHertz": rate,
+            "languageCode": SETTINGS["GOOGLE_STT_LANGUAGE"],
+            "model": SETTINGS["GOOGLE_STT_MODEL"],
+            "enableAutomaticPunctuation": True,
+            "maxAlternatives": 1,
+        },
         "audio": {"content": content},
     }
     url = SETTINGS["GOOGLE_STT_BASE_URL"].rstrip("/") + "/v1/speech:recognize"
@@ -58,11 +65,13 @@ def transcribe_one(uid: str, path: str) -> str:
         raise
     try:
         results = resp.json().get("results") or []
-        return " ".join(r["alternatives"][0]["transcript"].strip() for r in results
-                        if r.get("alternatives"))
+        return " ".join(
+            r["alternatives"][0]["transcript"].strip() for r in results if r.get("alternatives")
+        )
     except (ValueError, KeyError, TypeError, AttributeError):
-        raise ApiError("client", f"unexpected answer: {resp.text[:200]}",
-                       resp.status_code) from None
+        raise ApiError(
+            "client", f"unexpected answer: {resp.text[:200]}", resp.status_code
+        ) from None
 
 
 if __name__ == "__main__":

@@ -44,18 +44,24 @@ class Moonshine:
 
         self.rate = rate  # the card's sample_rate: what the model takes
         self.lib = moonshine_cpp.moonshine_lib
-        enc, dec, tok = (str(folder / n).encode() for n in
-                         ("encoder_model.ort", "decoder_model_merged.ort", "tokenizer.bin"))
-        self.handle = self.lib.moonshine_load_model(enc, dec, tok,
-                                                    moonshine_cpp.MOONSHINE_MODEL_TYPE_BASE)
+        enc, dec, tok = (
+            str(folder / n).encode()
+            for n in ("encoder_model.ort", "decoder_model_merged.ort", "tokenizer.bin")
+        )
+        self.handle = self.lib.moonshine_load_model(
+            enc, dec, tok, moonshine_cpp.MOONSHINE_MODEL_TYPE_BASE
+        )
         if self.handle < 0:
             raise RuntimeError(f"libmoonshine could not load the model in {folder}")
 
-    def transcribe(self, audio) -> str:  # noqa: ANN001 (a float32 numpy array)
+    def transcribe(self, audio) -> str:
         text = ctypes.c_char_p(0)
         err = self.lib.moonshine_transcribe(
-            self.handle, audio.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), len(audio),
-            ctypes.byref(text))
+            self.handle,
+            audio.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+            len(audio),
+            ctypes.byref(text),
+        )
         if err != 0:
             raise RuntimeError(f"moonshine_transcribe failed with error code {err}")
         try:
@@ -80,5 +86,13 @@ def transcribe_one(model: Moonshine, path: str) -> tuple[str, float]:
 
 if __name__ == "__main__":
     card = load_card()
-    sys.exit(run(card["id"], sys.argv[1:], load, transcribe_one, fatal=(WeightsError,),
-                 recycle_rss_mb=float(card["runtime"]["recycle_rss_mb"])))
+    sys.exit(
+        run(
+            card["id"],
+            sys.argv[1:],
+            load,
+            transcribe_one,
+            fatal=(WeightsError,),
+            recycle_rss_mb=float(card["runtime"]["recycle_rss_mb"]),
+        )
+    )

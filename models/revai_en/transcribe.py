@@ -42,32 +42,60 @@ def _headers(**extra: str) -> dict[str, str]:
 
 
 def transcribe_one(uid: str, path: str) -> str:
-    options = {"language": SETTINGS["REVAI_LANGUAGE"],
-               "transcriber": SETTINGS["REVAI_TRANSCRIBER"], "skip_diarization": True}
+    options = {
+        "language": SETTINGS["REVAI_LANGUAGE"],
+        "transcriber": SETTINGS["REVAI_TRANSCRIBER"],
+        "skip_diarization": True,
+    }
     with open(path, "rb") as f:
         audio = f.read()
-    job_id = step(lambda: request(
-        "POST", _url("/jobs"), POLICY.timeout_s, _error_message, headers=_headers(),
-        files={"media": (Path(path).name, audio, "audio/wav")},
-        data={"options": json.dumps(options)})).json()["id"]
+    job_id = step(
+        lambda: request(
+            "POST",
+            _url("/jobs"),
+            POLICY.timeout_s,
+            _error_message,
+            headers=_headers(),
+            files={"media": (Path(path).name, audio, "audio/wav")},
+            data={"options": json.dumps(options)},
+        )
+    ).json()["id"]
 
     def status() -> tuple[bool, dict]:
-        job = request("GET", _url(f"/jobs/{job_id}"), POLICY.timeout_s, _error_message,
-                      headers=_headers()).json()
+        job = request(
+            "GET", _url(f"/jobs/{job_id}"), POLICY.timeout_s, _error_message, headers=_headers()
+        ).json()
         return job["status"] in ("transcribed", "failed"), job
 
     try:
-        job = poll(status, float(SETTINGS["REVAI_POLL_S"]), float(SETTINGS["REVAI_MAX_WAIT_S"]),
-                   f"job {job_id}")
+        job = poll(
+            status,
+            float(SETTINGS["REVAI_POLL_S"]),
+            float(SETTINGS["REVAI_MAX_WAIT_S"]),
+            f"job {job_id}",
+        )
         if job["status"] == "failed":
             raise ApiError("client", f"job {job_id} failed: {job.get('failure_detail')}")
-        body = step(lambda: request("GET", _url(f"/jobs/{job_id}/transcript"),
-                                    POLICY.timeout_s, _error_message,
-                                    headers=_headers(Accept=TRANSCRIPT_JSON))).json()
+        body = step(
+            lambda: request(
+                "GET",
+                _url(f"/jobs/{job_id}/transcript"),
+                POLICY.timeout_s,
+                _error_message,
+                headers=_headers(Accept=TRANSCRIPT_JSON),
+            )
+        ).json()
     finally:
         try:
-            step(lambda: request("DELETE", _url(f"/jobs/{job_id}"), POLICY.timeout_s,
-                                 _error_message, headers=_headers()))
+            step(
+                lambda: request(
+                    "DELETE",
+                    _url(f"/jobs/{job_id}"),
+                    POLICY.timeout_s,
+                    _error_message,
+                    headers=_headers(),
+                )
+            )
         except ApiError as exc:
             print(f"revai_en: {uid}: could not delete job {job_id}: {exc}", file=sys.stderr)
     try:

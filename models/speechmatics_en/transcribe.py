@@ -39,36 +39,65 @@ def _headers() -> dict[str, str]:
 
 
 def transcribe_one(uid: str, path: str) -> str:
-    config = {"type": "transcription", "transcription_config": {
-        "language": SETTINGS["SPEECHMATICS_LANGUAGE"],
-        "operating_point": SETTINGS["SPEECHMATICS_OPERATING_POINT"]}}
+    config = {
+        "type": "transcription",
+        "transcription_config": {
+            "language": SETTINGS["SPEECHMATICS_LANGUAGE"],
+            "operating_point": SETTINGS["SPEECHMATICS_OPERATING_POINT"],
+        },
+    }
     with open(path, "rb") as f:
         audio = f.read()
-    job_id = step(lambda: request(
-        "POST", _url("/v2/jobs/"), POLICY.timeout_s, _error_message, headers=_headers(),
-        files={"data_file": (Path(path).name, audio, "audio/wav")},
-        data={"config": json.dumps(config)})).json()["id"]
+    job_id = step(
+        lambda: request(
+            "POST",
+            _url("/v2/jobs/"),
+            POLICY.timeout_s,
+            _error_message,
+            headers=_headers(),
+            files={"data_file": (Path(path).name, audio, "audio/wav")},
+            data={"config": json.dumps(config)},
+        )
+    ).json()["id"]
 
     def status() -> tuple[bool, str]:
-        job = request("GET", _url(f"/v2/jobs/{job_id}"), POLICY.timeout_s, _error_message,
-                      headers=_headers()).json()["job"]
+        job = request(
+            "GET", _url(f"/v2/jobs/{job_id}"), POLICY.timeout_s, _error_message, headers=_headers()
+        ).json()["job"]
         return job["status"] != "running", job["status"]
 
     try:
-        state = poll(status, float(SETTINGS["SPEECHMATICS_POLL_S"]),
-                     float(SETTINGS["SPEECHMATICS_MAX_WAIT_S"]), f"job {job_id}")
+        state = poll(
+            status,
+            float(SETTINGS["SPEECHMATICS_POLL_S"]),
+            float(SETTINGS["SPEECHMATICS_MAX_WAIT_S"]),
+            f"job {job_id}",
+        )
         if state != "done":
             raise ApiError("client", f"job {job_id} ended {state}")
-        text = step(lambda: request("GET", _url(f"/v2/jobs/{job_id}/transcript"),
-                                    POLICY.timeout_s, _error_message, headers=_headers(),
-                                    params={"format": "txt"})).text
+        text = step(
+            lambda: request(
+                "GET",
+                _url(f"/v2/jobs/{job_id}/transcript"),
+                POLICY.timeout_s,
+                _error_message,
+                headers=_headers(),
+                params={"format": "txt"},
+            )
+        ).text
     finally:
         try:
-            step(lambda: request("DELETE", _url(f"/v2/jobs/{job_id}"), POLICY.timeout_s,
-                                 _error_message, headers=_headers()))
+            step(
+                lambda: request(
+                    "DELETE",
+                    _url(f"/v2/jobs/{job_id}"),
+                    POLICY.timeout_s,
+                    _error_message,
+                    headers=_headers(),
+                )
+            )
         except ApiError as exc:
-            print(f"speechmatics_en: {uid}: could not delete job {job_id}: {exc}",
-                  file=sys.stderr)
+            print(f"speechmatics_en: {uid}: could not delete job {job_id}: {exc}", file=sys.stderr)
     return " ".join(text.split())
 
 

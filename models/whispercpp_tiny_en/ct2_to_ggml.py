@@ -30,6 +30,7 @@ def read_ct2(path: Path) -> dict[str, np.ndarray]:
     """Variables of a CTranslate2 model.bin (binary format version 6), aliases resolved."""
     out: dict[str, np.ndarray] = {}
     with open(path, "rb") as f:
+
         def u32() -> int:
             return struct.unpack("<I", f.read(4))[0]
 
@@ -63,13 +64,16 @@ def mel_filters(sr: int = 16000, n_fft: int = 400, n_mels: int = 80) -> np.ndarr
 
     def hz_to_mel(f: np.ndarray) -> np.ndarray:
         f = np.asarray(f, dtype=np.float64)
-        return np.where(f >= min_log_hz,
-                        min_log_mel + np.log(np.maximum(f, 1e-10) / min_log_hz) / logstep,
-                        f / f_sp)
+        return np.where(
+            f >= min_log_hz,
+            min_log_mel + np.log(np.maximum(f, 1e-10) / min_log_hz) / logstep,
+            f / f_sp,
+        )
 
     def mel_to_hz(m: np.ndarray) -> np.ndarray:
-        return np.where(m >= min_log_mel, min_log_hz * np.exp(logstep * (m - min_log_mel)),
-                        f_sp * m)
+        return np.where(
+            m >= min_log_mel, min_log_hz * np.exp(logstep * (m - min_log_mel)), f_sp * m
+        )
 
     fftfreqs = np.linspace(0, sr / 2, n_fft // 2 + 1)
     mel_f = mel_to_hz(np.linspace(hz_to_mel(0.0), hz_to_mel(sr / 2), n_mels + 2))
@@ -78,14 +82,17 @@ def mel_filters(sr: int = 16000, n_fft: int = 400, n_mels: int = 80) -> np.ndarr
     lower = -ramps[:-2] / fdiff[:-1, None]
     upper = ramps[2:] / fdiff[1:, None]
     weights = np.maximum(0, np.minimum(lower, upper))
-    weights *= (2.0 / (mel_f[2:n_mels + 2] - mel_f[:n_mels]))[:, None]
+    weights *= (2.0 / (mel_f[2 : n_mels + 2] - mel_f[:n_mels]))[:, None]
     return weights.astype(np.float32)
 
 
 def byte_decoder() -> dict[str, int]:
     """GPT-2's bytes_to_unicode, inverted: the printable stand-in of each byte -> the byte."""
-    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-          + list(range(ord("®"), ord("ÿ") + 1)))
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -160,22 +167,47 @@ def ggml_tensors(v: dict[str, np.ndarray], n_enc: int, n_dec: int) -> dict[str, 
     return t
 
 
-F32_NAMES = {"encoder.conv1.bias", "encoder.conv2.bias", "encoder.positional_embedding",
-             "decoder.positional_embedding"}
+F32_NAMES = {
+    "encoder.conv1.bias",
+    "encoder.conv2.bias",
+    "encoder.positional_embedding",
+    "decoder.positional_embedding",
+}
 
 
 def convert(ct2_dir: Path, out: Path) -> Path:
     v = read_ct2(ct2_dir / "model.bin")
-    n_enc = len({k.split("/")[1] for k in v if k.startswith("encoder/layer_") and
-                 k.split("/")[1][6:].isdigit()})
-    n_dec = len({k.split("/")[1] for k in v if k.startswith("decoder/layer_") and
-                 k.split("/")[1][6:].isdigit()})
+    n_enc = len(
+        {
+            k.split("/")[1]
+            for k in v
+            if k.startswith("encoder/layer_") and k.split("/")[1][6:].isdigit()
+        }
+    )
+    n_dec = len(
+        {
+            k.split("/")[1]
+            for k in v
+            if k.startswith("decoder/layer_") and k.split("/")[1][6:].isdigit()
+        }
+    )
     n_vocab, n_text_state = v["decoder/embeddings/weight"].shape
     n_audio_ctx, n_audio_state = v["encoder/position_encodings/encodings"].shape
     n_text_ctx = v["decoder/position_encodings/encodings"].shape[0]
     n_mels = v["encoder/conv1/weight"].shape[1]
-    hparams = [n_vocab, n_audio_ctx, n_audio_state, int(v["encoder/num_heads"]), n_enc,
-               n_text_ctx, n_text_state, int(v["decoder/num_heads"]), n_dec, n_mels, 1]
+    hparams = [
+        n_vocab,
+        n_audio_ctx,
+        n_audio_state,
+        int(v["encoder/num_heads"]),
+        n_enc,
+        n_text_ctx,
+        n_text_state,
+        int(v["decoder/num_heads"]),
+        n_dec,
+        n_mels,
+        1,
+    ]
     filters = mel_filters(n_mels=n_mels)
     tokens = vocabulary(ct2_dir / "tokenizer.json")
     tmp = out.with_name(out.name + ".partial")

@@ -40,8 +40,10 @@ def prepare_ggml(card: dict, dest: Path) -> Path:
     convert(ct2, target)
     got = sha256(target)
     if got != w["ggml_sha256"]:
-        raise WeightsError(f"weights file {w['ggml']} converted to sha256 {got}, {where} "
-                           f"expects {w['ggml_sha256']}")
+        raise WeightsError(
+            f"weights file {w['ggml']} converted to sha256 {got}, {where} "
+            f"expects {w['ggml_sha256']}"
+        )
     shutil.rmtree(ct2, ignore_errors=True)
     (dest / ".complete").write_text("ok\n")
     return target
@@ -63,14 +65,17 @@ class WhisperCpp:
         card = load_card()
         self.rate = card["sample_rate"]
         path = model_file(card)
-        threads = int(os.environ.get("ASRBENCH_CPU_THREADS") or card["runtime"].get("threads")
-                      or 0)
+        threads = int(os.environ.get("ASRBENCH_CPU_THREADS") or card["runtime"].get("threads") or 0)
         self.opts = dict(card["decoding"])
         strategy = self.opts.pop("params_sampling_strategy", 0)
-        self.model = Model(str(path), params_sampling_strategy=strategy,
-                           redirect_whispercpp_logs_to=None,
-                           n_threads=threads or os.cpu_count() or 1, print_progress=False,
-                           print_realtime=False)
+        self.model = Model(
+            str(path),
+            params_sampling_strategy=strategy,
+            redirect_whispercpp_logs_to=None,
+            n_threads=threads or os.cpu_count() or 1,
+            print_progress=False,
+            print_realtime=False,
+        )
         print(f"{card['id']}: model {path}; decoding {card['decoding']}", file=sys.stderr)
 
 
@@ -88,5 +93,6 @@ if __name__ == "__main__":
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(1)
         sys.exit(0)
-    sys.exit(run(load_card()["id"], sys.argv[1:], WhisperCpp, transcribe_one,
-                 fatal=(WeightsError,)))
+    sys.exit(
+        run(load_card()["id"], sys.argv[1:], WhisperCpp, transcribe_one, fatal=(WeightsError,))
+    )

@@ -29,8 +29,20 @@ from scoring.normalize.zh import FullWidth, char_tokens
 # PUNC's private-use placeholders; a text holding one is normalised on its own.
 _PLACEHOLDERS = re.compile("[\ue000-\ue002]")
 
-__all__ = ["Case", "FullWidth", "Invisible", "Itj", "NonSpeech", "Nsw", "Optional", "Pipeline",
-           "Punc", "UkUs", "UnicodeForm", "char_tokens"]
+__all__ = [
+    "Case",
+    "FullWidth",
+    "Invisible",
+    "Itj",
+    "NonSpeech",
+    "Nsw",
+    "Optional",
+    "Pipeline",
+    "Punc",
+    "UkUs",
+    "UnicodeForm",
+    "char_tokens",
+]
 
 
 def word_tokens(text: str) -> list[str]:

@@ -52,7 +52,7 @@ _ESCAPES = re.compile(
     r"|\x1b[ -/]*[0-~]"
 )
 # Invisible format characters always removed (ZWJ U+200D and ZWNJ U+200C: see _JOINERS).
-_FORMAT = ("\u00ad\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff")
+_FORMAT = "\u00ad\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
 # Control characters that are not whitespace (str.split() splits at \t \n \v \f \r \x1c-\x1f
 # \x85: those stay).
 _CONTROL = "\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"
@@ -60,9 +60,20 @@ _REMOVE = re.compile(f"[{_CONTROL}{_FORMAT}]+")
 # A quick test: does the text hold anything this step may change? One substring scan per
 # character (memchr-fast) beats a character-class search several times over.
 _ASCII_CONTROLS = tuple(chr(c) for c in (*range(0x09), *range(0x0E, 0x1C), 0x7F))
-_OTHERS = tuple(chr(c) for c in (
-    *range(0x80, 0x85), *range(0x86, 0xA0), 0xAD, 0x61C, *range(0x200B, 0x2010),
-    *range(0x202A, 0x202F), *range(0x2060, 0x2065), *range(0x2066, 0x2070), 0xFEFF))
+_OTHERS = tuple(
+    chr(c)
+    for c in (
+        *range(0x80, 0x85),
+        *range(0x86, 0xA0),
+        0xAD,
+        0x61C,
+        *range(0x200B, 0x2010),
+        *range(0x202A, 0x202F),
+        *range(0x2060, 0x2065),
+        *range(0x2066, 0x2070),
+        0xFEFF,
+    )
+)
 
 
 def _untouched(text: str) -> bool:
@@ -70,6 +81,8 @@ def _untouched(text: str) -> bool:
     if any(c in text for c in _ASCII_CONTROLS):
         return False
     return text.isascii() or not any(c in text for c in _OTHERS)
+
+
 # Scripts whose words ZWJ/ZWNJ do not shape (inside such a word, or beside anything that is not
 # a letter or mark, a joiner is removed).
 _PLAIN = r"\p{Latin}\p{Greek}\p{Cyrillic}\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}"

@@ -45,10 +45,16 @@ class NonSpeech:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.patterns = load_patterns(path)
-        if any("\n" in m.group() for p in self.patterns for probe in _PROBES
-               for m in regex.finditer(p, probe)):
-            raise ScoringError(f"{path}: a marker pattern matches across a newline; "
-                               "exclude \\n from its character classes")
+        if any(
+            "\n" in m.group()
+            for p in self.patterns
+            for probe in _PROBES
+            for m in regex.finditer(p, probe)
+        ):
+            raise ScoringError(
+                f"{path}: a marker pattern matches across a newline; "
+                "exclude \\n from its character classes"
+            )
         joined = "|".join(f"(?:{p})" for p in self.patterns)
         self._re = regex.compile(joined) if joined else None
         # When every pattern starts with a literal character, a text holding none of those
@@ -78,7 +84,10 @@ def _literal_start(pattern: str) -> str | None:
     """The literal character every match of `pattern` starts with, or None if unknown."""
     if pattern[:1] == "\\" and len(pattern) > 1 and not pattern[1].isalnum():
         return pattern[1]
-    if pattern[:1] and pattern[0] not in ".^$*+?{}[]\\|()" and (
-            len(pattern) == 1 or pattern[1] not in "*?{"):
+    if (
+        pattern[:1]
+        and pattern[0] not in ".^$*+?{}[]\\|()"
+        and (len(pattern) == 1 or pattern[1] not in "*?{")
+    ):
         return pattern[0]
     return None

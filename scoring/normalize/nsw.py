@@ -105,7 +105,7 @@ class Nsw:
         self._pending.clear()
 
     # -- nemo -----------------------------------------------------------------------------------
-    def normalizer(self):  # noqa: ANN201 - nemo's Normalizer type is not worth importing here
+    def normalizer(self):
         """Build (once) nemo's Normalizer from its grammar cache under `cache_dir/nemo_tn`."""
         with self._lock:
             if self._normalizer is None:
@@ -129,7 +129,8 @@ class Nsw:
         joined = "\n".join(texts)
         if joined.isascii():  # substring scans are much faster than the class search
             needed = any(c in joined for c in _ASCII_TRIGGERS) or (
-                "." in joined and _DOTTED.search(joined) is not None)
+                "." in joined and _DOTTED.search(joined) is not None
+            )
         else:
             needed = NEEDS_NSW.search(joined) is not None
         if not needed:

@@ -70,12 +70,18 @@ FAKE_PROGRAM = textwrap.dedent(r'''
 ''')
 
 
-def make_fake_model(root: Path, model_id: str, mode: str = "ok",
-                    fail_ids: tuple[str, ...] = (), marker: Path | None = None) -> Path:
+def make_fake_model(
+    root: Path,
+    model_id: str,
+    mode: str = "ok",
+    fail_ids: tuple[str, ...] = (),
+    marker: Path | None = None,
+) -> Path:
     """A model folder whose program needs no packages (fast with the local runner)."""
     folder = root / model_id
     folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(textwrap.dedent(f"""\
+    (folder / "model.yaml").write_text(
+        textwrap.dedent(f"""\
         id: {model_id}
         name: Fake {mode}
         family: test
@@ -84,11 +90,14 @@ def make_fake_model(root: Path, model_id: str, mode: str = "ok",
         languages: [en]
         sample_rate: 16000
         program: fake.py
-        """))
+        """)
+    )
     (folder / "Dockerfile").write_text("FROM scratch\n")
     (folder / "requirements.txt").write_text("# none\n")
-    head = (f"MODE = {mode!r}\nFAIL_IDS = {set(fail_ids)!r}\n"
-            f"MARKER = {str(marker or root / 'crashed-once')!r}\n")
+    head = (
+        f"MODE = {mode!r}\nFAIL_IDS = {set(fail_ids)!r}\n"
+        f"MARKER = {str(marker or root / 'crashed-once')!r}\n"
+    )
     (folder / "fake.py").write_text(head + FAKE_PROGRAM)
     return folder
 
@@ -98,7 +107,8 @@ def make_program_model(root: Path, model_id: str, program: str, card_extra: str 
     `card_extra` adds lines to model.yaml (secrets, network)."""
     folder = root / model_id
     folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(textwrap.dedent(f"""\
+    (folder / "model.yaml").write_text(
+        textwrap.dedent(f"""\
         id: {model_id}
         name: Stand-in {model_id}
         family: test
@@ -107,7 +117,9 @@ def make_program_model(root: Path, model_id: str, program: str, card_extra: str 
         languages: [en]
         sample_rate: 16000
         program: prog.py
-        """) + card_extra)
+        """)
+        + card_extra
+    )
     (folder / "requirements.txt").write_text("# none\n")
     (folder / "prog.py").write_text(program)
     return folder

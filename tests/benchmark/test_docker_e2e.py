@@ -19,13 +19,22 @@ from asrbench.settings import REPO_ROOT
 from tests.conftest import require
 
 N = "8"
-COMMON = ["-d", "mini_en", "--runner", "docker", "--max-utts", N, "--seed", "0",
-          "--no-progress"]
+COMMON = ["-d", "mini_en", "--runner", "docker", "--max-utts", N, "--seed", "0", "--no-progress"]
 
 
 def _bench(model: Path, cache: Path, results: Path, jobs: int) -> subprocess.CompletedProcess:
-    cmd = [str(REPO_ROOT / "ops" / "benchmark"), "-m", str(model), *COMMON, "--jobs", str(jobs),
-           "--cache", str(cache), "--results", str(results)]
+    cmd = [
+        str(REPO_ROOT / "ops" / "benchmark"),
+        "-m",
+        str(model),
+        *COMMON,
+        "--jobs",
+        str(jobs),
+        "--cache",
+        str(cache),
+        "--results",
+        str(results),
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, f"{cmd}\nstdout:{p.stdout}\nstderr:{p.stderr[-3000:]}"
     return p
@@ -43,20 +52,27 @@ def _without_timing(path: Path) -> dict:
     return s
 
 
-def _containers_created(image: str, since: float, until: float | None = None,
-                        under: Path | None = None) -> int:
+def _containers_created(
+    image: str, since: float, until: float | None = None, under: Path | None = None
+) -> int:
     """Containers of `image` created in the window; with `under`, only those whose work dir
     (the runner's org.asrbench.work label) lies below it, so other jobs' containers on the
     same engine don't count."""
     from asrbench.images import client
 
     until = until if until is not None else time.time()
-    events = client().events(since=int(since), until=int(until) + 1, decode=True,
-                             filters={"type": "container", "event": "create", "image": image})
+    events = client().events(
+        since=int(since),
+        until=int(until) + 1,
+        decode=True,
+        filters={"type": "container", "event": "create", "image": image},
+    )
     prefix = str(under.resolve()) if under else ""
-    return sum(1 for e in events
-               if e.get("Actor", {}).get("Attributes", {}).get("org.asrbench.work", "")
-               .startswith(prefix))
+    return sum(
+        1
+        for e in events
+        if e.get("Actor", {}).get("Attributes", {}).get("org.asrbench.work", "").startswith(prefix)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,15 +85,15 @@ def reference(stateless_pocketsphinx: Path, tmp_path_factory: pytest.TempPathFac
 
 
 def test_jobs2_equals_jobs1_then_cache_hit_starts_no_container(
-        reference: dict, stateless_pocketsphinx: Path, tmp_path: Path) -> None:
+    reference: dict, stateless_pocketsphinx: Path, tmp_path: Path
+) -> None:
     t0 = time.time()
     _bench(stateless_pocketsphinx, tmp_path / "cache", tmp_path / "r2", 2)
     ref, two = reference["cell"], _cell(tmp_path / "r2")
     run2 = json.loads((two / "run.json").read_text())
     assert len(run2["shards"]) == 2 and all(s["error"] is None for s in run2["shards"])
     assert sum(s["n_utts"] for s in run2["shards"]) == int(N)
-    for name in ("hyp.raw.tsv", "utterances.jsonl", "hyp.norm.tsv", "ref.norm.tsv",
-                 "failed.tsv"):
+    for name in ("hyp.raw.tsv", "utterances.jsonl", "hyp.norm.tsv", "ref.norm.tsv", "failed.tsv"):
         assert (two / name).read_bytes() == (ref / name).read_bytes(), name
     assert _without_timing(two / "summary.json") == _without_timing(ref / "summary.json")
     assert (two / "hyp.raw.tsv").read_text().count("\n") == int(N)
@@ -95,22 +111,36 @@ def test_jobs2_equals_jobs1_then_cache_hit_starts_no_container(
     assert run3["cache"]["hit"] and run3["cache"]["utts_run"] == 0 and run3["shards"] == []
     # same command, same inputs: summary.json identical byte for byte (timings come from the
     # cached per-utterance timing, so here even the timing section matches)
-    assert (_cell(tmp_path / "r3") / "summary.json").read_bytes() == \
-        (two / "summary.json").read_bytes()
+    assert (_cell(tmp_path / "r3") / "summary.json").read_bytes() == (
+        two / "summary.json"
+    ).read_bytes()
 
 
 def test_sigkill_half_way_resumes_to_the_uninterrupted_result(
-        reference: dict, stateless_pocketsphinx: Path, tmp_path: Path) -> None:
+    reference: dict, stateless_pocketsphinx: Path, tmp_path: Path
+) -> None:
     cache, results = tmp_path / "cache", tmp_path / "r"
-    cmd = [str(REPO_ROOT / "ops" / "benchmark"), "-m", str(stateless_pocketsphinx), *COMMON,
-           "--jobs", "2", "--cache", str(cache), "--results", str(results)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    cmd = [
+        str(REPO_ROOT / "ops" / "benchmark"),
+        "-m",
+        str(stateless_pocketsphinx),
+        *COMMON,
+        "--jobs",
+        "2",
+        "--cache",
+        str(cache),
+        "--results",
+        str(results),
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
     deadline = time.monotonic() + 600
     done = 0
     while time.monotonic() < deadline and proc.poll() is None:
-        done = sum(p.read_text().count("\n")
-                   for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv"))
+        done = sum(
+            p.read_text().count("\n") for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv")
+        )
         if done >= 1:  # kill as early as possible: the job must not finish first
             break
         time.sleep(0.2)
@@ -128,7 +158,8 @@ def test_sigkill_half_way_resumes_to_the_uninterrupted_result(
     assert 0 < run["cache"]["utts_run"] <= int(N) - 1
     for name in ("hyp.raw.tsv", "utterances.jsonl", "failed.tsv"):
         assert (cell / name).read_bytes() == (reference["cell"] / name).read_bytes(), name
-    assert _without_timing(cell / "summary.json") == \
-        _without_timing(reference["cell"] / "summary.json")
+    assert _without_timing(cell / "summary.json") == _without_timing(
+        reference["cell"] / "summary.json"
+    )
     # no leftover attempt folders or containers
     assert not list(cache.glob("*/attempts/*"))

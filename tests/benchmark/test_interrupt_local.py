@@ -19,24 +19,46 @@ from asrbench.settings import REPO_ROOT
 
 def _running_under(folder: Path) -> list[int]:
     prefix = str(folder.resolve())
-    return [p.pid for p in psutil.process_iter(["cmdline"])
-            if any(prefix in a for a in (p.info["cmdline"] or []))]
+    return [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if any(prefix in a for a in (p.info["cmdline"] or []))
+    ]
 
 
 def test_ctrl_c_stops_shards_and_rerun_resumes(fake_models, tmp_path: Path) -> None:
     gate = tmp_path / "gate-open"
     model = fake_models("fake_gated", mode="gate", marker=gate)
     cache, results = tmp_path / "cache", tmp_path / "r"
-    cmd = [str(REPO_ROOT / "ops" / "benchmark"), "-m", str(model), "-d", "mini_en",
-           "--runner", "local", "--jobs", "2", "--max-utts", "6", "--cache", str(cache),
-           "--results", str(results), "--no-progress", "--score-opt", "nsw=false"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    cmd = [
+        str(REPO_ROOT / "ops" / "benchmark"),
+        "-m",
+        str(model),
+        "-d",
+        "mini_en",
+        "--runner",
+        "local",
+        "--jobs",
+        "2",
+        "--max-utts",
+        "6",
+        "--cache",
+        str(cache),
+        "--results",
+        str(results),
+        "--no-progress",
+        "--score-opt",
+        "nsw=false",
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     deadline = time.monotonic() + 300
     done = 0
     while time.monotonic() < deadline and proc.poll() is None and done < 2:
-        done = sum(p.read_text().count("\n")
-                   for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv"))
+        done = sum(
+            p.read_text().count("\n") for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv")
+        )
         time.sleep(0.1)
     assert done == 2 and proc.poll() is None, proc.communicate()  # one per shard, both blocked
     proc.send_signal(signal.SIGINT)

@@ -14,24 +14,39 @@ OPS = REPO_ROOT / "ops"
 
 
 def _ops(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(OPS / args[0]), *args[1:]], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [str(OPS / args[0]), *args[1:]],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_partial_failures_are_deletions_and_listed(fake_models, tmp_path: Path) -> None:
     bad = ("LJ001-0002", "arctic_a0010")
     folder = fake_models("fake_partial", fail_ids=bad)
-    s = run_benchmark(folder, "mini_en", runner="local", results_root=tmp_path / "r",
-                      cache_root=tmp_path / "c", progress=False, utt_timeout_s=7,
-                      scorer_options={"nsw": False})
+    s = run_benchmark(
+        folder,
+        "mini_en",
+        runner="local",
+        results_root=tmp_path / "r",
+        cache_root=tmp_path / "c",
+        progress=False,
+        utt_timeout_s=7,
+        scorer_options={"nsw": False},
+    )
     assert s.summary.n_failed == 2
     assert sorted(f["id"] for f in s.summary.failed) == sorted(bad)
     m = s.metrics
     assert m.n_utts == 35 and m.n_missing == 2 and m.coverage == 33 / 35
-    assert s.placement.kind == "reported" and s.out_dir == tmp_path / "r" / "fake_partial" / \
-        "mini_en"
-    rows = {json.loads(x)["id"]: json.loads(x) for x in
-            (s.out_dir / "utterances.jsonl").read_text().splitlines()}
+    assert (
+        s.placement.kind == "reported" and s.out_dir == tmp_path / "r" / "fake_partial" / "mini_en"
+    )
+    rows = {
+        json.loads(x)["id"]: json.loads(x)
+        for x in (s.out_dir / "utterances.jsonl").read_text().splitlines()
+    }
     gone = rows["LJ001-0002"]
     assert gone["failed"] == "simulated decoder crash" and gone["missing"]
     assert gone["del"] == gone["n_ref"] > 0 and gone["sub"] == gone["ins"] == 0
@@ -40,15 +55,25 @@ def test_partial_failures_are_deletions_and_listed(fake_models, tmp_path: Path) 
     assert "utt timeout 7" in (s.out_dir / "logs" / "shard-0.log").read_text()
     # each file of the cell is written once (no second summary or utterances in scoring/)
     assert sorted(p.name for p in (s.out_dir / "scoring").iterdir()) == [
-        "alignment.txt", "hyp.pra", "hyp.sys", "table.txt"]
+        "alignment.txt",
+        "hyp.pra",
+        "hyp.sys",
+        "table.txt",
+    ]
     run = json.loads((s.out_dir / "run.json").read_text())
     assert run["cache"]["inputs"]["runtime"]["env"] == {"ASRBENCH_UTT_TIMEOUT": "7"}
 
 
 def test_rescoring_never_reruns_the_model(fake_models, tmp_path: Path) -> None:
     folder = fake_models("fake_ok")
-    kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
-              progress=False, max_utts=6, seed=3)
+    kw = dict(
+        runner="local",
+        results_root=tmp_path / "r",
+        cache_root=tmp_path / "c",
+        progress=False,
+        max_utts=6,
+        seed=3,
+    )
     first = run_benchmark(folder, "mini_en", scorer_options={"nsw": False}, **kw)
     assert not first.cache_hit
     again = run_benchmark(folder, "mini_en", scorer_options={"nsw": False, "punc": False}, **kw)
@@ -62,8 +87,7 @@ def test_rescoring_never_reruns_the_model(fake_models, tmp_path: Path) -> None:
     assert first.out_dir != again.out_dir and first.out_dir.name.startswith("mini_en~sample-")
     assert not (tmp_path / "r" / "fake_ok" / "mini_en").exists()
     # a bigger sample reuses the 6 cached utterances and runs only the new ones
-    more = run_benchmark(folder, "mini_en", scorer_options={"nsw": False},
-                         **{**kw, "max_utts": 9})
+    more = run_benchmark(folder, "mini_en", scorer_options={"nsw": False}, **{**kw, "max_utts": 9})
     run = json.loads((more.out_dir / "run.json").read_text())
     assert run["cache"]["utts_run"] == 3
 
@@ -71,9 +95,11 @@ def test_rescoring_never_reruns_the_model(fake_models, tmp_path: Path) -> None:
 def test_matrix_failing_model_leaves_other_cells_alone(fake_models, tmp_path: Path) -> None:
     ok, broken = fake_models("fake_good"), fake_models("fake_broken", mode="broken")
     req = tmp_path / "req.yaml"
-    req.write_text(f"models: [{ok}, {broken}]\ndatasets: [mini_en]\n"
-                   f"options: {{runner: local, max_utts: 4, jobs: 2, results: {tmp_path / 'r'},"
-                   f" cache: {tmp_path / 'c'}, scorer: {{nsw: false}}}}\n")
+    req.write_text(
+        f"models: [{ok}, {broken}]\ndatasets: [mini_en]\n"
+        f"options: {{runner: local, max_utts: 4, jobs: 2, results: {tmp_path / 'r'},"
+        f" cache: {tmp_path / 'c'}, scorer: {{nsw: false}}}}\n"
+    )
     p = _ops("benchmark", "--request", str(req), "--no-progress")
     assert p.returncode == 1, p.stderr
     assert "fake_good on mini_en: WER" in p.stdout
@@ -90,27 +116,51 @@ def test_matrix_failing_model_leaves_other_cells_alone(fake_models, tmp_path: Pa
     assert (tmp_path / "r" / "leaderboard.csv").is_file()
 
 
-def test_unwritable_results_or_full_disk_fail_before_running(fake_models,
-                                                             tmp_path: Path) -> None:
+def test_unwritable_results_or_full_disk_fail_before_running(fake_models, tmp_path: Path) -> None:
     folder = fake_models("fake_never")
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
-    p = _ops("benchmark", "-m", str(folder), "--runner", "local",
-             "--results", str(blocker / "results"), "--cache", str(tmp_path / "c"))
+    p = _ops(
+        "benchmark",
+        "-m",
+        str(folder),
+        "--runner",
+        "local",
+        "--results",
+        str(blocker / "results"),
+        "--cache",
+        str(tmp_path / "c"),
+    )
     assert p.returncode == 1 and "results folder" in p.stderr and "not writable" in p.stderr
-    p = _ops("benchmark", "-m", str(folder), "--runner", "local", "--results",
-             str(tmp_path / "r"), "--cache", str(tmp_path / "c"),
-             env={"ASRBENCH_MIN_FREE_MB": str(1 << 40)})
+    p = _ops(
+        "benchmark",
+        "-m",
+        str(folder),
+        "--runner",
+        "local",
+        "--results",
+        str(tmp_path / "r"),
+        "--cache",
+        str(tmp_path / "c"),
+        env={"ASRBENCH_MIN_FREE_MB": str(1 << 40)},
+    )
     assert p.returncode == 1 and "MiB free" in p.stderr
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
 
 
-def test_crashed_program_is_isolated_to_the_uninterrupted_result(fake_models,
-                                                                   tmp_path: Path) -> None:
+def test_crashed_program_is_isolated_to_the_uninterrupted_result(
+    fake_models, tmp_path: Path
+) -> None:
     crashy = fake_models("fake_crashy", mode="crash_once", marker=tmp_path / "crashed")
     steady = fake_models("fake_steady")
-    kw = dict(dataset="mini_en", runner="local", cache_root=tmp_path / "c", progress=False,
-              max_utts=10, scorer_options={"nsw": False})
+    kw = dict(
+        dataset="mini_en",
+        runner="local",
+        cache_root=tmp_path / "c",
+        progress=False,
+        max_utts=10,
+        scorer_options={"nsw": False},
+    )
     resumed = run_benchmark(crashy, results_root=tmp_path / "r", jobs=1, **kw)
     run = json.loads((resumed.out_dir / "run.json").read_text())
     # First attempt: 2 done, then the program died on the 3rd. Isolation round: the 3rd alone,
@@ -137,9 +187,9 @@ def test_crashed_program_is_isolated_to_the_uninterrupted_result(fake_models,
     assert run["host"]["cpus"] and run["times"]["started"] < run["times"]["ended"]
 
 
-def test_reference_free_dataset_gives_hypotheses_and_no_error_rate(fake_models,
-                                                                    tmp_path: Path,
-                                                                    mini_en: Path) -> None:
+def test_reference_free_dataset_gives_hypotheses_and_no_error_rate(
+    fake_models, tmp_path: Path, mini_en: Path
+) -> None:
     import yaml
 
     from asrbench.dataset import load_dataset, write_dataset
@@ -154,8 +204,14 @@ def test_reference_free_dataset_gives_hypotheses_and_no_error_rate(fake_models,
     meta = {**src.meta, "id": "nofree", "reference_free": True}
     write_dataset(ds_dir, meta, src.columns, utts)
     folder = fake_models("fake_ref_free")
-    s = run_benchmark(folder, ds_dir, runner="local", results_root=tmp_path / "r",
-                      cache_root=tmp_path / "c", progress=False)
+    s = run_benchmark(
+        folder,
+        ds_dir,
+        runner="local",
+        results_root=tmp_path / "r",
+        cache_root=tmp_path / "c",
+        progress=False,
+    )
     assert s.metrics is None and s.summary.reference_free
     assert "hypotheses only" in s.line() and "WER" not in s.line()
     stored = read_summary(s.out_dir / "summary.json")
@@ -169,16 +225,30 @@ def test_reference_free_dataset_gives_hypotheses_and_no_error_rate(fake_models,
     assert build(tmp_path / "r")["models"] == []  # nothing to rank
 
 
-def test_one_bad_utterance_fails_only_itself_and_is_retried(fake_models, tmp_path: Path,
-                                                            cli) -> None:
+def test_one_bad_utterance_fails_only_itself_and_is_retried(
+    fake_models, tmp_path: Path, cli
+) -> None:
     """A model whose decoder is spoiled by one utterance (as a 0-frame WAV spoiled PocketSphinx):
     only that utterance fails, the run exits 1 unless a budget allows it, and the failure is
     never served from the cache: the next run tries it again."""
     bad = "LJ001-0002"
     folder = fake_models("fake_poison", mode="poison", fail_ids=(bad,))
-    common = ["benchmark", "-m", folder, "-d", "mini_en", "--runner", "local", "--results",
-              tmp_path / "r", "--cache", tmp_path / "c", "--no-progress", "--score-opt",
-              "nsw=false"]
+    common = [
+        "benchmark",
+        "-m",
+        folder,
+        "-d",
+        "mini_en",
+        "--runner",
+        "local",
+        "--results",
+        tmp_path / "r",
+        "--cache",
+        tmp_path / "c",
+        "--no-progress",
+        "--score-opt",
+        "nsw=false",
+    ]
     code, out, err = cli(*common)
     assert code == 1 and "1 of 35 utterance(s) failed" in err, err
     cell = tmp_path / "r" / "fake_poison" / "mini_en"
@@ -196,12 +266,20 @@ def test_one_bad_utterance_fails_only_itself_and_is_retried(fake_models, tmp_pat
     assert code == 2 and "--max-failed" in err
 
 
-def test_model_output_breaking_the_contract_is_named_not_trusted(fake_models,
-                                                                 tmp_path: Path) -> None:
+def test_model_output_breaking_the_contract_is_named_not_trusted(
+    fake_models, tmp_path: Path
+) -> None:
     liar = fake_models("fake_liar", mode="liar")
-    s = run_benchmark(liar, "mini_en", runner="local", results_root=tmp_path / "r",
-                      cache_root=tmp_path / "c", progress=False, max_utts=4,
-                      scorer_options={"nsw": False})
+    s = run_benchmark(
+        liar,
+        "mini_en",
+        runner="local",
+        results_root=tmp_path / "r",
+        cache_root=tmp_path / "c",
+        progress=False,
+        max_utts=4,
+        scorer_options={"nsw": False},
+    )
     run = json.loads((s.out_dir / "run.json").read_text())
     problems = " ".join(run["contract_problems"])
     assert "'not-given' was not in the wav list" in problems
@@ -212,23 +290,37 @@ def test_model_output_breaking_the_contract_is_named_not_trusted(fake_models,
     assert "not-given" not in {r["id"] for r in rows} and len(rows) == 4
 
 
-def test_tabs_inside_a_text_read_the_same_by_benchmark_and_score(fake_models, tmp_path: Path,
-                                                                  cli, mini_en: Path) -> None:
+def test_tabs_inside_a_text_read_the_same_by_benchmark_and_score(
+    fake_models, tmp_path: Path, cli, mini_en: Path
+) -> None:
     tabs = fake_models("fake_tabs", mode="tabs")
-    s = run_benchmark(tabs, "mini_en", runner="local", results_root=tmp_path / "r",
-                      cache_root=tmp_path / "c", progress=False, max_utts=3,
-                      scorer_options={"nsw": False})
+    s = run_benchmark(
+        tabs,
+        "mini_en",
+        runner="local",
+        results_root=tmp_path / "r",
+        cache_root=tmp_path / "c",
+        progress=False,
+        max_utts=3,
+        scorer_options={"nsw": False},
+    )
     assert set((s.out_dir / "hyp.raw.tsv").read_text().splitlines()[0].split("\t")[1:]) == {
-        "in being comparatively modern"}
+        "in being comparatively modern"
+    }
     ref = tmp_path / "ref.tsv"
-    chosen = {json.loads(x)["id"] for x in (s.out_dir / "utterances.jsonl").read_text()
-              .splitlines()}
-    ref.write_text("".join(f"{u.id}\t{u.text}\n" for u in __import__(
-        "asrbench.dataset").dataset.load_dataset(mini_en) if u.id in chosen))
+    chosen = {
+        json.loads(x)["id"] for x in (s.out_dir / "utterances.jsonl").read_text().splitlines()
+    }
+    ref.write_text(
+        "".join(
+            f"{u.id}\t{u.text}\n"
+            for u in __import__("asrbench.dataset").dataset.load_dataset(mini_en)
+            if u.id in chosen
+        )
+    )
     hyp = tmp_path / "hyp.tsv"
     hyp.write_text("".join(f"{i}\tin being\tcomparatively modern\n" for i in sorted(chosen)))
-    code, out, err = cli("score", ref, hyp, "-o", tmp_path / "s", "--no-nsw", "--reports",
-                         "none")
+    code, out, err = cli("score", ref, hyp, "-o", tmp_path / "s", "--no-nsw", "--reports", "none")
     assert code == 0, err
     scored = json.loads((tmp_path / "s" / "summary.json").read_text())["metrics"]
     assert scored["errors"] == s.metrics.errors and scored["n_hyp"] == s.metrics.n_hyp
@@ -240,7 +332,7 @@ def _small_copy(mini_en: Path, dest: Path, n: int = 3, edit: str | None = None) 
 
     shutil.copytree(mini_en, dest, ignore=shutil.ignore_patterns("audio"))
     lines = (mini_en / "metadata.tsv").read_text().splitlines()
-    head, rows = lines[0], lines[1:n + 1]
+    head, rows = lines[0], lines[1 : n + 1]
     if edit is not None:
         cols = rows[0].split("\t")
         cols[head.split("\t").index("TEXT")] = edit
@@ -255,13 +347,15 @@ def _small_copy(mini_en: Path, dest: Path, n: int = 3, edit: str | None = None) 
 
 
 def test_another_dataset_under_the_same_id_never_replaces_the_reported_cell(
-        fake_models, mini_en: Path, tmp_path: Path) -> None:
+    fake_models, mini_en: Path, tmp_path: Path
+) -> None:
     """Issue 16 item 1: results are keyed by content, not by the dataset's ID."""
     folder = fake_models("fake_ok")
     first_ds = _small_copy(mini_en, tmp_path / "a" / "mini_en")
     other_ds = _small_copy(mini_en, tmp_path / "b" / "mini_en", edit="a different reference")
-    kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
-              progress=False)
+    kw = dict(
+        runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False
+    )
     first = run_benchmark(folder, first_ds, **kw)
     assert first.placement.kind == "reported"
     reported = tmp_path / "r" / "fake_ok" / "mini_en"
@@ -276,19 +370,23 @@ def test_another_dataset_under_the_same_id_never_replaces_the_reported_cell(
     t = _ops("leaderboard", "--results", str(tmp_path / "r"))
     assert t.returncode == 0, t.stderr
     cell = json.loads((tmp_path / "r" / "leaderboard.json").read_text())["cells"]["fake_ok"][
-        "mini_en"]
+        "mini_en"
+    ]
     assert cell["path"] == str(reported) and cell["others"] == 1 and "+1" in t.stdout
     assert cell["dataset_hash"] == json.loads(before)["dataset_hash"]
     # --replace makes the other one the reported cell and moves the first beside it
     swapped = run_benchmark(folder, other_ds, replace=True, **kw)
     assert swapped.placement.kind == "reported" and swapped.out_dir == reported
-    assert json.loads((reported / "summary.json").read_text())["dataset_hash"] != json.loads(
-        before)["dataset_hash"]
+    assert (
+        json.loads((reported / "summary.json").read_text())["dataset_hash"]
+        != json.loads(before)["dataset_hash"]
+    )
     assert len(list(reported.parent.glob("mini_en~*/summary.json"))) == 1
 
 
 def test_a_newer_scorer_replaces_the_reported_cell_other_options_do_not(
-        fake_models, mini_en: Path, tmp_path: Path, monkeypatch) -> None:
+    fake_models, mini_en: Path, tmp_path: Path, monkeypatch
+) -> None:
     """Upgrading the platform changes the scorer's code and data files (its config hash) but
     not what the user chose: the rerun is the reported result, not a variant beside a stale
     one. Other user options (--score-opt) still go beside it."""
@@ -296,15 +394,17 @@ def test_a_newer_scorer_replaces_the_reported_cell_other_options_do_not(
 
     folder = fake_models("fake_ok")
     ds = _small_copy(mini_en, tmp_path / "ds" / "mini_en")
-    kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
-              progress=False)
+    kw = dict(
+        runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False
+    )
     first = run_benchmark(folder, ds, **kw)
     real = scorers.scorer_identity
 
-    def upgraded(scorer, options=None):  # noqa: ANN001, ANN202 - as after a new release
+    def upgraded(scorer, options=None):
         sid = real(scorer, options)
-        return scorers.ScorerIdentity(**{**sid.__dict__, "config_hash": "sha256:" + "1" * 64,
-                                         "code": "sha256:" + "2" * 64})
+        return scorers.ScorerIdentity(
+            **{**sid.__dict__, "config_hash": "sha256:" + "1" * 64, "code": "sha256:" + "2" * 64}
+        )
 
     monkeypatch.setattr(scorers, "scorer_identity", upgraded)
     monkeypatch.setattr("asrbench.benchmark.run.scorer_identity", upgraded)
@@ -321,11 +421,16 @@ def test_api_cost_estimates_reach_the_cell_and_its_summary(fake_models, tmp_path
     """cost.tsv (API models, models/README.md) is harvested with the hypotheses, cached,
     written into the cell and summed into summary.json `cost`; a rerun serves it from cache."""
     folder = fake_models("fake_costed", mode="costed")
-    kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
-              progress=False, max_utts=5, seed=2)
+    kw = dict(
+        runner="local",
+        results_root=tmp_path / "r",
+        cache_root=tmp_path / "c",
+        progress=False,
+        max_utts=5,
+        seed=2,
+    )
     first = run_benchmark(folder, "mini_en", **kw)
-    cost = dict(line.split("\t") for line in
-                (first.out_dir / "cost.tsv").read_text().splitlines())
+    cost = dict(line.split("\t") for line in (first.out_dir / "cost.tsv").read_text().splitlines())
     summary = json.loads((first.out_dir / "summary.json").read_text())
     assert len(cost) == 5 and set(cost.values()) == {"0.001250"}
     assert summary["cost"]["usd"] == 0.00625 and summary["cost"]["n_costed"] == 5

@@ -34,9 +34,28 @@ def make_half_model(root: Path, model_id: str = "fake_half") -> Path:
 def test_half_crashing_program_leaves_no_utterance_unaccounted(tmp_path: Path, cli) -> None:
     folder = make_half_model(tmp_path / "models")
     results, cache = tmp_path / "r", tmp_path / "c"
-    code, out, err = cli("benchmark", "-m", folder, "-d", "mini_en", "--runner", "local",
-                         "--results", results, "--cache", cache, "--no-progress", "-j", "3",
-                         "--max-utts", "16", "--score-opt", "nsw=false", "--max-failed", "3")
+    code, out, err = cli(
+        "benchmark",
+        "-m",
+        folder,
+        "-d",
+        "mini_en",
+        "--runner",
+        "local",
+        "--results",
+        results,
+        "--cache",
+        cache,
+        "--no-progress",
+        "-j",
+        "3",
+        "--max-utts",
+        "16",
+        "--score-opt",
+        "nsw=false",
+        "--max-failed",
+        "3",
+    )
     cells = list((results / "fake_half").glob("mini_en*/summary.json"))
     assert len(cells) == 1, (code, err)
     cell = cells[0].parent

@@ -27,7 +27,7 @@ def small_copy(mini_en: Path, dest: Path, n: int = 3, edit: str | None = None) -
     """The first n utterances of mini_en under the same ID; `edit` replaces the first text."""
     shutil.copytree(mini_en, dest, ignore=shutil.ignore_patterns("audio"))
     lines = (mini_en / "metadata.tsv").read_text().splitlines()
-    head, rows = lines[0], lines[1:n + 1]
+    head, rows = lines[0], lines[1 : n + 1]
     if edit is not None:
         cols = rows[0].split("\t")
         cols[3] = edit
@@ -41,8 +41,11 @@ def small_copy(mini_en: Path, dest: Path, n: int = 3, edit: str | None = None) -
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def dead_pid() -> int:
@@ -67,8 +70,9 @@ def test_an_unreadable_reported_cell_is_never_replaced(fake_models, mini_en, tmp
     folder = fake_models("fake_ok")
     first_ds = small_copy(mini_en, tmp_path / "a" / "mini_en")
     other_ds = small_copy(mini_en, tmp_path / "b" / "mini_en", edit="a different reference")
-    kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
-              progress=False)
+    kw = dict(
+        runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False
+    )
     reported = run_benchmark(folder, first_ds, **kw).out_dir
     break_summary(reported, how)
     kept = tree(reported)
@@ -86,8 +90,10 @@ def test_an_unreadable_reported_cell_is_never_replaced(fake_models, mini_en, tmp
     assert "moved, whole, to mini_en~unreadable-" in swapped.placement.note
     aside = list(reported.parent.glob("mini_en~unreadable-*"))
     assert len(aside) == 1 and tree(aside[0]) == kept
-    assert json.loads((reported / "summary.json").read_text())["dataset_hash"] == \
-        other.summary.dataset_hash
+    assert (
+        json.loads((reported / "summary.json").read_text())["dataset_hash"]
+        == other.summary.dataset_hash
+    )
 
 
 @pytest.fixture
@@ -95,21 +101,33 @@ def small_disk(tmp_path: Path):
     """A real 2 MiB tmpfs, unmounted afterwards."""
     mnt = tmp_path / "small"
     mnt.mkdir()
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
     require("tmpfs", p.returncode == 0, f"cannot mount a tmpfs: {p.stderr.strip()}")
     yield mnt
     subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_disk_full_during_the_write_of_a_cell_is_one_line_and_leaves_nothing(
-        fake_models, mini_en, tmp_path, small_disk):
+    fake_models, mini_en, tmp_path, small_disk
+):
     folder = fake_models("fake_ok")
     ds = small_copy(mini_en, tmp_path / "ds" / "mini_en")
     results = small_disk / "r"
     env = {**os.environ, "ASRBENCH_MIN_FREE_MB": "0", "ASRBENCH_CACHE": str(tmp_path / "c")}
-    cmd = [str(OPS / "benchmark"), "-m", str(folder), "-d", str(ds), "--runner", "local",
-           "--results", str(results), "--no-progress"]
+    cmd = [
+        str(OPS / "benchmark"),
+        "-m",
+        str(folder),
+        "-d",
+        str(ds),
+        "--runner",
+        "local",
+        "--results",
+        str(results),
+        "--no-progress",
+    ]
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
     assert first.returncode == 0, first.stderr
     cell = results / "fake_ok" / "mini_en"
@@ -132,11 +150,13 @@ def test_disk_full_during_the_write_of_a_cell_is_one_line_and_leaves_nothing(
 
 
 def test_staging_leftovers_of_a_killed_run_are_removed_by_the_next_run(
-        fake_models, mini_en, tmp_path, cli):
+    fake_models, mini_en, tmp_path, cli
+):
     folder = fake_models("fake_ok")
     ds = small_copy(mini_en, tmp_path / "ds" / "mini_en")
-    kw = dict(runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c",
-              progress=False)
+    kw = dict(
+        runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False
+    )
     cell = run_benchmark(folder, ds, **kw).out_dir
     pid = dead_pid()
     stale = cell.with_name(f".mini_en.tmp{pid}")
@@ -161,8 +181,7 @@ def test_staging_leftovers_of_a_killed_run_are_removed_by_the_next_run(
     (leftover / "audio").mkdir(parents=True)
     work = tmp_path / "in"
     shutil.copytree(REPO_ROOT / "tests" / "bad_inputs", work)
-    code, _, err = cli("import", "folder", work, work / "table_bom.tsv", "--id", "x", "--out",
-                       out)
+    code, _, err = cli("import", "folder", work, work / "table_bom.tsv", "--id", "x", "--out", out)
     assert code == 0, err
     assert sorted(p.name for p in out.parent.iterdir()) == ["x"]
 
@@ -195,8 +214,11 @@ def test_a_write_outside_fsio_on_a_full_disk_is_the_same_one_line(tmp_path, smal
     st = os.statvfs(small_disk)
     with open(small_disk / "filler", "wb") as f:
         f.write(b"\0" * (st.f_bavail * st.f_frsize - 4096))
-    with pytest.raises(DiskFullError, match=r"no space left on the device of .*/r/m: "
-                                            r".* could not be created"):
+    with pytest.raises(
+        DiskFullError,
+        match=r"no space left on the device of .*/r/m: "
+        r".* could not be created",
+    ):
         with disk_full_is_one_line(stage):
             shutil.copy2(log, stage / "shard-0.log")
     assert not stage.exists() and list((small_disk / "r" / "m").iterdir()) == []

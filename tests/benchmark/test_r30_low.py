@@ -44,9 +44,16 @@ def _strict(text: str) -> object:
 def test_nan_or_negative_timing_is_a_contract_error_not_an_rtf(tmp_path: Path) -> None:
     from asrbench.benchmark import run_benchmark
 
-    s = run_benchmark(_model(tmp_path / "models"), "mini_en", runner="local",
-                      results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False,
-                      max_utts=6, scorer_options={"nsw": False})
+    s = run_benchmark(
+        _model(tmp_path / "models"),
+        "mini_en",
+        runner="local",
+        results_root=tmp_path / "r",
+        cache_root=tmp_path / "c",
+        progress=False,
+        max_utts=6,
+        scorer_options={"nsw": False},
+    )
     summary = _strict((s.out_dir / "summary.json").read_text())
     timing = summary["timing"]
     assert timing["n_timed"] == 3 and timing["processing_s"] == 1.5
@@ -59,14 +66,39 @@ def test_nan_or_negative_timing_is_a_contract_error_not_an_rtf(tmp_path: Path) -
     assert "cost 'nan' is not a finite non-negative number" in problems
 
 
-@pytest.mark.parametrize(("flag", "value"), [
-    ("--timeout", "-5"), ("--timeout", "nan"), ("--timeout", "0"), ("--timeout", "inf"),
-    ("--utt-timeout", "-1"), ("--utt-timeout", "nan"), ("--utt-timeout", "0")])
-def test_a_timeout_that_is_not_a_positive_number_is_refused(tmp_path: Path, cli, flag: str,
-                                                            value: str) -> None:
-    code, out, err = cli("benchmark", "-m", _model(tmp_path / "models"), "-d", "mini_en",
-                         "--runner", "local", "--results", tmp_path / "r", "--cache",
-                         tmp_path / "c", "--no-progress", "--max-utts", "1", flag, value)
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--timeout", "-5"),
+        ("--timeout", "nan"),
+        ("--timeout", "0"),
+        ("--timeout", "inf"),
+        ("--utt-timeout", "-1"),
+        ("--utt-timeout", "nan"),
+        ("--utt-timeout", "0"),
+    ],
+)
+def test_a_timeout_that_is_not_a_positive_number_is_refused(
+    tmp_path: Path, cli, flag: str, value: str
+) -> None:
+    code, out, err = cli(
+        "benchmark",
+        "-m",
+        _model(tmp_path / "models"),
+        "-d",
+        "mini_en",
+        "--runner",
+        "local",
+        "--results",
+        tmp_path / "r",
+        "--cache",
+        tmp_path / "c",
+        "--no-progress",
+        "--max-utts",
+        "1",
+        flag,
+        value,
+    )
     assert code == 2, err
     assert f"{flag} {value}" in err and ("seconds above 0" in err or "finite" in err), err
     assert not (tmp_path / "r").exists() and not (tmp_path / "c").exists()
@@ -74,10 +106,20 @@ def test_a_timeout_that_is_not_a_positive_number_is_refused(tmp_path: Path, cli,
 
 def test_a_request_file_timeout_is_checked_too(tmp_path: Path, cli) -> None:
     req = tmp_path / "req.yaml"
-    req.write_text(f"models: [{_model(tmp_path / 'models')}]\ndatasets: [mini_en]\n"
-                   "options: {runner: local, timeout_s: -1}\n")
-    code, out, err = cli("benchmark", "--request", req, "--results", tmp_path / "r",
-                         "--cache", tmp_path / "c", "--no-progress")
+    req.write_text(
+        f"models: [{_model(tmp_path / 'models')}]\ndatasets: [mini_en]\n"
+        "options: {runner: local, timeout_s: -1}\n"
+    )
+    code, out, err = cli(
+        "benchmark",
+        "--request",
+        req,
+        "--results",
+        tmp_path / "r",
+        "--cache",
+        tmp_path / "c",
+        "--no-progress",
+    )
     assert code == 2 and "timeout_s -1" in err, err
 
 
@@ -86,6 +128,12 @@ def test_run_benchmark_refuses_a_nan_utterance_timeout(tmp_path: Path) -> None:
     from asrbench.errors import InputError
 
     with pytest.raises(InputError, match="utt_timeout_s nan"):
-        run_benchmark(_model(tmp_path / "models"), "mini_en", runner="local",
-                      results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False,
-                      utt_timeout_s=float("nan"))
+        run_benchmark(
+            _model(tmp_path / "models"),
+            "mini_en",
+            runner="local",
+            results_root=tmp_path / "r",
+            cache_root=tmp_path / "c",
+            progress=False,
+            utt_timeout_s=float("nan"),
+        )

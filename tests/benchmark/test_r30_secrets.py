@@ -31,17 +31,32 @@ PROGRAM = textwrap.dedent(r'''
 
 
 def _model(root: Path) -> Path:
-    return make_program_model(root, "fake_secret", PROGRAM,
-                              "secrets: [FAKE_API_KEY]\nnetwork: true\n")
+    return make_program_model(
+        root, "fake_secret", PROGRAM, "secrets: [FAKE_API_KEY]\nnetwork: true\n"
+    )
 
 
 @pytest.mark.parametrize("value", ["ever", "abcabcab", "aaaaaaaaaaaa"])
-def test_a_secret_too_weak_to_be_one_is_refused_by_name(tmp_path: Path, cli, monkeypatch,
-                                                          value: str) -> None:
+def test_a_secret_too_weak_to_be_one_is_refused_by_name(
+    tmp_path: Path, cli, monkeypatch, value: str
+) -> None:
     monkeypatch.setenv("FAKE_API_KEY", value)
-    code, out, err = cli("benchmark", "-m", _model(tmp_path / "models"), "-d", "mini_en",
-                         "--runner", "local", "--results", tmp_path / "r", "--cache",
-                         tmp_path / "c", "--no-progress", "--max-utts", "2")
+    code, out, err = cli(
+        "benchmark",
+        "-m",
+        _model(tmp_path / "models"),
+        "-d",
+        "mini_en",
+        "--runner",
+        "local",
+        "--results",
+        tmp_path / "r",
+        "--cache",
+        tmp_path / "c",
+        "--no-progress",
+        "--max-utts",
+        "2",
+    )
     assert code == 2, err
     line = [ln for ln in err.splitlines() if ln.startswith("error:")][0]
     assert "FAKE_API_KEY" in line and "too weak" in line and value not in line
@@ -50,18 +65,21 @@ def test_a_secret_too_weak_to_be_one_is_refused_by_name(tmp_path: Path, cli, mon
 
 
 def test_a_hypothesis_holding_a_secret_is_scored_as_written_and_flagged(
-        tmp_path: Path, monkeypatch, capfd) -> None:
+    tmp_path: Path, monkeypatch, capfd
+) -> None:
     from asrbench.benchmark import run_benchmark
 
     folder = _model(tmp_path / "models")
     kw = dict(runner="local", progress=False, max_utts=4, scorer_options={"nsw": False})
     monkeypatch.delenv("FAKE_API_KEY", raising=False)
-    plain = run_benchmark(folder, "mini_en", results_root=tmp_path / "r0",
-                          cache_root=tmp_path / "c0", **kw)
+    plain = run_benchmark(
+        folder, "mini_en", results_root=tmp_path / "r0", cache_root=tmp_path / "c0", **kw
+    )
     monkeypatch.setenv("FAKE_API_KEY", TOKEN)
     capfd.readouterr()
-    s = run_benchmark(folder, "mini_en", results_root=tmp_path / "r1",
-                      cache_root=tmp_path / "c1", **kw)
+    s = run_benchmark(
+        folder, "mini_en", results_root=tmp_path / "r1", cache_root=tmp_path / "c1", **kw
+    )
     console = capfd.readouterr()
     # the score is that of the unaltered transcripts
     assert s.metrics.errors == plain.metrics.errors and s.metrics.ter == plain.metrics.ter

@@ -57,8 +57,12 @@ def test_cache_key_depends_on_model_dataset_and_output_changing_options() -> Non
     assert base == cache_key("sha256:img", "sha256:data", {"gpus": None, "env": {}})[0]
     assert base != cache_key("sha256:img2", "sha256:data", {"env": {}, "gpus": None})[0]
     assert base != cache_key("sha256:img", "sha256:data2", {"env": {}, "gpus": None})[0]
-    assert base != cache_key("sha256:img", "sha256:data",
-                             {"env": {"ASRBENCH_UTT_TIMEOUT": "5"}, "gpus": None})[0]
+    assert (
+        base
+        != cache_key(
+            "sha256:img", "sha256:data", {"env": {"ASRBENCH_UTT_TIMEOUT": "5"}, "gpus": None}
+        )[0]
+    )
 
 
 def test_harvest_merges_shards_drops_torn_lines_and_keeps_first_result(tmp_path: Path) -> None:
@@ -85,8 +89,11 @@ def test_harvest_merges_shards_drops_torn_lines_and_keeps_first_result(tmp_path:
 
 
 def test_timing_stats_rtf_and_percentiles() -> None:
-    utts = [Utterance("a", "a.wav", 2.0, ""), Utterance("b", "b.wav", 6.0, ""),
-            Utterance("c", "c.wav", 1.0, "")]
+    utts = [
+        Utterance("a", "a.wav", 2.0, ""),
+        Utterance("b", "b.wav", 6.0, ""),
+        Utterance("c", "c.wav", 1.0, ""),
+    ]
     rec = Records({"a": "", "b": "", "c": ""}, {"a": "1.0\t2.0", "b": "3.0\t6.0"}, {})
     t = timing_stats(utts, rec)
     assert t["rtf"] == pytest.approx(4.0 / 8.0) and t["n_timed"] == 2
@@ -94,31 +101,56 @@ def test_timing_stats_rtf_and_percentiles() -> None:
 
 
 def test_benchmark_scorer_counts_missing_as_deletions() -> None:
-    res = get_scorer("en").score({"a": "The cat sat.", "b": "hello world"},
-                                 {"a": "the hat sat on"})
+    res = get_scorer("en").score({"a": "The cat sat.", "b": "hello world"}, {"a": "the hat sat on"})
     m = res.metrics
     assert (m.sub, m.ins, m.dele) == (1, 1, 2)
     assert m.n_missing == 1 and m.coverage == 0.5
     assert [u.id for u in res.utterances] == ["a", "b"]  # the missing one is not dropped
 
 
-def summary_for(model: str, ds: str, wer: float, n_utts: int = 10, n_dataset: int = 10,
-                dataset_hash: str = "sha256:d", key: str = "") -> Summary:
+def summary_for(
+    model: str,
+    ds: str,
+    wer: float,
+    n_utts: int = 10,
+    n_dataset: int = 10,
+    dataset_hash: str = "sha256:d",
+    key: str = "",
+) -> Summary:
     """A stored-result summary whose TER is `wer` over 1000 reference words."""
     errors = round(1000 * wer)
-    met = Metrics(unit="word", n_utts=n_utts, n_ref=1000, n_hyp=1000, cor=1000 - errors,
-                  sub=errors, ins=0, dele=0, n_err_utts=min(errors, n_utts), mter_den=1000,
-                  n_missing=0, n_empty_ref=0)
+    met = Metrics(
+        unit="word",
+        n_utts=n_utts,
+        n_ref=1000,
+        n_hyp=1000,
+        cor=1000 - errors,
+        sub=errors,
+        ins=0,
+        dele=0,
+        n_err_utts=min(errors, n_utts),
+        mter_den=1000,
+        n_missing=0,
+        n_empty_ref=0,
+    )
     sel = Selection(n_utts, n_dataset, f"ids-{n_utts}")
-    return Summary(producer="benchmark", result_key=key or f"sha256:{model}{ds}{wer}{n_utts}",
-                   metrics=met, selection=sel, scorer={"config_hash": "sha256:s"}, model=model,
-                   dataset=ds, dataset_hash=dataset_hash)
+    return Summary(
+        producer="benchmark",
+        result_key=key or f"sha256:{model}{ds}{wer}{n_utts}",
+        metrics=met,
+        selection=sel,
+        scorer={"config_hash": "sha256:s"},
+        model=model,
+        dataset=ds,
+        dataset_hash=dataset_hash,
+    )
 
 
 def test_leaderboard_ranks_per_dataset(tmp_path: Path) -> None:
     def put(model: str, ds: str, wer: float, folder: str = "", **kw) -> None:
-        write_summary(tmp_path / model / (folder or ds) / "summary.json",
-                      summary_for(model, ds, wer, **kw))
+        write_summary(
+            tmp_path / model / (folder or ds) / "summary.json", summary_for(model, ds, wer, **kw)
+        )
 
     put("m1", "d1", 0.10)
     put("m2", "d1", 0.20)
@@ -181,7 +213,8 @@ def test_progress_line_counts_done_utterances(tmp_path: Path) -> None:
     out.mkdir(parents=True)
     (out / "hyp.tsv").write_text("a\tx\nb\tpartial")
     (out / "failed.tsv").write_text("c\tboom\n")
-    p = Progress("m x d", {"a": 10.0, "b": 5.0, "c": 5.0}, 1, 3600.0, [tmp_path / "shard-0"],
-                 enabled=False)
+    p = Progress(
+        "m x d", {"a": 10.0, "b": 5.0, "c": 5.0}, 1, 3600.0, [tmp_path / "shard-0"], enabled=False
+    )
     assert p.snapshot() == (2, 15.0)
     assert "3/4 utts (75%)" in p.line()

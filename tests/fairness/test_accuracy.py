@@ -89,8 +89,12 @@ def test_unlabelled_utterances_are_reported_and_left_out():
 
 
 def test_label_varying_within_a_speaker_relabels_utterances_and_says_so():
-    rows = [Row("u1", "noisy", "s1"), Row("u2", "quiet", "s1"), Row("u3", "noisy", "s2"),
-            Row("u4", "quiet", "s2")]
+    rows = [
+        Row("u1", "noisy", "s1"),
+        Row("u2", "quiet", "s1"),
+        Row("u3", "noisy", "s2"),
+        Row("u4", "quiet", "s2"),
+    ]
     g = make_grouping(rows, "ROOM", "d", 1, 1)
     assert g.perm.kind == "utterance" and len(g.boot.group) == 4
     assert any("ROOM varies within 2 speaker(s)" in w for w in g.warnings)
@@ -100,15 +104,20 @@ def test_input_errors_name_the_column_and_the_dataset():
     from types import SimpleNamespace
 
     utts = [SimpleNamespace(id="u1", extra={"GENDER": "F"})]
-    with pytest.raises(InputError, match="dataset mini_en has no column 'ACCENTS'; its "
-                                         "metadata columns: SPEAKER, GENDER"):
-        rows_from(utts, "ACCENTS", "mini_en", ["ID", "AUDIO", "DURATION", "TEXT", "SPEAKER",
-                                               "GENDER"])
+    with pytest.raises(
+        InputError,
+        match="dataset mini_en has no column 'ACCENTS'; its metadata columns: SPEAKER, GENDER",
+    ):
+        rows_from(
+            utts, "ACCENTS", "mini_en", ["ID", "AUDIO", "DURATION", "TEXT", "SPEAKER", "GENDER"]
+        )
     with pytest.raises(InputError, match="single value 'F'"):
         make_grouping([Row("u1", "F", "s"), Row("u2", "F", "t")], "GENDER", "mini_en")
     g = synth.grouping(FIVE_AND_FIVE, 2)
-    with pytest.raises(InputError, match="--base 'W' is not a value of GENDER in dataset "
-                                         "synthetic; its values: F, M"):
+    with pytest.raises(
+        InputError,
+        match="--base 'W' is not a value of GENDER in dataset synthetic; its values: F, M",
+    ):
         g.index("W", "--base")
 
 
@@ -117,8 +126,7 @@ def test_three_groups_dispersion_statistic_by_hand():
     g = synth.grouping(spk, 2)
     rate = {"A": 1, "B": 2, "C": 3}
     errors = np.array([rate[i[0]] for i in g.ids])
-    acc, _ = group_accuracy(g, synth.counts(errors, np.full(len(errors), 10)), reps=10,
-                            perms=5000)
+    acc, _ = group_accuracy(g, synth.counts(errors, np.full(len(errors), 10)), reps=10, perms=5000)
     # rates .1 .2 .3, pooled .2, equal weights: sum n_g (r_g - r)^2 / sum n_g = 0.02 / 3
     assert acc["test"]["value"] == pytest.approx(0.02 / 3)
     # 9!/(3!3!3!) = 1680 relabellings: exact; the 3! orderings of the observed split reach it

@@ -50,8 +50,16 @@ def _planted():
 
 def test_planted_degradation_gives_violations_for_the_base_that_degrades():
     g, dist, longer = _planted()
-    out = differential(g, {"n": [(1, "n:1"), (2, "n:2"), (3, "n:3")]}, dist, longer, "orig",
-                       tau=0.1, reps=100, perms=1000)
+    out = differential(
+        g,
+        {"n": [(1, "n:1"), (2, "n:2"), (3, "n:3")]},
+        dist,
+        longer,
+        "orig",
+        tau=0.1,
+        reps=100,
+        perms=1000,
+    )
     d = {(r["group"], r["severity"]): r["d"] for r in out["d"]}
     assert d[("A", None)] == 0.0 and d[("B", None)] == pytest.approx(0.1)
     assert d[("A", 3)] == pytest.approx(0.6) and d[("B", 3)] == pytest.approx(0.1)
@@ -89,8 +97,7 @@ def test_the_published_ratio_of_sums_not_a_mean_of_ratios():
 
 def test_single_recogniser_variant_takes_d_on_the_original_as_zero():
     g, dist, longer = _planted()
-    out = differential(g, {"n": [(3, "n:3")]}, dist, longer, None, tau=0.1, reps=10,
-                       perms=100)
+    out = differential(g, {"n": [(3, "n:3")]}, dist, longer, None, tau=0.1, reps=10, perms=100)
     deg = {(r["group"], r["severity"]): r["D"] for r in out["degradation"]}
     assert deg[("A", 3)] == pytest.approx(0.6) and deg[("B", 3)] == pytest.approx(0.1)
     assert not any(r["condition"] == "orig" for r in out["d"])
@@ -106,6 +113,7 @@ def test_every_group_is_the_base_in_turn_with_q_values():
     longer = {"o": np.full(n, 10), "t:1": np.full(n, 10)}
     out = differential(g, {"t": [(1, "t:1")]}, dist, longer, "o", tau=0.1, reps=10, perms=100)
     assert {(r["base"], r["other"]) for r in out["pairs"]} == {
-        (a, b) for a in "ABC" for b in "ABC" if a != b}
+        (a, b) for a in "ABC" for b in "ABC" if a != b
+    }
     assert {r["base"]: r["violations"] for r in out["violations"]} == {"A": 2, "B": 1, "C": 0}
     assert all(r["q_value"] >= r["p_value"] for r in out["pairs"])

@@ -24,14 +24,26 @@ pytestmark = pytest.mark.docker
 
 
 def fairness(results: Path, *args: str, timeout: int = 1800) -> dict:
-    cmd = [str(REPO_ROOT / "ops" / "fairness"), *MODELS, *args, "--results", str(results),
-           "-q", "-j", "2"]
+    cmd = [
+        str(REPO_ROOT / "ops" / "fairness"),
+        *MODELS,
+        *args,
+        "--results",
+        str(results),
+        "-q",
+        "-j",
+        "2",
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, f"{cmd}\nstdout:{p.stdout[-3000:]}\nstderr:{p.stderr[-3000:]}"
     written = p.stdout.strip().splitlines()[-1]
     target = Path(written.removeprefix("written: ").split("/fairness.json")[0])
-    return {"json": json.loads((target / "fairness.json").read_text()), "dir": target,
-            "stdout": p.stdout, "stderr": p.stderr}
+    return {
+        "json": json.loads((target / "fairness.json").read_text()),
+        "dir": target,
+        "stdout": p.stdout,
+        "stderr": p.stderr,
+    }
 
 
 def shortest_per_speaker(dataset: str) -> list[str]:
@@ -51,15 +63,20 @@ def docker() -> None:
 
 @pytest.fixture(scope="module")
 def accents(docker, tmp_path_factory) -> dict:
-    return fairness(tmp_path_factory.mktemp("acc"), "-d", "fsdd_accents", "--by", "ACCENT",
-                    "--per-speaker", "5")
+    return fairness(
+        tmp_path_factory.mktemp("acc"), "-d", "fsdd_accents", "--by", "ACCENT", "--per-speaker", "5"
+    )
 
 
 def test_per_accent_accuracy_with_real_models(accents):
     j = accents["json"]
     assert j["format"] == "asrbench-fairness-v1" and j["analyses"] == ["accuracy"]
     assert {g["group"]: (g["n_speakers"], g["n_utts"]) for g in j["groups"]} == {
-        "BEL/French": (1, 5), "DEU/German": (2, 10), "GRC/Greek": (1, 5), "USA/neutral": (2, 10)}
+        "BEL/French": (1, 5),
+        "DEU/German": (2, 10),
+        "GRC/Greek": (1, 5),
+        "USA/neutral": (2, 10),
+    }
     assert all(g["small"] for g in j["groups"])  # 1-2 speakers per accent: flagged, kept
     # the 8 kHz audio went to the programs as it is (they resample to 16 kHz themselves)
     assert {i["resampled_to"] for i in j["inputs"]} == {None}
@@ -89,8 +106,19 @@ def test_a_rerun_reuses_every_hypothesis(accents, tmp_path):
 @pytest.fixture(scope="module")
 def differential(docker, tmp_path_factory) -> dict:
     ids = shortest_per_speaker("ls_gender")
-    return fairness(tmp_path_factory.mktemp("ls"), "-d", "ls_gender", "--by", "GENDER",
-                    "--utts", ",".join(ids), "-t", "av_noise", "-t", "av_lowpass")
+    return fairness(
+        tmp_path_factory.mktemp("ls"),
+        "-d",
+        "ls_gender",
+        "--by",
+        "GENDER",
+        "--utts",
+        ",".join(ids),
+        "-t",
+        "av_noise",
+        "-t",
+        "av_lowpass",
+    )
 
 
 def test_aequevox_differential_on_reference_free_speech(differential):
@@ -115,8 +143,10 @@ def test_aequevox_differential_on_reference_free_speech(differential):
     assert len(j["localiser"]) == 4 and all(e["validation"] is None for e in j["localiser"])
     tsv = (differential["dir"] / "localiser" / "whisper_tiny_en.tsv").read_text()
     assert tsv.startswith("transformation\tgroup\trank\tword")
-    assert "## AequeVox differential testing: pocketsphinx_en vs whisper_tiny_en" in \
-        differential["stdout"]
+    assert (
+        "## AequeVox differential testing: pocketsphinx_en vs whisper_tiny_en"
+        in differential["stdout"]
+    )
 
 
 @pytest.mark.full
@@ -124,13 +154,25 @@ def test_aequevox_differential_on_reference_free_speech(differential):
 def test_full_runs_of_the_documented_tables(docker, tmp_path):
     """The runs behind docs/FAIRNESS.md (tens of minutes on 2 cores; (a) here also with
     av_noise, so that the localiser and its validation run on real references)."""
-    fsdd = fairness(tmp_path, "-d", "fsdd_accents", "--by", "ACCENT", "-t", "av_noise",
-                    timeout=7200)["json"]
+    fsdd = fairness(
+        tmp_path, "-d", "fsdd_accents", "--by", "ACCENT", "-t", "av_noise", timeout=7200
+    )["json"]
     assert fsdd["selection"]["n_utts"] == 300
     assert all(e["validation"]["nonrobust"]["occurrences"] >= 0 for e in fsdd["localiser"])
     mini = fairness(tmp_path, "-d", "mini_en", "--by", "GENDER")["json"]
-    assert all(r["compare"] == "F" and r["base"] == "M" for s in mini["lwerr"]
-               for r in s["rows"])
-    ls = fairness(tmp_path, "-d", "ls_gender", "--by", "GENDER", "-t", "av_noise", "-t",
-                  "av_lowpass", "--per-speaker", "3", timeout=7200)["json"]
+    assert all(r["compare"] == "F" and r["base"] == "M" for s in mini["lwerr"] for r in s["rows"])
+    ls = fairness(
+        tmp_path,
+        "-d",
+        "ls_gender",
+        "--by",
+        "GENDER",
+        "-t",
+        "av_noise",
+        "-t",
+        "av_lowpass",
+        "--per-speaker",
+        "3",
+        timeout=7200,
+    )["json"]
     assert ls["selection"]["n_utts"] == 30

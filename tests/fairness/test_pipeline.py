@@ -16,9 +16,19 @@ from asrbench.dataset import load_dataset
 from asrbench.results.summary import Selection, Summary, write_summary
 
 A, B = "pocketsphinx_en", "whisper_tiny_en"  # real cards; the recogniser is the stand-in
-MINI_IDS = ["LJ001-0002", "LJ001-0005", "LJ001-0013", "LJ001-0008", "1089-134686-0000",
-            "1089-134691-0000", "cmu_arctic_us_aew_a0001", "cmu_arctic_us_aew_a0002",
-            "cmu_arctic_us_axb_a0004", "cmu_arctic_us_axb_a0005", "jfk"]
+MINI_IDS = [
+    "LJ001-0002",
+    "LJ001-0005",
+    "LJ001-0013",
+    "LJ001-0008",
+    "1089-134686-0000",
+    "1089-134691-0000",
+    "cmu_arctic_us_aew_a0001",
+    "cmu_arctic_us_aew_a0002",
+    "cmu_arctic_us_axb_a0004",
+    "cmu_arctic_us_axb_a0005",
+    "jfk",
+]
 
 
 def _severity(ds) -> int:
@@ -56,10 +66,19 @@ def planted_benchmark(calls: list, women_lose: int = 1):
             metrics = res.metrics
         (out / "utterances.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
         n = len(ds.utterances)
-        summary = Summary(producer="benchmark", result_key="sha256:k", metrics=metrics,
-                          selection=Selection(n, n, "sha256:ids"), scorer={}, model=model,
-                          model_identity=f"fake:{model}", runner="fake", dataset=ds.id,
-                          dataset_hash="sha256:x", hyps_key="h")
+        summary = Summary(
+            producer="benchmark",
+            result_key="sha256:k",
+            metrics=metrics,
+            selection=Selection(n, n, "sha256:ids"),
+            scorer={},
+            model=model,
+            model_identity=f"fake:{model}",
+            runner="fake",
+            dataset=ds.id,
+            dataset_hash="sha256:x",
+            hyps_key="h",
+        )
         write_summary(out / "summary.json", summary)  # the platform's own writer
         return SimpleNamespace(out_dir=out, summary=summary, cache_hit=False)
 
@@ -76,18 +95,47 @@ def fake(tmp_path, monkeypatch):
 
 
 def test_mini_en_by_gender_every_analysis(fake, cli, tmp_path):
-    code, out, err = cli("fairness", "-m", A, "-m", B, "-d", "mini_en", "--by", "GENDER",
-                         "--utts", ",".join(MINI_IDS), "-t", "av_noise:1", "-t", "av_noise:3",
-                         "--bootstrap", "200", "--permutations", "500", "--min-count", "1",
-                         "--out", str(tmp_path / "out"), "-q")
+    code, out, err = cli(
+        "fairness",
+        "-m",
+        A,
+        "-m",
+        B,
+        "-d",
+        "mini_en",
+        "--by",
+        "GENDER",
+        "--utts",
+        ",".join(MINI_IDS),
+        "-t",
+        "av_noise:1",
+        "-t",
+        "av_noise:3",
+        "--bootstrap",
+        "200",
+        "--permutations",
+        "500",
+        "--min-count",
+        "1",
+        "--out",
+        str(tmp_path / "out"),
+        "-q",
+    )
     assert code == 0, err
     # every model on every condition once: clean + 2 severities, derived from the subset
     assert sorted((m, i.split("__")[1]) for m, i, _ in fake) == sorted(
-        (m, c) for m in (A, B) for c in ("av_noise-1", "av_noise-3", "clean"))
+        (m, c) for m in (A, B) for c in ("av_noise-1", "av_noise-3", "clean")
+    )
     j = json.loads((tmp_path / "out" / "fairness.json").read_text())
     assert j["format"] == "asrbench-fairness-v1" and j["by"] == "GENDER"
-    assert j["analyses"] == ["accuracy", "lwerr", "robustness", "metamorphic", "differential",
-                             "localiser"]
+    assert j["analyses"] == [
+        "accuracy",
+        "lwerr",
+        "robustness",
+        "metamorphic",
+        "differential",
+        "localiser",
+    ]
     assert {g["group"]: g["n_speakers"] for g in j["groups"]} == {"F": 2, "M": 3}
     acc = {(a["model"], r["group"]): r for a in j["accuracy"] for r in a["groups"]}
     assert acc[(B, "F")]["rate"] == 0 and acc[(A, "F")]["rate"] > 0 == acc[(A, "M")]["rate"]
@@ -116,9 +164,28 @@ def test_mini_en_by_gender_every_analysis(fake, cli, tmp_path):
 
 
 def test_reference_free_dataset_runs_the_reference_free_analyses(fake, cli, tmp_path):
-    code, out, err = cli("fairness", "-m", A, "-m", B, "-d", "ls_gender", "--by", "GENDER",
-                         "--per-speaker", "1", "-t", "av_noise:2", "--bootstrap", "50",
-                         "--permutations", "300", "--out", str(tmp_path / "o"), "-q")
+    code, out, err = cli(
+        "fairness",
+        "-m",
+        A,
+        "-m",
+        B,
+        "-d",
+        "ls_gender",
+        "--by",
+        "GENDER",
+        "--per-speaker",
+        "1",
+        "-t",
+        "av_noise:2",
+        "--bootstrap",
+        "50",
+        "--permutations",
+        "300",
+        "--out",
+        str(tmp_path / "o"),
+        "-q",
+    )
     assert code == 0, err
     j = json.loads((tmp_path / "o" / "fairness.json").read_text())
     assert j["dataset"]["reference_free"] and j["options"]["metric"] is None
@@ -132,9 +199,26 @@ def test_reference_free_dataset_runs_the_reference_free_analyses(fake, cli, tmp_
 
 
 def test_resample_auto_gives_a_16_khz_model_a_copy_of_an_8_khz_dataset(fake, cli, tmp_path):
-    code, _, err = cli("fairness", "-m", A, "-d", "fsdd_accents", "--by", "ACCENT",
-                       "--per-speaker", "2", "--bootstrap", "20", "--permutations", "20",
-                       "--resample", "auto", "--out", str(tmp_path / "o"), "-q")
+    code, _, err = cli(
+        "fairness",
+        "-m",
+        A,
+        "-d",
+        "fsdd_accents",
+        "--by",
+        "ACCENT",
+        "--per-speaker",
+        "2",
+        "--bootstrap",
+        "20",
+        "--permutations",
+        "20",
+        "--resample",
+        "auto",
+        "--out",
+        str(tmp_path / "o"),
+        "-q",
+    )
     assert code == 0, err
     ((model, ds_id, rate),) = fake
     assert rate == 16000 and ds_id.endswith("__sr16000")
@@ -150,26 +234,43 @@ def test_resample_auto_gives_a_16_khz_model_a_copy_of_an_8_khz_dataset(fake, cli
     assert "group 'BEL/French' of ACCENT in fsdd_accents is small" in err
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["-d", "fsdd_accents", "--by", "ACCNT"],
-     "dataset fsdd_accents has no column 'ACCNT'; its metadata columns: SPEAKER, GENDER, "
-     "ACCENT, LANGUAGE"),
-    (["-d", "ls_gender", "--by", "GENDER"], "dataset ls_gender is reference-free"),
-    (["-d", "ls_gender", "--by", "GENDER", "--analyses", "accuracy"],
-     "dataset ls_gender is reference-free (no TEXT), but accuracy needs references"),
-    (["-d", "ls_gender", "--by", "GENDER", "-t", "av_noise", "--metric", "ter"],
-     "--metric ter: dataset ls_gender is reference-free"),
-    (["-d", "ls_gender", "--by", "GENDER", "-t", "av_noise", "--analyses", "differential"],
-     "differential testing compares two recognisers: give two models"),
-    (["-d", "fsdd_accents", "--by", "ACCENT", "--base", "French"],
-     "--base 'French' is not a value of ACCENT in dataset fsdd_accents; its values: "
-     "BEL/French, DEU/German, GRC/Greek, USA/neutral"),
-    (["-d", "fsdd_accents", "--by", "GENDER"],
-     "column GENDER of dataset fsdd_accents has a single value 'M'"),
-    (["-d", "fsdd_accents", "--by", "ACCENT", "--analyses", "lwerr"],
-     "LWERR compares two groups: give --base"),
-    (["-d", "fsdd_accents", "--by", "ACCENT", "-t", "av_nois"], "unknown perturbation"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["-d", "fsdd_accents", "--by", "ACCNT"],
+            "dataset fsdd_accents has no column 'ACCNT'; its metadata columns: SPEAKER, GENDER, "
+            "ACCENT, LANGUAGE",
+        ),
+        (["-d", "ls_gender", "--by", "GENDER"], "dataset ls_gender is reference-free"),
+        (
+            ["-d", "ls_gender", "--by", "GENDER", "--analyses", "accuracy"],
+            "dataset ls_gender is reference-free (no TEXT), but accuracy needs references",
+        ),
+        (
+            ["-d", "ls_gender", "--by", "GENDER", "-t", "av_noise", "--metric", "ter"],
+            "--metric ter: dataset ls_gender is reference-free",
+        ),
+        (
+            ["-d", "ls_gender", "--by", "GENDER", "-t", "av_noise", "--analyses", "differential"],
+            "differential testing compares two recognisers: give two models",
+        ),
+        (
+            ["-d", "fsdd_accents", "--by", "ACCENT", "--base", "French"],
+            "--base 'French' is not a value of ACCENT in dataset fsdd_accents; its values: "
+            "BEL/French, DEU/German, GRC/Greek, USA/neutral",
+        ),
+        (
+            ["-d", "fsdd_accents", "--by", "GENDER"],
+            "column GENDER of dataset fsdd_accents has a single value 'M'",
+        ),
+        (
+            ["-d", "fsdd_accents", "--by", "ACCENT", "--analyses", "lwerr"],
+            "LWERR compares two groups: give --base",
+        ),
+        (["-d", "fsdd_accents", "--by", "ACCENT", "-t", "av_nois"], "unknown perturbation"),
+    ],
+)
 def test_bad_requests_fail_before_anything_runs(fake, cli, args, message):
     code, out, err = cli("fairness", "-m", A, *args)
     assert code == 2 and message in err and "Traceback" not in err
@@ -182,9 +283,24 @@ def test_a_model_given_as_a_folder_is_named_by_its_id(fake, cli, tmp_path):
     from asrbench.settings import REPO_ROOT
 
     folder = str(REPO_ROOT / "models" / A)
-    code, out, err = cli("fairness", "-m", folder, "-d", "mini_en", "--by", "GENDER",
-                         "--utts", ",".join(MINI_IDS), "--analyses", "accuracy",
-                         "--bootstrap", "50", "--permutations", "50", "-q")
+    code, out, err = cli(
+        "fairness",
+        "-m",
+        folder,
+        "-d",
+        "mini_en",
+        "--by",
+        "GENDER",
+        "--utts",
+        ",".join(MINI_IDS),
+        "--analyses",
+        "accuracy",
+        "--bootstrap",
+        "50",
+        "--permutations",
+        "50",
+        "-q",
+    )
     assert code == 0, err
     assert [m for m, _, _ in fake] == [folder]  # run by the reference given
     (target,) = (tmp_path / "results" / "fairness" / "mini_en" / A).glob("GENDER__sub*")
@@ -196,7 +312,8 @@ def test_a_model_given_as_a_folder_is_named_by_its_id(fake, cli, tmp_path):
 def test_the_same_model_twice_is_refused(fake, cli):
     from asrbench.settings import REPO_ROOT
 
-    code, _, err = cli("fairness", "-m", A, "-m", str(REPO_ROOT / "models" / A), "-d",
-                       "mini_en", "--by", "GENDER")
+    code, _, err = cli(
+        "fairness", "-m", A, "-m", str(REPO_ROOT / "models" / A), "-d", "mini_en", "--by", "GENDER"
+    )
     assert code == 2 and "given twice" in err and "Traceback" not in err
     assert fake == []

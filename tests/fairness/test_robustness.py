@@ -9,8 +9,9 @@ from asrbench.fairness.robustness import Condition, robustness_disparity
 from tests.fairness import synth
 
 SPK = {**{f"f{i}": "F" for i in range(5)}, **{f"m{i}": "M" for i in range(5)}}
-CONDS = [Condition("clean", "clean", 0)] + [Condition(f"av_noise:{s}", "av_noise", s)
-                                            for s in range(1, 6)]
+CONDS = [Condition("clean", "clean", 0)] + [
+    Condition(f"av_noise:{s}", "av_noise", s) for s in range(1, 6)
+]
 
 
 def _grid(f_rate, m_rate):
@@ -23,8 +24,9 @@ def _grid(f_rate, m_rate):
 
 def test_a_gap_growing_with_severity_has_the_planted_slope():
     g, err, den = _grid(lambda s: 10 + 5 * s, lambda s: 10 + s)
-    out = robustness_disparity(g, CONDS, err, den, base=g.index("M"),
-                               compares=[g.index("F")], reps=100, perms=10000)
+    out = robustness_disparity(
+        g, CONDS, err, den, base=g.index("M"), compares=[g.index("F")], reps=100, perms=10000
+    )
     (slope,) = out["slopes"]
     assert slope["slope"] == pytest.approx(0.04)  # (5 - 1) points per step, in rate units
     assert slope["severities"] == [0, 1, 2, 3, 4, 5]
@@ -40,8 +42,9 @@ def test_a_gap_growing_with_severity_has_the_planted_slope():
 
 def test_fair_under_noise_means_a_flat_gap():
     g, err, den = _grid(lambda s: 20 + 3 * s, lambda s: 10 + 3 * s)  # gap 0.1 everywhere
-    out = robustness_disparity(g, CONDS, err, den, base=g.index("M"),
-                               compares=[g.index("F")], reps=50, perms=500)
+    out = robustness_disparity(
+        g, CONDS, err, den, base=g.index("M"), compares=[g.index("F")], reps=50, perms=500
+    )
     (slope,) = out["slopes"]
     assert slope["slope"] == pytest.approx(0.0, abs=1e-12)
     assert slope["p_value"] == pytest.approx(1.0)

@@ -40,7 +40,8 @@ def test_relabellings_are_enumerated_exactly_when_few():
     rel = stats.label_matrix(np.array([0, 0, 1, 1]), 2, 100, np.random.default_rng(0))
     assert rel.exact and rel.n == 6
     assert {tuple(r) for r in rel.labels} == {
-        tuple(int(i not in c) for i in range(4)) for c in itertools.combinations(range(4), 2)}
+        tuple(int(i not in c) for i in range(4)) for c in itertools.combinations(range(4), 2)
+    }
     assert all(np.bincount(r).tolist() == [2, 2] for r in rel.labels)
     rnd = stats.label_matrix(np.repeat([0, 1], 10), 2, 100, np.random.default_rng(0))
     assert not rnd.exact and rnd.n == 100

@@ -103,17 +103,26 @@ def tedlium(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
     utts = arctic(shared)[:3]
     rec, times = long_recording([x for _, x, _ in utts])
     d = "TEDLIUM_release-3/legacy/test"
-    stm = [f"TalkOne_2020 1 TalkOne_2020 {t0:.2f} {t1:.2f} <o,f0,male> {text}"
-           for (t0, t1), (_, _, text) in zip(times, utts, strict=True)]
-    stm.insert(1, f"TalkOne_2020 1 inter_segment_gap {times[0][1]:.2f} {times[1][0]:.2f} "
-                  "<o,f0,male> ignore_time_segment_in_scoring")
-    files = {f"{d}/sph/TalkOne_2020.sph": encode(rec, RATE, "NIST", "PCM_16"),
-             f"{d}/stm/TalkOne_2020.stm": ("\n".join(stm) + "\n").encode(),
-             "TEDLIUM_release-3/data/ignored.txt": b"not extracted"}
+    stm = [
+        f"TalkOne_2020 1 TalkOne_2020 {t0:.2f} {t1:.2f} <o,f0,male> {text}"
+        for (t0, t1), (_, _, text) in zip(times, utts, strict=True)
+    ]
+    stm.insert(
+        1,
+        f"TalkOne_2020 1 inter_segment_gap {times[0][1]:.2f} {times[1][0]:.2f} "
+        "<o,f0,male> ignore_time_segment_in_scoring",
+    )
+    files = {
+        f"{d}/sph/TalkOne_2020.sph": encode(rec, RATE, "NIST", "PCM_16"),
+        f"{d}/stm/TalkOne_2020.stm": ("\n".join(stm) + "\n").encode(),
+        "TEDLIUM_release-3/data/ignored.txt": b"not extracted",
+    }
     arc = tar_gz(root / "resources" / "51" / "TEDLIUM_release-3.tgz", files)
-    expect = {f"TalkOne_2020-{round(float(f'{t0:.2f}') * 100):07d}-"
-              f"{round(float(f'{t1:.2f}') * 100):07d}": (round(t1, 2) - round(t0, 2), text)
-              for (t0, t1), (_, _, text) in zip(times, utts, strict=True)}
+    expect = {
+        f"TalkOne_2020-{round(float(f'{t0:.2f}') * 100):07d}-"
+        f"{round(float(f'{t1:.2f}') * 100):07d}": (round(t1, 2) - round(t0, 2), text)
+        for (t0, t1), (_, _, text) in zip(times, utts, strict=True)
+    }
     return root, _mirror(root, {"a": arc}), expect
 
 
@@ -125,8 +134,10 @@ def commonvoice(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
         name = f"common_voice_en_{1000 + i}.mp3"
         data = encode(x, RATE, "MP3")
         files[f"cv-corpus-99.0-2030-01-01/en/clips/{name}"] = data
-        rows.append(f"spk{uid.split('_')[-2] if 'us' in uid else 'x'}\t{name}\t{text}\t2\t0\t"
-                    f"twenties\tmale_masculine\tUnited States English\ten")
+        rows.append(
+            f"spk{uid.split('_')[-2] if 'us' in uid else 'x'}\t{name}\t{text}\t2\t0\t"
+            f"twenties\tmale_masculine\tUnited States English\ten"
+        )
         expect[name[:-4]] = (sf.info(io.BytesIO(data)).frames / RATE, text)
     files["cv-corpus-99.0-2030-01-01/en/test.tsv"] = ("\n".join(rows) + "\n").encode()
     arc = tar_gz(root / "cv-corpus-99.0-2030-01-01-en.tar.gz", files)
@@ -184,20 +195,27 @@ def fsdd(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
     return root, _mirror(root, {"a": arc}), expect
 
 
-AMI_WORDS = '<?xml version="1.0"?>\n<nite:root xmlns:nite="http://nite.sourceforge.net/">{}\n</nite:root>\n'
+AMI_WORDS = (
+    '<?xml version="1.0"?>\n<nite:root xmlns:nite="http://nite.sourceforge.net/">{}\n</nite:root>\n'
+)
 
 
 def ami(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
     """Meeting ES2004a: headset 0 (agent A) and 1 (agent B) carry real speech; 2 and 3 silence."""
     utts = arctic(shared)
-    meetings = [f'<meeting observation="{m}">'
-                '<speaker nxt_agent="A" channel="0" global_name="MEE001"/>'
-                '<speaker nxt_agent="B" channel="1" global_name="FEE002"/>'
-                '<speaker nxt_agent="C" channel="2" global_name="MEE003"/>'
-                '<speaker nxt_agent="D" channel="3" global_name="MEE004"/></meeting>'
-                for m in ["ES2004a"]]
-    ann = {"corpusResources/meetings.xml":
-           f'<?xml version="1.0"?>\n<meetings>{"".join(meetings)}</meetings>\n'.encode()}
+    meetings = [
+        f'<meeting observation="{m}">'
+        '<speaker nxt_agent="A" channel="0" global_name="MEE001"/>'
+        '<speaker nxt_agent="B" channel="1" global_name="FEE002"/>'
+        '<speaker nxt_agent="C" channel="2" global_name="MEE003"/>'
+        '<speaker nxt_agent="D" channel="3" global_name="MEE004"/></meeting>'
+        for m in ["ES2004a"]
+    ]
+    ann = {
+        "corpusResources/meetings.xml": (
+            f'<?xml version="1.0"?>\n<meetings>{"".join(meetings)}</meetings>\n'.encode()
+        )
+    }
     expect, recs = {}, {}
     for agent, ch, spk, part in (("A", 0, "MEE001", utts[:2]), ("B", 1, "FEE002", utts[2:4])):
         rec, times = long_recording([x for _, x, _ in part])
@@ -208,12 +226,16 @@ def ami(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
             step = (t1 - t0) / len(tokens)
             for k, tok in enumerate(tokens):
                 punc = ' punc="true"' if tok in ",." else ""
-                words.append(f'<w nite:id="ES2004a.{agent}.words{n}" '
-                             f'starttime="{t0 + k * step:.3f}" '
-                             f'endtime="{t0 + (k + 1) * step:.3f}"{punc}>{tok}</w>')
+                words.append(
+                    f'<w nite:id="ES2004a.{agent}.words{n}" '
+                    f'starttime="{t0 + k * step:.3f}" '
+                    f'endtime="{t0 + (k + 1) * step:.3f}"{punc}>{tok}</w>'
+                )
                 n += 1
-            segs.append(f'<segment nite:id="ES2004a.sync.{len(segs)}" transcriber_start="{t0}" '
-                        f'transcriber_end="{t1}"/>')
+            segs.append(
+                f'<segment nite:id="ES2004a.sync.{len(segs)}" transcriber_start="{t0}" '
+                f'transcriber_end="{t1}"/>'
+            )
             uid = f"AMI_ES2004a_H{ch:02d}_{spk}_{round(t0 * 100):07d}_{round(t1 * 100):07d}"
             expect[uid] = (t1 - t0, text)
         ann[f"words/ES2004a.{agent}.words.xml"] = AMI_WORDS.format("".join(words)).encode()
@@ -241,14 +263,32 @@ def gigaspeech(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
     for i, ((t0, t1), (_, _, text)) in enumerate(zip(times, utts, strict=True)):
         sid = f"POD0000000001_S{i:07d}"
         tn = text.upper().replace(",", " <COMMA>").replace(".", " <PERIOD>")
-        segs.append({"sid": sid, "begin_time": t0, "end_time": t1, "text_tn": tn,
-                     "subsets": ["{TEST}"] if i < 3 else ["{XL}"]})
+        segs.append(
+            {
+                "sid": sid,
+                "begin_time": t0,
+                "end_time": t1,
+                "text_tn": tn,
+                "subsets": ["{TEST}"] if i < 3 else ["{XL}"],
+            }
+        )
         if i < 3:
             expect[sid] = (t1 - t0, tn)
-    meta = {"audios": [{"aid": "POD0000000001", "path": "audio/podcast/P0000/POD0000000001.opus",
-                        "source": "podcast", "category": "Education", "segments": segs}]}
-    files = {"GigaSpeech/GigaSpeech.json": json.dumps(meta).encode(),
-             "GigaSpeech/audio/podcast/P0000/POD0000000001.opus": encode(rec, RATE, "OGG", "OPUS")}
+    meta = {
+        "audios": [
+            {
+                "aid": "POD0000000001",
+                "path": "audio/podcast/P0000/POD0000000001.opus",
+                "source": "podcast",
+                "category": "Education",
+                "segments": segs,
+            }
+        ]
+    }
+    files = {
+        "GigaSpeech/GigaSpeech.json": json.dumps(meta).encode(),
+        "GigaSpeech/audio/podcast/P0000/POD0000000001.opus": encode(rec, RATE, "OGG", "OPUS"),
+    }
     arc = tar_gz(root / "GigaSpeech.tar.gz", files)
     return arc, [f"GigaSpeech.tar.gz=sha256:{sha256(arc)}"], expect
 
@@ -260,8 +300,10 @@ def earnings21(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
     jfk_text = (shared / "data" / "jfk" / "transcripts.tsv").read_text().splitlines()[1]
     jfk_text = jfk_text.split("\t")[-1]
     head = "token|speaker|ts|endTs|punctuation|case|tags|wer_tags"
-    nlp1 = [head] + [f"{t.rstrip(',.;!?')}|0|||{t[-1] if t[-1] in ',.;!?' else ''}|LC|[]|[]"
-                     for t in jfk_text.split()]
+    nlp1 = [head] + [
+        f"{t.rstrip(',.;!?')}|0|||{t[-1] if t[-1] in ',.;!?' else ''}|LC|[]|[]"
+        for t in jfk_text.split()
+    ]
     utts = arctic(shared)[:2]
     rec, times = long_recording([x for _, x, _ in utts])
     nlp2, expect = [head], {}
@@ -270,21 +312,36 @@ def earnings21(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
         step = (t1 - t0) / len(tokens)
         for k, tok in enumerate(tokens):
             p = tok[-1] if tok[-1] in ",.;!?" else ""
-            nlp2.append(f"{tok.rstrip(',.;!?')}|{spk}|{t0 + k * step:.3f}|"
-                        f"{t0 + (k + 1) * step:.3f}|{p}|LC|[]|[]")
-        expect[f"4330115_{spk:04d}"] = (float(f"{t0 + len(tokens) * step:.3f}") -
-                                        float(f"{t0:.3f}"), text)
+            nlp2.append(
+                f"{tok.rstrip(',.;!?')}|{spk}|{t0 + k * step:.3f}|"
+                f"{t0 + (k + 1) * step:.3f}|{p}|LC|[]|[]"
+            )
+        expect[f"4330115_{spk:04d}"] = (
+            float(f"{t0 + len(tokens) * step:.3f}") - float(f"{t0:.3f}"),
+            text,
+        )
     top = "speech-datasets-main/earnings21"
     mp3 = {n: encode(x, r, "MP3") for n, x, r in (("4320211", jfk, rate), ("4330115", rec, RATE))}
     expect["4320211"] = (sf.info(io.BytesIO(mp3["4320211"])).frames / rate, jfk_text)
-    files = {f"{top}/media/4320211.mp3": mp3["4320211"], f"{top}/media/4330115.mp3": mp3["4330115"],
-             f"{top}/transcripts/nlp_references/4320211.nlp": ("\n".join(nlp1) + "\n").encode(),
-             f"{top}/transcripts/nlp_references/4330115.nlp": ("\n".join(nlp2) + "\n").encode(),
-             "speech-datasets-main/earnings22/README.md": b"not extracted"}
+    files = {
+        f"{top}/media/4320211.mp3": mp3["4320211"],
+        f"{top}/media/4330115.mp3": mp3["4330115"],
+        f"{top}/transcripts/nlp_references/4320211.nlp": ("\n".join(nlp1) + "\n").encode(),
+        f"{top}/transcripts/nlp_references/4330115.nlp": ("\n".join(nlp2) + "\n").encode(),
+        "speech-datasets-main/earnings22/README.md": b"not extracted",
+    }
     arc = zip_file(root / "archive" / "refs" / "heads" / "main.zip", files)
     return root, _mirror(root, {"a": arc}), expect
 
 
-BUILDERS = {"librispeech-test-clean": librispeech, "tedlium3-test": tedlium,
-            "commonvoice": commonvoice, "fleurs": fleurs, "voxpopuli": voxpopuli, "fsdd": fsdd,
-            "ami-ihm-test": ami, "gigaspeech-test": gigaspeech, "earnings21": earnings21}
+BUILDERS = {
+    "librispeech-test-clean": librispeech,
+    "tedlium3-test": tedlium,
+    "commonvoice": commonvoice,
+    "fleurs": fleurs,
+    "voxpopuli": voxpopuli,
+    "fsdd": fsdd,
+    "ami-ihm-test": ami,
+    "gigaspeech-test": gigaspeech,
+    "earnings21": earnings21,
+}

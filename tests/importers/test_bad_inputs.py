@@ -45,8 +45,9 @@ def test_force_never_deletes_a_folder_that_is_not_a_dataset(cli, datasets_dir, w
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "keep.txt").write_text("mine")
-    code, _, err = cli("import", "folder", work, work / "table_bom.tsv", "--id", "x", "--out",
-                       precious, "--force")
+    code, _, err = cli(
+        "import", "folder", work, work / "table_bom.tsv", "--id", "x", "--out", precious, "--force"
+    )
     assert code == 2 and "not a dataset folder" in err
     assert (precious / "keep.txt").read_text() == "mine"
 
@@ -74,8 +75,9 @@ def test_segment_beyond_the_end_of_its_recording(cli, datasets_dir, work):
 
 
 def test_rate_zero(cli, datasets_dir, work):
-    err = _fails(cli, datasets_dir, "folder", work, work / "table_bom.tsv", "--id", "r",
-                 "--rate", "0")
+    err = _fails(
+        cli, datasets_dir, "folder", work, work / "table_bom.tsv", "--id", "r", "--rate", "0"
+    )
     assert "--rate 0" in err and "--rate 16000" in err
 
 
@@ -101,8 +103,7 @@ def test_utf8_bom_table_is_accepted(cli, datasets_dir, work):
 
 
 def test_punctuation_only_reference_imports_with_a_warning(cli, datasets_dir, work):
-    code, out, err = cli("import", "folder", work, work / "table_punctuation_only.tsv", "--id",
-                         "p")
+    code, out, err = cli("import", "folder", work, work / "table_punctuation_only.tsv", "--id", "p")
     assert code == 0, err
     from asrbench.dataset import load_dataset
 

@@ -26,7 +26,7 @@ class _Server:
             def log_message(self, *a: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 path = server.root / self.path.split("?")[0].lstrip("/")
                 if not path.is_file():
                     self.send_error(404)
@@ -71,8 +71,12 @@ def mirror(shared: Path, tmp_path: Path):
 def _archive(base: Path) -> tuple[Path, Archive]:
     path = base / "resources" / "12" / "test-clean.tar.gz"
     data = path.read_bytes()
-    return path, Archive("resources/12/test-clean.tar.gz", size=len(data),
-                         sha256=hashlib.sha256(data).hexdigest(), checksum_source="test")
+    return path, Archive(
+        "resources/12/test-clean.tar.gz",
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        checksum_source="test",
+    )
 
 
 def test_interrupted_download_resumes_with_a_range_request(mirror, tmp_path: Path) -> None:
@@ -119,15 +123,24 @@ def test_truncated_archive_is_detected(mirror, tmp_path: Path) -> None:
         extract(cut, tmp_path / "x", lambda n: True)
 
 
-def test_recipe_interrupted_then_resumed_leaves_nothing_half_done(mirror, tmp_path: Path, cli,
-                                                                  monkeypatch) -> None:
+def test_recipe_interrupted_then_resumed_leaves_nothing_half_done(
+    mirror, tmp_path: Path, cli, monkeypatch
+) -> None:
     base, checksums, expect, server = mirror
     monkeypatch.setenv("ASRBENCH_DATASETS_DIR", str(tmp_path / "datasets"))
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
     path, _ = _archive(base)
     server.cut_after = 1000
-    args = ["import", "librispeech-test-clean", "--from", server.url, "--id", "ls",
-            "--checksum", checksums[0]]
+    args = [
+        "import",
+        "librispeech-test-clean",
+        "--from",
+        server.url,
+        "--id",
+        "ls",
+        "--checksum",
+        checksums[0],
+    ]
     code, _, err = cli(*args)
     assert code == 1 and "rerun the same command to resume" in err
     assert not list((tmp_path / "datasets").glob("*"))
@@ -139,8 +152,9 @@ def test_recipe_interrupted_then_resumed_leaves_nothing_half_done(mirror, tmp_pa
     assert {u.id for u in load_dataset(tmp_path / "datasets" / "ls")} == set(expect)
 
 
-def test_recipe_with_a_truncated_archive_in_the_mirror(mirror, tmp_path: Path, cli,
-                                                       monkeypatch) -> None:
+def test_recipe_with_a_truncated_archive_in_the_mirror(
+    mirror, tmp_path: Path, cli, monkeypatch
+) -> None:
     """No published size: the truncation shows at extraction; the bad copy is dropped."""
     base, _, _, _ = mirror
     monkeypatch.setenv("ASRBENCH_DATASETS_DIR", str(tmp_path / "datasets"))
@@ -148,8 +162,16 @@ def test_recipe_with_a_truncated_archive_in_the_mirror(mirror, tmp_path: Path, c
     path, _ = _archive(base)
     path.write_bytes(path.read_bytes()[:-3000])
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    code, _, err = cli("import", "librispeech-test-clean", "--from", base.as_uri(), "--id", "t",
-                       "--checksum", f"test-clean.tar.gz=sha256:{digest}")
+    code, _, err = cli(
+        "import",
+        "librispeech-test-clean",
+        "--from",
+        base.as_uri(),
+        "--id",
+        "t",
+        "--checksum",
+        f"test-clean.tar.gz=sha256:{digest}",
+    )
     assert code == 1 and "truncated or corrupt" in err
     assert not list((tmp_path / "datasets").glob("*"))
     assert not list((tmp_path / "cache" / "downloads").rglob("test-clean.tar.gz"))

@@ -64,8 +64,18 @@ def test_kaldi_pipes_refused_by_default_and_run_without_shell_when_allowed(tmp_p
     assert {u.id for u in load_dataset(out)} == {"r1", "r2"}
 
 
-@pytest.mark.parametrize("cmd", ["cat a; rm -rf /", "cat a > /tmp/x", "cat $(whoami)",
-                                 "cat `id`", "cat a && ls", "(cat a)", "cat a | | cat"])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "cat a; rm -rf /",
+        "cat a > /tmp/x",
+        "cat $(whoami)",
+        "cat `id`",
+        "cat a && ls",
+        "(cat a)",
+        "cat a | | cat",
+    ],
+)
 def test_shell_features_refused_even_with_pipes(cmd):
     with pytest.raises(ImportProblem):
         parse_pipe(cmd, "wav.scp:1")
@@ -93,33 +103,45 @@ def test_nemo_manifest_with_offsets(tmp_path):
     tone(tmp_path / "wavs" / "short.ogg", 1.0, 16000, fmt="OGG")
     lines = [
         {"audio_filepath": "wavs/long.wav", "offset": 0.0, "duration": 1.0, "text": "a"},
-        {"audio_filepath": "wavs/long.wav", "offset": 1.0, "duration": 2.0, "text": "b",
-         "speaker": "x"},
+        {
+            "audio_filepath": "wavs/long.wav",
+            "offset": 1.0,
+            "duration": 2.0,
+            "text": "b",
+            "speaker": "x",
+        },
         {"audio_filepath": "wavs/short.ogg", "duration": 1.0, "text": "c"},
     ]
     man = tmp_path / "train.json"
     man.write_text("".join(json.dumps(x) + "\n" for x in lines))
     ds = load_dataset(write_dataset(tmp_path / "out", import_nemo(man), dataset_id="n"))
     assert sorted((u.id, round(u.duration, 2)) for u in ds) == [
-        ("long_00000000", 1.0), ("long_00001000", 2.0), ("short", 1.0)]
+        ("long_00000000", 1.0),
+        ("long_00001000", 2.0),
+        ("short", 1.0),
+    ]
 
 
 def test_folder_with_csv_table_and_cli(tmp_path, cli):
     tone(tmp_path / "clips" / "a.wav", 1.0, 48000, channels=2)
     tone(tmp_path / "clips" / "sub" / "b.flac", 0.5, 16000)
     table = tmp_path / "t.csv"
-    table.write_text('file,sentence,gender\nclips/a.wav,"Hello, there",F\n'
-                     "clips/sub/b.flac,bye,M\n")
-    ds = load_dataset(write_dataset(tmp_path / "out", import_folder(tmp_path, table),
-                                    dataset_id="f"))
+    table.write_text('file,sentence,gender\nclips/a.wav,"Hello, there",F\nclips/sub/b.flac,bye,M\n')
+    ds = load_dataset(
+        write_dataset(tmp_path / "out", import_folder(tmp_path, table), dataset_id="f")
+    )
     assert {u.id: (u.text, u.extra["GENDER"]) for u in ds} == {
-        "clips_a": ("Hello, there", "F"), "clips_sub_b": ("bye", "M")}
+        "clips_a": ("Hello, there", "F"),
+        "clips_sub_b": ("bye", "M"),
+    }
     # Through the CLI, into a second folder; an existing one is refused without --force.
-    code, out, err = cli("import", "folder", tmp_path, table, "--id", "f", "--out",
-                         tmp_path / "out")
+    code, out, err = cli(
+        "import", "folder", tmp_path, table, "--id", "f", "--out", tmp_path / "out"
+    )
     assert code == 2 and "--force" in err and "Traceback" not in err
-    code, out, err = cli("import", "folder", tmp_path, table, "--id", "f2", "--out",
-                         tmp_path / "out2")
+    code, out, err = cli(
+        "import", "folder", tmp_path, table, "--id", "f2", "--out", tmp_path / "out2"
+    )
     assert code == 0, err
     assert "imported 2 utterances" in out
 

@@ -22,8 +22,7 @@ def datasets_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _wav(path: Path, seconds: float, rate: int = 16000) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     t = np.arange(int(seconds * rate)) / rate
-    sf.write(path, (0.1 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), rate,
-             subtype="PCM_16")
+    sf.write(path, (0.1 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), rate, subtype="PCM_16")
     return path
 
 
@@ -38,14 +37,16 @@ def _rows(metadata: Path) -> list[dict[str, str]]:
 
 
 def test_folder_table_with_its_own_duration_column_writes_one_measured_duration(
-        cli, datasets_dir: Path, tmp_path: Path) -> None:
+    cli, datasets_dir: Path, tmp_path: Path
+) -> None:
     audio = tmp_path / "in"
     _wav(audio / "a.wav", 0.5)
     _wav(audio / "b.wav", 0.25)
     table = audio / "t.tsv"
     # the user's durations are wrong on purpose: the dataset's DURATION is what the audio holds
-    table.write_text("file\ttext\tduration\tspeaker\na.wav\thello there\t9.9\ts1\n"
-                     "b.wav\tgood day\t\ts2\n")
+    table.write_text(
+        "file\ttext\tduration\tspeaker\na.wav\thello there\t9.9\ts1\nb.wav\tgood day\t\ts2\n"
+    )
     code, out, err = cli("import", "folder", audio, table, "--id", "withdur")
     assert code == 0, err
     meta = datasets_dir / "withdur" / "metadata.tsv"
@@ -59,15 +60,17 @@ def test_folder_table_with_its_own_duration_column_writes_one_measured_duration(
     assert code == 0, (out, err)
 
 
-def test_folder_table_whose_columns_clash_is_refused(cli, datasets_dir: Path,
-                                                     tmp_path: Path) -> None:
+def test_folder_table_whose_columns_clash_is_refused(
+    cli, datasets_dir: Path, tmp_path: Path
+) -> None:
     """Two columns for one dataset column (`file` and `audio`; `speaker` and `Speaker`) would
     write the column twice, or keep one silently: one error naming both."""
     audio = tmp_path / "in"
     _wav(audio / "a.wav", 0.5)
-    for body, clash in (("file\taudio\ttext\na.wav\ta.wav\thi\n", "'file' and 'audio'"),
-                        ("file\ttext\tspeaker\tSpeaker\na.wav\thi\ts1\ts2\n",
-                         "'speaker' and 'Speaker'")):
+    for body, clash in (
+        ("file\taudio\ttext\na.wav\ta.wav\thi\n", "'file' and 'audio'"),
+        ("file\ttext\tspeaker\tSpeaker\na.wav\thi\ts1\ts2\n", "'speaker' and 'Speaker'"),
+    ):
         table = audio / "t.tsv"
         table.write_text(body)
         code, out, err = cli("import", "folder", audio, table, "--id", "clash")
@@ -77,8 +80,9 @@ def test_folder_table_whose_columns_clash_is_refused(cli, datasets_dir: Path,
         assert not list(datasets_dir.iterdir())
 
 
-def test_folder_audio_symlinked_outside_the_folder_is_refused(cli, datasets_dir: Path,
-                                                              tmp_path: Path) -> None:
+def test_folder_audio_symlinked_outside_the_folder_is_refused(
+    cli, datasets_dir: Path, tmp_path: Path
+) -> None:
     """The manifest importers' rule: audio must stay inside its folder, symlinks followed."""
     secret = _wav(tmp_path / "elsewhere" / "private.wav", 0.5)
     audio = tmp_path / "in"
@@ -98,4 +102,3 @@ def test_folder_audio_symlinked_outside_the_folder_is_refused(cli, datasets_dir:
     code, out, err = cli("import", "folder", audio, table, "--id", "linked")
     assert code == 0, err
     assert (datasets_dir / "linked" / "metadata.tsv").is_file()
-

@@ -52,8 +52,7 @@ def test_recipe_from_a_file_mirror(name: str, shared: Path, env: Path, cli) -> N
     recipe = RECIPES[name]
     assert meta["recipe"] == name and meta["licence"] == recipe.licence
     assert meta["citation"] == recipe.citation and meta["url"] == recipe.homepage
-    assert all(a["url"].startswith("file://") and len(a["sha256"]) == 64
-               for a in meta["archives"])
+    assert all(a["url"].startswith("file://") and len(a["sha256"]) == 64 for a in meta["archives"])
     assert all("--checksum" in a["verified"] for a in meta["archives"])
     assert not list((env / "cache" / "extract").iterdir()), "scratch extraction left behind"
     # A rerun finds the verified archives in the cache: no new download.
@@ -61,23 +60,37 @@ def test_recipe_from_a_file_mirror(name: str, shared: Path, env: Path, cli) -> N
     assert code == 0, err
 
 
-def test_recipe_from_an_extracted_copy_and_from_the_archive_path(shared: Path, env: Path,
-                                                                 cli) -> None:
+def test_recipe_from_an_extracted_copy_and_from_the_archive_path(
+    shared: Path, env: Path, cli
+) -> None:
     base, checksums, expect = recipe_mirrors.librispeech(shared, env / "mirror")
     archive = base / "resources" / "12" / "test-clean.tar.gz"
-    code, _, err = cli("import", "librispeech-test-clean", "--from", archive, "--id", "a",
-                       "--checksum", checksums[0])
+    code, _, err = cli(
+        "import",
+        "librispeech-test-clean",
+        "--from",
+        archive,
+        "--id",
+        "a",
+        "--checksum",
+        checksums[0],
+    )
     assert code == 0, err
-    code, _, err = cli("import", "librispeech-test-clean", "--from",
-                       shared / "data" / "librispeech-test-clean-sample", "--id", "b")
+    code, _, err = cli(
+        "import",
+        "librispeech-test-clean",
+        "--from",
+        shared / "data" / "librispeech-test-clean-sample",
+        "--id",
+        "b",
+    )
     assert code == 0, err
     a, b = load_dataset(env / "datasets" / "a"), load_dataset(env / "datasets" / "b")
     assert [(u.id, u.text, u.duration) for u in a] == [(u.id, u.text, u.duration) for u in b]
     assert {u.extra["GENDER"] for u in a} == {"M"}  # from SPEAKERS.TXT, in the archive only
 
 
-def test_the_official_checksum_refuses_a_mirror_that_differs(shared: Path, env: Path,
-                                                             cli) -> None:
+def test_the_official_checksum_refuses_a_mirror_that_differs(shared: Path, env: Path, cli) -> None:
     base, _, _ = recipe_mirrors.librispeech(shared, env / "mirror")
     code, _, err = cli("import", "librispeech-test-clean", "--from", base.as_uri(), "--id", "x")
     assert code == 1 and "does not match the published" in err

@@ -12,7 +12,7 @@ from asrbench.dataset import Dataset, load_dataset
 
 # tests/stubs/ holds the loopback vendor servers shared by these tests and ops/serve's.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from stubs.vendors import sha  # noqa: E402
+from stubs.vendors import sha
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +36,7 @@ def transcripts(mini: Dataset, few: list) -> dict[str, str]:
 def stub_factory() -> Iterator:
     made = []
 
-    def make(cls, transcripts):  # noqa: ANN001, ANN202
+    def make(cls, transcripts):
         stub = cls(transcripts)
         made.append(stub)
         return stub

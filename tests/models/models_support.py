@@ -11,7 +11,8 @@ from asrbench.settings import REPO_ROOT
 def _load_require() -> Callable[[str, bool, str], None]:
     """tests/conftest.py's `require`; loaded by path because `tests` is not a package."""
     spec = importlib.util.spec_from_file_location(
-        "_asrbench_root_conftest_models", REPO_ROOT / "tests" / "conftest.py")
+        "_asrbench_root_conftest_models", REPO_ROOT / "tests" / "conftest.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.require

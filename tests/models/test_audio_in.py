@@ -41,8 +41,10 @@ def write(path, samples: np.ndarray, rate: int, width: int, channels: int) -> No
         w.writeframes(raw)
 
 
-@pytest.mark.parametrize("rate,width,channels", [(16000, 2, 1), (8000, 2, 1), (44100, 2, 2),
-                                                 (22050, 3, 1), (48000, 4, 2), (8000, 1, 1)])
+@pytest.mark.parametrize(
+    "rate,width,channels",
+    [(16000, 2, 1), (8000, 2, 1), (44100, 2, 2), (22050, 3, 1), (48000, 4, 2), (8000, 1, 1)],
+)
 def test_any_pcm_wav_becomes_16k_mono_float(audio, tmp_path, rate, width, channels):
     t = np.arange(int(rate * 0.5)) / rate
     tone = 0.5 * np.sin(2 * np.pi * 440 * t)

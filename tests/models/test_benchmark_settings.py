@@ -14,11 +14,26 @@ from asrbench.settings import REPO_ROOT
 
 
 def _bench(tmp: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    cmd = [str(REPO_ROOT / "ops" / "benchmark"), "-m", "openai_api_en", "-d", "mini_en",
-           "--runner", "local", "--max-utts", "4", "--no-progress",
-           "--results", str(tmp / "results"), "--cache", str(tmp / "cache"), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **env})
+    cmd = [
+        str(REPO_ROOT / "ops" / "benchmark"),
+        "-m",
+        "openai_api_en",
+        "-d",
+        "mini_en",
+        "--runner",
+        "local",
+        "--max-utts",
+        "4",
+        "--no-progress",
+        "--results",
+        str(tmp / "results"),
+        "--cache",
+        str(tmp / "cache"),
+        *args,
+    ]
+    return subprocess.run(
+        cmd, capture_output=True, text=True, timeout=600, env={**os.environ, **env}
+    )
 
 
 def test_env_setting_reaches_the_program_and_secret_stays_out(mini, tmp_path):
@@ -27,14 +42,16 @@ def test_env_setting_reaches_the_program_and_secret_stays_out(mini, tmp_path):
     all_refs = OpenAIStub({sha(mini.audio_path(u).read_bytes()): u.text for u in mini})
     try:
         key = OpenAIStub.key
-        p = _bench(tmp_path, "--env", f"OPENAI_BASE_URL={all_refs.url}/v1",
-                   env={"OPENAI_API_KEY": key})
+        p = _bench(
+            tmp_path, "--env", f"OPENAI_BASE_URL={all_refs.url}/v1", env={"OPENAI_API_KEY": key}
+        )
         assert p.returncode == 0, p.stderr
         assert "WER 0.00%" in p.stdout
         run = json.loads(next((tmp_path / "results").rglob("run.json")).read_text())
         assert f"{all_refs.url}/v1" in json.dumps(run)  # the setting is part of provenance
-        everything = "\n".join(f.read_text(errors="replace")
-                               for f in tmp_path.rglob("*") if f.is_file())
+        everything = "\n".join(
+            f.read_text(errors="replace") for f in tmp_path.rglob("*") if f.is_file()
+        )
         assert key not in everything and key not in p.stdout + p.stderr
     finally:
         all_refs.close()

@@ -33,8 +33,14 @@ def test_every_folder_is_a_model():
     assert {p.name for p in FOLDERS} == {p.name for p in model_dirs(MODELS)}
     models, problems = load_all(MODELS)
     assert not problems
-    assert {m.id for m in models} >= {"whisper_tiny_en", "whisper_base", "pocketsphinx_en",
-                                      "openai_api_en", "google_stt_en", "azure_speech_en"}
+    assert {m.id for m in models} >= {
+        "whisper_tiny_en",
+        "whisper_base",
+        "pocketsphinx_en",
+        "openai_api_en",
+        "google_stt_en",
+        "azure_speech_en",
+    }
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
@@ -52,8 +58,12 @@ def test_folder_follows_contract(folder: Path):
     dockerfile = render_dockerfile(model)
     entry = re.search(r"^ENTRYPOINT (\[.*\])$", dockerfile, re.M)
     assert entry and json.loads(entry.group(1))[-1] == f"/opt/model/{card.program}"
-    copied = [name for line in re.findall(r"^COPY (\[.*\])$", dockerfile, re.M)
-              for name in json.loads(line)[:-1] if name != ".weights/"]  # user weights
+    copied = [
+        name
+        for line in re.findall(r"^COPY (\[.*\])$", dockerfile, re.M)
+        for name in json.loads(line)[:-1]
+        if name != ".weights/"
+    ]  # user weights
     assert sorted(copied) == sorted(sources)  # every module the program may import
     # Hermetic builds need exact pins.
     for line in (folder / "requirements.txt").read_text().splitlines():
@@ -61,8 +71,16 @@ def test_folder_follows_contract(folder: Path):
         assert not line or re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[\w.\-]+", line), line
     # Table II of the SpeechColab paper, plus licence, training data, languages, decoding.
     raw = card.to_dict()
-    for key in ("type", "architecture", "parameters", "size_bytes", "licence", "languages",
-                "training_data", "decoding"):
+    for key in (
+        "type",
+        "architecture",
+        "parameters",
+        "size_bytes",
+        "licence",
+        "languages",
+        "training_data",
+        "decoding",
+    ):
         assert key in raw and raw[key] != "", f"{folder.name}: card lacks {key}"
     if card.type == "open-source":
         assert not card.network and not card.secrets
@@ -85,8 +103,7 @@ def test_card_api_defaults_match_the_client():
     import sys
 
     sys.path.insert(0, str(MODELS / "_common"))  # apiclient imports its sibling `contract`
-    spec = importlib.util.spec_from_file_location("_apiclient", MODELS / "_common" /
-                                                  "apiclient.py")
+    spec = importlib.util.spec_from_file_location("_apiclient", MODELS / "_common" / "apiclient.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
     try:
@@ -100,16 +117,21 @@ def test_card_api_defaults_match_the_client():
 
 
 def test_ops_models_table_and_json(repo_root):
-    out = subprocess.run([str(repo_root / "ops" / "models"), "--json"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [str(repo_root / "ops" / "models"), "--json"], capture_output=True, text=True, check=True
+    ).stdout
     cards = {c["id"]: c for c in json.loads(out)}
     assert cards["whisper_base"]["decoding"]["language"] == "en"
     assert cards["openai_api_en"]["secrets"] == ["OPENAI_API_KEY"]
-    assert cards["openai_api_en"]["image"]["shared"] == ["contract.py", "apiclient.py",
-                                                         "openai_transcribe.py"]
+    assert cards["openai_api_en"]["image"]["shared"] == [
+        "contract.py",
+        "apiclient.py",
+        "openai_transcribe.py",
+    ]
     assert all(len(c["source_hash"]) == 64 for c in cards.values())
-    text = subprocess.run([str(repo_root / "ops" / "models")], capture_output=True, text=True,
-                          check=True).stdout
+    text = subprocess.run(
+        [str(repo_root / "ops" / "models")], capture_output=True, text=True, check=True
+    ).stdout
     models, _ = load_all(MODELS)
     assert text == markdown([summary_row(m) for m in models], SUMMARY_COLUMNS)
     assert "| whisper_tiny_en | open-source | whisper |" in text
@@ -119,8 +141,9 @@ def test_ops_models_reports_a_broken_card(tmp_path, repo_root):
     bad = tmp_path / "broken_model"
     bad.mkdir()
     (bad / "model.yaml").write_text("id: broken_model\nname: x\n")
-    proc = subprocess.run([str(repo_root / "ops" / "models"), "--root", str(tmp_path)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(repo_root / "ops" / "models"), "--root", str(tmp_path)], capture_output=True, text=True
+    )
     assert proc.returncode == 2, proc.stderr
     line = proc.stderr.strip()
     assert "\n" not in line and "Traceback" not in line

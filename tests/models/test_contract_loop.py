@@ -71,9 +71,13 @@ def tiny(tmp_path: Path):
         return path
 
     def run(utts: dict[str, str], **env: str) -> tuple[int, str, dict[str, dict[str, str]]]:
-        proc = subprocess.run([sys.executable, str(program), str(wav_list(utts)), str(out)],
-                              env={**os.environ, **env}, capture_output=True, text=True,
-                              timeout=300)
+        proc = subprocess.run(
+            [sys.executable, str(program), str(wav_list(utts)), str(out)],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         return proc.returncode, proc.stderr, results(out)
 
     run.program, run.out, run.wav_list = program, out, wav_list  # type: ignore[attr-defined]
@@ -120,8 +124,9 @@ def test_resume_skips_done_ids_and_drops_a_torn_line(tiny):
 
 
 def test_timeout_cuts_a_hang_in_native_code_and_the_rest_is_transcribed(tiny):
-    rc, err, got = tiny({"a": "alpha", "h": "hang", "b": "bad", "c": "gamma"},
-                        ASRBENCH_UTT_TIMEOUT=TIMEOUT)
+    rc, err, got = tiny(
+        {"a": "alpha", "h": "hang", "b": "bad", "c": "gamma"}, ASRBENCH_UTT_TIMEOUT=TIMEOUT
+    )
     assert rc == 0, err
     assert got["failed"] == {"h": f"timeout after {TIMEOUT} s", "b": "ValueError: unreadable audio"}
     assert set(got["hyp"]) == {"a", "c"}
@@ -131,8 +136,9 @@ def test_timeout_cuts_a_hang_in_native_code_and_the_rest_is_transcribed(tiny):
 
 
 def test_the_test_hook_hangs_a_chosen_utterance_in_native_code(tiny):
-    rc, err, got = tiny({"a": "alpha", "b": "beta"}, ASRBENCH_UTT_TIMEOUT=TIMEOUT,
-                        ASRBENCH_TEST_HANG_ID="a")
+    rc, err, got = tiny(
+        {"a": "alpha", "b": "beta"}, ASRBENCH_UTT_TIMEOUT=TIMEOUT, ASRBENCH_TEST_HANG_ID="a"
+    )
     assert rc == 0, err
     assert got["failed"] == {"a": f"timeout after {TIMEOUT} s"}
     assert set(got["hyp"]) == {"b"}
@@ -163,13 +169,18 @@ def test_a_load_error_is_one_line_with_status_2(tiny, timeout):
 def test_a_bad_timeout_value_is_one_line_with_status_2(tiny, value):
     rc, err, _ = tiny({"a": "alpha"}, ASRBENCH_UTT_TIMEOUT=value)
     assert rc == 2
-    assert err.strip() == (f"tiny: ASRBENCH_UTT_TIMEOUT={value!r}: expected a number of "
-                           "seconds >= 0")
+    assert err.strip() == (
+        f"tiny: ASRBENCH_UTT_TIMEOUT={value!r}: expected a number of seconds >= 0"
+    )
 
 
 def test_a_missing_wav_list_is_one_line_with_status_2(tiny, tmp_path):
-    proc = subprocess.run([sys.executable, str(tiny.program), str(tmp_path / "nope.lst"),
-                           str(tiny.out)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, str(tiny.program), str(tmp_path / "nope.lst"), str(tiny.out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "nope.lst" in proc.stderr
 
@@ -186,11 +197,14 @@ def test_streamed_wav_list_is_transcribed_line_by_line(tiny, tmp_path, timeout):
     for uid, what in {"a": "alpha", "h": "hang", "b": "beta"}.items():
         audio[uid] = tmp_path / f"{uid}.txt"
         audio[uid].write_text(what)
-    proc = subprocess.Popen([sys.executable, str(tiny.program), str(fifo), str(tiny.out)],
-                            env={**os.environ, "TINY_PROGRESS": str(progress),
-                                 "ASRBENCH_UTT_TIMEOUT": timeout},
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(tiny.program), str(fifo), str(tiny.out)],
+        env={**os.environ, "TINY_PROGRESS": str(progress), "ASRBENCH_UTT_TIMEOUT": timeout},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
+
         def next_done() -> str:
             ready, _, _ = select.select([heard], [], [], 120)
             assert ready, "the program did not transcribe the line it was sent"

@@ -13,21 +13,36 @@ MODELS = REPO_ROOT / "models"
 
 def test_no_card_repeats_the_default_retry_policy():
     defaults = ApiPolicy().model_dump()
-    copies = [d.name for d in model_dirs(MODELS)
-              if ApiPolicy(**(yaml.safe_load((d / "model.yaml").read_text()).get("api")
-                              or {"max_attempts": 1})).model_dump() == defaults]
+    copies = [
+        d.name
+        for d in model_dirs(MODELS)
+        if ApiPolicy(
+            **(yaml.safe_load((d / "model.yaml").read_text()).get("api") or {"max_attempts": 1})
+        ).model_dump()
+        == defaults
+    ]
     assert copies == []
 
 
 def test_a_commercial_card_without_api_runs_the_defaults():
-    base = {"id": "x_en", "name": "X", "family": "commercial", "architecture": "remote",
-            "licence": "proprietary", "languages": ["en"], "sample_rate": 16000,
-            "program": "transcribe.py", "network": True, "secrets": ["X_API_KEY"]}
+    base = {
+        "id": "x_en",
+        "name": "X",
+        "family": "commercial",
+        "architecture": "remote",
+        "licence": "proprietary",
+        "languages": ["en"],
+        "sample_rate": 16000,
+        "program": "transcribe.py",
+        "network": True,
+        "secrets": ["X_API_KEY"],
+    }
     card = ModelCard.model_validate({**base, "type": "commercial-api"})
     assert card.api == ApiPolicy()
     assert card.to_dict()["api"] == ApiPolicy().model_dump()  # recorded in run.json as before
-    changed = ModelCard.model_validate({**base, "type": "commercial-api",
-                                        "api": {"concurrency": 1}})
+    changed = ModelCard.model_validate(
+        {**base, "type": "commercial-api", "api": {"concurrency": 1}}
+    )
     assert changed.api == ApiPolicy(concurrency=1)
     local = {k: v for k, v in base.items() if k not in ("network", "secrets")}
     assert ModelCard.model_validate(local).api is None

@@ -41,8 +41,9 @@ def tsv(path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("model_id", FAMILIES)
-def test_a_hung_utterance_is_failed_by_the_timeout_and_the_rest_transcribed(model_id, mini,
-                                                                           tmp_path):
+def test_a_hung_utterance_is_failed_by_the_timeout_and_the_rest_transcribed(
+    model_id, mini, tmp_path
+):
     utts = sorted(mini.utterances, key=lambda u: u.duration)[:3]
     hung = utts[1].id
     model, runner = resolve_model(model_id), LocalRunner()

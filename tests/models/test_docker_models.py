@@ -88,7 +88,8 @@ print("probe: done", file=sys.stderr)
 def make_probe(root: Path, model_id: str, secrets: list[str]) -> Path:
     folder = root / model_id
     folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(textwrap.dedent(f"""\
+    (folder / "model.yaml").write_text(
+        textwrap.dedent(f"""\
         id: {model_id}
         name: secrets probe
         family: test
@@ -101,7 +102,8 @@ def make_probe(root: Path, model_id: str, secrets: list[str]) -> Path:
         network: {"true" if secrets else "false"}
         secrets: [{", ".join(secrets)}]
         memory: 256m
-        """))
+        """)
+    )
     (folder / "requirements.txt").write_text("# none\n")
     (folder / "probe.py").write_text(PROBE)  # a card plus a program: the image is rendered
     return folder
@@ -132,8 +134,7 @@ def test_local_family_ter_on_mini_en_in_docker(model_id, docker_runner, mini, tm
     assert all(float(timing[u.id].split("\t")[0]) > 0 for u in utts)
 
 
-def test_declared_secret_reaches_only_its_model(docker_runner, repo_root, tmp_path,
-                                                monkeypatch):
+def test_declared_secret_reaches_only_its_model(docker_runner, repo_root, tmp_path, monkeypatch):
     secret, other = "s3cr3t-value-DECLARED-4242", "s3cr3t-value-UNDECLARED-1717"
     monkeypatch.setenv("ASRBENCH_PROBE_SECRET", secret)
     monkeypatch.setenv("ASRBENCH_PROBE_UNDECLARED", other)
@@ -147,10 +148,26 @@ def test_declared_secret_reaches_only_its_model(docker_runner, repo_root, tmp_pa
         # The platform's own command, so run.json, logs and cached hypotheses are covered too;
         # a private cache makes sure the container really runs.
         proc = subprocess.run(
-            [str(repo_root / "ops" / "benchmark"), "-m", str(folder), "-d", "mini_en",
-             "--runner", "docker", "--results", str(results), "--cache", str(cache),
-             "--max-utts", "3", "--no-progress"],
-            capture_output=True, text=True, timeout=600)
+            [
+                str(repo_root / "ops" / "benchmark"),
+                "-m",
+                str(folder),
+                "-d",
+                "mini_en",
+                "--runner",
+                "docker",
+                "--results",
+                str(results),
+                "--cache",
+                str(cache),
+                "--max-utts",
+                "3",
+                "--no-progress",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         out = proc.stdout + proc.stderr
         assert secret not in out and other not in out
         result_files = [p for p in [*results.rglob("*"), *cache.rglob("*")] if p.is_file()]
@@ -175,15 +192,19 @@ API_UNREACHABLE = {  # the container's own loopback, where nothing listens: a dr
     "speechmatics_en": {"SPEECHMATICS_BASE_URL": "http://127.0.0.1:9"},
     "revai_en": {"REVAI_BASE_URL": "http://127.0.0.1:9"},
     "openai_compatible": {"OPENAI_COMPATIBLE_BASE_URL": "http://127.0.0.1:9/v1"},
-    "aws_transcribe_en": {"AWS_TRANSCRIBE_ENDPOINT_URL": "http://127.0.0.1:9",
-                          "AWS_S3_ENDPOINT_URL": "http://127.0.0.1:9",
-                          "AWS_TRANSCRIBE_BUCKET": "b", "AWS_EC2_METADATA_DISABLED": "true"},
+    "aws_transcribe_en": {
+        "AWS_TRANSCRIBE_ENDPOINT_URL": "http://127.0.0.1:9",
+        "AWS_S3_ENDPOINT_URL": "http://127.0.0.1:9",
+        "AWS_TRANSCRIBE_BUCKET": "b",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    },
 }
 
 
 @pytest.mark.parametrize("model_id", sorted(API_UNREACHABLE))
-def test_api_wrapper_image_records_failures_per_utterance(model_id, docker_runner, mini,
-                                                          tmp_path, monkeypatch):
+def test_api_wrapper_image_records_failures_per_utterance(
+    model_id, docker_runner, mini, tmp_path, monkeypatch
+):
     """The wrapper's image builds hermetically and runs; an unreachable endpoint is retried,
     then each utterance is recorded in failed.tsv (never an empty hypothesis)."""
     for secret in resolve_model(model_id).card.secrets:
@@ -191,9 +212,14 @@ def test_api_wrapper_image_records_failures_per_utterance(model_id, docker_runne
     from asrbench.runners import RunOptions
 
     utts = sorted(mini.utterances, key=lambda u: u.duration)[:2]
-    options = RunOptions(timeout_s=300, env={**API_UNREACHABLE[model_id],
-                                             "ASRBENCH_API_MAX_ATTEMPTS": "2",
-                                             "ASRBENCH_API_BACKOFF_S": "0.05"})
+    options = RunOptions(
+        timeout_s=300,
+        env={
+            **API_UNREACHABLE[model_id],
+            "ASRBENCH_API_MAX_ATTEMPTS": "2",
+            "ASRBENCH_API_BACKOFF_S": "0.05",
+        },
+    )
     result = docker_runner.run(resolve_model(model_id), mini, tmp_path, utts, options)
     failed = read_tsv_pairs(result.result_dir / "failed.tsv")
     assert set(failed) == {u.id for u in utts}
@@ -205,12 +231,34 @@ def test_api_wrapper_image_records_failures_per_utterance(model_id, docker_runne
 def test_benchmark_then_measured_table(docker_runner, repo_root, tmp_path):
     """The README's table path: ops/benchmark records RTF and latency, ops/models shows them."""
     results = tmp_path / "results"
-    subprocess.run([str(repo_root / "ops" / "benchmark"), "-m", "pocketsphinx_en", "-d",
-                    "mini_en", "--runner", "docker", "--results", str(results), "--cache",
-                    str(tmp_path / "cache"), "--max-utts", "3", "--no-progress"],
-                   check=True, capture_output=True, text=True, timeout=600)
-    out = subprocess.run([str(repo_root / "ops" / "models"), "--results", str(results), "--json"],
-                         check=True, capture_output=True, text=True).stdout
+    subprocess.run(
+        [
+            str(repo_root / "ops" / "benchmark"),
+            "-m",
+            "pocketsphinx_en",
+            "-d",
+            "mini_en",
+            "--runner",
+            "docker",
+            "--results",
+            str(results),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--max-utts",
+            "3",
+            "--no-progress",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = subprocess.run(
+        [str(repo_root / "ops" / "models"), "--results", str(results), "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     import json
 
     (row,) = json.loads(out)
@@ -248,8 +296,13 @@ def test_multilingual_whisper_on_real_french_speech(docker_runner, tmp_path):
 
     mini_fr = load_dataset(REPO_ROOT / "datasets" / "mini_fr")
     utts = sorted(mini_fr.utterances, key=lambda u: u.duration)[:3]
-    result = docker_runner.run(resolve_model("whisper_base"), mini_fr, tmp_path, utts,
-                               RunOptions(env={"ASRBENCH_LANGUAGE": "fr"}))
+    result = docker_runner.run(
+        resolve_model("whisper_base"),
+        mini_fr,
+        tmp_path,
+        utts,
+        RunOptions(env={"ASRBENCH_LANGUAGE": "fr"}),
+    )
     hyps = read_tsv_pairs(result.hyp_path)
     ref = [w for u in utts for w in words(u.text)]
     heard = {w for u in utts for w in words(hyps[u.id])}
@@ -261,8 +314,13 @@ def test_a_language_the_card_does_not_list_is_refused(docker_runner, mini, tmp_p
     from asrbench.runners import RunnerError, RunOptions
 
     with pytest.raises(RunnerError, match="ASRBENCH_LANGUAGE=fr: this model's card lists en"):
-        docker_runner.run(resolve_model("whisper_tiny_en"), mini, tmp_path, mini.utterances[:1],
-                          RunOptions(env={"ASRBENCH_LANGUAGE": "fr"}))
+        docker_runner.run(
+            resolve_model("whisper_tiny_en"),
+            mini,
+            tmp_path,
+            mini.utterances[:1],
+            RunOptions(env={"ASRBENCH_LANGUAGE": "fr"}),
+        )
 
 
 @pytest.mark.full

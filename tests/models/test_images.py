@@ -43,15 +43,17 @@ def make_tree(root: Path) -> Path:
     (common / "weights.py").write_text("import sys\nprint('weights into', sys.argv[1])\n")
     uses = root / "uses_helper"
     uses.mkdir()
-    (uses / "model.yaml").write_text(CARD.format(id="uses_helper", program="run.py")
-                                     + textwrap.dedent("""\
+    (uses / "model.yaml").write_text(
+        CARD.format(id="uses_helper", program="run.py")
+        + textwrap.dedent("""\
         image:
           shared: [helper.py, weights.py]
           build_args: {WEIGHTS_URL: ""}
           prepare: [weights.py, /opt/weights]
           uninstall: [six]
           env: {WEIGHTS_DIR: /opt/weights}
-        """))
+        """)
+    )
     (uses / "run.py").write_text("import helper\n")
     (uses / "requirements.txt").write_text("six==1.17.0\n")
     (uses / "data").mkdir()
@@ -79,18 +81,21 @@ def test_dockerfile_is_rendered_from_the_card(tmp_path):
     assert lines[-1] == 'ENTRYPOINT ["/opt/venv/bin/python", "/opt/model/run.py"]'
     assert "FROM ${BASE_IMAGE} AS build" in lines and "ARG WEIGHTS_URL=" in lines
     # every source file, shared helpers included, lands under /opt/model, keeping folders
-    assert copies(text) == {"/opt/model/": ["helper.py", "model.yaml", "requirements.txt",
-                                            "run.py", "weights.py"],
-                            "/opt/model/data/": ["data/lexicon.txt"]}
+    assert copies(text) == {
+        "/opt/model/": ["helper.py", "model.yaml", "requirements.txt", "run.py", "weights.py"],
+        "/opt/model/data/": ["data/lexicon.txt"],
+    }
     run = re.search(r"^RUN (.*?)\n(?! &&)", text, re.M | re.S).group(1)
     steps = [step.strip(" \\\n") for step in run.split("&&")]
     assert steps[0].endswith("sh /opt/build/install.sh /opt/build/requirements.txt")
-    assert steps[2:4] == ["/opt/venv/bin/python /opt/model/weights.py /opt/weights",
-                          "/opt/venv/bin/pip uninstall --yes --quiet six"]
+    assert steps[2:4] == [
+        "/opt/venv/bin/python /opt/model/weights.py /opt/weights",
+        "/opt/venv/bin/pip uninstall --yes --quiet six",
+    ]
     assert steps[-1].startswith("rm -rf /opt/venv/lib/python3.11/site-packages/pip ")
     # two stages: the image takes the build stage's /opt only, never its wheelhouse
     assert lines.count("FROM ${BASE_IMAGE}") == 1 and "FROM ${BASE_IMAGE} AS build" in lines
-    final = text[text.index("FROM ${BASE_IMAGE}\n"):]
+    final = text[text.index("FROM ${BASE_IMAGE}\n") :]
     assert "COPY --from=build /opt /opt" in final and ".build/" not in final
     # the build-time step needs the program, so the sources are copied before it
     assert text.index("COPY [") < text.index("RUN ")
@@ -117,8 +122,11 @@ def test_build_context_holds_the_declared_helpers(tmp_path):
     assert (ctx / ".build" / "install.sh").is_file()
     assert (ctx / ".build" / "requirements.txt").read_text() == "six==1.17.0\n"
     # the sources the Dockerfile copies are exactly the files placed in the context
-    placed = sorted(p.relative_to(ctx).as_posix() for p in ctx.rglob("*")
-                    if p.is_file() and not p.relative_to(ctx).as_posix().startswith("."))
+    placed = sorted(
+        p.relative_to(ctx).as_posix()
+        for p in ctx.rglob("*")
+        if p.is_file() and not p.relative_to(ctx).as_posix().startswith(".")
+    )
     assert placed == sorted(s for srcs in copies(render(model)).values() for s in srcs)
 
 
@@ -126,8 +134,9 @@ def test_zoo_model_context_has_its_shared_program(tmp_path):
     model = load_model(REPO_ROOT / "models" / "whisper_tiny_en")
     build_context(model, BuildOptions(**NO_WHEELS), tmp_path)
     common = REPO_ROOT / "models" / "_common"
-    assert (tmp_path / model.card.program).read_bytes() == \
-        (common / "whisper_transcribe.py").read_bytes()
+    assert (tmp_path / model.card.program).read_bytes() == (
+        common / "whisper_transcribe.py"
+    ).read_bytes()
     assert (tmp_path / "contract.py").read_bytes() == (common / "contract.py").read_bytes()
     assert not (tmp_path / "apiclient.py").exists()  # only what the card declares
 
@@ -136,12 +145,10 @@ def test_a_change_in_a_declared_helper_changes_the_image_tag(tmp_path):
     tree = make_tree(tmp_path)
     opts = BuildOptions(**NO_WHEELS)
     uses, plain = load_model(tree / "uses_helper"), load_model(tree / "plain")
-    before = {m.id: (image_tag(m, BASE_ID, opts), LocalRunner().identity(m))
-              for m in (uses, plain)}
+    before = {m.id: (image_tag(m, BASE_ID, opts), LocalRunner().identity(m)) for m in (uses, plain)}
     assert image_tag(uses, BASE_ID, opts) == before["uses_helper"][0]  # stable
     (tree / "_common" / "helper.py").write_text("VALUE = 2  # a fix\n")
-    after = {m.id: (image_tag(m, BASE_ID, opts), LocalRunner().identity(m))
-             for m in (uses, plain)}
+    after = {m.id: (image_tag(m, BASE_ID, opts), LocalRunner().identity(m)) for m in (uses, plain)}
     assert after["uses_helper"][0] != before["uses_helper"][0]
     assert after["uses_helper"][1] != before["uses_helper"][1]  # the local runner's too
     assert after["plain"] == before["plain"]  # a model that does not declare it is unaffected
@@ -182,6 +189,7 @@ def test_a_models_own_dockerfile_is_used_as_it_is(tmp_path):
 
 # --- the card's schema: one line naming the file and the field ------------------------------
 
+
 def card_error(tmp_path: Path, body: str, files: dict[str, str] | None = None) -> str:
     folder = tmp_path / "bad_model"
     folder.mkdir(parents=True)
@@ -199,18 +207,21 @@ def card_error(tmp_path: Path, body: str, files: dict[str, str] | None = None) -
 BASE = CARD.format(id="bad_model", program="run.py")
 
 
-@pytest.mark.parametrize("change, field, expected", [
-    ("sample_rate: 16k", "sample_rate", "valid integer"),
-    ("sample_rate: -8000", "sample_rate", "greater than 0"),
-    ("network: 'yes'", "network", "valid boolean"),
-    ("languages: en", "languages", "valid list"),
-    ("gpu: cuda", "gpu", "'none', 'optional' or 'required'"),
-    ("secrets: [openai_key]", "secrets.0", "pattern"),
-    ("parameters: lots", "parameters", "valid integer"),
-    ("image: {shared: contract.py}", "image.shared", "valid list"),
-    ("image: {dockerfile: Dockerfile}", "image.dockerfile", "unknown field"),
-    ("api: {max_attempts: many}", "api.max_attempts", "valid integer"),
-])
+@pytest.mark.parametrize(
+    "change, field, expected",
+    [
+        ("sample_rate: 16k", "sample_rate", "valid integer"),
+        ("sample_rate: -8000", "sample_rate", "greater than 0"),
+        ("network: 'yes'", "network", "valid boolean"),
+        ("languages: en", "languages", "valid list"),
+        ("gpu: cuda", "gpu", "'none', 'optional' or 'required'"),
+        ("secrets: [openai_key]", "secrets.0", "pattern"),
+        ("parameters: lots", "parameters", "valid integer"),
+        ("image: {shared: contract.py}", "image.shared", "valid list"),
+        ("image: {dockerfile: Dockerfile}", "image.dockerfile", "unknown field"),
+        ("api: {max_attempts: many}", "api.max_attempts", "valid integer"),
+    ],
+)
 def test_wrong_field_type_names_the_field(tmp_path, change, field, expected):
     key = change.split(":")[0]
     body = "".join(line + "\n" for line in BASE.splitlines() if not line.startswith(key + ":"))
@@ -227,8 +238,11 @@ def test_cross_field_and_folder_checks(tmp_path):
     assert "field 'image.shared'" in msg and "nothing_here.py not found" in msg
     msg = card_error(tmp_path / "c", BASE.replace("run.py", "missing.py"))
     assert "field 'program'" in msg
-    msg = card_error(tmp_path / "d", BASE + "image: {env: {X: y}}\n",
-                     {"run.py": "", "Dockerfile": "FROM scratch\n"})
+    msg = card_error(
+        tmp_path / "d",
+        BASE + "image: {env: {X: y}}\n",
+        {"run.py": "", "Dockerfile": "FROM scratch\n"},
+    )
     assert "field 'image.env'" in msg and "rendered Dockerfile only" in msg
 
 

@@ -45,7 +45,7 @@ image:
   shared: [contract.py]
 """
 
-PROGRAM = '''\
+PROGRAM = """\
 import os
 import sys
 from pathlib import Path
@@ -63,7 +63,7 @@ with ResultWriter(Path(sys.argv[2]), "echo_en") as out:
                 f.readline()
         seconds = wav_seconds(path)
         out.ok(uid, f"{seconds:.1f} seconds", 0.001, seconds)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +86,12 @@ def serve(echo_model, tmp_path) -> Iterator[Callable[..., int]]:
 
     def start(env: dict[str, str] | None = None, **limits) -> int:
         service = TranscriptionService(
-            load_model(echo_model), LocalRunner(), RunOptions(timeout_s=WAIT_S, env=env or {}),
-            tmp_path / f"serve{len(started)}", Limits(**limits))
+            load_model(echo_model),
+            LocalRunner(),
+            RunOptions(timeout_s=WAIT_S, env=env or {}),
+            tmp_path / f"serve{len(started)}",
+            Limits(**limits),
+        )
         service.warm.start()
         server = make_server(service)
         threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -102,20 +106,24 @@ def serve(echo_model, tmp_path) -> Iterator[Callable[..., int]]:
 
 # --- raw HTTP -------------------------------------------------------------------------------
 
+
 def multipart(fields: dict[str, bytes], boundary: str = "r30boundary") -> tuple[str, bytes]:
     """(Content-Type, body) of a multipart/form-data upload; `file` is sent as a.wav."""
     parts = []
     for name, value in fields.items():
         filename = '; filename="a.wav"' if name == "file" else ""
-        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"'
-                     f'{filename}\r\n\r\n'.encode() + value + b"\r\n")
+        parts.append(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"'
+            f"{filename}\r\n\r\n".encode()
+            + value
+            + b"\r\n"
+        )
     body = b"".join(parts) + f"--{boundary}--\r\n".encode()
     return f"multipart/form-data; boundary={boundary}", body
 
 
 def head(ctype: str, length: str | None, extra: str = "") -> bytes:
-    lines = ["POST /v1/audio/transcriptions HTTP/1.1", "Host: 127.0.0.1",
-             f"Content-Type: {ctype}"]
+    lines = ["POST /v1/audio/transcriptions HTTP/1.1", "Host: 127.0.0.1", f"Content-Type: {ctype}"]
     if length is not None:
         lines.append(f"Content-Length: {length}")
     return ("\r\n".join(lines) + "\r\n" + extra + "\r\n").encode()
@@ -138,8 +146,7 @@ def read_answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes] | None
         data += chunk
     raw_head, _, body = data.partition(b"\r\n\r\n")
     status_line, *header_lines = raw_head.decode("latin-1").split("\r\n")
-    headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in
-                                                            header_lines)}
+    headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
     length = int(headers.get("content-length", "0"))
     while len(body) < length:
         chunk = sock.recv(65536)
@@ -154,7 +161,7 @@ def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str], bytes] | None:
         return read_answer(sock)
 
 
-def openai_error(answer) -> dict:  # noqa: ANN001
+def openai_error(answer) -> dict:
     """The `error` object of a JSON error answer in OpenAI's format."""
     assert answer is not None, "the server closed the connection without an answer"
     status, headers, body = answer
@@ -176,6 +183,7 @@ WAV = silence_wav(16000, 1.0)
 
 
 # --- malformed requests ---------------------------------------------------------------------
+
 
 def test_a_well_formed_request_is_answered(serve):
     status, _, body = post(serve(), {"file": WAV, "model": b"echo_en"})
@@ -202,10 +210,13 @@ def test_a_short_body_is_closed_by_the_idle_timeout(serve):
 
 def test_a_chunked_upload_is_read(serve):
     ctype, body = multipart({"file": WAV, "response_format": b"text"})
-    chunks = b"".join(f"{len(body[i:i + 5000]):x}\r\n".encode() + body[i:i + 5000] + b"\r\n"
-                      for i in range(0, len(body), 5000))
-    answer = exchange(serve(), head(ctype, None, "Transfer-Encoding: chunked\r\n") + chunks +
-                      b"0\r\n\r\n")
+    chunks = b"".join(
+        f"{len(body[i : i + 5000]):x}\r\n".encode() + body[i : i + 5000] + b"\r\n"
+        for i in range(0, len(body), 5000)
+    )
+    answer = exchange(
+        serve(), head(ctype, None, "Transfer-Encoding: chunked\r\n") + chunks + b"0\r\n\r\n"
+    )
     assert answer is not None and answer[0] == 200, answer
     assert answer[2] == b"1.0 seconds\n"
 
@@ -243,6 +254,7 @@ def test_an_undecodable_upload_does_not_name_the_servers_temporary_folder(serve)
 
 # --- independence ---------------------------------------------------------------------------
 
+
 def test_an_upload_held_open_does_not_block_another_client(serve):
     """Client A sends its headers and half its body, then holds; client B is answered in full
     while A's connection is still open; A then finishes and is answered too."""
@@ -252,7 +264,7 @@ def test_an_upload_held_open_does_not_block_another_client(serve):
         first.sendall(head(ctype, str(len(body))) + body[: len(body) // 2])
         status, _, answer = post(port, {"file": silence_wav(16000, 2.0)})
         assert status == 200 and json.loads(answer) == {"text": "2.0 seconds"}
-        first.sendall(body[len(body) // 2:])
+        first.sendall(body[len(body) // 2 :])
         status, _, answer = read_answer(first)
     assert status == 200 and json.loads(answer) == {"text": "1.0 seconds"}
 
@@ -266,8 +278,7 @@ def gate(tmp_path) -> Path:
     return folder
 
 
-def test_a_busy_model_refuses_requests_over_the_queue_bound_and_still_answers_others(
-        serve, gate):
+def test_a_busy_model_refuses_requests_over_the_queue_bound_and_still_answers_others(serve, gate):
     port = serve(env={"ECHO_GATE": str(gate)}, queue=0)
     held: list = []
     first = threading.Thread(target=lambda: held.append(post(port, {"file": WAV})), daemon=True)
@@ -307,22 +318,51 @@ def test_a_long_upload_in_another_format_is_refused_without_converting_it_all(se
     """An hour of mp3 (small on the wire) is refused by the duration cap, not decoded to an
     hour of WAV first."""
     src = tmp_path / "long.mp3"
-    subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
-                    "anullsrc=r=8000:cl=mono", "-t", "3600", "-c:a", "libmp3lame", "-b:a", "8k",
-                    str(src)], check=True)
+    subprocess.run(
+        [
+            "ffmpeg",
+            "-nostdin",
+            "-loglevel",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "anullsrc=r=8000:cl=mono",
+            "-t",
+            "3600",
+            "-c:a",
+            "libmp3lame",
+            "-b:a",
+            "8k",
+            str(src),
+        ],
+        check=True,
+    )
     status, _, body = post(serve(max_audio_s=5), {"file": src.read_bytes()})
     assert status == 413 and "--max-audio-s" in json.loads(body)["error"]["message"], body
 
 
 # --- SIGTERM --------------------------------------------------------------------------------
 
+
 def test_sigterm_stops_ops_serve_cleanly_and_leaves_no_temporary_folder(echo_model, tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     proc = subprocess.Popen(
-        [str(REPO_ROOT / "ops" / "serve"), "-m", str(echo_model), "--runner", "local",
-         "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "TMPDIR": str(tmp)})
+        [
+            str(REPO_ROOT / "ops" / "serve"),
+            "-m",
+            str(echo_model),
+            "--runner",
+            "local",
+            "--port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )
     try:
         url = proc.stdout.readline().strip()  # printed once the model is warm
         assert url.startswith("http://127.0.0.1:"), proc.stderr.read()
@@ -341,22 +381,25 @@ def test_sigterm_stops_ops_serve_cleanly_and_leaves_no_temporary_folder(echo_mod
     assert list(tmp.iterdir()) == [], err
 
 
-def test_stopping_the_service_answers_a_request_in_the_model_at_once(echo_model, gate,
-                                                                    tmp_path):
+def test_stopping_the_service_answers_a_request_in_the_model_at_once(echo_model, gate, tmp_path):
     """What SIGTERM does while the model is busy: the request in it answers 503 instead of
     keeping the server up until the model finishes, and the server's folder is removed."""
     from asrbench.serve.server import Limits, TranscriptionService, make_server
 
     service = TranscriptionService(
-        load_model(echo_model), LocalRunner(),
-        RunOptions(timeout_s=WAIT_S, env={"ECHO_GATE": str(gate)}), tmp_path / "own",
-        Limits())
+        load_model(echo_model),
+        LocalRunner(),
+        RunOptions(timeout_s=WAIT_S, env={"ECHO_GATE": str(gate)}),
+        tmp_path / "own",
+        Limits(),
+    )
     service.warm.start()
     server = make_server(service)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     held: list = []
-    first = threading.Thread(target=lambda: held.append(post(server.port, {"file": WAV})),
-                             daemon=True)
+    first = threading.Thread(
+        target=lambda: held.append(post(server.port, {"file": WAV})), daemon=True
+    )
     first.start()
     try:
         with open(gate / "started") as f:
@@ -371,9 +414,16 @@ def test_stopping_the_service_answers_a_request_in_the_model_at_once(echo_model,
     assert not (tmp_path / "own").exists()
 
 
-@pytest.mark.parametrize("option", [["--queue", "-1"], ["--max-audio-s", "nan"],
-                                    ["--max-audio-s", "0"], ["--idle-timeout", "0"],
-                                    ["--timeout", "-5"]])
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--queue", "-1"],
+        ["--max-audio-s", "nan"],
+        ["--max-audio-s", "0"],
+        ["--idle-timeout", "0"],
+        ["--timeout", "-5"],
+    ],
+)
 def test_a_bad_limit_is_a_one_line_error_naming_the_option(cli, option):
     code, _, err = cli("serve", "-m", "pocketsphinx_en", *option)
     assert code == 2 and option[0] in err and "Traceback" not in err, err

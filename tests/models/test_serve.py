@@ -34,9 +34,22 @@ def server(repo_root) -> Iterator[str]:
     require("docker", engine_available(), "no Docker Engine answers")
     env = {**os.environ, "ASRBENCH_SERVE_KEY": KEY}
     proc = subprocess.Popen(
-        [str(repo_root / "ops" / "serve"), "-m", "whisper_tiny_en", "--runner", "docker",
-         "--port", "0", "--api-key-env", "ASRBENCH_SERVE_KEY"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        [
+            str(repo_root / "ops" / "serve"),
+            "-m",
+            "whisper_tiny_en",
+            "--runner",
+            "docker",
+            "--port",
+            "0",
+            "--api-key-env",
+            "ASRBENCH_SERVE_KEY",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     first: list[str] = []
     reader = threading.Thread(target=lambda: first.append(proc.stdout.readline()), daemon=True)
     reader.start()
@@ -73,8 +86,10 @@ def speech(mini):
 
 
 def encode(src: Path, dest: Path, *args: str) -> Path:
-    subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", str(src), *args,
-                    str(dest)], check=True)
+    subprocess.run(
+        ["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", str(src), *args, str(dest)],
+        check=True,
+    )
     return dest
 
 
@@ -104,20 +119,25 @@ def test_openai_client_response_formats(client, speech):
     src, ref, duration = speech
     with open(src, "rb") as f:
         data = f.read()
-    text = client.audio.transcriptions.create(model="whisper_tiny_en", file=("a.wav", data),
-                                              response_format="text")
+    text = client.audio.transcriptions.create(
+        model="whisper_tiny_en", file=("a.wav", data), response_format="text"
+    )
     assert isinstance(text, str) and recall(ref, text) >= 0.7
-    verbose = client.audio.transcriptions.create(model="whisper_tiny_en", file=("a.wav", data),
-                                                 response_format="verbose_json")
+    verbose = client.audio.transcriptions.create(
+        model="whisper_tiny_en", file=("a.wav", data), response_format="verbose_json"
+    )
     assert verbose.text.strip() == text.strip()
     assert verbose.duration == pytest.approx(duration, abs=0.01)
-    assert verbose.segments[0].start == 0 and verbose.segments[0].end == pytest.approx(duration,
-                                                                                        abs=0.01)
-    srt = client.audio.transcriptions.create(model="whisper_tiny_en", file=("a.wav", data),
-                                             response_format="srt")
+    assert verbose.segments[0].start == 0 and verbose.segments[0].end == pytest.approx(
+        duration, abs=0.01
+    )
+    srt = client.audio.transcriptions.create(
+        model="whisper_tiny_en", file=("a.wav", data), response_format="srt"
+    )
     assert re.match(r"1\n00:00:00,000 --> 00:00:0\d,\d{3}\n", srt) and text.strip() in srt
-    vtt = client.audio.transcriptions.create(model="whisper_tiny_en", file=("a.wav", data),
-                                             response_format="vtt")
+    vtt = client.audio.transcriptions.create(
+        model="whisper_tiny_en", file=("a.wav", data), response_format="vtt"
+    )
     assert vtt.startswith("WEBVTT\n\n00:00:00.000 --> ") and text.strip() in vtt
 
 
@@ -130,9 +150,13 @@ def test_a_warm_request_costs_inference_not_startup(server, speech, tmp_path):
     for _ in range(5):
         with open(clip, "rb") as f:
             start = time.monotonic()
-            r = requests.post(server + "/audio/transcriptions", headers={
-                "Authorization": f"Bearer {KEY}"}, files={"file": ("c.wav", f)},
-                data={"model": "whisper_tiny_en"}, timeout=120)
+            r = requests.post(
+                server + "/audio/transcriptions",
+                headers={"Authorization": f"Bearer {KEY}"},
+                files={"file": ("c.wav", f)},
+                data={"model": "whisper_tiny_en"},
+                timeout=120,
+            )
             walls.append(time.monotonic() - start)
         assert r.status_code == 200, r.text
         overheads.append(walls[-1] - float(r.headers["X-Processing-Seconds"]))
@@ -144,8 +168,9 @@ def test_a_warm_request_costs_inference_not_startup(server, speech, tmp_path):
 def test_openai_wrapper_end_to_end_against_real_asr(server, mini, few, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     utts = few[:2]
-    options = RunOptions(timeout_s=600, env={"OPENAI_BASE_URL": server,
-                                             "ASRBENCH_API_CONCURRENCY": "2"})
+    options = RunOptions(
+        timeout_s=600, env={"OPENAI_BASE_URL": server, "ASRBENCH_API_CONCURRENCY": "2"}
+    )
     result = LocalRunner().run(resolve_model("openai_api_en"), mini, tmp_path, utts, options)
     hyps = read_tsv_pairs(result.hyp_path)
     assert set(hyps) == {u.id for u in utts}
@@ -164,20 +189,31 @@ def test_wrong_key_is_rejected_and_wrapper_fails_fast(server, mini, few, tmp_pat
 def test_undecodable_upload_and_bad_response_format(server):
     url = server + "/audio/transcriptions"
     auth = {"Authorization": f"Bearer {KEY}"}
-    r = requests.post(url, headers=auth, files={"file": ("x.mp3", b"ID3not-audio-at-all")},
-                      data={"model": "x"}, timeout=60)
+    r = requests.post(
+        url,
+        headers=auth,
+        files={"file": ("x.mp3", b"ID3not-audio-at-all")},
+        data={"model": "x"},
+        timeout=60,
+    )
     assert r.status_code == 400, r.text
     error = r.json()["error"]
     assert "could not decode `file`" in error["message"] and "mp3" in error["message"]
     assert error["param"] == "file"
-    r = requests.post(url, headers=auth, files={"file": ("x.wav", b"RIFF")},
-                      data={"response_format": "docx"}, timeout=60)
+    r = requests.post(
+        url,
+        headers=auth,
+        files={"file": ("x.wav", b"RIFF")},
+        data={"response_format": "docx"},
+        timeout=60,
+    )
     assert r.status_code == 400 and "response_format" in r.json()["error"]["message"]
     models = requests.get(server + "/models", timeout=30).json()
     assert models["data"][0]["id"] == "whisper_tiny_en"
 
 
 # --- in-process: the warm model's life, and secrets in answers and logs ----------------------
+
 
 def _wav_bytes(path: Path) -> bytes:
     return Path(path).read_bytes()
@@ -187,8 +223,9 @@ def test_warm_model_is_started_once_and_again_after_a_crash(mini, few, tmp_path)
     from asrbench.serve.warm import WarmModel
 
     # the same text as a batch run gives (the hypotheses stored by the golden test)
-    golden = read_tsv_pairs(REPO_ROOT / "tests" / "golden" / "before_consolidation" /
-                            "pocketsphinx_en.hyp.tsv")
+    golden = read_tsv_pairs(
+        REPO_ROOT / "tests" / "golden" / "before_consolidation" / "pocketsphinx_en.hyp.tsv"
+    )
     warm = WarmModel(resolve_model("pocketsphinx_en"), LocalRunner(), work_root=tmp_path)
     try:
         for u in few[:3]:
@@ -202,14 +239,19 @@ def test_warm_model_is_started_once_and_again_after_a_crash(mini, few, tmp_path)
         warm.close()
 
 
-def test_serve_redacts_the_models_secret_from_answers_and_logs(mini, few, tmp_path, monkeypatch,
-                                                              capfd):
+def test_serve_redacts_the_models_secret_from_answers_and_logs(
+    mini, few, tmp_path, monkeypatch, capfd
+):
     from asrbench.serve.server import TranscriptionService, make_server
 
     secret = "sk-STREAM-LEAK-987654321"
     monkeypatch.setenv("LEAKY_STREAM_KEY", secret)
-    service = TranscriptionService(load_model(FIXTURES / "leaky_stream_en"), LocalRunner(),
-                                   RunOptions(timeout_s=60), tmp_path / "serve")
+    service = TranscriptionService(
+        load_model(FIXTURES / "leaky_stream_en"),
+        LocalRunner(),
+        RunOptions(timeout_s=60),
+        tmp_path / "serve",
+    )
     service.prepare()
     server = make_server(service)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

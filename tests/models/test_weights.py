@@ -39,7 +39,7 @@ def tiny_weights(tmp_path_factory) -> Path:
     return out
 
 
-def copy_model(src: str, dest: Path, edit=None) -> Path:  # noqa: ANN001
+def copy_model(src: str, dest: Path, edit=None) -> Path:
     """A copy of models/<src> beside a copy of _common (so its shared helpers resolve)."""
     shutil.copytree(MODELS / "_common", dest / "_common", dirs_exist_ok=True)
     folder = dest / src
@@ -73,8 +73,9 @@ def test_user_weights_unset_dir_is_one_clear_error(monkeypatch, cli):
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "missing"])
-def test_bad_user_weights_fail_the_build_naming_file_and_checksum(damage, tiny_weights, tmp_path,
-                                                                  monkeypatch, cli):
+def test_bad_user_weights_fail_the_build_naming_file_and_checksum(
+    damage, tiny_weights, tmp_path, monkeypatch, cli
+):
     broken = tmp_path / "weights"
     shutil.copytree(tiny_weights, broken)
     if damage == "corrupt":
@@ -85,7 +86,8 @@ def test_bad_user_weights_fail_the_build_naming_file_and_checksum(damage, tiny_w
         (broken / "vocabulary.txt").unlink()
     monkeypatch.setenv("ASRBENCH_WHISPER_WEIGHTS", str(broken))
     expected = load_model(MODELS / "whisper_user_weights").card.extra["weights"]["sha256"][
-        "vocabulary.txt"]
+        "vocabulary.txt"
+    ]
     code, _, err = cli("build", "-m", "whisper_user_weights")
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert f"weights file vocabulary.txt is {damage}" in err
@@ -100,8 +102,11 @@ def test_card_with_unknown_field_fails_at_build(tmp_path, cli):
 
 
 def test_malformed_weights_section_fails_at_build(tmp_path, cli):
-    folder = copy_model("moonshine_base_en", tmp_path,
-                        lambda c: c["weights"]["sha256"].update({"tokenizer.bin": "not-hex"}))
+    folder = copy_model(
+        "moonshine_base_en",
+        tmp_path,
+        lambda c: c["weights"]["sha256"].update({"tokenizer.bin": "not-hex"}),
+    )
     code, _, err = cli("build", "-m", str(folder))
     assert code == 2 and "field 'weights.sha256.tokenizer.bin'" in err, err
 
@@ -111,8 +116,11 @@ def test_corrupt_package_weights_fail_the_image_build(tmp_path):
     checksum does not match what the package holds never becomes an image."""
     require("docker", engine_available(), "no Docker Engine answers")
     wrong = "0" * 64
-    folder = copy_model("moonshine_base_en", tmp_path,
-                        lambda c: c["weights"]["sha256"].update({"tokenizer.bin": wrong}))
+    folder = copy_model(
+        "moonshine_base_en",
+        tmp_path,
+        lambda c: c["weights"]["sha256"].update({"tokenizer.bin": wrong}),
+    )
     with pytest.raises(ImageBuildError) as err:
         build_model_image(load_model(folder))
     message = str(err.value)

@@ -6,8 +6,9 @@ import numpy as np
 import scipy.signal
 
 
-def transfer_db(x: np.ndarray, y: np.ndarray, sr: int, freqs: list[float],
-                nperseg: int = 2048) -> np.ndarray:
+def transfer_db(
+    x: np.ndarray, y: np.ndarray, sr: int, freqs: list[float], nperseg: int = 2048
+) -> np.ndarray:
     """Measured gain in dB of the system x -> y at `freqs` (H1 estimate: Pxy / Pxx)."""
     f, pxy = scipy.signal.csd(x, y, fs=sr, nperseg=nperseg)
     _, pxx = scipy.signal.welch(x, fs=sr, nperseg=nperseg)
@@ -23,7 +24,7 @@ def f0_median(x: np.ndarray, sr: int, near: float | None = None) -> float:
     """
     if near is None:  # first a wide search, then refine around it like any other estimate
         near = _f0_yin(x, sr, 60.0, 500.0)
-    return _f0_yin(x, sr, near / 2 ** 0.5, near * 2 ** 0.5)
+    return _f0_yin(x, sr, near / 2**0.5, near * 2**0.5)
 
 
 def _f0_yin(x: np.ndarray, sr: int, fmin: float, fmax: float) -> float:

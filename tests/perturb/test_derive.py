@@ -48,11 +48,14 @@ def test_same_seed_same_bytes_across_processes(tmp_path, mini_en):
     """Two separate processes, separate caches, one with 2 workers: byte-identical audio."""
     outs = []
     for i, jobs in enumerate((1, 2)):
-        env = dict(os.environ, ASRBENCH_CACHE=str(tmp_path / f"cache{i}"),
-                   PYTHONPATH=str(REPO_ROOT))
-        code = ("from asrbench.perturb.derive import derive_dataset; import sys; "
-                f"derive_dataset({str(mini_en)!r}, {SPEC!r}, seed=3, out=sys.argv[1], "
-                f"jobs={jobs}, utt_ids={SHORT_IDS!r})")
+        env = dict(
+            os.environ, ASRBENCH_CACHE=str(tmp_path / f"cache{i}"), PYTHONPATH=str(REPO_ROOT)
+        )
+        code = (
+            "from asrbench.perturb.derive import derive_dataset; import sys; "
+            f"derive_dataset({str(mini_en)!r}, {SPEC!r}, seed=3, out=sys.argv[1], "
+            f"jobs={jobs}, utt_ids={SHORT_IDS!r})"
+        )
         out = tmp_path / f"run{i}"
         subprocess.run([sys.executable, "-c", code, str(out)], env=env, check=True, timeout=300)
         outs.append(_hashes(out))
@@ -62,24 +65,37 @@ def test_same_seed_same_bytes_across_processes(tmp_path, mini_en):
 
 def test_seed_and_subset_independence(tmp_path, monkeypatch, mini_en):
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
-    a = _hashes(derive_dataset(mini_en, SPEC, seed=1, out=tmp_path / "a",
-                               utt_ids=SHORT_IDS).path)
-    b = _hashes(derive_dataset(mini_en, SPEC, seed=2, out=tmp_path / "b",
-                               utt_ids=SHORT_IDS).path)
+    a = _hashes(derive_dataset(mini_en, SPEC, seed=1, out=tmp_path / "a", utt_ids=SHORT_IDS).path)
+    b = _hashes(derive_dataset(mini_en, SPEC, seed=2, out=tmp_path / "b", utt_ids=SHORT_IDS).path)
     assert all(a[u] != b[u] for u in SHORT_IDS)
     # An utterance's audio does not depend on which other utterances were processed with it.
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache-other"))
-    c = _hashes(derive_dataset(mini_en, SPEC, seed=1, out=tmp_path / "c",
-                               utt_ids=SHORT_IDS[1:]).path)
+    c = _hashes(
+        derive_dataset(mini_en, SPEC, seed=1, out=tmp_path / "c", utt_ids=SHORT_IDS[1:]).path
+    )
     assert all(c[u] == a[u] for u in SHORT_IDS[1:])
 
 
 def test_cli_creates_dataset(tmp_path, mini_en):
     env = dict(os.environ, ASRBENCH_CACHE=str(tmp_path / "cache"))
     out = tmp_path / "cli"
-    proc = subprocess.run([str(REPO_ROOT / "ops" / "perturb"), "-d", str(mini_en), "-p",
-                           "narrowband", "--out", str(out), "--utts", ",".join(SHORT_IDS[:2])],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            str(REPO_ROOT / "ops" / "perturb"),
+            "-d",
+            str(mini_en),
+            "-p",
+            "narrowband",
+            "--out",
+            str(out),
+            "--utts",
+            ",".join(SHORT_IDS[:2]),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert len(load_dataset(out)) == 2
 

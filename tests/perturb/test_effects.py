@@ -19,8 +19,15 @@ def _second_order_db(f: float, fc: float, kind: str, sr: int) -> float:
     return float(20 * np.log10(abs(h[0])))
 
 
-@pytest.mark.parametrize("name,kind", [("lowpass", "lowpass"), ("highpass", "highpass"),
-                                       ("av_lowpass", "lowpass"), ("av_highpass", "highpass")])
+@pytest.mark.parametrize(
+    "name,kind",
+    [
+        ("lowpass", "lowpass"),
+        ("highpass", "highpass"),
+        ("av_lowpass", "lowpass"),
+        ("av_highpass", "highpass"),
+    ],
+)
 def test_filter_responses_match_second_order_spec(name, kind, speech):
     x, sr = speech
     for sev, params in get(name).severities.items():
@@ -58,9 +65,16 @@ def test_duration_changes_by_factor(name, speech):
             assert ratio == pytest.approx(want, rel=0.05), (name, sev, ratio)
 
 
-@pytest.mark.parametrize("spec,ratio", [("pitch_up:2", 2 ** 0.5), ("pitch_down:4", 0.5),
-                                        ("pitch_up:4", 2.0), ("freq_scale:1", 0.9),
-                                        ("freq_scale:5", 0.5)])
+@pytest.mark.parametrize(
+    "spec,ratio",
+    [
+        ("pitch_up:2", 2**0.5),
+        ("pitch_down:4", 0.5),
+        ("pitch_up:4", 2.0),
+        ("freq_scale:1", 0.9),
+        ("freq_scale:5", 0.5),
+    ],
+)
 def test_pitch_moves_f0_keeps_duration(spec, ratio, speech):
     x, sr = speech
     y = apply_spec(x, sr, spec)
@@ -83,7 +97,7 @@ def test_echo_delay_found_by_autocorrelation(speech):
 
 def _schroeder_t30(h: np.ndarray, sr: int) -> float:
     # Independent of the library's estimator: EDC via reversed cumulative sum, line fit by lstsq.
-    edc = np.flip(np.cumsum(np.flip(h ** 2)))
+    edc = np.flip(np.cumsum(np.flip(h**2)))
     edc_db = 10 * np.log10(edc / edc[0] + 1e-30)
     sel = (edc_db <= -5) & (edc_db >= -35)
     t = np.nonzero(sel)[0] / sr
@@ -104,7 +118,7 @@ def test_rir_rt60_in_bin(k):
 def test_rir_reverberates_speech(speech):
     x, sr = speech
     y = apply_spec(x, sr, "rir:4", seed=2, utt_id="u")
-    env = lambda s: np.convolve(s ** 2, np.ones(160) / 160, "same")  # noqa: E731
+    env = lambda s: np.convolve(s**2, np.ones(160) / 160, "same")  # noqa: E731
     # Reverberation fills the gaps: the envelope's dynamic range shrinks.
     dr = lambda s: np.percentile(env(s), 99) / np.percentile(env(s), 20)  # noqa: E731
     assert dr(y) < dr(x) / 3
@@ -151,7 +165,7 @@ def test_drop_chunks_ratio(speech):
     n_chunks = -(-len(x) // size)
     for sev, params in get("drop_chunks").severities.items():
         y = apply_spec(x, sr, f"drop_chunks:{sev}", seed=sev, utt_id="u")
-        zero = [not np.any(y[c * size:(c + 1) * size]) for c in range(n_chunks)]
+        zero = [not np.any(y[c * size : (c + 1) * size]) for c in range(n_chunks)]
         assert np.mean(zero) == pytest.approx(params["ratio"], abs=0.5 / n_chunks + 1e-9)
         assert len(y) == len(x)
 
@@ -182,8 +196,9 @@ def test_tremolo_modulates_at_depth(shared):
     for sev, params in get("tremolo").severities.items():
         y = apply_spec(x, sr, f"tremolo:{sev}")
         frame = sr // 200
-        g = np.array([rms(y[i:i + frame]) / rms(x[i:i + frame])
-                      for i in range(0, len(x) - frame, frame)])
+        g = np.array(
+            [rms(y[i : i + frame]) / rms(x[i : i + frame]) for i in range(0, len(x) - frame, frame)]
+        )
         depth = (np.percentile(g, 99) - np.percentile(g, 1)) / np.percentile(g, 99)
         assert depth == pytest.approx(params["depth"] / 100, abs=0.08)
         spec = np.abs(np.fft.rfft(g - g.mean()))
@@ -194,9 +209,9 @@ def test_chorus_adds_delayed_copies(speech):
     x, sr = speech
     for sev, params in get("chorus").severities.items():
         y = apply_spec(x, sr, f"chorus:{sev}")
-        xc = scipy.signal.correlate(y, x, mode="full", method="fft")[len(x) - 1:]
+        xc = scipy.signal.correlate(y, x, mode="full", method="fft")[len(x) - 1 :]
         lo = int(0.01 * sr)
-        lag = (lo + int(np.argmax(xc[lo:int(0.15 * sr)]))) / sr * 1000
+        lag = (lo + int(np.argmax(xc[lo : int(0.15 * sr)]))) / sr * 1000
         assert lag == pytest.approx(params["delay"], abs=6.0)  # modulated by +/- 2 ms (+ spread)
 
 

@@ -40,9 +40,11 @@ def test_aurora_average_needs_complete_sets():
 
 
 def test_severity_curves_sorted_per_model():
-    rows = [{"model": "m", "perturbation": "echo", "severity": 2, "wer": 0.3},
-            {"model": "m", "perturbation": "echo", "severity": 1, "wer": 0.2},
-            {"model": "m", "perturbation": "gsm", "severity": None, "wer": 0.2}]
+    rows = [
+        {"model": "m", "perturbation": "echo", "severity": 2, "wer": 0.3},
+        {"model": "m", "perturbation": "echo", "severity": 1, "wer": 0.2},
+        {"model": "m", "perturbation": "gsm", "severity": None, "wer": 0.2},
+    ]
     assert metrics.severity_curves(rows) == {"m": {"echo": [(1, 0.2), (2, 0.3)]}}
 
 

@@ -16,8 +16,9 @@ def _snr_db(x: np.ndarray, y: np.ndarray) -> float:
     return 20 * np.log10(rms(x) / rms(noise))
 
 
-@pytest.mark.parametrize("name", ["gaussian_noise", "env_noise", "music", "crosstalk", "babble",
-                                  "av_noise"])
+@pytest.mark.parametrize(
+    "name", ["gaussian_noise", "env_noise", "music", "crosstalk", "babble", "av_noise"]
+)
 def test_achieved_snr_within_0_2_db(name, speech, ds, utts):
     x, sr = speech
     x = x / np.max(np.abs(x)) * 0.05  # quiet enough that no severity needs overflow scaling

@@ -17,6 +17,7 @@ from tests.perturb.conftest import SHORT_IDS
 
 def _fake_benchmark(calls: list):
     """A stand-in 'model' whose WER is the mean absolute amplitude of the audio it is given."""
+
     def run_benchmark(model, dataset, **kwargs):
         ds = load_dataset(dataset)  # the derived dataset must be a valid dataset
         spec = yaml.safe_load((ds.root / "dataset.yaml").read_text())["derived_from"]["spec"]
@@ -24,6 +25,7 @@ def _fake_benchmark(calls: list):
         level = np.mean([np.mean(np.abs(sf.read(str(ds.audio_path(u)))[0])) for u in ds])
         rate = float(level) * (2.0 if model == "b" else 1.0)
         return SimpleNamespace(metrics=SimpleNamespace(ter=rate))
+
     return run_benchmark
 
 
@@ -49,8 +51,9 @@ def test_run_grid_werd_and_quality_nwerd(tmp_path, monkeypatch):
 def test_run_grid_aurora_average_and_base_model(tmp_path, monkeypatch):
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(asrbench.benchmark, "run_benchmark", _fake_benchmark([]))
-    specs = [f"aurora:set=C,noise={n},snr={s}" for n in ("subway", "street")
-             for s in (20, 15, 10, 5, 0)]
+    specs = [
+        f"aurora:set=C,noise={n},snr={s}" for n in ("subway", "street") for s in (20, 15, 10, 5, 0)
+    ]
     report = run_grid(["a"], "mini_en", specs, normaliser="model:b", utt_ids=SHORT_IDS[:1])
     acc = report["aurora_average_accuracy"]["a"]
     wers = [r["wer"] for r in report["rows"]]
@@ -74,8 +77,9 @@ def _single_speaker_copy(tmp_path, mini_en) -> str:
     return str(root)
 
 
-def test_grid_on_one_voice_falls_back_skips_and_shows_progress(tmp_path, monkeypatch, capsys,
-                                                               mini_en):
+def test_grid_on_one_voice_falls_back_skips_and_shows_progress(
+    tmp_path, monkeypatch, capsys, mini_en
+):
     """The reported run: a single-speaker set aborted the default grid at crosstalk and then
     ran 11 minutes without a progress line."""
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
@@ -84,8 +88,7 @@ def test_grid_on_one_voice_falls_back_skips_and_shows_progress(tmp_path, monkeyp
     monkeypatch.setenv("ASRBENCH_NOISE_MUSIC", str(empty))  # a user's pool with no audio in it
     monkeypatch.setattr(asrbench.benchmark, "run_benchmark", _fake_benchmark([]))
     ds = _single_speaker_copy(tmp_path, mini_en)
-    report = run_grid(["a"], ds, ["crosstalk:3", "music:2", "gaussian_noise:2"],
-                      normaliser="none")
+    report = run_grid(["a"], ds, ["crosstalk:3", "music:2", "gaussian_noise:2"], normaliser="none")
     assert report["conditions"] == ["crosstalk:3", "gaussian_noise:2"]
     warnings = " ".join(report["warnings"])
     assert "condition music:2 skipped" in warnings and str(empty) in warnings

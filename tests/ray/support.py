@@ -20,19 +20,21 @@ FAKE_SECRET = "sk-ray-test-SECRET-4f9a1c77"
 
 def clean_env() -> dict[str, str]:
     """This process's environment without the developer's AWS, ASRBENCH and RAY settings."""
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("AWS_", "ASRBENCH_", "RAY_"))}
+    return {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "ASRBENCH_", "RAY_"))}
 
 
-def bench(*args: str | Path, env: dict[str, str], timeout: float = 900,
-          prefix: list[str] | None = None) -> subprocess.CompletedProcess:
+def bench(
+    *args: str | Path, env: dict[str, str], timeout: float = 900, prefix: list[str] | None = None
+) -> subprocess.CompletedProcess:
     """`ops/benchmark ARGS` as a user runs it (optionally behind a wrapper command)."""
     cmd = [*(prefix or []), str(OPS / "benchmark"), *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                          cwd=REPO_ROOT)
+    return subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO_ROOT
+    )
 
 
 # --- datasets ----------------------------------------------------------------------------------
+
 
 def make_tiny_datasets(root: Path, n: int = 3) -> list[Path]:
     """Two datasets of `n` short mini_en utterances each (distinct utterances), under `root`."""
@@ -42,7 +44,7 @@ def make_tiny_datasets(root: Path, n: int = 3) -> list[Path]:
     short = sorted(src.utterances, key=lambda u: (u.duration, u.id))
     out = []
     for k, name in enumerate(("tiny_a", "tiny_b")):
-        utts = sorted(short[k * n:(k + 1) * n], key=lambda u: u.id)
+        utts = sorted(short[k * n : (k + 1) * n], key=lambda u: u.id)
         folder = root / name
         (folder / "audio").mkdir(parents=True)
         for u in utts:
@@ -86,32 +88,59 @@ FAKE = textwrap.dedent(r'''
 ''')
 
 
-def make_model(root: Path, model_id: str, mode: str = "ok", fail_ids: tuple[str, ...] = (),
-               sleep: float = 0.0, card: dict | None = None, marker: str = "") -> Path:
+def make_model(
+    root: Path,
+    model_id: str,
+    mode: str = "ok",
+    fail_ids: tuple[str, ...] = (),
+    sleep: float = 0.0,
+    card: dict | None = None,
+    marker: str = "",
+) -> Path:
     """A model folder (card + program, no Dockerfile: its image is rendered from the card)."""
     folder = root / model_id
     folder.mkdir(parents=True)
-    body = {"id": model_id, "name": f"Fake {mode}", "family": "test", "architecture": "none",
-            "licence": "MIT", "languages": ["en"], "sample_rate": 16000, "program": "fake.py",
-            "memory": "256m", **(card or {})}
+    body = {
+        "id": model_id,
+        "name": f"Fake {mode}",
+        "family": "test",
+        "architecture": "none",
+        "licence": "MIT",
+        "languages": ["en"],
+        "sample_rate": 16000,
+        "program": "fake.py",
+        "memory": "256m",
+        **(card or {}),
+    }
     if mode == "poison":
         body.update({"network": True, "secrets": ["FAKE_API_KEY"], "type": "commercial-api"})
     (folder / "model.yaml").write_text(yaml.safe_dump(body, sort_keys=False))
-    head = (f"# {marker}\nMODE = {mode!r}\nFAIL_IDS = {set(fail_ids)!r}\nSLEEP = {sleep!r}\n")
+    head = f"# {marker}\nMODE = {mode!r}\nFAIL_IDS = {set(fail_ids)!r}\nSLEEP = {sleep!r}\n"
     (folder / "fake.py").write_text(head + FAKE)
     return folder
 
 
 # --- comparing result cells ----------------------------------------------------------------
 
-SAME_BYTES = ("utterances.jsonl", "hyp.raw.tsv", "failed.tsv", "ref.norm.tsv", "hyp.norm.tsv",
-              "scoring/alignment.txt", "scoring/hyp.pra", "scoring/hyp.sys", "scoring/table.txt")
+SAME_BYTES = (
+    "utterances.jsonl",
+    "hyp.raw.tsv",
+    "failed.tsv",
+    "ref.norm.tsv",
+    "hyp.norm.tsv",
+    "scoring/alignment.txt",
+    "scoring/hyp.pra",
+    "scoring/hyp.sys",
+    "scoring/table.txt",
+)
 
 
 def cells(results: Path) -> dict[str, Path]:
     """'model/dataset' -> the cell folder, for every summary.json under `results`."""
-    return {f"{p.parent.parent.name}/{p.parent.name}": p.parent
-            for p in sorted(results.glob("*/*/summary.json"))}
+    return {
+        f"{p.parent.parent.name}/{p.parent.name}": p.parent
+        for p in sorted(results.glob("*/*/summary.json"))
+    }
 
 
 def assert_same_cells(ours: Path, reference: Path, with_timing: bool) -> None:
@@ -131,8 +160,11 @@ def assert_same_cells(ours: Path, reference: Path, with_timing: bool) -> None:
         else:
             ja, jb = json.loads(sa), json.loads(sb)
             ja.pop("timing"), jb.pop("timing")
-            diff = {k: (ja.get(k), jb.get(k)) for k in sorted(set(ja) | set(jb))
-                    if ja.get(k) != jb.get(k)}
+            diff = {
+                k: (ja.get(k), jb.get(k))
+                for k in sorted(set(ja) | set(jb))
+                if ja.get(k) != jb.get(k)
+            }
             assert ja == jb, f"{name}/summary.json differs beyond timing: {diff}"[:3000]
 
 

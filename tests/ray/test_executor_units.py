@@ -21,14 +21,13 @@ from tests.ray.support import make_model
 def test_addresses() -> None:
     assert parse_address("auto") == ("auto", None, None)
     assert parse_address("10.0.0.5:6379") == ("gcs", "10.0.0.5", 6379)
-    assert parse_address("ray://head.example.org:10001") == ("client", "head.example.org",
-                                                              10001)
+    assert parse_address("ray://head.example.org:10001") == ("client", "head.example.org", 10001)
     for bad in ("head", "head:port", ":6379", "ray://head", "h:70000"):
         with pytest.raises(PreflightError, match="--address"):
             parse_address(bad)
 
 
-def test_needs_come_from_the_card_and_the_runner(tmp_path) -> None:  # noqa: ANN001
+def test_needs_come_from_the_card_and_the_runner(tmp_path) -> None:
     from asrbench.modelcard import load_model
 
     plain = load_model(make_model(tmp_path, "u_plain"))
@@ -58,9 +57,10 @@ def test_cluster_progress_line_and_node_lines() -> None:
     assert p.line().startswith("ray: 2/4 shards, 20/40 utts (50%), ")
     assert "ETA" in p.line() and "2 node(s)" in p.line()
     lines = p.node_lines()
-    assert lines == ["ray:   node aa (10.0.0.1): 1 shard(s), 10 utts, 5.00 audio-s per busy s",
-                     "ray:   node bb (10.0.0.2): 1 shard(s), 10 utts, 6.00 audio-s per busy s, "
-                     "1 shard error(s)"]
+    assert lines == [
+        "ray:   node aa (10.0.0.1): 1 shard(s), 10 utts, 5.00 audio-s per busy s",
+        "ray:   node bb (10.0.0.2): 1 shard(s), 10 utts, 6.00 audio-s per busy s, 1 shard error(s)",
+    ]
     p.close()
     assert out.getvalue().count("ray: 2/4 shards") == 1  # the final line, then node lines
 
@@ -86,7 +86,8 @@ def test_the_platform_imports_and_runs_locally_without_ray() -> None:
         except PreflightError as exc:
             print("ERR", exc)
     """)
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       cwd=REPO_ROOT, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120
+    )
     assert p.returncode == 0, p.stderr
     assert "ERR --executor ray needs the `ray` package: pip install 'asrbench[ray]'" in p.stdout

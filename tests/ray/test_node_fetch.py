@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.docker, pytest.mark.s3, pytest.mark.slow]
 
 
 def test_image_archive_is_fetched_and_loaded_only_when_the_engine_lacks_it(
-        zoo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    zoo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     require("docker", engine_available(), "no Docker Engine answers")
     from asrbench.executors.publish import Publisher
     from asrbench.executors.worker import checkout, ensure_entry, ensure_image
@@ -57,5 +58,5 @@ def test_image_archive_is_fetched_and_loaded_only_when_the_engine_lacks_it(
     finally:
         try:
             engine.images.remove(tag, force=True)
-        except Exception:  # noqa: BLE001 - already gone
+        except Exception:
             pass

@@ -29,16 +29,19 @@ def _chatter(folder: Path) -> Path:
         f"LINE = '(raylet) {LAGGING}'\n"
         "print(LINE, flush=True)\n"
         "print(LINE, file=sys.stderr, flush=True)\n"
-        "atexit.register(lambda: (print(LINE, flush=True), print(LINE, file=sys.stderr)))\n")
+        "atexit.register(lambda: (print(LINE, flush=True), print(LINE, file=sys.stderr)))\n"
+    )
     return folder
 
 
 def test_node_table_is_read_whatever_ray_prints_on_the_console(
-        cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     chatter = _chatter(tmp_path / "chatter")
     # the harness's queries (and a node started now) run with the chatter on their path
-    monkeypatch.setitem(cluster.env, "PYTHONPATH",
-                        f"{chatter}{os.pathsep}{cluster.env['PYTHONPATH']}")
+    monkeypatch.setitem(
+        cluster.env, "PYTHONPATH", f"{chatter}{os.pathsep}{cluster.env['PYTHONPATH']}"
+    )
     running = [n for n in cluster.nodes if n.alive()]
     alive = cluster.alive_nodes()
     assert sorted(int(n["NodeManagerPort"]) for n in alive) == sorted(n.port for n in running)
@@ -52,10 +55,11 @@ def test_node_table_is_read_whatever_ray_prints_on_the_console(
         cluster.remove_node(extra)  # returns once the cluster has marked h dead
     assert node_id not in {n["NodeID"] for n in cluster.alive_nodes()}
     assert sorted(int(n["NodeManagerPort"]) for n in cluster.alive_nodes()) == sorted(
-        n.port for n in running)
+        n.port for n in running
+    )
 
 
-def test_a_node_whose_start_dies_is_started_again(cluster, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_node_whose_start_dies_is_started_again(cluster, tmp_path: Path) -> None:
     """Ray gives a raylet 30 s to register with the GCS, then `ray start` exits 1 ("The
     current node timed out during startup"): too little on a busy host, and a port chosen
     for the node may be taken before Ray binds it. Such a node is started again on fresh
@@ -71,9 +75,11 @@ def test_a_node_whose_start_dies_is_started_again(cluster, tmp_path: Path) -> No
         "if b'start' in argv and b'--block' in argv and not os.path.exists(MARKER):\n"
         "    open(MARKER, 'w').close()\n"
         "    print('Exception: The current node timed out during startup.', flush=True)\n"
-        "    os._exit(1)\n")
+        "    os._exit(1)\n"
+    )
     node = cluster.add_node(
-        "f", env={"PYTHONPATH": f"{flaky}{os.pathsep}{cluster.env['PYTHONPATH']}"})
+        "f", env={"PYTHONPATH": f"{flaky}{os.pathsep}{cluster.env['PYTHONPATH']}"}
+    )
     try:
         assert marker.exists() and node.attempts == 2
         assert cluster.node_id(node)  # the second start joined

@@ -31,7 +31,7 @@ def _closed_port() -> int:
     return port
 
 
-def _zoo_entries(zoo, remote: str = "s3") -> list[str]:  # noqa: ANN001
+def _zoo_entries(zoo, remote: str = "s3") -> list[str]:
     from asrbench.zoo.config import load_config
     from asrbench.zoo.remote import open_remote
 
@@ -44,7 +44,7 @@ def _zoo_entries(zoo, remote: str = "s3") -> list[str]:  # noqa: ANN001
             rem.close()
 
 
-def _nothing_started(tmp_path: Path, cluster, model_id: str, zoo) -> None:  # noqa: ANN001
+def _nothing_started(tmp_path: Path, cluster, model_id: str, zoo) -> None:
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
     assert not [k for k in _zoo_entries(zoo) if f"/{model_id}/" in k]
@@ -55,10 +55,27 @@ def _nothing_started(tmp_path: Path, cluster, model_id: str, zoo) -> None:  # no
 RUN_TIMEOUT_S = 300  # a hang fails the test (subprocess.TimeoutExpired)
 
 
-def _run(model: Path, tmp_path: Path, env: dict, *extra: str, runner: str = "local"):  # noqa: ANN202
-    return bench("-m", model, "-d", "mini_en", "--runner", runner, "--max-utts", "2",
-                 "--results", tmp_path / "r", "--cache", tmp_path / "c", "--no-progress",
-                 "--executor", "ray", *extra, env=env, timeout=RUN_TIMEOUT_S)
+def _run(model: Path, tmp_path: Path, env: dict, *extra: str, runner: str = "local"):
+    return bench(
+        "-m",
+        model,
+        "-d",
+        "mini_en",
+        "--runner",
+        runner,
+        "--max-utts",
+        "2",
+        "--results",
+        tmp_path / "r",
+        "--cache",
+        tmp_path / "c",
+        "--no-progress",
+        "--executor",
+        "ray",
+        *extra,
+        env=env,
+        timeout=RUN_TIMEOUT_S,
+    )
 
 
 def test_unreachable_address_fails_at_once(driver_env: dict, tmp_path: Path) -> None:
@@ -75,8 +92,7 @@ def test_unreachable_address_fails_at_once(driver_env: dict, tmp_path: Path) -> 
     assert p.returncode == 2 and "apply to --executor ray only" in p.stderr
 
 
-def test_no_node_offers_what_the_card_asks(cluster, zoo, driver_env: dict,
-                                           tmp_path: Path) -> None:
+def test_no_node_offers_what_the_card_asks(cluster, zoo, driver_env: dict, tmp_path: Path) -> None:
     big = make_model(tmp_path / "models", "pre_threads", card={"runtime": {"threads": 8}})
     p = _run(big, tmp_path, driver_env, "--address", cluster.address)
     assert p.returncode == 2, p.stderr
@@ -89,16 +105,17 @@ def test_no_node_offers_what_the_card_asks(cluster, zoo, driver_env: dict,
     _nothing_started(tmp_path, cluster, "pre_gpu", zoo)
 
 
-def test_node_offering_docker_without_an_engine_is_named(cluster, zoo, driver_env: dict,
-                                                         tmp_path: Path) -> None:
+def test_node_offering_docker_without_an_engine_is_named(
+    cluster, zoo, driver_env: dict, tmp_path: Path
+) -> None:
     require("docker", engine_available(), "no Docker Engine answers")
     model = make_model(tmp_path / "models", "pre_docker")
-    bad = cluster.add_node("e", resources={"docker": 1},
-                           env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    bad = cluster.add_node(
+        "e", resources={"docker": 1}, env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"}
+    )
     try:
         node_id = cluster.node_id(bad)
-        p = _run(model, tmp_path, driver_env, "--address", cluster.address,
-                       runner="docker")
+        p = _run(model, tmp_path, driver_env, "--address", cluster.address, runner="docker")
         assert p.returncode == 2, p.stderr
         assert f"node {node_id[:12]}" in p.stderr, p.stderr
         assert "offers the `docker` resource but no Docker Engine answers" in p.stderr
@@ -108,21 +125,30 @@ def test_node_offering_docker_without_an_engine_is_named(cluster, zoo, driver_en
         cluster.remove_node(bad)  # and wait until the cluster has marked it dead
 
 
-def test_zoo_the_nodes_cannot_read_is_named(cluster, zoo, driver_env: dict,
-                                            tmp_path: Path) -> None:
+def test_zoo_the_nodes_cannot_read_is_named(cluster, zoo, driver_env: dict, tmp_path: Path) -> None:
     """The driver reads the zoo with a profile only it has (its own credentials file); the
     nodes have no such profile: the probe says so before anything is published."""
     from tests.ray.conftest import ACCESS_KEY, SECRET_KEY
 
     creds = tmp_path / "driver-credentials"
-    creds.write_text(f"[driveronly]\naws_access_key_id = {ACCESS_KEY}\n"
-                     f"aws_secret_access_key = {SECRET_KEY}\n")
+    creds.write_text(
+        f"[driveronly]\naws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = {SECRET_KEY}\n"
+    )
     config = tmp_path / "zoo.yaml"
     spec = yaml.safe_load(zoo.config.read_text())["remotes"]["s3"]
-    config.write_text(yaml.safe_dump({"default_remote": "s3", "remotes": {
-        "s3": spec, "team": {**spec, "profile": "driveronly"}}}))
-    env = {k: v for k, v in driver_env.items()
-           if k not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "default_remote": "s3",
+                "remotes": {"s3": spec, "team": {**spec, "profile": "driveronly"}},
+            }
+        )
+    )
+    env = {
+        k: v
+        for k, v in driver_env.items()
+        if k not in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+    }
     env.update({"AWS_SHARED_CREDENTIALS_FILE": str(creds), "ASRBENCH_ZOO_CONFIG": str(config)})
     model = make_model(tmp_path / "models", "pre_zoo")
     p = _run(model, tmp_path, env, "--address", cluster.address, "--zoo-remote", "team")

@@ -40,8 +40,14 @@ JOBS = "2"
 
 def _can_unshare() -> bool:
     try:
-        return subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
-                              capture_output=True, timeout=30).returncode == 0
+        return (
+            subprocess.run(
+                ["unshare", "-m", "--propagation", "private", "true"],
+                capture_output=True,
+                timeout=30,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -53,8 +59,11 @@ def stage(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("stage")
     make_tiny_datasets(root / "datasets")
     for name in (*MODELS, "_common"):
-        shutil.copytree(REPO_ROOT / "models" / name, root / "models" / name,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            REPO_ROOT / "models" / name,
+            root / "models" / name,
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
     return root
 
 
@@ -68,32 +77,63 @@ def _matrix(base: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def reference(stage: Path, zoo, driver_cache: Path, tmp_path_factory) -> Path:  # noqa: ANN001
+def reference(stage: Path, zoo, driver_cache: Path, tmp_path_factory) -> Path:
     """The local executor's results for the matrix: what every Ray run must reproduce."""
     out = tmp_path_factory.mktemp("reference")
     env = {**clean_env(), "ASRBENCH_CACHE": str(driver_cache)}
-    p = bench(*_matrix(stage), "--results", out / "results", "--cache", out / "cache",
-              "--no-progress", env=env)
+    p = bench(
+        *_matrix(stage),
+        "--results",
+        out / "results",
+        "--cache",
+        out / "cache",
+        "--no-progress",
+        env=env,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     assert "4 of 4 cells done" in p.stdout
     return out / "results"
 
 
 def test_ray_matrix_equals_local_and_nodes_never_read_driver_paths(
-        cluster, stage: Path, reference: Path, driver_env: dict, tmp_path: Path) -> None:
+    cluster, stage: Path, reference: Path, driver_env: dict, tmp_path: Path
+) -> None:
     require("unshare", _can_unshare(), "`unshare -m` needs root (CAP_SYS_ADMIN)")
     private, out = tmp_path / "driver-only", tmp_path / "out"
     private.mkdir()
     out.mkdir()
     # The driver's own mount namespace: a tmpfs at `private` that only the driver sees, holding
     # the datasets, the model folders, its results and its hypothesis cache.
-    script = ('P=$1; S=$2; O=$3; shift 3; mount -t tmpfs tmpfs "$P" && cp -a "$S"/. "$P"/ || '
-              'exit 99; "$@"; rc=$?; cp -a "$P"/results "$O"/; exit $rc')
-    wrapper = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
-               str(private), str(stage), str(out)]
-    p = bench(*_matrix(private), "--executor", "ray", "--address", cluster.address,
-              "--results", private / "results", "--cache", private / "cache",
-              env=driver_env, prefix=wrapper)
+    script = (
+        'P=$1; S=$2; O=$3; shift 3; mount -t tmpfs tmpfs "$P" && cp -a "$S"/. "$P"/ || '
+        'exit 99; "$@"; rc=$?; cp -a "$P"/results "$O"/; exit $rc'
+    )
+    wrapper = [
+        "unshare",
+        "-m",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        str(private),
+        str(stage),
+        str(out),
+    ]
+    p = bench(
+        *_matrix(private),
+        "--executor",
+        "ray",
+        "--address",
+        cluster.address,
+        "--results",
+        private / "results",
+        "--cache",
+        private / "cache",
+        env=driver_env,
+        prefix=wrapper,
+    )
     assert p.returncode == 0, p.stderr[-4000:]
     assert "4 of 4 cells done" in p.stdout
     assert not any(private.iterdir())  # outside the driver's namespace the folder is empty
@@ -116,15 +156,32 @@ def test_ray_matrix_equals_local_and_nodes_never_read_driver_paths(
 
 
 def test_worker_node_killed_mid_run_same_result_nothing_twice(
-        cluster, stage: Path, reference: Path, driver_env: dict, tmp_path: Path) -> None:
+    cluster, stage: Path, reference: Path, driver_env: dict, tmp_path: Path
+) -> None:
     from asrbench.benchmark.cache import kill_leftovers
 
     victim = cluster.add_node("d", resources={"docker": 1})
-    cmd = [str(OPS / "benchmark"), *_matrix(stage), "--executor", "ray", "--address",
-           cluster.address, "--results", str(tmp_path / "r"), "--cache", str(tmp_path / "c"),
-           "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=driver_env, cwd=REPO_ROOT)
+    cmd = [
+        str(OPS / "benchmark"),
+        *_matrix(stage),
+        "--executor",
+        "ray",
+        "--address",
+        cluster.address,
+        "--results",
+        str(tmp_path / "r"),
+        "--cache",
+        str(tmp_path / "c"),
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=driver_env,
+        cwd=REPO_ROOT,
+    )
     try:
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and proc.poll() is None:

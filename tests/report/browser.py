@@ -16,10 +16,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync",
-                 "--autoplay-policy=no-user-gesture-required"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--autoplay-policy=no-user-gesture-required",
+]
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
 
 
@@ -57,10 +64,15 @@ def open_browser() -> Iterator[tuple[object, Events]]:
     try:
         with sync_playwright() as p:
             ctx = p.chromium.launch_persistent_context(
-                profile, executable_path=exe, args=CHROMIUM_ARGS, headless=True,
-                viewport={"width": 1400, "height": 900}, service_workers="block")
+                profile,
+                executable_path=exe,
+                args=CHROMIUM_ARGS,
+                headless=True,
+                viewport={"width": 1400, "height": 900},
+                service_workers="block",
+            )
 
-            def route(r):  # noqa: ANN001, ANN202 - playwright's Route
+            def route(r):
                 url = r.request.url
                 if url.startswith(LOCAL_SCHEMES):
                     r.continue_()
@@ -70,9 +82,15 @@ def open_browser() -> Iterator[tuple[object, Events]]:
 
             ctx.route("**/*", route)
 
-            def watch(page):  # noqa: ANN001, ANN202 - playwright's Page
-                page.on("console", lambda m: events.console_errors.append(
-                    f"{page.url}: {m.text}") if m.type == "error" else None)
+            def watch(page):
+                page.on(
+                    "console",
+                    lambda m: (
+                        events.console_errors.append(f"{page.url}: {m.text}")
+                        if m.type == "error"
+                        else None
+                    ),
+                )
                 page.on("pageerror", lambda e: events.page_errors.append(f"{page.url}: {e}"))
 
             ctx.on("page", watch)

@@ -88,7 +88,8 @@ def _texts() -> dict[str, str]:
 def make_model(root: Path, model_id: str, mode: str) -> Path:
     folder = root / model_id
     folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(textwrap.dedent(f"""\
+    (folder / "model.yaml").write_text(
+        textwrap.dedent(f"""\
         id: {model_id}
         name: Stand-in recogniser ({mode})
         family: test
@@ -98,7 +99,8 @@ def make_model(root: Path, model_id: str, mode: str) -> Path:
         languages: [en]
         sample_rate: 16000
         program: fake.py
-        """))
+        """)
+    )
     (folder / "requirements.txt").write_text("# none\n")
     (folder / "fake.py").write_text(f"MODE = {mode!r}\nTEXTS = {_texts()!r}\n" + PROGRAM)
     return folder
@@ -131,14 +133,67 @@ def results_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        assert main(["benchmark", "-m", "planted", "-m", "sloppy", "-d", "mini_en",
-                     "--no-progress", *common]) == 0
-        assert main(["robustness", "-m", "planted", "-m", "sloppy", "-d", "mini_en",
-                     "-g", "gaussian_noise:2;gaussian_noise:4", "--utts", ROBUSTNESS_UTTS,
-                     "--normaliser", "stoi", "-j", "1", *common]) == 0
-        assert main(["fairness", "-m", "planted", "-m", "sloppy", "-d", "mini_en",
-                     "--by", "GENDER", "--min-speakers", "1", "--min-utts", "1", "-q",
-                     *common]) == 0
+        assert (
+            main(
+                [
+                    "benchmark",
+                    "-m",
+                    "planted",
+                    "-m",
+                    "sloppy",
+                    "-d",
+                    "mini_en",
+                    "--no-progress",
+                    *common,
+                ]
+            )
+            == 0
+        )
+        assert (
+            main(
+                [
+                    "robustness",
+                    "-m",
+                    "planted",
+                    "-m",
+                    "sloppy",
+                    "-d",
+                    "mini_en",
+                    "-g",
+                    "gaussian_noise:2;gaussian_noise:4",
+                    "--utts",
+                    ROBUSTNESS_UTTS,
+                    "--normaliser",
+                    "stoi",
+                    "-j",
+                    "1",
+                    *common,
+                ]
+            )
+            == 0
+        )
+        assert (
+            main(
+                [
+                    "fairness",
+                    "-m",
+                    "planted",
+                    "-m",
+                    "sloppy",
+                    "-d",
+                    "mini_en",
+                    "--by",
+                    "GENDER",
+                    "--min-speakers",
+                    "1",
+                    "--min-utts",
+                    "1",
+                    "-q",
+                    *common,
+                ]
+            )
+            == 0
+        )
     finally:
         for k, v in old.items():
             if v is None:
@@ -171,12 +226,14 @@ def single_site(results_tree: Path, tmp_path_factory: pytest.TempPathFactory) ->
 @pytest.fixture(scope="session")
 def summaries(results_tree: Path) -> dict[str, dict]:
     """model -> its mini_en summary.json, as stored."""
-    return {m: json.loads((results_tree / m / "mini_en" / "summary.json").read_text())
-            for m in ("planted", "sloppy")}
+    return {
+        m: json.loads((results_tree / m / "mini_en" / "summary.json").read_text())
+        for m in ("planted", "sloppy")
+    }
 
 
 @pytest.fixture(scope="module")
-def browser():  # noqa: ANN201 - (playwright BrowserContext, Events)
+def browser():
     """Debian's Chromium through Playwright, network blocked; a failure in CI if missing."""
     try:
         import playwright  # noqa: F401
@@ -184,8 +241,11 @@ def browser():  # noqa: ANN201 - (playwright BrowserContext, Events)
         have_pw = True
     except ImportError:
         have_pw = False
-    require("browser", have_pw and chromium_path() is not None,
-            "needs the `chromium` Debian package and playwright (asrbench[report])")
+    require(
+        "browser",
+        have_pw and chromium_path() is not None,
+        "needs the `chromium` Debian package and playwright (asrbench[report])",
+    )
     from tests.report.browser import open_browser
 
     with open_browser() as (ctx, events):

@@ -17,16 +17,21 @@ from tests.report.conftest import copy_tree
 
 
 def _tree_bytes(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_same_inputs_give_a_byte_identical_site(results_tree: Path, tmp_path: Path) -> None:
     # audio re-encoded too (every file above 1 kB): ffmpeg with bit-exact flags
-    a = build_site(Options(results=results_tree, out=tmp_path / "a" / "site",
-                           audio_max_bytes=1000)).out
-    b = build_site(Options(results=results_tree, out=tmp_path / "b" / "site",
-                           audio_max_bytes=1000, jobs=1)).out  # one process, same bytes
+    a = build_site(
+        Options(results=results_tree, out=tmp_path / "a" / "site", audio_max_bytes=1000)
+    ).out
+    b = build_site(
+        Options(results=results_tree, out=tmp_path / "b" / "site", audio_max_bytes=1000, jobs=1)
+    ).out  # one process, same bytes
     ta, tb = _tree_bytes(a), _tree_bytes(b)
     assert ta.keys() == tb.keys()
     assert [k for k in ta if ta[k] != tb[k]] == []
@@ -44,18 +49,22 @@ def test_the_site_uses_the_vendored_checksummed_library(site: Path) -> None:
     assert vendor_js().encode() == data
 
 
-def test_bad_inputs_are_named_and_the_rest_is_built(results_tree: Path, tmp_path: Path,
-                                                    cli) -> None:  # noqa: ANN001
+def test_bad_inputs_are_named_and_the_rest_is_built(
+    results_tree: Path, tmp_path: Path, cli
+) -> None:
     root = copy_tree(results_tree, tmp_path / "results")
     truncated = root / "sloppy" / "mini_en" / "summary.json"
     truncated.write_text(truncated.read_text()[:200])
+
     def cell(model: str, prefix: str) -> Path:  # robustness cells of a subset: <name>__u3-<key>
         (one,) = (root / model).glob(prefix + "*")
         return one
 
-    noisy2, noisy4, clean = (cell("planted", "mini_en__gaussian_noise-2__s0"),
-                             cell("planted", "mini_en__gaussian_noise-4__s0"),
-                             cell("sloppy", "mini_en__clean__s0"))
+    noisy2, noisy4, clean = (
+        cell("planted", "mini_en__gaussian_noise-2__s0"),
+        cell("planted", "mini_en__gaussian_noise-4__s0"),
+        cell("sloppy", "mini_en__clean__s0"),
+    )
     no_run = noisy2 / "run.json"
     no_run.unlink()
     older = noisy4 / "summary.json"
@@ -98,8 +107,7 @@ def test_bad_inputs_are_named_and_the_rest_is_built(results_tree: Path, tmp_path
     assert code == 1 and (out / "index.html").is_file()
 
 
-def test_fairness_page_is_omitted_when_there_is_none(results_tree: Path,
-                                                      tmp_path: Path) -> None:
+def test_fairness_page_is_omitted_when_there_is_none(results_tree: Path, tmp_path: Path) -> None:
     root = copy_tree(results_tree, tmp_path / "results")
     import shutil
 
@@ -109,8 +117,9 @@ def test_fairness_page_is_omitted_when_there_is_none(results_tree: Path,
     assert "fairness.html" not in (out / "index.html").read_text()
 
 
-def test_refuses_to_replace_a_folder_that_is_not_a_report(results_tree: Path,
-                                                          tmp_path: Path) -> None:
+def test_refuses_to_replace_a_folder_that_is_not_a_report(
+    results_tree: Path, tmp_path: Path
+) -> None:
     from asrbench.errors import InputError
 
     (tmp_path / "mine").mkdir()
@@ -132,7 +141,14 @@ def test_ablation_reproduces_the_stored_counts(results_tree: Path) -> None:
         stages = [x["stage"] for x in a.rows]
         extra = ("+NONSPEECH", "+OPTIONAL", "+INVISIBLE", "+UNICODE")
         assert [x for x in stages if not x.startswith(extra)] == [
-            "raw", "+CASE", "+PUNC", "+ITJ", "+UK-US", "+NSW", "+DAE"]
+            "raw",
+            "+CASE",
+            "+PUNC",
+            "+ITJ",
+            "+UK-US",
+            "+NSW",
+            "+DAE",
+        ]
     sloppy = {x["stage"]: x for x in abl["sloppy"].rows}
     assert sloppy["raw"]["ter"] > sloppy["+CASE"]["ter"] > sloppy["+PUNC"]["ter"]
     assert sloppy["+UK-US"]["ter"] < sloppy["+ITJ"]["ter"]  # "apologised" -> "apologized"
@@ -141,21 +157,40 @@ def test_ablation_reproduces_the_stored_counts(results_tree: Path) -> None:
     assert "PUNC" in abl["sloppy"].applied["LJ001-0001"]
 
 
-def _fake_cell(model: str, errs: list[int], n_ref: list[int]):  # noqa: ANN202
+def _fake_cell(model: str, errs: list[int], n_ref: list[int]):
     from asrbench.report.collect import Cell
     from asrbench.results.summary import Selection, Summary
     from scoring.metrics import Metrics
 
-    m = Metrics(unit="word", n_utts=len(errs), n_ref=sum(n_ref), n_hyp=sum(n_ref),
-                cor=sum(n_ref) - sum(errs), sub=sum(errs), ins=0, dele=0,
-                n_err_utts=sum(e > 0 for e in errs), mter_den=sum(n_ref), n_missing=0,
-                n_empty_ref=0)
-    s = Summary(producer="benchmark", result_key=f"sha256:{model}", metrics=m,
-                selection=Selection(len(errs), len(errs), "ids"), scorer={}, model=model,
-                dataset="d", dataset_hash="sha256:d")
+    m = Metrics(
+        unit="word",
+        n_utts=len(errs),
+        n_ref=sum(n_ref),
+        n_hyp=sum(n_ref),
+        cor=sum(n_ref) - sum(errs),
+        sub=sum(errs),
+        ins=0,
+        dele=0,
+        n_err_utts=sum(e > 0 for e in errs),
+        mter_den=sum(n_ref),
+        n_missing=0,
+        n_empty_ref=0,
+    )
+    s = Summary(
+        producer="benchmark",
+        result_key=f"sha256:{model}",
+        metrics=m,
+        selection=Selection(len(errs), len(errs), "ids"),
+        scorer={},
+        model=model,
+        dataset="d",
+        dataset_hash="sha256:d",
+    )
     c = Cell(model, "d", Path("."), "reported", s, {})
-    c._utts = [{"id": f"u{i}", "sub": e, "ins": 0, "del": 0, "n_ref": n}
-               for i, (e, n) in enumerate(zip(errs, n_ref, strict=True))]
+    c._utts = [
+        {"id": f"u{i}", "sub": e, "ins": 0, "del": 0, "n_ref": n}
+        for i, (e, n) in enumerate(zip(errs, n_ref, strict=True))
+    ]
     return c
 
 
@@ -167,8 +202,14 @@ def test_rank_groups_share_a_range_when_the_difference_is_not_significant() -> N
     jitter = rng.choice([-1, 0, 0, 0, 1], 400)
     close = np.clip(np.array(base) + jitter, 0, 20).tolist()
     worse = rng.binomial(20, 0.25, 400).tolist()
-    r = rank_dataset([_fake_cell("a", base, n_ref), _fake_cell("b", close, n_ref),
-                      _fake_cell("c", worse, n_ref)], reps=1000)
+    r = rank_dataset(
+        [
+            _fake_cell("a", base, n_ref),
+            _fake_cell("b", close, n_ref),
+            _fake_cell("c", worse, n_ref),
+        ],
+        reps=1000,
+    )
     assert sorted(r.order[:2]) == ["a", "b"] and r.order[2] == "c"
     assert r.group == {"a": "1-2", "b": "1-2", "c": "3"}
     assert not r.pairs["a"]["b"]["significant"] and r.pairs["a"]["c"]["significant"]
@@ -182,7 +223,7 @@ def test_linked_audio_resolves_to_the_dataset_files(results_tree: Path, tmp_path
     text = page.read_text()
     tag = '<script type="application/json" class="page-data">'
     start = text.index(tag) + len(tag)
-    data = json.loads(text[start:text.index("</script>", start)])
+    data = json.loads(text[start : text.index("</script>", start)])
     hrefs = [u["a"] for u in data["utts"]]
     assert len(hrefs) == 35 and all(hrefs)
     for h in hrefs:
@@ -191,12 +232,19 @@ def test_linked_audio_resolves_to_the_dataset_files(results_tree: Path, tmp_path
 
 
 def test_a_model_named_but_never_run_says_not_run(results_tree: Path, tmp_path: Path) -> None:
-    out = build_site(Options(results=results_tree, out=tmp_path / "site", audio="none",
-                             models=["planted", "ghost"], datasets=["mini_en"],
-                             ablation=False)).out
+    out = build_site(
+        Options(
+            results=results_tree,
+            out=tmp_path / "site",
+            audio="none",
+            models=["planted", "ghost"],
+            datasets=["mini_en"],
+            ablation=False,
+        )
+    ).out
     index = (out / "index.html").read_text()
-    row = index[index.index('data-model="ghost"'):]
-    row = row[:row.index("</tr>")]
+    row = index[index.index('data-model="ghost"') :]
+    row = row[: row.index("</tr>")]
     assert "not run" in row
     assert 'data-model="sloppy"' not in index
 
@@ -220,12 +268,24 @@ def test_robustness_flags_a_model_near_the_ceiling(tmp_path: Path) -> None:
     from asrbench.report.robustness import view
 
     rows = []
-    for model, clean, wers in (("pocketsphinx", 0.68, [0.80, 0.876]),
-                               ("whisper_tiny", 0.05, [0.20, 0.373])):
+    for model, clean, wers in (
+        ("pocketsphinx", 0.68, [0.80, 0.876]),
+        ("whisper_tiny", 0.05, [0.20, 0.373]),
+    ):
         for sev, w in zip((2, 4), wers, strict=True):
-            rows.append({"model": model, "condition": f"gaussian_noise:{sev}",
-                         "wer_clean": clean, "wer": w, "werd": w - clean, "nwerd": None,
-                         "difficulty": None, "perturbation": "gaussian_noise", "severity": sev})
+            rows.append(
+                {
+                    "model": model,
+                    "condition": f"gaussian_noise:{sev}",
+                    "wer_clean": clean,
+                    "wer": w,
+                    "werd": w - clean,
+                    "nwerd": None,
+                    "difficulty": None,
+                    "perturbation": "gaussian_noise",
+                    "severity": sev,
+                }
+            )
     data = {"dataset": "tel", "seed": 0, "normaliser": "none", "rows": rows}
     v = view(tmp_path / "robustness" / "tel" / "g" / "robustness.json", data, {})
     s = {x["model"]: x for x in v["summary"]}

@@ -16,14 +16,14 @@ from tests.report.conftest import PLANTED_ID
 pytestmark = pytest.mark.slow
 
 
-def _open(ctx, url: str):  # noqa: ANN001, ANN202 - playwright objects
+def _open(ctx, url: str):
     page = ctx.new_page()
     page.goto(url)
     page.wait_for_load_state("load")
     return page
 
 
-def _clean(events) -> None:  # noqa: ANN001
+def _clean(events) -> None:
     assert events.console_errors == []
     assert events.page_errors == []
     assert events.blocked == []
@@ -35,8 +35,9 @@ def _ter_text(summary: dict) -> str:
     return f"{100 * m['ter']:.2f} [{100 * ci['low']:.2f}, {100 * ci['high']:.2f}]"
 
 
-def test_leaderboard_one_row_per_model_with_ter_and_ci(browser, site: Path,
-                                                       summaries: dict) -> None:
+def test_leaderboard_one_row_per_model_with_ter_and_ci(
+    browser, site: Path, summaries: dict
+) -> None:
     ctx, events = browser
     page = _open(ctx, (site / "index.html").as_uri())
     rows = page.locator("#leaderboard tbody tr")
@@ -60,7 +61,8 @@ def test_sorting_a_column_reorders_the_rows(browser, site: Path, summaries: dict
     page = _open(ctx, (site / "index.html").as_uri())
     by_ter = sorted(summaries, key=lambda m: summaries[m]["metrics"]["ter"])
     order = lambda: page.locator("#leaderboard tbody tr").evaluate_all(  # noqa: E731
-        "rows => rows.map(r => r.dataset.model)")
+        "rows => rows.map(r => r.dataset.model)"
+    )
     head = page.locator('#leaderboard thead th[data-dataset="mini_en"]')
     head.click()
     assert order() == by_ter
@@ -104,7 +106,10 @@ def test_alignment_shows_the_planted_substitution_in_its_colour(browser, site: P
     assert first.locator(".align .col.op-C").count() == 3
     # the frequent-substitution table has the pair
     assert page.locator("table.subs tbody tr").first.inner_text().split() == [
-        "modern", "modem", "1"]
+        "modern",
+        "modem",
+        "1",
+    ]
     # search narrows the list
     page.fill("#utt-search", "comparatively")
     assert page.locator(".utt").count() == 1
@@ -124,7 +129,8 @@ def test_audio_element_loads(browser, site: Path) -> None:
              a.addEventListener('loadedmetadata', () => ok(a.duration));
              a.addEventListener('error', () => bad(new Error('audio error ' + a.error.code)));
              a.load();
-           })""")
+           })"""
+    )
     assert duration == pytest.approx(1.9, abs=0.05)  # LJ001-0002 is 1.900 s
     page.close()
     _clean(events)
@@ -142,7 +148,7 @@ def test_pagination_of_long_utterance_lists(browser, site: Path) -> None:
     _clean(events)
 
 
-def _traces(page, name: str, layer: str = "scatterlayer") -> int:  # noqa: ANN001
+def _traces(page, name: str, layer: str = "scatterlayer") -> int:
     chart = page.locator(f'div.chart[data-chart="{name}"]')
     chart.locator("svg.main-svg").first.wait_for()
     return chart.locator(f".{layer} g.trace").count()
@@ -218,7 +224,8 @@ def test_single_file_site(browser, single_site: Path, summaries: dict) -> None:
     assert audio.get_attribute("src").startswith("data:audio/wav;base64,")
     duration = audio.evaluate(
         "a => new Promise(ok => a.readyState >= 1 ? ok(a.duration) : "
-        "a.addEventListener('loadedmetadata', () => ok(a.duration)))")
+        "a.addEventListener('loadedmetadata', () => ok(a.duration)))"
+    )
     assert duration > 0
     assert _traces(cell, "breakdown", "barlayer") == 1
     page.close()

@@ -29,7 +29,7 @@ def cache_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def nsw_step(cache_dir: Path):  # noqa: ANN201 - scoring.normalize.Nsw
+def nsw_step(cache_dir: Path):
     """The NSW step, sharing the persistent grammar and result cache of the checkout."""
     from scoring.normalize import Nsw
 

@@ -28,7 +28,7 @@ def test_ablation(step: str) -> None:
     assert (a[1].codes, a[1].ref, a[1].hyp) == (b[1].codes, b[1].ref, b[1].hyp)  # and nowhere else
 
 
-def test_nsw_ablation(cache_dir) -> None:  # noqa: ANN001
+def test_nsw_ablation(cache_dir) -> None:
     on = Scorer(ScorerConfig(bootstrap=0, cache_dir=str(cache_dir)))
     off = Scorer(ScorerConfig(nsw=False, bootstrap=0))
     refs = {"n": "It costs $5.", "w": "no numbers here"}

@@ -14,13 +14,19 @@ def test_tab_inside_a_transcript_is_a_space() -> None:
     # Headerless TSV: the text is everything after the first tab, a further tab a space (the
     # benchmark reads what models write the same way).
     assert read_transcripts(BAD / "transcript_tab_inside.tsv") == {
-        "u1": "hello world", "u2": "press  one"}
+        "u1": "hello world",
+        "u2": "press  one",
+    }
 
 
 def test_reference_markers_are_not_charged() -> None:
     refs = read_transcripts(BAD / "reference_markers.tsv")
-    hyps = {"beep": "", "menu": "press 1 for sales 2 for support", "silence": "",
-            "music": "thank you"}
+    hyps = {
+        "beep": "",
+        "menu": "press 1 for sales 2 for support",
+        "silence": "",
+        "music": "thank you",
+    }
     res = Scorer(ScorerConfig(nsw=False, bootstrap=0)).score(refs, hyps)
     got = {u.id: (u.ref, u.errors) for u in res.utterances}
     assert got["beep"] == ([], 0)

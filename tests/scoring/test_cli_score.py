@@ -13,8 +13,12 @@ from asrbench.settings import REPO_ROOT
 from scoring import Scorer, ScorerConfig, read_transcripts
 
 OPS_SCORE = REPO_ROOT / "ops" / "score"
-REFS = {"a": "I am going to tell the storyteller", "b": "the colour of money", "c": "hello",
-        "d": ""}
+REFS = {
+    "a": "I am going to tell the storyteller",
+    "b": "the colour of money",
+    "c": "hello",
+    "d": "",
+}
 HYPS = {"a": "I'm gonna tell a story-teller", "b": "the color of honey", "d": "extra words"}
 
 
@@ -24,8 +28,9 @@ def _tsv(path: Path, texts: dict[str, str]) -> Path:
 
 
 def _run(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(OPS_SCORE), *map(str, args)], capture_output=True, text=True,
-                          check=False, timeout=300)
+    return subprocess.run(
+        [str(OPS_SCORE), *map(str, args)], capture_output=True, text=True, check=False, timeout=300
+    )
 
 
 @pytest.fixture
@@ -42,14 +47,16 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
         ("pra,table", ["hyp.pra", "table.txt"]),
     ],
 )
-def test_ops_score_writes_summary_v2(files: tuple[Path, Path], tmp_path: Path,
-                                     reports: str | None, written: list[str]) -> None:
+def test_ops_score_writes_summary_v2(
+    files: tuple[Path, Path], tmp_path: Path, reports: str | None, written: list[str]
+) -> None:
     ref, hyp = files
     out = tmp_path / "out"
     proc = _run(ref, hyp, "-o", out, *(["--reports", reports] if reports else []))
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["summary.json", "utterances.jsonl", *written])
+        ["summary.json", "utterances.jsonl", *written]
+    )
     summary = read_summary(out / "summary.json")  # checks the format
     raw = json.loads((out / "summary.json").read_text())
     assert raw["format"] == FORMAT and summary.producer == "score"
@@ -57,12 +64,18 @@ def test_ops_score_writes_summary_v2(files: tuple[Path, Path], tmp_path: Path,
     assert summary.sources["ref"]["path"] == str(ref)
     assert summary.selection.n_utts == len(REFS) and not summary.selection.is_sample
     # The same numbers as the library on the same files (NSW has nothing to do here: no digits).
-    expected = Scorer(ScorerConfig(nsw=False)).score(read_transcripts(ref),
-                                                     read_transcripts(hyp)).metrics
+    expected = (
+        Scorer(ScorerConfig(nsw=False)).score(read_transcripts(ref), read_transcripts(hyp)).metrics
+    )
     m = summary.metrics
     assert (m.cor, m.sub, m.dele, m.ins, m.n_ref, m.n_missing) == (
-        expected.cor, expected.sub, expected.dele, expected.ins, expected.n_ref,
-        expected.n_missing)
+        expected.cor,
+        expected.sub,
+        expected.dele,
+        expected.ins,
+        expected.n_ref,
+        expected.n_missing,
+    )
     assert m.ter_ci == expected.ter_ci  # same seed, same replicates
     rows = [json.loads(x) for x in (out / "utterances.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == list(REFS)
@@ -95,17 +108,40 @@ def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path)
     # audio, perturbation DSP), nor OpenFST or nemo when no hypothesis needs them, nor pydantic
     # (typer's per-option coercion, replaced for this command's plain options).
     ref, hyp = files
-    heavy = ["docker", "boto3", "botocore", "numba", "llvmlite", "soundfile", "soxr", "scipy",
-             "librosa", "onnxruntime", "torch", "yaml", "rich", "psutil", "pywrapfst", "pynini",
-             "nemo_text_processing", "jiwer", "pydantic"]
+    heavy = [
+        "docker",
+        "boto3",
+        "botocore",
+        "numba",
+        "llvmlite",
+        "soundfile",
+        "soxr",
+        "scipy",
+        "librosa",
+        "onnxruntime",
+        "torch",
+        "yaml",
+        "rich",
+        "psutil",
+        "pywrapfst",
+        "pynini",
+        "nemo_text_processing",
+        "jiwer",
+        "pydantic",
+    ]
     code = (
         "import sys\nfrom asrbench.cli import main\n"
         f"code = main(['--as-alias', 'ops/score', 'score', {str(ref)!r}, {str(hyp)!r}, '-o', "
         f"{str(tmp_path / 'o')!r}])\n"
         f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))\n"
     )
-    proc = subprocess.run([str(REPO_ROOT / "ops" / "_py"), "-c", code], capture_output=True,
-                          text=True, check=True, timeout=300)
+    proc = subprocess.run(
+        [str(REPO_ROOT / "ops" / "_py"), "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
     assert proc.stdout.strip().splitlines()[-1] == "0 []", proc.stdout + proc.stderr
 
 

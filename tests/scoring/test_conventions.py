@@ -39,8 +39,20 @@ def test_nonspeech_file_errors_name_the_line(tmp_path: Path) -> None:
 
 def test_optional_marks_and_reads_spans() -> None:
     marked = Optional()("a (uh) b (one second of silence) c")
-    assert marked.split() == ["a", OPEN, "uh", CLOSE, "b", OPEN, "one", "second", "of",
-                              "silence", CLOSE, "c"]
+    assert marked.split() == [
+        "a",
+        OPEN,
+        "uh",
+        CLOSE,
+        "b",
+        OPEN,
+        "one",
+        "second",
+        "of",
+        "silence",
+        CLOSE,
+        "c",
+    ]
     words, flags = split_optional(marked.split())
     assert words == "a uh b one second of silence c".split()
     assert flags == [False, True, False, True, True, True, True, False]
@@ -52,7 +64,10 @@ def test_scorer_drops_nonspeech_on_both_sides() -> None:
     sc = Scorer(ScorerConfig(**BASIC))
     u = sc.score({"u": "press <beep> one [noise] now"}, {"u": "[Music] press one now <unk>"})
     assert (u.utterances[0].ref, u.utterances[0].hyp, u.utterances[0].errors) == (
-        ["press", "one", "now"], ["press", "one", "now"], 0)
+        ["press", "one", "now"],
+        ["press", "one", "now"],
+        0,
+    )
     off = Scorer(ScorerConfig(**BASIC, nonspeech=False))
     assert off.score({"u": "press <beep> one"}, {"u": "press one"}).utterances[0].n_ref == 3
 
@@ -152,8 +167,9 @@ def test_parity_with_sclite_optional_words_and_tags(shared: Path, tmp_path: Path
     alignment itself. Both keep every reference word in |ref|. So, per utterance: the same
     |ref|; our edit count never above sclite's; and where it is below, sclite's own weighted
     cost of its path no lower than the same weights on ours (its objective explains it)."""
-    require("sclite", find_sclite() is not None and find_csrfilt() is not None,
-            "apt-get install sctk")
+    require(
+        "sclite", find_sclite() is not None and find_csrfilt() is not None, "apt-get install sctk"
+    )
     refs, hyps = _corpus(shared)
     sc = Scorer(ScorerConfig(**BASIC))
     res = sc.score(refs, hyps)
@@ -172,8 +188,9 @@ def test_parity_with_sclite_optional_words_and_tags(shared: Path, tmp_path: Path
         ref_tok[key] = toks
     glm = tmp_path / "tags.glm"
     write_deletion_glm(["<beep>", "<unk>", "<sil>"], glm)
-    theirs = run_sclite(ref_tok, {u.id: u.hyp for u in res.utterances}, tmp_path / "sc",
-                        ref_glm=glm, optional=True)
+    theirs = run_sclite(
+        ref_tok, {u.id: u.hyp for u in res.utterances}, tmp_path / "sc", ref_glm=glm, optional=True
+    )
     ours = {u.id.lower(): u for u in res.utterances}
     assert set(theirs) == set(ours) and len(ours) >= 30
     with_optional = sum("(" in t for t in refs.values())
@@ -196,8 +213,10 @@ def test_parity_with_sclite_optional_words_and_tags(shared: Path, tmp_path: Path
             omitted = u.codes.count("O")
             assert 4 * s + 3 * d + 3 * i <= 4 * u.sub + 3 * (u.dele + omitted) + 3 * u.ins, key
             below += 1
-    print(f"sclite -D parity: {len(ours)} utterances, {same} identical, {split} same edits "
-          f"split by our tie-break, {below} fewer edits (sclite objective)")
+    print(
+        f"sclite -D parity: {len(ours)} utterances, {same} identical, {split} same edits "
+        f"split by our tie-break, {below} fewer edits (sclite objective)"
+    )
     assert same >= 0.8 * len(ours) and below <= len(ours) // 10, (same, split, below)
     m = res.metrics
     assert m.n_ref == sum(c + s + d for c, s, d, _ in theirs.values())

@@ -49,7 +49,7 @@ def test_properties(plain_scorer: Scorer, r: list[str], h: list[str]) -> None:
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(WORDS, WORDS), min_size=1, max_size=12))
-def test_pooled_is_sum_and_no_utterance_lost(plain_scorer: Scorer, pairs) -> None:  # noqa: ANN001
+def test_pooled_is_sum_and_no_utterance_lost(plain_scorer: Scorer, pairs) -> None:
     refs = {f"u{i}": " ".join(r) for i, (r, _) in enumerate(pairs)}
     hyps = {f"u{i}": " ".join(h) for i, (_, h) in enumerate(pairs) if i % 3}  # some missing
     res = plain_scorer.score(refs, hyps)
@@ -109,7 +109,7 @@ def test_fst_tie_break_fewest_insertions(k: int) -> None:
     assert (edits, subs) == (2, 0) and hyp == [6, 9] and chosen == [(6, 9)]
 
 
-def test_enumeration_tie_break_fewest_insertions(tmp_path) -> None:  # noqa: ANN001
+def test_enumeration_tie_break_fewest_insertions(tmp_path) -> None:
     alt = tmp_path / "alt.txt"
     alt.write_text("a d|a b c d e f\n", encoding="utf-8")
     for engine in ("auto", "fst"):
@@ -148,7 +148,7 @@ def test_unknown_ids_are_an_error(plain_scorer: Scorer) -> None:
         ("r.jsonl", '{"id": "u1", "text": "hello world"}\n{"id": "u2", "text": ""}\n', "jsonl"),
     ],
 )
-def test_readers(tmp_path, name: str, content: str, fmt: str) -> None:  # noqa: ANN001
+def test_readers(tmp_path, name: str, content: str, fmt: str) -> None:
     p = tmp_path / name
     p.write_text(content, encoding="utf-8")
     from scoring.io import detect_format
@@ -157,7 +157,7 @@ def test_readers(tmp_path, name: str, content: str, fmt: str) -> None:  # noqa: 
     assert read_transcripts(p) == {"u1": "hello world", "u2": ""}
 
 
-def test_reader_errors_name_file_and_line(tmp_path) -> None:  # noqa: ANN001
+def test_reader_errors_name_file_and_line(tmp_path) -> None:
     p = tmp_path / "dup.tsv"
     p.write_text("a\tx\nb\ty\na\tz\n", encoding="utf-8")
     with pytest.raises(ScoringError, match=r"dup.tsv:3: duplicate"):
@@ -242,28 +242,33 @@ def test_bootstrap_groups_identical_rows() -> None:
 
 
 @pytest.mark.parametrize("k", [40, 4000])
-def test_align_batch_splits_long_batches_the_same(monkeypatch, k: int) -> None:  # noqa: ANN001
+def test_align_batch_splits_long_batches_the_same(monkeypatch, k: int) -> None:
     from scoring import align
 
     rng = random.Random(k)
     pairs = [
-        ([6 + rng.randrange(9) for _ in range(rng.randint(0, 30))],
-         [6 + rng.randrange(9) for _ in range(rng.randint(0, 30))])
+        (
+            [6 + rng.randrange(9) for _ in range(rng.randint(0, 30))],
+            [6 + rng.randrange(9) for _ in range(rng.randint(0, 30))],
+        )
         for _ in range(400)
     ]
     whole = align_batch(pairs, k)
     monkeypatch.setattr(align, "_CELLS", 300)  # forces batches of 16 pairs or fewer
     monkeypatch.setattr(align, "_CHUNK", 64)
     assert align_batch(pairs, k) == whole
-    assert whole == tuple(map(list, zip(*(_reference_alignment(r, h, k) for r, h in pairs),
-                                        strict=True)))
+    assert whole == tuple(
+        map(list, zip(*(_reference_alignment(r, h, k) for r, h in pairs), strict=True))
+    )
 
 
 def test_wide_ids_align_the_same() -> None:
     # Word ids beyond int16 switch the id arrays to int32: same alignment.
     rng = random.Random(3)
-    pairs = [([rng.randrange(6, 9) for _ in range(8)], [rng.randrange(6, 9) for _ in range(7)])
-             for _ in range(50)]
+    pairs = [
+        ([rng.randrange(6, 9) for _ in range(8)], [rng.randrange(6, 9) for _ in range(7)])
+        for _ in range(50)
+    ]
     shifted = [([x + 70000 for x in r], [x + 70000 for x in h]) for r, h in pairs]
     assert align_batch(pairs, 30) == align_batch(shifted, 30)
 
@@ -280,8 +285,9 @@ def test_quantile_is_numpys() -> None:
 
 
 def test_metrics_round_trip(scorer: Scorer) -> None:
-    res = scorer.score({"a": "the cat sat", "b": "", "c": "hello world"},
-                       {"a": "the hat sat on", "b": "noise"})
+    res = scorer.score(
+        {"a": "the cat sat", "b": "", "c": "hello world"}, {"a": "the hat sat on", "b": "noise"}
+    )
     m = res.metrics
     assert m.ter_ci is not None and m.ci_method
     for metrics in (m, Metrics.from_dict(m.to_dict()), m.with_ci(None, None)):
@@ -290,15 +296,31 @@ def test_metrics_round_trip(scorer: Scorer) -> None:
         assert back == metrics
         assert back.to_dict() == metrics.to_dict()
         assert (back.ter, back.mter, back.ser, back.coverage) == (
-            metrics.ter, metrics.mter, metrics.ser, metrics.coverage)
+            metrics.ter,
+            metrics.mter,
+            metrics.ser,
+            metrics.coverage,
+        )
     assert m.errors == sum(u.errors for u in res.utterances)
     assert m.to_dict()["del"] == m.dele and m.to_dict()["ter"] == m.errors / m.n_ref
     assert isinstance(m.ter_ci, Interval) and m.ter_ci.low <= m.ter <= m.ter_ci.high
 
 
 def test_metrics_from_dict_recomputes_rates() -> None:
-    d = Metrics(unit="word", n_utts=2, n_ref=10, n_hyp=9, cor=8, sub=1, ins=0, dele=1,
-                n_err_utts=1, mter_den=10, n_missing=0, n_empty_ref=0).to_dict()
+    d = Metrics(
+        unit="word",
+        n_utts=2,
+        n_ref=10,
+        n_hyp=9,
+        cor=8,
+        sub=1,
+        ins=0,
+        dele=1,
+        n_err_utts=1,
+        mter_den=10,
+        n_missing=0,
+        n_empty_ref=0,
+    ).to_dict()
     d["ter"] = 0.99  # a tampered rate is not trusted: the counts decide
     assert Metrics.from_dict(d).ter == 0.2
 
@@ -319,8 +341,9 @@ def test_bootstrap_integer_product_equals_float_product() -> None:
     from scoring.stats import _distinct_rows, _replicates
 
     rng = np.random.default_rng(9)
-    cols = np.column_stack([rng.integers(0, 30, 5000), rng.integers(1, 60, 5000),
-                            rng.integers(1, 70, 5000)]).astype(np.float64)
+    cols = np.column_stack(
+        [rng.integers(0, 30, 5000), rng.integers(1, 60, 5000), rng.integers(1, 70, 5000)]
+    ).astype(np.float64)
     rows, counts = _distinct_rows(cols)
     weights = np.random.default_rng(4).multinomial(len(cols), counts / len(cols), size=300)
     assert np.array_equal(_replicates(cols, 300, 4), weights.astype(np.float64) @ rows)
@@ -330,8 +353,7 @@ def test_mter_is_the_papers_pooled_definition(plain_scorer: Scorer) -> None:
     # SpeechColab paper: mTER = LD(ref, hyp) / max(|ref|, |hyp|); its leaderboard pools it
     # as total errors / max(total ref tokens, total hyp tokens). The per-utterance-pooled
     # variant (errors / sum of max(|ref_u|, |hyp_u|)) is mter_utt.
-    res = plain_scorer.score({"a": "one", "b": "", "c": "x y z"}, {"a": "", "b": "two",
-                                                                   "c": "x y"})
+    res = plain_scorer.score({"a": "one", "b": "", "c": "x y z"}, {"a": "", "b": "two", "c": "x y"})
     m = res.metrics
     assert (m.errors, m.n_ref, m.n_hyp, m.mter_den) == (3, 4, 3, 5)
     assert m.mter == 3 / max(4, 3) and m.mter_utt == 3 / 5 and m.ter == 3 / 4
@@ -349,12 +371,26 @@ def test_mter_is_the_papers_pooled_definition(plain_scorer: Scorer) -> None:
 def test_metrics_from_an_older_summary_moves_its_mter_interval() -> None:
     # Before mTER took the paper's definition, summaries held no mter_utt and their ci.mter
     # was the interval of today's mter_utt: it is read as such, never as the paper's.
-    old = Metrics(unit="word", n_utts=2, n_ref=10, n_hyp=12, cor=8, sub=1, ins=3, dele=1,
-                  n_err_utts=1, mter_den=13, n_missing=0, n_empty_ref=0).to_dict()
+    old = Metrics(
+        unit="word",
+        n_utts=2,
+        n_ref=10,
+        n_hyp=12,
+        cor=8,
+        sub=1,
+        ins=3,
+        dele=1,
+        n_err_utts=1,
+        mter_den=13,
+        n_missing=0,
+        n_empty_ref=0,
+    ).to_dict()
     old.pop("mter_utt")
-    old["ci"] = {"method": "m", "ter": None,
-                 "mter": {"low": 0.1, "high": 0.5, "stderr": 0.1, "level": 0.95,
-                          "replicates": 10}}
+    old["ci"] = {
+        "method": "m",
+        "ter": None,
+        "mter": {"low": 0.1, "high": 0.5, "stderr": 0.1, "level": 0.95, "replicates": 10},
+    }
     back = Metrics.from_dict(old)
     assert back.mter_ci is None and back.mter_utt_ci.high == 0.5
     assert back.mter == 5 / 12 and back.mter_utt == 5 / 13

@@ -76,11 +76,15 @@ def test_each_class_matches(scorer: Scorer, ref: str, hyp: str) -> None:
         ("we were", "we're", 2, "DS"),
     ],
 )
-def test_alternative_never_rewards_wrong_words(scorer: Scorer, ref: str, hyp: str,
-                                               errors: int, ops: str) -> None:
+def test_alternative_never_rewards_wrong_words(
+    scorer: Scorer, ref: str, hyp: str, errors: int, ops: str
+) -> None:
     for engine in ("auto", "fst"):
-        sc = scorer if engine == "auto" else Scorer(ScorerConfig(nsw=False, bootstrap=0,
-                                                                 engine="fst"))
+        sc = (
+            scorer
+            if engine == "auto"
+            else Scorer(ScorerConfig(nsw=False, bootstrap=0, engine="fst"))
+        )
         u = sc.score({"u": ref}, {"u": hyp}).utterances[0]
         assert (u.errors, u.codes) == (errors, ops), (engine, u.ops)
         for start, end, _, _ in u.alternatives:  # a chosen alternative is all correct
@@ -92,11 +96,12 @@ def test_count_for_wrong_words_does_not_depend_on_the_list(tmp_path: Path) -> No
     # The same wrong hypothesis, scored with and without a list that holds merged forms of its
     # words: the same count. (Before, "that'll" turned 3 errors into 2.)
     alt = tmp_path / "alt.txt"
-    alt.write_text("that'll|that will\nyou're|you are\ny'all|you all\n"
-                   "granddaughter|grand daughter\n", encoding="utf-8")
+    alt.write_text(
+        "that'll|that will\nyou're|you are\ny'all|you all\ngranddaughter|grand daughter\n",
+        encoding="utf-8",
+    )
     refs = {"a": "eighteen", "b": "u", "c": "your", "d": "press star now"}
-    hyps = {"a": "that will run", "b": "you are", "c": "you all are",
-            "d": "the grand daughter now"}
+    hyps = {"a": "that will run", "b": "you are", "c": "you all are", "d": "the grand daughter now"}
     with_list = Scorer(ScorerConfig(nsw=False, alternatives=str(alt), bootstrap=0))
     without = Scorer(ScorerConfig(nsw=False, dae=False, bootstrap=0))
     a, b = with_list.score(refs, hyps), without.score(refs, hyps)
@@ -138,8 +143,12 @@ def test_overlapping_matches_share_a_slot(tmp_path: Path) -> None:
     assert slot.forms[slot.surface] == ("a", "b", "c")
     readings = dict(zip(slot.forms, slot.strict, strict=True))
     # every reading of the span: a b c as written, abc, ab + c, a + bc
-    assert readings == {("a", "b", "c"): (False, False, False), ("abc",): (True,),
-                        ("ab", "c"): (True, False), ("a", "bc"): (False, True)}
+    assert readings == {
+        ("a", "b", "c"): (False, False, False),
+        ("abc",): (True,),
+        ("ab", "c"): (True, False),
+        ("a", "bc"): (False, True),
+    }
     assert alts.expand("nothing here".split()) is None
 
 
@@ -147,8 +156,10 @@ def test_rules_with_a_shared_form_are_not_transitive(tmp_path: Path) -> None:
     f = tmp_path / "alt.txt"
     f.write_text("he'd|he would\nhe'd|he had\n", encoding="utf-8")
     sc = Scorer(ScorerConfig(nsw=False, alternatives=str(f), bootstrap=0))
-    got = sc.score({"a": "he had gone", "b": "he would go", "c": "he had gone"},
-                   {"a": "he'd gone", "b": "he'd go", "c": "he would gone"})
+    got = sc.score(
+        {"a": "he had gone", "b": "he would go", "c": "he had gone"},
+        {"a": "he'd gone", "b": "he'd go", "c": "he would gone"},
+    )
     assert [u.errors for u in got.utterances] == [0, 0, 1]  # he would is not he had
 
 
@@ -193,8 +204,9 @@ def test_expansion_gives_every_reading(scorer: Scorer) -> None:
     forms = [" ".join(f) for r in alts.rules[:120] for f in r.forms]
     rng = random.Random(4)
     for _ in range(300):
-        words = rng.choices(["the", "cat", "to", "i", "am", "a", "hundred", "and"] + forms,
-                            k=rng.randint(0, 8))
+        words = rng.choices(
+            ["the", "cat", "to", "i", "am", "a", "hundred", "and"] + forms, k=rng.randint(0, 8)
+        )
         tokens = " ".join(words).split()
         found = alts.split(tokens)
         expected = _readings(alts, tokens)
@@ -212,8 +224,9 @@ def test_expansion_gives_every_reading(scorer: Scorer) -> None:
         assert got == expected, tokens
 
 
-def _strict_count(ref: list[str], lines: list[tuple[tuple[str, ...], tuple[bool, ...]]]
-                  ) -> tuple[int, int, int]:
+def _strict_count(
+    ref: list[str], lines: list[tuple[tuple[str, ...], tuple[bool, ...]]]
+) -> tuple[int, int, int]:
     """(E, S, I) of the rule by brute force: over every reading, the best alignment in which
     every strict word is matched, by a plain dynamic programme over (E, S, I)."""
     best = None
@@ -288,10 +301,15 @@ def test_rejected_speechcolab_lines_stay_errors(scorer: Scorer, ref: str, hyp: s
 
 
 def test_rejected_list_is_well_formed() -> None:
-    rows = [line.split("\t") for line in (DATA / "alternatives_en.rejected.tsv").read_text(
-        encoding="utf-8").splitlines() if line[:1].isdigit()]
+    rows = [
+        line.split("\t")
+        for line in (DATA / "alternatives_en.rejected.tsv").read_text(encoding="utf-8").splitlines()
+        if line[:1].isdigit()
+    ]
     assert len(rows) == 26 and all(len(r) == 3 and r[2] for r in rows)
-    adopted = {int(line.rsplit("glm_en.csv:", 1)[1].split()[0])
-               for line in (DATA / "alternatives_en.txt").read_text(encoding="utf-8").splitlines()
-               if "glm_en.csv:" in line}
+    adopted = {
+        int(line.rsplit("glm_en.csv:", 1)[1].split()[0])
+        for line in (DATA / "alternatives_en.txt").read_text(encoding="utf-8").splitlines()
+        if "glm_en.csv:" in line
+    }
     assert not adopted & {int(r[0]) for r in rows}  # never both adopted and rejected

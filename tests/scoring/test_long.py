@@ -39,7 +39,7 @@ def pair(n):
     return ref, hyp, counts
 """
 namespace: dict = {}
-exec(PAIR, namespace)  # noqa: S102 - the same generator here and in the subprocess
+exec(PAIR, namespace)
 pair = namespace["pair"]
 
 
@@ -52,8 +52,9 @@ def test_known_pair_matches_the_reference_dp() -> None:
 
 
 @pytest.mark.parametrize(("row_cells", "long_cells"), [(10, 1 << 22), (10, 50), (10, 7)])
-def test_row_by_row_aligner_equals_the_batched_one(monkeypatch, row_cells: int,
-                                                   long_cells: int) -> None:  # noqa: ANN001
+def test_row_by_row_aligner_equals_the_batched_one(
+    monkeypatch, row_cells: int, long_cells: int
+) -> None:
     # Every pair through the long path (whole table, then only every s-th row kept): the
     # same ops and costs as the batched path, with strict and optional flags too.
     rng = random.Random(row_cells + long_cells)
@@ -69,9 +70,17 @@ def test_row_by_row_aligner_equals_the_batched_one(monkeypatch, row_cells: int,
 
         lens = [np.array([len(p[i]) for p in pairs]) for i in (0, 1)]
         offs = [np.concatenate([[0], np.cumsum(x)[:-1]]) for x in lens]
-        codes, costs = align_arrays(flat(0), offs[0], lens[0], flat(1), offs[1], lens[1], 60,
-                                    hyp_strict=flat(2).astype(bool),
-                                    ref_optional=flat(3).astype(bool))
+        codes, costs = align_arrays(
+            flat(0),
+            offs[0],
+            lens[0],
+            flat(1),
+            offs[1],
+            lens[1],
+            60,
+            hyp_strict=flat(2).astype(bool),
+            ref_optional=flat(3).astype(bool),
+        )
         return codes, costs.tolist()
 
     batched = run()
@@ -81,11 +90,14 @@ def test_row_by_row_aligner_equals_the_batched_one(monkeypatch, row_cells: int,
     assert rows[1] == batched[1]
     feasible = [c != INFEASIBLE for c in batched[1]]
     assert any(feasible) and not all(feasible)
-    assert [c for c, f in zip(rows[0], feasible, strict=True) if f] == \
-        [c for c, f in zip(batched[0], feasible, strict=True) if f]
+    assert [c for c, f in zip(rows[0], feasible, strict=True) if f] == [
+        c for c, f in zip(batched[0], feasible, strict=True) if f
+    ]
 
 
-MEASURE = PAIR + """
+MEASURE = (
+    PAIR
+    + """
 import json, sys, time
 
 def peak_rss_mb():
@@ -114,12 +126,18 @@ print(json.dumps({"counts": [c.count("S"), c.count("D"), c.count("I")], "expecte
                   "scorer": scorer, "seconds": round(seconds, 2),
                   "max_rss_mb": peak_rss_mb()}))
 """
+)
 
 
 @pytest.mark.parametrize("n", [10_000, 30_000])
 def test_long_pair_memory(n: int) -> None:
-    proc = subprocess.run([sys.executable, "-c", MEASURE, str(n)], capture_output=True,
-                          text=True, check=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(n)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
     got = json.loads(proc.stdout.strip().splitlines()[-1])
     print(f"{n} words: {got}")
     assert got["counts"] == got["expected"] == got["scorer"]

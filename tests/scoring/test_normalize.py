@@ -60,7 +60,7 @@ def test_fullwidth_and_char_tokens() -> None:
     assert char_tokens("我爱 NLP 和 python3") == ["我", "爱", "NLP", "和", "python3"]
 
 
-def test_nsw_verbalises_and_caches(nsw_step) -> None:  # noqa: ANN001
+def test_nsw_verbalises_and_caches(nsw_step) -> None:
     assert nsw_step("no digits here") == "no digits here"
     out = nsw_step("I paid $5 for 3 apples.")
     assert "five dollars" in out and "three apples" in out

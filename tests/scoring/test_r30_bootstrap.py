@@ -42,9 +42,11 @@ def test_library_functions_refuse_counts_out_of_range() -> None:
     from scoring.stats import bootstrap_ci, bootstrap_metrics, paired_bootstrap
 
     errs, n_ref, n_hyp = _corpus(20)
-    for call in (lambda r: bootstrap_metrics(errs, n_ref, n_hyp, r),
-                 lambda r: bootstrap_ci(errs, n_ref, r),
-                 lambda r: paired_bootstrap(errs, errs, n_ref, r)):
+    for call in (
+        lambda r: bootstrap_metrics(errs, n_ref, n_hyp, r),
+        lambda r: bootstrap_ci(errs, n_ref, r),
+        lambda r: paired_bootstrap(errs, errs, n_ref, r),
+    ):
         for reps in (-5, 10**9):
             with pytest.raises(ScoringError, match="1,000,000"):
                 call(reps)
@@ -79,8 +81,9 @@ def test_chunking_changes_no_number_of_the_grouped_sums(chunk: int) -> None:
     assert np.array_equal(split[:, :3], whole)
     assert abs(split[:, 3].mean() - n_hyp.sum()) < 4 * split[:, 3].std() / np.sqrt(300)
     # One chunk (every count up to chunk_size(G)): the unchunked stream, number for number.
-    assert np.array_equal(_replicates(cols, 300, 5, split=n_hyp, chunk=300),
-                          _replicates(cols, 300, 5, split=n_hyp))
+    assert np.array_equal(
+        _replicates(cols, 300, 5, split=n_hyp, chunk=300), _replicates(cols, 300, 5, split=n_hyp)
+    )
 
 
 def _tsv(path: Path, texts: dict[str, str]) -> Path:
@@ -97,9 +100,14 @@ def _limited() -> None:
 def test_ops_score_refuses_bootstrap_counts_out_of_range(tmp_path: Path, value: str) -> None:
     ref = _tsv(tmp_path / "ref.tsv", {"a": "hello world", "b": "good morning"})
     hyp = _tsv(tmp_path / "hyp.tsv", {"a": "hello word", "b": "good morning"})
-    proc = subprocess.run([str(OPS_SCORE), str(ref), str(hyp), "-o", str(tmp_path / "out"),
-                           "--bootstrap", value], capture_output=True, text=True, check=False,
-                          timeout=300, preexec_fn=_limited)
+    proc = subprocess.run(
+        [str(OPS_SCORE), str(ref), str(hyp), "-o", str(tmp_path / "out"), "--bootstrap", value],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        preexec_fn=_limited,
+    )
     assert proc.returncode == 2, proc.stderr
     err = proc.stderr.strip()
     assert err.splitlines() == [err] and err.startswith("error: bootstrap (--bootstrap)")
@@ -110,9 +118,23 @@ def test_ops_score_refuses_bootstrap_counts_out_of_range(tmp_path: Path, value: 
 def test_ops_score_paired_test_needs_replicates(tmp_path: Path) -> None:
     ref = _tsv(tmp_path / "ref.tsv", {"a": "hello world"})
     hyp = _tsv(tmp_path / "hyp.tsv", {"a": "hello word"})
-    proc = subprocess.run([str(OPS_SCORE), str(ref), str(hyp), "-o", str(tmp_path / "out"),
-                           "--bootstrap", "0", "--against", str(hyp)], capture_output=True,
-                          text=True, check=False, timeout=300)
+    proc = subprocess.run(
+        [
+            str(OPS_SCORE),
+            str(ref),
+            str(hyp),
+            "-o",
+            str(tmp_path / "out"),
+            "--bootstrap",
+            "0",
+            "--against",
+            str(hyp),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "--against" in proc.stderr and "--bootstrap" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -15,8 +15,13 @@ OPS_SCORE = REPO_ROOT / "ops" / "score"
 
 
 def _run(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(OPS_SCORE), *map(str, args), "--bootstrap", "0"],
-                          capture_output=True, text=True, check=False, timeout=300)
+    return subprocess.run(
+        [str(OPS_SCORE), *map(str, args), "--bootstrap", "0"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("content", ["", "\n\n  \n"])
@@ -41,8 +46,9 @@ def test_empty_but_present_pair_is_a_correct_utterance(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     m = json.loads((tmp_path / "out" / "summary.json").read_text())["metrics"]
     assert (m["errors"], m["n_empty_ref"], m["ter"], m["mter"]) == (0, 1, 0.0, 0.0)
-    rows = [json.loads(x) for x in (tmp_path / "out" / "utterances.jsonl").read_text().split("\n")
-            if x]
+    rows = [
+        json.loads(x) for x in (tmp_path / "out" / "utterances.jsonl").read_text().split("\n") if x
+    ]
     assert rows[0]["id"] == "a" and rows[0]["ter"] is None and rows[0]["mter"] == 0.0
 
 

@@ -17,11 +17,14 @@ from asrbench.settings import REPO_ROOT
 from scoring import Scorer, ScorerConfig
 
 OPS_SCORE = REPO_ROOT / "ops" / "score"
-REF = {"cafe": "café au lait", "zwsp": "hello world", "rlm": "hello world",
-       "ansi": "the red house"}
+REF = {"cafe": "café au lait", "zwsp": "hello world", "rlm": "hello world", "ansi": "the red house"}
 # The same words, as a screen shows them, with invisible differences.
-HYP = {"cafe": "cafe\u0301 au lait", "zwsp": "hel\u200blo\u200b world",
-       "rlm": "\u200fhello world\u200e", "ansi": "the \x1b[31mred\x1b[0m house"}
+HYP = {
+    "cafe": "cafe\u0301 au lait",
+    "zwsp": "hel\u200blo\u200b world",
+    "rlm": "\u200fhello world\u200e",
+    "ansi": "the \x1b[31mred\x1b[0m house",
+}
 
 
 def _tsv(path: Path, texts: dict[str, str]) -> Path:
@@ -72,8 +75,10 @@ def test_bad_unicode_form_is_an_input_error() -> None:
     ("text", "expected"),
     [
         # ZWNJ inside a Persian word is spelling: "mi-khaham" (I want) keeps it
-        ("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
-         "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"),
+        (
+            "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+            "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+        ),
         # ZWJ in a Devanagari conjunct (ka + virama + ZWJ: half form) is kept
         ("\u0915\u094d\u200d\u0937", "\u0915\u094d\u200d\u0937"),
         # beside a space, inside a Latin word, or an emoji sequence: joins nothing, removed
@@ -81,11 +86,15 @@ def test_bad_unicode_form_is_an_input_error() -> None:
         ("hel\u200dlo", "hello"),
         ("\U0001f468\u200d\U0001f469", "\U0001f468\U0001f469"),
         # controls, bidi embeddings, isolates, BOM, soft hyphen; tab and newline stay
-        ("a\x00b\x7fc\x85d\u202aé\u202c\u2066x\u2069\ufeff co\u00adop\tz\ny",
-         "abc\x85déx coop\tz\ny"),
+        (
+            "a\x00b\x7fc\x85d\u202aé\u202c\u2066x\u2069\ufeff co\u00adop\tz\ny",
+            "abc\x85déx coop\tz\ny",
+        ),
         # escape sequences go whole: CSI with parameters, OSC (a hyperlink), a two-byte escape
-        ("\x1b[1;38;5;208mbold\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b(Bend",
-         "bold link end"),
+        (
+            "\x1b[1;38;5;208mbold\x1b[0m \x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b(Bend",
+            "bold link end",
+        ),
         # a combining mark stays on its letter; nothing here splits a word
         ("cafe\u0301s na\u0308ive", "cafe\u0301s na\u0308ive"),
     ],
@@ -107,8 +116,16 @@ def test_combining_marks_never_split_a_word() -> None:
 def test_batch_is_the_same_as_one_text_at_a_time() -> None:
     from scoring.normalize import Invisible, Pipeline, UnicodeForm
 
-    texts = [*HYP.values(), "plain ascii", "line\nbreak\u200b", "\u0645\u06cc\u200c\u062e",
-             "e\u0301\ne\u0301", "\x1b]unterminated osc", "lone escape \x1b", ""]
+    texts = [
+        *HYP.values(),
+        "plain ascii",
+        "line\nbreak\u200b",
+        "\u0645\u06cc\u200c\u062e",
+        "e\u0301\ne\u0301",
+        "\x1b]unterminated osc",
+        "lone escape \x1b",
+        "",
+    ]
     pipe = Pipeline([Invisible(), UnicodeForm("NFC")])
     assert pipe.batch(texts) == [pipe(t) for t in texts]
     for step in (Invisible(), UnicodeForm("NFC"), UnicodeForm("NFKC")):
@@ -118,8 +135,13 @@ def test_batch_is_the_same_as_one_text_at_a_time() -> None:
 
 
 def _score(ref: Path, hyp: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(OPS_SCORE), str(ref), str(hyp), "-o", str(out), "--bootstrap",
-                           "0", *args], capture_output=True, text=True, check=False, timeout=600)
+    return subprocess.run(
+        [str(OPS_SCORE), str(ref), str(hyp), "-o", str(out), "--bootstrap", "0", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
 
 
 def test_ops_score_scores_the_visible_text(tmp_path: Path) -> None:
@@ -130,8 +152,9 @@ def test_ops_score_scores_the_visible_text(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "on" / "summary.json").read_text())
     assert summary["metrics"]["errors"] == 0 and summary["metrics"]["ter"] == 0
     assert summary["scorer"]["steps"][:2] == ["INVISIBLE", "UNICODE"]
-    rows = [json.loads(x) for x in (tmp_path / "on" / "utterances.jsonl").read_text().split("\n")
-            if x]
+    rows = [
+        json.loads(x) for x in (tmp_path / "on" / "utterances.jsonl").read_text().split("\n") if x
+    ]
     assert all(r["sub"] + r["ins"] + r["del"] == 0 for r in rows), rows
     # Switched off like any other step: the old errors, a different scorer identity.
     proc = _score(ref, hyp, tmp_path / "off", "--no-invisible", "--no-unicode")

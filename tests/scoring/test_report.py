@@ -40,7 +40,7 @@ HYPS = {
     "u3": "oops extra",
     "u4": "strasse cafe ß ß naïve",
     "u5": "我爱南京 天安门 ok",
-    "u6": 'say quote and back slash 😀',
+    "u6": "say quote and back slash 😀",
     "u7": "it's okay i'm fine",
     "u8": "color of the center",
     "u9": "",
@@ -92,8 +92,11 @@ def _oracle_alignment(utts: list[UtteranceResult]) -> str:
     out = []
     for u in utts:
         ter = "undefined" if u.ter is None else f"{u.ter:.4f}"
-        out += [f"id: {u.id}", f"counts: C={u.cor} S={u.sub} D={u.dele} I={u.ins} TER={ter} "
-                f"mTER={u.mter:.4f}" + ("  (hypothesis missing)" if u.missing else "")]
+        out += [
+            f"id: {u.id}",
+            f"counts: C={u.cor} S={u.sub} D={u.dele} I={u.ins} TER={ter} "
+            f"mTER={u.mter:.4f}" + ("  (hypothesis missing)" if u.missing else ""),
+        ]
         if u.codes:
             out += _lines(_rows(u, upper=False))
         out += [f"ALT: {w!r} -> {c!r}" for _, _, c, w in u.alternatives] + [""]
@@ -112,10 +115,29 @@ def _oracle_pra(utts: list[UtteranceResult]) -> str:
 
 def _random_corpus(seed: int, n: int = 300) -> tuple[dict[str, str], dict[str, str]]:
     rng = random.Random(seed)
-    vocab = ["the", "cat", "i'm", "i", "am", "gonna", "going", "to", "ok", "okay", "Straße",
-             "北京", "café", "a-b", "x", "colour", "uh"]
+    vocab = [
+        "the",
+        "cat",
+        "i'm",
+        "i",
+        "am",
+        "gonna",
+        "going",
+        "to",
+        "ok",
+        "okay",
+        "Straße",
+        "北京",
+        "café",
+        "a-b",
+        "x",
+        "colour",
+        "uh",
+    ]
     refs = {f"r{i}": " ".join(rng.choices(vocab, k=rng.randint(0, 9))) for i in range(n)}
-    hyps = {k: " ".join(rng.choices(vocab, k=rng.randint(0, 9))) for k in refs if rng.random() > .1}
+    hyps = {
+        k: " ".join(rng.choices(vocab, k=rng.randint(0, 9))) for k in refs if rng.random() > 0.1
+    }
     return refs, hyps
 
 
@@ -149,10 +171,12 @@ def test_jsonl_is_json_dumps_of_the_record(scorer: Scorer) -> None:
     lines = list(utterance_lines(result, refs, hyps, durations, failed))
     assert len(lines) == len(refs)
     for line, u in zip(lines, result.utterances, strict=True):
-        record = utterance_record(u, refs[u.id], hyps.get(u.id), durations.get(u.id),
-                                  failed.get(u.id))
-        assert line == json.dumps(record, sort_keys=True, ensure_ascii=False,
-                                  allow_nan=False) + "\n"
+        record = utterance_record(
+            u, refs[u.id], hyps.get(u.id), durations.get(u.id), failed.get(u.id)
+        )
+        assert (
+            line == json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+        )
         assert json.loads(line) == record
 
 
@@ -200,5 +224,6 @@ def test_identity_hashes_data_files_outside_scoring(scorer: Scorer) -> None:
     assert "versions" not in scorer.config_dict()
     other = Scorer(ScorerConfig(nsw=False, bootstrap=200, itj=False))
     assert scorer_identity(scorer).config_hash != scorer_identity(other).config_hash
-    assert scorer_identity(scorer) == scorer_identity(Scorer(ScorerConfig(nsw=False,
-                                                                          bootstrap=200)))
+    assert scorer_identity(scorer) == scorer_identity(
+        Scorer(ScorerConfig(nsw=False, bootstrap=200))
+    )

@@ -25,7 +25,7 @@ def _corrupt(words: list[str], rng: random.Random, vocab: list[str], rate: float
     return out
 
 
-def _check(plain_scorer: Scorer, refs: dict[str, str], hyps: dict[str, str], tmp_path) -> int:  # noqa: ANN001
+def _check(plain_scorer: Scorer, refs: dict[str, str], hyps: dict[str, str], tmp_path) -> int:
     require("sclite", find_sclite() is not None, "apt-get install sctk")
     res = plain_scorer.score(refs, hyps)
     # sclite lower-cases utterance IDs in its reports
@@ -42,7 +42,7 @@ def _check(plain_scorer: Scorer, refs: dict[str, str], hyps: dict[str, str], tmp
     return len(ours)
 
 
-def test_parity_synthetic(plain_scorer: Scorer, tmp_path) -> None:  # noqa: ANN001
+def test_parity_synthetic(plain_scorer: Scorer, tmp_path) -> None:
     rng = random.Random(2024)
     vocab = [f"w{i}" for i in range(60)]
     refs, hyps = {}, {}
@@ -55,7 +55,7 @@ def test_parity_synthetic(plain_scorer: Scorer, tmp_path) -> None:  # noqa: ANN0
     assert _check(plain_scorer, refs, hyps, tmp_path) == 400
 
 
-def test_parity_real_transcripts(plain_scorer: Scorer, shared, tmp_path) -> None:  # noqa: ANN001
+def test_parity_real_transcripts(plain_scorer: Scorer, shared, tmp_path) -> None:
     refs: dict[str, str] = {}
     for p in sorted(shared.glob("data/*/transcripts.tsv")):
         for k, v in read_transcripts(p, "tsv").items():
@@ -108,11 +108,12 @@ def _any_form(scorer: Scorer, ref: list[str], hyp: list[str]) -> tuple[int, int,
             lines.append(words)
     k = 2 + max(len(ref), *map(len, lines))
     codes, _ = align_batch([(ids(ref), ids(line)) for line in lines], k)
-    return min((c.count("S") + c.count("D") + c.count("I"), c.count("S"), c.count("I"))
-               for c in codes)
+    return min(
+        (c.count("S") + c.count("D") + c.count("I"), c.count("S"), c.count("I")) for c in codes
+    )
 
 
-def test_parity_with_alternatives_csrfilt_glm(tmp_path) -> None:  # noqa: ANN001
+def test_parity_with_alternatives_csrfilt_glm(tmp_path) -> None:
     """sclite scoring csrfilt's GLM alternations against the same rule set.
 
     A GLM alternation lets any form win, edited or not. Our DAE takes a form the system did not

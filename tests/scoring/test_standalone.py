@@ -40,8 +40,12 @@ def _imports(path: Path) -> list[tuple[str, int]]:
 
 def test_scoring_imports_nothing_from_asrbench() -> None:
     assert len(SOURCES) > 10
-    found = [f"{p.relative_to(ROOT.parent)}:{line}: {name}" for p in SOURCES
-             for name, line in _imports(p) if name == "asrbench" or name.startswith("asrbench.")]
+    found = [
+        f"{p.relative_to(ROOT.parent)}:{line}: {name}"
+        for p in SOURCES
+        for name, line in _imports(p)
+        if name == "asrbench" or name.startswith("asrbench.")
+    ]
     assert not found
 
 
@@ -51,20 +55,24 @@ def test_importing_scoring_loads_no_asrbench_module() -> None:
         "scoring.normalize\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'asrbench'))"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT.parent, capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT.parent, capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 
 def test_no_import_cycles_between_scoring_modules() -> None:
     modules = {_module(p): p for p in SOURCES}
-    graph = {m: {name for name, _ in _imports(p) if name in modules and name != m}
-             for m, p in modules.items()}
+    graph = {
+        m: {name for name, _ in _imports(p) if name in modules and name != m}
+        for m, p in modules.items()
+    }
     # A package's __init__ re-exports its modules (an edge downwards only); every other edge
     # between modules must leave the graph acyclic.
     for m in graph:
         graph[m] = {d for d in graph[m] if not m.startswith(d + ".") or d == "scoring"} - {
-            "scoring"}
+            "scoring"
+        }
     state: dict[str, int] = {}
 
     def visit(m: str, stack: list[str]) -> None:
@@ -85,10 +93,17 @@ def test_no_import_cycles_between_scoring_modules() -> None:
 def test_scoring_writes_no_files() -> None:
     # Text producers only; the one file scoring keeps is NSW's own SQLite result cache.
     writers = ("write_text", "write_bytes", "os.replace", "tempfile", "atomic_write", "fsync")
-    found = [f"{p.relative_to(ROOT.parent)}: {w}" for p in SOURCES
-             for w in writers if w in p.read_text(encoding="utf-8")]
+    found = [
+        f"{p.relative_to(ROOT.parent)}: {w}"
+        for p in SOURCES
+        for w in writers
+        if w in p.read_text(encoding="utf-8")
+    ]
     assert not found
-    opened = [f"{p.relative_to(ROOT.parent)}:{node.lineno}" for p in SOURCES
-              for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-              if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "open"]
+    opened = [
+        f"{p.relative_to(ROOT.parent)}:{node.lineno}"
+        for p in SOURCES
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "open"
+    ]
     assert not opened

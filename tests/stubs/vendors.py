@@ -54,9 +54,15 @@ class StubServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 with stub._lock:
-                    stub.requests.append({"method": method, "path": self.path,
-                                          "headers": dict(self.headers), "size": len(body),
-                                          "t": time.monotonic()})
+                    stub.requests.append(
+                        {
+                            "method": method,
+                            "path": self.path,
+                            "headers": dict(self.headers),
+                            "size": len(body),
+                            "t": time.monotonic(),
+                        }
+                    )
                     scripted = stub.script.pop(0) if stub.script else None
                 if scripted is not None:
                     status, headers = scripted
@@ -75,25 +81,25 @@ class StubServer:
                     code, payload = 500, {"error": {"message": f"stub error: {exc}"}}
                 self.reply(code, payload)
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            def do_POST(self) -> None:
                 self.dispatch("POST")
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self.dispatch("GET")
 
-            def do_DELETE(self) -> None:  # noqa: N802
+            def do_DELETE(self) -> None:
                 self.dispatch("DELETE")
 
-            def reply(self, code: int, payload: Any, headers: dict[str, str] | None = None
-                      ) -> None:
+            def reply(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
                 # A payload of bytes is sent as it is (text bodies), anything else as JSON.
                 raw = isinstance(payload, bytes)
                 data = payload if raw else json.dumps(payload).encode()
                 if code == 204:
                     data = b""
                 self.send_response(code)
-                self.send_header("Content-Type", "text/plain; charset=utf-8" if raw
-                                 else stub.content_type)
+                self.send_header(
+                    "Content-Type", "text/plain; charset=utf-8" if raw else stub.content_type
+                )
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -141,51 +147,80 @@ class OpenAIStub(StubServer):
     """`POST /v1/audio/transcriptions`, multipart, `Authorization: Bearer <key>`."""
 
     def error(self, status: int) -> tuple[int, Any]:
-        kinds = {429: ("Rate limit reached for requests", "requests", "rate_limit_exceeded"),
-                 401: ("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"),
-                 500: ("The server had an error while processing your request.", "server_error",
-                       None),
-                 503: ("The engine is currently overloaded.", "server_error", None)}
+        kinds = {
+            429: ("Rate limit reached for requests", "requests", "rate_limit_exceeded"),
+            401: ("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"),
+            500: ("The server had an error while processing your request.", "server_error", None),
+            503: ("The engine is currently overloaded.", "server_error", None),
+        }
         msg, typ, code = kinds.get(status, ("error", "invalid_request_error", None))
         return status, {"error": {"message": msg, "type": typ, "param": None, "code": code}}
 
     def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
         if urlparse(path).path != "/v1/audio/transcriptions":
-            return 404, {"error": {"message": f"Invalid URL (POST {path})",
-                                   "type": "invalid_request_error"}}
+            return 404, {
+                "error": {"message": f"Invalid URL (POST {path})", "type": "invalid_request_error"}
+            }
         if headers.get("Authorization") != f"Bearer {self.key}":
             return self.error(401)
         ctype = headers.get("Content-Type", "")
         if not ctype.startswith("multipart/form-data"):
-            return 400, {"error": {"message": "expected multipart/form-data",
-                                   "type": "invalid_request_error"}}
+            return 400, {
+                "error": {
+                    "message": "expected multipart/form-data",
+                    "type": "invalid_request_error",
+                }
+            }
         msg = BytesParser(policy=email_policy).parsebytes(
-            b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body)
+            b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body
+        )
         fields: dict[str, bytes] = {}
         for part in msg.iter_parts():
-            fields[part.get_param("name", header="content-disposition")] = part.get_content() \
-                if part.get_content_maintype() != "text" else part.get_content().encode()
+            fields[part.get_param("name", header="content-disposition")] = (
+                part.get_content()
+                if part.get_content_maintype() != "text"
+                else part.get_content().encode()
+            )
         for required in ("file", "model"):
             if required not in fields:
-                return 400, {"error": {"message": f"Missing required parameter: '{required}'.",
-                                       "type": "invalid_request_error", "param": required}}
-        self.requests[-1]["fields"] = {k: v.decode(errors="replace") for k, v in fields.items()
-                                       if k != "file"}
+                return 400, {
+                    "error": {
+                        "message": f"Missing required parameter: '{required}'.",
+                        "type": "invalid_request_error",
+                        "param": required,
+                    }
+                }
+        self.requests[-1]["fields"] = {
+            k: v.decode(errors="replace") for k, v in fields.items() if k != "file"
+        }
         return 200, {"text": self.answer(fields["file"])}
 
 
 class GoogleStub(StubServer):
     """`POST /v1/speech:recognize`, JSON with base64 audio, `X-goog-api-key`."""
 
-    _status = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
-               429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+    _status = {
+        400: "INVALID_ARGUMENT",
+        401: "UNAUTHENTICATED",
+        403: "PERMISSION_DENIED",
+        429: "RESOURCE_EXHAUSTED",
+        500: "INTERNAL",
+        503: "UNAVAILABLE",
+    }
 
     def error(self, status: int, message: str = "") -> tuple[int, Any]:
-        message = message or {429: "Quota exceeded for quota metric 'Requests'.",
-                              401: "Request is missing required authentication credential.",
-                              503: "The service is currently unavailable."}.get(status, "error")
-        return status, {"error": {"code": status, "message": message,
-                                  "status": self._status.get(status, "UNKNOWN")}}
+        message = message or {
+            429: "Quota exceeded for quota metric 'Requests'.",
+            401: "Request is missing required authentication credential.",
+            503: "The service is currently unavailable.",
+        }.get(status, "error")
+        return status, {
+            "error": {
+                "code": status,
+                "message": message,
+                "status": self._status.get(status, "UNKNOWN"),
+            }
+        }
 
     def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
         if urlparse(path).path != "/v1/speech:recognize":
@@ -195,8 +230,9 @@ class GoogleStub(StubServer):
             return self.error(401)
         if key != self.key:
             code, payload = self.error(400, "API key not valid. Please pass a valid API key.")
-            payload["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                                            "reason": "API_KEY_INVALID"}]
+            payload["error"]["details"] = [
+                {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
+            ]
             return code, payload
         req = json.loads(body)
         config, audio = req.get("config") or {}, req.get("audio") or {}
@@ -207,17 +243,26 @@ class GoogleStub(StubServer):
         text = self.answer(base64.b64decode(audio["content"]))
         if not text:
             return 200, {"totalBilledTime": "1s"}  # no speech: no `results` at all
-        return 200, {"results": [{"alternatives": [{"transcript": text, "confidence": 0.9}],
-                                  "resultEndTime": "1s", "languageCode": "en-us"}],
-                     "totalBilledTime": "1s"}
+        return 200, {
+            "results": [
+                {
+                    "alternatives": [{"transcript": text, "confidence": 0.9}],
+                    "resultEndTime": "1s",
+                    "languageCode": "en-us",
+                }
+            ],
+            "totalBilledTime": "1s",
+        }
 
 
 class AzureStub(StubServer):
     """Short-audio REST: `POST /speech/recognition/conversation/cognitiveservices/v1`."""
 
     def error(self, status: int) -> tuple[int, Any]:
-        msg = {401: "Access denied due to invalid subscription key or wrong API endpoint.",
-               429: "Too many requests."}.get(status, "Service error.")
+        msg = {
+            401: "Access denied due to invalid subscription key or wrong API endpoint.",
+            429: "Too many requests.",
+        }.get(status, "Service error.")
         return status, {"error": {"code": str(status), "message": msg}}
 
     def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
@@ -233,10 +278,13 @@ class AzureStub(StubServer):
             return 415, {"error": {"code": "415", "message": "Unsupported Media Type"}}
         text = self.answer(body)
         if not text:
-            return 200, {"RecognitionStatus": "InitialSilenceTimeout", "Offset": 0,
-                         "Duration": 0}
-        return 200, {"RecognitionStatus": "Success", "DisplayText": text,
-                     "Offset": 0, "Duration": 10000000}
+            return 200, {"RecognitionStatus": "InitialSilenceTimeout", "Offset": 0, "Duration": 0}
+        return 200, {
+            "RecognitionStatus": "Success",
+            "DisplayText": text,
+            "Offset": 0,
+            "Duration": 10000000,
+        }
 
 
 class TranscribeStub(StubServer):
@@ -259,20 +307,24 @@ class TranscribeStub(StubServer):
         self.polls: dict[str, int] = {}
 
     def error(self, status: int, code: str = "", message: str = "") -> tuple[int, Any]:
-        code = code or {429: "LimitExceededException", 500: "InternalFailureException",
-                        503: "ServiceUnavailableException",
-                        401: "UnrecognizedClientException"}.get(status, "BadRequestException")
-        message = message or {"LimitExceededException": "Rate exceeded",
-                              "UnrecognizedClientException":
-                                  "The security token included in the request is invalid."
-                              }.get(code, code)
+        code = code or {
+            429: "LimitExceededException",
+            500: "InternalFailureException",
+            503: "ServiceUnavailableException",
+            401: "UnrecognizedClientException",
+        }.get(status, "BadRequestException")
+        message = message or {
+            "LimitExceededException": "Rate exceeded",
+            "UnrecognizedClientException": "The security token included in the request is invalid.",
+        }.get(code, code)
         http = 500 if status >= 500 else 400  # AWS JSON protocol: client errors are 400
         return http, {"__type": code, "message": message}
 
     def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
         auth = headers.get("Authorization", "")
-        m = re.match(r"AWS4-HMAC-SHA256 Credential=([^/]+)/\d{8}/[\w-]+/transcribe/aws4_request",
-                     auth)
+        m = re.match(
+            r"AWS4-HMAC-SHA256 Credential=([^/]+)/\d{8}/[\w-]+/transcribe/aws4_request", auth
+        )
         if not m or m.group(1) != self.key or not headers.get("X-Amz-Date"):
             return self.error(401)
         target = headers.get("X-Amz-Target", "")
@@ -307,12 +359,19 @@ class TranscribeStub(StubServer):
         try:
             audio = self.s3.get_object(Bucket=m.group(1), Key=m.group(2))["Body"].read()
         except (ClientError, BotoCoreError):
-            return self.error(400, "BadRequestException",
-                              "The S3 URI that you provided can't be accessed.")
-        job = {"TranscriptionJobName": name, "TranscriptionJobStatus": "IN_PROGRESS",
-               "LanguageCode": req["LanguageCode"], "MediaFormat": req.get("MediaFormat"),
-               "MediaSampleRateHertz": req.get("MediaSampleRateHertz"),
-               "Media": req["Media"], "CreationTime": time.time(), "_audio": audio}
+            return self.error(
+                400, "BadRequestException", "The S3 URI that you provided can't be accessed."
+            )
+        job = {
+            "TranscriptionJobName": name,
+            "TranscriptionJobStatus": "IN_PROGRESS",
+            "LanguageCode": req["LanguageCode"],
+            "MediaFormat": req.get("MediaFormat"),
+            "MediaSampleRateHertz": req.get("MediaSampleRateHertz"),
+            "Media": req["Media"],
+            "CreationTime": time.time(),
+            "_audio": audio,
+        }
         self.jobs[name] = job
         return 200, {"TranscriptionJob": {k: v for k, v in job.items() if k != "_audio"}}
 
@@ -326,17 +385,19 @@ class TranscribeStub(StubServer):
             job["_text"] = self.answer(job["_audio"])
             job["TranscriptionJobStatus"] = "COMPLETED"
             job["Transcript"] = {"TranscriptFileUri": f"{self.url}/transcripts/{name}.json"}
-        return 200, {"TranscriptionJob": {k: v for k, v in job.items()
-                                          if not k.startswith("_")}}
+        return 200, {"TranscriptionJob": {k: v for k, v in job.items() if not k.startswith("_")}}
 
     def handle_get(self, path: str, headers: Any = None) -> tuple[int, Any]:
         m = re.fullmatch(r"/transcripts/(.+)\.json", urlparse(path).path)
         job = self.jobs.get(m.group(1)) if m else None
         if job is None or "_text" not in job:
             return 404, {"message": "NoSuchKey"}
-        return 200, {"jobName": job["TranscriptionJobName"], "accountId": "000000000000",
-                     "status": "COMPLETED",
-                     "results": {"transcripts": [{"transcript": job["_text"]}], "items": []}}
+        return 200, {
+            "jobName": job["TranscriptionJobName"],
+            "accountId": "000000000000",
+            "status": "COMPLETED",
+            "results": {"transcripts": [{"transcript": job["_text"]}], "items": []},
+        }
 
 
 def _multipart(headers: Any, body: bytes) -> dict[str, bytes]:
@@ -344,20 +405,24 @@ def _multipart(headers: Any, body: bytes) -> dict[str, bytes]:
     if not ctype.startswith("multipart/form-data"):
         return {}
     msg = BytesParser(policy=email_policy).parsebytes(
-        b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body)
-    return {part.get_param("name", header="content-disposition"):
-            part.get_payload(decode=True) or b"" for part in msg.iter_parts()}
+        b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body
+    )
+    return {
+        part.get_param("name", header="content-disposition"): part.get_payload(decode=True) or b""
+        for part in msg.iter_parts()
+    }
 
 
 class DeepgramStub(StubServer):
     """Pre-recorded `POST /v1/listen`, raw audio body, `Authorization: Token <key>`."""
 
     def error(self, status: int) -> tuple[int, Any]:
-        code, msg = {401: ("INVALID_AUTH", "Invalid credentials."),
-                     429: ("TOO_MANY_REQUESTS", "Too many requests. Please try again later."),
-                     500: ("INTERNAL_SERVER_ERROR", "Internal server error."),
-                     503: ("SERVICE_UNAVAILABLE", "Service unavailable.")
-                     }.get(status, ("Bad Request", "Bad request."))
+        code, msg = {
+            401: ("INVALID_AUTH", "Invalid credentials."),
+            429: ("TOO_MANY_REQUESTS", "Too many requests. Please try again later."),
+            500: ("INTERNAL_SERVER_ERROR", "Internal server error."),
+            503: ("SERVICE_UNAVAILABLE", "Service unavailable."),
+        }.get(status, ("Bad Request", "Bad request."))
         return status, {"err_code": code, "err_msg": msg, "request_id": str(uuid.uuid4())}
 
     def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
@@ -371,10 +436,19 @@ class DeepgramStub(StubServer):
             return 400, {"err_code": "Bad Request", "err_msg": "Bad Request: no audio"}
         self.requests[-1]["query"] = {k: v[0] for k, v in query.items()}
         text = self.answer(body)
-        return 200, {"metadata": {"request_id": str(uuid.uuid4()), "duration": 1.0,
-                                  "channels": 1, "models": [query.get("model", ["nova-3"])[0]]},
-                     "results": {"channels": [{"alternatives": [
-                         {"transcript": text, "confidence": 0.99, "words": []}]}]}}
+        return 200, {
+            "metadata": {
+                "request_id": str(uuid.uuid4()),
+                "duration": 1.0,
+                "channels": 1,
+                "models": [query.get("model", ["nova-3"])[0]],
+            },
+            "results": {
+                "channels": [
+                    {"alternatives": [{"transcript": text, "confidence": 0.99, "words": []}]}
+                ]
+            },
+        }
 
 
 class _JobStub(StubServer):
@@ -407,9 +481,12 @@ class AssemblyAIStub(_JobStub):
         self.uploads: dict[str, bytes] = {}
 
     def error(self, status: int) -> tuple[int, Any]:
-        msg = {401: "Authentication error, API token missing/invalid",
-               429: "Too many requests", 500: "Internal server error",
-               503: "Service temporarily unavailable"}.get(status, "Bad request")
+        msg = {
+            401: "Authentication error, API token missing/invalid",
+            429: "Too many requests",
+            500: "Internal server error",
+            503: "Service temporarily unavailable",
+        }.get(status, "Bad request")
         return status, {"error": msg}
 
     def _auth(self, headers: Any) -> bool:
@@ -428,8 +505,12 @@ class AssemblyAIStub(_JobStub):
             if audio is None:
                 return 400, {"error": "Download error, unable to download the audio_url"}
             job_id = self.new_job(audio, request=req)
-            return 200, {"id": job_id, "status": "queued", "audio_url": req["audio_url"],
-                         "language_code": req.get("language_code")}
+            return 200, {
+                "id": job_id,
+                "status": "queued",
+                "audio_url": req["audio_url"],
+                "language_code": req.get("language_code"),
+            }
         return 404, {"error": "Not found"}
 
     def handle_get(self, path: str, headers: Any = None) -> tuple[int, Any]:
@@ -441,8 +522,13 @@ class AssemblyAIStub(_JobStub):
             return 404, {"error": "Transcript ID not found"}
         job["polls"] += 1
         text = self.answer(job["audio"])
-        return 200, {"id": m.group(1), "status": "completed", "text": text,
-                     "audio_duration": 1, "language_code": job["request"].get("language_code")}
+        return 200, {
+            "id": m.group(1),
+            "status": "completed",
+            "text": text,
+            "audio_duration": 1,
+            "language_code": job["request"].get("language_code"),
+        }
 
     def handle_delete(self, path: str, headers: Any = None) -> tuple[int, Any]:
         if not self._auth(headers):
@@ -450,8 +536,12 @@ class AssemblyAIStub(_JobStub):
         m = re.fullmatch(r"/v2/transcript/([0-9a-f]+)", urlparse(path).path)
         if not m or not self.delete(m.group(1)):
             return 404, {"error": "Transcript ID not found"}
-        return 200, {"id": m.group(1), "status": "completed", "text": "", "audio_url":
-                     "http://deleted_by_user"}
+        return 200, {
+            "id": m.group(1),
+            "status": "completed",
+            "text": "",
+            "audio_url": "http://deleted_by_user",
+        }
 
 
 class SpeechmaticsStub(_JobStub):
@@ -459,8 +549,12 @@ class SpeechmaticsStub(_JobStub):
     `GET /v2/jobs/{id}/transcript?format=txt`, `DELETE /v2/jobs/{id}`; Bearer key."""
 
     def error(self, status: int) -> tuple[int, Any]:
-        msg = {401: "Permission Denied", 429: "Too Many Requests",
-               500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Bad Request")
+        msg = {
+            401: "Permission Denied",
+            429: "Too Many Requests",
+            500: "Internal Server Error",
+            503: "Service Unavailable",
+        }.get(status, "Bad Request")
         return status, {"code": status, "error": msg}
 
     def _auth(self, headers: Any) -> bool:
@@ -478,9 +572,11 @@ class SpeechmaticsStub(_JobStub):
             return 400, {"code": 400, "error": "Invalid Config", "detail": "not JSON"}
         lang = (config.get("transcription_config") or {}).get("language")
         if config.get("type") != "transcription" or not lang or "data_file" not in fields:
-            return 400, {"code": 400, "error": "Job rejected",
-                         "detail": "config.type, transcription_config.language and data_file "
-                                   "are required"}
+            return 400, {
+                "code": 400,
+                "error": "Job rejected",
+                "detail": "config.type, transcription_config.language and data_file are required",
+            }
         return 201, {"id": self.new_job(fields["data_file"], config=config)}
 
     def handle_get(self, path: str, headers: Any = None) -> tuple[int, Any]:
@@ -496,8 +592,15 @@ class SpeechmaticsStub(_JobStub):
                 return 400, {"code": 400, "error": "only format=txt in this stub"}
             return 200, (self.answer(job["audio"]) + "\n").encode()
         job["polls"] += 1
-        return 200, {"job": {"id": m.group(1), "status": "done", "duration": 1,
-                             "data_name": "audio.wav", "created_at": "2025-01-01T00:00:00Z"}}
+        return 200, {
+            "job": {
+                "id": m.group(1),
+                "status": "done",
+                "duration": 1,
+                "data_name": "audio.wav",
+                "created_at": "2025-01-01T00:00:00Z",
+            }
+        }
 
     def handle_delete(self, path: str, headers: Any = None) -> tuple[int, Any]:
         if not self._auth(headers):
@@ -517,11 +620,17 @@ class RevAIStub(_JobStub):
     base = "/speechtotext/v1/jobs"
 
     def error(self, status: int) -> tuple[int, Any]:
-        title = {401: "Authorization has been denied for this request",
-                 429: "Too Many Requests", 500: "Internal Server Error",
-                 503: "Service Unavailable"}.get(status, "Bad Request")
-        return status, {"type": f"https://www.rev.ai/api/v1/errors/{status}", "title": title,
-                        "status": status}
+        title = {
+            401: "Authorization has been denied for this request",
+            429: "Too Many Requests",
+            500: "Internal Server Error",
+            503: "Service Unavailable",
+        }.get(status, "Bad Request")
+        return status, {
+            "type": f"https://www.rev.ai/api/v1/errors/{status}",
+            "title": title,
+            "status": status,
+        }
 
     def _auth(self, headers: Any) -> bool:
         return headers.get("Authorization") == f"Bearer {self.key}"
@@ -533,14 +642,21 @@ class RevAIStub(_JobStub):
             return 404, {"title": "Not Found", "status": 404}
         fields = _multipart(headers, body)
         if "media" not in fields:
-            return 400, {"type": "https://www.rev.ai/api/v1/errors/invalid-parameters",
-                         "title": "Your request parameters didn't validate", "status": 400,
-                         "parameters": {"media": ["media is required"]}}
+            return 400, {
+                "type": "https://www.rev.ai/api/v1/errors/invalid-parameters",
+                "title": "Your request parameters didn't validate",
+                "status": 400,
+                "parameters": {"media": ["media is required"]},
+            }
         options = json.loads(fields.get("options", b"{}"))
         job_id = self.new_job(fields["media"], options=options)
-        return 200, {"id": job_id, "status": "in_progress", "created_on":
-                     "2025-01-01T00:00:00Z", "type": "async",
-                     "language": options.get("language", "en")}
+        return 200, {
+            "id": job_id,
+            "status": "in_progress",
+            "created_on": "2025-01-01T00:00:00Z",
+            "type": "async",
+            "language": options.get("language", "en"),
+        }
 
     def handle_get(self, path: str, headers: Any = None) -> tuple[int, Any]:
         if not self._auth(headers):
@@ -557,12 +673,23 @@ class RevAIStub(_JobStub):
             for i, w in enumerate(words):
                 if i:
                     elements.append({"type": "punct", "value": " "})
-                elements.append({"type": "text", "value": w, "ts": float(i), "end_ts": i + 0.5,
-                                 "confidence": 0.9})
+                elements.append(
+                    {
+                        "type": "text",
+                        "value": w,
+                        "ts": float(i),
+                        "end_ts": i + 0.5,
+                        "confidence": 0.9,
+                    }
+                )
             return 200, {"monologues": [{"speaker": 0, "elements": elements}]}
         job["polls"] += 1
-        return 200, {"id": m.group(1), "status": "transcribed", "duration_seconds": 1.0,
-                     "type": "async"}
+        return 200, {
+            "id": m.group(1),
+            "status": "transcribed",
+            "duration_seconds": 1.0,
+            "type": "async",
+        }
 
     def handle_delete(self, path: str, headers: Any = None) -> tuple[int, Any]:
         if not self._auth(headers):

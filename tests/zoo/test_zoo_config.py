@@ -35,15 +35,18 @@ def test_remotes_and_entries(tmp_path):
     assert cfg.remote("local").file_root(cfg.base) == tmp_path / "store"
 
 
-@pytest.mark.parametrize("text, match", [
-    ("remotes: {}\n", "no remotes defined"),
-    ("remotes: {x: {url: 'http://a'}}\n", "must start with s3:// or file://"),
-    ("remotes: {x: {url: 's3://'}}\n", "has no bucket"),
-    ("remotes: {x: {url: 'file://a', secret: 1}}\n", r"unknown key\(s\) \['secret'\]"),
-    ("remotes: {x: {url: 'file://a'}}\ndefault_remote: y\n", "default_remote 'y'"),
-    ("remotes: {x: {url: 'file://a'}}\ndatasets: {d: {remote: z}}\n", "datasets.d.remote 'z'"),
-    ("remotes: [\n", "cannot parse YAML"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("remotes: {}\n", "no remotes defined"),
+        ("remotes: {x: {url: 'http://a'}}\n", "must start with s3:// or file://"),
+        ("remotes: {x: {url: 's3://'}}\n", "has no bucket"),
+        ("remotes: {x: {url: 'file://a', secret: 1}}\n", r"unknown key\(s\) \['secret'\]"),
+        ("remotes: {x: {url: 'file://a'}}\ndefault_remote: y\n", "default_remote 'y'"),
+        ("remotes: {x: {url: 'file://a'}}\ndatasets: {d: {remote: z}}\n", "datasets.d.remote 'z'"),
+        ("remotes: [\n", "cannot parse YAML"),
+    ],
+)
 def test_bad_config_is_explained(tmp_path, text, match):
     p = tmp_path / "zoo.yaml"
     p.write_text(text)
@@ -57,8 +60,12 @@ def test_ops_wrappers_round_trip_on_a_folder_remote(tmp_path, mini_en):
     cfg.write_text("remotes: {local: {url: 'file://remote'}}\n")
     env = {**os.environ, "ASRBENCH_CACHE": str(tmp_path / "cache")}
     ops = REPO_ROOT / "ops"
-    run = lambda *a: subprocess.run(  # noqa: E731
-        [str(ops / a[0]), *a[1:]], env=env, capture_output=True, text=True, timeout=120)
+
+    def run(*a: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(ops / a[0]), *a[1:]], env=env, capture_output=True, text=True, timeout=120
+        )
+
     out = run("push", "-d", "mini_en", "--source", str(mini_en), "--config", str(cfg), "-q")
     assert out.returncode == 0, out.stderr
     assert "published on local" in out.stdout

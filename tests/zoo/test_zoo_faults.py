@@ -34,16 +34,23 @@ def _prefix(zoo_cfg: Path) -> str:
     return load_config(zoo_cfg).remote("s3").bucket_prefix()[1]
 
 
-def _proxied_cfg(zoo_cfg: Path, proxy: ThrottledProxy, tmp_path: Path,
-                 concurrency: int = 4) -> Path:
-    return write_zoo_yaml(tmp_path / "zoo-proxy.yaml", {
-        "s3": {"url": f"s3://{BUCKET}/{_prefix(zoo_cfg)}",
-               "endpoint_url": f"http://127.0.0.1:{proxy.port}", "max_attempts": 2,
-               "concurrency": concurrency},
-    })
+def _proxied_cfg(
+    zoo_cfg: Path, proxy: ThrottledProxy, tmp_path: Path, concurrency: int = 4
+) -> Path:
+    return write_zoo_yaml(
+        tmp_path / "zoo-proxy.yaml",
+        {
+            "s3": {
+                "url": f"s3://{BUCKET}/{_prefix(zoo_cfg)}",
+                "endpoint_url": f"http://127.0.0.1:{proxy.port}",
+                "max_attempts": 2,
+                "concurrency": concurrency,
+            },
+        },
+    )
 
 
-def _wait_for(cond, timeout: float, what: str) -> None:  # noqa: ANN001
+def _wait_for(cond, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():
@@ -64,8 +71,9 @@ def test_push_killed_half_way_then_rerun_completes(seaweed, zoo_cfg, synth, tmp_
     proxy = ThrottledProxy(seaweed.port, rate=1_000_000)
     try:
         cfg = _proxied_cfg(zoo_cfg, proxy, tmp_path)
-        proc = zoo_popen("push", "-d", "synth", "--source", str(synth), "--config", str(cfg),
-                         "-q", env=s3_env)
+        proc = zoo_popen(
+            "push", "-d", "synth", "--source", str(synth), "--config", str(cfg), "-q", env=s3_env
+        )
         try:
             _wait_for(lambda: uploaded() >= 3, 60, "some objects to arrive")
         finally:
@@ -80,8 +88,18 @@ def test_push_killed_half_way_then_rerun_completes(seaweed, zoo_cfg, synth, tmp_
     rem = open_remote(cfg_obj.remote("s3"), cfg_obj.base)
     assert list_entries(rem) == {}
 
-    out = zoo_cli("push", "-d", "synth", "--source", str(synth), "--config", str(zoo_cfg),
-                  "--json", "-q", env=s3_env)
+    out = zoo_cli(
+        "push",
+        "-d",
+        "synth",
+        "--source",
+        str(synth),
+        "--config",
+        str(zoo_cfg),
+        "--json",
+        "-q",
+        env=s3_env,
+    )
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     assert res["objects_uploaded"] <= total_objects - partial + 1  # +1: metadata.tsv
@@ -105,8 +123,9 @@ def test_pull_killed_half_way_resumes_and_verifies(seaweed, zoo_cfg, synth, tmp_
     dest = tmp_path / "dest"
     try:
         cfg = _proxied_cfg(zoo_cfg, proxy, tmp_path)
-        proc = zoo_popen("pull", "-d", "synth", "--config", str(cfg), "--dest", str(dest), "-q",
-                         env=s3_env)
+        proc = zoo_popen(
+            "pull", "-d", "synth", "--config", str(cfg), "--dest", str(dest), "-q", env=s3_env
+        )
         try:
             _wait_for(progressed, 60, "part of the download")
         finally:
@@ -115,8 +134,18 @@ def test_pull_killed_half_way_resumes_and_verifies(seaweed, zoo_cfg, synth, tmp_
     finally:
         proxy.close()
     assert not dest.exists()  # nothing placed by the killed pull
-    out = zoo_cli("pull", "-d", "synth", "--config", str(zoo_cfg), "--dest", str(dest),
-                  "--json", "-q", env=s3_env)
+    out = zoo_cli(
+        "pull",
+        "-d",
+        "synth",
+        "--config",
+        str(zoo_cfg),
+        "--dest",
+        str(dest),
+        "--json",
+        "-q",
+        env=s3_env,
+    )
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     assert 0 < res["bytes_downloaded"] < res["bytes_total"]  # resumed, not restarted
@@ -124,8 +153,9 @@ def test_pull_killed_half_way_resumes_and_verifies(seaweed, zoo_cfg, synth, tmp_
     assert not list(partial.glob("*.part"))
 
 
-def test_corrupted_object_fails_pull_and_places_nothing(seaweed, zoo_cfg, mini_en, tmp_path,
-                                                        s3_env):
+def test_corrupted_object_fails_pull_and_places_nothing(
+    seaweed, zoo_cfg, mini_en, tmp_path, s3_env
+):
     push("dataset", "mini_en", source=mini_en, config=zoo_cfg)
     victim = next(f for f in scan_folder(mini_en) if f.path.endswith(".wav"))
     key = f"{_prefix(zoo_cfg)}/{object_key(victim.sha256)}"
@@ -147,23 +177,44 @@ def test_corrupted_object_fails_pull_and_places_nothing(seaweed, zoo_cfg, mini_e
 
 def test_unreachable_server_retries_then_clear_error(tmp_path, s3_env, mini_en):
     (port,) = free_ports(1)  # nothing listens there
-    cfg = write_zoo_yaml(tmp_path / "zoo.yaml", {
-        "down": {"url": "s3://zoo/x", "endpoint_url": f"http://127.0.0.1:{port}",
-                 "max_attempts": 3, "connect_timeout": 1},
-    })
+    cfg = write_zoo_yaml(
+        tmp_path / "zoo.yaml",
+        {
+            "down": {
+                "url": "s3://zoo/x",
+                "endpoint_url": f"http://127.0.0.1:{port}",
+                "max_attempts": 3,
+                "connect_timeout": 1,
+            },
+        },
+    )
     t0 = time.monotonic()
     with pytest.raises(ZooError, match=r"server unreachable .* after 3 attempt\(s\)"):
         pull("dataset", "mini_en", config=cfg, dest=tmp_path / "d")
     assert time.monotonic() - t0 < 30
-    out = zoo_cli("push", "-d", "mini_en", "--source", str(mini_en), "--config", str(cfg), "-q",
-                  env=s3_env)
+    out = zoo_cli(
+        "push", "-d", "mini_en", "--source", str(mini_en), "--config", str(cfg), "-q", env=s3_env
+    )
     assert out.returncode == 1  # the job failed (asrbench.errors.EXIT_FAILED), input was fine
     assert "unreachable" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_concurrent_pushes_leave_one_consistent_version(zoo_cfg, synth, tmp_path, s3_env):
-    procs = [zoo_popen("push", "-d", "synth", "--source", str(synth), "--config", str(zoo_cfg),
-                       "--json", "-q", env=s3_env) for _ in range(2)]
+    procs = [
+        zoo_popen(
+            "push",
+            "-d",
+            "synth",
+            "--source",
+            str(synth),
+            "--config",
+            str(zoo_cfg),
+            "--json",
+            "-q",
+            env=s3_env,
+        )
+        for _ in range(2)
+    ]
     results = []
     for p in procs:
         stdout, stderr = p.communicate(timeout=120)
@@ -177,8 +228,9 @@ def test_concurrent_pushes_leave_one_consistent_version(zoo_cfg, synth, tmp_path
     assert tree_bytes(Path(back.dest)) == tree_bytes(synth)
 
 
-def test_wrong_and_missing_credentials_give_clear_errors(seaweed, zoo_cfg, mini_en,
-                                                         monkeypatch, s3_env):
+def test_wrong_and_missing_credentials_give_clear_errors(
+    seaweed, zoo_cfg, mini_en, monkeypatch, s3_env
+):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret-at-all")
     with pytest.raises(ZooError) as err:
         push("dataset", "mini_en", source=mini_en, config=zoo_cfg)
@@ -186,8 +238,9 @@ def test_wrong_and_missing_credentials_give_clear_errors(seaweed, zoo_cfg, mini_
     assert "rejected the credentials" in msg and "AWS_SECRET_ACCESS_KEY" in msg
     assert "not-the-secret-at-all" not in msg and SECRET_KEY not in msg
     env = {**s3_env, "AWS_SECRET_ACCESS_KEY": "not-the-secret-at-all"}
-    out = zoo_cli("push", "-d", "mini_en", "--source", str(mini_en), "--config", str(zoo_cfg),
-                  env=env)
+    out = zoo_cli(
+        "push", "-d", "mini_en", "--source", str(mini_en), "--config", str(zoo_cfg), env=env
+    )
     assert out.returncode == 2 and "rejected the credentials" in out.stderr
     assert "not-the-secret-at-all" not in out.stdout + out.stderr
 
@@ -199,10 +252,16 @@ def test_wrong_and_missing_credentials_give_clear_errors(seaweed, zoo_cfg, mini_
 
 def test_anonymous_read_of_public_zoo(seaweed, zoo_cfg, mini_en, tmp_path, monkeypatch):
     res = push("dataset", "mini_en", source=mini_en, config=zoo_cfg)
-    public = write_zoo_yaml(tmp_path / "public.yaml", {
-        "public": {"url": f"s3://{BUCKET}/{_prefix(zoo_cfg)}", "endpoint_url": seaweed.endpoint,
-                   "anonymous": True},
-    })
+    public = write_zoo_yaml(
+        tmp_path / "public.yaml",
+        {
+            "public": {
+                "url": f"s3://{BUCKET}/{_prefix(zoo_cfg)}",
+                "endpoint_url": seaweed.endpoint,
+                "anonymous": True,
+            },
+        },
+    )
     monkeypatch.delenv("AWS_ACCESS_KEY_ID")
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
     back = pull("dataset", "mini_en", config=public, dest=tmp_path / "anon")
@@ -217,8 +276,9 @@ def test_manifest_published_last(seaweed, zoo_cfg, mini_en, s3_env):
     res = push("dataset", "mini_en", source=mini_en, config=zoo_cfg)
     client = seaweed.client()
     prefix = _prefix(zoo_cfg)
-    body = client.get_object(Bucket=BUCKET,
-                             Key=f"{prefix}/{manifest_key('dataset', 'mini_en', res.version)}")
+    body = client.get_object(
+        Bucket=BUCKET, Key=f"{prefix}/{manifest_key('dataset', 'mini_en', res.version)}"
+    )
     man = json.loads(body["Body"].read())
     for f in man["files"]:
         head = client.head_object(Bucket=BUCKET, Key=f"{prefix}/{object_key(f['sha256'])}")
@@ -248,8 +308,9 @@ def test_pull_of_big_object_resumes_from_finished_chunks(seaweed, zoo_cfg, tmp_p
     try:
         # One chunk at a time, so that the kill lands between chunks of the one object.
         cfg = _proxied_cfg(zoo_cfg, proxy, tmp_path, concurrency=1)
-        proc = zoo_popen("pull", "-d", "big", "--config", str(cfg), "--dest", str(dest), "-q",
-                         env=s3_env)
+        proc = zoo_popen(
+            "pull", "-d", "big", "--config", str(cfg), "--dest", str(dest), "-q", env=s3_env
+        )
         try:
             _wait_for(chunk_done, 60, "a finished chunk")
         finally:
@@ -271,8 +332,9 @@ def _flip_one_byte(seaweed, zoo_cfg, sha: str) -> None:
     client.put_object(Bucket=BUCKET, Key=key, Body=bytes(bad))
 
 
-def test_push_after_a_detected_corruption_repairs_the_remote(seaweed, zoo_cfg, mini_en,
-                                                              tmp_path, s3_env):
+def test_push_after_a_detected_corruption_repairs_the_remote(
+    seaweed, zoo_cfg, mini_en, tmp_path, s3_env
+):
     """The reported bug: push said 'already published, uploaded 0' and the remote stayed broken."""
     push("dataset", "mini_en", source=mini_en, config=zoo_cfg)
     victim = next(f for f in scan_folder(mini_en) if f.path.endswith(".wav"))
@@ -303,7 +365,16 @@ def test_zoo_verify_finds_and_repairs_corruption(seaweed, zoo_cfg, mini_en, tmp_
     empty.mkdir()
     res = verify("dataset", "mini_en", config=zoo_cfg, repair=True, source=empty)
     assert not res.ok and len(res.unrepaired) == 2 and "no local copy" in res.unrepaired[0]["why"]
-    out = zoo_cli("verify", "-d", "mini_en", "--config", str(zoo_cfg), "--repair", "--source",
-                  str(mini_en), env=s3_env)
+    out = zoo_cli(
+        "verify",
+        "-d",
+        "mini_en",
+        "--config",
+        str(zoo_cfg),
+        "--repair",
+        "--source",
+        str(mini_en),
+        env=s3_env,
+    )
     assert out.returncode == 0 and "2 repaired" in out.stdout, out.stdout + out.stderr
     assert verify("dataset", "mini_en", config=zoo_cfg).ok

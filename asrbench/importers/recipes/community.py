@@ -14,20 +14,26 @@ from asrbench.importers.download import Archive
 from asrbench.importers.recipes.base import Options, Recipe
 
 COMMONVOICE = Recipe(
-    name="commonvoice", title="Common Voice", base_url="https://commonvoice.mozilla.org",
+    name="commonvoice",
+    title="Common Voice",
+    base_url="https://commonvoice.mozilla.org",
     archives=lambda o: [Archive(f"cv-corpus-{o.language}.tar.gz")],
-    wanted=lambda n, o: f"/{o.language}/" in f"/{n}" and (
-        n.endswith(f"/{o.split}.tsv") or "/clips/" in n),
+    wanted=lambda n, o: (
+        f"/{o.language}/" in f"/{n}" and (n.endswith(f"/{o.split}.tsv") or "/clips/" in n)
+    ),
     items=lambda root, o: import_commonvoice(root, o.language, o.split),
     marker=lambda o: f"**/{o.language}/{o.split}.tsv",
-    licence="CC0 1.0", homepage="https://commonvoice.mozilla.org/datasets",
-    citation=("R. Ardila et al. Common Voice: a massively-multilingual speech corpus. "
-              "LREC 2020."),
+    licence="CC0 1.0",
+    homepage="https://commonvoice.mozilla.org/datasets",
+    citation=("R. Ardila et al. Common Voice: a massively-multilingual speech corpus. LREC 2020."),
     needs_from="download the release for your language from commonvoice.mozilla.org/datasets "
-               "(free, behind an e-mail form)",
-    multilingual=True, splits=("test", "dev", "train", "validated", "other", "invalidated"),
-    hours="per release and language", utterances="per release and language",
-    notes="any language (--language, Common Voice's code: en, de, pt, zh-CN...)")
+    "(free, behind an e-mail form)",
+    multilingual=True,
+    splits=("test", "dev", "train", "validated", "other", "invalidated"),
+    hours="per release and language",
+    utterances="per release and language",
+    notes="any language (--language, Common Voice's code: en, de, pt, zh-CN...)",
+)
 
 HF = "https://huggingface.co/datasets"
 _HF_GENDER = {"male": "M", "female": "F"}
@@ -45,29 +51,48 @@ def _fleurs_items(root: Path, o: Options) -> Iterator[Item]:
         cells = line.split("\t")
         where = f"{tsv}:{lineno}"
         if len(cells) != 7:
-            raise ImportProblem(f"{where}: {len(cells)} columns; FLEURS rows have 7 (id, file "
-                                "name, raw transcription, transcription, characters, samples, "
-                                "gender)")
+            raise ImportProblem(
+                f"{where}: {len(cells)} columns; FLEURS rows have 7 (id, file "
+                "name, raw transcription, transcription, characters, samples, "
+                "gender)"
+            )
         _, name, raw, _, _, _, gender = cells
         audio = index.get(name, audio_dir / name)
-        yield Item(id=Path(name).stem, load=lambda p=audio, w=where: read_audio_file(p, w),
-                   key=str(audio), text=raw, where=where,
-                   extra={"GENDER": _HF_GENDER.get(gender.lower(), ""), "LANGUAGE": o.language})
+        yield Item(
+            id=Path(name).stem,
+            load=lambda p=audio, w=where: read_audio_file(p, w),
+            key=str(audio),
+            text=raw,
+            where=where,
+            extra={"GENDER": _HF_GENDER.get(gender.lower(), ""), "LANGUAGE": o.language},
+        )
 
 
 FLEURS = Recipe(
-    name="fleurs", title="FLEURS", base_url=f"{HF}/google/fleurs/resolve/main",
-    archives=lambda o: [Archive(f"data/{o.language}/{o.split}.tsv"),
-                        Archive(f"data/{o.language}/audio/{o.split}.tar.gz")],
+    name="fleurs",
+    title="FLEURS",
+    base_url=f"{HF}/google/fleurs/resolve/main",
+    archives=lambda o: [
+        Archive(f"data/{o.language}/{o.split}.tsv"),
+        Archive(f"data/{o.language}/audio/{o.split}.tar.gz"),
+    ],
     wanted=lambda n, o: n.endswith(".wav"),
-    items=_fleurs_items, marker=lambda o: f"**/{o.language}/{o.split}.tsv",
-    licence="CC BY 4.0", homepage="https://huggingface.co/datasets/google/fleurs",
-    citation=("A. Conneau et al. FLEURS: Few-shot Learning Evaluation of Universal "
-              "Representations of Speech. SLT 2022."),
-    multilingual=True, languages=("en_us",), splits=("test", "dev", "train"),
-    hours="about 1.8 (en_us test)", utterances="647 (en_us test)",
+    items=_fleurs_items,
+    marker=lambda o: f"**/{o.language}/{o.split}.tsv",
+    licence="CC BY 4.0",
+    homepage="https://huggingface.co/datasets/google/fleurs",
+    citation=(
+        "A. Conneau et al. FLEURS: Few-shot Learning Evaluation of Universal "
+        "Representations of Speech. SLT 2022."
+    ),
+    multilingual=True,
+    languages=("en_us",),
+    splits=("test", "dev", "train"),
+    hours="about 1.8 (en_us test)",
+    utterances="647 (en_us test)",
     notes="--language is the FLEURS config (en_us, de_de, cmn_hans_cn...); raw transcription "
-          "kept (not the normalised column)")
+    "kept (not the normalised column)",
+)
 
 
 def _voxpopuli_items(root: Path, o: Options) -> Iterator[Item]:
@@ -75,34 +100,53 @@ def _voxpopuli_items(root: Path, o: Options) -> Iterator[Item]:
     if tsv is None:
         raise ImportProblem(f"no data/{o.language}/asr_{o.split}.tsv in the VoxPopuli copy")
     index = {p.stem: p for p in root.glob("**/*.wav")}
-    reader = csv.DictReader(io.StringIO(read_text_file(tsv), newline=""), delimiter="\t",
-                            quoting=csv.QUOTE_NONE)
+    reader = csv.DictReader(
+        io.StringIO(read_text_file(tsv), newline=""), delimiter="\t", quoting=csv.QUOTE_NONE
+    )
     for lineno, row in enumerate(reader, start=2):
         where = f"{tsv}:{lineno}"
         uid = row.get("id") or ""
         if uid not in index:
             raise ImportProblem(f"{where}: no audio {uid}.wav in the {o.split} archive(s)")
         audio = index[uid]
-        yield Item(id=uid, load=lambda p=audio, w=where: read_audio_file(p, w), key=str(audio),
-                   text=row.get("raw_text") or "", where=where,
-                   extra={"SPEAKER": row.get("speaker_id") or "",
-                          "GENDER": _HF_GENDER.get((row.get("gender") or "").lower(), ""),
-                          "ACCENT": row.get("accent") or "", "LANGUAGE": o.language})
+        yield Item(
+            id=uid,
+            load=lambda p=audio, w=where: read_audio_file(p, w),
+            key=str(audio),
+            text=row.get("raw_text") or "",
+            where=where,
+            extra={
+                "SPEAKER": row.get("speaker_id") or "",
+                "GENDER": _HF_GENDER.get((row.get("gender") or "").lower(), ""),
+                "ACCENT": row.get("accent") or "",
+                "LANGUAGE": o.language,
+            },
+        )
 
 
 VOXPOPULI = Recipe(
-    name="voxpopuli", title="VoxPopuli (transcribed)",
+    name="voxpopuli",
+    title="VoxPopuli (transcribed)",
     base_url=f"{HF}/facebook/voxpopuli/resolve/main",
-    archives=lambda o: [Archive(f"data/{o.language}/asr_{o.split}.tsv"),
-                        Archive(f"data/{o.language}/{o.split}/{o.split}_part_0.tar.gz")],
+    archives=lambda o: [
+        Archive(f"data/{o.language}/asr_{o.split}.tsv"),
+        Archive(f"data/{o.language}/{o.split}/{o.split}_part_0.tar.gz"),
+    ],
     wanted=lambda n, o: n.endswith(".wav"),
-    items=_voxpopuli_items, marker=lambda o: f"**/{o.language}/asr_{o.split}.tsv",
-    licence="CC0 1.0", homepage="https://github.com/facebookresearch/voxpopuli",
-    citation=("C. Wang et al. VoxPopuli: A Large-Scale Multilingual Speech Corpus for "
-              "Representation Learning, Semi-Supervised Learning and Interpretation. ACL 2021."),
-    multilingual=True, splits=("test", "dev", "train"),
-    hours="about 4.9 (en test)", utterances="1842 (en test)",
-    notes="the segmented copy the VoxPopuli authors host on the Hugging Face Hub; raw_text kept")
+    items=_voxpopuli_items,
+    marker=lambda o: f"**/{o.language}/asr_{o.split}.tsv",
+    licence="CC0 1.0",
+    homepage="https://github.com/facebookresearch/voxpopuli",
+    citation=(
+        "C. Wang et al. VoxPopuli: A Large-Scale Multilingual Speech Corpus for "
+        "Representation Learning, Semi-Supervised Learning and Interpretation. ACL 2021."
+    ),
+    multilingual=True,
+    splits=("test", "dev", "train"),
+    hours="about 4.9 (en test)",
+    utterances="1842 (en test)",
+    notes="the segmented copy the VoxPopuli authors host on the Hugging Face Hub; raw_text kept",
+)
 
 FSDD_TAG = "v1.0.10"
 FSDD_DIR = f"free-spoken-digit-dataset-{FSDD_TAG.lstrip('v')}"
@@ -129,22 +173,36 @@ def _fsdd_items(root: Path, o: Options) -> Iterator[Item]:
         if (int(index) < 5) != (o.split == "test"):  # the README's split: indices 0-4 are test
             continue
         info = meta.get(speaker, {})
-        yield Item(id=wav.stem, load=lambda p=wav: read_audio_file(p, p.name), key=str(wav),
-                   text=digit, where=wav.name,
-                   extra={"SPEAKER": speaker, "GENDER": str(info.get("gender", ""))[:1].upper(),
-                          "ACCENT": str(info.get("accent", ""))})
+        yield Item(
+            id=wav.stem,
+            load=lambda p=wav: read_audio_file(p, p.name),
+            key=str(wav),
+            text=digit,
+            where=wav.name,
+            extra={
+                "SPEAKER": speaker,
+                "GENDER": str(info.get("gender", ""))[:1].upper(),
+                "ACCENT": str(info.get("accent", "")),
+            },
+        )
 
 
 FSDD = Recipe(
-    name="fsdd", title="Free Spoken Digit Dataset",
+    name="fsdd",
+    title="Free Spoken Digit Dataset",
     base_url="https://github.com/Jakobovski/free-spoken-digit-dataset",
     archives=lambda o: [Archive(f"archive/refs/tags/{FSDD_TAG}.tar.gz")],
     wanted=lambda n, o: "/recordings/" in n and n.endswith(".wav") or n.endswith("metadata.py"),
-    items=_fsdd_items, marker=lambda o: "**/recordings/*.wav",
-    licence="CC BY-SA 4.0", homepage="https://github.com/Jakobovski/free-spoken-digit-dataset",
+    items=_fsdd_items,
+    marker=lambda o: "**/recordings/*.wav",
+    licence="CC BY-SA 4.0",
+    homepage="https://github.com/Jakobovski/free-spoken-digit-dataset",
     citation="Z. Jackson et al. Free Spoken Digit Dataset (FSDD), v1.0.10. Zenodo, 2018.",
-    splits=("test", "train"), hours="0.04 (test)", utterances="300 (test)",
+    splits=("test", "train"),
+    hours="0.04 (test)",
+    utterances="300 (test)",
     notes="test = recordings with index 0-4 (the README's split); TEXT is the digit as "
-          "labelled (`7`), 8 kHz source audio")
+    "labelled (`7`), 8 kHz source audio",
+)
 
 RECIPES = [COMMONVOICE, FLEURS, VOXPOPULI, FSDD]

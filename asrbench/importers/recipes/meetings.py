@@ -19,8 +19,11 @@ _NITE_ID = "{http://nite.sourceforge.net/}id"
 
 
 def _ami_archives(o: Options) -> list[Archive]:
-    wavs = [Archive(f"AMICorpusMirror/amicorpus/{m}/audio/{m}.Headset-{ch}.wav")
-            for m in AMI_TEST for ch in range(4)]
+    wavs = [
+        Archive(f"AMICorpusMirror/amicorpus/{m}/audio/{m}.Headset-{ch}.wav")
+        for m in AMI_TEST
+        for ch in range(4)
+    ]
     return [Archive(AMI_ANNOTATIONS), *wavs]
 
 
@@ -46,7 +49,9 @@ def _ami_items(root: Path, o: Options) -> Iterator[Item]:
     for meeting in _xml(meetings):
         for spk in meeting:
             agents[(meeting.get("observation"), spk.get("nxt_agent"))] = (
-                spk.get("global_name"), int(spk.get("channel")))
+                spk.get("global_name"),
+                int(spk.get("channel")),
+            )
     ann = meetings.parent.parent
     for seg_file in sorted((ann / "segments").glob("*.segments.xml")):
         meeting, agent = seg_file.name.split(".")[:2]
@@ -57,10 +62,18 @@ def _ami_items(root: Path, o: Options) -> Iterator[Item]:
         word_file = ann / "words" / f"{meeting}.{agent}.words.xml"
         for w in _xml(word_file) if word_file.is_file() else []:
             if w.tag == "w" and w.get("starttime") and w.text:
-                words.append((float(w.get("starttime")), float(w.get("endtime")), w.text,
-                              w.get("punc") == "true"))
-        wav = next(iter(root.glob(f"**/{meeting}/audio/{meeting}.Headset-{channel}.wav")),
-                   root / f"{meeting}.Headset-{channel}.wav")
+                words.append(
+                    (
+                        float(w.get("starttime")),
+                        float(w.get("endtime")),
+                        w.text,
+                        w.get("punc") == "true",
+                    )
+                )
+        wav = next(
+            iter(root.glob(f"**/{meeting}/audio/{meeting}.Headset-{channel}.wav")),
+            root / f"{meeting}.Headset-{channel}.wav",
+        )
         for seg in _xml(seg_file):
             t0 = float(seg.get("transcriber_start"))
             t1 = float(seg.get("transcriber_end"))
@@ -71,22 +84,35 @@ def _ami_items(root: Path, o: Options) -> Iterator[Item]:
             if not text:
                 continue
             where = f"{seg_file.name} {seg.get(_NITE_ID, '')}".strip()
-            yield Item(id=f"AMI_{meeting}_H{channel:02d}_{speaker}_{round(t0 * 100):07d}_"
-                          f"{round(t1 * 100):07d}",
-                       load=lambda p=wav, w=where: read_audio_file(p, w), key=str(wav),
-                       text=text, start=t0, end=t1, where=where,
-                       extra={"SPEAKER": speaker, "MEETING": meeting})
+            yield Item(
+                id=f"AMI_{meeting}_H{channel:02d}_{speaker}_{round(t0 * 100):07d}_"
+                f"{round(t1 * 100):07d}",
+                load=lambda p=wav, w=where: read_audio_file(p, w),
+                key=str(wav),
+                text=text,
+                start=t0,
+                end=t1,
+                where=where,
+                extra={"SPEAKER": speaker, "MEETING": meeting},
+            )
 
 
 AMI = Recipe(
-    name="ami-ihm-test", title="AMI Meeting Corpus, IHM, test", base_url="https://groups.inf.ed.ac.uk/ami",
-    archives=_ami_archives, wanted=_ami_wanted, items=_ami_items,
+    name="ami-ihm-test",
+    title="AMI Meeting Corpus, IHM, test",
+    base_url="https://groups.inf.ed.ac.uk/ami",
+    archives=_ami_archives,
+    wanted=_ami_wanted,
+    items=_ami_items,
     marker=lambda o: "**/corpusResources/meetings.xml",
-    licence="CC BY 4.0", homepage="https://groups.inf.ed.ac.uk/ami/corpus/",
+    licence="CC BY 4.0",
+    homepage="https://groups.inf.ed.ac.uk/ami/corpus/",
     citation=("J. Carletta et al. The AMI Meeting Corpus: A Pre-Announcement. MLMI 2005."),
-    hours="8.7", utterances="about 12,600 (manual segments with words)",
+    hours="8.7",
+    utterances="about 12,600 (manual segments with words)",
     notes="16 meetings (ES2004, IS1009, TS3003, EN2002 a-d), 4 headsets each; cut by the "
-          "manual segments (transcriber_start/end) of annotations 1.6.2, words by time")
+    "manual segments (transcriber_start/end) of annotations 1.6.2, words by time",
+)
 
 # --- GigaSpeech test (SpeechColab) -------------------------------------------------------------
 
@@ -106,27 +132,40 @@ def _gigaspeech_items(root: Path, o: Options) -> Iterator[Item]:
             if tag not in seg.get("subsets", []):
                 continue
             where = f"{meta.name} {seg['sid']}"
-            yield Item(id=seg["sid"], load=lambda p=path, w=where: read_audio_file(p, w),
-                       key=str(path), text=seg.get("text_tn", ""), start=float(seg["begin_time"]),
-                       end=float(seg["end_time"]), where=where,
-                       extra={"SOURCE": audio.get("source", ""),
-                              "CATEGORY": audio.get("category", "")})
+            yield Item(
+                id=seg["sid"],
+                load=lambda p=path, w=where: read_audio_file(p, w),
+                key=str(path),
+                text=seg.get("text_tn", ""),
+                start=float(seg["begin_time"]),
+                end=float(seg["end_time"]),
+                where=where,
+                extra={"SOURCE": audio.get("source", ""), "CATEGORY": audio.get("category", "")},
+            )
 
 
 GIGASPEECH = Recipe(
-    name="gigaspeech-test", title="GigaSpeech test", base_url="https://github.com/SpeechColab/GigaSpeech",
+    name="gigaspeech-test",
+    title="GigaSpeech test",
+    base_url="https://github.com/SpeechColab/GigaSpeech",
     archives=lambda o: [Archive("GigaSpeech.tar.gz")],
     wanted=lambda n, o: n.endswith("GigaSpeech.json") or "/audio/" in f"/{n}",
-    items=_gigaspeech_items, marker=lambda o: "**/GigaSpeech.json", splits=("test", "dev"),
+    items=_gigaspeech_items,
+    marker=lambda o: "**/GigaSpeech.json",
+    splits=("test", "dev"),
     licence="Apache 2.0 (metadata); audio for non-commercial research, see the agreement",
     homepage="https://github.com/SpeechColab/GigaSpeech",
-    citation=("G. Chen et al. GigaSpeech: An Evolving, Multi-domain ASR Corpus with 10,000 Hours "
-              "of Transcribed Audio. Interspeech 2021."),
+    citation=(
+        "G. Chen et al. GigaSpeech: An Evolving, Multi-domain ASR Corpus with 10,000 Hours "
+        "of Transcribed Audio. Interspeech 2021."
+    ),
     needs_from="sign SpeechColab's agreement and fetch the audio and GigaSpeech.json with their "
-               "toolkit (utils/download_gigaspeech.sh; decrypted)",
-    hours="40.4", utterances="25,619",
+    "toolkit (utils/download_gigaspeech.sh; decrypted)",
+    hours="40.4",
+    utterances="25,619",
     notes="segments tagged {TEST} in GigaSpeech.json; text_tn kept with its <COMMA>/<PERIOD> and "
-          "garbage tags (the scorer's job)")
+    "garbage tags (the scorer's job)",
+)
 
 # --- Earnings-21 / Earnings-22 (Rev) -----------------------------------------------------------
 
@@ -157,7 +196,7 @@ def _turns(rows: list[dict]) -> list[tuple[str, float | None, float | None, str]
     return [tuple(t) for t in out]  # type: ignore[misc]
 
 
-def _earnings_items(corpus: str):  # noqa: ANN202
+def _earnings_items(corpus: str):
     def items(root: Path, o: Options) -> Iterator[Item]:
         base = next(iter(root.glob(f"**/{corpus}/transcripts/nlp_references")), None)
         if base is None:
@@ -169,37 +208,66 @@ def _earnings_items(corpus: str):  # noqa: ANN202
             turns = _turns(rows)
             timed = all(t[1] is not None and t[2] is not None for t in turns)
             if not timed:  # the published files carry no token times: the call is one utterance
-                yield Item(id=nlp.stem, load=lambda p=audio, w=nlp.name: read_audio_file(p, w),
-                           key=str(audio), text=" ".join(t[3] for t in turns), where=nlp.name,
-                           extra={"SPEAKER": ""})
+                yield Item(
+                    id=nlp.stem,
+                    load=lambda p=audio, w=nlp.name: read_audio_file(p, w),
+                    key=str(audio),
+                    text=" ".join(t[3] for t in turns),
+                    where=nlp.name,
+                    extra={"SPEAKER": ""},
+                )
                 continue
             for i, (spk, t0, t1, text) in enumerate(turns):
                 where = f"{nlp.name} turn {i + 1}"
-                yield Item(id=f"{nlp.stem}_{i:04d}",
-                           load=lambda p=audio, w=where: read_audio_file(p, w), key=str(audio),
-                           text=text, start=t0, end=t1, where=where,
-                           extra={"SPEAKER": f"{nlp.stem}_{spk}"})
+                yield Item(
+                    id=f"{nlp.stem}_{i:04d}",
+                    load=lambda p=audio, w=where: read_audio_file(p, w),
+                    key=str(audio),
+                    text=text,
+                    start=t0,
+                    end=t1,
+                    where=where,
+                    extra={"SPEAKER": f"{nlp.stem}_{spk}"},
+                )
+
     return items
 
 
 def _earnings(corpus: str, title: str, hours: str, utts: str, cite: str) -> Recipe:
     return Recipe(
-        name=corpus, title=title, base_url=REV,
+        name=corpus,
+        title=title,
+        base_url=REV,
         archives=lambda o: [Archive("archive/refs/heads/main.zip")],
-        wanted=lambda n, o: f"/{corpus}/media/" in n or f"/{corpus}/transcripts/nlp_references/"
-        in n,
-        items=_earnings_items(corpus), marker=lambda o: f"**/{corpus}/transcripts/nlp_references",
-        licence="CC BY-SA 4.0", homepage=f"{REV}/tree/main/{corpus}", citation=cite,
-        hours=hours, utterances=utts,
+        wanted=lambda n, o: (
+            f"/{corpus}/media/" in n or f"/{corpus}/transcripts/nlp_references/" in n
+        ),
+        items=_earnings_items(corpus),
+        marker=lambda o: f"**/{corpus}/transcripts/nlp_references",
+        licence="CC BY-SA 4.0",
+        homepage=f"{REV}/tree/main/{corpus}",
+        citation=cite,
+        hours=hours,
+        utterances=utts,
         notes="speaker turns when the .nlp tokens carry times; else one long-form utterance per "
-              "call (the published files have no token times)")
+        "call (the published files have no token times)",
+    )
 
 
-EARNINGS21 = _earnings("earnings21", "Earnings-21", "39.3", "44 calls",
-                       "M. Del Rio et al. Earnings-21: A Practical Benchmark for ASR in the Wild. "
-                       "Interspeech 2021.")
-EARNINGS22 = _earnings("earnings22", "Earnings-22", "119", "125 calls",
-                       "M. Del Rio et al. Earnings-22: A Practical Benchmark for Accents in the "
-                       "Wild. arXiv:2203.15591, 2022.")
+EARNINGS21 = _earnings(
+    "earnings21",
+    "Earnings-21",
+    "39.3",
+    "44 calls",
+    "M. Del Rio et al. Earnings-21: A Practical Benchmark for ASR in the Wild. Interspeech 2021.",
+)
+EARNINGS22 = _earnings(
+    "earnings22",
+    "Earnings-22",
+    "119",
+    "125 calls",
+    "M. Del Rio et al. Earnings-22: A Practical Benchmark for Accents in the "
+    "Wild. arXiv:2203.15591, 2022.",
+)
 
 RECIPES = [AMI, GIGASPEECH, EARNINGS21, EARNINGS22]

@@ -10,7 +10,7 @@ APT_PACKAGES := python3-venv python3-dev build-essential git docker.io debootstr
 MODEL ?= pocketsphinx_en
 DATASET ?= mini_en
 
-.PHONY: setup apt venv base-image docker demo test test-full lint clean architecture
+.PHONY: setup apt venv base-image docker demo test test-full lint typecheck check clean architecture
 
 setup: apt venv  ## install system packages (when root) and the virtualenv
 
@@ -46,8 +46,15 @@ test: setup docker  ## the test suite CI runs (everything but the `full` marker)
 test-full: setup docker  ## every test, including the long real-model runs
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-lint:
+lint: venv  ## ruff's lint rules and format check, and the complexity ratchet (scripts/ratchet.py)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) scripts/ratchet.py
+
+typecheck: venv  ## mypy over the modules every result depends on ([tool.mypy] in pyproject.toml)
+	$(VENV)/bin/mypy
+
+check: lint typecheck  ## what CI runs before the tests
 
 clean:
 	rm -rf results .pytest_cache

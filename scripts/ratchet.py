@@ -1,0 +1,129 @@
+"""The complexity ratchet: functions too complex, too long or with too many arguments may exist
+(they are listed in .ci/ratchet.json with their measure), but none may be added and none may get
+worse; when one improves or disappears, the list must be tightened in the same change.
+
+    python scripts/ratchet.py            # check (make lint runs this; CI fails on any change)
+    python scripts/ratchet.py --update   # after making functions simpler: write the lower list
+
+The measures are ruff's (C901 McCabe complexity, PLR0913 arguments, PLR0915 statements), with the
+limits in pyproject.toml's [tool.ruff.lint.mccabe] and [tool.ruff.lint.pylint]. Each offender is
+keyed by file, rule and qualified function name, so moving code around a file does not trip it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = ROOT / ".ci" / "ratchet.json"
+RULES = ("C901", "PLR0913", "PLR0915")
+# the code users run; tests are left out (a test function taking many fixtures is not a design)
+TREES = ("asrbench", "scoring", "models", "benchmarks", "scripts")
+FORMAT = "asrbench.ratchet/1"
+_MEASURE = re.compile(r"\((\d+) > \d+\)")
+
+
+def _qualnames(path: Path) -> dict[int, str]:
+    """Line of each `def` -> its qualified name (Class.method, outer.inner)."""
+    out: dict[int, str] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    out[child.lineno] = name
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    return out
+
+
+def measure() -> dict[str, int]:
+    """`path::Qual.name::RULE` -> the measure ruff reports, over the whole tree."""
+    ruff = Path(sys.executable).with_name("ruff")
+    cmd = [str(ruff) if ruff.exists() else "ruff", "check", "--select", ",".join(RULES)]
+    proc = subprocess.run(
+        [*cmd, "--output-format", "json", "--exit-zero", "--no-cache", *TREES],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found: dict[str, int] = {}
+    names: dict[Path, dict[int, str]] = {}
+    for item in json.loads(proc.stdout):
+        path = Path(item["filename"])
+        rel = path.relative_to(ROOT).as_posix()
+        if path not in names:
+            names[path] = _qualnames(path)
+        row = item["location"]["row"]
+        name = names[path].get(row, f"line{row}")
+        m = _MEASURE.search(item["message"])
+        found[f"{rel}::{name}::{item['code']}"] = int(m.group(1)) if m else 1
+    return dict(sorted(found.items()))
+
+
+def compare(base: dict[str, int], now: dict[str, int]) -> tuple[list[str], list[str]]:
+    """(worse: new offenders or higher measures, better: offenders gone or lower)."""
+    worse = [
+        f"{k}: {now[k]} (was {base[k]})" if k in base else f"{k}: {now[k]} (new)"
+        for k in now
+        if now[k] > base.get(k, 0)
+    ]
+    better = [f"{k}: {now.get(k, 'gone')} (was {base[k]})" for k in base if now.get(k, 0) < base[k]]
+    return worse, better
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--update", action="store_true", help="write the current list (tighten)")
+    args = ap.parse_args(argv)
+    now = measure()
+    base: dict[str, int] = {}
+    if BASELINE.exists():
+        data = json.loads(BASELINE.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT:
+            print(f"{BASELINE}: not a {FORMAT} file", file=sys.stderr)
+            return 2
+        base = data["offenders"]
+    worse, better = compare(base, now)
+    if args.update:
+        if worse and BASELINE.exists():
+            print("refusing to loosen the ratchet; these got worse:", file=sys.stderr)
+            print("\n".join(f"  {w}" for w in worse), file=sys.stderr)
+            return 1
+        text = json.dumps({"format": FORMAT, "offenders": now}, indent=1, ensure_ascii=False)
+        BASELINE.write_text(text + "\n", encoding="utf-8")
+        print(f"{BASELINE.relative_to(ROOT)}: {len(now)} offender(s)")
+        return 0
+    if worse:
+        print(
+            "complexity ratchet: new or worse offenders (split the function, or pass fewer "
+            "arguments, e.g. one frozen spec):",
+            file=sys.stderr,
+        )
+        print("\n".join(f"  {w}" for w in worse), file=sys.stderr)
+        return 1
+    if better:
+        print(
+            "complexity ratchet: these improved; tighten the list with "
+            "`python scripts/ratchet.py --update` and commit .ci/ratchet.json:",
+            file=sys.stderr,
+        )
+        print("\n".join(f"  {b}" for b in better), file=sys.stderr)
+        return 1
+    print(f"complexity ratchet: {len(now)} known offender(s), none new or worse")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""The complexity ratchet (scripts/ratchet.py): new or worse offenders fail, improvements must be
+recorded, and offenders are keyed by qualified function name."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from asrbench.settings import REPO_ROOT
+
+spec = importlib.util.spec_from_file_location("ratchet", REPO_ROOT / "scripts" / "ratchet.py")
+ratchet = importlib.util.module_from_spec(spec)
+sys.modules["ratchet"] = ratchet
+spec.loader.exec_module(ratchet)
+
+
+def test_qualified_names_of_functions_methods_and_nested_defs(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text(
+        "def a():\n    def inner():\n        pass\n\n\nclass K:\n    async def b(self):\n"
+        "        pass\n"
+    )
+    assert ratchet._qualnames(src) == {1: "a", 2: "a.inner", 7: "K.b"}
+
+
+def test_new_or_worse_offenders_fail_and_improvements_are_reported() -> None:
+    base = {"x.py::f::C901": 12, "x.py::g::PLR0913": 8, "x.py::h::C901": 11}
+    now = {"x.py::f::C901": 13, "x.py::g::PLR0913": 7, "y.py::k::PLR0915": 60}
+    worse, better = ratchet.compare(base, now)
+    assert worse == ["x.py::f::C901: 13 (was 12)", "y.py::k::PLR0915: 60 (new)"]
+    assert better == ["x.py::g::PLR0913: 7 (was 8)", "x.py::h::C901: gone (was 11)"]
+    assert ratchet.compare(base, dict(base)) == ([], [])

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -51,6 +52,7 @@ _LONG_CELLS = 1 << 22
 INFEASIBLE = 1 << 62  # the cost of a pair whose strict tokens cannot all be matched
 # Back-trace codes: 0 origin, 1 C, 2 S, 3 D, 4 I, 5 O (an optional reference word omitted).
 _LETTERS = np.array([0, C, S, D, I, O], dtype=np.uint8)
+_ONE, _FOUR = np.uint8(1), np.uint8(4)
 
 
 def align_batch(pairs: list[tuple[list[int], list[int]]], k: int) -> tuple[list[str], list[int]]:
@@ -180,13 +182,166 @@ def _padded(flat: np.ndarray, off: np.ndarray, lens: np.ndarray, pad: int | bool
     return ids
 
 
-def _dtype(bound: int) -> type:
+def _dtype(bound: int) -> type[np.signedinteger[Any]]:
     return np.int16 if bound < 2**15 else np.int32 if bound < 2**31 else np.int64
 
 
 def _infeasible_at(nmax: int, mmax: int, k: int) -> int:
     """Above every feasible cost (K*E + S <= (n + m)(K + 1)) of a pair within these lengths."""
     return (nmax + mmax) * (k + 1) + 1
+
+
+class _Table:
+    """One batch's cost table and back-trace codes, filled row by row (`fill_row`).
+
+    `ref` (nmax, b) and `hyp` (mmax, b) are padded position-major, so every step works on
+    contiguous rows of the whole batch; `strict` (mmax, b) and `opt` (nmax, b) are the flags
+    of the batch, or None. The table holds U[i, j] = D[i, j] - j*K, which makes the insertion
+    term a plain running minimum: U[i, j] = min(U[i-1, j-1] + sub - K, U[i-1, j] + K,
+    U[i, j-1]), with sub 0 on a match and K+1 otherwise. Layout [i, j, pair].
+    """
+
+    def __init__(
+        self,
+        n: np.ndarray,
+        hyp: np.ndarray,
+        m: np.ndarray,
+        k: int,
+        strict: np.ndarray | None,
+        opt: np.ndarray | None,
+    ) -> None:
+        b = len(n)
+        self.nmax, self.mmax = nmax, mmax = int(n.max()), int(m.max())
+        self.hyp, self.k, self.w = hyp[:mmax], k, mmax + 1
+        self.inf = inf = _infeasible_at(nmax, mmax, k)
+        if strict is None:
+            # Costs and the running-minimum terms stay within (nmax + mmax + 1) * (k + 2) in
+            # absolute value: the narrowest exact integer type cuts the memory traffic.
+            dtype = _dtype((nmax + mmax + 1) * (k + 2))
+        else:
+            # Impossible moves cost `inf`; every row is capped at `inf` (a cell at or above it
+            # is unreachable), so no value exceeds 2*inf + k + 1 in absolute value.
+            dtype = _dtype(2 * inf + k + 2 + (nmax + mmax) * k)
+            strict = strict[:mmax]
+        self.dist = np.empty((nmax + 1, self.w, b), dtype=dtype)
+        self.dist[0] = 0
+        # The back-trace rule, decided per cell while filling: 1 C / 2 S (the diagonal is
+        # optimal), else 3 D (the cell above is; 5 when that row's word is optional), else 4
+        # I; 0 at the origin. The comparisons hold in U as in D (both sides shift by j*K).
+        self.dirs = np.empty((nmax + 1, self.w, b), dtype=np.uint8)
+        self.dirs[0] = 4
+        self.dirs[0, 0] = 0
+        self.dirs[1:, 0] = 3
+        self.sub_cost: np.ndarray | int = k + 1
+        self.pen: np.ndarray | None = None
+        if strict is not None:
+            # A strict token can be neither substituted (sub = inf) nor inserted (+inf on the
+            # running minimum); row 0 (all insertions) is unreachable after the first one.
+            self.sub_cost = np.where(strict, inf, k + 1).astype(dtype)
+            self.pen = np.where(strict, inf, 0).astype(dtype)
+            np.minimum(
+                np.cumsum(self.pen, axis=0, dtype=np.int64),
+                inf,
+                out=self.dist[0, 1:],
+                casting="unsafe",
+            )
+        self.opt: np.ndarray | None = None
+        self.del_cost: np.ndarray | None = None
+        self.col0: np.ndarray | None = None
+        if opt is not None:
+            self.opt = opt = opt[:nmax]
+            self.del_cost = np.where(opt, 0, k).astype(dtype)  # skipping an optional word
+            self.col0 = np.cumsum(self.del_cost, axis=0, dtype=np.int64).astype(dtype)
+            self.dirs[1:, 0][opt] = 5
+        # work buffers, reused from row to row
+        self.t = np.empty((self.w, b), dtype=dtype)
+        self.differ = np.empty((mmax, b), dtype=bool)
+        self.sub = np.empty((mmax, b), dtype=dtype)
+        self.via_diag = np.empty((mmax, b), dtype=dtype)
+        self.via_up = np.empty((mmax, b), dtype=dtype)
+        self.ok = np.empty((mmax, b), dtype=bool)
+        self.diag_code = np.empty((mmax, b), dtype=np.uint8)
+        self.carry = np.empty(b, dtype=dtype)
+
+    def fill_row(self, i: int, ref_row: np.ndarray) -> None:
+        """Row i of the costs and of the back-trace codes, from row i-1."""
+        self._candidates(i, ref_row)
+        self._running_min(i)
+        if self.mmax:
+            self._codes(i)
+
+    def _candidates(self, i: int, ref_row: np.ndarray) -> None:
+        """t[j]: the best of the diagonal and the cell above (the insertion term comes next)."""
+        k, prev, t = self.k, self.dist[i - 1], self.t
+        np.not_equal(self.hyp, ref_row, out=self.differ)
+        # sub - K: -K on a match, 1 on a substitution (same-type arithmetic: a lookup table
+        # or mixed types cost several times more per element)
+        np.copyto(self.sub, self.differ)
+        np.multiply(self.sub, self.sub_cost, out=self.sub)
+        np.add(prev[:-1], self.sub, out=self.via_diag)
+        np.subtract(self.via_diag, k, out=self.via_diag)
+        if self.del_cost is None or self.col0 is None:  # (both None, or neither)
+            np.add(prev[1:], k, out=self.via_up)
+            t[0] = i * k
+        else:
+            np.add(prev[1:], self.del_cost[i - 1], out=self.via_up)
+            t[0] = self.col0[i - 1]
+        np.minimum(self.via_diag, self.via_up, out=t[1:])
+
+    def _running_min(self, i: int) -> None:
+        """Row i = the running minimum of t along j (a strict token cannot be inserted). One
+        row of the batch at a time: ~5x faster here than np.minimum.accumulate, which does
+        not vectorise across the batch."""
+        row, t, pen = self.dist[i], self.t, self.pen
+        row[0] = t[0]
+        if pen is None:
+            for j in range(1, self.w):
+                np.minimum(row[j - 1], t[j], out=row[j])
+        else:
+            carry = self.carry
+            np.minimum(t, self.inf, out=t)
+            for j in range(1, self.w):
+                np.add(row[j - 1], pen[j - 1], out=carry)
+                np.minimum(carry, t[j], out=row[j])
+
+    def _codes(self, i: int) -> None:
+        """Row i's back-trace codes: the diagonal if optimal, else up, else left."""
+        row, code, ok, step = self.dist[i], self.dirs[i, 1:], self.ok, self.diag_code
+        np.equal(row[1:], self.via_up, out=ok)
+        np.subtract(_FOUR, ok.view(np.uint8), out=code)  # 4 (I), or 3 (D) where up is optimal
+        if self.opt is not None and self.opt[i - 1].any():
+            np.copyto(code, 5, where=ok & self.opt[i - 1])
+        # code -= diagonal optimal * (code - (1 + differ)): 1 (C) or 2 (S) where the diagonal
+        # is optimal. Arithmetic on uint8 rows: several times faster than copyto(where=).
+        np.subtract(code, self.differ.view(np.uint8), out=step)
+        np.subtract(step, _ONE, out=step)
+        np.equal(row[1:], self.via_diag, out=ok)
+        np.multiply(step, ok.view(np.uint8), out=step)
+        np.subtract(code, step, out=code)
+
+    def costs(self, n: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """Each pair's cost D[n, m] = U[n, m] + m*K (INFEASIBLE where it reached `inf`)."""
+        b = len(n)
+        here = (n * self.w + m) * b + np.arange(b, dtype=np.int64)
+        found = self.dist.reshape(-1)[here].astype(np.int64)
+        return np.where(found >= self.inf - m * self.k, INFEASIBLE, found + m * self.k)
+
+    def walk_back(self, n: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """The op letters of every pair, walked back from (n, m) in lock-step on flat
+        indexes (one gather a step): (steps, b), each column ending with zeros."""
+        b, w = len(n), self.w
+        moves = np.array([0, (w + 1) * b, (w + 1) * b, w * b, b, w * b], dtype=np.int64)
+        flat_dirs = self.dirs.reshape(-1)
+        here = (n * w + m) * b + np.arange(b, dtype=np.int64)
+        steps = self.nmax + self.mmax
+        ops = np.zeros((steps, b), dtype=np.uint8)
+        for step in range(steps):
+            d = flat_dirs[here]
+            np.take(_LETTERS, d, out=ops[step])
+            here -= moves[d]
+            if step & 7 == 7 and not d.any():  # every path has reached the origin
+                break
+        return ops
 
 
 def _align_chunk(
@@ -201,113 +356,19 @@ def _align_chunk(
     strict: np.ndarray | None = None,
     opt: np.ndarray | None = None,
 ) -> None:
-    """Align one batch. `ref` (nmax, b) and `hyp` (mmax, b) are padded position-major, so
-    every step below works on contiguous rows of the whole batch. `strict` (mmax, b) and `opt`
-    (nmax, b) are the flags of the batch, or None."""
-    b = len(idx)
-    nmax, mmax = int(n.max()), int(m.max())
-    hyp = hyp[:mmax]
-    inf = _infeasible_at(nmax, mmax, k)
-    if strict is None:
-        # Costs and the running-minimum terms stay within (nmax + mmax + 1) * (k + 2) in
-        # absolute value: the narrowest exact integer type cuts the memory traffic.
-        dtype = _dtype((nmax + mmax + 1) * (k + 2))
-    else:
-        # Impossible moves cost `inf`; every row is capped at `inf` (a cell at or above it
-        # is unreachable), so no value exceeds 2*inf + k + 1 in absolute value.
-        dtype = _dtype(2 * inf + k + 2 + (nmax + mmax) * k)
-        strict = strict[:mmax]
-    w = mmax + 1
-    # The table holds U[i, j] = D[i, j] - j*K, which makes the insertion term a plain running
-    # minimum: U[i, j] = min(U[i-1, j-1] + sub - K, U[i-1, j] + K, U[i, j-1]), with sub 0 on a
-    # match and K+1 otherwise. Layout [i, j, pair].
-    dist = np.empty((nmax + 1, w, b), dtype=dtype)
-    dist[0] = 0
-    # The back-trace rule, decided per cell while filling: 1 C / 2 S (the diagonal is
-    # optimal), else 3 D (the cell above is; 5 when that row's word is optional), else 4 I;
-    # 0 at the origin. The comparisons hold in U as in D (both sides shift by the same j*K).
-    dirs = np.empty((nmax + 1, w, b), dtype=np.uint8)
-    dirs[0] = 4
-    dirs[0, 0] = 0
-    dirs[1:, 0] = 3
-    sub_cost: np.ndarray | int = k + 1
-    pen = None
-    if strict is not None:
-        # A strict token can be neither substituted (sub = inf) nor inserted (+inf on the
-        # running minimum); row 0 (all insertions) is unreachable after the first one.
-        sub_cost = np.where(strict, inf, k + 1).astype(dtype)
-        pen = np.where(strict, inf, 0).astype(dtype)
-        np.minimum(np.cumsum(pen, axis=0, dtype=np.int64), inf, out=dist[0, 1:], casting="unsafe")
-    del_cost: np.ndarray | None = None
-    col0: np.ndarray | None = None
-    if opt is not None:
-        opt = opt[:nmax]
-        del_cost = np.where(opt, 0, k).astype(dtype)  # (nmax, b): skipping an optional word
-        col0 = np.cumsum(del_cost, axis=0, dtype=np.int64).astype(dtype)
-        dirs[1:, 0][opt] = 5
-    t = np.empty((w, b), dtype=dtype)
-    differ = np.empty((mmax, b), dtype=bool)
-    differ8 = differ.view(np.uint8)
-    sub = np.empty((mmax, b), dtype=dtype)
-    via_diag = np.empty((mmax, b), dtype=dtype)
-    via_up = np.empty((mmax, b), dtype=dtype)
-    ok = np.empty((mmax, b), dtype=bool)
-    diag_code = np.empty((mmax, b), dtype=np.uint8)
-    carry = np.empty(b, dtype=dtype)
-    four = np.uint8(4)
-    for i in range(1, nmax + 1):
-        prev = dist[i - 1]
-        np.not_equal(hyp, ref[i - 1], out=differ)
-        # sub - K: -K on a match, 1 on a substitution (same-type arithmetic: a lookup table
-        # or mixed types cost several times more per element)
-        np.copyto(sub, differ)
-        np.multiply(sub, sub_cost, out=sub)
-        np.add(prev[:-1], sub, out=via_diag)
-        np.subtract(via_diag, k, out=via_diag)
-        if del_cost is None:
-            np.add(prev[1:], k, out=via_up)
-            t[0] = i * k
-        else:
-            np.add(prev[1:], del_cost[i - 1], out=via_up)
-            t[0] = col0[i - 1]
-        np.minimum(via_diag, via_up, out=t[1:])
-        row = dist[i]
-        # The running minimum along j, one row of the batch at a time: ~5x faster here than
-        # np.minimum.accumulate, which does not vectorise across the batch.
-        row[0] = t[0]
-        if pen is None:
-            for j in range(1, w):
-                np.minimum(row[j - 1], t[j], out=row[j])
-        else:
-            np.minimum(t, inf, out=t)
-            for j in range(1, w):
-                np.add(row[j - 1], pen[j - 1], out=carry)
-                np.minimum(carry, t[j], out=row[j])
-        if mmax:
-            code = dirs[i, 1:]
-            np.equal(row[1:], via_up, out=ok)
-            np.subtract(four, ok.view(np.uint8), out=code)
-            if opt is not None and opt[i - 1].any():
-                np.copyto(code, 5, where=ok & opt[i - 1])
-            np.equal(row[1:], via_diag, out=ok)
-            np.add(differ8, 1, out=diag_code)
-            np.copyto(code, diag_code, where=ok)
-    # Walk back all pairs of the chunk in lock-step on flat indexes: one gather a step.
-    moves = np.array([0, (w + 1) * b, (w + 1) * b, w * b, b, w * b], dtype=np.int64)
-    flat_dirs = dirs.reshape(-1)
-    here = (n * w + m) * b + np.arange(b, dtype=np.int64)
-    found = dist.reshape(-1)[here].astype(np.int64)
-    costs[idx] = np.where(found >= inf - m * k, INFEASIBLE, found + m * k)  # D = U + j*K
-    steps = nmax + mmax
-    ops = np.zeros((steps, b), dtype=np.uint8)
-    for step in range(steps):
-        d = flat_dirs[here]
-        np.take(_LETTERS, d, out=ops[step])
-        here -= moves[d]
-        if step & 7 == 7 and not d.any():  # every path has reached the origin
-            break
+    """Align one batch (see `_Table`): fill the table row by row, read each pair's cost, walk
+    back every path, and write the op strings of pairs `idx` into `codes`."""
+    table = _Table(n, hyp, m, k, strict, opt)
+    for i in range(1, table.nmax + 1):
+        table.fill_row(i, ref[i - 1])
+    costs[idx] = table.costs(n, m)
+    _decode(table.walk_back(n, m), idx, codes)
+
+
+def _decode(ops: np.ndarray, idx: np.ndarray, codes: list[str]) -> None:
+    """One decode for the chunk: row r of the reversed transpose ends with pair r's ops."""
+    steps = len(ops)
     lengths = np.count_nonzero(ops, axis=0).tolist()
-    # One decode for the chunk: row r of the reversed transpose ends with pair r's ops.
     raw = np.ascontiguousarray(ops.T[:, ::-1]).tobytes().decode("ascii")
     for r, (pair, length) in enumerate(zip(idx.tolist(), lengths, strict=True)):
         end = (r + 1) * steps
@@ -382,7 +443,7 @@ class _Rows:
             np.multiply(differ, self.sub_cost, out=via_diag)
             np.subtract(via_diag, k, out=via_diag)
         np.add(via_diag, prev[:-1], out=via_diag)
-        if self.del_cost is None:
+        if self.del_cost is None or self.col0 is None:  # (both None, or neither)
             np.add(prev[1:], k, out=via_up)
             t[0] = i * k
         else:

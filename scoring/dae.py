@@ -103,10 +103,11 @@ class Alternatives:
         self._index: dict[
             str, list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...], frozenset[str]]]
         ] = {}
-        for forms in self.classes:
-            self._index.setdefault(forms[0][0], []).append(
-                (forms[0], forms[1:], frozenset(f[0] for f in forms[1:]))
+        for branch in self.classes:
+            self._index.setdefault(branch[0][0], []).append(
+                (branch[0], branch[1:], frozenset(f[0] for f in branch[1:]))
             )
+        self._keys = frozenset(self._index)
         for cands in self._index.values():
             cands.sort(key=lambda c: -len(c[0]))  # longest first; stable keeps file order on ties
         # first token -> the first words of every alternative of a form starting with it
@@ -142,7 +143,7 @@ class Alternatives:
         it is left out (it could never be all correct): the same result, fewer branches.
         """
         index = self._index
-        present = {t for t in tokens if t in index}  # (dict_keys & set would walk the keys)
+        present: frozenset[str] | set[str] = self._keys.intersection(tokens)  # walks the tokens
         if not present:
             return None
         words = None

@@ -22,7 +22,8 @@ class UtteranceResult:
     optional reference word (sclite's `(uh)`) the hypothesis left out, counted as correct
     (as sclite's `-D` does) and not an error.
     `alternatives` lists (hyp start, hyp end, chosen form, written form) for each slot whose
-    chosen form differs from what the system wrote.
+    chosen form differs from what the system wrote. `optional` flags the reference tokens that
+    are optionally deletable (OPTIONAL; None when there are none).
     """
 
     id: str
@@ -35,15 +36,28 @@ class UtteranceResult:
     sub: int = 0
     ins: int = 0
     dele: int = 0
+    optional: list[bool] | None = None
 
     def __post_init__(self) -> None:
         c = self.codes
-        self.cor, self.sub, self.ins, self.dele = (
-            c.count("C") + c.count("O"),
-            c.count("S"),
-            c.count("I"),
-            c.count("D"),
+        self.sub, self.ins, self.dele = c.count("S"), c.count("I"), c.count("D")
+        self.cor = len(c) - self.sub - self.ins - self.dele  # C and O (counted correct)
+
+    @property
+    def ref_norm(self) -> str:
+        """The reference as scored, as text: each optional word in parentheses, `(uh)`, as
+        sclite and the OPTIONAL step read it, so that rescoring `ref_norm` against
+        `hyp_norm` (sclite -D, or this scorer without DAE) gives these counts again."""
+        if not self.optional:
+            return " ".join(self.ref)
+        return " ".join(
+            f"({tok})" if opt else tok for tok, opt in zip(self.ref, self.optional, strict=True)
         )
+
+    @property
+    def hyp_norm(self) -> str:
+        """The hypothesis as aligned (DAE's chosen forms), as text."""
+        return " ".join(self.hyp)
 
     @property
     def n_ref(self) -> int:

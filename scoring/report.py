@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Collection, Sequence
+from typing import TypeVar
 
 from scoring.metrics import Metrics, UtteranceResult
 
 LAYOUT_KINDS = ("alignment", "pra")
+_Gap = TypeVar("_Gap", str, None)
 
 
 def width(text: str) -> int:
@@ -40,15 +42,20 @@ def columns(u: UtteranceResult) -> tuple[list[str | None], list[str | None]]:
 
     Same columns as `u.ops`, built from the gaps (rare) rather than column by column.
     """
+    return _gapped(u, None)
+
+
+def _gapped(u: UtteranceResult, gap: _Gap) -> tuple[list[str | _Gap], list[str | _Gap]]:
+    """`columns`, with `gap` at the gaps."""
     codes = u.codes
-    ref: list[str | None] = list(u.ref)
-    hyp: list[str | None] = list(u.hyp)
+    ref: list[str | _Gap] = list(u.ref)
+    hyp: list[str | _Gap] = list(u.hyp)
     if "I" in codes:
         for p in _positions(codes, "I"):  # ascending: each insert shifts only later columns
-            ref.insert(p, None)
+            ref.insert(p, gap)
     if "D" in codes or "O" in codes:  # an omitted optional word has no hypothesis token
         for p in sorted(_positions(codes, "D") + _positions(codes, "O")):
-            hyp.insert(p, None)
+            hyp.insert(p, gap)
     return ref, hyp
 
 
@@ -82,7 +89,7 @@ def _marks(u: UtteranceResult) -> list[str] | None:
 def _layout(u: UtteranceResult, want: Collection[str]) -> dict[str, list[str]]:
     """The REF/HYP/(HYP#)/EDIT rows of one utterance for each kind in `want`."""
     codes = u.codes
-    ref, hyp = columns(u)
+    ref, hyp = _gapped(u, "")  # every gap is filled below
     ins, dels = _positions(codes, "I"), _positions(codes, "D")
     omitted = _positions(codes, "O") if "O" in codes else []
     errors = (
@@ -130,10 +137,8 @@ def _layout(u: UtteranceResult, want: Collection[str]) -> dict[str, list[str]]:
         r_cells, h_cells = list(ref), list(hyp)
         if upper:
             for p in errors:
-                if r_cells[p] is not None:
-                    r_cells[p] = r_cells[p].upper()
-                if h_cells[p] is not None:
-                    h_cells[p] = h_cells[p].upper()
+                r_cells[p] = r_cells[p].upper()
+                h_cells[p] = h_cells[p].upper()
         for p in ins:
             r_cells[p] = "*" * width(h_cells[p])
         for p in dels:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scoring.align import FIRST_WORD, INFEASIBLE, align_arrays
-from scoring.dae import Alternatives, Slot
+from scoring.dae import Alternatives, Segment, Slot
 from scoring.errors import ScoringError
 from scoring.metrics import Interval, Metrics, UtteranceResult, pooled
 from scoring.normalize import (
@@ -209,6 +210,122 @@ class _Vocab(dict):
         return i
 
 
+# A hypothesis with DAE matches: its plain runs around its slots (Alternatives.split).
+_Split = tuple[list[list[str]], list[Slot]]
+
+
+@dataclass
+class _Texts:
+    """The corpus after normalisation: one entry per reference ID, in reference order."""
+
+    ids: list[str]
+    ref: list[list[str]]
+    hyp: list[list[str]]
+    missing: list[bool]  # no hypothesis, or an empty one
+    ref_opt: dict[int, list[bool]] = field(default_factory=dict)  # OPTIONAL's flags
+
+
+@dataclass
+class _Pairs:
+    """What the DP aligns: pair p is the reference of utterance `ref[p]` against
+    `hyp_flat[off[p] : off[p] + length[p]]`; DAE linearisations share their reference."""
+
+    hyp_flat: list[int] = field(default_factory=list)
+    ref: list[int] = field(default_factory=list)
+    off: list[int] = field(default_factory=list)
+    length: list[int] = field(default_factory=list)
+    # (start, end) in hyp_flat of the words of alternatives the system did not write: strict
+    # words, which the aligner may only match (see scoring.align)
+    strict_spans: list[tuple[int, int]] = field(default_factory=list)
+
+    def add(self, u: int, ids: list[int]) -> int:
+        """One pair: utterance u's reference against `ids`; returns its index."""
+        self.ref.append(u)
+        self.off.append(len(self.hyp_flat))
+        self.length.append(len(ids))
+        self.hyp_flat.extend(ids)
+        return len(self.ref) - 1
+
+    def strict_flags(self) -> np.ndarray | None:
+        """A boolean array beside `hyp_flat` marking the strict words (None: there are none)."""
+        if not self.strict_spans:
+            return None
+        edges = np.zeros(len(self.hyp_flat) + 1, dtype=np.int64)
+        spans = np.array(self.strict_spans, dtype=np.int64)
+        np.add.at(edges, spans[:, 0], 1)
+        np.add.at(edges, spans[:, 1], -1)
+        return np.cumsum(edges[:-1]) > 0
+
+
+@dataclass
+class _Plan:
+    """The pairs of one `score()` call and what each utterance takes from them."""
+
+    ref_flat: np.ndarray  # every reference's token ids, one after another
+    ref_off: list[int]  # utterance u's reference is ref_flat[ref_off[u] : ref_off[u + 1]]
+    chosen_hyp: list[list[str]]  # the hypothesis as aligned (DAE's chosen forms)
+    alt_info: list[list[tuple[int, int, str, str]]]  # the slots that changed form
+    main_pair: list[int]  # utterance -> its pair; -1 while it enumerates forms
+    pairs: _Pairs = field(default_factory=_Pairs)
+    codes: list[str] = field(default_factory=list)  # utterance -> its ops, once aligned
+    # utterance -> its pairs [start, stop) and the slot branches of each (DAE enumeration)
+    enum_ranges: dict[int, tuple[int, int, list[tuple[int, ...]]]] = field(default_factory=dict)
+    fst_costs: dict[int, tuple[int, int]] = field(default_factory=dict)  # utterance -> (E, S)
+    rule_ids: dict[tuple[tuple[str, ...], ...], list[list[int]]] = field(default_factory=dict)
+
+    @classmethod
+    def start(cls, texts: _Texts, get: Callable[[str], int]) -> _Plan:
+        """The references' ids (assigned first, in order) and every hypothesis as written."""
+        ref_off = list(itertools.accumulate(map(len, texts.ref), initial=0))
+        ref_flat = np.fromiter(
+            map(get, itertools.chain.from_iterable(texts.ref)), dtype=np.int64, count=ref_off[-1]
+        )
+        n = len(texts.ids)
+        return cls(ref_flat, ref_off, list(texts.hyp), [[] for _ in range(n)], [-1] * n)
+
+    def add_plain(self, start: int, stop: int, hyps: list[list[str]], get: Callable) -> None:
+        """Utterances start..stop-1, plain hypotheses: one pair each, ids in text order."""
+        pairs = self.pairs
+        first = len(pairs.off)
+        pairs.ref.extend(range(start, stop))
+        self.main_pair[start:stop] = range(first, first + stop - start)
+        lengths = list(map(len, hyps[start:stop]))
+        pairs.off.extend(itertools.accumulate(lengths[:-1], initial=len(pairs.hyp_flat)))
+        pairs.length.extend(lengths)
+        pairs.hyp_flat.extend(map(get, itertools.chain.from_iterable(hyps[start:stop])))
+
+
+def _results(texts: _Texts, plan: _Plan) -> list[UtteranceResult]:
+    """One result per reference ID, in reference order: tokens, chosen path, ops."""
+    utts = list(
+        map(
+            UtteranceResult,
+            texts.ids,
+            texts.ref,
+            plan.chosen_hyp,
+            plan.codes,
+            texts.missing,
+            plan.alt_info,
+        )
+    )
+    for u, flags in texts.ref_opt.items():
+        utts[u].optional = flags
+    return utts
+
+
+def _cost_scale(texts: _Texts, found: list[_Split | None]) -> int:
+    """K: above every length of the run, the references and each hypothesis with every slot
+    at its longest form. (A smaller K keeps the DP tables narrow and the FST on its one-pass
+    three-level weights.)"""
+    longest = max(max(map(len, texts.ref), default=0), max(map(len, texts.hyp), default=0))
+    for x in found:
+        if x is not None:
+            longest = max(
+                longest, sum(map(len, x[0])) + sum(max(map(len, slot.forms)) for slot in x[1])
+            )
+    return longest + 2
+
+
 class Scorer:
     """Normalise, expand alternatives on the hypothesis, align and count."""
 
@@ -308,225 +425,231 @@ class Scorer:
                 gc.enable()
 
     def _score(self, refs: dict[str, str], hyps: dict[str, str]) -> ScoreResult:
+        # The phases, in order; each is a method below, named for what it does.
+        texts = self._normalised(refs, hyps)  # IDs checked, every distinct text normalised
+        found = self._find_alternatives(texts)  # DAE: slots on the hypotheses
+        k = _cost_scale(texts, found)  # the cost unit K of the DP and the FST
+        plan = self._plan(texts, found, k)  # the pairs to align: plain, enumerated, FST
+        codes, costs = self._align(texts, plan, k)  # the batched DP over every pair
+        self._choose_forms(texts, found, plan, codes, costs, k)  # DAE winners; FST checked
+        utts = _results(texts, plan)  # one UtteranceResult per reference ID
+        return ScoreResult(utts, self.summarize(utts), self.config_dict())
+
+    def _normalised(self, refs: dict[str, str], hyps: dict[str, str]) -> _Texts:
+        """Every reference ID's texts as tokens; optional reference words flagged."""
         unknown = [key for key in hyps if key not in refs]
         if unknown:
             raise ScoringError(
                 f"{len(unknown)} hypothesis ID(s) not in the reference, e.g. {unknown[:5]}; "
                 "score against the reference of the same dataset, or drop those lines"
             )
-        ids = list(refs)
-        hyp_texts = [hyps.get(key) or "" for key in ids]
-        missing = [not h.strip() for h in hyp_texts]
+        hyp_texts = [hyps.get(key) or "" for key in refs]
         # Each distinct text is normalised once, all of them in one batch.
-        texts = dict.fromkeys(refs.values())
-        texts.update(dict.fromkeys(hyp_texts))
-        memo = dict(zip(texts, self.pipeline.batch(list(texts)), strict=True))
-        ref_toks = list(map(memo.__getitem__, refs.values()))
-        hyp_toks = list(map(memo.__getitem__, hyp_texts))
-        ref_opt: dict[int, list[bool]] = {}  # utterance -> optional flags of its reference
+        distinct = dict.fromkeys(refs.values())
+        distinct.update(dict.fromkeys(hyp_texts))
+        memo = dict(zip(distinct, self.pipeline.batch(list(distinct)), strict=True))
+        texts = _Texts(
+            ids=list(refs),
+            ref=list(map(memo.__getitem__, refs.values())),
+            hyp=list(map(memo.__getitem__, hyp_texts)),
+            missing=[not h.strip() for h in hyp_texts],
+        )
         if self.optional:
             # OPTIONAL marked parenthesised spans: on the reference they are optional words,
             # on the hypothesis plain ones (only texts with a parenthesis can hold marks).
             for u, text in enumerate(refs.values()):
                 if "(" in text:
-                    ref_toks[u], flags = split_optional(ref_toks[u])
+                    texts.ref[u], flags = split_optional(texts.ref[u])
                     if flags is not None:
-                        ref_opt[u] = flags
+                        texts.ref_opt[u] = flags
             for u, text in enumerate(hyp_texts):
                 if "(" in text:
-                    hyp_toks[u] = strip_markers(hyp_toks[u])
+                    texts.hyp[u] = strip_markers(texts.hyp[u])
         if self.nsw is not None:
             self.nsw.flush()
+        return texts
+
+    def _find_alternatives(self, texts: _Texts) -> list[_Split | None]:
+        """Each hypothesis with DAE matches as plain runs around slots (None: no match). An
+        alternative holding a word the reference lacks could never be all correct: left out
+        here (the same result, fewer branches)."""
         alts = self.alternatives
-        # Hypotheses with DAE matches, as plain runs around slots. An alternative holding a
-        # word the reference lacks could never be all correct: left out here (same result).
-        found = (
-            [alts.split(h, r) if h else None for h, r in zip(hyp_toks, ref_toks, strict=True)]
-            if alts
-            else [None] * len(ids)
-        )
-        fst_only = self.config.engine == "fst"
-        # Token ids: the references' first (one flat array), then each hypothesis as it comes;
-        # new tokens get the next free id. Pairs to align are (offset, length) into the flat
-        # reference ids and the flat hypothesis ids; DAE linearisations share their reference.
+        if alts is None:
+            return [None] * len(texts.ids)
+        split = alts.split
+        return [split(h, r) if h else None for h, r in zip(texts.hyp, texts.ref, strict=True)]
+
+    def _plan(self, texts: _Texts, found: list[_Split | None], k: int) -> _Plan:
+        """The pairs the DP aligns, one utterance after another in reference order.
+
+        A plain hypothesis is one pair. A hypothesis with few slot combinations (at most
+        `max_enum`) is one pair per combination, the cheapest winning later (`_enumerate`);
+        one with more (or every one, with `engine="fst"`) is solved by the FST and its chosen
+        path is one pair, so that the DP checks the FST's cost (`_via_fst`). Token ids: the
+        references' first, then the hypotheses' in that order (new tokens get the next ids).
+        """
         get = self.vocab.__getitem__
-        n_ref = list(map(len, ref_toks))
-        ref_off = list(itertools.accumulate(n_ref, initial=0))
-        ref_flat = np.fromiter(
-            map(get, itertools.chain.from_iterable(ref_toks)), dtype=np.int64, count=ref_off[-1]
-        )
-        hyp_flat: list[int] = []
-        pair_ref: list[int] = []  # the utterance whose reference each pair aligns against
-        pair_off: list[int] = []
-        pair_len: list[int] = []
-        # (start, end) in hyp_flat of the words of alternatives the system did not write:
-        # strict words, which the aligner may only match (see scoring.align)
-        strict_spans: list[tuple[int, int]] = []
-        main_pair = [-1] * len(ids)  # utterance -> its pair; -1 when it enumerates forms
-        chosen_hyp = list(hyp_toks)  # replaced below where DAE chose other forms
-        alt_info: list[list[tuple[int, int, str, str]]] = [[] for _ in ids]
-        fst_costs: dict[int, tuple[int, int]] = {}
-        enum_ranges: dict[int, tuple[int, int, list[tuple[int, ...]]]] = {}
-        cfg = self.config
-        inv = self._words
-        n_hyp = list(map(len, hyp_toks))
-        # K bounds every length of the run: the references, and each hypothesis with every
-        # slot at its longest form. (A smaller K keeps the DP tables narrow and the FST on its
-        # one-pass three-level weights.)
-        longest = max(max(n_ref, default=0), max(n_hyp, default=0))
-        for x in found:
-            if x is not None:
-                longest = max(
-                    longest, sum(map(len, x[0])) + sum(max(map(len, slot.forms)) for slot in x[1])
-                )
-        k = longest + 2
-        aligner = None
-        extend = hyp_flat.extend
-        rule_ids: dict[tuple, list[list[int]]] = {}  # a slot's forms -> their ids
-        special = range(len(ids)) if fst_only else [u for u, x in enumerate(found) if x]
+        plan = _Plan.start(texts, get)
+        n = len(texts.ids)
+        fst_only = self.config.engine == "fst"
+        special = range(n) if fst_only else [u for u, x in enumerate(found) if x]
         done = 0  # utterances before `done` have their pairs
-        for u in itertools.chain(special, [len(ids)]):
+        for u in itertools.chain(special, [n]):
             if done < u:
-                # A run of plain hypotheses: one pair each, ids assigned in text order.
-                first = len(pair_off)
-                pair_ref.extend(range(done, u))
-                main_pair[done:u] = range(first, first + u - done)
-                pair_off.extend(itertools.accumulate(n_hyp[done : u - 1], initial=len(hyp_flat)))
-                pair_len.extend(n_hyp[done:u])
-                extend(map(get, itertools.chain.from_iterable(hyp_toks[done:u])))
+                plan.add_plain(done, u, texts.hyp, get)
             done = u + 1
-            if u == len(ids):
+            if u == n:
                 break
             split = found[u]
-            if split is not None and not fst_only:
-                runs, slots = split
-                if math.prod(len(x.forms) for x in slots) <= cfg.max_enum:
-                    # Few combinations: every linearisation is aligned by the batched DP and
-                    # the cheapest wins (ties: the earliest, written forms first). Same path
-                    # set and cost as the FST, so the same counts. Only the winner's words
-                    # are built. The words of a form the system did not write are strict.
-                    run_ids = [self._ids(run) for run in runs]
-                    slot_ids = [
-                        rule_ids[x.forms]
-                        if x.forms in rule_ids
-                        else rule_ids.setdefault(x.forms, [self._ids(f) for f in x.forms])
-                        for x in slots
-                    ]
-                    combos = list(itertools.product(*(_branch_order(x) for x in slots)))
-                    start = len(pair_off)
-                    tails = list(zip(slot_ids, run_ids[1:], slots, strict=True))
-                    for combo in combos:
-                        pair_ref.append(u)
-                        begin = len(hyp_flat)
-                        pair_off.append(begin)
-                        extend(run_ids[0])
-                        for (forms, run, slot), i in zip(tails, combo, strict=True):
-                            if i != slot.surface:
-                                at = len(hyp_flat)
-                                strict_spans.extend(
-                                    (at + p, at + p + 1) for p, m in enumerate(slot.mask(i)) if m
-                                )
-                            extend(forms[i])
-                            extend(run)
-                        pair_len.append(len(hyp_flat) - begin)
-                    enum_ranges[u] = (start, len(pair_off), combos)
-                    continue
-            if split is None:  # engine="fst": a plain hypothesis goes through the FST too
-                seg: list = list(hyp_toks[u])
+            if (
+                split is not None
+                and not fst_only
+                and math.prod(len(x.forms) for x in split[1]) <= self.config.max_enum
+            ):
+                self._enumerate(plan, u, split)
             else:
-                seg = list(split[0][0])
-                for slot, run in zip(split[1], split[0][1:], strict=True):
-                    seg.append(slot)
-                    seg.extend(run)
-            seg_plain = [
-                tuple(self._ids(f) for f in s.forms) if isinstance(s, Slot) else self._ids([s])[0]
-                for s in seg
-            ]
-            if aligner is None or aligner.vocab_size < len(self.vocab):
-                aligner = self._aligner(k)
-            # The forms the system did not write are strict; optional reference words may
-            # be dropped for free.
-            strict_id = aligner.strict_id
-            seg_ids = [
-                tuple(
-                    tuple(strict_id(t) if m else t for t, m in zip(f, s.mask(i), strict=True))
-                    for i, f in enumerate(x)
-                )
-                if isinstance(s, Slot)
-                else x
-                for s, x in zip(seg, seg_plain, strict=True)
-            ]
-            n_h = sum(max(len(f) for f in s.forms) if isinstance(s, Slot) else 1 for s in seg)
-            from scoring.wfst import check_exact
+                self._via_fst(plan, texts, u, split, k)
+        return plan
 
-            if not check_exact(k, n_ref[u], n_h):
-                raise ScoringError(
-                    f"utterance {ids[u]!r} has {n_ref[u]} reference and {n_h} hypothesis words "
-                    f"and more than {cfg.max_enum} combinations of alternatives: too long for "
-                    "exact FST weights; split it, or pass dae=False (--no-dae) for this corpus"
-                )
-            ref_ids = ref_flat[ref_off[u] : ref_off[u + 1]].tolist()
-            if u in ref_opt:
-                ref_ids = [
-                    aligner.optional_id(x) if o else x
-                    for x, o in zip(ref_ids, ref_opt[u], strict=True)
-                ]
-            cost, hyp_path, chosen, path_strict = aligner.best_path(ref_ids, seg_ids)
-            forms = [tuple(inv[x - FIRST_WORD] for x in c) for c in chosen]
-            words, info = _linearise(seg, forms)
-            main_pair[u] = len(pair_off)
-            pair_ref.append(u)
+    def _enumerate(self, plan: _Plan, u: int, split: _Split) -> None:
+        """One pair per combination of slot forms (ties: the earliest, written forms first).
+        Same path set and cost as the FST, so the same counts; only the winner's words are
+        built later. The words of a form the system did not write are strict."""
+        runs, slots = split
+        run_ids = [self._ids(run) for run in runs]
+        rule_ids = plan.rule_ids
+        slot_ids = [
+            rule_ids[x.forms]
+            if x.forms in rule_ids
+            else rule_ids.setdefault(x.forms, [self._ids(f) for f in x.forms])
+            for x in slots
+        ]
+        combos = list(itertools.product(*(_branch_order(x) for x in slots)))
+        pairs = plan.pairs
+        hyp_flat, strict_spans = pairs.hyp_flat, pairs.strict_spans
+        extend = hyp_flat.extend
+        start = len(pairs.off)
+        tails = list(zip(slot_ids, run_ids[1:], slots, strict=True))
+        for combo in combos:
+            pairs.ref.append(u)
             begin = len(hyp_flat)
-            pair_off.append(begin)
-            extend(hyp_path)
-            pair_len.append(len(hyp_path))
-            strict_spans.extend((begin + p, begin + p + 1) for p in path_strict)
-            chosen_hyp[u] = words
-            alt_info[u] = info
-            fst_costs[u] = cost
-        ref_off_a = np.array(ref_off[:-1], dtype=np.int64)
-        n_ref_a = np.array(n_ref, dtype=np.int64)
-        which = np.array(pair_ref, dtype=np.int64)
-        hyp_strict = ref_optional = None
-        if strict_spans:
-            edges = np.zeros(len(hyp_flat) + 1, dtype=np.int64)
-            spans = np.array(strict_spans, dtype=np.int64)
-            np.add.at(edges, spans[:, 0], 1)
-            np.add.at(edges, spans[:, 1], -1)
-            hyp_strict = np.cumsum(edges[:-1]) > 0
-        if ref_opt:
-            ref_optional = np.zeros(len(ref_flat), dtype=bool)
-            for u, flags in ref_opt.items():
-                ref_optional[ref_off[u] : ref_off[u + 1]] = flags
-        pair_codes, pair_costs = align_arrays(
-            ref_flat,
-            ref_off_a[which],
-            n_ref_a[which],
-            np.array(hyp_flat, dtype=np.int64),
-            np.array(pair_off, dtype=np.int64),
-            np.array(pair_len, dtype=np.int64),
+            pairs.off.append(begin)
+            extend(run_ids[0])
+            for (forms, run, slot), i in zip(tails, combo, strict=True):
+                if i != slot.surface:
+                    at = len(hyp_flat)
+                    strict_spans.extend(
+                        (at + p, at + p + 1) for p, m in enumerate(slot.mask(i)) if m
+                    )
+                extend(forms[i])
+                extend(run)
+            pairs.length.append(len(hyp_flat) - begin)
+        plan.enum_ranges[u] = (start, len(pairs.off), combos)
+
+    def _via_fst(self, plan: _Plan, texts: _Texts, u: int, split: _Split | None, k: int) -> None:
+        """The FST's best path for utterance u (too many slot combinations to enumerate, or
+        `engine="fst"`), added as one pair: the DP re-aligns it and checks its cost."""
+        from scoring.wfst import check_exact
+
+        seg: list[Segment]
+        if split is None:  # engine="fst": a plain hypothesis goes through the FST too
+            seg = list(texts.hyp[u])
+        else:
+            seg = list(split[0][0])
+            for slot, run in zip(split[1], split[0][1:], strict=True):
+                seg.append(slot)
+                seg.extend(run)
+        seg_plain: list[int | list[list[int]]] = [
+            [self._ids(f) for f in s.forms] if isinstance(s, Slot) else self.vocab[s] for s in seg
+        ]
+        aligner = self._aligner(k)
+        # The forms the system did not write are strict; optional reference words may be
+        # dropped for free.
+        strict_id = aligner.strict_id
+        seg_ids: list[int | tuple[tuple[int, ...], ...]] = []
+        for s, x in zip(seg, seg_plain, strict=True):
+            if isinstance(x, int):
+                seg_ids.append(x)
+            else:  # a slot's forms
+                assert isinstance(s, Slot)
+                seg_ids.append(
+                    tuple(
+                        tuple(strict_id(t) if m else t for t, m in zip(f, s.mask(i), strict=True))
+                        for i, f in enumerate(x)
+                    )
+                )
+        n_ref = plan.ref_off[u + 1] - plan.ref_off[u]
+        n_h = sum(max(len(f) for f in s.forms) if isinstance(s, Slot) else 1 for s in seg)
+        if not check_exact(k, n_ref, n_h):
+            raise ScoringError(
+                f"utterance {texts.ids[u]!r} has {n_ref} reference and {n_h} hypothesis words "
+                f"and more than {self.config.max_enum} combinations of alternatives: too long "
+                "for exact FST weights; split it, or pass dae=False (--no-dae) for this corpus"
+            )
+        ref_ids = plan.ref_flat[plan.ref_off[u] : plan.ref_off[u + 1]].tolist()
+        if u in texts.ref_opt:
+            ref_ids = [
+                aligner.optional_id(x) if o else x
+                for x, o in zip(ref_ids, texts.ref_opt[u], strict=True)
+            ]
+        cost, hyp_path, chosen, path_strict = aligner.best_path(ref_ids, seg_ids)
+        inv = self._words
+        forms = [tuple(inv[x - FIRST_WORD] for x in c) for c in chosen]
+        plan.chosen_hyp[u], plan.alt_info[u] = _linearise(seg, forms)
+        begin = len(plan.pairs.hyp_flat)
+        plan.main_pair[u] = plan.pairs.add(u, hyp_path)
+        plan.pairs.strict_spans.extend((begin + p, begin + p + 1) for p in path_strict)
+        plan.fst_costs[u] = cost
+
+    def _align(self, texts: _Texts, plan: _Plan, k: int) -> tuple[list[str], list[int]]:
+        """The op string and cost of every pair, by the batched DP."""
+        pairs = plan.pairs
+        which = np.array(pairs.ref, dtype=np.int64)
+        ref_off = np.array(plan.ref_off[:-1], dtype=np.int64)
+        n_ref = np.diff(np.array(plan.ref_off, dtype=np.int64))
+        ref_optional = None
+        if texts.ref_opt:
+            ref_optional = np.zeros(len(plan.ref_flat), dtype=bool)
+            for u, flags in texts.ref_opt.items():
+                ref_optional[plan.ref_off[u] : plan.ref_off[u + 1]] = flags
+        codes, costs = align_arrays(
+            plan.ref_flat,
+            ref_off[which],
+            n_ref[which],
+            np.array(pairs.hyp_flat, dtype=np.int64),
+            np.array(pairs.off, dtype=np.int64),
+            np.array(pairs.length, dtype=np.int64),
             k,
-            hyp_strict=hyp_strict,
+            hyp_strict=pairs.strict_flags(),
             ref_optional=ref_optional,
         )
-        costs = pair_costs.tolist()
-        codes = [pair_codes[p] if p >= 0 else "" for p in main_pair]
-        for u, (a, b, combos) in enum_ranges.items():
+        return codes, costs.tolist()
+
+    def _choose_forms(
+        self,
+        texts: _Texts,
+        found: list[_Split | None],
+        plan: _Plan,
+        codes: list[str],
+        costs: list[int],
+        k: int,
+    ) -> None:
+        """Each utterance's ops: its pair's, or, where DAE enumerated forms, the cheapest
+        combination's (ties: fewest insertions, then the earliest), whose words are built
+        now. Where the FST chose, the DP's cost must equal the FST's."""
+        plan.codes = [codes[p] if p >= 0 else "" for p in plan.main_pair]
+        for u, (a, b, combos) in plan.enum_ranges.items():
             # the written forms (the first combination) are always feasible
-            best = min(range(a, b), key=lambda c: (costs[c], pair_codes[c].count("I"), c))
-            codes[u] = pair_codes[best]
-            chosen_hyp[u], alt_info[u] = _choose(*found[u], combos[best - a])
-        for u, cost in fst_costs.items():
+            best = min(range(a, b), key=lambda c: (costs[c], codes[c].count("I"), c))
+            plan.codes[u] = codes[best]
+            split = found[u]
+            assert split is not None  # enumerated utterances have slots
+            plan.chosen_hyp[u], plan.alt_info[u] = _choose(split[0], split[1], combos[best - a])
+        for u, cost in plan.fst_costs.items():
             # Both engines minimise the same cost: a mismatch is a bug.
-            if costs[main_pair[u]] == INFEASIBLE or divmod(costs[main_pair[u]], k) != cost:
-                raise RuntimeError(
-                    f"FST and DP disagree on {ids[u]!r}: {cost} != {costs[main_pair[u]]}"
-                )
-        utts = [
-            UtteranceResult(key, ref_toks[u], chosen_hyp[u], codes[u], missing[u], alt_info[u])
-            for u, key in enumerate(ids)
-        ]
-        return ScoreResult(utts, self.summarize(utts), self.config_dict())
+            dp = costs[plan.main_pair[u]]
+            if dp == INFEASIBLE or divmod(dp, k) != cost:
+                raise RuntimeError(f"FST and DP disagree on {texts.ids[u]!r}: {cost} != {dp}")
 
     def summarize(self, utts: list[UtteranceResult]) -> Metrics:
         """Pooled metrics plus bootstrap confidence intervals of TER, mTER and mTER_utt."""

@@ -145,7 +145,7 @@ class FstAligner:
         # Among paths of minimal K*E + S, prefer the fewest insertions (so, with E and S fixed,
         # the S/D/I split is fixed even when alternative forms differ in length): keep only the
         # optimal paths, then weigh each insertion 1 and everything else 0.
-        cost = float(fst.shortestdistance(lattice, reverse=True)[lattice.start()])
+        weight = float(fst.shortestdistance(lattice, reverse=True)[lattice.start()])
         best = fst.prune(lattice, weight=0.5)  # integer costs: keeps exactly the optimal paths
         free, one = fst.Weight.one("tropical"), fst.Weight("tropical", 1)
         no_path = fst.Weight.zero("tropical")
@@ -159,9 +159,9 @@ class FstAligner:
             if best.final(state) != no_path:
                 best.set_final(state, free)
         hyp, chosen, strict = self._read(fst.shortestpath(best))
-        return divmod(round(cost), self.e), hyp, chosen, strict
+        return divmod(round(weight), self.e), hyp, chosen, strict
 
-    def _read(self, path: fst.VectorFst) -> tuple[list[int], list[tuple[int, ...]], list[int]]:
+    def _read(self, path: fst.Fst) -> tuple[list[int], list[tuple[int, ...]], list[int]]:
         """Walk a single-path FST: hypothesis ids, the chosen form of each slot, and the
         positions of strict words."""
         hyp: list[int] = []

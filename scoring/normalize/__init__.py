@@ -64,12 +64,16 @@ class Pipeline:
         # tokens outside every step's key set pass through untouched (one set test per text).
         self._touched: frozenset[str] | None = None
         self._fused: dict[str, str | None] = {}
-        keys = [getattr(s, "keys", None) for s in self.token_steps]
-        if self.token_steps and all(k is not None for k in keys):
-            self._touched = frozenset().union(*keys)
-        # PUNC ends by collapsing whitespace; a whitespace tokeniser does that anyway.
+        self._same: dict[str, str] = {}  # token -> its one string object (see batch)
+        keys = [k for k in (getattr(s, "keys", None) for s in self.token_steps) if k is not None]
+        if self.token_steps and len(keys) == len(self.token_steps):
+            self._touched = frozenset[str]().union(*keys)
+        # PUNC ends by collapsing whitespace; a whitespace tokeniser does that anyway: the last
+        # step then splits the text itself (None: tokenise as usual).
         last = self.text_steps[-1] if self.text_steps else None
-        self._split_last = self.tokenize is word_tokens and isinstance(last, Punc)
+        self._split_last: Punc | None = (
+            last if self.tokenize is word_tokens and isinstance(last, Punc) else None
+        )
 
     @property
     def names(self) -> list[str]:
@@ -85,7 +89,8 @@ class Pipeline:
         tail = len(steps)
         while tail and getattr(steps[tail - 1], "batchable", False):
             tail -= 1
-        if tail == len(steps) or not self._split_last:
+        punc = self._split_last
+        if tail == len(steps) or punc is None:
             return [self(t) for t in texts]
         head = steps[:tail]
         for step in head:
@@ -99,12 +104,15 @@ class Pipeline:
             for t in texts:
                 for step in steps[tail:-1]:
                     t = step(t)
-                lines.append(steps[-1].strip(t))
+                lines.append(punc.strip(t))
         else:
             for step in steps[tail:-1]:
                 joined = step(joined)
-            lines = steps[-1].strip(joined).split("\n")
-        out_tokens = [line.split() for line in lines]
+            lines = punc.strip(joined).split("\n")
+        # One string object per distinct token (most tokens repeat): far less memory to
+        # allocate, and every later set and dict lookup finds the token's hash cached.
+        same = self._same.setdefault
+        out_tokens = [list(map(same, toks, toks)) for toks in map(str.split, lines)]
         touched = self._touched
         if touched is not None:
             # One set test a text; only texts holding a token that some step changes go
@@ -145,11 +153,11 @@ class Pipeline:
 
     def __call__(self, text: str) -> list[str]:
         """Normalise and tokenise one transcript."""
-        if self._split_last:
-            steps = self.text_steps
-            for step in steps[:-1]:
+        punc = self._split_last
+        if punc is not None:
+            for step in self.text_steps[:-1]:
                 text = step(text)
-            tokens = steps[-1].split(text)
+            tokens = punc.split(text)
         else:
             for step in self.text_steps:
                 text = step(text)

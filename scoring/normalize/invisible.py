@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Literal
 
 import regex
 
@@ -129,7 +130,8 @@ class UnicodeForm:
     def __init__(self, form: str = "NFC") -> None:
         if form not in FORMS:
             raise ValueError(f"unicode form must be one of {FORMS}, not {form!r}")
-        self.form = form
+        # (the literal type unicodedata's functions take; `form` is one of FORMS)
+        self.form: Literal["NFC", "NFKC"] = "NFC" if form == "NFC" else "NFKC"
 
     def batch(self, texts: list[str]) -> list[str]:
         """`[self(t) for t in texts]`; one check of all texts when all are normalised."""

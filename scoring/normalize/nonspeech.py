@@ -60,7 +60,8 @@ class NonSpeech:
         # When every pattern starts with a literal character, a text holding none of those
         # characters is left alone without running the patterns (the common case).
         firsts = [_literal_start(p) for p in self.patterns]
-        self._firsts = None if None in firsts else "".join(firsts)
+        known = [c for c in firsts if c is not None]
+        self._firsts = "".join(known) if len(known) == len(firsts) else None
 
     def batch(self, texts: list[str]) -> list[str]:
         """`[self(t) for t in texts]`; one scan of all texts when none holds a marker."""

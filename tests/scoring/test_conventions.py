@@ -220,3 +220,104 @@ def test_parity_with_sclite_optional_words_and_tags(shared: Path, tmp_path: Path
     assert same >= 0.8 * len(ours) and below <= len(ours) // 10, (same, split, below)
     m = res.metrics
     assert m.n_ref == sum(c + s + d for c, s, d, _ in theirs.values())
+
+
+def test_ref_norm_keeps_optional_words() -> None:
+    # the exported normalised reference keeps sclite's parentheses, one word each (issue 23)
+    sc = Scorer(ScorerConfig(**BASIC))
+    res = sc.score(
+        {"a": "A (uh) b, c", "b": "(1 second of silence) yes", "c": "plain Text"},
+        {"a": "a b x", "b": "yes", "c": "plain text"},
+    )
+    a, b, c = res.utterances
+    assert (a.ref_norm, a.hyp_norm) == ("a (uh) b c", "a b x")
+    assert b.ref_norm == "(1) (second) (of) (silence) yes"
+    assert (c.ref_norm, c.optional) == ("plain text", None)
+    assert a.optional == [False, True, False, False]
+
+
+def _rescored_by_sclite(res_utts: list, tmp_path: Path) -> dict[str, tuple[int, int, int, int]]:
+    """sclite -D on the exported forms, as a user would run it on ref.norm.tsv / hyp.norm.tsv."""
+    return run_sclite(
+        {u.id: u.ref_norm.split() for u in res_utts},
+        {u.id: u.hyp_norm.split() for u in res_utts},
+        tmp_path / "sc",
+        optional=True,
+    )
+
+
+def _synthetic(n: int = 300) -> tuple[dict[str, str], dict[str, str]]:
+    """Seeded references with optional words (single and spans) and phrases only DAE
+    reconciles, and corrupted hypotheses that say some optional words, some missing."""
+    rng = random.Random(23)
+    vocab = "the cat sat on a mat with one red hat and two blue shoes near my old door".split()
+    refs, hyps = {}, {}
+    for n_utt in range(n):
+        ref, hyp = [], []
+        for w in rng.choices(vocab, k=rng.randint(3, 15)):
+            x = rng.random()
+            if x < 0.1:
+                span = rng.choices(vocab, k=rng.choice((1, 1, 2)))
+                ref.append(f"({' '.join(span)})")
+                if rng.random() < 0.5:
+                    hyp += span
+            elif x < 0.15:
+                ref += ["going", "to"]
+                hyp.append("gonna")
+            ref.append(w)
+            y = rng.random()
+            hyp += [] if y < 0.05 else [rng.choice(vocab)] if y < 0.1 else [w]
+        refs[f"s{n_utt:03d}"] = " ".join(ref)
+        if n_utt % 29:
+            hyps[f"s{n_utt:03d}"] = " ".join(hyp)
+    return refs, hyps
+
+
+@pytest.mark.parametrize("corpus", ["synthetic", "shared"])
+def test_exported_forms_rescore_to_the_same_counts(
+    corpus: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """`ref_norm` / `hyp_norm` (what ref.norm.tsv, hyp.norm.tsv and utterances.jsonl export)
+    rescore to the counts of the original scoring: by this scorer (DAE off: the hypothesis as
+    aligned already holds DAE's choices), utterance for utterance; by sclite -D, with the same
+    |ref| everywhere, the same total deletions, and the same C/S/D/I except where its objective
+    or our tie-break splits the same edits differently (see the sclite parity test above).
+    Before issue 23 the parentheses were dropped and sclite found more deletions."""
+    if corpus == "shared":
+        refs, hyps = _corpus(request.getfixturevalue("shared"))
+    else:
+        refs, hyps = _synthetic()
+    res = Scorer(ScorerConfig(nsw=False, bootstrap=0)).score(refs, hyps)  # DAE, ITJ, UK-US on
+    assert sum(u.codes.count("O") for u in res.utterances) >= 20
+    assert corpus == "shared" or res.metrics.dae_slots_used >= 50
+    ref_file, hyp_file = tmp_path / "ref.norm.tsv", tmp_path / "hyp.norm.tsv"
+    ref_file.write_text("".join(f"{u.id}\t{u.ref_norm}\n" for u in res.utterances), "utf-8")
+    hyp_file.write_text("".join(f"{u.id}\t{u.hyp_norm}\n" for u in res.utterances), "utf-8")
+    again = Scorer(ScorerConfig(nsw=False, dae=False, bootstrap=0)).score(
+        read_transcripts(ref_file), read_transcripts(hyp_file)
+    )
+    for u, v in zip(res.utterances, again.utterances, strict=True):
+        assert (v.id, v.ref, v.hyp, v.codes) == (u.id, u.ref, u.hyp, u.codes), u.id
+    assert again.metrics.to_dict() == res.metrics.to_dict() | {"dae_slots_used": 0}
+    require(
+        "sclite", find_sclite() is not None and find_csrfilt() is not None, "apt-get install sctk"
+    )
+    theirs = _rescored_by_sclite(res.utterances, tmp_path)
+    ours = {u.id.lower(): u for u in res.utterances}
+    assert set(theirs) == set(ours)
+    same = 0
+    for key, u in ours.items():
+        c, s, d, i = theirs[key]
+        assert c + s + d == u.n_ref, key
+        if (u.cor, u.sub, u.dele, u.ins) == (c, s, d, i):
+            same += 1
+        elif u.errors == s + d + i:  # same edits, our tie-break's split (`(x)`/`y`: IO, not S)
+            assert u.sub < s, (key, u.ops, (c, s, d, i))
+        else:  # fewer edits: sclite's weights (4S + 3D + 3I) explain its path
+            assert u.errors < s + d + i, (key, u.ops, (c, s, d, i))
+            omitted = u.codes.count("O")
+            assert 4 * s + 3 * d + 3 * i <= 4 * u.sub + 3 * (u.dele + omitted) + 3 * u.ins, key
+    assert same >= 0.9 * len(ours), (same, len(ours))
+    # the reported bug: without the parentheses, sclite charged omitted words as deletions
+    assert sum(d for _, _, d, _ in theirs.values()) == res.metrics.dele
+    print(f"exported forms through sclite -D: {same} of {len(ours)} utterances identical")

@@ -24,7 +24,6 @@ names is checked to lie under the results root, whatever a dataset.yaml or a sum
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,9 +58,15 @@ def sample_key(summary: Summary) -> str:
     """The sample folder's key: the dataset content, the utterances and the user's scorer
     options, not the model, so every model's sample of one selection (`--max-utts N --seed S`)
     lands under the same name and is ranked beside the others (results/ranking.py)."""
-    return short(digest("sample-cell", dataset=summary.dataset_hash,
-                        selection=summary.selection.ids_sha256,
-                        scorer_options=summary.scorer.get("options", {})), 12)
+    return short(
+        digest(
+            "sample-cell",
+            dataset=summary.dataset_hash,
+            selection=summary.selection.ids_sha256,
+            scorer_options=summary.scorer.get("options", {}),
+        ),
+        12,
+    )
 
 
 def _holds_files(folder: Path) -> bool:
@@ -89,8 +94,9 @@ def _same_content(a: Summary, b: Summary) -> bool:
     """The same dataset content scored with the same user options: a rerun, whatever the model
     image or the scorer's code and data files (a newer version of the platform's scorer gives
     the reported result, not a variant of it)."""
-    return (a.dataset_hash == b.dataset_hash
-            and a.scorer.get("options", {}) == b.scorer.get("options", {}))
+    return a.dataset_hash == b.dataset_hash and a.scorer.get("options", {}) == b.scorer.get(
+        "options", {}
+    )
 
 
 def place(root: Path, summary: Summary, replace: bool = False) -> tuple[Placement, Path | None]:
@@ -101,10 +107,12 @@ def place(root: Path, summary: Summary, replace: bool = False) -> tuple[Placemen
     key = short(summary.result_key, 12)
     if summary.selection.is_sample:
         n = summary.selection.n_utts
-        return Placement(reported.with_name(f"{dataset}{SEP}sample-{sample_key(summary)}"),
-                         "sample",
-                         f"a sample of {n} of {summary.selection.n_dataset_utts} utterances: "
-                         "stored as a sample, the reported full result (if any) is kept"), None
+        return Placement(
+            reported.with_name(f"{dataset}{SEP}sample-{sample_key(summary)}"),
+            "sample",
+            f"a sample of {n} of {summary.selection.n_dataset_utts} utterances: "
+            "stored as a sample, the reported full result (if any) is kept",
+        ), None
     try:
         current = read_summary(reported / "summary.json")
     except SummaryError as exc:
@@ -113,39 +121,56 @@ def place(root: Path, summary: Summary, replace: bool = False) -> tuple[Placemen
         # Unreadable (truncated, an older format): what it holds is unknown, so it is kept.
         if replace:
             aside = _unreadable_name(reported)
-            return (Placement(reported, "reported",
-                              f"replaces the reported cell, whose summary.json is unreadable "
-                              f"({exc}); that cell was moved, whole, to {aside.name}"), aside)
+            return (
+                Placement(
+                    reported,
+                    "reported",
+                    f"replaces the reported cell, whose summary.json is unreadable "
+                    f"({exc}); that cell was moved, whole, to {aside.name}",
+                ),
+                aside,
+            )
         mine = reported.with_name(f"{dataset}{SEP}{key}")
-        return Placement(mine, "variant",
-                         f"the reported cell {reported} has an unreadable summary.json ({exc}); "
-                         f"it is kept as it is and this result is stored beside it as "
-                         f"{mine.name}; inspect that cell, then rerun with --replace to report "
-                         "this one (the old cell is moved aside, never deleted)"), None
+        return Placement(
+            mine,
+            "variant",
+            f"the reported cell {reported} has an unreadable summary.json ({exc}); "
+            f"it is kept as it is and this result is stored beside it as "
+            f"{mine.name}; inspect that cell, then rerun with --replace to report "
+            "this one (the old cell is moved aside, never deleted)",
+        ), None
     if _same_content(current, summary) or current.selection.is_sample:
         return Placement(reported, "reported"), None
     if replace:
         old_key = short(current.result_key, 12)
         mine = reported.with_name(f"{dataset}{SEP}{key}")
-        return (Placement(reported, "reported",
-                          f"replaces the reported result, moved to {dataset}{SEP}{old_key}",
-                          supersedes=mine if mine.exists() else None),
-                reported.with_name(f"{dataset}{SEP}{old_key}"))
-    why = ("dataset content differs" if current.dataset_hash != summary.dataset_hash
-           else "scorer options differ")
-    return Placement(reported.with_name(f"{dataset}{SEP}{key}"), "variant",
-                     f"{why} from the reported result in {reported} (dataset hash "
-                     f"{current.dataset_hash}); stored beside it, the leaderboard keeps "
-                     "reporting the earlier one; rerun with --replace to report this one"), None
+        return (
+            Placement(
+                reported,
+                "reported",
+                f"replaces the reported result, moved to {dataset}{SEP}{old_key}",
+                supersedes=mine if mine.exists() else None,
+            ),
+            reported.with_name(f"{dataset}{SEP}{old_key}"),
+        )
+    why = (
+        "dataset content differs"
+        if current.dataset_hash != summary.dataset_hash
+        else "scorer options differ"
+    )
+    return Placement(
+        reported.with_name(f"{dataset}{SEP}{key}"),
+        "variant",
+        f"{why} from the reported result in {reported} (dataset hash "
+        f"{current.dataset_hash}); stored beside it, the leaderboard keeps "
+        "reporting the earlier one; rerun with --replace to report this one",
+    ), None
 
 
 def commit(staging: Path, placement: Placement, displaced: Path | None = None) -> Path:
     """Move a fully written staging folder into place; an old cell there is swapped out."""
     target = placement.path
-    if displaced is not None and target.exists():
-        shutil.rmtree(displaced, ignore_errors=True)
-        os.replace(target, displaced)
-    replace_dir(staging, target)
+    replace_dir(staging, target, keep_old=displaced if target.exists() else None)
     if placement.supersedes is not None and placement.supersedes != target:
         shutil.rmtree(placement.supersedes, ignore_errors=True)  # now the reported cell
     return target

@@ -42,19 +42,25 @@ def parse_reports(spec: str) -> tuple[str, ...]:
     which = tuple(r.strip() for r in spec.split(",") if r.strip())
     unknown = sorted(set(which) - set(REPORTS))
     if unknown:
-        raise InputError(f"unknown report(s) {unknown}; choose from {', '.join(REPORTS)}, "
-                         "all or none")
+        raise InputError(
+            f"unknown report(s) {unknown}; choose from {', '.join(REPORTS)}, all or none"
+        )
     return which
 
 
-def utterance_record(u: UtteranceResult, ref: str, hyp: str | None,
-                     duration: float | None = None, failed: str | None = None) -> dict[str, Any]:
+def utterance_record(
+    u: UtteranceResult,
+    ref: str,
+    hyp: str | None,
+    duration: float | None = None,
+    failed: str | None = None,
+) -> dict[str, Any]:
     """The `utterances.jsonl` record of one utterance (the schema; docs/RESULTS.md)."""
     d = u.to_dict()
     d["ref"] = ref
     d["hyp"] = hyp
-    d["ref_norm"] = " ".join(u.ref)
-    d["hyp_norm"] = " ".join(u.hyp)
+    d["ref_norm"] = u.ref_norm  # optional words keep their parentheses, as sclite reads them
+    d["hyp_norm"] = u.hyp_norm
     d["duration"] = duration
     d["failed"] = failed
     return d
@@ -91,10 +97,13 @@ def _value(x: Any) -> str:
     return json.dumps(x, ensure_ascii=False, allow_nan=False)
 
 
-def utterance_lines(result: ScoreResult, refs: Mapping[str, str],
-                    hyps: Mapping[str, str | None],
-                    durations: Mapping[str, float] | None = None,
-                    failed: Mapping[str, str] | None = None) -> Iterator[str]:
+def utterance_lines(
+    result: ScoreResult,
+    refs: Mapping[str, str],
+    hyps: Mapping[str, str | None],
+    durations: Mapping[str, float] | None = None,
+    failed: Mapping[str, str] | None = None,
+) -> Iterator[str]:
     """One JSON line per utterance, in the result's (reference) order.
 
     Byte for byte `json.dumps(utterance_record(...), sort_keys=True, ensure_ascii=False)`,
@@ -129,10 +138,14 @@ def utterance_lines(result: ScoreResult, refs: Mapping[str, str],
                     cells.insert(p, f'["I", null, {enc[hyp[p - n_del]]}]')
                     n_ins += 1
             ops = ", ".join(cells)
-        alts = ", ".join(
-            f'{{"chosen": {dump(c)}, "hyp_end": {b}, "hyp_start": {a}, "written": {dump(w)}}}'
-            for a, b, c, w in u.alternatives
-        ) if u.alternatives else ""
+        alts = (
+            ", ".join(
+                f'{{"chosen": {dump(c)}, "hyp_end": {b}, "hyp_start": {a}, "written": {dump(w)}}}'
+                for a, b, c, w in u.alternatives
+            )
+            if u.alternatives
+            else ""
+        )
         denom = n_ref if n_ref > n_hyp else n_hyp
         # the same floats as UtteranceResult.ter / .mter, written as json.dumps writes them
         ter = repr(errors / n_ref) if n_ref else "null"
@@ -140,7 +153,7 @@ def utterance_lines(result: ScoreResult, refs: Mapping[str, str],
         key = u.id
         raw_ref, raw_hyp = refs[key], hyps.get(key)
         # A text already in normal form (common for hypotheses) is escaped once.
-        ref_norm, hyp_norm = " ".join(ref), " ".join(hyp)
+        ref_norm, hyp_norm = u.ref_norm, " ".join(hyp)
         ref_norm_json = dump(ref_norm)
         hyp_norm_json = dump(hyp_norm)
         ref_json = ref_norm_json if raw_ref == ref_norm else dump(raw_ref)
@@ -164,16 +177,16 @@ def write_utterances(path: Path, lines: Iterator[str]) -> None:
     atomic_write_text(path, "".join(lines))
 
 
-def write_reports(out_dir: Path, result: ScoreResult, which: tuple[str, ...] = tuple(REPORTS)
-                  ) -> list[str]:
+def write_reports(
+    out_dir: Path, result: ScoreResult, which: tuple[str, ...] = tuple(REPORTS)
+) -> list[str]:
     """Write the named readable reports into `out_dir`; returns their file names.
 
     alignment.txt and hyp.pra come from one layout pass over the utterances.
     """
     unknown = set(which) - set(REPORTS)
     if unknown:
-        raise InputError(f"unknown report(s) {sorted(unknown)}; choose from "
-                         f"{', '.join(REPORTS)}")
+        raise InputError(f"unknown report(s) {sorted(unknown)}; choose from {', '.join(REPORTS)}")
     texts = text.layout_texts(result.utterances, [k for k in HEAVY if k in which])
     if "sys" in which:
         texts["sys"] = text.sys_text(result.metrics)

@@ -165,6 +165,8 @@ def test_jsonl_is_json_dumps_of_the_record(scorer: Scorer) -> None:
     hyps["u2"] = None  # a failed utterance: no hypothesis at all
     hyps["ctl"] = "\x01\x1f\u2028"
     refs["ctl"] = "control\x07 chars"
+    refs["opt"] = "so (very) we go (far)"  # optionally deletable words keep "(w)"
+    hyps["opt"] = "so we go far"
     result = scorer.score(refs, {k: v for k, v in hyps.items() if v is not None})
     durations = {"u1": 1.25, "u4": 3, "u5": 0.1 + 0.2}
     failed = {"u2": 'decoder "crashed"\n'}
@@ -178,6 +180,8 @@ def test_jsonl_is_json_dumps_of_the_record(scorer: Scorer) -> None:
             line == json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
         )
         assert json.loads(line) == record
+    opt = json.loads(lines[list(refs).index("opt")])
+    assert opt["ref_norm"] == "so (very) we go (far)" and opt["del"] == 0
 
 
 def test_files_are_deterministic_and_wide_aware(scorer: Scorer, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
-from asrbench.report import Options, build_site
+from asrbench.report import ReportOptions, build_site
 from asrbench.results import leaderboard
 from asrbench.results.ranking import mean_ranks, rank_dataset
 from asrbench.results.store import scan
@@ -170,7 +170,7 @@ def test_leaderboard_and_report_give_the_same_ranks_and_mean_ranks(tmp_path: Pat
     root = _tree(tmp_path / "results")
     board = leaderboard.build(root)
     out = build_site(
-        Options(results=root, out=tmp_path / "site", audio="none", ablation=False, reps=200)
+        ReportOptions(results=root, out=tmp_path / "site", audio="none", ablation=False, reps=200)
     ).out
     page = _Matrix()
     page.feed((out / "index.html").read_text(encoding="utf-8"))

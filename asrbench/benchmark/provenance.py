@@ -1,4 +1,5 @@
-"""What `run.json` records so that a number can be traced and reproduced."""
+"""What `run.json`, robustness.json and fairness.json record so that a number can be traced
+and reproduced (the records are `asrbench.results.records`)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import platform
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 
+from asrbench.results.records import Provenance
 from asrbench.settings import REPO_ROOT
 
 PACKAGES = (
@@ -27,6 +31,20 @@ PACKAGES = (
 
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def provenance(command: Sequence[str] | None, started: str, t0: float) -> Provenance:
+    """The provenance of a campaign that began at `started` (`utc_now()`) and monotonic `t0`,
+    ending now; `command` defaults to this process's argv."""
+    return Provenance(
+        command=list(command) if command is not None else list(sys.argv),
+        git=git_state(),
+        host=host_info(),
+        packages=package_versions(),
+        started=started,
+        ended=utc_now(),
+        wall_s=round(time.monotonic() - t0, 3),
+    )
 
 
 def git_state() -> dict:

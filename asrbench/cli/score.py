@@ -182,14 +182,14 @@ def _score(
     against: Path | None,
 ) -> None:
     from asrbench.errors import InputError
-    from asrbench.identity import digest, file_sha256
+    from asrbench.identity import file_sha256
     from asrbench.results.reports import (
         parse_reports,
         utterance_lines,
         write_reports,
         write_utterances,
     )
-    from asrbench.results.summary import Selection, Summary, write_summary
+    from asrbench.results.summary import Selection, new_summary, write_summary
     from asrbench.scorers import get_scorer, scorer_identity
     from scoring.io import read_transcripts
     from scoring.report import table_text
@@ -216,24 +216,13 @@ def _score(
         "ref": {"path": str(ref), "sha256": file_sha256(ref)},
         "hyp": {"path": str(hyp), "sha256": file_sha256(hyp)},
     }
-    sel = Selection(
-        n_utts=len(refs),
-        n_dataset_utts=len(refs),
-        ids_sha256=digest("selection", utterances=list(refs)),
-    )
-    summary = Summary(
-        producer="score",
-        result_key="sha256:"
-        + digest(
-            "result",
-            hyps=sources["hyp"]["sha256"],
-            dataset=sources["ref"]["sha256"],
-            selection=sel.to_dict(),
-            scorer=sid.to_dict(),
-        ),
-        metrics=result.metrics,
-        selection=sel,
-        scorer=sid.to_dict(),
+    summary = new_summary(
+        "score",
+        result.metrics,
+        Selection.of(list(refs), len(refs)),
+        sid.to_dict(),
+        hyps=sources["hyp"]["sha256"],
+        data=sources["ref"]["sha256"],
         sources=sources,
         reports=write_reports(out, result, which),
     )

@@ -13,16 +13,19 @@ hash; the copy is rebuilt when the parent changes.
 
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import yaml
 
 from asrbench.errors import InputError
 from asrbench.fairness.tokens import TokenTable, Vocab, normalise
+
+if TYPE_CHECKING:
+    from asrbench.results.summary import Summary
+from asrbench.fsio import replace_dir, stage_dir
 
 RESAMPLER = "soxr VHQ, 16-bit PCM WAV"
 
@@ -34,7 +37,7 @@ class Cell:
     model: str
     condition: str
     path: Path
-    summary: dict
+    summary: Summary
     records: dict[str, dict]
 
     def missing(self, ids: list[str]) -> list[str]:
@@ -79,7 +82,7 @@ def read_cell(model: str, condition: str, path: Path) -> Cell:
     from asrbench.results.store import read_cell as read_stored
 
     stored = read_stored(Path(path), model)
-    return Cell(model, condition, Path(path), stored.raw_summary, stored.records())
+    return Cell(model, condition, Path(path), stored.summary, stored.records())
 
 
 def tokens(cells: list[Cell], ids: list[str], vocab: Vocab, lang: str) -> list[TokenTable]:
@@ -117,9 +120,8 @@ def at_rate(root: Path, rate: int, cache: Path) -> Path:
     import soundfile as sf
     import soxr
 
-    stage = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    shutil.rmtree(stage, ignore_errors=True)
-    (stage / "audio").mkdir(parents=True)
+    stage = stage_dir(out)
+    (stage / "audio").mkdir()
     rows = []
     for u in ds.utterances:
         x, sr = sf.read(str(ds.audio_path(u)), dtype="float64", always_2d=True)
@@ -140,9 +142,4 @@ def at_rate(root: Path, rate: int, cache: Path) -> Path:
     )
     write_dataset(stage, meta, ds.columns, rows)
     load_dataset(stage)  # the copy passes the same validator as any dataset
-    if out.exists():
-        old = out.with_name(f".{out.name}.old{os.getpid()}")
-        os.replace(out, old)
-        shutil.rmtree(old, ignore_errors=True)
-    os.replace(stage, out)
-    return out
+    return replace_dir(stage, out)

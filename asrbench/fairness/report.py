@@ -1,5 +1,6 @@
-"""fairness.json (`asrbench-fairness-v1`, documented in docs/FAIRNESS.md), its Markdown view and
-the fault localiser's per-word TSV files, written as one folder moved into place whole.
+"""fairness.json (`asrbench-fairness-v1`, documented in docs/FAIRNESS.md; the record is
+`asrbench.results.records.FairnessRecord`), its Markdown view and the fault localiser's per-word
+TSV files, written as one folder moved into place whole.
 """
 
 from __future__ import annotations
@@ -8,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from asrbench.fsio import atomic_write_json, atomic_write_text, replace_dir, stage_dir
+from asrbench.fsio import atomic_write_text, replace_dir, stage_dir
+from asrbench.results.records import FairnessRecord, Provenance, write_record
 from asrbench.table import markdown
 
-FORMAT = "asrbench-fairness-v1"
 TOP_WORDS = 10  # non-robust words per group and transformation kept in fairness.json
 TSV_COLUMNS = [
     "transformation",
@@ -31,9 +32,14 @@ TSV_COLUMNS = [
 
 
 def assemble(
-    models: Sequence[str], p: Any, opts: Any, results: dict, inputs: list[dict], provenance: dict
-) -> dict[str, Any]:
-    """The fairness.json object: every number, interval, p-value, group size, provenance."""
+    models: Sequence[str],
+    p: Any,
+    opts: Any,
+    results: dict,
+    inputs: list[dict],
+    provenance: Provenance,
+) -> FairnessRecord:
+    """The fairness.json record: every number, interval, p-value, group size, provenance."""
     from asrbench.identity import digest
     from asrbench.scorers import get_scorer, scorer_identity
 
@@ -64,9 +70,8 @@ def assemble(
                 "top": top,
             }
         )
-    return {
-        "format": FORMAT,
-        "dataset": {
+    return FairnessRecord(
+        dataset={
             "id": ds.id,
             "hash": ds.content_hash(),
             "reference_free": ds.reference_free,
@@ -75,7 +80,7 @@ def assemble(
             "n_utts": len(ds.utterances),
             "folder": str(Path(ds.root).resolve()),
         },
-        "selection": {
+        selection={
             "n_utts": len(p.ids),
             "n_dataset_utts": len(ds.utterances),
             "ids_sha256": digest("selection", utterances=p.ids),
@@ -85,39 +90,39 @@ def assemble(
             "per_speaker": opts.per_speaker,
             "sample": len(p.ids) < len(ds.utterances),
         },
-        "by": g.column,
-        "cluster": {
+        by=g.column,
+        cluster={
             "column": opts.cluster if g.unit_kind == "speaker" else None,
             "unit": g.unit_kind,
             "permutation_unit": g.perm.kind,
         },
-        "models": list(models),
-        "analyses": p.analyses,
-        "options": opts.to_dict()
+        models=list(models),
+        analyses=p.analyses,
+        options=opts.to_dict()
         | {
             "metric": p.metric if not ds.reference_free else None,
             "base": g.names[p.base] if p.base is not None else None,
             "compare": [g.names[k] for k in p.compares],
         },
-        "groups": g.info,
-        "unlabelled": {"n": len(g.unlabelled), "ids": g.unlabelled},
-        "conditions": [
+        groups=g.info,
+        unlabelled={"n": len(g.unlabelled), "ids": g.unlabelled},
+        conditions=[
             {"condition": c.spec, "perturbation": c.perturbation, "severity": c.severity}
             for c in p.conditions
         ],
-        "transformations": {t: [s for s, _ in pts] for t, pts in p.transformations.items()},
-        "accuracy": results["accuracy"],
-        "lwerr": results["lwerr"],
-        "robustness": results["robustness"],
-        "metamorphic": results["metamorphic"],
-        "differential": results["differential"],
-        "localiser": localiser,
-        "notes": p.notes,
-        "warnings": results["warnings"],
-        "inputs": inputs,
-        "normaliser": scorer_identity(get_scorer(lang)).to_dict(),
-        "provenance": provenance,
-    }
+        transformations={t: [s for s, _ in pts] for t, pts in p.transformations.items()},
+        accuracy=results["accuracy"],
+        lwerr=results["lwerr"],
+        robustness=results["robustness"],
+        metamorphic=results["metamorphic"],
+        differential=results["differential"],
+        localiser=localiser,
+        notes=p.notes,
+        warnings=results["warnings"],
+        inputs=inputs,
+        normaliser=scorer_identity(get_scorer(lang)).to_dict(),
+        provenance=provenance,
+    )
 
 
 def localiser_rows(entries: list[dict]) -> dict[str, list[dict]]:
@@ -145,8 +150,9 @@ def _p(p: float | None) -> str:
     return f"{p:.3g}" if p >= 0.001 else f"{p:.1e}"
 
 
-def to_markdown(report: dict) -> str:
-    """The human-readable view of fairness.json (every number in it comes from the JSON)."""
+def to_markdown(record: FairnessRecord) -> str:
+    """The human-readable view of fairness.json (every number in it comes from the record)."""
+    report = record.to_dict()
     ds = report["dataset"]
     sel = report["selection"]
     opts = report["options"]
@@ -454,10 +460,10 @@ def output_dir(
     return root / "fairness" / dataset / "+".join(models) / name
 
 
-def write(report: dict, rows: dict[str, list[dict]], target: Path) -> Path:
+def write(report: FairnessRecord, rows: dict[str, list[dict]], target: Path) -> Path:
     """fairness.json, fairness.md and localiser/<model>.tsv, moved into place together."""
     stage = stage_dir(target)
-    atomic_write_json(stage / "fairness.json", report)
+    write_record(stage / "fairness.json", report)
     atomic_write_text(stage / "fairness.md", to_markdown(report))
     for model, r in rows.items():
         atomic_write_text(stage / "localiser" / f"{model}.tsv", tsv(r))

@@ -66,7 +66,7 @@ def _config(cell: Cell) -> tuple[str, dict[str, Any], set[str]]:
     steps = set(sc.get("steps") or [])
     enabled = {flag for _, flag, name in ladder() if name in steps}
     flags = {f for _, f, _ in ladder()}
-    run_opts = (((cell.run or {}).get("options") or {}).get("scorer")) or {}
+    run_opts = cell.run.scorer_options if cell.run else {}
     base = {k: v for k, v in run_opts.items() if k not in flags and k != "bootstrap"}
     return lang, base, enabled
 

@@ -10,10 +10,12 @@ the one reader `ops/leaderboard` uses too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from asrbench.results.records import FairnessRecord, RecordError, RobustnessRecord, read_record
 from asrbench.results.store import (
     CellReadError,
     StoredCell,
@@ -23,7 +25,6 @@ from asrbench.results.store import (
     scan,
 )
 
-FAIRNESS_FORMAT = "asrbench-fairness-v1"
 Cell = StoredCell  # the report shows the store's cells as they are
 ReportInputError = CellReadError
 __all__ = ["Cell", "ReportInputError", "Results", "collect", "read_json", "read_utterances"]
@@ -38,8 +39,8 @@ class Results:
     models: list[str]
     datasets: list[str]
     missing: dict[tuple[str, str], str]  # why a cell is absent
-    robustness: list[tuple[Path, dict[str, Any]]]
-    fairness: list[tuple[Path, dict[str, Any]]]
+    robustness: list[tuple[Path, RobustnessRecord]]
+    fairness: list[tuple[Path, FairnessRecord]]
     problems: list[str]
 
     def cell(self, model: str, dataset: str) -> Cell | None:
@@ -68,75 +69,43 @@ def collect(
         for d in dataset_ids
         if (m, d) not in found.cells
     }
-    robustness = _read_analyses(
-        root / "robustness",
-        "robustness.json",
-        problems,
-        lambda d: _check_robustness(d),
-        datasets,
-        models,
-    )
-    fairness = _read_analyses(
-        root / "fairness", "fairness.json", problems, lambda d: _check_fairness(d), datasets, models
-    )
+    robustness = [
+        (path, rec)
+        for path, rec in _read_analyses(
+            root / "robustness", "robustness.json", RobustnessRecord.from_dict, problems
+        )
+        if matches(rec.dataset, datasets) and _any_model(rec.models, models)
+    ]
+    fairness = [
+        (path, rec)
+        for path, rec in _read_analyses(
+            root / "fairness", "fairness.json", FairnessRecord.from_dict, problems
+        )
+        if matches(str(rec.dataset.get("id")), datasets) and _any_model(rec.models, models)
+    ]
     return Results(
         root, dict(found.cells), model_ids, dataset_ids, missing, robustness, fairness, problems
     )
 
 
-def _check_robustness(d: Any) -> str | None:
-    if not isinstance(d, dict) or not isinstance(d.get("rows"), list):
-        return "not a robustness report (no `rows` list); rerun ops/robustness"
-    for i, r in enumerate(d["rows"]):
-        if not isinstance(r, dict) or not {"model", "condition", "wer", "werd", "wer_clean"} <= set(
-            r
-        ):
-            return (
-                f"row {i} lacks model/condition/wer/wer_clean/werd (an older "
-                "ops/robustness?); rerun ops/robustness"
-            )
-    return None
+def _any_model(found: list[str], models: list[str] | None) -> bool:
+    return not models or any(matches(m, models) for m in found)
 
 
-def _check_fairness(d: Any) -> str | None:
-    fmt = d.get("format") if isinstance(d, dict) else None
-    if fmt != FAIRNESS_FORMAT:
-        return f"format {fmt!r}, expected {FAIRNESS_FORMAT!r}; rerun ops/fairness"
-    return None
+R = TypeVar("R")
 
 
 def _read_analyses(
-    top: Path,
-    name: str,
-    problems: list[str],
-    check: Any,
-    datasets: list[str] | None,
-    models: list[str] | None,
-) -> list[tuple[Path, dict[str, Any]]]:
+    top: Path, name: str, from_dict: Callable[[Any, str], R], problems: list[str]
+) -> list[tuple[Path, R]]:
+    """Every `name` record under `top` (staging folders skipped); each unusable one is a
+    problem line naming the file."""
     out = []
     for path in sorted(top.glob(f"**/{name}")):
         if any(part.startswith(".") for part in path.relative_to(top).parts):
             continue
         try:
-            data = read_json(path)
-        except ReportInputError as exc:
+            out.append((path, read_record(path, from_dict)))
+        except RecordError as exc:
             problems.append(f"{exc}; this analysis is left out of the site")
-            continue
-        why = check(data)
-        if why:
-            problems.append(f"{path}: {why}; this analysis is left out of the site")
-            continue
-        ds = data.get("dataset")
-        ds_id = ds.get("id") if isinstance(ds, dict) else ds
-        if not matches(str(ds_id), datasets):
-            continue
-        if models and not any(matches(m, models) for m in _analysis_models(data)):
-            continue
-        out.append((path, data))
     return out
-
-
-def _analysis_models(data: dict[str, Any]) -> list[str]:
-    if "models" in data and isinstance(data["models"], list):
-        return [str(m) for m in data["models"]]
-    return sorted({str(r.get("model")) for r in data.get("rows", [])})

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from asrbench.report.collect import Cell
+from asrbench.results.records import RobustnessRecord
 
 CEILING = 0.5
 AURORA_SNRS = (20.0, 15.0, 10.0, 5.0, 0.0)
@@ -36,21 +37,21 @@ def _mean(xs: list[float]) -> float | None:
 
 
 def match_cells(
-    data: dict[str, Any], cells: dict[tuple[str, str], Cell]
+    data: RobustnessRecord, cells: dict[tuple[str, str], Cell]
 ) -> dict[tuple[str, str], Cell]:
     """(model, condition) -> the stored cell of that condition's derived dataset, when unique."""
     found: dict[tuple[str, str], list[Cell]] = defaultdict(list)
     for c in cells.values():
         d = c.derived_from
-        if not d or d.get("dataset") != data.get("dataset") or d.get("seed") != data.get("seed"):
+        if not d or d.get("dataset") != data.dataset or d.get("seed") != data.seed:
             continue
         found[(c.model, str(d.get("spec")))].append(c)
     return {k: v[0] for k, v in found.items() if len(v) == 1}
 
 
-def view(path: Path, data: dict[str, Any], cells: dict[tuple[str, str], Cell]) -> dict[str, Any]:
+def view(path: Path, data: RobustnessRecord, cells: dict[tuple[str, str], Cell]) -> dict[str, Any]:
     """Everything the page shows for one robustness.json."""
-    rows = [dict(r) for r in data["rows"]]
+    rows = [dict(r) for r in data.rows]
     models = list(dict.fromkeys(r["model"] for r in rows))
     linked = match_cells(data, cells)
     for r in rows:
@@ -132,18 +133,19 @@ def view(path: Path, data: dict[str, Any], cells: dict[tuple[str, str], Cell]) -
         )
     return {
         "path": str(path),
-        "dataset": data.get("dataset"),
+        "dataset": data.dataset,
         "grid": path.parent.name,
-        "seed": data.get("seed"),
-        "normaliser": data.get("normaliser"),
+        "seed": data.seed,
+        "normaliser": data.normaliser,
         "models": models,
         "rows": rows,
         "summary": summary,
         "curves": curves,
         "snr_cols": snr_cols,
         "aurora_rows": aurora_rows,
-        "aurora_sets": data.get("aurora_average_accuracy") or {},
+        "aurora_sets": data.aurora_average_accuracy,
         "quality": quality,
-        "warnings": list(data.get("warnings") or []),
+        "warnings": list(data.warnings),
+        "provenance": data.provenance.to_dict() if data.provenance else None,
         "ceiling": CEILING,
     }

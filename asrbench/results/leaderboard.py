@@ -26,14 +26,28 @@ FORMAT = "asrbench-leaderboard-v2"
 
 def _cell_dict(c: StoredCell) -> dict[str, Any]:
     m = c.summary.metrics
+    assert m is not None, c.folder  # collect() keeps only cells with an error rate
     sel = c.summary.selection
-    return {"ter": m.ter, "mter": m.mter, "unit": m.unit, "name": m.name,
-            "coverage": m.coverage, "n_utts": m.n_utts, "n_missing": m.n_missing,
-            "n_failed": c.summary.n_failed, "ci": m.ter_ci.to_dict() if m.ter_ci else None,
-            "dataset_hash": c.summary.dataset_hash, "result_key": c.summary.result_key,
-            "sample": sel.is_sample, "n_dataset_utts": sel.n_dataset_utts,
-            "path": str(c.folder), "kind": c.kind, "rank": None, "others": c.others,
-            "not_ranked": None}
+    return {
+        "ter": m.ter,
+        "mter": m.mter,
+        "unit": m.unit,
+        "name": m.name,
+        "coverage": m.coverage,
+        "n_utts": m.n_utts,
+        "n_missing": m.n_missing,
+        "n_failed": c.summary.n_failed,
+        "ci": m.ter_ci.to_dict() if m.ter_ci else None,
+        "dataset_hash": c.summary.dataset_hash,
+        "result_key": c.summary.result_key,
+        "sample": sel.is_sample,
+        "n_dataset_utts": sel.n_dataset_utts,
+        "path": str(c.folder),
+        "kind": c.kind,
+        "rank": None,
+        "others": c.others,
+        "not_ranked": None,
+    }
 
 
 def collect(results_root: Path) -> tuple[dict[str, dict[str, StoredCell]], list[str]]:
@@ -57,13 +71,22 @@ def build(results_root: Path) -> dict:
         shown = [table[m][d] for m in models if d in table[m]]
         rankings[d] = r = rank_dataset(shown)
         for c in shown:
-            cells[c.model][d] = {**_cell_dict(c), "rank": r.rank.get(c.model),
-                                 "not_ranked": r.not_ranked.get(c.model)}
+            cells[c.model][d] = {
+                **_cell_dict(c),
+                "rank": r.rank.get(c.model),
+                "not_ranked": r.not_ranked.get(c.model),
+            }
     means = mean_ranks(rankings)
-    return {"format": FORMAT, "models": models, "datasets": datasets, "cells": cells,
-            "mean_rank": {m: means.value.get(m) for m in models},
-            "mean_rank_datasets": means.datasets,
-            "n_ranked": {m: means.n_ranked.get(m, 0) for m in models}, "problems": problems}
+    return {
+        "format": FORMAT,
+        "models": models,
+        "datasets": datasets,
+        "cells": cells,
+        "mean_rank": {m: means.value.get(m) for m in models},
+        "mean_rank_datasets": means.datasets,
+        "n_ranked": {m: means.n_ranked.get(m, 0) for m in models},
+        "problems": problems,
+    }
 
 
 def _cell_text(c: dict | None) -> str:
@@ -90,20 +113,27 @@ def to_markdown(board: dict) -> str:
     head = ["model", *(_md(d) for d in board["datasets"]), "mean rank"]
     rows = []
     for m in board["models"]:
-        row = {"model": _md(m), "mean rank": "" if board["mean_rank"][m] is None
-               else f"{board['mean_rank'][m]:g}"}
+        row = {
+            "model": _md(m),
+            "mean rank": "" if board["mean_rank"][m] is None else f"{board['mean_rank'][m]:g}",
+        }
         row.update({_md(d): _cell_text(board["cells"][m].get(d)) for d in board["datasets"]})
         rows.append(row)
     common = board.get("mean_rank_datasets") or []
-    notes = ("TER in % (word error rate, or character error rate for character-unit datasets); "
-             "rank per dataset in parentheses, 1 = best, among the results scored on the same "
-             "dataset content and utterances (docs/RESULTS.md, \"Ranking\"). `*` marks a "
-             "sample (--max-utts): ranked only beside samples of the same selection where no "
-             "full result exists; `+N` counts other results stored beside the shown one "
-             "(another dataset content, scorer options or sample). "
-             + (f"Mean rank over {', '.join(_md(d) for d in common)}: the datasets every ranked "
-                "model is ranked on." if common else
-                "No dataset is ranked for every model, so no mean rank is given."))
+    notes = (
+        "TER in % (word error rate, or character error rate for character-unit datasets); "
+        "rank per dataset in parentheses, 1 = best, among the results scored on the same "
+        'dataset content and utterances (docs/RESULTS.md, "Ranking"). `*` marks a '
+        "sample (--max-utts): ranked only beside samples of the same selection where no "
+        "full result exists; `+N` counts other results stored beside the shown one "
+        "(another dataset content, scorer options or sample). "
+        + (
+            f"Mean rank over {', '.join(_md(d) for d in common)}: the datasets every ranked "
+            "model is ranked on."
+            if common
+            else "No dataset is ranked for every model, so no mean rank is given."
+        )
+    )
     text = notes + "\n\n" + markdown(rows, head, fmt=str)
     if board.get("problems"):
         text += "\nNot shown (unreadable):\n" + "".join(f"- {_md(p)}\n" for p in board["problems"])
@@ -113,30 +143,61 @@ def to_markdown(board: dict) -> str:
 def to_csv(board: dict) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["model", *(f"{d} TER%" for d in board["datasets"]),
-                *(f"{d} rank" for d in board["datasets"]), "mean rank"])
+    w.writerow(
+        [
+            "model",
+            *(f"{d} TER%" for d in board["datasets"]),
+            *(f"{d} rank" for d in board["datasets"]),
+            "mean rank",
+        ]
+    )
     for m in board["models"]:
         cells = [board["cells"][m].get(d) for d in board["datasets"]]
-        w.writerow([m, *("" if not c or c["ter"] is None else
-                         f"{100 * c['ter']:.2f}" + ("*" if c["sample"] else "") for c in cells),
-                    *("" if not c or c["rank"] is None else c["rank"] for c in cells),
-                    board["mean_rank"][m] if board["mean_rank"][m] is not None else ""])
+        w.writerow(
+            [
+                m,
+                *(
+                    ""
+                    if not c or c["ter"] is None
+                    else f"{100 * c['ter']:.2f}" + ("*" if c["sample"] else "")
+                    for c in cells
+                ),
+                *("" if not c or c["rank"] is None else c["rank"] for c in cells),
+                board["mean_rank"][m] if board["mean_rank"][m] is not None else "",
+            ]
+        )
     return buf.getvalue()
 
 
 def write(board: dict, out_dir: Path) -> dict[str, Path]:
     """Write leaderboard.{csv,json,md} atomically into out_dir."""
     out_dir = Path(out_dir)
-    paths = {"csv": out_dir / "leaderboard.csv", "json": out_dir / "leaderboard.json",
-             "md": out_dir / "leaderboard.md"}
+    paths = {
+        "csv": out_dir / "leaderboard.csv",
+        "json": out_dir / "leaderboard.json",
+        "md": out_dir / "leaderboard.md",
+    }
     atomic_write_text(paths["csv"], to_csv(board))
     atomic_write_json(paths["json"], board)
     atomic_write_text(paths["md"], to_markdown(board))
     return paths
 
 
-MODEL_COLUMNS = ("model", "type", "parameters", "weights", "image", "TER %", "mTER %", "RTF",
-                 "latency p50 s", "latency p90 s", "coverage", "utts", "runner")
+MODEL_COLUMNS = (
+    "model",
+    "type",
+    "parameters",
+    "weights",
+    "image",
+    "TER %",
+    "mTER %",
+    "RTF",
+    "latency p50 s",
+    "latency p90 s",
+    "coverage",
+    "utts",
+    "runner",
+)
 
 
 def model_rows(models: list, results_root: Path, dataset: str) -> list[dict[str, str]]:
@@ -155,6 +216,7 @@ def model_rows(models: list, results_root: Path, dataset: str) -> list[dict[str,
         if c is None:
             continue
         met, tim = c.summary.metrics, c.summary.timing or {}
+        assert met is not None, c.folder  # collect() keeps only cells with an error rate
         lat = tim.get("latency_s") or {}
 
         def pct(x: float | None) -> str:
@@ -163,15 +225,21 @@ def model_rows(models: list, results_root: Path, dataset: str) -> list[dict[str,
         def num(x: float | None, fmt: str = "{:.3f}") -> str:
             return "-" if x is None else fmt.format(x)
 
-        rows.append({
-            "model": m.id, "type": m.card.type, "parameters": human(m.card.parameters),
-            "weights": human(m.card.size_bytes, "B"),
-            "image": human(image_size(c.summary.model_identity), "B"),
-            "TER %": pct(met.ter) + ("*" if c.kind == "sample" else ""),
-            "mTER %": pct(met.mter), "RTF": num(tim.get("rtf")),
-            "latency p50 s": num(lat.get("p50"), "{:.2f}"),
-            "latency p90 s": num(lat.get("p90"), "{:.2f}"),
-            "coverage": num(met.coverage, "{:.2f}"), "utts": str(met.n_utts),
-            "runner": str(c.summary.runner or "-"),
-        })
+        rows.append(
+            {
+                "model": m.id,
+                "type": m.card.type,
+                "parameters": human(m.card.parameters),
+                "weights": human(m.card.size_bytes, "B"),
+                "image": human(image_size(c.summary.model_identity), "B"),
+                "TER %": pct(met.ter) + ("*" if c.kind == "sample" else ""),
+                "mTER %": pct(met.mter),
+                "RTF": num(tim.get("rtf")),
+                "latency p50 s": num(lat.get("p50"), "{:.2f}"),
+                "latency p90 s": num(lat.get("p90"), "{:.2f}"),
+                "coverage": num(met.coverage, "{:.2f}"),
+                "utts": str(met.n_utts),
+                "runner": str(c.summary.runner or "-"),
+            }
+        )
     return rows

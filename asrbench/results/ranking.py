@@ -64,14 +64,18 @@ class MeanRanks:
     n_ranked: dict[str, int]  # datasets on which each model is ranked
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mean_rank": self.value, "mean_rank_datasets": self.datasets,
-                "n_ranked": self.n_ranked}
+        return {
+            "mean_rank": self.value,
+            "mean_rank_datasets": self.datasets,
+            "n_ranked": self.n_ranked,
+        }
 
 
 def _arrays(cell: StoredCell, ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
     by_id = {u["id"]: u for u in cell.utterances() or []}
-    err = np.array([by_id[i]["sub"] + by_id[i]["ins"] + by_id[i]["del"] for i in ids],
-                   dtype=np.int64)
+    err = np.array(
+        [by_id[i]["sub"] + by_id[i]["ins"] + by_id[i]["del"] for i in ids], dtype=np.int64
+    )
     den = np.array([by_id[i]["n_ref"] for i in ids], dtype=np.int64)
     return err, den
 
@@ -97,33 +101,51 @@ def _choose(cells: list[StoredCell]) -> tuple[list[StoredCell], dict[str, str], 
         for c in group:
             s = c.summary.selection
             if c.is_sample and not best[0]:
-                why = (f"partial: a sample of {s.n_utts} of {s.n_dataset_utts} utterances "
-                       "(only full results are ranked where there are any)")
+                why = (
+                    f"partial: a sample of {s.n_utts} of {s.n_dataset_utts} utterances "
+                    "(only full results are ranked where there are any)"
+                )
             elif c.is_sample:
-                why = (f"a sample of other utterances ({s.n_utts} of {s.n_dataset_utts}) than "
-                       "the ranked samples: not comparable")
+                why = (
+                    f"a sample of other utterances ({s.n_utts} of {s.n_dataset_utts}) than "
+                    "the ranked samples: not comparable"
+                )
             else:
-                why = (f"scored on other dataset content or utterances (dataset hash "
-                       f"{c.summary.dataset_hash}) than the ranked models: not comparable")
+                why = (
+                    f"scored on other dataset content or utterances (dataset hash "
+                    f"{c.summary.dataset_hash}) than the ranked models: not comparable"
+                )
             not_ranked[c.model] = why
     return groups[best], not_ranked, best[0]
 
 
-def rank_dataset(cells: list[StoredCell], level: float = 0.95, reps: int = 0,
-                 seed: int = 0) -> Ranking:
+def _ter(c: StoredCell) -> float:
+    """The TER of a cell `_choose` ranked (it ranks only cells that have one)."""
+    m = c.summary.metrics
+    assert m is not None and m.ter is not None, c.folder
+    return m.ter
+
+
+def rank_dataset(
+    cells: list[StoredCell], level: float = 0.95, reps: int = 0, seed: int = 0
+) -> Ranking:
     """Ranks (and, with reps > 0, significance groups and pairwise tests) for one dataset."""
     ranked, not_ranked, sample = _choose(cells)
-    ranked = sorted(ranked, key=lambda c: (c.summary.metrics.ter, c.model))
+    ranked = sorted(ranked, key=lambda c: (_ter(c), c.model))
     order = [c.model for c in ranked]
-    ters = [c.summary.metrics.ter for c in ranked]
-    rank = {c.model: 1 + ters.index(c.summary.metrics.ter) for c in ranked}
+    ters = [_ter(c) for c in ranked]
+    rank = {c.model: 1 + ters.index(_ter(c)) for c in ranked}
     pairs: dict[str, dict[str, dict[str, Any]]] = {m: {} for m in order}
     group: dict[str, str] = {}
     if reps <= 0:
         return Ranking(order, rank, group, pairs, not_ranked, level, reps, sample)
     testable = [c for c in ranked if c.utterances() is not None]
-    untested = {c.model: f"ranked by TER, no significance test: per-utterance results "
-                f"unusable ({c.utts_problem})" for c in ranked if c.utterances() is None}
+    untested = {
+        c.model: f"ranked by TER, no significance test: per-utterance results "
+        f"unusable ({c.utts_problem})"
+        for c in ranked
+        if c.utterances() is None
+    }
     better = {c.model: 0 for c in testable}
     worse = {c.model: 0 for c in testable}
     if len(testable) > 1:
@@ -131,14 +153,13 @@ def rank_dataset(cells: list[StoredCell], level: float = 0.95, reps: int = 0,
         arrays = {c.model: _arrays(c, ids) for c in testable}
         names = [c.model for c in testable]
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
+            for b in names[i + 1 :]:
                 ea, den = arrays[a]
                 eb, _ = arrays[b]
                 r = paired_bootstrap(ea, eb, den, reps=reps, level=level, seed=seed)
                 r["significant"] = bool(r["p_value"] < 1 - level)
                 pairs[a][b] = r
-                pairs[b][a] = dict(r, delta_ter=-r["delta_ter"], low=-r["high"],
-                                   high=-r["low"])
+                pairs[b][a] = dict(r, delta_ter=-r["delta_ter"], low=-r["high"], high=-r["low"])
                 if r["significant"]:
                     loser, winner = (a, b) if r["delta_ter"] > 0 else (b, a)
                     if r["delta_ter"] != 0:
@@ -158,10 +179,12 @@ def mean_ranks(rankings: dict[str, Ranking]) -> MeanRanks:
         for m in r.rank:
             n_ranked[m] = n_ranked.get(m, 0) + 1
     models = sorted(n_ranked)
-    common = sorted(d for d, r in rankings.items()
-                    if r.rank and all(m in r.rank for m in models))
+    common = sorted(d for d, r in rankings.items() if r.rank and all(m in r.rank for m in models))
     value: dict[str, float | None] = {}
     for m in models:
-        value[m] = (round(sum(rankings[d].rank[m] for d in common) / len(common),
-                          MEAN_RANK_DIGITS) if common else None)
+        value[m] = (
+            round(sum(rankings[d].rank[m] for d in common) / len(common), MEAN_RANK_DIGITS)
+            if common
+            else None
+        )
     return MeanRanks(value, common, n_ranked)

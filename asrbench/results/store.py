@@ -24,32 +24,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from asrbench.errors import InputError
+from asrbench.results import records
 from asrbench.results.layout import SEP
-from asrbench.results.summary import Summary, SummaryError
+from asrbench.results.records import RecordError, RunRecord
+from asrbench.results.summary import Summary
 
-RUN_FORMAT = "asrbench-run-v2"
 ANALYSIS_TOPS = ("robustness", "fairness")  # analysis outputs under a results root, not models
 
 
-class CellReadError(InputError):
+class CellReadError(RecordError):
     """A stored file that cannot be used; the message names it and says what to do."""
 
 
 def read_json(path: Path) -> Any:
     """JSON from a file; CellReadError naming the file if absent, unreadable or truncated."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CellReadError(f"{path}: missing") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CellReadError(f"{path}: cannot read ({exc})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CellReadError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, "
-                            f"column {exc.colno}); the file is truncated or corrupt, rerun "
-                            "the command that produced it") from None
+        return records.read_json(path)
+    except RecordError as exc:
+        raise CellReadError(str(exc)) from None
 
 
 def read_utterances(path: Path, scored: bool = True) -> list[dict[str, Any]]:
@@ -72,13 +64,17 @@ def read_utterances(path: Path, scored: bool = True) -> list[dict[str, Any]]:
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise CellReadError(f"{path}:{n}: not valid JSON ({exc.msg}); the file is "
-                                "truncated or corrupt, rerun the benchmark (hypotheses are "
-                                "cached, so only scoring reruns)") from None
+            raise CellReadError(
+                f"{path}:{n}: not valid JSON ({exc.msg}); the file is "
+                "truncated or corrupt, rerun the benchmark (hypotheses are "
+                "cached, so only scoring reruns)"
+            ) from None
         if not isinstance(rec, dict) or any(k not in rec for k in need):
-            raise CellReadError(f"{path}:{n}: not an utterance record (needs "
-                                f"{', '.join(need)}); written by an older asrbench? rerun "
-                                "the benchmark")
+            raise CellReadError(
+                f"{path}:{n}: not an utterance record (needs "
+                f"{', '.join(need)}); written by an older asrbench? rerun "
+                "the benchmark"
+            )
         out.append(rec)
     return out
 
@@ -92,12 +88,11 @@ class StoredCell:
     folder: Path
     kind: str  # "reported", "sample" or "variant"
     summary: Summary
-    raw_summary: dict[str, Any]
     others: int = 0  # other results of the same model and dataset stored beside this one
     utts_problem: str | None = None
     run_problem: str | None = None
     _utts: list[dict[str, Any]] | None = field(default=None, repr=False)
-    _run: dict[str, Any] | None = field(default=None, repr=False)
+    _run: RunRecord | None = field(default=None, repr=False)
     _run_read: bool = field(default=False, repr=False)
 
     @property
@@ -114,30 +109,26 @@ class StoredCell:
         return (self.summary.dataset_hash, self.summary.selection.ids_sha256)
 
     @property
-    def run(self) -> dict[str, Any] | None:
+    def run(self) -> RunRecord | None:
         """run.json (provenance), or None with `run_problem` saying why."""
         if not self._run_read:
             self._run_read = True
             path = self.folder / "run.json"
+            shown = "the cell is shown without provenance (dataset folder, model card, command)"
             try:
-                run = read_json(path)
-            except CellReadError as exc:
-                self.run_problem = (f"{exc}; the cell is shown without provenance (dataset "
-                                    "folder, model card, command); rerun the benchmark to "
-                                    "record it")
+                data = records.read_json(path)
+            except RecordError as exc:
+                self.run_problem = f"{exc}; {shown}; rerun the benchmark to record it"
                 return None
-            fmt = run.get("format") if isinstance(run, dict) else None
-            if fmt != RUN_FORMAT:
-                self.run_problem = (f"{path}: format {fmt!r}, expected {RUN_FORMAT!r} (written "
-                                    "by another asrbench version); provenance not shown, rerun "
-                                    "the benchmark to record it")
-                return None
-            self._run = run
+            try:
+                self._run = RunRecord.from_dict(data, str(path))
+            except RecordError as exc:  # another format, malformed: says what to do
+                self.run_problem = f"{exc}; {shown}"
         return self._run
 
     @property
     def dataset_meta(self) -> dict[str, Any]:
-        return ((self.run or {}).get("dataset") or {}).get("meta") or {}
+        return self.run.dataset_meta if self.run else {}
 
     @property
     def derived_from(self) -> dict[str, Any] | None:
@@ -146,14 +137,15 @@ class StoredCell:
 
     @property
     def card(self) -> dict[str, Any]:
-        return ((self.run or {}).get("model") or {}).get("card") or {}
+        return self.run.card if self.run else {}
 
     def utterances(self) -> list[dict[str, Any]] | None:
         """The cell's utterances.jsonl records (None, with `utts_problem` set, if unusable)."""
         if self._utts is None and self.utts_problem is None:
             try:
-                self._utts = read_utterances(self.folder / "utterances.jsonl",
-                                             scored=self.summary.metrics is not None)
+                self._utts = read_utterances(
+                    self.folder / "utterances.jsonl", scored=self.summary.metrics is not None
+                )
             except CellReadError as exc:
                 self.utts_problem = str(exc)
         return self._utts
@@ -162,21 +154,22 @@ class StoredCell:
         """utterances.jsonl by utterance ID; CellReadError naming the file if unusable."""
         utts = self.utterances()
         if utts is None:
-            raise CellReadError(f"result cell {self.folder} cannot be read ({self.utts_problem})"
-                                f"; rerun ops/benchmark -m {self.model} on it (hypotheses are "
-                                "cached)")
+            raise CellReadError(
+                f"result cell {self.folder} cannot be read ({self.utts_problem})"
+                f"; rerun ops/benchmark -m {self.model} on it (hypotheses are "
+                "cached)"
+            )
         return {u["id"]: u for u in utts}
 
     def cost_usd(self) -> float | None:
-        """Estimated API cost: `cost` in summary.json or run.json, else the cell's cost.tsv."""
-        for src in (self.raw_summary, self.run or {}):
-            c = src.get("cost")
-            if isinstance(c, int | float) and not isinstance(c, bool):
-                return float(c)
-            if isinstance(c, dict):
-                for k in ("usd", "total_usd", "estimated_usd"):
-                    if isinstance(c.get(k), int | float):
-                        return float(c[k])
+        """Estimated API cost: `cost` in summary.json, else the cell's cost.tsv."""
+        c: Any = self.summary.cost
+        if isinstance(c, int | float) and not isinstance(c, bool):
+            return float(c)
+        if isinstance(c, dict):
+            for k in ("usd", "total_usd", "estimated_usd"):
+                if isinstance(c.get(k), int | float):
+                    return float(c[k])
         tsv = self.folder / "cost.tsv"
         if tsv.is_file():
             total = 0.0
@@ -196,18 +189,17 @@ def read_cell(folder: Path, model: str | None = None) -> StoredCell:
     folder = Path(folder)
     path = folder / "summary.json"
     try:
-        raw = read_json(path)
-        summary = Summary.from_dict(raw, str(path))
-    except (CellReadError, SummaryError) as exc:
+        summary = records.read_record(path, Summary.from_dict)
+    except RecordError as exc:
         who = f" -m {model}" if model else ""
-        raise CellReadError(f"{exc}; rerun ops/benchmark{who} on it (hypotheses are cached, "
-                            "so only scoring reruns)") from None
+        raise CellReadError(
+            f"{exc}; rerun ops/benchmark{who} on it (hypotheses are cached, so only scoring reruns)"
+        ) from None
     name = folder.name
     base = name.split(SEP)[0]
     dataset = summary.dataset or base
-    kind = ("reported" if name == dataset else "sample" if summary.selection.is_sample
-            else "variant")
-    return StoredCell(summary.model or folder.parent.name, dataset, folder, kind, summary, raw)
+    kind = "reported" if name == dataset else "sample" if summary.selection.is_sample else "variant"
+    return StoredCell(summary.model or folder.parent.name, dataset, folder, kind, summary)
 
 
 @dataclass
@@ -235,8 +227,7 @@ def matches(name: str, patterns: list[str] | None) -> bool:
     return not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def scan(root: Path, models: list[str] | None = None,
-         datasets: list[str] | None = None) -> Scan:
+def scan(root: Path, models: list[str] | None = None, datasets: list[str] | None = None) -> Scan:
     """Read every cell folder under `root` (filters: fnmatch patterns on model and dataset)."""
     root = Path(root)
     problems: list[str] = []
@@ -256,8 +247,10 @@ def scan(root: Path, models: list[str] | None = None,
             continue
         if not (folder / "summary.json").exists():
             if any(folder.iterdir()):
-                problems.append(f"{folder}: no summary.json (an interrupted or failed write?); "
-                                "rerun the benchmark for this cell")
+                problems.append(
+                    f"{folder}: no summary.json (an interrupted or failed write?); "
+                    "rerun the benchmark for this cell"
+                )
                 if name == base:
                     unreadable.setdefault((model_dir, base), "failed: no summary.json")
             continue

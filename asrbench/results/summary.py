@@ -8,20 +8,20 @@ them all. Fields that do not apply to a producer are present and null (e.g. `mod
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
-from asrbench.errors import InputError
-from asrbench.fsio import atomic_write_json
+from asrbench.identity import digest
+from asrbench.results.records import RecordError, read_record, write_record
 from scoring.metrics import Metrics
 
 FORMAT = "asrbench-summary-v2"
 OLDER_FORMATS = ("asrbench-summary-v1",)
 
 
-class SummaryError(InputError):
+class SummaryError(RecordError):
     """A summary.json that cannot be read: truncated, not JSON, or of another schema."""
 
 
@@ -35,19 +35,43 @@ class Selection:
     max_utts: int | None = None
     seed: int | None = None
 
+    @classmethod
+    def of(
+        cls,
+        ids: Sequence[str],
+        n_dataset_utts: int,
+        max_utts: int | None = None,
+        seed: int | None = None,
+    ) -> Selection:
+        """The selection of the utterances `ids` (in scoring order) out of `n_dataset_utts`;
+        the seed is recorded only when a sample was asked for (`max_utts`)."""
+        return cls(
+            n_utts=len(ids),
+            n_dataset_utts=n_dataset_utts,
+            ids_sha256=digest("selection", utterances=list(ids)),
+            max_utts=max_utts,
+            seed=seed if max_utts else None,
+        )
+
     @property
     def is_sample(self) -> bool:
         return self.n_utts < self.n_dataset_utts
 
     def to_dict(self) -> dict[str, Any]:
-        return {"n_utts": self.n_utts, "n_dataset_utts": self.n_dataset_utts,
-                "ids_sha256": self.ids_sha256, "max_utts": self.max_utts, "seed": self.seed,
-                "sample": self.is_sample}
+        return {
+            "n_utts": self.n_utts,
+            "n_dataset_utts": self.n_dataset_utts,
+            "ids_sha256": self.ids_sha256,
+            "max_utts": self.max_utts,
+            "seed": self.seed,
+            "sample": self.is_sample,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Selection:
-        return cls(d["n_utts"], d["n_dataset_utts"], d["ids_sha256"], d.get("max_utts"),
-                   d.get("seed"))
+        return cls(
+            d["n_utts"], d["n_dataset_utts"], d["ids_sha256"], d.get("max_utts"), d.get("seed")
+        )
 
 
 @dataclass(frozen=True)
@@ -85,14 +109,25 @@ class Summary:
     def to_dict(self) -> dict[str, Any]:
         extra = {"n_secret_in_hyp": self.n_secret_in_hyp} if self.n_secret_in_hyp else {}
         return {
-            **extra, "format": FORMAT, "producer": self.producer, "result_key": self.result_key,
-            "model": self.model, "model_identity": self.model_identity, "runner": self.runner,
-            "dataset": self.dataset, "dataset_hash": self.dataset_hash,
-            "hyps_key": self.hyps_key, "sources": self.sources,
-            "selection": self.selection.to_dict(), "scorer": self.scorer,
+            **extra,
+            "format": FORMAT,
+            "producer": self.producer,
+            "result_key": self.result_key,
+            "model": self.model,
+            "model_identity": self.model_identity,
+            "runner": self.runner,
+            "dataset": self.dataset,
+            "dataset_hash": self.dataset_hash,
+            "hyps_key": self.hyps_key,
+            "sources": self.sources,
+            "selection": self.selection.to_dict(),
+            "scorer": self.scorer,
             "metrics": self.metrics.to_dict() if self.metrics else None,
-            "reference_free": self.metrics is None, "failed": self.failed,
-            "n_failed": self.n_failed, "reports": self.reports, "timing": self.timing,
+            "reference_free": self.metrics is None,
+            "failed": self.failed,
+            "n_failed": self.n_failed,
+            "reports": self.reports,
+            "timing": self.timing,
             "cost": self.cost,
         }
 
@@ -100,41 +135,100 @@ class Summary:
     def from_dict(cls, d: dict[str, Any], where: str = "summary") -> Summary:
         fmt = d.get("format") if isinstance(d, dict) else None
         if fmt in OLDER_FORMATS:
-            raise SummaryError(f"{where}: written by an older asrbench ({fmt}); rerun the "
-                               "command that produced it (hypotheses are cached, so a "
-                               "benchmark rerun only re-scores)")
+            raise SummaryError(
+                f"{where}: written by an older asrbench ({fmt}); rerun the "
+                "command that produced it (hypotheses are cached, so a "
+                "benchmark rerun only re-scores)"
+            )
         if fmt != FORMAT:
-            raise SummaryError(f"{where}: not an asrbench summary (format {fmt!r}, expected "
-                               f"{FORMAT!r})")
+            raise SummaryError(
+                f"{where}: not an asrbench summary (format {fmt!r}, expected {FORMAT!r})"
+            )
         try:
             return cls(
-                producer=d["producer"], result_key=d["result_key"],
+                producer=d["producer"],
+                result_key=d["result_key"],
                 metrics=Metrics.from_dict(d["metrics"]) if d["metrics"] is not None else None,
-                selection=Selection.from_dict(d["selection"]), scorer=d["scorer"],
-                model=d.get("model"), model_identity=d.get("model_identity"),
-                runner=d.get("runner"), dataset=d.get("dataset"),
-                dataset_hash=d.get("dataset_hash"), hyps_key=d.get("hyps_key"),
-                sources=d.get("sources"), failed=list(d.get("failed") or []),
-                reports=list(d.get("reports") or []), timing=d.get("timing"),
-                cost=d.get("cost"), n_secret_in_hyp=int(d.get("n_secret_in_hyp") or 0))
+                selection=Selection.from_dict(d["selection"]),
+                scorer=d["scorer"],
+                model=d.get("model"),
+                model_identity=d.get("model_identity"),
+                runner=d.get("runner"),
+                dataset=d.get("dataset"),
+                dataset_hash=d.get("dataset_hash"),
+                hyps_key=d.get("hyps_key"),
+                sources=d.get("sources"),
+                failed=list(d.get("failed") or []),
+                reports=list(d.get("reports") or []),
+                timing=d.get("timing"),
+                cost=d.get("cost"),
+                n_secret_in_hyp=int(d.get("n_secret_in_hyp") or 0),
+            )
         except (KeyError, TypeError, ValueError) as exc:
-            raise SummaryError(f"{where}: malformed summary ({type(exc).__name__}: {exc}); "
-                               "rerun the command that produced it") from None
+            raise SummaryError(
+                f"{where}: malformed summary ({type(exc).__name__}: {exc}); "
+                "rerun the command that produced it"
+            ) from None
+
+
+class Details(TypedDict, total=False):
+    """The fields of a Summary that describe a result without being part of its identity."""
+
+    model: str | None
+    model_identity: str | None
+    runner: str | None
+    dataset: str | None
+    dataset_hash: str | None
+    hyps_key: str | None
+    sources: dict[str, Any] | None
+    failed: list[dict[str, str]]
+    reports: list[str]
+    timing: dict[str, Any] | None
+    cost: dict[str, Any] | None
+    n_secret_in_hyp: int
+
+
+def result_key(hyps: str, data: str, selection: Selection, scorer: dict[str, Any]) -> str:
+    """The identity of a result: these hypotheses x these utterances x this scorer."""
+    return "sha256:" + digest(
+        "result", hyps=hyps, dataset=data, selection=selection.to_dict(), scorer=scorer
+    )
+
+
+def new_summary(
+    producer: str,
+    metrics: Metrics | None,
+    selection: Selection,
+    scorer: dict[str, Any],
+    *,
+    hyps: str,
+    data: str,
+    **details: Unpack[Details],
+) -> Summary:
+    """A Summary with its result key: the one place both are built (`ops/benchmark` and
+    `ops/score`). `hyps` and `data` name what was scored by content: the raw-hypothesis
+    cache key and the dataset hash (benchmark), or the hypothesis and reference files'
+    SHA-256 (score); `scorer` is the scorer identity (`scorer_identity(...).to_dict()`)."""
+    return Summary(
+        producer=producer,
+        result_key=result_key(hyps, data, selection, scorer),
+        metrics=metrics,
+        selection=selection,
+        scorer=scorer,
+        **details,
+    )
 
 
 def write_summary(path: Path, summary: Summary) -> None:
     """Write summary.json atomically (sorted keys: byte-identical for the same inputs)."""
-    atomic_write_json(path, summary.to_dict())
+    write_record(path, summary)
 
 
 def read_summary(path: Path) -> Summary:
     """Read and check a summary.json; SummaryError names the file and what is wrong."""
-    path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SummaryError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SummaryError(f"{path}: not valid JSON ({exc}); the file is truncated or "
-                           "corrupt, rerun the command that produced it") from None
-    return Summary.from_dict(data, str(path))
+        return read_record(Path(path), Summary.from_dict)
+    except SummaryError:
+        raise
+    except RecordError as exc:  # missing, unreadable, not JSON
+        raise SummaryError(str(exc)) from None

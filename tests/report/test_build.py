@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from asrbench.report import Options, build_site
+from asrbench.report import ReportOptions, build_site
 from asrbench.report.collect import collect
 from asrbench.report.site import HERE, vendor_js
 from asrbench.results.ranking import rank_dataset
@@ -27,17 +27,19 @@ def _tree_bytes(root: Path) -> dict[str, bytes]:
 def test_same_inputs_give_a_byte_identical_site(results_tree: Path, tmp_path: Path) -> None:
     # audio re-encoded too (every file above 1 kB): ffmpeg with bit-exact flags
     a = build_site(
-        Options(results=results_tree, out=tmp_path / "a" / "site", audio_max_bytes=1000)
+        ReportOptions(results=results_tree, out=tmp_path / "a" / "site", audio_max_bytes=1000)
     ).out
     b = build_site(
-        Options(results=results_tree, out=tmp_path / "b" / "site", audio_max_bytes=1000, jobs=1)
+        ReportOptions(
+            results=results_tree, out=tmp_path / "b" / "site", audio_max_bytes=1000, jobs=1
+        )
     ).out  # one process, same bytes
     ta, tb = _tree_bytes(a), _tree_bytes(b)
     assert ta.keys() == tb.keys()
     assert [k for k in ta if ta[k] != tb[k]] == []
     assert any(k.endswith(".ogg") for k in ta)
     # a rebuild into the same folder replaces it whole
-    again = build_site(Options(results=results_tree, out=a, audio_max_bytes=1000)).out
+    again = build_site(ReportOptions(results=results_tree, out=a, audio_max_bytes=1000)).out
     assert _tree_bytes(again) == ta
 
 
@@ -81,7 +83,7 @@ def test_bad_inputs_are_named_and_the_rest_is_built(
     code, stdout, stderr = cli("report", "--results", root, "-o", out)
     assert code == 0, stderr
     assert "problem" in stdout + stderr or "problem" in stderr
-    problems = build_site(Options(results=root, out=tmp_path / "site2")).problems
+    problems = build_site(ReportOptions(results=root, out=tmp_path / "site2")).problems
     text = "\n".join(problems)
     assert f"{truncated}: not valid JSON" in text
     assert f"{no_run}: missing" in text
@@ -112,7 +114,7 @@ def test_fairness_page_is_omitted_when_there_is_none(results_tree: Path, tmp_pat
     import shutil
 
     shutil.rmtree(root / "fairness")
-    out = build_site(Options(results=root, out=tmp_path / "site", audio="none")).out
+    out = build_site(ReportOptions(results=root, out=tmp_path / "site", audio="none")).out
     assert not (out / "fairness.html").exists()
     assert "fairness.html" not in (out / "index.html").read_text()
 
@@ -125,7 +127,7 @@ def test_refuses_to_replace_a_folder_that_is_not_a_report(
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     with pytest.raises(InputError, match="not an earlier report"):
-        build_site(Options(results=results_tree, out=tmp_path / "mine"))
+        build_site(ReportOptions(results=results_tree, out=tmp_path / "mine"))
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
 
@@ -217,7 +219,7 @@ def test_rank_groups_share_a_range_when_the_difference_is_not_significant() -> N
 
 
 def test_linked_audio_resolves_to_the_dataset_files(results_tree: Path, tmp_path: Path) -> None:
-    out = build_site(Options(results=results_tree, out=tmp_path / "site", audio="link")).out
+    out = build_site(ReportOptions(results=results_tree, out=tmp_path / "site", audio="link")).out
     assert not (out / "audio").exists()
     page = out / "cell" / "planted" / "mini_en.html"
     text = page.read_text()
@@ -233,7 +235,7 @@ def test_linked_audio_resolves_to_the_dataset_files(results_tree: Path, tmp_path
 
 def test_a_model_named_but_never_run_says_not_run(results_tree: Path, tmp_path: Path) -> None:
     out = build_site(
-        Options(
+        ReportOptions(
             results=results_tree,
             out=tmp_path / "site",
             audio="none",
@@ -266,6 +268,7 @@ def test_robustness_flags_a_model_near_the_ceiling(tmp_path: Path) -> None:
     """pocketsphinx on telephone speech: a smaller mean WERD than Whisper's only because it
     starts at 68 % WER. The view flags it and gives the share of headroom lost."""
     from asrbench.report.robustness import view
+    from asrbench.results.records import RobustnessRecord
 
     rows = []
     for model, clean, wers in (
@@ -286,7 +289,9 @@ def test_robustness_flags_a_model_near_the_ceiling(tmp_path: Path) -> None:
                     "severity": sev,
                 }
             )
-    data = {"dataset": "tel", "seed": 0, "normaliser": "none", "rows": rows}
+    data = RobustnessRecord.from_dict(
+        {"dataset": "tel", "seed": 0, "normaliser": "none", "rows": rows}
+    )
     v = view(tmp_path / "robustness" / "tel" / "g" / "robustness.json", data, {})
     s = {x["model"]: x for x in v["summary"]}
     assert s["pocketsphinx"]["mean_werd"] == pytest.approx(0.158)
@@ -298,3 +303,29 @@ def test_robustness_flags_a_model_near_the_ceiling(tmp_path: Path) -> None:
     aurora = {r["model"]: r for r in v["aurora_rows"]}
     assert aurora["pocketsphinx"]["wer"] == {"20": 0.80, "0": 0.876}
     assert aurora["pocketsphinx"]["avg_0_20"] is None  # 15, 10, 5 dB missing
+
+
+def test_every_record_the_platform_wrote_reads_back_whole(results_tree: Path) -> None:
+    """run.json, robustness.json and fairness.json of a real tree, through their typed
+    records: every key and value comes back; robustness.md is the record's view."""
+    from asrbench.perturb.robustness import to_markdown
+    from asrbench.results.records import (
+        FairnessRecord,
+        RobustnessRecord,
+        RunRecord,
+        read_record,
+    )
+
+    for name, from_dict in (
+        ("run.json", RunRecord.from_dict),
+        ("robustness.json", RobustnessRecord.from_dict),
+        ("fairness.json", FairnessRecord.from_dict),
+    ):
+        paths = sorted(results_tree.rglob(name))
+        assert paths, name
+        for path in paths:
+            assert read_record(path, from_dict).to_dict() == json.loads(path.read_text()), path
+    for path in results_tree.rglob("robustness.json"):
+        rec = read_record(path, RobustnessRecord.from_dict)
+        assert rec.version == 2 and rec.provenance is not None and rec.cells
+        assert to_markdown(rec) == (path.parent / "robustness.md").read_text()

@@ -1,0 +1,420 @@
+"""Every JSON record the platform writes, read and written in one place (docs/RESULTS.md).
+
+Each record is a frozen dataclass with a format tag that carries its version, one `to_dict`
+and one `from_dict` (which refuses an unknown format, and reads the older versions it knows),
+in the manner of `summary.py`'s `Summary` (which uses the machinery below too):
+
+    run.json          RunRecord          asrbench-run-v2         provenance of one result cell
+    robustness.json   RobustnessRecord   asrbench-robustness-v2  ops/robustness (v1: no tag)
+    fairness.json     FairnessRecord     asrbench-fairness-v1    ops/fairness
+
+`write_record` writes one atomically with sorted keys (the same record gives the same bytes);
+`read_record` reads one and raises `RecordError`, one line naming the file and what to do.
+Readable views (robustness.md, fairness.md) are made from the record, never stored in it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from asrbench.errors import InputError
+from asrbench.fsio import atomic_write_json
+
+RUN_FORMAT = "asrbench-run-v2"
+ROBUSTNESS_FORMAT = "asrbench-robustness-v2"
+FAIRNESS_FORMAT = "asrbench-fairness-v1"
+
+
+class RecordError(InputError):
+    """A stored JSON record that cannot be used: missing, truncated, not JSON, another format."""
+
+
+class Record(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R")
+
+
+def read_json(path: Path) -> Any:
+    """JSON from a file; RecordError naming the file if absent, unreadable or truncated."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordError(f"{path}: missing") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(f"{path}: cannot read ({exc})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); the "
+            "file is truncated or corrupt, rerun the command that produced it"
+        ) from None
+
+
+def read_record(path: Path, from_dict: Callable[[Any, str], R]) -> R:
+    """One record from its file, e.g. `read_record(p, RunRecord.from_dict)`."""
+    return from_dict(read_json(path), str(path))
+
+
+def write_record(path: Path, record: Record) -> None:
+    """Write a record atomically (sorted keys: byte-identical for the same record)."""
+    atomic_write_json(path, record.to_dict())
+
+
+def check_format(d: Any, where: str, current: str, rerun: str, older: tuple[str, ...] = ()) -> str:
+    """The record's format tag: `current` or one of the `older` ones this version reads;
+    anything else is refused in one line naming the file and what to do (`rerun`)."""
+    if not isinstance(d, dict):
+        raise RecordError(f"{where}: not a JSON object; {rerun}")
+    fmt = d.get("format")
+    if fmt == current or fmt in older:
+        return str(fmt)
+    what = current.rsplit("-v", 1)[0]
+    if isinstance(fmt, str) and fmt.startswith(what + "-v"):
+        raise RecordError(
+            f"{where}: format {fmt!r}, expected {current!r} (written by another asrbench "
+            f"version); {rerun}"
+        )
+    raise RecordError(
+        f"{where}: not an {what} record (format {fmt!r}, expected {current!r}); {rerun}"
+    )
+
+
+def _malformed(where: str, exc: Exception, rerun: str) -> RecordError:
+    return RecordError(f"{where}: malformed ({type(exc).__name__}: {exc}); {rerun}")
+
+
+def _dict(d: dict[str, Any], key: str, required: bool = False) -> dict[str, Any]:
+    """`d[key]`, an object (`{}` when absent or null, unless `required`)."""
+    v = d[key] if required else d.get(key)
+    if v is None and not required:
+        return {}
+    if not isinstance(v, dict):
+        raise TypeError(f"`{key}` is {type(v).__name__}, expected an object")
+    return v
+
+
+def _list(d: dict[str, Any], key: str, required: bool = False) -> list[Any]:
+    """`d[key]`, a list (`[]` when absent or null, unless `required`)."""
+    v = d[key] if required else d.get(key)
+    if v is None and not required:
+        return []
+    if not isinstance(v, list):
+        raise TypeError(f"`{key}` is {type(v).__name__}, expected a list")
+    return v
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What ran, where and when: the same keys in robustness.json and fairness.json (run.json
+    keeps them at its top level and its `times`)."""
+
+    command: list[str]
+    git: dict[str, Any]  # commit, dirty, dirty_files
+    host: dict[str, Any]  # hostname, platform, machine, cpus, docker
+    packages: dict[str, str]  # python and the platform's packages, by version
+    started: str  # UTC, ISO 8601
+    ended: str
+    wall_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "git": self.git,
+            "host": self.host,
+            "packages": self.packages,
+            "started": self.started,
+            "ended": self.ended,
+            "wall_s": self.wall_s,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Provenance:
+        if d is None:
+            d = {}  # a record written without one: its fields empty
+        if not isinstance(d, dict):
+            raise TypeError(f"`provenance` is {type(d).__name__}, expected an object")
+        return cls(
+            command=[str(c) for c in _list(d, "command")],
+            git=_dict(d, "git"),
+            host=_dict(d, "host"),
+            packages=_dict(d, "packages"),
+            started=str(d.get("started") or ""),
+            ended=str(d.get("ended") or ""),
+            wall_s=float(d.get("wall_s") or 0.0),
+        )
+
+
+RUN_RERUN = "rerun the benchmark to record it (hypotheses are cached)"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """run.json: how one result cell was produced (the summary.json beside it says what)."""
+
+    command: list[str]
+    cwd: str
+    git: dict[str, Any]
+    model: dict[str, Any]  # id, identity, runner, image, source_hash, card, folder
+    dataset: dict[str, Any]  # id, hash, folder, meta, n_utts
+    selection: dict[str, Any]  # as in summary.json
+    result_key: str
+    placement: dict[str, Any]  # kind, note
+    executor: dict[str, Any]
+    options: dict[str, Any]  # jobs, max_utts, seed, utt_timeout_s, run, scorer (user's)
+    cache: dict[str, Any]  # key, inputs, folder, hit, utts_run
+    contract_problems: list[str]
+    scorer: dict[str, Any]  # the scorer identity and its `config` (data files by SHA-256)
+    packages: dict[str, str]
+    host: dict[str, Any]
+    times: dict[str, Any]  # started, ended, wall_s and the phases' seconds
+    shards: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def dataset_folder(self) -> str | None:
+        folder = self.dataset.get("folder")
+        return str(folder) if folder else None
+
+    @property
+    def dataset_meta(self) -> dict[str, Any]:
+        meta = self.dataset.get("meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def card(self) -> dict[str, Any]:
+        card = self.model.get("card")
+        return card if isinstance(card, dict) else {}
+
+    @property
+    def scorer_options(self) -> dict[str, Any]:
+        """The scorer options the user chose (`{}` for the defaults)."""
+        opts = self.options.get("scorer")
+        return opts if isinstance(opts, dict) else {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": RUN_FORMAT,
+            "command": self.command,
+            "cwd": self.cwd,
+            "git": self.git,
+            "model": self.model,
+            "dataset": self.dataset,
+            "selection": self.selection,
+            "result_key": self.result_key,
+            "placement": self.placement,
+            "executor": self.executor,
+            "options": self.options,
+            "cache": self.cache,
+            "contract_problems": self.contract_problems,
+            "scorer": self.scorer,
+            "packages": self.packages,
+            "host": self.host,
+            "times": self.times,
+            "shards": self.shards,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "run.json") -> RunRecord:
+        check_format(d, where, RUN_FORMAT, RUN_RERUN)
+        try:
+            return cls(
+                command=[str(c) for c in _list(d, "command")],
+                cwd=str(d.get("cwd") or ""),
+                git=_dict(d, "git"),
+                model=_dict(d, "model"),
+                dataset=_dict(d, "dataset"),
+                selection=_dict(d, "selection"),
+                result_key=str(d.get("result_key") or ""),
+                placement=_dict(d, "placement"),
+                executor=_dict(d, "executor"),
+                options=_dict(d, "options"),
+                cache=_dict(d, "cache"),
+                contract_problems=[str(p) for p in _list(d, "contract_problems")],
+                scorer=_dict(d, "scorer"),
+                packages=_dict(d, "packages"),
+                host=_dict(d, "host"),
+                times=_dict(d, "times"),
+                shards=_list(d, "shards"),
+            )
+        except (TypeError, ValueError) as exc:
+            raise _malformed(where, exc, RUN_RERUN) from None
+
+
+ROBUSTNESS_RERUN = "rerun ops/robustness (hypotheses are cached)"
+ROW_KEYS = ("model", "condition", "wer", "werd", "wer_clean")
+
+
+@dataclass(frozen=True)
+class RobustnessRecord:
+    """robustness.json: WER, WERD and NWERD of models over a perturbation grid.
+
+    Version 1 (written before the format tag) had no tag, no `cells` and no `provenance`, and
+    embedded its Markdown view; it is read as version 2 with no cells and no provenance.
+    """
+
+    dataset: str  # the dataset as given (an ID or a folder)
+    seed: int
+    normaliser: str  # the NWERD difficulty: a quality metric, model:ID or none
+    conditions: list[str]  # the perturbed conditions run (clean is the baseline)
+    rows: list[dict[str, Any]]  # per model x condition: wer_clean, wer, werd, nwerd, quality
+    summary: list[dict[str, Any]]  # per model: mean_werd
+    aurora_average_accuracy: dict[str, dict[str, float]]
+    severity_curves: dict[str, dict[str, list[list[float]]]]
+    warnings: list[str]
+    cells: list[dict[str, Any]] = field(default_factory=list)  # model, condition, result_key, ...
+    provenance: Provenance | None = None  # None when read from a version-1 file
+    version: int = 2  # the version it was read from (written: always the current one)
+
+    @property
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(str(r["model"]) for r in self.rows))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": ROBUSTNESS_FORMAT,
+            "dataset": self.dataset,
+            "seed": self.seed,
+            "normaliser": self.normaliser,
+            "conditions": self.conditions,
+            "rows": self.rows,
+            "summary": self.summary,
+            "aurora_average_accuracy": self.aurora_average_accuracy,
+            "severity_curves": self.severity_curves,
+            "warnings": self.warnings,
+            "cells": self.cells,
+            "provenance": self.provenance.to_dict() if self.provenance else None,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "robustness.json") -> RobustnessRecord:
+        if isinstance(d, dict) and "format" not in d and "rows" in d:
+            version = 1  # before the tag: the same keys, plus `markdown`
+        else:
+            check_format(d, where, ROBUSTNESS_FORMAT, ROBUSTNESS_RERUN)
+            version = 2
+        rows = d.get("rows")
+        for i, r in enumerate(rows if isinstance(rows, list) else []):
+            if not isinstance(r, dict) or not set(ROW_KEYS) <= set(r):
+                raise RecordError(
+                    f"{where}: row {i} lacks {'/'.join(ROW_KEYS)} (an older "
+                    f"ops/robustness?); {ROBUSTNESS_RERUN}"
+                )
+        try:
+            prov = d.get("provenance")
+            return cls(
+                dataset=str(d.get("dataset")),
+                seed=int(d.get("seed") or 0),
+                normaliser=str(d.get("normaliser") or "none"),
+                conditions=[str(c) for c in _list(d, "conditions")],
+                rows=_list(d, "rows", required=True),
+                summary=_list(d, "summary"),
+                aurora_average_accuracy=_dict(d, "aurora_average_accuracy"),
+                severity_curves=_dict(d, "severity_curves"),
+                warnings=[str(w) for w in _list(d, "warnings")],
+                cells=_list(d, "cells"),
+                provenance=Provenance.from_dict(prov) if prov is not None else None,
+                version=version,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise _malformed(where, exc, ROBUSTNESS_RERUN) from None
+
+
+FAIRNESS_RERUN = "rerun ops/fairness (hypotheses are cached)"
+# fairness.json's sections, in docs/FAIRNESS.md's order; each is kept as written
+FAIRNESS_SECTIONS = (
+    "dataset",
+    "selection",
+    "by",
+    "cluster",
+    "models",
+    "analyses",
+    "options",
+    "groups",
+    "unlabelled",
+    "conditions",
+    "transformations",
+    "accuracy",
+    "lwerr",
+    "robustness",
+    "metamorphic",
+    "differential",
+    "localiser",
+    "notes",
+    "warnings",
+    "inputs",
+    "normaliser",
+)
+
+
+@dataclass(frozen=True)
+class FairnessRecord:
+    """fairness.json: per-group accuracy, LWERR, robustness disparity, AequeVox and the fault
+    localiser (every section's keys are in docs/FAIRNESS.md)."""
+
+    dataset: dict[str, Any]  # id, hash, reference_free, sample_rate, language, n_utts, folder
+    selection: dict[str, Any]  # n_utts, n_dataset_utts, ids_sha256, utts, per_speaker, sample
+    by: str
+    cluster: dict[str, Any]
+    models: list[str]
+    analyses: list[str]
+    options: dict[str, Any]
+    groups: list[dict[str, Any]]
+    unlabelled: dict[str, Any]
+    conditions: list[dict[str, Any]]
+    transformations: dict[str, Any]
+    accuracy: list[dict[str, Any]]
+    lwerr: list[dict[str, Any]]
+    robustness: list[dict[str, Any]]
+    metamorphic: list[dict[str, Any]]
+    differential: list[dict[str, Any]]
+    localiser: list[dict[str, Any]]
+    notes: list[str]
+    warnings: list[str]
+    inputs: list[dict[str, Any]]  # per model x condition: the result cell and its keys
+    normaliser: dict[str, Any]  # the scorer identity that normalised the words
+    provenance: Provenance
+
+    @property
+    def is_sample(self) -> bool:
+        return bool(self.selection.get("sample"))
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in FAIRNESS_SECTIONS}
+        return {"format": FAIRNESS_FORMAT, **out, "provenance": self.provenance.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "fairness.json") -> FairnessRecord:
+        check_format(d, where, FAIRNESS_FORMAT, FAIRNESS_RERUN)
+        try:
+            return cls(
+                dataset=_dict(d, "dataset", required=True),
+                selection=_dict(d, "selection", required=True),
+                by=str(d["by"]),
+                cluster=_dict(d, "cluster"),
+                models=[str(m) for m in _list(d, "models", required=True)],
+                analyses=[str(a) for a in _list(d, "analyses")],
+                options=_dict(d, "options"),
+                groups=_list(d, "groups"),
+                unlabelled=_dict(d, "unlabelled"),
+                conditions=_list(d, "conditions"),
+                transformations=_dict(d, "transformations"),
+                accuracy=_list(d, "accuracy"),
+                lwerr=_list(d, "lwerr"),
+                robustness=_list(d, "robustness"),
+                metamorphic=_list(d, "metamorphic"),
+                differential=_list(d, "differential"),
+                localiser=_list(d, "localiser"),
+                notes=[str(n) for n in _list(d, "notes")],
+                warnings=[str(w) for w in _list(d, "warnings")],
+                inputs=_list(d, "inputs"),
+                normaliser=_dict(d, "normaliser"),
+                provenance=Provenance.from_dict(d.get("provenance")),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise _malformed(where, exc, FAIRNESS_RERUN) from None

@@ -593,7 +593,8 @@ def metadata_text(columns: list[str], utterances: list[Utterance]) -> str:
 
 
 def write_dataset(root: Path, meta: dict, columns: list[str], utterances: list[Utterance]) -> None:
-    """Write metadata.tsv and dataset.yaml (each atomically); audio is the caller's job.
+    """Write metadata.tsv and dataset.yaml (each atomically); audio is the caller's job (an
+    import of new audio is `asrbench.importers.common.build_dataset`, which ends here).
 
     The one writer of the dataset format: `load_dataset(root)` reads back the same utterances.
     """

@@ -1,8 +1,16 @@
 """Small file helpers used everywhere: atomic writes and staged folders (hashing is in
 asrbench.identity).
 
+A file is written whole with `atomic_file` (or `atomic_write_bytes`/`_text`/`_json`): into a temp
+file beside it, fsynced, then renamed over it, so a reader sees the old file or the new one.
+
 A folder is built in a staging folder beside its target (`stage_dir`) and moved into place whole
-(`replace_dir`). Nothing half-written stays behind:
+(`replace_dir`): the two are exchanged in one step (Linux), or the old folder is renamed aside and
+the new one renamed in; only then is the old one deleted, so the target path always holds the old
+folder or the new one (where two renames are needed, a kill between them leaves
+`.<name>.old<PID>`, which the next `stage_dir` of that target moves back). Every folder the
+platform replaces goes through here: copies that deleted the old folder before the rename left
+a moment, or after a crash a state, with no folder at all. Nothing half-written stays behind:
 - a write that fails because the disk is full raises `DiskFullError` (one line: the folder, the
   bytes that could not be written, the space left) and removes the staging folder it was in;
 - a staging folder this process never moved into place is removed when the process exits;
@@ -15,7 +23,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import errno
+import functools
 import json
 import os
 import re
@@ -23,7 +33,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from asrbench.errors import AsrbenchError
 
@@ -94,23 +104,43 @@ def disk_full_is_one_line(path: Path) -> Iterator[None]:
         raise _disk_full(inner, None) from None
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same folder, fsync, rename: no reader sees half a file."""
+@contextlib.contextmanager
+def atomic_file(
+    path: Path, *, tmp: Path | None = None, exclusive: bool = False, size: int | None = None
+) -> Iterator[BinaryIO]:
+    """Write one file whole: the block writes into a temp file beside `path` (`tmp`, by default
+    `.<name>.tmp<PID>`), which is fsynced and renamed over `path` when the block ends; if the
+    block raises, the temp file is removed and `path` is as it was. `exclusive` places the file
+    only if `path` does not exist yet (a hard link: atomic create-if-absent on POSIX) and raises
+    `FileExistsError` otherwise. Running out of space is the one-line `DiskFullError` (naming
+    `size` bytes when the caller knows how many it was writing)."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp = Path(tmp) if tmp is not None else path.with_name(f".{path.name}.tmp{os.getpid()}")
+    placed = False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
-            f.write(data)
+            yield f
             f.flush()
             os.fsync(f.fileno())
+        if exclusive:
+            os.link(tmp, path)
+        else:
+            os.replace(tmp, path)
+            placed = True
     except OSError as exc:
         if exc.errno not in _FULL:
             raise
-        err = _disk_full(path, len(data))
-        tmp.unlink(missing_ok=True)
-        raise err from None
-    os.replace(tmp, path)
+        raise _disk_full(path, size) from None
+    finally:
+        if not placed:
+            tmp.unlink(missing_ok=True)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write via a temp file in the same folder, fsync, rename: no reader sees half a file."""
+    with atomic_file(path, size=len(data)) as f:
+        f.write(data)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -185,21 +215,77 @@ def stage_dir(target: Path) -> Path:
     return stage
 
 
-def replace_dir(stage: Path, target: Path) -> Path:
+def replace_dir(stage: Path, target: Path, keep_old: Path | None = None) -> Path:
     """Move a fully written folder into place whole: a reader sees the old folder or the new
-    one, never a mix; an old folder there is swapped out and removed."""
+    one, never a mix, and `target` never goes missing. On Linux the two are exchanged in one
+    step (renameat2 RENAME_EXCHANGE); elsewhere the old folder is renamed aside
+    (`.<name>.old<PID>`), the new one renamed in, the old one moved back if that fails, and a
+    kill between the two renames leaves the `.old<PID>` that `clean_stale` moves back. Only
+    then is the old folder deleted, or moved to `keep_old` when given (a cell displaced, not
+    thrown away)."""
     stage, target = Path(stage), Path(target)
-    if target.exists():
-        old = target.with_name(f".{target.name}.old{os.getpid()}")
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(target, old)
+    if keep_old is not None:
+        _remove(keep_old)
+    if not (target.exists() or target.is_symlink()):
         os.replace(stage, target)
-        shutil.rmtree(old, ignore_errors=True)
+    elif _exchange(stage, target):
+        _retire(stage, keep_old)  # `stage` now holds the old folder
     else:
-        os.replace(stage, target)
+        old = target.with_name(f".{target.name}.old{os.getpid()}")
+        _remove(old)
+        os.replace(target, old)
+        try:
+            os.replace(stage, target)
+        except BaseException:
+            os.replace(old, target)
+            raise
+        _retire(old, keep_old)
     with _LOCK:
         _LIVE.pop(stage, None)
     return target
+
+
+def _retire(old: Path, keep_old: Path | None) -> None:
+    if keep_old is not None:
+        os.replace(old, keep_old)
+    else:
+        _remove(old)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+@functools.cache
+def _renameat2() -> Any:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.renameat2
+    except (OSError, AttributeError):
+        return None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False where the system or
+    the file system has no such call, so the caller falls back to two renames."""
+    fn = _renameat2()
+    if fn is None:
+        return False
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+
+def _remove(path: Path) -> None:
+    """Delete a folder (or file) that nothing points at any more; a failure leaves a leftover
+    that `clean_stale` removes later, never a missing target."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 @atexit.register

@@ -16,7 +16,8 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -221,11 +222,84 @@ def files_sha256(paths: Sequence[str | Path], workers: int = 4) -> list[str]:
         return list(pool.map(file_sha256, paths))
 
 
+def tree_paths(
+    root: Path,
+    *,
+    suffixes: Collection[str] | None = None,
+    skip_suffixes: Collection[str] = (),
+    skip_dirs: Collection[str] = (),
+    skip_names: Collection[str] = (),
+    hidden: bool = True,
+    on_symlink: Callable[[Path], None] | None = None,
+) -> list[str]:
+    """The files of a folder's identity: relative POSIX paths, sorted, of every file under
+    `root` (symlinked files followed, symlinked folders not entered).
+
+    The one walk behind the scorer's code, the perturbation bank's code, the Ray node's code,
+    a model's source and a zoo entry. Each caller's rules are parameters, since its digest is in
+    stored keys and must not move (tests/test_tree_identity.py): `suffixes` keeps only files
+    with those (`Path.suffix`, case as written); `skip_suffixes` leaves files out by suffix,
+    `skip_dirs` folders by name, `skip_names` files and folders by name, at any depth;
+    `hidden=False` leaves out every name starting with a dot; `on_symlink` is called with each
+    symlink met (it may raise to refuse them).
+    """
+    root = Path(root)
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in skip_dirs and d not in skip_names and (hidden or not d.startswith("."))
+        )
+        if on_symlink is not None:
+            for d in dirnames:
+                if (here / d).is_symlink():
+                    on_symlink(here / d)
+        for name in sorted(filenames):
+            if name in skip_names or (not hidden and name.startswith(".")):
+                continue
+            suffix = Path(name).suffix
+            if suffix in skip_suffixes or (suffixes is not None and suffix not in suffixes):
+                continue
+            path = here / name
+            if on_symlink is not None and path.is_symlink():
+                on_symlink(path)
+            if path.is_file():
+                out.append(path.relative_to(root).as_posix())
+    return sorted(out)
+
+
 def tree_files(root: Path, relpaths: Iterable[str]) -> list[list[str]]:
     """[[relative path, sha256], ...] sorted by path: the `files` input of a folder's identity."""
     rels = sorted(set(relpaths))
     shas = files_sha256([root / r for r in rels])
     return [[r, s] for r, s in zip(rels, shas, strict=True)]
+
+
+def seed_digest(*parts: int | str) -> bytes:
+    """32 bytes derived from `parts`: SHA-256 of their text joined by NUL. Ranks items for a
+    seeded sample (`sample_utterances`) and seeds per-item generators (`derive_seed(hashed=True)`)
+    without a random stream, so the result does not depend on processing order."""
+    return hashlib.sha256("\0".join(str(p) for p in parts).encode()).digest()
+
+
+def derive_seed(*parts: int | str, hashed: bool = False) -> list[int]:
+    """The one derivation of a random seed: entropy words for `numpy.random.default_rng` (or
+    `SeedSequence`) from a user's seed and what the draws are for.
+
+    `hashed=True`: the eight little-endian 32-bit words of `seed_digest(*parts)`; for anything
+    new, and for a perturbed utterance (seed, spec, utterance ID, step). Default: integers as
+    they are and text by its CRC-32 (a fairness analysis (seed, name), a simulated RIR bin
+    (20260, bin, rate)); `derive_seed(seed)` is what `scoring.stats` uses as
+    `default_rng(seed)` (scoring imports nothing from asrbench). Both rules are kept because
+    seeds derived by either are behind stored results and cached audio
+    (tests/test_seeds.py holds values computed before they were merged here).
+    """
+    if hashed:
+        d = seed_digest(*parts)
+        return [int.from_bytes(d[i : i + 4], "little") for i in range(0, len(d), 4)]
+    return [p if isinstance(p, int) else zlib.crc32(p.encode("utf-8")) for p in parts]
 
 
 def dataset_digest(metadata: Path, audio: Sequence[tuple[str, str]]) -> str:

@@ -10,7 +10,6 @@ The contract is documented in `models/README.md`.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import sys
@@ -34,7 +33,7 @@ from pydantic import (
 )
 
 from asrbench.errors import InputError
-from asrbench.identity import digest, file_sha256, files_sha256
+from asrbench.identity import digest, file_sha256, files_sha256, tree_paths
 
 COMMON_DIR = "_common"  # the folder of shared helpers beside the model folders
 # Inside a model folder pulled from the zoo: the copies of its shared helpers it travelled with.
@@ -276,16 +275,7 @@ class Model:
 
 def _folder_files(root: Path) -> list[str]:
     """Regular files under `root` (hidden ones and build products skipped), relative, sorted."""
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in _IGNORED_DIRS and not d.startswith(".")
-        )
-        for name in filenames:
-            if name.startswith(".") or name.endswith(".pyc"):
-                continue
-            out.append((Path(dirpath) / name).relative_to(root).as_posix())
-    return sorted(out)
+    return tree_paths(root, hidden=False, skip_dirs=_IGNORED_DIRS, skip_suffixes=(".pyc",))
 
 
 def has_requirements(path: Path | None) -> bool:

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from asrbench.identity import digest, file_sha256, tree_files
+from asrbench.identity import digest, file_sha256, tree_files, tree_paths
 from asrbench.settings import settings
 from scoring import Scorer, ScorerConfig
 
@@ -43,11 +43,7 @@ def code_digest() -> str:
     import scoring
 
     root = Path(scoring.__file__).resolve().parent
-    rels = [
-        p.relative_to(root).as_posix()
-        for p in root.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
-    ]
+    rels = tree_paths(root, skip_names=("__pycache__",), skip_suffixes=(".pyc",))
     return "sha256:" + digest("scorer", config={"code": tree_files(root, rels)})
 
 

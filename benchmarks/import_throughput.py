@@ -32,7 +32,7 @@ import soxr
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from asrbench.dataset import load_dataset
-from asrbench.importers.common import write_dataset
+from asrbench.importers.common import build_dataset
 from asrbench.settings import REPO_ROOT
 
 SRC_RATE = 22050
@@ -144,7 +144,7 @@ def run(kind: str, paths: dict[str, Path], out: Path) -> None:
         from asrbench.importers.hf import import_hf
 
         items = import_hf(paths["hf"])
-    write_dataset(out, items, dataset_id="bench")
+    build_dataset(out, items, dataset_id="bench")
 
 
 def main() -> None:

@@ -3,6 +3,12 @@
 Bisani & Ney (2004): resample whole utterances with replacement, recompute the pooled error
 rate each time; the percentiles of the replicates give the interval. The paired test resamples
 the same utterances for both systems, so only the difference between them varies.
+
+One rule for an empty denominator, here and in asrbench's fairness analyses (which use `ratio`
+and `interval` from here): a rate over an empty denominator (no reference word) is undefined,
+NaN, never 0, which would read as a perfect score. A replicate whose resampled denominator is
+empty is left out of the percentiles and counted in the interval's `undefined`; a rate that is
+undefined on the data itself has no interval (`low`/`high`/`stderr` None).
 """
 
 from __future__ import annotations
@@ -182,8 +188,13 @@ def _shared_out(
     return out
 
 
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    return np.divide(num, den, out=np.zeros(len(num)), where=den > 0)
+def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den elementwise, NaN where den is 0 (undefined, never 0: see the module doc)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.full(np.broadcast_shapes(num.shape, den.shape), np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
 
 
 def _quantile(ordered: np.ndarray, q: float) -> float:
@@ -205,16 +216,30 @@ def _quantile(ordered: np.ndarray, q: float) -> float:
     return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
 
 
-def _interval(r: np.ndarray, level: float, reps: int) -> dict:
-    alpha = (1 - level) / 2
-    ordered = np.sort(r)
-    return {
-        "low": _quantile(ordered, alpha),
-        "high": _quantile(ordered, 1 - alpha),
-        "stderr": float(r.std(ddof=1)) if reps > 1 else 0.0,
+def interval(replicates: np.ndarray, level: float, defined: bool = True) -> dict:
+    """Percentile interval of bootstrap replicates, with their standard error. Undefined (NaN)
+    replicates are left out and counted in `undefined`; `defined=False` (the rate is undefined
+    on the data itself) gives no bounds."""
+    r = np.asarray(replicates, dtype=np.float64).ravel()
+    ok = r[np.isfinite(r)]
+    out = {
+        "low": None,
+        "high": None,
+        "stderr": None,
         "level": level,
-        "replicates": reps,
+        "replicates": int(len(r)),
+        "undefined": int(len(r) - len(ok)),
     }
+    if not defined or not len(ok):
+        return out
+    alpha = (1 - level) / 2
+    ordered = np.sort(ok)
+    out.update(
+        low=_quantile(ordered, alpha),
+        high=_quantile(ordered, 1 - alpha),
+        stderr=float(ok.std(ddof=1)) if len(ok) > 1 else 0.0,
+    )
+    return out
 
 
 def bootstrap_ratios(
@@ -238,7 +263,7 @@ def bootstrap_ratios(
         if cols[:, i].sum() == 0:
             out[k] = {"low": None, "high": None, "stderr": None, "level": level, "replicates": reps}
         else:
-            out[k] = _interval(_ratio(sums[:, 0], sums[:, i]), level, reps)
+            out[k] = interval(ratio(sums[:, 0], sums[:, i]), level)
     return out
 
 
@@ -274,8 +299,7 @@ def bootstrap_metrics(
         "mter_utt": cols[:, 2].sum(),
     }
     return {
-        k: _interval(_ratio(sums[:, 0], dens[k]), level, reps) if totals[k] else dict(empty)
-        for k in names
+        k: interval(ratio(sums[:, 0], dens[k]), level) if totals[k] else dict(empty) for k in names
     }
 
 
@@ -306,22 +330,29 @@ def paired_bootstrap(
     a, b, d = (np.asarray(x, dtype=np.float64) for x in (err_a, err_b, den))
     if not (len(a) == len(b) == len(d)):
         raise ValueError("paired test needs the same utterances for both systems")
-    observed = float((a.sum() - b.sum()) / d.sum()) if d.sum() else 0.0
+    if not d.sum():  # undefined, not 0 (see the module doc)
+        raise ScoringError(
+            "paired test: the references hold no word, so the TER difference is undefined; "
+            "compare on a dataset with transcripts"
+        )
+    observed = float((a.sum() - b.sum()) / d.sum())
     sums = _replicates(np.column_stack([a - b, d]), reps, seed)
-    r = _ratio(sums[:, 0], sums[:, 1])
-    if observed == 0:
+    r = ratio(sums[:, 0], sums[:, 1])
+    ok = r[np.isfinite(r)]  # a replicate that drew only empty references is left out
+    if observed == 0 or not len(ok):
         p = 1.0
     else:
-        far = np.mean(r <= 0) if observed > 0 else np.mean(r >= 0)
+        far = np.mean(ok <= 0) if observed > 0 else np.mean(ok >= 0)
         p = float(min(1.0, 2 * far))
     alpha = (1 - level) / 2
-    ordered = np.sort(r)
+    ordered = np.sort(ok)
     return {
         "delta_ter": observed,
-        "low": _quantile(ordered, alpha),
-        "high": _quantile(ordered, 1 - alpha),
+        "low": _quantile(ordered, alpha) if len(ok) else None,
+        "high": _quantile(ordered, 1 - alpha) if len(ok) else None,
         "p_value": p,
         "level": level,
         "replicates": reps,
+        "undefined": int(len(r) - len(ok)),
         "method": "paired bootstrap over utterances (Bisani & Ney 2004)",
     }

@@ -267,11 +267,13 @@ def test_zoo_version_covers_kind_id_meta_image_and_files() -> None:
 def test_quality_and_rir_keys_are_identities() -> None:
     """The remaining caches use the module, not a hand-bumped version string."""
     import inspect
+    import re
 
     from asrbench.perturb import quality, rooms
 
-    assert 'digest("quality"' in inspect.getsource(quality.cached_quality)
-    assert 'digest("rir-bank"' in inspect.getsource(rooms.rir_bank)
+    # however the formatter wraps the call
+    assert re.search(r'digest\(\s*"quality"', inspect.getsource(quality.cached_quality))
+    assert re.search(r'digest\(\s*"rir-bank"', inspect.getsource(rooms.rir_bank))
     assert not hasattr(quality, "QUALITY_VERSION") and not hasattr(rooms, "BANK_VERSION")
 
 
@@ -280,8 +282,8 @@ def test_no_other_sha256_formula_in_the_platform() -> None:
     import re
 
     root = Path(identity.__file__).parent
-    # apply.py seeds RNGs and shard.py ranks a seeded sample with SHA-256: no key is built there
-    allowed = {"identity.py", "apply.py", "shard.py"}
+    # seeds too: apply.py and shard.py derive theirs through identity.seed_digest
+    allowed = {"identity.py"}
     uses = re.compile(r"^\s*(import hashlib|from hashlib import)", re.M)
     offenders = [
         p.relative_to(root).as_posix()

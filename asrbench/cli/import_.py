@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from asrbench.importers.common import write_dataset
+from asrbench.importers.common import build_dataset
 
 app = typer.Typer(
     add_completion=False,
@@ -33,7 +33,7 @@ RootOpt = typer.Option(
 
 def _out(out: Path | None, dataset_id: str) -> Path:
     from asrbench.dataset import check_dataset_id
-    from asrbench.resolve import local_dir
+    from asrbench.entries import local_dir
 
     check_dataset_id(dataset_id)
     return out or local_dir("dataset", dataset_id)
@@ -62,7 +62,7 @@ def _run(
     force: bool,
     reference_free: bool = False,
 ) -> None:
-    path = write_dataset(
+    path = build_dataset(
         _out(out, dataset_id),
         items,
         dataset_id=dataset_id,
@@ -288,7 +288,7 @@ def _recipe_command(name: str) -> None:
         rate: int = RateOpt,
         force: bool = ForceOpt,
     ) -> None:
-        from asrbench.importers.recipes import Options, run_recipe
+        from asrbench.importers.recipes import RecipeOptions, run_recipe
 
         did = dataset_id or (f"{name}-{language}" if recipe.multilingual else name)
         if split != recipe.splits[0] and not dataset_id:
@@ -298,7 +298,7 @@ def _recipe_command(name: str) -> None:
             _out(out, did),
             dataset_id=did,
             source=source,
-            options=Options(language=language, split=split),
+            options=RecipeOptions(language=language, split=split),
             checksums=checksum,
             rate=rate,
             force=force,

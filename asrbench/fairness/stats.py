@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import zlib
 from dataclasses import dataclass
 
 import numpy as np
+
+from asrbench.identity import derive_seed
+from scoring import stats as scoring_stats
+from scoring.stats import ratio  # the one empty-denominator rule: NaN, never 0
 
 # Work arrays of (replicates x units) are cut into blocks of at most this many cells.
 BLOCK_CELLS = 1 << 22
@@ -34,7 +37,7 @@ BLOCK_CELLS = 1 << 22
 def rng_for(seed: int, name: str) -> np.random.Generator:
     """A generator per (seed, analysis name): each analysis draws the same numbers whatever
     else runs before it, so adding an analysis never moves another one's intervals."""
-    return np.random.default_rng([seed, zlib.crc32(name.encode("utf-8"))])
+    return np.random.default_rng(derive_seed(seed, name))
 
 
 @dataclass(frozen=True)
@@ -188,35 +191,11 @@ def p_value(null: np.ndarray, observed: float, exact: bool) -> float | None:
     return (1 + hits) / (len(null) + 1)
 
 
-def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den elementwise, NaN where den is 0."""
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    out = np.full(np.broadcast_shapes(num.shape, den.shape), np.nan)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
-
-
 def interval(replicates: np.ndarray, level: float, point: float | None = None) -> dict:
-    """Percentile interval of bootstrap replicates (NaN replicates left out and counted)."""
-    r = np.asarray(replicates, dtype=np.float64).ravel()
-    ok = r[np.isfinite(r)]
-    out = {
-        "low": None,
-        "high": None,
-        "stderr": None,
-        "level": level,
-        "replicates": int(len(r)),
-        "undefined": int(len(r) - len(ok)),
-    }
-    if point is None or not len(ok) or not np.isfinite(point):
-        return out
-    alpha = (1 - level) / 2
-    low, high = np.quantile(ok, [alpha, 1 - alpha])
-    out.update(
-        low=float(low), high=float(high), stderr=float(ok.std(ddof=1)) if len(ok) > 1 else 0.0
-    )
-    return out
+    """`scoring.stats.interval` of bootstrap replicates (undefined ones left out and counted);
+    no bounds where the statistic itself (`point`) is undefined."""
+    defined = point is not None and bool(np.isfinite(point))
+    return scoring_stats.interval(replicates, level, defined=defined)
 
 
 def rate_dispersion(err: np.ndarray, den: np.ndarray) -> np.ndarray:

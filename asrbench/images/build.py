@@ -9,7 +9,6 @@ image is rebuilt exactly when one of them changes.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from asrbench.errors import AsrbenchError, InputError
+from asrbench.fsio import replace_dir, stage_dir
 from asrbench.identity import bytes_sha256, digest, file_sha256, short
 from asrbench.images.dockerfile import BUILD_DIR, CONTEXT_NAME, render
 from asrbench.images.engine import client, ensure_base_image
@@ -98,9 +98,7 @@ def wheelhouse(model: Model) -> Path | None:
     dest = settings().cache / "wheelhouse" / short(model.environment_digest())
     if (dest / ".complete").is_file():
         return dest
-    tmp = dest.with_name(dest.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = stage_dir(dest)
     # The host runs the same CPython minor version as the image (3.11), so plain `pip download`
     # picks wheels that install there; --only-binary keeps builds free of compilers.
     proc = subprocess.run(
@@ -127,9 +125,7 @@ def wheelhouse(model: Model) -> Path | None:
             proc.stderr,
         )
     (tmp / ".complete").write_text("ok\n")
-    shutil.rmtree(dest, ignore_errors=True)
-    os.replace(tmp, dest)
-    return dest
+    return replace_dir(tmp, dest)
 
 
 def image_key(model: Model, base_id: str, opts: BuildOptions, dockerfile: str) -> str:

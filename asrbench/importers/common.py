@@ -15,11 +15,10 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-from asrbench.dataset import DatasetError, Utterance, check_dataset_id, load_dataset
-from asrbench.dataset import write_dataset as save_dataset
+from asrbench.dataset import DatasetError, Utterance, check_dataset_id, load_dataset, write_dataset
+from asrbench.entries import check_replaceable
 from asrbench.errors import InputError
-from asrbench.fsio import clean_stale
-from asrbench.resolve import check_replaceable
+from asrbench.fsio import clean_stale, replace_dir, stage_dir
 
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 FFMPEG_TIMEOUT_S = 600
@@ -188,7 +187,7 @@ def convert(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
     return np.clip(mono, -1.0, 1.0).astype(np.float32)
 
 
-def write_dataset(
+def build_dataset(
     out: Path,
     items: Iterable[Item],
     *,
@@ -202,7 +201,9 @@ def write_dataset(
     reference_free: bool = False,
     meta: dict | None = None,
 ) -> Path:
-    """Convert every item and write a validated dataset at `out`, atomically.
+    """Build a new dataset folder at `out` from importer items: audio converted to WAV, rows
+    written by `asrbench.dataset.write_dataset` (the format writer, which takes rows whose audio
+    is already in place), validated, and moved into place whole.
 
     Problems are collected over all items and raised together, naming each utterance; nothing
     is left at `out` (or beside it) unless the whole dataset validates. `meta` adds keys to
@@ -217,12 +218,9 @@ def write_dataset(
         check_replaceable(out, "dataset", "choose another --out or remove it")
     except InputError as exc:
         raise ImportProblem(str(exc)) from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale(out, ("importing-",))  # left by an import killed with SIGKILL
-    staging = out.with_name(f".{out.name}.importing-{os.getpid()}")
-    if staging.exists():
-        shutil.rmtree(staging)
-    (staging / "audio").mkdir(parents=True)
+    clean_stale(out, ("importing-",))  # left by an import of an earlier version killed with SIGKILL
+    staging = stage_dir(out)
+    (staging / "audio").mkdir()
     problems: list[str] = []
     rows: list[Utterance] = []
     extra_cols: list[str] = []
@@ -297,15 +295,12 @@ def write_dataset(
         if reference_free:
             card["reference_free"] = True
         card.update(meta or {})
-        save_dataset(staging, card, ["ID", "AUDIO", "DURATION", "TEXT", *extra_cols], rows)
+        write_dataset(staging, card, ["ID", "AUDIO", "DURATION", "TEXT", *extra_cols], rows)
         try:
             load_dataset(staging)
         except DatasetError as exc:
             raise ImportProblem(f"the imported dataset does not validate:\n{exc}") from exc
-        if out.exists():
-            shutil.rmtree(out)
-        os.rename(staging, out)
-        return out
+        return replace_dir(staging, out)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

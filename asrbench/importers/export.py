@@ -9,13 +9,13 @@ Every file is written atomically into a fresh folder that is moved into place wh
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import soundfile as sf
 
 from asrbench.dataset import Dataset
+from asrbench.fsio import replace_dir, stage_dir
 from asrbench.importers.common import ImportProblem
 
 FORMATS = ("kaldi", "nemo", "lhotse")
@@ -120,15 +120,10 @@ def export_dataset(ds: Dataset, fmt: str, out: Path, force: bool = False) -> lis
     out = Path(out)
     if out.exists() and not force:
         raise ImportProblem(f"{out} already exists; pass --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.with_name(f".{out.name}.exporting-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
+    staging = stage_dir(out)
     try:
         names = {"kaldi": _kaldi, "nemo": _nemo, "lhotse": _lhotse}[fmt](ds, staging)
-        if out.exists():
-            shutil.rmtree(out)
-        os.rename(staging, out)
+        replace_dir(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [out / n for n in names]

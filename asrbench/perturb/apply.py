@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
+from asrbench.identity import derive_seed
 from asrbench.perturb.dsp import PerturbError
 from asrbench.perturb.noise import Context
 from asrbench.perturb.spec import Step, canonical_spec, parse_spec
@@ -13,8 +12,7 @@ from asrbench.perturb.spec import Step, canonical_spec, parse_spec
 
 def utterance_rng(seed: int, spec: str, utt_id: str, step: int = 0) -> np.random.Generator:
     """RNG from (seed, canonical spec, utterance ID, step): independent of processing order."""
-    digest = hashlib.sha256(f"{seed}\0{spec}\0{utt_id}\0{step}".encode()).digest()
-    return np.random.default_rng(np.frombuffer(digest, dtype="<u4").tolist())
+    return np.random.default_rng(derive_seed(seed, spec, utt_id, step, hashed=True))
 
 
 def apply_spec(

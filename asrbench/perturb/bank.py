@@ -15,7 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from asrbench.identity import digest, tree_files
+from asrbench.identity import digest, tree_files, tree_paths
 from asrbench.settings import Settings
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -53,11 +53,7 @@ def sox_version() -> str:
 @functools.lru_cache(maxsize=1)
 def code_identity() -> dict[str, Any]:
     """The bank's source files (every .py/.yaml of asrbench/perturb) and library versions."""
-    rels = [
-        p.relative_to(PACKAGE_DIR).as_posix()
-        for p in PACKAGE_DIR.rglob("*")
-        if p.suffix in (".py", ".yaml") and "__pycache__" not in p.parts
-    ]
+    rels = tree_paths(PACKAGE_DIR, suffixes=(".py", ".yaml"), skip_names=("__pycache__",))
     return {
         "files": tree_files(PACKAGE_DIR, rels),
         "libraries": {n: _version(n) for n in LIBRARIES},

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from asrbench.fsio import atomic_write_bytes
-from asrbench.identity import digest, short
+from asrbench.identity import derive_seed, digest, short
 from asrbench.perturb.dsp import PerturbError
 from asrbench.settings import settings
 
@@ -53,7 +53,7 @@ def _simulate(target_rt60: float, sr: int, rng: np.random.Generator) -> np.ndarr
 def build_bin(k: int, sr: int) -> list[np.ndarray]:
     """Simulate RIRS_PER_BIN responses whose measured RT60 lies in bin `k` (1-based)."""
     lo, hi = RT60_BINS[k - 1]
-    rng = np.random.default_rng([20260, k, sr])
+    rng = np.random.default_rng(derive_seed(20260, k, sr))
     out: list[np.ndarray] = []
     for _attempt in range(RIRS_PER_BIN * 8):
         target = rng.uniform(lo, hi)

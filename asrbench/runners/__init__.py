@@ -3,10 +3,34 @@
 from __future__ import annotations
 
 import sys
+import threading
 
 from asrbench.runners.base import Runner, RunnerError, RunOptions, RunResult, read_tsv_pairs
 
-__all__ = ["Runner", "RunnerError", "RunOptions", "RunResult", "get_runner", "read_tsv_pairs"]
+__all__ = [
+    "RUNNERS",
+    "Runner",
+    "RunnerError",
+    "RunOptions",
+    "RunResult",
+    "get_runner",
+    "read_tsv_pairs",
+    "shared_runner",
+]
+
+
+RUNNERS = ("docker", "local")  # and "auto": docker where an engine answers, else local
+_SHARED: dict[str, Runner] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_runner(name: str = "auto") -> Runner:
+    """`get_runner(name)` made once per process and shared: a benchmark matrix's cells (and
+    the preflight before them) use one runner, so a DockerRunner's image lookups are kept."""
+    with _SHARED_LOCK:
+        if name not in _SHARED:
+            _SHARED[name] = get_runner(name)
+        return _SHARED[name]
 
 
 def get_runner(name: str = "auto", quiet: bool = False) -> Runner:
@@ -36,4 +60,4 @@ def get_runner(name: str = "auto", quiet: bool = False) -> Runner:
         return LocalRunner()
     from asrbench.errors import InputError
 
-    raise InputError(f"--runner {name!r}: unknown runner; choose docker, local or auto")
+    raise InputError(f"--runner {name!r}: unknown runner; choose {', '.join(RUNNERS)} or auto")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from asrbench.fsio import atomic_file
 from asrbench.zoo.errors import ZooError
 
 
@@ -33,12 +33,9 @@ def save_image(ref: str, dest: Path) -> dict:
         raise ZooError(
             f"image {ref!r} not found locally; build the model first or pass --image"
         ) from exc
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
+    with atomic_file(dest) as f:
         for chunk in image.save(named=ref):
             f.write(chunk)
-    os.replace(tmp, dest)
     return {"ref": ref, "id": image.id}
 
 

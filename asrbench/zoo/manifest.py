@@ -8,7 +8,6 @@ against its own name when it is read back.
 from __future__ import annotations
 
 import json
-import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from asrbench.errors import InputError
-from asrbench.identity import digest, file_sha256, short
+from asrbench.identity import digest, file_sha256, short, tree_paths
 from asrbench.ids import check_id as check_safe_id
 from asrbench.zoo.errors import ZooError, ZooInputError
 
@@ -75,24 +74,16 @@ def list_files(root: Path) -> list[Path]:
     root = Path(root)
     if not root.is_dir():
         raise ZooError(f"{root}: folder not found")
-    paths: list[Path] = []
-    for dirpath, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_NAMES)
-        for d in dirs:
-            if (Path(dirpath) / d).is_symlink():
-                raise ZooError(
-                    f"{Path(dirpath) / d}: symlinked folders cannot be pushed; "
-                    "replace the link with the real folder"
-                )
-        for fn in sorted(files):
-            if fn.startswith(".") or fn in _SKIP_NAMES:
-                continue
-            p = Path(dirpath) / fn
-            if p.is_symlink():
-                raise ZooError(f"{p}: symlinks cannot be pushed; replace it with the file itself")
-            if p.is_file():
-                paths.append(p)
-    return sorted(paths, key=lambda p: p.relative_to(root).as_posix())
+    rels = tree_paths(root, hidden=False, skip_names=_SKIP_NAMES, on_symlink=_refuse_symlink)
+    return [root / r for r in rels]
+
+
+def _refuse_symlink(path: Path) -> None:
+    if path.is_dir():
+        raise ZooError(
+            f"{path}: symlinked folders cannot be pushed; replace the link with the real folder"
+        )
+    raise ZooError(f"{path}: symlinks cannot be pushed; replace it with the file itself")
 
 
 def file_entry(root: Path, path: Path, rel: str | None = None) -> FileEntry:

@@ -13,11 +13,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from asrbench.entries import check_replaceable, local_dir
 from asrbench.errors import InputError
-from asrbench.fsio import atomic_write_bytes, atomic_write_json, clean_stale
+from asrbench.fsio import (
+    atomic_write_bytes,
+    atomic_write_json,
+    clean_stale,
+    replace_dir,
+    stage_dir,
+)
 from asrbench.identity import bytes_sha256, hash_file
 from asrbench.ids import check_id
-from asrbench.resolve import check_replaceable, local_dir
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import ZooConfig, entry_remote
 from asrbench.zoo.errors import ZooCorrupt, ZooError, ZooInputError, ZooNotFound
@@ -350,12 +356,9 @@ def place(cache: Cache, files: list[FileEntry], dest: Path, marker: dict, force:
         check_replaceable(dest, marker["kind"], "choose another --dest or remove it")
     except InputError as exc:
         raise ZooInputError(str(exc)) from None
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    clean_stale(dest, ("zoo-staging-", "zoo-old-"), restore=("zoo-old-",))  # after a kill -9
-    staging = dest.with_name(f".{dest.name}.zoo-staging-{os.getpid()}")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir()
+    # after a kill -9 of an earlier version, which used its own tags
+    clean_stale(dest, ("zoo-staging-", "zoo-old-"), restore=("zoo-old-",))
+    staging = stage_dir(dest)
     try:
         for f in files:
             target = staging / f.path
@@ -366,13 +369,7 @@ def place(cache: Cache, files: list[FileEntry], dest: Path, marker: dict, force:
             else:
                 _link_or_copy(cache.object_path(f.sha256), target)
         atomic_write_json(staging / MARKER, marker)
-        if dest.exists():
-            old = dest.with_name(f".{dest.name}.zoo-old-{os.getpid()}")
-            os.rename(dest, old)
-            os.rename(staging, dest)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(staging, dest)
+        replace_dir(staging, dest)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -56,7 +56,7 @@ class PushResult:
 
 def default_source(kind: str, entry_id: str) -> Path:
     """The local folder of an entry (same rule as pull's default destination)."""
-    from asrbench.resolve import local_dir
+    from asrbench.entries import local_dir
 
     return local_dir(kind, entry_id)
 

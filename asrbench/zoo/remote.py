@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from asrbench.fsio import atomic_file
 from asrbench.zoo.config import RemoteSpec
 from asrbench.zoo.errors import ZooError, ZooInputError, ZooMissingObject
 
@@ -109,26 +110,11 @@ class FileRemote(Remote):
 
     def put_bytes(self, key: str, data: bytes, if_absent: bool = False) -> bool:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._tmp(path)
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         try:
-            if if_absent:
-                # link() fails if the target exists: an atomic create-if-absent on POSIX.
-                try:
-                    os.link(tmp, path)
-                except FileExistsError:
-                    return False
-            else:
-                os.replace(tmp, path)
-                tmp = None  # type: ignore[assignment]
-        finally:
-            if tmp is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
+            with atomic_file(path, tmp=self._tmp(path), exclusive=if_absent) as f:
+                f.write(data)
+        except FileExistsError:  # if_absent, and it was there
+            return False
         return True
 
     def exists(self) -> bool:
@@ -158,19 +144,10 @@ class FileRemote(Remote):
 
     def _copy_one(self, src: Path, key: str, progress: Progress) -> None:
         dest = self._path(key)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._tmp(dest)
-        try:
-            with open(src, "rb") as fi, open(tmp, "wb") as fo:
-                while block := fi.read(MULTIPART_CHUNK):
-                    fo.write(block)
-                    progress(len(block))
-                fo.flush()
-                os.fsync(fo.fileno())
-            os.replace(tmp, dest)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+        with open(src, "rb") as fi, atomic_file(dest, tmp=self._tmp(dest)) as fo:
+            while block := fi.read(MULTIPART_CHUNK):
+                fo.write(block)
+                progress(len(block))
 
     def upload_files(self, items: Iterable[tuple[Path, str]], progress: Progress = _noop) -> None:
         with ThreadPoolExecutor(self.concurrency) as pool:

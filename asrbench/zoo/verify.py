@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from asrbench.entries import local_dir
 from asrbench.identity import hash_file, stream_sha256
-from asrbench.resolve import local_dir
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import ZooConfig, entry_remote
 from asrbench.zoo.errors import ZooError

@@ -181,7 +181,7 @@ def _hf_dataset(shared: Path, folder: Path, duplicate: bool = False) -> Path:
 
 
 def test_saved_hf_dataset_imports_and_benchmarks(shared, env, cli) -> None:
-    from asrbench.benchmark import run_benchmark
+    from asrbench.benchmark import JobSpec, run_benchmark
 
     saved = _hf_dataset(shared, env / "hf")
     code, out, err = cli("import", "hf", saved, "--id", "hfset")
@@ -199,10 +199,7 @@ def test_saved_hf_dataset_imports_and_benchmarks(shared, env, cli) -> None:
     s = run_benchmark(
         model,
         env / "datasets" / "hfset",
-        runner="local",
-        results_root=env / "results",
-        cache_root=env / "c",
-        progress=False,
+        JobSpec(runner="local", results_root=env / "results", cache_root=env / "c", progress=False),
     )
     assert s.metrics is not None and s.metrics.n_utts == 7 and s.metrics.n_ref > 0
     # One split only, and the same data as parquet files (the Hub's layout), through pyarrow.

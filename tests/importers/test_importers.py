@@ -10,7 +10,7 @@ import pytest
 import soundfile as sf
 
 from asrbench.dataset import load_dataset
-from asrbench.importers.common import ImportProblem, write_dataset
+from asrbench.importers.common import ImportProblem, build_dataset
 from asrbench.importers.folder import import_folder
 from asrbench.importers.kaldi import import_kaldi, parse_pipe
 from asrbench.importers.nemo import import_nemo
@@ -38,7 +38,7 @@ def _kaldi_dir(tmp_path: Path, wav_scp: str) -> Path:
 
 def test_kaldi_plain_files(tmp_path):
     d = _kaldi_dir(tmp_path, "r1 audio/r1.wav\nr2 audio/r2.flac\n")
-    out = write_dataset(tmp_path / "out", import_kaldi(d), dataset_id="k")
+    out = build_dataset(tmp_path / "out", import_kaldi(d), dataset_id="k")
     ds = load_dataset(out)
     rows = {u.id: u for u in ds}
     assert rows["r1"].duration == pytest.approx(1.5, abs=0.002)
@@ -58,7 +58,7 @@ def test_kaldi_pipes_refused_by_default_and_run_without_shell_when_allowed(tmp_p
     cwd = os.getcwd()
     os.chdir(tmp_path)  # Kaldi runs pipes from the recipe folder
     try:
-        out = write_dataset(tmp_path / "out", import_kaldi(d, allow_pipes=True), dataset_id="k")
+        out = build_dataset(tmp_path / "out", import_kaldi(d, allow_pipes=True), dataset_id="k")
     finally:
         os.chdir(cwd)
     assert {u.id for u in load_dataset(out)} == {"r1", "r2"}
@@ -86,7 +86,7 @@ def test_kaldi_segments_cut_recordings(tmp_path):
     (d / "segments").write_text("s1 r2 0.00 0.50\ns2 r2 0.50 1.75\ns3 r1 0.25 1.25\n")
     (d / "text").write_text("s1 ONE\ns2 TWO\ns3 THREE\n")
     (d / "utt2spk").write_text("s1 spkB\ns2 spkB\ns3 spkA\n")
-    ds = load_dataset(write_dataset(tmp_path / "out", import_kaldi(d), dataset_id="seg"))
+    ds = load_dataset(build_dataset(tmp_path / "out", import_kaldi(d), dataset_id="seg"))
     durs = {u.id: u.duration for u in ds}
     assert durs == pytest.approx({"s1": 0.5, "s2": 1.25, "s3": 1.0}, abs=0.002)
 
@@ -114,7 +114,7 @@ def test_nemo_manifest_with_offsets(tmp_path):
     ]
     man = tmp_path / "train.json"
     man.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    ds = load_dataset(write_dataset(tmp_path / "out", import_nemo(man), dataset_id="n"))
+    ds = load_dataset(build_dataset(tmp_path / "out", import_nemo(man), dataset_id="n"))
     assert sorted((u.id, round(u.duration, 2)) for u in ds) == [
         ("long_00000000", 1.0),
         ("long_00001000", 2.0),
@@ -128,7 +128,7 @@ def test_folder_with_csv_table_and_cli(tmp_path, cli):
     table = tmp_path / "t.csv"
     table.write_text('file,sentence,gender\nclips/a.wav,"Hello, there",F\nclips/sub/b.flac,bye,M\n')
     ds = load_dataset(
-        write_dataset(tmp_path / "out", import_folder(tmp_path, table), dataset_id="f")
+        build_dataset(tmp_path / "out", import_folder(tmp_path, table), dataset_id="f")
     )
     assert {u.id: (u.text, u.extra["GENDER"]) for u in ds} == {
         "clips_a": ("Hello, there", "F"),
@@ -150,7 +150,7 @@ def test_folder_refuses_escaping_paths_and_writes_nothing(tmp_path):
     table = tmp_path / "t.tsv"
     table.write_text("path\ttext\n../../etc/passwd\tx\n")
     with pytest.raises(ImportProblem, match="must be relative"):
-        write_dataset(tmp_path / "out", import_folder(tmp_path, table), dataset_id="x")
+        build_dataset(tmp_path / "out", import_folder(tmp_path, table), dataset_id="x")
     assert not (tmp_path / "out").exists()
 
 
@@ -161,5 +161,5 @@ def test_bad_audio_is_reported_by_utterance(tmp_path):
     table.write_text("file\ttext\ngood.wav\tok\nbad.wav\tno\n")
     expected = r"(?s)1 problem\(s\); nothing written.*t.tsv:3: .*bad.wav"
     with pytest.raises(ImportProblem, match=expected):
-        write_dataset(tmp_path / "out", import_folder(tmp_path, table), dataset_id="x")
+        build_dataset(tmp_path / "out", import_folder(tmp_path, table), dataset_id="x")
     assert not (tmp_path / "out").exists()

@@ -7,8 +7,8 @@ only collects them. See base.py for what a recipe is and docs/DATASETS.md for th
 from __future__ import annotations
 
 from asrbench.importers.recipes import community, meetings, openslr
-from asrbench.importers.recipes.base import Options, Recipe, run_recipe
+from asrbench.importers.recipes.base import Recipe, RecipeOptions, run_recipe
 
 RECIPES: dict[str, Recipe] = {r.name: r for m in (openslr, community, meetings) for r in m.RECIPES}
 
-__all__ = ["RECIPES", "Options", "Recipe", "run_recipe"]
+__all__ = ["RECIPES", "RecipeOptions", "Recipe", "run_recipe"]

@@ -18,14 +18,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from asrbench.errors import InputError
-from asrbench.importers.common import ImportProblem, Item, write_dataset
+from asrbench.importers.common import ImportProblem, Item, build_dataset
 from asrbench.importers.download import Archive, DownloadError, extract, fetch, local
 
 UNPACK = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.bz2", ".tar.xz")
 
 
 @dataclass(frozen=True)
-class Options:
+class RecipeOptions:
     """What a user can choose for a recipe: the language (multilingual sets), the split."""
 
     language: str = "en"
@@ -37,10 +37,10 @@ class Recipe:
     name: str
     title: str
     base_url: str  # the official location; archive paths are relative to it
-    archives: Callable[[Options], list[Archive]]
-    wanted: Callable[[str, Options], bool]  # archive member -> extract it?
-    items: Callable[[Path, Options], Iterator[Item]]  # extracted root -> utterances
-    marker: Callable[[Options], str]  # a glob that finds the set inside an extracted copy
+    archives: Callable[[RecipeOptions], list[Archive]]
+    wanted: Callable[[str, RecipeOptions], bool]  # archive member -> extract it?
+    items: Callable[[Path, RecipeOptions], Iterator[Item]]  # extracted root -> utterances
+    marker: Callable[[RecipeOptions], str]  # a glob that finds the set inside an extracted copy
     licence: str
     citation: str
     homepage: str
@@ -93,7 +93,7 @@ def run_recipe(
     *,
     dataset_id: str,
     source: str | None = None,
-    options: Options = Options(),
+    options: RecipeOptions = RecipeOptions(),
     checksums: list[str] | None = None,
     rate: int = 16000,
     force: bool = False,
@@ -187,7 +187,7 @@ def run_recipe(
             "archives": records,
             **recipe.extra_meta,
         }
-        return write_dataset(
+        return build_dataset(
             out,
             recipe.items(root, options),
             dataset_id=dataset_id,
@@ -204,7 +204,7 @@ def run_recipe(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _extracted_copy(recipe: Recipe, source: str | None, options: Options) -> Path | None:
+def _extracted_copy(recipe: Recipe, source: str | None, options: RecipeOptions) -> Path | None:
     if not source or "://" in source:
         return None
     path = Path(source)
@@ -228,7 +228,7 @@ def _obtain(
                 return (*local(cand, a), str(cand), False)
         raise InputError(
             f"--from {source}: neither {a.path} nor {a.name} is there, nor an "
-            f"extracted copy ({recipe.marker(Options())})"
+            f"extracted copy ({recipe.marker(RecipeOptions())})"
         )
     if source:
         from urllib.parse import urlparse

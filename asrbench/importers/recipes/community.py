@@ -11,7 +11,7 @@ from pathlib import Path
 from asrbench.importers.common import ImportProblem, Item, read_audio_file, read_text_file
 from asrbench.importers.commonvoice import import_commonvoice
 from asrbench.importers.download import Archive
-from asrbench.importers.recipes.base import Options, Recipe
+from asrbench.importers.recipes.base import Recipe, RecipeOptions
 
 COMMONVOICE = Recipe(
     name="commonvoice",
@@ -39,7 +39,7 @@ HF = "https://huggingface.co/datasets"
 _HF_GENDER = {"male": "M", "female": "F"}
 
 
-def _fleurs_items(root: Path, o: Options) -> Iterator[Item]:
+def _fleurs_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
     tsv = next(iter(sorted(root.glob(f"**/{o.language}/{o.split}.tsv"))), None)
     if tsv is None:
         raise ImportProblem(f"no data/{o.language}/{o.split}.tsv in the FLEURS copy")
@@ -95,7 +95,7 @@ FLEURS = Recipe(
 )
 
 
-def _voxpopuli_items(root: Path, o: Options) -> Iterator[Item]:
+def _voxpopuli_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
     tsv = next(iter(sorted(root.glob(f"**/{o.language}/asr_{o.split}.tsv"))), None)
     if tsv is None:
         raise ImportProblem(f"no data/{o.language}/asr_{o.split}.tsv in the VoxPopuli copy")
@@ -166,7 +166,7 @@ def _fsdd_metadata(root: Path) -> dict:
     return {}
 
 
-def _fsdd_items(root: Path, o: Options) -> Iterator[Item]:
+def _fsdd_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
     meta = _fsdd_metadata(root)
     for wav in sorted(root.glob("**/recordings/*.wav")):
         digit, speaker, index = wav.stem.split("_")

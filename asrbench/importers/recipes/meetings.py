@@ -9,7 +9,7 @@ from pathlib import Path
 
 from asrbench.importers.common import ImportProblem, Item, read_audio_file, read_text_file
 from asrbench.importers.download import Archive
-from asrbench.importers.recipes.base import Options, Recipe
+from asrbench.importers.recipes.base import Recipe, RecipeOptions
 
 # --- AMI, individual headset microphones, full-corpus-ASR test partition ----------------------
 
@@ -18,7 +18,7 @@ AMI_ANNOTATIONS = "AMICorpusAnnotations/ami_public_manual_1.6.2.zip"
 _NITE_ID = "{http://nite.sourceforge.net/}id"
 
 
-def _ami_archives(o: Options) -> list[Archive]:
+def _ami_archives(o: RecipeOptions) -> list[Archive]:
     wavs = [
         Archive(f"AMICorpusMirror/amicorpus/{m}/audio/{m}.Headset-{ch}.wav")
         for m in AMI_TEST
@@ -27,7 +27,7 @@ def _ami_archives(o: Options) -> list[Archive]:
     return [Archive(AMI_ANNOTATIONS), *wavs]
 
 
-def _ami_wanted(name: str, o: Options) -> bool:
+def _ami_wanted(name: str, o: RecipeOptions) -> bool:
     if name.endswith("corpusResources/meetings.xml"):
         return True
     stem = name.rsplit("/", 1)[-1]
@@ -41,7 +41,7 @@ def _xml(path: Path) -> ET.Element:
         raise ImportProblem(f"{path}: not valid XML ({exc})") from None
 
 
-def _ami_items(root: Path, o: Options) -> Iterator[Item]:
+def _ami_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
     meetings = next(iter(root.glob("**/corpusResources/meetings.xml")), None)
     if meetings is None:
         raise ImportProblem("AMI annotations: corpusResources/meetings.xml not found")
@@ -117,7 +117,7 @@ AMI = Recipe(
 # --- GigaSpeech test (SpeechColab) -------------------------------------------------------------
 
 
-def _gigaspeech_items(root: Path, o: Options) -> Iterator[Item]:
+def _gigaspeech_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
     meta = next(iter(sorted(root.glob("**/GigaSpeech.json"))), None)
     if meta is None:
         raise ImportProblem("GigaSpeech.json not found")
@@ -197,7 +197,7 @@ def _turns(rows: list[dict]) -> list[tuple[str, float | None, float | None, str]
 
 
 def _earnings_items(corpus: str):
-    def items(root: Path, o: Options) -> Iterator[Item]:
+    def items(root: Path, o: RecipeOptions) -> Iterator[Item]:
         base = next(iter(root.glob(f"**/{corpus}/transcripts/nlp_references")), None)
         if base is None:
             raise ImportProblem(f"{corpus}/transcripts/nlp_references not found")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from asrbench.importers.common import ImportProblem, Item, read_audio_file, read_text_file
 from asrbench.importers.download import Archive
-from asrbench.importers.recipes.base import Options, Recipe
+from asrbench.importers.recipes.base import Recipe, RecipeOptions
 
 OPENSLR = "https://www.openslr.org"
 # md5: OpenSLR's listing for SLR12 (openslr.org/12); sha256: torchaudio.datasets.librispeech.
@@ -40,7 +40,7 @@ def _speakers(root: Path) -> dict[str, str]:
 
 
 def librispeech_items(split: str):
-    def items(root: Path, options: Options) -> Iterator[Item]:
+    def items(root: Path, options: RecipeOptions) -> Iterator[Item]:
         genders = _speakers(root)
         for trans in sorted((root / "LibriSpeech" / split).glob("*/*/*.trans.txt")):
             for lineno, line in enumerate(read_text_file(trans).splitlines(), start=1):
@@ -123,7 +123,7 @@ def parse_stm(path: Path) -> Iterator[tuple[int, str, str, float, float, str, st
         yield lineno, rec, spk, t0, t1, label, text
 
 
-def tedlium_items(root: Path, options: Options) -> Iterator[Item]:
+def tedlium_items(root: Path, options: RecipeOptions) -> Iterator[Item]:
     base = root / TEDLIUM_DIR
     for stm in sorted((base / "stm").glob("*.stm")):
         sph = base / "sph" / f"{stm.stem}.sph"

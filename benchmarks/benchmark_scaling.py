@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from asrbench.benchmark.resolve import resolve_model
 
-from asrbench.benchmark import run_benchmark
+from asrbench.benchmark import JobSpec, run_benchmark
 from asrbench.benchmark.run import _runner
 
 
@@ -34,13 +34,15 @@ def measure(args: argparse.Namespace, jobs: int, cache: Path, results: Path) -> 
     s = run_benchmark(
         args.model,
         args.dataset,
-        runner=args.runner,
-        results_root=results,
-        jobs=jobs,
-        max_utts=args.max_utts,
-        cache_root=cache,
-        progress=False,
-        command=["benchmarks/benchmark_scaling.py"],
+        JobSpec(
+            runner=args.runner,
+            results_root=results,
+            jobs=jobs,
+            max_utts=args.max_utts,
+            cache_root=cache,
+            progress=False,
+            command=("benchmarks/benchmark_scaling.py",),
+        ),
     )
     run = json.loads((Path(s["out_dir"]) / "run.json").read_text())
     t = run["times"]

@@ -65,13 +65,11 @@ def _halves(root: Path) -> list[Path]:
 
 def _run(cells, executor, work: Path, jobs: int, max_utts: int | None = None) -> dict:
     """One matrix run on fresh hypothesis caches and results; wall, utterances, shards."""
-    from asrbench.benchmark.run import run_matrix
+    from asrbench.benchmark.run import JobSpec, run_matrix
 
     shutil.rmtree(work, ignore_errors=True)
     t0 = time.perf_counter()
-    out = run_matrix(
-        cells,
-        executor,
+    spec = JobSpec(
         runner="docker",
         jobs=jobs,
         max_utts=max_utts,
@@ -79,8 +77,9 @@ def _run(cells, executor, work: Path, jobs: int, max_utts: int | None = None) ->
         cache_root=work / "cache",
         scorer_options={"nsw": False},
         progress=False,
-        command=["ray_scale"],
+        command=("ray_scale",),
     )
+    out = run_matrix(cells, spec, executor=executor)
     wall = time.perf_counter() - t0
     print(
         f"[{time.strftime('%H:%M:%S')}] {work.name}: {wall:.1f} s, load {os.getloadavg()}",
@@ -135,8 +134,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from asrbench.executors import LocalExecutor, get_executor
-    from asrbench.executors.raylocal import run_local_cluster
-    from asrbench.zoo.seaweed import run_seaweedfs
+    from asrbench.testing.raylocal import run_local_cluster
+    from asrbench.testing.seaweed import run_seaweedfs
 
     tmp = Path(tempfile.mkdtemp(prefix="ray-scale-"))
     creds = {

@@ -182,10 +182,10 @@ def write_cell_files(
         )
     else:
         atomic_write_text(
-            out / "ref.norm.tsv", _tsv([(u.id, " ".join(u.ref)) for u in result.utterances])
+            out / "ref.norm.tsv", _tsv([(u.id, u.ref_norm) for u in result.utterances])
         )
         atomic_write_text(
-            out / "hyp.norm.tsv", _tsv([(u.id, " ".join(u.hyp)) for u in result.utterances])
+            out / "hyp.norm.tsv", _tsv([(u.id, u.hyp_norm) for u in result.utterances])
         )
         write_utterances(
             out / "utterances.jsonl",

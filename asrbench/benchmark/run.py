@@ -1,6 +1,9 @@
 """The benchmark job: resolve, sample, run the missing utterances in shards, score, write.
 
-    run_benchmark(model="pocketsphinx_en", dataset="mini_en", runner="docker", jobs=2)
+    run_benchmark("pocketsphinx_en", "mini_en", JobSpec(runner="docker", jobs=2))
+
+One frozen `JobSpec` (request.py: a request file's options under the command line's flags)
+says how every cell runs; it is carried through prepare, run and finish unchanged.
 
 Raw hypotheses come from the cache (see cache.py) whenever the same model identity, dataset
 content and runtime options were run before, so re-scoring never re-runs a model. Results land
@@ -9,8 +12,6 @@ in `<results>/<model>/<dataset>/` (see asrbench/results/layout.py and docs/BENCH
 
 from __future__ import annotations
 
-import copy
-import math
 import os
 import sys
 import threading
@@ -19,33 +20,35 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal, overload
 
-from asrbench.benchmark.cache import HypCache, cache_key, kill_leftovers
+from asrbench.benchmark.cache import HypCache, cache_key
 from asrbench.benchmark.cell import check_writable, cost_stats, timing_stats, write_cell_files
 from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.output import Records
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
+from asrbench.benchmark.request import JobSpec
 from asrbench.benchmark.shard import sample_utterances, split_shards
 from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import AsrbenchError, InputError, InternalError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
 from asrbench.fsio import atomic_write_json, disk_full_is_one_line, stage_dir
-from asrbench.identity import digest
 from asrbench.modelcard import Model
 from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.results import layout
-from asrbench.results.summary import Selection, Summary
-from asrbench.runners import Runner, RunOptions, get_runner
+from asrbench.results.summary import Selection, Summary, new_summary
+from asrbench.runners import Runner, RunOptions, shared_runner
+from asrbench.runners.leftovers import kill_leftovers
 from asrbench.scorers import get_scorer, scorer_config, scorer_identity
 from asrbench.secrets import Redactor, for_models, weak_secrets
 from asrbench.settings import settings
 from scoring.metrics import Metrics
+from scoring.scorer import Scorer
 
-__all__ = ["BenchmarkError", "CellResult", "preflight", "run_benchmark", "run_matrix"]
+__all__ = ["BenchmarkError", "CellResult", "JobSpec", "preflight", "run_benchmark", "run_matrix"]
 
 UTT_TIMEOUT_ENV = "ASRBENCH_UTT_TIMEOUT"
-_RUNNERS: dict[str, Runner] = {}
 # Cells of a matrix may run in threads (a remote executor keeps many in flight); what they do
 # on this machine besides waiting for shards (resolving, building, hashing, scoring, writing)
 # runs one cell at a time, so runners, scorers and the zoo client are never shared concurrently.
@@ -99,12 +102,7 @@ class CellResult:
 
 
 def _runner(runner: str | Runner) -> Runner:
-    if isinstance(runner, Runner):
-        return runner
-    with _DRIVER:
-        if runner not in _RUNNERS:  # keeps a DockerRunner's image lookups across matrix cells
-            _RUNNERS[runner] = get_runner(runner)
-        return _RUNNERS[runner]
+    return runner if isinstance(runner, Runner) else shared_runner(runner)
 
 
 def _lang(ds: Dataset) -> str:
@@ -114,24 +112,12 @@ def _lang(ds: Dataset) -> str:
 def run_benchmark(
     model: str | Path,
     dataset: str | Path,
-    runner: str | Runner = "auto",
-    results_root: Path | None = None,
-    options: RunOptions | None = None,
+    spec: JobSpec | None = None,
     *,
-    jobs: int = 1,
-    max_utts: int | None = None,
-    seed: int = 0,
-    utt_timeout_s: float | None = None,
-    gpus: str | None = None,
-    cache_root: Path | None = None,
-    scorer_options: dict | None = None,
-    replace: bool = False,
-    progress: bool = True,
-    progress_every_s: float = 10.0,
-    command: Sequence[str] | None = None,
     executor: Executor | None = None,
 ) -> CellResult:
-    """Run `model` on `dataset` (cached, sharded, resumable), score it, store the cell.
+    """Run `model` on `dataset` as `spec` says (cached, sharded, resumable), score it, store
+    the cell.
 
     `executor` says where the shards run: threads here (default, `LocalExecutor`) or a cluster
     (`asrbench.executors.get_executor("ray", address=...)`); the result is the same.
@@ -139,151 +125,153 @@ def run_benchmark(
     whose message names what failed and what to do.
     """
     t_start, started = time.monotonic(), utc_now()
+    spec = spec or JobSpec()
     executor = executor or LocalExecutor()
     with _DRIVER:
-        prep = _prepare(
-            model,
-            dataset,
-            runner,
-            results_root,
-            options,
-            max_utts,
-            seed,
-            utt_timeout_s,
-            gpus,
-            cache_root,
-            scorer_options,
-            executor.runs_here,
-        )
-    return _run_prepared(
-        prep,
-        executor,
-        t_start,
-        started,
-        jobs=jobs,
-        max_utts=max_utts,
-        seed=seed,
-        utt_timeout_s=utt_timeout_s,
-        scorer_options=scorer_options,
-        replace=replace,
-        progress=progress,
-        progress_every_s=progress_every_s,
-        command=command,
-    )
+        prep = _prepare(model, dataset, spec, executor.runs_here)
+    ran = _run_prepared(prep, executor)
+    with _DRIVER:
+        return _finish(prep, ran, executor, t_start, started)
 
 
 Outcome = CellResult | AsrbenchError
 
 
+@overload
 def run_matrix(
     cells: Sequence[tuple[str | Path, str | Path]],
-    executor: Executor | None = None,
+    spec: JobSpec | None = None,
     *,
+    executor: Executor | None = None,
+    on_start: Callable[[int], None] | None = None,
     on_result: Callable[[int, Outcome], None] | None = None,
-    **kwargs: object,
-) -> list[Outcome]:
-    """Run every (model, dataset) cell through one executor; `kwargs` as for `run_benchmark`.
+    raise_errors: Literal[False] = False,
+) -> list[Outcome]: ...
 
-    Before any cell starts, the executor's preflight checks that every model's needs (CPUs,
-    GPU, Docker) can be met where the shards will run, and raises PreflightError otherwise.
-    The local executor runs the cells one after another (each with `jobs` parallel shards); a
+
+@overload
+def run_matrix(
+    cells: Sequence[tuple[str | Path, str | Path]],
+    spec: JobSpec | None = None,
+    *,
+    executor: Executor | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_result: Callable[[int, Outcome], None] | None = None,
+    raise_errors: Literal[True],
+) -> list[CellResult]: ...
+
+
+def run_matrix(
+    cells: Sequence[tuple[str | Path, str | Path]],
+    spec: JobSpec | None = None,
+    *,
+    executor: Executor | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_result: Callable[[int, Outcome], None] | None = None,
+    raise_errors: bool = False,
+) -> list[Outcome] | list[CellResult]:
+    """Run every (model, dataset) cell as `spec` says, through one executor: the one entry
+    point of `ops/benchmark` and of the campaigns (robustness, fairness).
+
+    Before any cell starts, `preflight` checks the runner and, for a remote executor, that
+    every model's needs (CPUs, GPU, Docker) can be met where the shards will run. The local
+    executor runs the cells one after another (each with `spec.jobs` parallel shards); a
     remote one keeps `executor.cells_in_flight` cells in flight, so their shards queue on the
-    cluster together. Returns each cell's CellResult, or the AsrbenchError that stopped it, in
-    the order of `cells`; `on_result(index, outcome)` is called as each one ends. Ctrl-C stops
-    what runs (finished shards are kept in the cache for the rerun) and propagates.
+    cluster together. `on_start(i)` is called as cell i starts (from a worker thread when
+    cells are in flight together), `on_result(i, outcome)` as it ends.
+
+    Returns each cell's CellResult, or the AsrbenchError that stopped it, in the order of
+    `cells`. With `raise_errors`, the first error in that order is raised instead: one cell
+    at a time, the cells after it do not start. Ctrl-C stops what runs (finished shards are
+    kept in the cache for the rerun) and propagates.
     """
+    spec = spec or JobSpec()
     executor = executor or LocalExecutor()
-    preflight(
-        executor,
-        [m for m, _ in cells],
-        kwargs.get("runner", "auto"),  # type: ignore[arg-type]
-        kwargs.get("options"),
-        kwargs.get("gpus"),
-    )  # type: ignore[arg-type]
-    results: list[Outcome | None] = [None] * len(cells)
+    preflight(executor, [m for m, _ in cells], spec)
 
     def one(i: int) -> Outcome:
-        model, dataset = cells[i]
-        try:
-            return run_benchmark(model, dataset, executor=executor, **kwargs)  # type: ignore[arg-type]
-        except AsrbenchError as exc:
-            return exc
+        if on_start:
+            on_start(i)
+        return _cell(cells[i], spec, executor)
 
     if executor.cells_in_flight <= 1 or len(cells) <= 1:
-        for i in range(len(cells)):
-            results[i] = one(i)
-            if on_result:
-                on_result(i, results[i])  # type: ignore[arg-type]
-        return results  # type: ignore[return-value]
-    pool = ThreadPoolExecutor(min(executor.cells_in_flight, len(cells)), thread_name_prefix="cell")
+        outcomes = _one_at_a_time(one, len(cells), on_result, raise_errors)
+    else:
+        outcomes = _in_flight(one, len(cells), executor, on_result)
+    return _or_raise(outcomes) if raise_errors else outcomes
+
+
+def _cell(cell: tuple[str | Path, str | Path], spec: JobSpec, executor: Executor) -> Outcome:
+    """One cell's CellResult, or the AsrbenchError that stopped it (`run_benchmark` is looked
+    up when called, so a test can stand in for it)."""
     try:
-        futures = {pool.submit(one, i): i for i in range(len(cells))}
+        return run_benchmark(cell[0], cell[1], spec=spec, executor=executor)
+    except AsrbenchError as exc:
+        return exc
+
+
+def _one_at_a_time(
+    one: Callable[[int], Outcome],
+    n: int,
+    on_result: Callable[[int, Outcome], None] | None,
+    raise_errors: bool,
+) -> list[Outcome]:
+    """Cells 0..n-1 in order; with `raise_errors`, the first error stops the rest."""
+    outcomes = []
+    for i in range(n):
+        outcome = one(i)
+        if raise_errors and isinstance(outcome, AsrbenchError):
+            raise outcome
+        if on_result:
+            on_result(i, outcome)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _in_flight(
+    one: Callable[[int], Outcome],
+    n: int,
+    executor: Executor,
+    on_result: Callable[[int, Outcome], None] | None,
+) -> list[Outcome]:
+    """Cells 0..n-1 through `one`, `executor.cells_in_flight` at a time, in cell order."""
+    outcomes: dict[int, Outcome] = {}
+    pool = ThreadPoolExecutor(min(executor.cells_in_flight, n), thread_name_prefix="cell")
+    try:
+        futures = {pool.submit(one, i): i for i in range(n)}
         for fut in as_completed(futures):
             i = futures[fut]
-            results[i] = fut.result()
+            outcomes[i] = fut.result()
             if on_result:
-                on_result(i, results[i])  # type: ignore[arg-type]
+                on_result(i, outcomes[i])
     except BaseException:
         executor.cancel()  # the cell threads stop waiting and cancel their shards
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
-    return results  # type: ignore[return-value]
+    return [outcomes[i] for i in range(n)]
 
 
-def run_cells(
-    cells: Sequence[tuple[str | Path, str | Path]],
-    executor: Executor,
-    *,
-    on_start: Callable[[int], None] | None = None,
-    on_done: Callable[[int], None] | None = None,
-    **kwargs: object,
-) -> list[CellResult]:
-    """The cells of a campaign grid (robustness, fairness): each (model, dataset) cell's
-    CellResult in order; the first failure is raised (its message names the model and dataset).
-
-    One at a time through `asrbench.benchmark.run_benchmark` on this machine (`on_start(i)`
-    before each); all together through `run_matrix` for an executor that keeps cells in flight
-    (a cluster's shards then queue together). `on_done(i)` as each cell ends.
-    """
-    if executor.cells_in_flight <= 1:
-        from asrbench import benchmark  # the package attribute, so a test can stand in for it
-
-        out = []
-        for i, (model, dataset) in enumerate(cells):
-            if on_start:
-                on_start(i)
-            out.append(
-                benchmark.run_benchmark(model=model, dataset=dataset, executor=executor, **kwargs)
-            )
-            if on_done:
-                on_done(i)
-        return out
-    outcomes = run_matrix(
-        cells, executor, on_result=(lambda i, _: on_done(i)) if on_done else None, **kwargs
-    )
+def _or_raise(outcomes: list[Outcome]) -> list[CellResult]:
+    """The CellResults, or the first error (in cell order) raised."""
     for o in outcomes:
         if isinstance(o, AsrbenchError):
             raise o
-    return outcomes  # type: ignore[return-value]
+    return [o for o in outcomes if not isinstance(o, AsrbenchError)]
 
 
 def preflight(
-    executor: Executor,
-    models: Sequence[str | Path],
-    runner: str | Runner = "auto",
-    options: RunOptions | None = None,
-    gpus: str | None = None,
+    executor: Executor, models: Sequence[str | Path], spec: JobSpec | None = None
 ) -> None:
     """The checks for every model of a grid, before any work starts: the runner can be made
     (a known name; for Docker, an engine that answers: InputError or RunnerError otherwise),
     and, for a remote executor, the cluster answers, offers every model's CPUs/GPU/Docker and
     its nodes can reach the zoo (PreflightError naming the cause)."""
-    run = _runner(runner)
+    spec = spec or JobSpec()
+    run = _runner(spec.runner)
     if type(executor).preflight is Executor.preflight:
         return
 
-    opts = copy.deepcopy(options) if isinstance(options, RunOptions) else RunOptions()
     needs = []
     for model in dict.fromkeys(str(m) for m in models):
         try:
@@ -291,23 +279,24 @@ def preflight(
                 mdl = resolve_model(model)
         except InputError:
             continue  # its cells fail on their own with the resolver's message
-        model_opts = copy.deepcopy(opts)
-        if gpus and mdl.card.gpu != "none":
-            model_opts.gpus = str(gpus)
+        model_opts = spec.run_options()
+        if spec.gpus and mdl.card.gpu != "none":
+            model_opts.gpus = spec.gpus
         needs.append(needs_for(mdl, run.name, model_opts))
     executor.preflight(needs)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Prepared:
-    """A cell resolved and keyed, before any shard runs."""
+    """A cell resolved and keyed, before any shard runs, and the spec it runs by."""
 
+    spec: JobSpec
     results_root: Path
     mdl: Model
     ds: Dataset
     label: str
     selection: list[Utterance]
-    scorer: object
+    scorer: Scorer | None  # None: a reference-free dataset
     run: Runner
     identity: str
     prepare_s: float
@@ -321,31 +310,12 @@ class _Prepared:
 
 
 def _prepare(
-    model: str | Path,
-    dataset: str | Path,
-    runner: str | Runner,
-    results_root: Path | None,
-    options: RunOptions | None,
-    max_utts: int | None,
-    seed: int,
-    utt_timeout_s: float | None,
-    gpus: str | None,
-    cache_root: Path | None,
-    scorer_options: dict | None,
-    runs_here: bool = True,
+    model: str | Path, dataset: str | Path, spec: JobSpec, runs_here: bool = True
 ) -> _Prepared:
     """Checks, resolution, model identity and cache key: everything before shards run."""
-    for what, value in (
-        ("utt_timeout_s", utt_timeout_s),
-        ("timeout_s", options.timeout_s if options else None),
-    ):
-        if value is not None and not (
-            isinstance(value, (int, float)) and math.isfinite(value) and value > 0
-        ):
-            raise InputError(f"{what} {value!r}: give a number of seconds above 0")
     cfg = settings()
-    results_root = Path(results_root) if results_root else cfg.results
-    cache_root = Path(cache_root) if cache_root else cfg.cache / "hyps"
+    results_root = spec.results_root or cfg.results
+    cache_root = spec.cache_root or cfg.cache / "hyps"
     check_writable(results_root, "results folder", cfg.min_free_mb)
     check_writable(cache_root, "hypothesis cache", cfg.min_free_mb)
     mdl = resolve_model(model)
@@ -359,10 +329,10 @@ def _prepare(
         )
     ds = resolve_dataset(dataset)
     label = f"{mdl.id} x {ds.id}"
-    selection = sample_utterances(ds.utterances, max_utts, seed)
+    selection = sample_utterances(ds.utterances, spec.max_utts, spec.seed)
     # A bad scorer option fails before any model runs; a reference-free dataset is not scored.
-    scorer = None if ds.reference_free else get_scorer(_lang(ds), scorer_options)
-    run = _runner(runner)
+    scorer = None if ds.reference_free else get_scorer(_lang(ds), dict(spec.scorer_options))
+    run = _runner(spec.runner)
     t_prep = time.monotonic()
     # Shards elsewhere: the local runner's identity is a digest of the model's source and
     # environment; its virtualenv is built on the nodes, not here. An image is built here
@@ -370,7 +340,7 @@ def _prepare(
     identity = run.identity(mdl) if not runs_here and hasattr(run, "identity") else run.prepare(mdl)
     prepare_s = time.monotonic() - t_prep
     red = for_models([mdl])  # this model's declared secrets, as the runner will pass them
-    opts = copy.deepcopy(options) if options else RunOptions()
+    opts = spec.run_options()
     leaked = sorted(set(opts.env) & set(mdl.card.secrets))
     if leaked:
         # Settings are written to run.json and hashed into the cache key; secrets never are.
@@ -378,13 +348,13 @@ def _prepare(
             f"model {mdl.id}: {', '.join(leaked)} is a declared secret; set it "
             "in the host environment instead of passing it as a setting"
         )
-    if utt_timeout_s:
-        opts.env[UTT_TIMEOUT_ENV] = f"{utt_timeout_s:g}"
-    if gpus and mdl.card.gpu == "none":
+    if spec.utt_timeout_s:
+        opts.env[UTT_TIMEOUT_ENV] = f"{spec.utt_timeout_s:g}"
+    if spec.gpus and mdl.card.gpu == "none":
         # The card says the program cannot use a GPU: passing one would only change the key.
         print(f"{label}: --gpus ignored: model card says gpu: none", file=sys.stderr)
-    elif gpus:
-        opts.gpus = gpus
+    elif spec.gpus:
+        opts.gpus = spec.gpus
     # What can change the model's output: env settings and GPU use. Memory, CPU limit and the
     # whole-run timeout change only whether it finishes, so they stay out of the key.
     runtime = {"env": dict(sorted(opts.env.items())), "gpus": opts.gpus or None}
@@ -394,6 +364,7 @@ def _prepare(
     key, key_inputs = cache_key(identity, ds_hash, runtime)
     cache = HypCache(cache_root, key, key_inputs)
     return _Prepared(
+        spec,
         results_root,
         mdl,
         ds,
@@ -413,23 +384,24 @@ def _prepare(
     )
 
 
-def _run_prepared(
-    p: _Prepared,
-    executor: Executor,
-    t_start: float,
-    started: str,
-    *,
-    jobs: int,
-    max_utts: int | None,
-    seed: int,
-    utt_timeout_s: float | None,
-    scorer_options: dict | None,
-    replace: bool,
-    progress: bool,
-    progress_every_s: float,
-    command: Sequence[str] | None,
-) -> CellResult:
-    """Harvest what earlier runs left, run the rest through the executor, then finish."""
+@dataclass(frozen=True)
+class _Ran:
+    """What the shards left for one cell: its records and how they came about."""
+
+    rec: Records
+    logs: list[Path]
+    shard_info: list[dict]
+    problems: list[str]
+    todo: list[Utterance]  # the utterances this run had to do (none: a cache hit)
+    run_s: float
+
+    @property
+    def cache_hit(self) -> bool:
+        return not self.todo
+
+
+def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
+    """Harvest what earlier runs left and run the rest through the executor."""
     selection, label = p.selection, p.label
     shard_info: list[dict] = []
     logs: list[Path] = []
@@ -445,7 +417,6 @@ def _run_prepared(
                 f"{f', {leftovers} leftover program(s) stopped' if leftovers else ''}",
                 file=sys.stderr,
             )
-        cache_hit = not todo
         if todo:
             t_run = time.monotonic()
             job = ShardJob(
@@ -458,9 +429,7 @@ def _run_prepared(
                 options=p.opts,
                 label=label,
             )
-            rec, logs, shard_info, problems = _run_until_settled(
-                executor, job, p.cache, selection, todo, jobs, progress, progress_every_s, p.red
-            )
+            rec, logs, shard_info, problems = _run_until_settled(executor, job, p, todo)
             run_s = time.monotonic() - t_run
             for problem in problems:
                 print(f"{label}: model output breaks the contract: {problem}", file=sys.stderr)
@@ -476,49 +445,11 @@ def _run_prepared(
                     "nothing was written. Fix the cause and rerun the same command to "
                     f"continue.\n{detail or '(no shard reported an error)'}"
                 )
-    with _DRIVER:
-        return _finish(
-            p,
-            executor,
-            rec,
-            logs,
-            shard_info,
-            problems,
-            todo,
-            cache_hit,
-            run_s,
-            t_start,
-            started,
-            jobs=jobs,
-            max_utts=max_utts,
-            seed=seed,
-            utt_timeout_s=utt_timeout_s,
-            scorer_options=scorer_options,
-            replace=replace,
-            command=command,
-        )
+    return _Ran(rec, logs, shard_info, problems, todo, run_s)
 
 
 def _finish(
-    p: _Prepared,
-    executor: Executor,
-    rec: Records,
-    logs: list[Path],
-    shard_info: list[dict],
-    problems: list[str],
-    todo: list[Utterance],
-    cache_hit: bool,
-    run_s: float,
-    t_start: float,
-    started: str,
-    *,
-    jobs: int,
-    max_utts: int | None,
-    seed: int,
-    utt_timeout_s: float | None,
-    scorer_options: dict | None,
-    replace: bool,
-    command: Sequence[str] | None,
+    p: _Prepared, ran: _Ran, executor: Executor, t_start: float, started: str
 ) -> CellResult:
     """Score the selection and write the cell (summary, reports, run.json), moved into place."""
     results_root, mdl, ds, selection, scorer, run = (
@@ -530,6 +461,8 @@ def _finish(
         p.run,
     )
     identity, ds_hash, key, cache = p.identity, p.ds_hash, p.key, p.cache
+    spec, rec = p.spec, ran.rec
+    max_utts, seed, scorer_options = spec.max_utts, spec.seed, dict(spec.scorer_options)
     _check_accounted(p.label, selection, rec)
     secret_hits = {
         u.id: names for u in selection if (names := p.red.names_in(rec.hyp.get(u.id, "")))
@@ -554,22 +487,14 @@ def _finish(
     )
     score_s = time.monotonic() - t_score
     ids = list(refs)
-    sel = Selection(
-        n_utts=len(selection),
-        n_dataset_utts=len(ds.utterances),
-        ids_sha256=digest("selection", utterances=ids),
-        max_utts=max_utts,
-        seed=seed if max_utts else None,
-    )
-    result_key = "sha256:" + digest(
-        "result", hyps=key, dataset=ds_hash, selection=sel.to_dict(), scorer=sid
-    )
-    summary = Summary(
-        producer="benchmark",
-        result_key=result_key,
-        metrics=result.metrics if result else None,
-        selection=sel,
-        scorer=sid,
+    sel = Selection.of(ids, len(ds.utterances), max_utts, seed)
+    summary = new_summary(
+        "benchmark",
+        result.metrics if result else None,
+        sel,
+        sid,
+        hyps=key,
+        data=ds_hash,
         model=mdl.id,
         model_identity=identity,
         runner=run.name,
@@ -581,18 +506,19 @@ def _finish(
         timing=timing_stats(selection, rec),
         cost=cost_stats(selection, rec),
     )
-    placement, displaced = layout.place(results_root, summary, replace=replace)
+    result_key = summary.result_key
+    placement, displaced = layout.place(results_root, summary, replace=spec.replace)
     staging = stage_dir(placement.path)  # beside it: the move into place is a rename
     t_write = time.monotonic()
     with disk_full_is_one_line(staging):  # logs and reports are written outside fsio
-        write_cell_files(staging, selection, rec, result, summary, logs, secret_hits)
+        write_cell_files(staging, selection, rec, result, summary, ran.logs, secret_hits)
     write_s = time.monotonic() - t_write
     wall = time.monotonic() - t_start
     atomic_write_json(
         staging / "run.json",
         {
             "format": "asrbench-run-v2",
-            "command": list(command) if command is not None else sys.argv,
+            "command": list(spec.command) if spec.command is not None else sys.argv,
             "cwd": os.getcwd(),
             "git": git_state(),
             "model": {
@@ -616,10 +542,10 @@ def _finish(
             "placement": {"kind": placement.kind, "note": placement.note},
             "executor": executor.describe(),
             "options": {
-                "jobs": jobs,
+                "jobs": spec.jobs,
                 "max_utts": max_utts,
                 "seed": seed,
-                "utt_timeout_s": utt_timeout_s,
+                "utt_timeout_s": spec.utt_timeout_s,
                 "run": _plain(asdict(p.opts)),
                 "scorer": scorer_options or {},
             },
@@ -627,10 +553,10 @@ def _finish(
                 "key": key,
                 "inputs": p.key_inputs,
                 "folder": str(cache.root),
-                "hit": cache_hit,
-                "utts_run": len(todo),
+                "hit": ran.cache_hit,
+                "utts_run": len(ran.todo),
             },
-            "contract_problems": problems,
+            "contract_problems": ran.problems,
             "scorer": {**sid, "config": scorer_config(scorer) if scorer else None},
             "packages": package_versions(),
             "host": host_info(),
@@ -640,12 +566,12 @@ def _finish(
                 "wall_s": round(wall, 3),
                 "prepare_s": round(p.prepare_s, 3),
                 "dataset_hash_s": round(p.hash_s, 3),
-                "run_s": round(run_s, 3),
+                "run_s": round(ran.run_s, 3),
                 "score_s": round(score_s, 3),
                 "write_s": round(write_s, 3),
-                "overhead_s": round(wall - run_s - score_s - p.prepare_s, 3),
+                "overhead_s": round(wall - ran.run_s - score_s - p.prepare_s, 3),
             },
-            "shards": shard_info,
+            "shards": ran.shard_info,
         },
     )
     layout.commit(staging, placement, displaced)
@@ -653,9 +579,9 @@ def _finish(
         summary,
         placement,
         sum(1 for u in selection if u.id in rec.hyp),
-        cache_hit,
+        ran.cache_hit,
         round(wall, 3),
-        round(run_s, 3),
+        round(ran.run_s, 3),
     )
 
 
@@ -681,15 +607,7 @@ def _first_line(text: str | None) -> str:
 
 
 def _run_until_settled(
-    executor: Executor,
-    job: ShardJob,
-    cache: HypCache,
-    selection: list[Utterance],
-    todo: list[Utterance],
-    jobs: int,
-    progress: bool,
-    every_s: float,
-    red: Redactor,
+    executor: Executor, job: ShardJob, p: _Prepared, todo: list[Utterance]
 ) -> tuple[Records, list[Path], list[dict], list[str]]:
     """Run `todo` in shards, then isolate failures so one bad utterance fails only itself.
 
@@ -699,7 +617,8 @@ def _run_until_settled(
     it; rounds stop when one brings no new transcription. Every utterance ends transcribed or
     failed with a reason; failures stay in the cache only as failures, retried by every rerun.
     """
-    shards = split_shards(todo, jobs)
+    cache, selection, red, spec = p.cache, p.selection, p.red, p.spec
+    shards = split_shards(todo, spec.jobs)
     solo_tried: set[str] = set()
     logs: list[Path] = []
     info: list[dict] = []
@@ -717,8 +636,8 @@ def _run_until_settled(
                 len(done_before),
                 sum(u.duration for u in done_before),
                 [attempt / f"shard-{k}" for k in range(len(shards))],
-                every_s=every_s,
-                enabled=progress,
+                every_s=spec.progress_every_s,
+                enabled=spec.progress,
             )
             if executor.runs_here
             else None
@@ -755,7 +674,7 @@ def _run_until_settled(
             retry += bad[1:]
         if not solos and not retry:
             break
-        shards = solos + (split_shards(retry, jobs) if retry else [])
+        shards = solos + (split_shards(retry, spec.jobs) if retry else [])
     cache.save(rec)
     return rec, logs, info, problems
 

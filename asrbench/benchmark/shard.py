@@ -6,11 +6,11 @@ makes `--max-utts` samples reproducible and resumed runs land on the same shard 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from asrbench.dataset import Utterance
 from asrbench.errors import InputError
+from asrbench.identity import seed_digest
 
 
 def sample_utterances(utts: Sequence[Utterance], n: int | None, seed: int = 0) -> list[Utterance]:
@@ -24,8 +24,8 @@ def sample_utterances(utts: Sequence[Utterance], n: int | None, seed: int = 0) -
     if n is None or n >= len(utts):
         return list(utts)
 
-    def rank(u: Utterance) -> str:
-        return hashlib.sha256(f"{seed}\0{u.id}".encode()).hexdigest()
+    def rank(u: Utterance) -> bytes:
+        return seed_digest(seed, u.id)
 
     chosen = {u.id for u in sorted(utts, key=rank)[:n]}
     return [u for u in utts if u.id in chosen]

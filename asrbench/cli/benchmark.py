@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import typer
@@ -36,7 +37,9 @@ def benchmark(
     request: Path = typer.Option(None, "--request", help="YAML request: models x datasets"),
     runner: str = RunnerOpt,
     results: Path = ResultsOpt,
-    cache: Path = typer.Option(None, "--cache", help="hypothesis cache (default .cache/hyps)"),
+    cache: Path = typer.Option(
+        None, "--cache", help="hypothesis cache (default $ASRBENCH_CACHE/hyps, else .cache/hyps)"
+    ),
     jobs: int = JobsOpt,
     max_utts: int = typer.Option(None, "--max-utts", help="seeded sample of N utterances"),
     seed: int = SeedOpt,
@@ -81,50 +84,47 @@ def benchmark(
     zoo_remote: str = ZooRemoteOpt,
 ) -> None:
     """Run every model x dataset cell; a failing cell is reported and the others still run."""
-    from asrbench.benchmark.request import Request, load_request
-    from asrbench.benchmark.run import run_matrix
-    from asrbench.runners import RunOptions
+    from asrbench.benchmark.request import JobSpec, Request, RequestOptions, check_env, load_request
+    from asrbench.benchmark.run import Outcome, run_matrix
 
     if table:
         from asrbench.cli.leaderboard import show_leaderboard
 
         show_leaderboard(results, None)
         return
-    req = load_request(request) if request else Request([], [], {})
-    req.models += model or []
-    req.datasets += dataset or []
-    if not req.datasets and req.models:
-        req.datasets = ["mini_en"]
-    if not req.models:
+    req = load_request(request) if request else Request()
+    models = [*req.models, *(model or [])]
+    datasets = [*req.datasets, *(dataset or [])] or (["mini_en"] if models else [])
+    if not models:
         raise InputError("give a model with -m (or a --request file)")
-    o = req.options
-
-    def pick(cli, key, default=None):
-        return cli if cli is not None else o.get(key, default)
-
-    settings = {**(o.get("env") or {}), **parse_pairs(env, "--env")}
-    _refuse_secrets_as_settings(req.models, settings)
+    flags = RequestOptions(
+        runner=runner,
+        results=results,
+        cache=cache,
+        jobs=jobs,
+        max_utts=max_utts,
+        seed=seed,
+        utt_timeout_s=positive_seconds(utt_timeout, "--utt-timeout"),
+        timeout_s=positive_seconds(timeout, "--timeout"),
+        gpus=gpus,
+        scorer={k: typed_value(v) for k, v in parse_pairs(score_opt, "--score-opt").items()},
+        env=check_env(parse_pairs(env, "--env"), "--env"),
+    )
+    spec = JobSpec.build(
+        req.options,
+        flags,
+        replace=replace,
+        progress=not no_progress,
+        command=["ops/benchmark", *sys.argv[1:]],
+    )
+    _refuse_secrets_as_settings(models, spec.env)
     budget = _budget(max_failed)
-    shard_timeout = positive_seconds(
-        pick(timeout, "timeout_s", 3600.0), "--timeout" if timeout is not None else "timeout_s"
-    )
-    utt_timeout = positive_seconds(
-        pick(utt_timeout, "utt_timeout_s"),
-        "--utt-timeout" if utt_timeout is not None else "utt_timeout_s",
-    )
-    run_opts = RunOptions(
-        timeout_s=shard_timeout, memory=o.get("memory"), cpus=o.get("cpus"), env=settings
-    )
-    scorer = {
-        **(o.get("scorer") or {}),
-        **{k: typed_value(v) for k, v in parse_pairs(score_opt, "--score-opt").items()},
-    }
     failures: list[tuple[str, str]] = []
     done = 0
-    cells = req.cells()
+    cells = [(m, d) for m in models for d in datasets]
     ex = executor_from_flags(executor, address, zoo_remote, progress=not no_progress)
 
-    def report(i: int, outcome: object) -> None:
+    def report(i: int, outcome: Outcome) -> None:
         nonlocal done
         m, d = cells[i]
         if isinstance(outcome, AsrbenchError):
@@ -147,22 +147,7 @@ def benchmark(
     try:
         with ex:
             outcomes = run_matrix(
-                cells,
-                ex,
-                on_result=None if len(cells) == 1 else report,
-                runner=pick(runner, "runner", "auto"),
-                results_root=pick(results, "results"),
-                options=run_opts,
-                jobs=int(pick(jobs, "jobs", 1)),
-                max_utts=pick(max_utts, "max_utts"),
-                seed=int(pick(seed, "seed", 0)),
-                utt_timeout_s=utt_timeout,
-                gpus=pick(gpus, "gpus"),
-                cache_root=pick(cache, "cache"),
-                scorer_options=scorer or None,
-                replace=replace,
-                progress=not no_progress,
-                command=["ops/benchmark", *sys.argv[1:]],
+                cells, spec, executor=ex, on_result=None if len(cells) == 1 else report
             )
     except KeyboardInterrupt:
         typer.echo(
@@ -175,9 +160,9 @@ def benchmark(
         if isinstance(outcomes[0], AsrbenchError):
             raise outcomes[0]  # one cell: the CLI prints it and maps it to its exit code
         report(0, outcomes[0])
-    if len(req.cells()) > 1:
+    if len(cells) > 1:
         typer.echo(
-            f"{done} of {len(req.cells())} cells done"
+            f"{done} of {len(cells)} cells done"
             + (f"; failed: {', '.join(f'{m} x {d}' for m, d in failures)}" if failures else "")
         )
     if failures:
@@ -201,7 +186,7 @@ def _budget(spec: str):
         raise InputError(f"--max-failed {spec!r}: give a count (3) or a share (2%)") from None
 
 
-def _refuse_secrets_as_settings(models: list[str], settings: dict[str, str]) -> None:
+def _refuse_secrets_as_settings(models: list[str], settings: Mapping[str, str]) -> None:
     """No `--env` name may be a secret of any model in the run: settings are recorded in
     run.json and cache keys, and passed to every model of a matrix."""
     if not settings:

@@ -16,7 +16,7 @@ DatasetsOpt = typer.Option(
 )
 RunnerOpt = typer.Option(None, "--runner", help="docker, local or auto (default auto)")
 ResultsOpt = typer.Option(
-    None, "--results", help="results root (default ./results or $ASRBENCH_RESULTS)"
+    None, "--results", help="results root (default $ASRBENCH_RESULTS, else results/)"
 )
 JobsOpt = typer.Option(None, "-j", "--jobs", help="parallel containers/processes")
 SeedOpt = typer.Option(None, "--seed", help="seed (default 0)")

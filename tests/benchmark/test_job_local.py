@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from asrbench.benchmark import run_benchmark
+from asrbench.benchmark import JobSpec, run_benchmark
 from asrbench.settings import REPO_ROOT
 
 OPS = REPO_ROOT / "ops"
@@ -29,12 +29,14 @@ def test_partial_failures_are_deletions_and_listed(fake_models, tmp_path: Path) 
     s = run_benchmark(
         folder,
         "mini_en",
-        runner="local",
-        results_root=tmp_path / "r",
-        cache_root=tmp_path / "c",
-        progress=False,
-        utt_timeout_s=7,
-        scorer_options={"nsw": False},
+        JobSpec(
+            runner="local",
+            results_root=tmp_path / "r",
+            cache_root=tmp_path / "c",
+            progress=False,
+            utt_timeout_s=7,
+            scorer_options={"nsw": False},
+        ),
     )
     assert s.summary.n_failed == 2
     assert sorted(f["id"] for f in s.summary.failed) == sorted(bad)
@@ -74,9 +76,11 @@ def test_rescoring_never_reruns_the_model(fake_models, tmp_path: Path) -> None:
         max_utts=6,
         seed=3,
     )
-    first = run_benchmark(folder, "mini_en", scorer_options={"nsw": False}, **kw)
+    first = run_benchmark(folder, "mini_en", JobSpec(scorer_options={"nsw": False}, **kw))
     assert not first.cache_hit
-    again = run_benchmark(folder, "mini_en", scorer_options={"nsw": False, "punc": False}, **kw)
+    again = run_benchmark(
+        folder, "mini_en", JobSpec(scorer_options={"nsw": False, "punc": False}, **kw)
+    )
     assert again.cache_hit
     run = json.loads((again.out_dir / "run.json").read_text())
     assert run["cache"]["utts_run"] == 0 and run["shards"] == []
@@ -87,7 +91,9 @@ def test_rescoring_never_reruns_the_model(fake_models, tmp_path: Path) -> None:
     assert first.out_dir != again.out_dir and first.out_dir.name.startswith("mini_en~sample-")
     assert not (tmp_path / "r" / "fake_ok" / "mini_en").exists()
     # a bigger sample reuses the 6 cached utterances and runs only the new ones
-    more = run_benchmark(folder, "mini_en", scorer_options={"nsw": False}, **{**kw, "max_utts": 9})
+    more = run_benchmark(
+        folder, "mini_en", JobSpec(scorer_options={"nsw": False}, **{**kw, "max_utts": 9})
+    )
     run = json.loads((more.out_dir / "run.json").read_text())
     assert run["cache"]["utts_run"] == 3
 
@@ -154,14 +160,13 @@ def test_crashed_program_is_isolated_to_the_uninterrupted_result(
     crashy = fake_models("fake_crashy", mode="crash_once", marker=tmp_path / "crashed")
     steady = fake_models("fake_steady")
     kw = dict(
-        dataset="mini_en",
         runner="local",
         cache_root=tmp_path / "c",
         progress=False,
         max_utts=10,
         scorer_options={"nsw": False},
     )
-    resumed = run_benchmark(crashy, results_root=tmp_path / "r", jobs=1, **kw)
+    resumed = run_benchmark(crashy, "mini_en", JobSpec(results_root=tmp_path / "r", jobs=1, **kw))
     run = json.loads((resumed.out_dir / "run.json").read_text())
     # First attempt: 2 done, then the program died on the 3rd. Isolation round: the 3rd alone,
     # the other 7 without it; both succeed now, so nothing is counted as failed.
@@ -169,7 +174,7 @@ def test_crashed_program_is_isolated_to_the_uninterrupted_result(
     assert "exited with status 139" in run["shards"][0]["error"]
     assert resumed.summary.n_failed == 0 and resumed.metrics.n_missing == 0
     assert run["cache"]["utts_run"] == 10
-    whole = run_benchmark(steady, results_root=tmp_path / "r2", jobs=2, **kw)
+    whole = run_benchmark(steady, "mini_en", JobSpec(results_root=tmp_path / "r2", jobs=2, **kw))
     a, b = resumed.out_dir, whole.out_dir
     for name in ("hyp.raw.tsv", "utterances.jsonl", "timing.tsv"):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
@@ -207,10 +212,9 @@ def test_reference_free_dataset_gives_hypotheses_and_no_error_rate(
     s = run_benchmark(
         folder,
         ds_dir,
-        runner="local",
-        results_root=tmp_path / "r",
-        cache_root=tmp_path / "c",
-        progress=False,
+        JobSpec(
+            runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False
+        ),
     )
     assert s.metrics is None and s.summary.reference_free
     assert "hypotheses only" in s.line() and "WER" not in s.line()
@@ -273,12 +277,14 @@ def test_model_output_breaking_the_contract_is_named_not_trusted(
     s = run_benchmark(
         liar,
         "mini_en",
-        runner="local",
-        results_root=tmp_path / "r",
-        cache_root=tmp_path / "c",
-        progress=False,
-        max_utts=4,
-        scorer_options={"nsw": False},
+        JobSpec(
+            runner="local",
+            results_root=tmp_path / "r",
+            cache_root=tmp_path / "c",
+            progress=False,
+            max_utts=4,
+            scorer_options={"nsw": False},
+        ),
     )
     run = json.loads((s.out_dir / "run.json").read_text())
     problems = " ".join(run["contract_problems"])
@@ -297,12 +303,14 @@ def test_tabs_inside_a_text_read_the_same_by_benchmark_and_score(
     s = run_benchmark(
         tabs,
         "mini_en",
-        runner="local",
-        results_root=tmp_path / "r",
-        cache_root=tmp_path / "c",
-        progress=False,
-        max_utts=3,
-        scorer_options={"nsw": False},
+        JobSpec(
+            runner="local",
+            results_root=tmp_path / "r",
+            cache_root=tmp_path / "c",
+            progress=False,
+            max_utts=3,
+            scorer_options={"nsw": False},
+        ),
     )
     assert set((s.out_dir / "hyp.raw.tsv").read_text().splitlines()[0].split("\t")[1:]) == {
         "in being comparatively modern"
@@ -356,17 +364,17 @@ def test_another_dataset_under_the_same_id_never_replaces_the_reported_cell(
     kw = dict(
         runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False
     )
-    first = run_benchmark(folder, first_ds, **kw)
+    first = run_benchmark(folder, first_ds, JobSpec(**kw))
     assert first.placement.kind == "reported"
     reported = tmp_path / "r" / "fake_ok" / "mini_en"
     before = (reported / "summary.json").read_bytes()
-    other = run_benchmark(folder, other_ds, **kw)
+    other = run_benchmark(folder, other_ds, JobSpec(**kw))
     assert other.placement.kind == "variant" and "dataset content differs" in other.placement.note
     assert other.out_dir.name.startswith("mini_en~") and other.out_dir.parent == reported.parent
     assert (reported / "summary.json").read_bytes() == before  # untouched
     # a rerun of the first content is the reported cell again; the leaderboard says which
     # cell it reports and names the one it left out
-    assert run_benchmark(folder, first_ds, **kw).placement.kind == "reported"
+    assert run_benchmark(folder, first_ds, JobSpec(**kw)).placement.kind == "reported"
     t = _ops("leaderboard", "--results", str(tmp_path / "r"))
     assert t.returncode == 0, t.stderr
     cell = json.loads((tmp_path / "r" / "leaderboard.json").read_text())["cells"]["fake_ok"][
@@ -375,7 +383,7 @@ def test_another_dataset_under_the_same_id_never_replaces_the_reported_cell(
     assert cell["path"] == str(reported) and cell["others"] == 1 and "+1" in t.stdout
     assert cell["dataset_hash"] == json.loads(before)["dataset_hash"]
     # --replace makes the other one the reported cell and moves the first beside it
-    swapped = run_benchmark(folder, other_ds, replace=True, **kw)
+    swapped = run_benchmark(folder, other_ds, JobSpec(replace=True, **kw))
     assert swapped.placement.kind == "reported" and swapped.out_dir == reported
     assert (
         json.loads((reported / "summary.json").read_text())["dataset_hash"]
@@ -397,7 +405,7 @@ def test_a_newer_scorer_replaces_the_reported_cell_other_options_do_not(
     kw = dict(
         runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False
     )
-    first = run_benchmark(folder, ds, **kw)
+    first = run_benchmark(folder, ds, JobSpec(**kw))
     real = scorers.scorer_identity
 
     def upgraded(scorer, options=None):
@@ -408,12 +416,12 @@ def test_a_newer_scorer_replaces_the_reported_cell_other_options_do_not(
 
     monkeypatch.setattr(scorers, "scorer_identity", upgraded)
     monkeypatch.setattr("asrbench.benchmark.run.scorer_identity", upgraded)
-    again = run_benchmark(folder, ds, **kw)
+    again = run_benchmark(folder, ds, JobSpec(**kw))
     assert again.placement.kind == "reported" and again.out_dir == first.out_dir
     summary = json.loads((first.out_dir / "summary.json").read_text())
     assert summary["scorer"]["config_hash"] == "sha256:" + "1" * 64
     assert summary["scorer"]["options"] == {}
-    other = run_benchmark(folder, ds, scorer_options={"nsw": False}, **kw)
+    other = run_benchmark(folder, ds, JobSpec(scorer_options={"nsw": False}, **kw))
     assert other.placement.kind == "variant" and "scorer options differ" in other.placement.note
 
 
@@ -429,14 +437,14 @@ def test_api_cost_estimates_reach_the_cell_and_its_summary(fake_models, tmp_path
         max_utts=5,
         seed=2,
     )
-    first = run_benchmark(folder, "mini_en", **kw)
+    first = run_benchmark(folder, "mini_en", JobSpec(**kw))
     cost = dict(line.split("\t") for line in (first.out_dir / "cost.tsv").read_text().splitlines())
     summary = json.loads((first.out_dir / "summary.json").read_text())
     assert len(cost) == 5 and set(cost.values()) == {"0.001250"}
     assert summary["cost"]["usd"] == 0.00625 and summary["cost"]["n_costed"] == 5
     assert summary["cost"]["n_utts"] == 5 and summary["cost"]["unparsable"] == []
-    again = run_benchmark(folder, "mini_en", **kw)
+    again = run_benchmark(folder, "mini_en", JobSpec(**kw))
     assert again.cache_hit and again.summary.cost == summary["cost"]
     # a model that writes no cost.tsv has no cost section
-    plain = run_benchmark(fake_models("fake_plain"), "mini_en", **kw)
+    plain = run_benchmark(fake_models("fake_plain"), "mini_en", JobSpec(**kw))
     assert plain.summary.cost is None and not (plain.out_dir / "cost.tsv").exists()

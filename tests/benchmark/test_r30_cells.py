@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from asrbench.benchmark import run_benchmark
+from asrbench.benchmark import JobSpec, run_benchmark
 from asrbench.settings import REPO_ROOT
 from tests.conftest import require
 
@@ -73,19 +73,19 @@ def test_an_unreadable_reported_cell_is_never_replaced(fake_models, mini_en, tmp
     kw = dict(
         runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False
     )
-    reported = run_benchmark(folder, first_ds, **kw).out_dir
+    reported = run_benchmark(folder, first_ds, JobSpec(**kw)).out_dir
     break_summary(reported, how)
     kept = tree(reported)
     assert "utterances.jsonl" in kept
 
-    other = run_benchmark(folder, other_ds, **kw)
+    other = run_benchmark(folder, other_ds, JobSpec(**kw))
     assert other.placement.kind == "variant" and other.out_dir != reported
     assert other.out_dir.parent == reported.parent and other.out_dir.name.startswith("mini_en~")
     assert "unreadable summary.json" in other.placement.note and "kept" in other.placement.note
     assert tree(reported) == kept  # not a byte changed
 
     # --replace makes the new one the reported cell and moves the unreadable one aside, whole
-    swapped = run_benchmark(folder, other_ds, replace=True, **kw)
+    swapped = run_benchmark(folder, other_ds, JobSpec(replace=True, **kw))
     assert swapped.placement.kind == "reported" and swapped.out_dir == reported
     assert "moved, whole, to mini_en~unreadable-" in swapped.placement.note
     aside = list(reported.parent.glob("mini_en~unreadable-*"))
@@ -157,21 +157,21 @@ def test_staging_leftovers_of_a_killed_run_are_removed_by_the_next_run(
     kw = dict(
         runner="local", results_root=tmp_path / "r", cache_root=tmp_path / "c", progress=False
     )
-    cell = run_benchmark(folder, ds, **kw).out_dir
+    cell = run_benchmark(folder, ds, JobSpec(**kw)).out_dir
     pid = dead_pid()
     stale = cell.with_name(f".mini_en.tmp{pid}")
     stale.mkdir()
     (stale / "summary.json").write_text("{half")
     mine = cell.with_name(f".mini_en.tmp{os.getpid()}x")  # not a staging name: left alone
     mine.mkdir()
-    again = run_benchmark(folder, ds, **kw)
+    again = run_benchmark(folder, ds, JobSpec(**kw))
     assert again.out_dir == cell and (cell / "summary.json").is_file()
     assert {p.name for p in cell.parent.iterdir()} == {"mini_en", mine.name}
 
     # killed between the two renames of a swap: the old cell is moved back, not lost
     old = cell.with_name(f".mini_en.old{dead_pid()}")
     os.replace(cell, old)
-    again = run_benchmark(folder, ds, **kw)
+    again = run_benchmark(folder, ds, JobSpec(**kw))
     assert {p.name for p in cell.parent.iterdir()} == {"mini_en", mine.name}
 
     # an importer's `.ID.importing-PID` left by a kill -9 goes at the next import there

@@ -42,17 +42,19 @@ def _strict(text: str) -> object:
 
 
 def test_nan_or_negative_timing_is_a_contract_error_not_an_rtf(tmp_path: Path) -> None:
-    from asrbench.benchmark import run_benchmark
+    from asrbench.benchmark import JobSpec, run_benchmark
 
     s = run_benchmark(
         _model(tmp_path / "models"),
         "mini_en",
-        runner="local",
-        results_root=tmp_path / "r",
-        cache_root=tmp_path / "c",
-        progress=False,
-        max_utts=6,
-        scorer_options={"nsw": False},
+        JobSpec(
+            runner="local",
+            results_root=tmp_path / "r",
+            cache_root=tmp_path / "c",
+            progress=False,
+            max_utts=6,
+            scorer_options={"nsw": False},
+        ),
     )
     summary = _strict((s.out_dir / "summary.json").read_text())
     timing = summary["timing"]
@@ -124,16 +126,18 @@ def test_a_request_file_timeout_is_checked_too(tmp_path: Path, cli) -> None:
 
 
 def test_run_benchmark_refuses_a_nan_utterance_timeout(tmp_path: Path) -> None:
-    from asrbench.benchmark import run_benchmark
+    from asrbench.benchmark import JobSpec, run_benchmark
     from asrbench.errors import InputError
 
     with pytest.raises(InputError, match="utt_timeout_s nan"):
         run_benchmark(
             _model(tmp_path / "models"),
             "mini_en",
-            runner="local",
-            results_root=tmp_path / "r",
-            cache_root=tmp_path / "c",
-            progress=False,
-            utt_timeout_s=float("nan"),
+            JobSpec(
+                runner="local",
+                results_root=tmp_path / "r",
+                cache_root=tmp_path / "c",
+                progress=False,
+                utt_timeout_s=float("nan"),
+            ),
         )

@@ -67,18 +67,18 @@ def test_a_secret_too_weak_to_be_one_is_refused_by_name(
 def test_a_hypothesis_holding_a_secret_is_scored_as_written_and_flagged(
     tmp_path: Path, monkeypatch, capfd
 ) -> None:
-    from asrbench.benchmark import run_benchmark
+    from asrbench.benchmark import JobSpec, run_benchmark
 
     folder = _model(tmp_path / "models")
     kw = dict(runner="local", progress=False, max_utts=4, scorer_options={"nsw": False})
     monkeypatch.delenv("FAKE_API_KEY", raising=False)
     plain = run_benchmark(
-        folder, "mini_en", results_root=tmp_path / "r0", cache_root=tmp_path / "c0", **kw
+        folder, "mini_en", JobSpec(results_root=tmp_path / "r0", cache_root=tmp_path / "c0", **kw)
     )
     monkeypatch.setenv("FAKE_API_KEY", TOKEN)
     capfd.readouterr()
     s = run_benchmark(
-        folder, "mini_en", results_root=tmp_path / "r1", cache_root=tmp_path / "c1", **kw
+        folder, "mini_en", JobSpec(results_root=tmp_path / "r1", cache_root=tmp_path / "c1", **kw)
     )
     console = capfd.readouterr()
     # the score is that of the unaltered transcripts

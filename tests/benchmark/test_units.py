@@ -192,7 +192,7 @@ def test_request_file_is_checked(tmp_path: Path) -> None:
     good = tmp_path / "r.yaml"
     good.write_text("models: [a, b]\ndatasets: mini_en\noptions: {jobs: 2, max_utts: 5}\n")
     req = load_request(good)
-    assert req.cells() == [("a", "mini_en"), ("b", "mini_en")] and req.options["jobs"] == 2
+    assert req.cells() == [("a", "mini_en"), ("b", "mini_en")] and req.options.jobs == 2
     bad = tmp_path / "bad.yaml"
     bad.write_text("models: [a]\ndatasets: [d]\noptions: {jobz: 2}\n")
     with pytest.raises(BenchmarkError, match="jobz"):

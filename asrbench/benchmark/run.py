@@ -33,10 +33,11 @@ from asrbench.benchmark.shard import sample_utterances, split_shards
 from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import AsrbenchError, InputError, InternalError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
-from asrbench.fsio import atomic_write_json, disk_full_is_one_line, stage_dir
+from asrbench.fsio import disk_full_is_one_line, stage_dir
 from asrbench.modelcard import Model
 from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.results import layout
+from asrbench.results.records import RunRecord, write_record
 from asrbench.results.summary import Selection, Summary, new_summary
 from asrbench.runners import Runner, RunOptions, shared_runner
 from asrbench.runners.leftovers import kill_leftovers
@@ -514,14 +515,13 @@ def _finish(
         write_cell_files(staging, selection, rec, result, summary, ran.logs, secret_hits)
     write_s = time.monotonic() - t_write
     wall = time.monotonic() - t_start
-    atomic_write_json(
+    write_record(
         staging / "run.json",
-        {
-            "format": "asrbench-run-v2",
-            "command": list(spec.command) if spec.command is not None else sys.argv,
-            "cwd": os.getcwd(),
-            "git": git_state(),
-            "model": {
+        RunRecord(
+            command=list(spec.command) if spec.command is not None else sys.argv,
+            cwd=os.getcwd(),
+            git=git_state(),
+            model={
                 "id": mdl.id,
                 "identity": identity,
                 "runner": run.name,
@@ -530,18 +530,18 @@ def _finish(
                 "card": mdl.card.to_dict(),
                 "folder": str(mdl.root),
             },
-            "dataset": {
+            dataset={
                 "id": ds.id,
                 "hash": ds_hash,
                 "folder": str(ds.root.resolve()),
                 "meta": ds.meta,
                 "n_utts": len(ds.utterances),
             },
-            "selection": sel.to_dict(),
-            "result_key": result_key,
-            "placement": {"kind": placement.kind, "note": placement.note},
-            "executor": executor.describe(),
-            "options": {
+            selection=sel.to_dict(),
+            result_key=result_key,
+            placement={"kind": placement.kind, "note": placement.note},
+            executor=executor.describe(),
+            options={
                 "jobs": spec.jobs,
                 "max_utts": max_utts,
                 "seed": seed,
@@ -549,18 +549,18 @@ def _finish(
                 "run": _plain(asdict(p.opts)),
                 "scorer": scorer_options or {},
             },
-            "cache": {
+            cache={
                 "key": key,
                 "inputs": p.key_inputs,
                 "folder": str(cache.root),
                 "hit": ran.cache_hit,
                 "utts_run": len(ran.todo),
             },
-            "contract_problems": ran.problems,
-            "scorer": {**sid, "config": scorer_config(scorer) if scorer else None},
-            "packages": package_versions(),
-            "host": host_info(),
-            "times": {
+            contract_problems=ran.problems,
+            scorer={**sid, "config": scorer_config(scorer) if scorer else None},
+            packages=package_versions(),
+            host=host_info(),
+            times={
                 "started": started,
                 "ended": utc_now(),
                 "wall_s": round(wall, 3),
@@ -571,8 +571,8 @@ def _finish(
                 "write_s": round(write_s, 3),
                 "overhead_s": round(wall - ran.run_s - score_s - p.prepare_s, 3),
             },
-            "shards": ran.shard_info,
-        },
+            shards=ran.shard_info,
+        ),
     )
     layout.commit(staging, placement, displaced)
     return CellResult(

@@ -24,10 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from asrbench.benchmark.resolve import resolve_model
-
 from asrbench.benchmark import JobSpec, run_benchmark
-from asrbench.benchmark.run import _runner
+from asrbench.resolve import resolve_model
+from asrbench.runners import shared_runner
 
 
 def measure(args: argparse.Namespace, jobs: int, cache: Path, results: Path) -> dict:
@@ -44,12 +43,13 @@ def measure(args: argparse.Namespace, jobs: int, cache: Path, results: Path) -> 
             command=("benchmarks/benchmark_scaling.py",),
         ),
     )
-    run = json.loads((Path(s["out_dir"]) / "run.json").read_text())
+    out_dir = s.placement.path
+    run = json.loads((out_dir / "run.json").read_text())
     t = run["times"]
-    timing = s["timing"]
+    timing = s.summary.timing or {}
     shard_proc: dict[int, float] = {}
     per_utt = {}
-    for line in (Path(s["out_dir"]) / "timing.tsv").read_text().splitlines():
+    for line in (out_dir / "timing.tsv").read_text().splitlines():
         uid, proc, _ = line.split("\t")
         per_utt[uid] = float(proc)
     wall = t["wall_s"]
@@ -66,7 +66,7 @@ def measure(args: argparse.Namespace, jobs: int, cache: Path, results: Path) -> 
     return {
         "jobs": jobs,
         "cache_hit": run["cache"]["hit"],
-        "n_utts": s["n_utts"],
+        "n_utts": s.summary.selection.n_utts,
         "audio_s": timing["audio_s"],
         "wall_s": wall,
         "run_s": t["run_s"],
@@ -76,7 +76,7 @@ def measure(args: argparse.Namespace, jobs: int, cache: Path, results: Path) -> 
         "startup_share": round(startup / wall, 4) if wall else None,
         "throughput_audio_s_per_s": round(timing["audio_s"] / wall, 3),
         "rtf": timing["rtf"],
-        "wer": s["wer"],
+        "wer": s.metrics.ter if s.metrics else None,
     }
 
 
@@ -89,7 +89,7 @@ def main() -> int:
     ap.add_argument("--max-utts", type=int, default=None)
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    _runner(args.runner).prepare(resolve_model(args.model))  # build the image outside timing
+    shared_runner(args.runner).prepare(resolve_model(args.model))  # build the image outside timing
     rows = []
     with tempfile.TemporaryDirectory(prefix="asrbench-scaling-") as tmp:
         for jobs in args.jobs:

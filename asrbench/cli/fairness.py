@@ -20,7 +20,7 @@ app = typer.Typer(add_completion=False, help=__doc__)
 
 def expand_transforms(names: list[str]) -> list[str]:
     """`-t av_noise` = every severity of the bank entry; a full spec (`av_noise:3`) as is."""
-    from asrbench.perturb.registry import get
+    from asrbench.perturb.catalog import get
 
     out: list[str] = []
     for name in names:
@@ -120,7 +120,7 @@ def fairness(
     """Per-group accuracy, LWERR, robustness disparity, differential testing, fault localiser."""
     import sys
 
-    from asrbench.fairness.pipeline import Options, run_fairness
+    from asrbench.fairness.pipeline import FairnessOptions, run_fairness
     from asrbench.fairness.report import output_dir, to_markdown, write
     from asrbench.identity import digest, short
     from asrbench.perturb.grids import grid_name, grid_specs
@@ -138,7 +138,7 @@ def fairness(
     label = "+".join([grid_name(grid)] if grid else []) or None
     if transform:
         label = "+".join(filter(None, [label, *[t.replace(":", "-") for t in transform]]))
-    opts = Options(
+    opts = FairnessOptions(
         by=by,
         analyses=[a.strip() for a in analyses.split(",") if a.strip()] if analyses else None,
         metric=metric,
@@ -167,15 +167,11 @@ def fairness(
         plan, report, rows = run_fairness(
             models, dataset, opts, results_root=results, progress=not quiet, executor=ex
         )
-    for w in report["warnings"]:
+    for w in report.warnings:
         print(f"fairness: warning: {w}", file=sys.stderr)
     root = Path(results) if results else settings().results
-    key = (
-        short(digest("selection", utterances=plan.ids), 12)
-        if report["selection"]["sample"]
-        else None
-    )
-    target = out or output_dir(root, plan.dataset.id, report["models"], by, label, key)
+    key = short(digest("selection", utterances=plan.ids), 12) if report.is_sample else None
+    target = out or output_dir(root, plan.dataset.id, report.models, by, label, key)
     write(report, rows, target)
     typer.echo(to_markdown(report))
     typer.echo(

@@ -13,7 +13,6 @@ from asrbench.cli.executor_opts import (
     executor_from_flags,
 )
 from asrbench.cli.options import ModelsOpt, ResultsOpt, RunnerOpt
-from asrbench.errors import InputError
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -48,42 +47,23 @@ def robustness(
     zoo_remote: str = ZooRemoteOpt,
 ) -> None:
     """Run models over a perturbation grid and write WER/WERD/NWERD tables."""
-    from asrbench.fsio import atomic_write_json, atomic_write_text
+    from asrbench.campaign.base import write_outputs
+    from asrbench.campaign.robustness import RobustnessOptions, plan_grid, run_planned
     from asrbench.perturb.grids import grid_name, grid_specs
-    from asrbench.perturb.robustness import check_request, run_grid
-    from asrbench.perturb.spec import parse_spec
-    from asrbench.resolve import resolve_dataset
+    from asrbench.perturb.robustness import to_markdown
     from asrbench.settings import settings
 
-    if not model:
-        raise InputError("give at least one model with -m")
-    specs = grid_specs(grid)
-    for s in specs:
-        parse_spec(s)  # fail before any model runs
-    ds = resolve_dataset(dataset, check_audio=False)
-    check_request(model, normaliser)  # every model and the normaliser, before any work
     root = Path(results) if results else settings().results
-    target = out or root / "robustness" / ds.id / grid_name(grid)
-    subset = None
+    subset: list[str] | int | None = None
     if utts:
-        if utts.isdigit():
-            subset = [u.id for u in ds.utterances[: int(utts)]]
-        else:
-            subset = utts.split(",")
+        subset = int(utts) if utts.isdigit() else [u for u in utts.split(",") if u]
+    opts = RobustnessOptions(seed, runner or "auto", jobs, normaliser, subset, root)
+    # every input (models, dataset, grid, normaliser, selection) is checked before any work
+    plan = plan_grid(list(model or []), dataset, grid_specs(grid), opts)
+    target = out or root / "robustness" / plan.campaign.ds.id / grid_name(grid)
     with executor_from_flags(executor, address, zoo_remote) as ex:
-        report = run_grid(
-            model,
-            dataset,
-            specs,
-            seed=seed,
-            runner=runner or "auto",
-            jobs=jobs,
-            normaliser=normaliser,
-            utt_ids=subset,
-            results_root=root,
-            executor=ex,
-        )
-    atomic_write_json(target / "robustness.json", report)
-    atomic_write_text(target / "robustness.md", report["markdown"])
-    typer.echo(report["markdown"])
+        report = run_planned(plan, executor=ex)
+    md = to_markdown(report)
+    write_outputs(target, {"robustness.json": report, "robustness.md": md})
+    typer.echo(md)
     typer.echo(f"written: {target}/robustness.md and robustness.json")

@@ -1,31 +1,47 @@
-"""`run_fairness`: check the request, get the result cells, run every analysis that applies.
+"""`run_fairness`: ops/fairness as a campaign (`asrbench.campaign.base`): plan, derive, run
+the cells, run every analysis that applies.
 
 Order matters for users: everything that can be wrong with the request (a column that does not
 exist, a reference-based analysis on a reference-free dataset, one model where two are needed,
-a bad spec, an unknown group) fails before any model runs or any audio is derived. Model runs go
-through `run_benchmark`, so hypotheses already computed for the same model and audio are reused
-from the cache and nothing runs twice.
+a bad spec, an unknown group) fails before any model runs or any audio is derived. Conditions
+are derived by the skeleton (the folders ops/robustness uses for the same condition and
+utterances); model runs go through `run_matrix`, so hypotheses already computed for the same
+model and audio are reused from the cache and nothing runs twice.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from asrbench.benchmark.request import JobSpec
+from asrbench.campaign.base import (
+    CampaignCell,
+    CampaignPlan,
+    Derived,
+    Finished,
+    run_campaign,
+    select_utterances,
+)
 from asrbench.errors import InputError
 from asrbench.fairness import accuracy as acc_mod
 from asrbench.fairness import differential as diff_mod
 from asrbench.fairness import localiser as loc_mod
 from asrbench.fairness.groups import SPEAKER, Grouping, make_grouping, rows_from
 from asrbench.fairness.inputs import Cell, at_rate, read_cell, tokens
+from asrbench.fairness.report import assemble, localiser_rows
 from asrbench.fairness.robustness import Condition, robustness_disparity
 from asrbench.fairness.tokens import Vocab, edit_distance
+from asrbench.resolve import resolve_dataset, resolve_model
+from asrbench.settings import settings
+
+if TYPE_CHECKING:
+    from asrbench.results.records import FairnessRecord
 
 ANALYSES = ("accuracy", "lwerr", "robustness", "metamorphic", "differential", "localiser")
 REFERENCE_BASED = ("accuracy", "lwerr", "robustness")
@@ -33,7 +49,7 @@ NEED_GRID = ("robustness", "metamorphic", "differential", "localiser")
 
 
 @dataclass
-class Options:
+class FairnessOptions:
     """What `ops/fairness` was asked; defaults are the documented ones."""
 
     by: str
@@ -83,6 +99,7 @@ class Plan:
     compares: list[int]
     notes: list[str] = field(default_factory=list)
     model_ids: list[str] = field(default_factory=list)  # of the models given, in order
+    campaign: CampaignPlan | None = None  # what the skeleton derives and runs
 
 
 def _transformations(specs: Sequence[str]) -> tuple[list[Condition], dict]:
@@ -105,18 +122,9 @@ def _transformations(specs: Sequence[str]) -> tuple[list[Condition], dict]:
     return conds, trans
 
 
-def _select(ds: Any, opts: Options) -> list[str]:
-    utts = list(ds.utterances)
-    if opts.utts is not None:
-        if isinstance(opts.utts, int):
-            utts = utts[: opts.utts]
-        else:
-            known = {u.id for u in utts}
-            unknown = [i for i in opts.utts if i not in known]
-            if unknown:
-                raise InputError(f"--utts: not in dataset {ds.id}: {', '.join(unknown[:5])}")
-            wanted = set(opts.utts)
-            utts = [u for u in utts if u.id in wanted]
+def _select(ds: Any, opts: FairnessOptions) -> list[str]:
+    wanted = set(select_utterances(ds, opts.utts))
+    utts = [u for u in ds.utterances if u.id in wanted]
     if opts.per_speaker is not None:
         if SPEAKER not in ds.columns:
             raise InputError(f"--per-speaker: dataset {ds.id} has no SPEAKER column")
@@ -138,8 +146,6 @@ def _select(ds: Any, opts: Options) -> list[str]:
 def model_ids(models: Sequence[str]) -> list[str]:
     """The IDs of the models given with -m (an ID, a folder or ID@VERSION): what reports name
     them by and what output folders are made of; the same model twice is an input error."""
-    from asrbench.resolve import resolve_model
-
     ids = [resolve_model(m).id for m in models]
     seen: dict[str, str] = {}
     for m, i in zip(models, ids, strict=True):
@@ -149,12 +155,8 @@ def model_ids(models: Sequence[str]) -> list[str]:
     return ids
 
 
-def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
-    """Check everything about the request; raise InputError naming what is wrong."""
-    from asrbench.resolve import resolve_dataset
-
-    if not models:
-        raise InputError("give at least one model with -m")
+def _check_options(opts: FairnessOptions) -> None:
+    """The options that need no dataset: metric, analyses, level, replicates, jobs."""
     if opts.metric not in (None, "ter", "mter_utt"):
         raise InputError(f"--metric {opts.metric!r}: use ter or mter_utt")
     unknown = [a for a in (opts.analyses or ()) if a not in ANALYSES]
@@ -168,6 +170,19 @@ def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
         raise InputError("--bootstrap and --permutations must be positive")
     if opts.jobs < 1:
         raise InputError(f"--jobs {opts.jobs}: give at least 1")
+
+
+def plan(
+    models: Sequence[str],
+    dataset: str | Path,
+    opts: FairnessOptions,
+    results_root: Path | None = None,
+) -> Plan:
+    """Check everything about the request; raise InputError naming what is wrong (nothing is
+    derived or run before this returns)."""
+    if not models:
+        raise InputError("give at least one model with -m")
+    _check_options(opts)
     ds = resolve_dataset(dataset, check_audio=False)
     ref_free = ds.reference_free
     ids = _select(ds, opts)
@@ -235,6 +250,8 @@ def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
     if base is not None and not compares:
         compares = [g for g in range(grouping.n_groups) if g != base]
     names = model_ids(models)  # an unknown or repeated model fails here, before anything runs
+    job = JobSpec(runner=opts.runner, jobs=opts.jobs, results_root=results_root, progress=False)
+    campaign = CampaignPlan("fairness", ds, models, opts.specs, ids, opts.seed, job)
     return Plan(
         ds,
         ids,
@@ -247,84 +264,38 @@ def plan(models: Sequence[str], dataset: str | Path, opts: Options) -> Plan:
         compares,
         notes,
         names,
+        campaign,
     )
 
 
-def _condition_paths(p: Plan, opts: Options, cache: Path) -> dict[str, Path]:
-    """Dataset folder of every condition: the dataset itself, or derived ones (grids, subsets)."""
-    from asrbench.identity import digest, short
-    from asrbench.perturb.derive import default_output, derive_dataset
+def _cells_at_rate(opts: FairnessOptions) -> Any:
+    """The skeleton's grid of cells, with `--resample auto`: a model whose card declares another
+    sample rate gets a copy of each condition's dataset at its rate."""
 
-    subset = len(p.ids) < len(p.dataset.utterances)
-    if len(p.conditions) == 1 and not subset:
-        return {"clean": Path(p.dataset.root)}
-    key = short(digest("selection", utterances=p.ids), 12) if subset else None
-    out = {}
-    for c in p.conditions:
-        target = default_output(p.dataset, c.spec, opts.seed)
-        if subset:
-            target = cache / "fairness" / "datasets" / f"{target.name}__sub{key}"
-        r = derive_dataset(
-            p.dataset.root,
-            c.spec,
-            seed=opts.seed,
-            out=target,
-            jobs=opts.jobs,
-            utt_ids=p.ids if subset else None,
-        )
-        out[c.spec] = r.path
-    return out
+    def cells(plan: CampaignPlan, derived: Derived) -> list[CampaignCell]:
+        out = []
+        for ref in plan.models:
+            rate = resolve_model(ref).card.sample_rate
+            for cond, path in derived.paths.items():
+                src = at_rate(path, rate, settings().cache) if opts.resample == "auto" else path
+                out.append(CampaignCell(ref, cond, Path(src)))
+        return out
+
+    return cells
 
 
-def _run_cells(
-    models: Sequence[str],
-    p: Plan,
-    opts: Options,
-    results_root: Path | None,
-    progress: bool,
-    names: dict[str, str] | None = None,
-    executor: Any = None,
+def _read_cells(
+    f: Finished, names: dict[str, str]
 ) -> tuple[dict[tuple[str, str], Cell], list[dict]]:
-    """Run every (model, condition) cell; cells and inputs are keyed by model ID (`names` maps
-    each reference given to its ID). `executor` says where the shards run (default: this
-    machine); a cluster is checked (preflight) before any audio is derived."""
-    from asrbench.benchmark.progress import CampaignProgress
-    from asrbench.benchmark.run import preflight, run_cells
-    from asrbench.executors import LocalExecutor
-    from asrbench.resolve import resolve_model
-    from asrbench.settings import settings
-
-    executor = executor or LocalExecutor()
-    preflight(executor, models, opts.runner)  # a cluster that cannot run the models fails here
-    cache = settings().cache
-    paths = _condition_paths(p, opts, cache)
-    by_id = {u.id: u for u in p.dataset.utterances}
-    audio_s = sum(by_id[i].duration for i in p.ids)
-    grid = []  # (reference, ID, condition, source path, rate, condition path)
-    for ref in models:
-        rate = resolve_model(ref).card.sample_rate
-        for cond, path in paths.items():
-            src = at_rate(path, rate, cache) if opts.resample == "auto" else path
-            grid.append((ref, (names or {}).get(ref, ref), cond, src, rate, path))
-    n = len(grid)
-    with CampaignProgress(
-        f"fairness {p.dataset.id}", n, n * len(p.ids), n * audio_s, enabled=progress
-    ) as prog:
-        results = run_cells(
-            [(g[0], g[3]) for g in grid],
-            executor,
-            on_start=lambda i: prog.start_cell(f"{grid[i][1]} x {grid[i][2]}"),
-            on_done=lambda i: prog.cell_done(len(p.ids), audio_s),
-            runner=opts.runner,
-            jobs=opts.jobs,
-            results_root=results_root,
-            progress=False,
-        )
+    """The stored cells the analyses read, keyed by model ID (`names` maps each reference given
+    to its ID), and fairness.json's `inputs`."""
     cells: dict[tuple[str, str], Cell] = {}
     inputs = []
-    for (_, m, cond, src, rate, path), res in zip(grid, results, strict=True):
+    for cell, res in f.cells:
+        m, cond = names.get(cell.model, cell.model), cell.condition
         cells[(m, cond)] = read_cell(m, cond, res.out_dir)
         s = res.summary
+        resampled = cell.dataset != f.derived.paths[cond]
         inputs.append(
             {
                 "model": m,
@@ -338,14 +309,14 @@ def _run_cells(
                 "runner": s.runner,
                 "cache_hit": res.cache_hit,
                 "n_failed": s.n_failed,
-                "resampled_to": rate if Path(src) != Path(path) else None,
+                "resampled_to": resolve_model(cell.model).card.sample_rate if resampled else None,
             }
         )
     return cells, inputs
 
 
 def analyse(
-    models: Sequence[str], p: Plan, cells: dict[tuple[str, str], Cell], opts: Options
+    models: Sequence[str], p: Plan, cells: dict[tuple[str, str], Cell], opts: FairnessOptions
 ) -> dict[str, Any]:
     """Every planned analysis from the cells (no model runs here: tests call this directly)."""
     g = p.grouping
@@ -368,7 +339,7 @@ def analyse(
     for m in models:
         clean = cells[(m, "clean")]
         if "accuracy" in p.analyses or "lwerr" in p.analyses:
-            unit = (clean.summary.get("metrics") or {}).get("unit", "word")
+            unit = clean.summary.metrics.unit if clean.summary.metrics else "word"
             counts = clean.counts(ids)
             section, fit = acc_mod.group_accuracy(
                 g, counts, unit=unit, metric=p.metric, name=f"accuracy/{m}", **common
@@ -521,32 +492,29 @@ def _best_clean(g: Grouping, err: np.ndarray, den: np.ndarray) -> int:
 def run_fairness(
     models: Sequence[str],
     dataset: str | Path,
-    opts: Options,
+    opts: FairnessOptions,
     results_root: Path | None = None,
     progress: bool = True,
-    command: Sequence[str] | None = None,
     executor: Any = None,
-) -> tuple[Plan, dict[str, Any], dict[str, list[dict]]]:
-    """Plan, run (cached), analyse: the plan, the fairness.json object and the localiser's
-    per-word rows by model (written by `report.write`)."""
-    from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
-    from asrbench.fairness.report import assemble, localiser_rows
-
-    t0, started = time.monotonic(), utc_now()
-    p = plan(models, dataset, opts)
+) -> tuple[Plan, FairnessRecord, dict[str, list[dict]]]:
+    """Plan, derive and run (cached) through the campaign skeleton, analyse: the plan, the
+    fairness.json record and the localiser's per-word rows by model (written by `report.write`).
+    `executor` says where the shards run (default: this machine); a cluster is checked
+    (preflight) before any audio is derived."""
+    p = plan(models, dataset, opts, results_root)
     for n in p.notes:
         print(f"fairness: note: {n}", file=sys.stderr)
     names = dict(zip(models, p.model_ids, strict=True))
-    cells, inputs = _run_cells(models, p, opts, results_root, progress, names, executor)
-    models = [names[m] for m in models]
-    results = analyse(models, p, cells, opts)
-    prov = {
-        "command": list(command) if command is not None else sys.argv,
-        "git": git_state(),
-        "host": host_info(),
-        "packages": package_versions(),
-        "started": started,
-        "ended": utc_now(),
-        "wall_s": round(time.monotonic() - t0, 3),
-    }
-    return p, assemble(models, p, opts, results, inputs, prov), localiser_rows(results["localiser"])
+    assert p.campaign is not None
+
+    def finish(f: Finished) -> tuple[FairnessRecord, dict[str, list[dict]]]:
+        cells, inputs = _read_cells(f, names)
+        ids = [names[m] for m in models]
+        results = analyse(ids, p, cells, opts)
+        record = assemble(ids, p, opts, results, inputs, f.provenance())
+        return record, localiser_rows(results["localiser"])
+
+    record, rows = run_campaign(
+        p.campaign, finish, executor=executor, cells=_cells_at_rate(opts), progress=progress
+    )
+    return p, record, rows

@@ -1,6 +1,6 @@
 """fairness.json (`asrbench-fairness-v1`, documented in docs/FAIRNESS.md; the record is
 `asrbench.results.records.FairnessRecord`), its Markdown view and the fault localiser's per-word
-TSV files, written as one folder moved into place whole.
+TSV files, written as one folder moved into place whole (`campaign.base.write_outputs`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from asrbench.fsio import atomic_write_text, replace_dir, stage_dir
-from asrbench.results.records import FairnessRecord, Provenance, write_record
+from asrbench.campaign.base import write_outputs
+from asrbench.results.records import FairnessRecord, Provenance
 from asrbench.table import markdown
 
 TOP_WORDS = 10  # non-robust words per group and transformation kept in fairness.json
@@ -462,9 +462,9 @@ def output_dir(
 
 def write(report: FairnessRecord, rows: dict[str, list[dict]], target: Path) -> Path:
     """fairness.json, fairness.md and localiser/<model>.tsv, moved into place together."""
-    stage = stage_dir(target)
-    write_record(stage / "fairness.json", report)
-    atomic_write_text(stage / "fairness.md", to_markdown(report))
-    for model, r in rows.items():
-        atomic_write_text(stage / "localiser" / f"{model}.tsv", tsv(r))
-    return replace_dir(stage, target)
+    files: dict[str, FairnessRecord | str] = {
+        "fairness.json": report,
+        "fairness.md": to_markdown(report),
+    }
+    files |= {f"localiser/{model}.tsv": tsv(r) for model, r in rows.items()}
+    return write_outputs(target, files)

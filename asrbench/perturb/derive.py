@@ -7,13 +7,16 @@ derived datasets never shows up as untracked files; `--out datasets/NAME` puts o
 Perturbed audio is cached by content under `<cache>/perturb/audio/<key>.wav`, where key is the
 identity "perturb-audio" of (parent audio SHA-256, canonical spec, seed, utterance ID, the bank's
 code and libraries, its noise/RIR assets): see asrbench/perturb/bank.py. The derived folder
-hard-links (or copies) the cached file, so every model and every rerun reuses the same bytes.
+hard-links (or copies) the cached file, so every model and every rerun reuses the same bytes; a
+folder that already holds the same derivation (same `derived_from`, utterances and audio files) is
+used as it is, so every campaign asking for it (ops/robustness, ops/fairness) shares one folder.
 """
 
 from __future__ import annotations
 
 import functools
 import io
+import json
 import os
 import shutil
 from concurrent.futures import ProcessPoolExecutor
@@ -23,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from asrbench.dataset import Dataset, load_dataset, write_dataset
+from asrbench.dataset import Dataset, DatasetError, load_dataset, write_dataset
 from asrbench.fsio import atomic_write_bytes, replace_dir, stage_dir
 from asrbench.identity import digest, files_sha256, short
 from asrbench.ids import check_id, inside
@@ -134,6 +137,19 @@ def derive_dataset(
         perturb_key(sha, canon, seed, ds.utterances[i].id, adigest)
         for i, sha in zip(indices, shas, strict=True)
     ]
+    prov = {
+        "dataset": ds.id,
+        "hash": parent_hash,
+        "spec": canon,
+        "seed": seed,
+        "code": code_digest(),
+        "assets": adigest,
+        "asset_files": assets,
+        "babble_pool": babble_pool(ds),
+        "utterances": len(indices),
+    }
+    if _up_to_date(out, prov, [ds.utterances[i].id for i in indices]):
+        return DeriveResult(out, ds.root, canon, seed, len(indices), len(indices))
     before = sum(audio_cache_path(k).is_file() for k in keys)
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -168,17 +184,7 @@ def derive_dataset(
             "id": final.name,
             "name": f"{ds.meta.get('name', ds.id)} perturbed by {canon} (seed {seed})",
             "description": f"Derived from {ds.id} by ops/perturb -p '{canon}' --seed {seed}.",
-            "derived_from": {
-                "dataset": ds.id,
-                "hash": parent_hash,
-                "spec": canon,
-                "seed": seed,
-                "code": code_digest(),
-                "assets": adigest,
-                "asset_files": assets,
-                "babble_pool": babble_pool(ds),
-                "utterances": len(rows),
-            },
+            "derived_from": prov,
         }
     )
     try:
@@ -189,6 +195,24 @@ def derive_dataset(
         raise
     replace_dir(out, final)
     return DeriveResult(final, ds.root, canon, seed, len(rows), before)
+
+
+def _up_to_date(folder: Path, derived_from: dict, ids: list[str]) -> bool:
+    """`folder` holds this very derivation, whole (same parent content, spec, seed, code,
+    assets and utterances, every audio file there): it is used as it is, never rewritten under
+    a campaign or a model that may be reading it."""
+    try:
+        have = load_dataset(folder, check_audio=False)
+    except (DatasetError, OSError):
+        return False
+    same = json.loads(json.dumps(have.meta.get("derived_from"))) == json.loads(
+        json.dumps(derived_from)
+    )
+    return (
+        same
+        and [u.id for u in have.utterances] == ids
+        and all(have.audio_path(u).is_file() for u in have.utterances)
+    )
 
 
 def _link(src: Path, dst: Path) -> None:

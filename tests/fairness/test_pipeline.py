@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-import asrbench.benchmark
 from asrbench.dataset import load_dataset
+from asrbench.results.records import FairnessRecord
 from asrbench.results.summary import Selection, Summary, write_summary
 
 A, B = "pocketsphinx_en", "whisper_tiny_en"  # real cards; the recogniser is the stand-in
@@ -90,7 +90,7 @@ def fake(tmp_path, monkeypatch):
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("ASRBENCH_RESULTS", str(tmp_path / "results"))
     calls: list = []
-    monkeypatch.setattr(asrbench.benchmark, "run_benchmark", planted_benchmark(calls))
+    monkeypatch.setattr("asrbench.benchmark.run.run_benchmark", planted_benchmark(calls))
     return calls
 
 
@@ -128,6 +128,8 @@ def test_mini_en_by_gender_every_analysis(fake, cli, tmp_path):
     )
     j = json.loads((tmp_path / "out" / "fairness.json").read_text())
     assert j["format"] == "asrbench-fairness-v1" and j["by"] == "GENDER"
+    # the typed record reads it back whole (every key, every number)
+    assert FairnessRecord.from_dict(j).to_dict() == j
     assert j["analyses"] == [
         "accuracy",
         "lwerr",

@@ -9,10 +9,12 @@ import pytest
 import soundfile as sf
 import yaml
 
-import asrbench.benchmark
+from asrbench.campaign.robustness import RobustnessOptions, run_grid
 from asrbench.dataset import load_dataset
-from asrbench.perturb.robustness import run_grid
+from asrbench.perturb.robustness import to_markdown
 from tests.perturb.conftest import SHORT_IDS
+
+A, B = "pocketsphinx_en", "whisper_tiny_en"  # real cards (plan resolves them); stand-in runs
 
 
 def _fake_benchmark(calls: list):
@@ -23,8 +25,13 @@ def _fake_benchmark(calls: list):
         spec = yaml.safe_load((ds.root / "dataset.yaml").read_text())["derived_from"]["spec"]
         calls.append((model, spec))
         level = np.mean([np.mean(np.abs(sf.read(str(ds.audio_path(u)))[0])) for u in ds])
-        rate = float(level) * (2.0 if model == "b" else 1.0)
-        return SimpleNamespace(metrics=SimpleNamespace(ter=rate))
+        rate = float(level) * (2.0 if model == B else 1.0)
+        key = f"sha256:{model}-{spec}"
+        return SimpleNamespace(
+            metrics=SimpleNamespace(ter=rate),
+            summary=SimpleNamespace(result_key=key),
+            out_dir=ds.root,
+        )
 
     return run_benchmark
 
@@ -32,35 +39,42 @@ def _fake_benchmark(calls: list):
 def test_run_grid_werd_and_quality_nwerd(tmp_path, monkeypatch):
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
     calls: list = []
-    monkeypatch.setattr(asrbench.benchmark, "run_benchmark", _fake_benchmark(calls))
+    monkeypatch.setattr("asrbench.benchmark.run.run_benchmark", _fake_benchmark(calls))
     specs = ["gaussian_noise:4", "amplitude:5"]
-    report = run_grid(["a", "b"], "mini_en", specs, normaliser="stoi", utt_ids=SHORT_IDS[:1])
-    assert sorted(calls) == sorted((m, c) for m in "ab" for c in ["clean", *specs])
-    rows = {(r["model"], r["condition"]): r for r in report["rows"]}
-    noisy, quiet = rows[("a", "gaussian_noise:4")], rows[("a", "amplitude:5")]
+    opts = RobustnessOptions(normaliser="stoi", utts=SHORT_IDS[:1])
+    report = run_grid([A, B], "mini_en", specs, opts)
+    assert sorted(calls) == sorted((m, c) for m in (A, B) for c in ["clean", *specs])
+    rows = {(r["model"], r["condition"]): r for r in report.rows}
+    noisy, quiet = rows[(A, "gaussian_noise:4")], rows[(A, "amplitude:5")]
     assert noisy["werd"] == pytest.approx(noisy["wer"] - noisy["wer_clean"])
     assert quiet["werd"] < 0 < noisy["werd"]  # louder audio, larger stand-in "WER"
-    assert rows[("b", "gaussian_noise:4")]["werd"] == pytest.approx(2 * noisy["werd"])
+    assert rows[(B, "gaussian_noise:4")]["werd"] == pytest.approx(2 * noisy["werd"])
     # NWERD normalised by the relative STOI loss measured on the derived audio.
     assert noisy["stoi"] < 0.9
     assert noisy["difficulty"] == pytest.approx(1 - noisy["stoi"], abs=0.01)
     assert noisy["nwerd"] == pytest.approx(noisy["werd"] / noisy["difficulty"])
-    assert report["severity_curves"]["a"]["gaussian_noise"] == [(4, noisy["wer"])]
+    assert report.severity_curves[A]["gaussian_noise"] == [[4, noisy["wer"]]]
+    # provenance: what ran, and the result cell behind every number
+    assert report.provenance is not None and report.provenance.command
+    assert {(c["model"], c["condition"]) for c in report.cells} == {
+        (m, c) for m in (A, B) for c in ["clean", *specs]
+    }
 
 
 def test_run_grid_aurora_average_and_base_model(tmp_path, monkeypatch):
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(asrbench.benchmark, "run_benchmark", _fake_benchmark([]))
+    monkeypatch.setattr("asrbench.benchmark.run.run_benchmark", _fake_benchmark([]))
     specs = [
         f"aurora:set=C,noise={n},snr={s}" for n in ("subway", "street") for s in (20, 15, 10, 5, 0)
     ]
-    report = run_grid(["a"], "mini_en", specs, normaliser="model:b", utt_ids=SHORT_IDS[:1])
-    acc = report["aurora_average_accuracy"]["a"]
-    wers = [r["wer"] for r in report["rows"]]
+    opts = RobustnessOptions(normaliser=f"model:{B}", utts=SHORT_IDS[:1])
+    report = run_grid([A], "mini_en", specs, opts)
+    acc = report.aurora_average_accuracy[A]
+    wers = [r["wer"] for r in report.rows]
     assert set(acc) == {"C"} and acc["C"] == pytest.approx(100 * (1 - np.mean(wers)))
-    assert "Aurora-2 average word accuracy" in report["markdown"]
-    # Base model b has exactly twice a's WERD, so a's NWERD is 0.5 wherever b degrades.
-    assert all(r["nwerd"] == pytest.approx(0.5) for r in report["rows"] if r["werd"] > 1e-3)
+    assert "Aurora-2 average word accuracy" in to_markdown(report)
+    # Base model B has exactly twice A's WERD, so A's NWERD is 0.5 wherever B degrades.
+    assert all(r["nwerd"] == pytest.approx(0.5) for r in report.rows if r["werd"] > 1e-3)
 
 
 def _single_speaker_copy(tmp_path, mini_en) -> str:
@@ -86,14 +100,15 @@ def test_grid_on_one_voice_falls_back_skips_and_shows_progress(
     empty = tmp_path / "no-noise-here"
     empty.mkdir()
     monkeypatch.setenv("ASRBENCH_NOISE_MUSIC", str(empty))  # a user's pool with no audio in it
-    monkeypatch.setattr(asrbench.benchmark, "run_benchmark", _fake_benchmark([]))
+    monkeypatch.setattr("asrbench.benchmark.run.run_benchmark", _fake_benchmark([]))
     ds = _single_speaker_copy(tmp_path, mini_en)
-    report = run_grid(["a"], ds, ["crosstalk:3", "music:2", "gaussian_noise:2"], normaliser="none")
-    assert report["conditions"] == ["crosstalk:3", "gaussian_noise:2"]
-    warnings = " ".join(report["warnings"])
+    specs = ["crosstalk:3", "music:2", "gaussian_noise:2"]
+    report = run_grid([A], ds, specs, RobustnessOptions(normaliser="none"))
+    assert report.conditions == ["crosstalk:3", "gaussian_noise:2"]
+    warnings = " ".join(report.warnings)
     assert "condition music:2 skipped" in warnings and str(empty) in warnings
     assert "crosstalk:3: babble from the shipped fallback pool" in warnings
-    assert "Warnings:" in report["markdown"]
+    assert "Warnings:" in to_markdown(report)
     err = capsys.readouterr().err
     assert "robustness one_voice: 3/3 cells, 12/12 utts" in err  # derive 3 conditions
     assert "robustness one_voice: 3/3 cells" in err.split("derive")[-1]  # then the model cells

@@ -147,6 +147,7 @@ def run_matrix(
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[int, Outcome], None] | None = None,
     raise_errors: Literal[False] = False,
+    preflighted: bool = False,
 ) -> list[Outcome]: ...
 
 
@@ -159,6 +160,7 @@ def run_matrix(
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[int, Outcome], None] | None = None,
     raise_errors: Literal[True],
+    preflighted: bool = False,
 ) -> list[CellResult]: ...
 
 
@@ -170,6 +172,7 @@ def run_matrix(
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[int, Outcome], None] | None = None,
     raise_errors: bool = False,
+    preflighted: bool = False,
 ) -> list[Outcome] | list[CellResult]:
     """Run every (model, dataset) cell as `spec` says, through one executor: the one entry
     point of `ops/benchmark` and of the campaigns (robustness, fairness).
@@ -188,7 +191,8 @@ def run_matrix(
     """
     spec = spec or JobSpec()
     executor = executor or LocalExecutor()
-    preflight(executor, [m for m, _ in cells], spec)
+    if not preflighted:  # a campaign preflights once, before it derives any audio
+        preflight(executor, [m for m, _ in cells], spec)
 
     def one(i: int) -> Outcome:
         if on_start:
@@ -267,19 +271,24 @@ def preflight(
     """The checks for every model of a grid, before any work starts: the runner can be made
     (a known name; for Docker, an engine that answers: InputError or RunnerError otherwise),
     and, for a remote executor, the cluster answers, offers every model's CPUs/GPU/Docker and
-    its nodes can reach the zoo (PreflightError naming the cause)."""
+    its nodes can reach the zoo (PreflightError naming the cause); every model's declared
+    secrets are checked (`check_secrets`) before any cell of the grid starts."""
     spec = spec or JobSpec()
     run = _runner(spec.runner)
-    if type(executor).preflight is Executor.preflight:
-        return
-
-    needs = []
+    resolved = []
     for model in dict.fromkeys(str(m) for m in models):
         try:
             with _DRIVER:
                 mdl = resolve_model(model)
         except InputError:
             continue  # its cells fail on their own with the resolver's message
+        check_secrets(mdl, spec)
+        resolved.append(mdl)
+    if type(executor).preflight is Executor.preflight:
+        return
+
+    needs = []
+    for mdl in resolved:
         model_opts = spec.run_options()
         if spec.gpus and mdl.card.gpu != "none":
             model_opts.gpus = spec.gpus
@@ -310,6 +319,26 @@ class _Prepared:
     cache: HypCache
 
 
+def check_secrets(mdl: Model, spec: JobSpec) -> None:
+    """A model's declared secrets are strong enough to redact and are not passed as settings
+    (both checked for every model of a grid by `preflight`, and again per cell)."""
+    for model_id, name, why in weak_secrets([mdl]):
+        # A value this weak would be found in ordinary text: redacting it would alter logs
+        # and errors at random, and flag transcripts that merely contain the word.
+        raise InputError(
+            f"model {model_id}: the value of its declared secret {name} is too "
+            f"weak to be a credential ({why}); set the real credential in the "
+            "host environment (or unset it)"
+        )
+    leaked = sorted(set(spec.env) & set(mdl.card.secrets))
+    if leaked:
+        # Settings are written to run.json and hashed into the cache key; secrets never are.
+        raise BenchmarkError(
+            f"model {mdl.id}: {', '.join(leaked)} is a declared secret; set it "
+            "in the host environment instead of passing it as a setting"
+        )
+
+
 def _prepare(
     model: str | Path, dataset: str | Path, spec: JobSpec, runs_here: bool = True
 ) -> _Prepared:
@@ -320,14 +349,7 @@ def _prepare(
     check_writable(results_root, "results folder", cfg.min_free_mb)
     check_writable(cache_root, "hypothesis cache", cfg.min_free_mb)
     mdl = resolve_model(model)
-    for model_id, name, why in weak_secrets([mdl]):
-        # A value this weak would be found in ordinary text: redacting it would alter logs
-        # and errors at random, and flag transcripts that merely contain the word.
-        raise InputError(
-            f"model {model_id}: the value of its declared secret {name} is too "
-            f"weak to be a credential ({why}); set the real credential in the "
-            "host environment (or unset it)"
-        )
+    check_secrets(mdl, spec)
     ds = resolve_dataset(dataset)
     label = f"{mdl.id} x {ds.id}"
     selection = sample_utterances(ds.utterances, spec.max_utts, spec.seed)
@@ -342,13 +364,6 @@ def _prepare(
     prepare_s = time.monotonic() - t_prep
     red = for_models([mdl])  # this model's declared secrets, as the runner will pass them
     opts = spec.run_options()
-    leaked = sorted(set(opts.env) & set(mdl.card.secrets))
-    if leaked:
-        # Settings are written to run.json and hashed into the cache key; secrets never are.
-        raise BenchmarkError(
-            f"model {mdl.id}: {', '.join(leaked)} is a declared secret; set it "
-            "in the host environment instead of passing it as a setting"
-        )
     if spec.utt_timeout_s:
         opts.env[UTT_TIMEOUT_ENV] = f"{spec.utt_timeout_s:g}"
     if spec.gpus and mdl.card.gpu == "none":

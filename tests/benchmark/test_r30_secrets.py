@@ -99,3 +99,33 @@ def test_a_hypothesis_holding_a_secret_is_scored_as_written_and_flagged(
     logs = list((s.out_dir / "logs").glob("*.log"))
     assert logs and all(TOKEN not in p.read_text() for p in logs)
     assert any("[REDACTED:FAKE_API_KEY]" in p.read_text() for p in logs)
+
+
+def test_a_weak_secret_of_a_later_model_stops_the_matrix_before_any_cell_runs(
+    tmp_path: Path, cli, monkeypatch
+) -> None:
+    """`preflight` checks every model's secrets once, before the first cell: the matrix's first
+    (healthy) model does not run only for the second to be refused."""
+    monkeypatch.setenv("FAKE_API_KEY", "ever")
+    code, _, err = cli(
+        "benchmark",
+        "-m",
+        "pocketsphinx_en",
+        "-m",
+        _model(tmp_path / "models"),
+        "-d",
+        "mini_en",
+        "--runner",
+        "local",
+        "--results",
+        tmp_path / "r",
+        "--cache",
+        tmp_path / "c",
+        "--no-progress",
+        "--max-utts",
+        "2",
+    )
+    assert code == 2, err
+    assert "FAKE_API_KEY" in err and "too weak" in err
+    assert not list((tmp_path / "r").rglob("summary.json"))
+    assert not (tmp_path / "c").exists() or not list((tmp_path / "c").rglob("hyp.tsv"))

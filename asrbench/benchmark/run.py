@@ -147,7 +147,6 @@ def run_matrix(
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[int, Outcome], None] | None = None,
     raise_errors: Literal[False] = False,
-    preflighted: bool = False,
 ) -> list[Outcome]: ...
 
 
@@ -160,7 +159,6 @@ def run_matrix(
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[int, Outcome], None] | None = None,
     raise_errors: Literal[True],
-    preflighted: bool = False,
 ) -> list[CellResult]: ...
 
 
@@ -172,7 +170,6 @@ def run_matrix(
     on_start: Callable[[int], None] | None = None,
     on_result: Callable[[int, Outcome], None] | None = None,
     raise_errors: bool = False,
-    preflighted: bool = False,
 ) -> list[Outcome] | list[CellResult]:
     """Run every (model, dataset) cell as `spec` says, through one executor: the one entry
     point of `ops/benchmark` and of the campaigns (robustness, fairness).
@@ -191,8 +188,9 @@ def run_matrix(
     """
     spec = spec or JobSpec()
     executor = executor or LocalExecutor()
-    if not preflighted:  # a campaign preflights once, before it derives any audio
-        preflight(executor, [m for m, _ in cells], spec)
+    # A campaign has preflighted before deriving its audio; the second call is cheap (the
+    # runner is shared, a remote executor remembers what it checked, secrets are pure checks).
+    preflight(executor, [m for m, _ in cells], spec)
 
     def one(i: int) -> Outcome:
         if on_start:

@@ -212,7 +212,6 @@ def _run_matrix(
         on_start=lambda i: prog.start_cell(f"{Path(cells[i].model).name} x {cells[i].condition}"),
         on_result=lambda i, _: prog.cell_done(len(plan.selected), plan.audio_s),
         raise_errors=True,
-        preflighted=True,  # run_campaign preflighted every model before deriving
     )
 
 

@@ -227,7 +227,6 @@ def tree_paths(
     *,
     suffixes: Collection[str] | None = None,
     skip_suffixes: Collection[str] = (),
-    skip_dirs: Collection[str] = (),
     skip_names: Collection[str] = (),
     hidden: bool = True,
     on_symlink: Callable[[Path], None] | None = None,
@@ -239,7 +238,7 @@ def tree_paths(
     a model's source and a zoo entry. Each caller's rules are parameters, since its digest is in
     stored keys and must not move (tests/test_tree_identity.py): `suffixes` keeps only files
     with those (`Path.suffix`, case as written); `skip_suffixes` leaves files out by suffix,
-    `skip_dirs` folders by name, `skip_names` files and folders by name, at any depth;
+    `skip_names` files and folders by name, at any depth;
     `hidden=False` leaves out every name starting with a dot; `on_symlink` is called with each
     symlink met (it may raise to refuse them).
     """
@@ -248,9 +247,7 @@ def tree_paths(
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d not in skip_dirs and d not in skip_names and (hidden or not d.startswith("."))
+            d for d in dirnames if d not in skip_names and (hidden or not d.startswith("."))
         )
         if on_symlink is not None:
             for d in dirnames:

@@ -275,7 +275,7 @@ class Model:
 
 def _folder_files(root: Path) -> list[str]:
     """Regular files under `root` (hidden ones and build products skipped), relative, sorted."""
-    return tree_paths(root, hidden=False, skip_dirs=_IGNORED_DIRS, skip_suffixes=(".pyc",))
+    return tree_paths(root, hidden=False, skip_names=_IGNORED_DIRS, skip_suffixes=(".pyc",))
 
 
 def has_requirements(path: Path | None) -> bool:

@@ -12,6 +12,8 @@ traceback) and exits with `exit_code`:
 
 from __future__ import annotations
 
+from scoring.errors import ScoringError
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INPUT = 2
@@ -44,17 +46,13 @@ class InternalError(AsrbenchError):
 
 def exit_code_for(exc: BaseException) -> int:
     """The exit code for an exception reaching the CLI (ScoringError comes from `scoring/`,
-    which depends on nothing in asrbench, so it is mapped here by type)."""
+    which depends on nothing in asrbench: it is a user's input error)."""
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED
     if isinstance(exc, AsrbenchError):
         code = exc.exit_code
         # An error never exits 0, whatever a subclass or instance set exit_code to.
         return code if isinstance(code, int) and code != EXIT_OK else EXIT_FAILED
-    try:
-        from scoring.errors import ScoringError
-    except ImportError:  # pragma: no cover - scoring is a required part of the package
-        ScoringError = ()  # type: ignore[assignment]
-    if ScoringError and isinstance(exc, ScoringError):
+    if isinstance(exc, ScoringError):
         return EXIT_INPUT
     return EXIT_FAILED

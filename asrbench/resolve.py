@@ -15,15 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from asrbench.errors import InputError, NotFoundError
-from asrbench.settings import settings
+from asrbench.entries import MARKER_FILES, is_entry, local_dir
+from asrbench.errors import NotFoundError
 
 if TYPE_CHECKING:
     from asrbench.dataset import Dataset
     from asrbench.modelcard import Model
-
-# kind -> the file that makes a folder an entry of that kind
-MARKER_FILES = {"dataset": "metadata.tsv", "model": "model.yaml"}
 
 
 def parse_spec(spec: str | Path) -> tuple[str, str | None]:
@@ -33,31 +30,6 @@ def parse_spec(spec: str | Path) -> tuple[str, str | None]:
         name, _, version = text.partition("@")
         return name, version or None
     return text, None
-
-
-def local_dir(kind: str, entry_id: str) -> Path:
-    """Where an entry of `kind` lives locally: `datasets/<ID>` or `models/<ID>` (settings)."""
-    s = settings()
-    return (s.datasets_dir if kind == "dataset" else s.models_dir) / entry_id
-
-
-def _is_entry(folder: Path, kind: str) -> bool:
-    return (folder / MARKER_FILES[kind]).is_file()
-
-
-def check_replaceable(folder: Path, kind: str, fix: str) -> None:
-    """`--force` replaces a dataset or model folder (or an empty folder), never anything else:
-    refuse, naming the folder, when `folder` exists and holds no `MARKER_FILES[kind]`."""
-    folder = Path(folder)
-    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-        raise InputError(
-            f"{folder} exists and is not a {kind} folder; --force replaces {kind}s only: {fix}"
-        )
-    if folder.is_dir() and not _is_entry(folder, kind) and any(folder.iterdir()):
-        raise InputError(
-            f"{folder} exists and is not a {kind} folder (no "
-            f"{MARKER_FILES[kind]}); --force replaces {kind}s only: {fix}"
-        )
 
 
 def _looks_like_path(text: str) -> bool:
@@ -70,12 +42,12 @@ def resolve_dir(kind: str, spec: str | Path, config: Path | None = None) -> Path
 
     name, version = parse_spec(spec)
     path = Path(name)
-    if version is None and _is_entry(path, kind):
+    if version is None and is_entry(path, kind):
         return path.resolve()
     if _looks_like_path(name):
         raise NotFoundError(f"{kind} {name!r}: no {MARKER_FILES[kind]} in that folder")
     local = local_dir(kind, name)
-    if _is_entry(local, kind):
+    if is_entry(local, kind):
         from asrbench.zoo.pull import read_marker
 
         marker = read_marker(local)
@@ -86,7 +58,7 @@ def resolve_dir(kind: str, spec: str | Path, config: Path | None = None) -> Path
     from asrbench.zoo.manifest import check_id
 
     check_id(name)
-    if local.exists() and not _is_entry(local, kind):
+    if local.exists() and not is_entry(local, kind):
         raise NotFoundError(
             f"{kind} {name!r}: {local} exists but holds no {MARKER_FILES[kind]}; "
             "fix or remove that folder"

@@ -30,8 +30,8 @@ import soundfile as sf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from asrbench.testing.seaweed import run_seaweedfs
 from asrbench.zoo import pull, push
-from asrbench.zoo.seaweed import run_seaweedfs
 
 ACCESS, SECRET = "BENCHACCESSKEY", "bench-secret-key-not-for-real-use"
 BUCKET = "zoo"

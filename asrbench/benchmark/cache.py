@@ -19,16 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import shutil
-import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
-
-from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.output import Records, given_ids, read_output
 from asrbench.fsio import atomic_write_bytes, atomic_write_json, atomic_write_text
 from asrbench.identity import digest, short
@@ -100,11 +95,12 @@ class HypCache:
     ) -> tuple[Records, int, list[Path], list[str]]:
         """Merge every complete line left in attempt folders into the entry; drop the folders.
 
-        Call only while no program writes into them (see `kill_leftovers`). Returns the merged
-        records, how many utterances were newly transcribed, the shard logs (kept under
-        `logs/`) and the contract problems found in the programs' output. Secret values the
-        model may have echoed (an API error body quoting its key) are redacted from failure
-        reasons, logs and problems before anything is stored; hypotheses are never altered.
+        Call only while no program writes into them (`runners.leftovers.kill_leftovers`).
+        Returns the merged records, how many utterances were newly transcribed, the shard logs
+        (kept under `logs/`) and the contract problems found in the programs' output. Secret
+        values the model may have echoed (an API error body quoting its key) are redacted from
+        failure reasons, logs and problems before anything is stored; hypotheses are never
+        altered.
         """
         red = redactor or Redactor()
         rec = self.load()
@@ -141,69 +137,3 @@ class HypCache:
     def attempt_dir(self, shards: list[list[str]], round_: int) -> Path:
         """Work folder of one attempt: its shards' utterance IDs and its isolation round."""
         return self.attempts / short(digest("attempt", shards=shards, round=round_), 12)
-
-
-def kill_leftovers(folder: Path) -> int:
-    """Stop model programs a killed job left running on `folder`; returns how many.
-
-    A SIGKILL of `ops/benchmark` cannot stop its containers (owned by dockerd) nor its local
-    programs (own session), and they would keep appending to the shard files being harvested.
-    Raises BenchmarkError when a leftover cannot be stopped: harvesting beside a live writer
-    would merge torn output.
-    """
-    folder = Path(folder).resolve()
-    prefix = str(folder) + os.sep
-    killed = _kill_containers(prefix)
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        args = proc.info.get("cmdline") or []
-        if not any(a.startswith(prefix) for a in args):
-            continue
-        try:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=10)
-            killed += 1
-        except psutil.NoSuchProcess:
-            continue  # it ended by itself meanwhile
-        except (psutil.AccessDenied, psutil.TimeoutExpired) as exc:
-            raise BenchmarkError(
-                f"a model program left by an interrupted run (pid {proc.pid}) "
-                f"still writes into {folder} and cannot be stopped ({exc}); "
-                "stop it by hand, then rerun"
-            ) from None
-    return killed
-
-
-def _kill_containers(prefix: str) -> int:
-    """Remove containers of ours whose mounts lie under `prefix` (none without an engine)."""
-    from asrbench.images import DockerUnavailable, client
-
-    try:
-        engine = client(timeout=10)
-    except (DockerUnavailable, ImportError):
-        return 0  # no engine (or no docker SDK): no container of ours can be running
-    from docker.errors import APIError, NotFound
-
-    killed = 0
-    try:
-        containers = engine.containers.list(filters={"label": "org.asrbench.model"})
-    except APIError as exc:
-        raise BenchmarkError(
-            f"cannot list containers to stop leftovers of an interrupted run "
-            f"({exc}); check the Docker Engine, then rerun"
-        ) from None
-    for c in containers:
-        mounts = c.attrs.get("Mounts", [])
-        if not any(str(m.get("Source", "")).startswith(prefix) for m in mounts):
-            continue
-        try:
-            c.remove(force=True)
-            killed += 1
-        except NotFound:
-            continue  # removed meanwhile (auto-remove or another job)
-        except APIError as exc:
-            raise BenchmarkError(
-                f"container {c.short_id} left by an interrupted run still "
-                f"writes into {prefix} and cannot be removed ({exc}); "
-                f"`docker rm -f {c.short_id}`, then rerun"
-            ) from None
-    return killed

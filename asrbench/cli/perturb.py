@@ -17,8 +17,8 @@ app = typer.Typer(add_completion=False, help=__doc__)
 
 def list_perturbations() -> None:
     """Every perturbation with its family, parameters and severities."""
+    from asrbench.perturb.catalog import all_perturbations
     from asrbench.perturb.grids import GRIDS
-    from asrbench.perturb.registry import all_perturbations
 
     for name, p in all_perturbations().items():
         params = ", ".join(q.describe() for q in p.params) or "-"

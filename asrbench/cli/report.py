@@ -51,12 +51,12 @@ def report(
 ) -> None:
     """Build the report site from stored results only (summary.json, run.json, utterances.jsonl,
     robustness.json, fairness.json); no model is run. Bad files are named, the rest is built."""
-    from asrbench.report import Options, build_site
+    from asrbench.report import ReportOptions, build_site
     from asrbench.settings import settings
 
     root = Path(results) if results else settings().results
     built = build_site(
-        Options(
+        ReportOptions(
             results=root,
             out=out,
             models=model or None,

@@ -58,7 +58,7 @@ class LocalExecutor(Executor):
                     f.result()
         except BaseException:
             # KeyboardInterrupt / SystemExit: stop the containers/processes, then propagate.
-            from asrbench.benchmark.cache import kill_leftovers  # the job's leftover killer
+            from asrbench.runners.leftovers import kill_leftovers
 
             kill_leftovers(attempt)
             pool.shutdown(wait=False, cancel_futures=True)

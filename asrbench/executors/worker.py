@@ -272,7 +272,7 @@ def _work_root() -> Path:
 def sweep_stale(root: Path | None = None) -> int:
     """Stop programs left by dead workers of this node (a killed Ray worker cannot stop its
     container or its program's session) and drop their folders; returns how many folders."""
-    from asrbench.benchmark.cache import kill_leftovers  # the job's leftover killer
+    from asrbench.runners.leftovers import kill_leftovers
 
     root = root or _work_root()
     n = 0
@@ -349,7 +349,7 @@ def run_shard(spec: ShardSpec) -> ShardReturn:
     fetch_s = time.monotonic() - t0
     work = _work_root() / spec.cache_key / spec.attempt / f"shard-{spec.index}"
     if work.exists():  # a retry on the same node: stop what the dead try left, start afresh
-        from asrbench.benchmark.cache import kill_leftovers
+        from asrbench.runners.leftovers import kill_leftovers
 
         kill_leftovers(work)
         shutil.rmtree(work, ignore_errors=True)
@@ -405,10 +405,13 @@ def _dataset(folder: Path, expected_hash: str, load):
 
 
 def _runner(spec: ShardSpec):
+    """The node's runner for the name the driver resolved (`asrbench.runners.get_runner`; never
+    "auto" here): "local" is the same runner, "docker" runs the job's image fetched by hash
+    from the zoo (NodeDockerRunner) rather than one built here."""
     if spec.runner == "local":
-        from asrbench.runners.local import LocalRunner
+        from asrbench.runners import get_runner
 
-        return LocalRunner()
+        return get_runner("local", quiet=True)
     if spec.runner == "docker":
         from asrbench.executors.node_docker import NodeDockerRunner
 
@@ -519,12 +522,17 @@ NODE_CODE = (
 def code_files() -> list[list[str]]:
     """[[path, sha256], ...] of NODE_CODE here, compared with the driver's (file hashes are
     memoised by size and mtime, so this costs a stat per file)."""
-    from asrbench.identity import tree_files
+    from asrbench.identity import tree_files, tree_paths
     from asrbench.settings import REPO_ROOT
 
     rels = []
     for entry in NODE_CODE:
         path = REPO_ROOT / entry
-        found = [path] if path.is_file() else sorted(path.rglob("*.py"))
-        rels += [p.relative_to(REPO_ROOT).as_posix() for p in found if "__pycache__" not in p.parts]
+        if path.is_file():
+            rels.append(entry)
+        else:
+            rels += [
+                f"{entry}/{r}"
+                for r in tree_paths(path, suffixes=(".py",), skip_names=("__pycache__",))
+            ]
     return tree_files(REPO_ROOT, rels)

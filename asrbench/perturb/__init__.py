@@ -4,8 +4,9 @@ Public entry points: `parse_spec`, `apply_spec`, `derive_dataset`, `all_perturba
 """
 
 from asrbench.perturb.apply import apply_spec
+from asrbench.perturb.catalog import all_perturbations, get
 from asrbench.perturb.derive import derive_dataset
-from asrbench.perturb.registry import SpecError, all_perturbations, get
+from asrbench.perturb.registry import SpecError
 from asrbench.perturb.spec import canonical_spec, parse_spec
 
 __all__ = [

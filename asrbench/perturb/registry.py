@@ -5,6 +5,9 @@ its severity table (severity -> parameter values). A perturbation function has t
 `fn(x, sr, rng, ctx, **params) -> y` where `x` is mono float64 audio in [-1, 1], `rng` is a
 `numpy.random.Generator` derived from (seed, spec, utterance ID) and `ctx` gives access to the
 dataset (for babble from other speakers) and user-supplied noise folders.
+
+The family modules register into it; `asrbench.perturb.catalog` imports them all and looks
+perturbations up by name (this module imports none of them).
 """
 
 from __future__ import annotations
@@ -163,25 +166,3 @@ def register(
 def sev_table(param: str, values: list[Any], **fixed: Any) -> dict[int, dict[str, Any]]:
     """Severity table {1: {param: values[0], **fixed}, 2: ...}."""
     return {i + 1: {param: v, **fixed} for i, v in enumerate(values)}
-
-
-def get(name: str) -> Perturbation:
-    """The perturbation called `name`; SpecError listing every registered name otherwise."""
-    _load_all()
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise SpecError(
-            f"unknown perturbation {name!r}; available: {', '.join(sorted(REGISTRY))}"
-        ) from None
-
-
-def all_perturbations() -> dict[str, Perturbation]:
-    """Every registered perturbation, by name."""
-    _load_all()
-    return dict(sorted(REGISTRY.items()))
-
-
-def _load_all() -> None:
-    # Import the family modules for their @register side effects.
-    from asrbench.perturb import aequevox, aurora, channels, srb  # noqa: F401

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from asrbench.perturb.registry import Perturbation, SpecError, get
+from asrbench.perturb.catalog import get
+from asrbench.perturb.registry import Perturbation, SpecError
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 

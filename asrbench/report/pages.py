@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from asrbench.report import charts
 from asrbench.report.ablation import ablate_dataset, ladder
@@ -13,11 +13,8 @@ from asrbench.report.audio import DatasetAudio, data_uri, dataset_audio
 from asrbench.report.cellview import breakdown, error_tables, utterance_rows
 from asrbench.report.collect import Cell
 from asrbench.report.robustness import view as robustness_view
-from asrbench.report.site import _cell_numbers, _provenance, safe_name
+from asrbench.report.site import Site, _cell_numbers, _provenance, safe_name
 from asrbench.results.ranking import Ranking, mean_ranks, rank_dataset
-
-if TYPE_CHECKING:
-    from asrbench.report.site import Site
 
 
 def build_all(site: Site) -> None:
@@ -100,7 +97,7 @@ def _analyse(site: Site, by_ds: dict[str, list[Cell]], chosen: set[str]) -> list
 
 
 def _audio_key(c: Cell) -> tuple[str, str]:
-    folder = ((c.run or {}).get("dataset") or {}).get("folder") or ""
+    folder = (c.run.dataset_folder if c.run else None) or ""
     return (str(folder), str(c.summary.dataset_hash))
 
 
@@ -259,7 +256,7 @@ def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
     first = cells[0]
     info = {
         "hash": first.summary.dataset_hash,
-        "folder": ((first.run or {}).get("dataset") or {}).get("folder"),
+        "folder": first.run.dataset_folder if first.run else None,
         "meta": {
             k: v for k, v in sorted(first.dataset_meta.items()) if not isinstance(v, dict | list)
         },
@@ -297,7 +294,7 @@ def _model(site: Site, m: str) -> None:
     ]
     missing = sorted((d, why) for (mm, d), why in site.r.missing.items() if mm == m)
     card = next((c.card for c in cells if c.card), {})
-    run = next((c.run for c in cells if c.run), None) or {}
+    run = next((c.run for c in cells if c.run), None)
     site.render(
         here,
         "model.html.j2",
@@ -312,7 +309,7 @@ def _model(site: Site, m: str) -> None:
             if not isinstance(v, dict | list) and v not in (None, "")
         },
         card_nested={k: v for k, v in sorted(card.items()) if isinstance(v, dict | list) and v},
-        image=(run.get("model") or {}).get("image"),
+        image=run.model.get("image") if run else None,
         identities=sorted({c.summary.model_identity or "-" for c in cells}),
     )
 
@@ -440,8 +437,9 @@ def _fairness(site: Site) -> None:
     here = "fairness.html"
     sections = []
     figs = {}
-    for i, (path, data) in enumerate(site.r.fairness):
-        acc = data.get("accuracy") or []
+    for i, (path, rec) in enumerate(site.r.fairness):
+        data = rec.to_dict()  # the template reads the sections as stored
+        acc = rec.accuracy
         models = [a["model"] for a in acc]
         names = list(dict.fromkeys(g["group"] for a in acc for g in a["groups"]))
         values = {}
@@ -468,8 +466,7 @@ def _fairness(site: Site) -> None:
                 "chart": key if acc else None,
                 "raw": site.raw_link(here, path),
                 "ci_kind": ci_kind,
-                "title": f"{' + '.join(data.get('models', []))} on "
-                f"{(data.get('dataset') or {}).get('id')} by {data.get('by')}",
+                "title": f"{' + '.join(rec.models)} on {rec.dataset.get('id')} by {rec.by}",
                 "anchor": f"f{i}",
             }
         )

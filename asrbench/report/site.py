@@ -1,33 +1,23 @@
-"""Build the static site: read the results, compute what each page shows, render with Jinja2.
+"""One build of the static site: its options, the results read once, links between pages,
+rendering with Jinja2 into a staging folder, and writing the pages (or one document).
 
-Multi-page (default): `index.html` (leaderboard), `dataset/<d>.html`, `model/<m>.html`,
-`cell/<m>/<d>.html`, `ablation.html`, `robustness.html` + one page per robustness.json,
-`fairness.html` (only when fairness.json files exist), `assets/` (CSS, the page script and the
-vendored chart library) and `audio/`. Single file (`single_file=True`): the same pages as
-sections of one HTML document with everything inlined, switched by the URL fragment.
-
-The output is a function of the stored files and the options: no clock, no random, sorted
-everything, paths relative to the site; the folder is built beside the target and moved into
-place whole.
+`build.build_site` drives a build (the layout of the output is described there); `pages`
+computes each page's content with the helpers here.
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import shlex
-import shutil
-import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from asrbench.errors import InputError
-from asrbench.fsio import replace_dir
 from asrbench.identity import bytes_sha256
-from asrbench.report.collect import Cell, Results, collect
+from asrbench.report.collect import Cell, Results
 
 HERE = Path(__file__).resolve().parent
 MARKER = ".asrbench-report"
@@ -47,7 +37,7 @@ class VendorError(InputError):
 
 
 @dataclass
-class Options:
+class ReportOptions:
     """What `ops/report` was asked for."""
 
     results: Path
@@ -62,16 +52,6 @@ class Options:
     ablation: bool = True
     page_size: int = 25
     jobs: int = 2  # worker processes for the per-dataset ranking and ablation
-
-
-@dataclass
-class Built:
-    """What was written and what could not be used."""
-
-    out: Path
-    pages: list[str]
-    problems: list[str]
-    notes: list[str] = field(default_factory=list)
 
 
 def vendor_js() -> str:
@@ -118,7 +98,7 @@ def _num(x: Any, fmt: str = "{:.3f}") -> str:
 class Site:
     """One build: the results read once, each page rendered into a staging folder."""
 
-    def __init__(self, opts: Options, results: Results, stage: Path) -> None:
+    def __init__(self, opts: ReportOptions, results: Results, stage: Path) -> None:
         import jinja2
 
         self.o = opts
@@ -285,15 +265,15 @@ def _cell_numbers(cell: Cell) -> dict[str, Any]:
 
 
 def _provenance(site: Site, here: str, cell: Cell) -> dict[str, Any]:
-    run = cell.run or {}
-    model = run.get("model") or {}
-    ds = run.get("dataset") or {}
-    sc = run.get("scorer") or {}
+    run = cell.run
+    model = run.model if run else {}
+    ds = run.dataset if run else {}
+    sc = run.scorer if run else {}
     cfg = dict(sc.get("config") or {})
     files = cfg.pop("data_files", {}) or {}
     cfg.pop("cache_dir", None)
     return {
-        "run_missing": cell.run is None,
+        "run_missing": run is None,
         "dataset_id": cell.dataset,
         "dataset_hash": cell.summary.dataset_hash,
         "dataset_folder": ds.get("folder"),
@@ -316,11 +296,11 @@ def _provenance(site: Site, here: str, cell: Cell) -> dict[str, Any]:
         "scorer_steps": cell.summary.scorer.get("steps") or [],
         "scorer_options": {k: v for k, v in sorted(cfg.items()) if not isinstance(v, dict)},
         "scorer_files": {k: v.get("sha256") for k, v in sorted(files.items())},
-        "user_options": (run.get("options") or {}).get("scorer") or {},
-        "command": run.get("command"),
-        "git": run.get("git") or {},
-        "packages": run.get("packages") or {},
-        "times": run.get("times") or {},
+        "user_options": run.scorer_options if run else {},
+        "command": run.command if run else None,
+        "git": run.git if run else {},
+        "packages": run.packages if run else {},
+        "times": run.times if run else {},
         "result_key": cell.summary.result_key,
         "hyps_key": cell.summary.hyps_key,
         "folder": str(cell.folder),
@@ -332,69 +312,10 @@ def _provenance(site: Site, here: str, cell: Cell) -> dict[str, Any]:
     }
 
 
-def targets(opts: Options) -> tuple[Path | None, Path]:
+def targets(opts: ReportOptions) -> tuple[Path | None, Path]:
     """(the single file, or None; the folder the site lives in)."""
     out = Path(opts.out)
     if opts.single_file:
         target = out if out.suffix == ".html" else out / "index.html"
         return target, target.parent
     return None, out
-
-
-def build_site(opts: Options) -> Built:
-    """Read the results under `opts.results` and write the site to `opts.out`."""
-    from asrbench.report import pages
-    from asrbench.report.audio import MODES
-
-    if opts.audio is not None and opts.audio not in MODES:
-        raise InputError(f"--audio {opts.audio!r}: use one of {', '.join(MODES)}")
-    if opts.audio == "embed" and not opts.single_file:
-        raise InputError("--audio embed is for --single-file; use copy, link or none")
-    if not 0.5 <= opts.level < 1:
-        raise InputError(f"--level {opts.level}: use a confidence level such as 0.95")
-    if not Path(opts.results).is_dir():
-        raise InputError(
-            f"--results {opts.results}: no such folder; run ops/benchmark first, "
-            "or point --results at a results root"
-        )
-    vendor_js()  # fail before any work if the chart library was altered
-    target, final_dir = targets(opts)
-    if target is None:
-        _check_target(final_dir)
-    results = collect(Path(opts.results), opts.models, opts.datasets)
-    final_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{final_dir.name}.tmp", dir=final_dir.parent))
-    # The build holds millions of small acyclic objects (utterance records, alignments): the
-    # cyclic garbage collector would rescan all of them many times over (as in Scorer.score).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        site = Site(opts, results, stage)
-        pages.build_all(site)
-        site.write()
-        if target is not None:
-            final_dir.mkdir(parents=True, exist_ok=True)
-            os.replace(stage / target.name, target)
-            if site.audio_mode == "copy" and (stage / "audio").is_dir():
-                shutil.rmtree(final_dir / "audio", ignore_errors=True)
-                os.replace(stage / "audio", final_dir / "audio")
-        else:
-            replace_dir(stage, final_dir)
-    finally:
-        if enabled:
-            gc.enable()
-        shutil.rmtree(stage, ignore_errors=True)
-    return Built(target or final_dir, [p for p, _, _ in site.pages], results.problems, site.notes)
-
-
-def _check_target(folder: Path) -> None:
-    """Refuse to replace a folder that is not an earlier report (it would be deleted)."""
-    if not folder.exists():
-        return
-    if not folder.is_dir():
-        raise InputError(f"-o {folder}: exists and is not a folder")
-    if any(folder.iterdir()) and not (folder / MARKER).exists():
-        raise InputError(
-            f"-o {folder}: not empty and not an earlier report (no {MARKER}); "
-            "choose another folder, the report replaces its output whole"
-        )

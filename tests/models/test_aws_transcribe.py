@@ -12,7 +12,7 @@ from stubs.vendors import TranscribeStub, sha
 from asrbench.resolve import resolve_model
 from asrbench.runners import RunnerError, RunOptions, read_tsv_pairs
 from asrbench.runners.local import LocalRunner
-from asrbench.zoo.seaweed import run_seaweedfs, weed_binary
+from asrbench.testing.seaweed import run_seaweedfs, weed_binary
 
 pytestmark = pytest.mark.s3
 BUCKET = "transcribe"

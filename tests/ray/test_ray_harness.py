@@ -1,4 +1,4 @@
-"""The local cluster harness itself (asrbench.executors.raylocal), on the session's cluster.
+"""The local cluster harness itself (asrbench.testing.raylocal), on the session's cluster.
 
 Ray prints warnings of its own wherever it likes; on a busy machine a driver's console once
 ended with "raylet has lagging heartbeats due to slow network or busy workload" and the harness,

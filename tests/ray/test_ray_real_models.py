@@ -158,7 +158,7 @@ def test_ray_matrix_equals_local_and_nodes_never_read_driver_paths(
 def test_worker_node_killed_mid_run_same_result_nothing_twice(
     cluster, stage: Path, reference: Path, driver_env: dict, tmp_path: Path
 ) -> None:
-    from asrbench.benchmark.cache import kill_leftovers
+    from asrbench.runners.leftovers import kill_leftovers
 
     victim = cluster.add_node("d", resources={"docker": 1})
     cmd = [

@@ -206,20 +206,20 @@ def results_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def site(results_tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The multi-page site built from the tree."""
-    from asrbench.report import Options, build_site
+    from asrbench.report import ReportOptions, build_site
 
     out = tmp_path_factory.mktemp("report-site") / "site"
-    built = build_site(Options(results=results_tree, out=out))
+    built = build_site(ReportOptions(results=results_tree, out=out))
     assert built.problems == []
     return out
 
 
 @pytest.fixture(scope="session")
 def single_site(results_tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from asrbench.report import Options, build_site
+    from asrbench.report import ReportOptions, build_site
 
     out = tmp_path_factory.mktemp("report-single") / "report.html"
-    build_site(Options(results=results_tree, out=out, single_file=True))
+    build_site(ReportOptions(results=results_tree, out=out, single_file=True))
     return out
 
 

@@ -19,13 +19,13 @@ from zoo_support import (
     zoo_popen,
 )
 
+from asrbench.testing.ports import free_ports
 from asrbench.zoo import ZooError, pull, push
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import load_config
 from asrbench.zoo.listing import list_entries
 from asrbench.zoo.manifest import manifest_key, object_key, scan_folder
 from asrbench.zoo.remote import open_remote
-from asrbench.zoo.seaweed import free_ports
 
 pytestmark = pytest.mark.s3
 

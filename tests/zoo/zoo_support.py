@@ -21,7 +21,7 @@ import pytest
 import soundfile as sf
 
 from asrbench.settings import REPO_ROOT
-from asrbench.zoo.seaweed import SeaweedServer, run_seaweedfs, weed_binary
+from asrbench.testing.seaweed import SeaweedServer, run_seaweedfs, weed_binary
 
 
 def _load_require():

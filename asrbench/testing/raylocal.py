@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from asrbench.executors.base import ExecutorError
+from asrbench.testing.ports import free_ports
 
 WORKER_PORTS = 24  # per node: Ray's worker processes each listen on one
 # Faster failure detection than Ray's defaults (a dead node is noticed in ~3 s, not ~30 s).
@@ -64,12 +65,6 @@ os.replace(out + ".part", out)
 
 class ClusterQueryError(ExecutorError):
     """The cluster's node table could not be read (the head not up yet, or a busy host)."""
-
-
-def _free_ports(n: int) -> list[int]:
-    from asrbench.zoo.seaweed import free_ports
-
-    return free_ports(n)
 
 
 def ray_binary() -> str:
@@ -324,7 +319,7 @@ def _launch(cluster: LocalRayCluster, node: RayNode) -> None:
     """Run `ray start --block` for `node` on fresh ports (the head keeps its GCS and client
     ports: they are the cluster's address)."""
     root = node.cache.parent
-    ports = _free_ports(7 + WORKER_PORTS)
+    ports = free_ports(7 + WORKER_PORTS)
     args = [
         ray_binary(),
         "start",
@@ -425,7 +420,7 @@ def run_local_cluster(
 
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    gcs, client = _free_ports(2)
+    gcs, client = free_ports(2)
     host = "127.0.0.1"
     base_env = {"RAY_USAGE_STATS_ENABLED": "0", **(env or {})}
     cluster = LocalRayCluster(

@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,21 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from asrbench.testing.ports import free_ports
 from asrbench.zoo.errors import ZooError
-
-
-def free_ports(n: int) -> list[int]:
-    """n distinct free TCP ports on 127.0.0.1 (held open together so they differ)."""
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def weed_binary() -> str | None:

@@ -76,9 +76,11 @@ def resolve_dir(kind: str, spec: str | Path, config: Path | None = None) -> Path
         return local
     except ZooNotFound as exc:
         where = "" if version else f"not a folder, not under {local.parent}, and "
+        cause = exc.__cause__ if isinstance(exc.__cause__, ZooNotFound) else exc
+        listing = "ops/models" if kind == "model" else "ls datasets/"
         raise NotFoundError(
             f"{kind} {name!r}{'@' + version if version else ''}: {where}"
-            f"the zoo does not hold it ({exc})"
+            f"the zoo does not hold it ({cause}); check the ID ({listing}, ops/zoo list)"
         ) from None
 
 

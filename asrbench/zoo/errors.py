@@ -15,6 +15,10 @@ class ZooNotFound(ZooInputError):
     """The remote holds no such entry or version."""
 
 
+class ZooRemoteMissing(ZooNotFound):
+    """The remote itself does not exist (no such folder or bucket): it holds nothing."""
+
+
 class ZooCorrupt(ZooError):
     """An object whose bytes do not hash to its name (corrupted on the remote or in transit)."""
 

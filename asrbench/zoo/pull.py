@@ -26,7 +26,7 @@ from asrbench.identity import bytes_sha256, hash_file
 from asrbench.ids import check_id
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import ZooConfig, entry_remote
-from asrbench.zoo.errors import ZooCorrupt, ZooError, ZooInputError, ZooNotFound
+from asrbench.zoo.errors import ZooCorrupt, ZooError, ZooInputError, ZooNotFound, ZooRemoteMissing
 from asrbench.zoo.manifest import (
     FileEntry,
     check_version,
@@ -66,7 +66,7 @@ def resolve_version(rem: Remote, kind: str, entry_id: str) -> str:
     """The version `latest` points to on a remote."""
     data = rem.get_bytes(latest_key(kind, entry_id))
     if data is None and not rem.exists():
-        raise ZooInputError(
+        raise ZooRemoteMissing(
             f"remote {rem.name!r} ({rem.url}) does not exist (no such folder or bucket); check "
             "its `url:` in zoo.yaml, or push to it first"
         )
@@ -418,10 +418,14 @@ def pull(
         if wanted:
             download_objects(rem, cache, wanted, reporter, counter)
     except ZooError as exc:
+        # A rerun resumes a transfer; it cannot help with an ID or remote that is not there.
+        tail = (
+            ""
+            if isinstance(exc, ZooInputError)
+            else "\nNothing was placed; rerun to resume (verified objects are kept in the cache)."
+        )
         raise type(exc)(  # keep the kind of failure (not found, bad input, network)
-            f"pull {kind} {entry_id}"
-            f"{'@' + version if version else ''}: {exc}\nNothing was placed; "
-            "rerun to resume (verified objects are kept in the cache)."
+            f"pull {kind} {entry_id}{'@' + version if version else ''}: {exc}{tail}"
         ) from exc
     finally:
         rem.close()

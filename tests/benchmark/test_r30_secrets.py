@@ -36,27 +36,21 @@ def _model(root: Path) -> Path:
     )
 
 
+def _bench(cli, tmp_path: Path, *models: str | Path) -> tuple[int, str, str]:
+    """`ops/benchmark` of `models` on two mini_en utterances, local runner, folders in tmp."""
+    flags = [f for m in models for f in ("-m", m)]
+    return cli(
+        "benchmark", *flags, "-d", "mini_en", "--runner", "local", "--results", tmp_path / "r",
+        "--cache", tmp_path / "c", "--no-progress", "--max-utts", "2",
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("value", ["ever", "abcabcab", "aaaaaaaaaaaa"])
 def test_a_secret_too_weak_to_be_one_is_refused_by_name(
     tmp_path: Path, cli, monkeypatch, value: str
 ) -> None:
     monkeypatch.setenv("FAKE_API_KEY", value)
-    code, out, err = cli(
-        "benchmark",
-        "-m",
-        _model(tmp_path / "models"),
-        "-d",
-        "mini_en",
-        "--runner",
-        "local",
-        "--results",
-        tmp_path / "r",
-        "--cache",
-        tmp_path / "c",
-        "--no-progress",
-        "--max-utts",
-        "2",
-    )
+    code, out, err = _bench(cli, tmp_path, _model(tmp_path / "models"))
     assert code == 2, err
     line = [ln for ln in err.splitlines() if ln.startswith("error:")][0]
     assert "FAKE_API_KEY" in line and "too weak" in line and value not in line
@@ -107,24 +101,7 @@ def test_a_weak_secret_of_a_later_model_stops_the_matrix_before_any_cell_runs(
     """`preflight` checks every model's secrets once, before the first cell: the matrix's first
     (healthy) model does not run only for the second to be refused."""
     monkeypatch.setenv("FAKE_API_KEY", "ever")
-    code, _, err = cli(
-        "benchmark",
-        "-m",
-        "pocketsphinx_en",
-        "-m",
-        _model(tmp_path / "models"),
-        "-d",
-        "mini_en",
-        "--runner",
-        "local",
-        "--results",
-        tmp_path / "r",
-        "--cache",
-        tmp_path / "c",
-        "--no-progress",
-        "--max-utts",
-        "2",
-    )
+    code, _, err = _bench(cli, tmp_path, "pocketsphinx_en", _model(tmp_path / "models"))
     assert code == 2, err
     assert "FAKE_API_KEY" in err and "too weak" in err
     assert not list((tmp_path / "r").rglob("summary.json"))

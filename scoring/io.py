@@ -142,6 +142,15 @@ def _read_tsv(lines: list[str], path: Path) -> dict[str, str]:
     for no, line in enumerate(lines, 1):
         if not line or line.isspace():
             continue
+        if not header and text_col:
+            # Headerless, after the first line (the common case): " ".join of the columns
+            # after the ID, as below, is the rest of the line with its tabs as spaces.
+            key, tab, text = line.partition("\t")
+            key = key.strip()
+            if not key or key in out:
+                _add(out, key, "", path, no)  # raises, naming the problem
+            out[key] = (text.replace("\t", " ") if "\t" in text else text).strip()
+            continue
         cols = line.split("\t")
         if not text_col:
             text_col = 1

@@ -414,6 +414,13 @@ class Scorer:
 
     def score(self, refs: dict[str, str], hyps: dict[str, str]) -> ScoreResult:
         """Score hypotheses against references; every reference ID yields one result."""
+        utts = self.utterances(refs, hyps)
+        return ScoreResult(utts, self.summarize(utts), self.config_dict())
+
+    def utterances(self, refs: dict[str, str], hyps: dict[str, str]) -> list[UtteranceResult]:
+        """`score` without the corpus metrics: one result per reference ID. `summarize` gives
+        the metrics; its bootstrap is numpy drawing without the GIL, so a caller may run it in
+        a thread beside other work on these results (`ops/score` writes utterances.jsonl)."""
         # Scoring allocates millions of small acyclic objects (token lists, tuples): the cyclic
         # garbage collector would rescan every live object of the process many times over.
         enabled = gc.isenabled()
@@ -424,7 +431,7 @@ class Scorer:
             if enabled:
                 gc.enable()
 
-    def _score(self, refs: dict[str, str], hyps: dict[str, str]) -> ScoreResult:
+    def _score(self, refs: dict[str, str], hyps: dict[str, str]) -> list[UtteranceResult]:
         # The phases, in order; each is a method below, named for what it does.
         texts = self._normalised(refs, hyps)  # IDs checked, every distinct text normalised
         found = self._find_alternatives(texts)  # DAE: slots on the hypotheses
@@ -432,8 +439,7 @@ class Scorer:
         plan = self._plan(texts, found, k)  # the pairs to align: plain, enumerated, FST
         codes, costs = self._align(texts, plan, k)  # the batched DP over every pair
         self._choose_forms(texts, found, plan, codes, costs, k)  # DAE winners; FST checked
-        utts = _results(texts, plan)  # one UtteranceResult per reference ID
-        return ScoreResult(utts, self.summarize(utts), self.config_dict())
+        return _results(texts, plan)  # one UtteranceResult per reference ID
 
     def _normalised(self, refs: dict[str, str], hyps: dict[str, str]) -> _Texts:
         """Every reference ID's texts as tokens; optional reference words flagged."""

@@ -112,6 +112,13 @@ cli = LazyGroup(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `asrbench` and of every `ops/*` alias; returns the exit code."""
+    if argv is None and _runs_only(("score",), sys.argv[1:]) and "numpy" not in sys.modules:
+        # Scoring multiplies no floats (its bootstrap products are integer ones), but OpenBLAS
+        # starts a worker thread per core as numpy loads (imported below, through
+        # asrbench.errors -> scoring), which busy-waits 0.05-0.15 s of CPU on another core:
+        # one thread, in a process that runs only `score`. Anyone's own setting wins; other
+        # commands keep the default (their model programs inherit the environment).
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from typer._click.exceptions import ClickException
     from typer.exceptions import Abort, Exit
 
@@ -144,6 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {_redacted(str(exc))}", file=sys.stderr)
         return code
     return result if isinstance(result, int) else 0
+
+
+def _runs_only(names: tuple[str, ...], args: list[str]) -> bool:
+    """Whether these command-line arguments run one of `names` (`ops/X ...` or `asrbench X`)."""
+    if args[:1] == [ALIAS_FLAG]:
+        return args[2:3] != [] and args[2] in names
+    return args[:1] != [] and args[0] in names
 
 
 def _is_user_error(exc: BaseException) -> bool:

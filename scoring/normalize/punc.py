@@ -25,8 +25,19 @@ _HYPHEN = re.compile(r"[-\u2010\u2011](?=\w)(?<=\w[-\u2010\u2011])")
 _PUNCT = regex.compile(r"\p{P}+")
 # Private-use placeholders protect the kept characters from the blanket removal below.
 _KEEP_APOS, _KEEP_DOT, _KEEP_HYPHEN = "\ue000", "\ue001", "\ue002"
-_RESTORE_PAIRS = ((_KEEP_APOS, "'"), (_KEEP_DOT, "."), (_KEEP_HYPHEN, "-"))
+_KEEP = (_KEEP_APOS, _KEEP_DOT, _KEEP_HYPHEN)
+# On ASCII text that holds none of them, ASCII control characters stand in instead: like the
+# private-use ones they are neither punctuation, nor word characters, nor whitespace, and the
+# text stays one byte a character (the removal and the restoring run faster on it).
+_ASCII_KEEP = ("\x01", "\x02", "\x03")
 HYPHEN_MODES = ("space", "keep", "join")
+
+
+def _placeholders(text: str, ascii_only: bool) -> tuple[str, str, str]:
+    """The stand-ins of a kept apostrophe, decimal point and hyphen in `text`."""
+    if ascii_only and not ("\x01" in text or "\x02" in text or "\x03" in text):
+        return _ASCII_KEEP
+    return _KEEP
 
 
 class Punc:
@@ -39,7 +50,7 @@ class Punc:
         if hyphen not in HYPHEN_MODES:
             raise ValueError(f"hyphen must be one of {HYPHEN_MODES}, not {hyphen!r}")
         self.hyphen = hyphen
-        self._hyphen_to = {"space": " ", "keep": _KEEP_HYPHEN, "join": ""}[hyphen]
+        self._hyphen_to = {"space": " ", "keep": None, "join": ""}[hyphen]  # None: kept
 
     def __call__(self, text: str) -> str:
         return " ".join(self.split(text))
@@ -52,6 +63,7 @@ class Punc:
         """Punctuation replaced, whitespace not yet collapsed. Works line by line: nothing
         matches across a newline, so many texts joined by newlines give the same lines."""
         ascii_only = text.isascii()
+        keep = _placeholders(text, ascii_only)
         if not ascii_only:
             for mark in _APOS_MARKS:  # str.replace: faster than translate() on long text
                 if mark in text:
@@ -60,15 +72,16 @@ class Punc:
         if "," in text:
             text = _THOUSANDS.sub("", text)
         if "." in text and _DECIMAL.search(text):
-            text, protected = _DECIMAL.sub(_KEEP_DOT, text), True
+            text, protected = _DECIMAL.sub(keep[1], text), True
         if "'" in text and _INNER_APOS.search(text):
-            text, protected = _INNER_APOS.sub(_KEEP_APOS, text), True
+            text, protected = _INNER_APOS.sub(keep[0], text), True
         if "-" in text or not ascii_only:
-            text = _HYPHEN.sub(self._hyphen_to, text)
+            to = self._hyphen_to
+            text = _HYPHEN.sub(keep[2] if to is None else to, text)
             protected = protected or self.hyphen == "keep"
         text = _PUNCT.sub(" ", text)
         if protected:  # str.replace: far faster than translate() on long non-ASCII text
-            for mark, char in _RESTORE_PAIRS:
+            for mark, char in zip(keep, "'.-", strict=True):
                 if mark in text:
                     text = text.replace(mark, char)
         return text

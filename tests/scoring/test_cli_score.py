@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -162,3 +163,36 @@ def test_ops_score_process_exits_after_writing(files: tuple[Path, Path], tmp_pat
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["producer"] == "score"
     assert json.loads((tmp_path / "o" / "paired_test.json").read_text())["p_value"] == 1.0
     assert len((tmp_path / "o" / "utterances.jsonl").read_text().splitlines()) == len(REFS)
+
+
+def test_ops_score_runs_one_blas_thread(files: tuple[Path, Path], tmp_path: Path) -> None:
+    # Scoring multiplies no floats: a process that runs only `score` starts OpenBLAS with one
+    # thread (no worker busy-waiting on another core), unless the user set the variable; other
+    # commands, and the CLI called inside another program, leave it alone.
+    from asrbench.cli import _runs_only
+
+    assert _runs_only(("score",), ["--as-alias", "ops/score", "score", "r", "h"])
+    assert _runs_only(("score",), ["score", "--help"])
+    assert not _runs_only(("score",), ["--as-alias", "ops/benchmark", "benchmark", "score"])
+    assert not _runs_only(("score",), ["benchmark"]) and not _runs_only(("score",), [])
+    ref, hyp = files
+    code = (
+        "import os, sys\nfrom asrbench.cli import main\n"
+        f"sys.argv = ['asrbench', 'score', {str(ref)!r}, {str(hyp)!r}, '-o', "
+        f"{str(tmp_path / 'o')!r}]\n"
+        "code = main()\n"
+        "print(code, os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))\n"
+    )
+    for preset, expected in ((None, "0 1 1"), ("2", "0 2 ")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        if preset is not None:
+            env["OPENBLAS_NUM_THREADS"] = preset
+        proc = subprocess.run(
+            [str(REPO_ROOT / "ops" / "_py"), "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=300,
+            env=env,
+        )
+        assert proc.stdout.strip().splitlines()[-1].startswith(expected), proc.stdout

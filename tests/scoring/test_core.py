@@ -420,3 +420,14 @@ def test_bootstrap_metrics_keeps_ter_and_mter_utt_intervals() -> None:
     same = _replicates(cols, 50, 2, split=np.array(umax))
     assert np.array_equal(same[:, 3], same[:, 2])
     assert got["mter"]["low"] <= sum(err) / max(sum(ref), sum(hyp)) <= got["mter"]["high"]
+
+
+def test_utterances_then_summarize_is_score(scorer: Scorer) -> None:
+    # ops/score takes the per-utterance results first and the metrics (the bootstrap) beside
+    # its writing of utterances.jsonl: the same result as score().
+    refs = {"a": "I am going to tell the storyteller", "b": "the colour of money", "c": ""}
+    hyps = {"a": "I'm gonna tell a story-teller", "b": "the color of honey"}
+    whole = scorer.score(refs, hyps)
+    utts = scorer.utterances(refs, hyps)
+    assert utts == whole.utterances
+    assert scorer.summarize(utts) == whole.metrics

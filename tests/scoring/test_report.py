@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from asrbench.results import reports
 from asrbench.results.reports import (
     REPORTS,
     utterance_lines,
@@ -205,6 +206,24 @@ def test_files_are_deterministic_and_wide_aware(scorer: Scorer, tmp_path: Path) 
     text = alignment_text(zh.utterances)
     ref_line, hyp_line = (x for x in text.splitlines() if x.startswith(("REF", "HYP")))
     assert ref_line.index("北") == hyp_line.index("南")
+
+
+def test_utterances_are_written_in_chunks_as_one_text(
+    scorer: Scorer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_utterances writes a few lines at a time: the same bytes as the lines joined, for
+    a line count below, at and above a multiple of the chunk; `utterance_lines` reads the
+    utterances alone (ops/score writes them before the metrics are ready) as it reads the
+    result."""
+    refs, hyps = _random_corpus(3)
+    result = scorer.score(refs, hyps)
+    lines = list(utterance_lines(result, refs, hyps))
+    assert list(utterance_lines(result.utterances, refs, hyps)) == lines
+    monkeypatch.setattr(reports, "_LINES_PER_WRITE", 4)
+    for n in (0, 3, 4, 8, 9):
+        path = tmp_path / f"u{n}.jsonl"
+        write_utterances(path, iter(lines[:n]))
+        assert path.read_bytes() == "".join(lines[:n]).encode("utf-8"), n
 
 
 def test_sys_and_table_read_the_metrics(scorer: Scorer) -> None:

@@ -13,10 +13,15 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import soundfile as sf
+
+# the repository first: this folder's scoring.py would otherwise shadow the scoring package
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from asrbench.dataset import load_dataset
 from asrbench.perturb import all_perturbations, apply_spec

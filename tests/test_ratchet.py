@@ -31,3 +31,16 @@ def test_new_or_worse_offenders_fail_and_improvements_are_reported() -> None:
     assert worse == ["x.py::f::C901: 13 (was 12)", "y.py::k::PLR0915: 60 (new)"]
     assert better == ["x.py::g::PLR0913: 7 (was 8)", "x.py::h::C901: gone (was 11)"]
     assert ratchet.compare(base, dict(base)) == ([], [])
+
+
+def test_typer_commands_are_not_counted_for_arguments_but_plain_helpers_are(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "cmd.py"
+    src.write_text(
+        "import typer\n\n"
+        "def command(a: int = typer.Option(1), b: int = typer.Argument(...)):\n    pass\n\n"
+        "def aliased(x: AddressOpt = None, y: int = 2):\n    pass\n\n"
+        "def helper(a, b, c, d, e, f, g):\n    pass\n"
+    )
+    assert ratchet._typer_commands(src) == {3, 6}

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from scoring.normalize.case import Case
+from scoring.normalize.case import AsciiCase, Case
 from scoring.normalize.invisible import Invisible, UnicodeForm
 from scoring.normalize.itj import Itj
 from scoring.normalize.nonspeech import NonSpeech
@@ -30,6 +30,7 @@ from scoring.normalize.zh import FullWidth, char_tokens
 _PLACEHOLDERS = re.compile("[\ue000-\ue002]")
 
 __all__ = [
+    "AsciiCase",
     "Case",
     "FullWidth",
     "Invisible",

@@ -5,6 +5,9 @@ Corpus rates (docs/SCORING.md):
   mTER     = (S + D + I) / max(N_ref, N_hyp)            the SpeechColab paper's, pooled as its
                                                         leaderboard pools it
   mTER_utt = (S + D + I) / sum_u max(|ref_u|, |hyp_u|)  bounded in [0, 1]
+  MER      = (S + D + I) / (N_ref + I)                  jiwer's match error rate, = E/(H+S+D+I)
+  WIP      = (N_ref - S - D) / N_ref * (N_hyp - S - I) / N_hyp   jiwer's H/N_ref * H/N_hyp
+  WIL      = 1 - WIP
 with N_ref, N_hyp the token totals (|hyp_u| is the hypothesis as aligned, after DAE).
 """
 
@@ -146,6 +149,13 @@ class Interval:
         return cls(d.get("low"), d.get("high"), d.get("stderr"), d["level"], d["replicates"])
 
 
+# unit -> (the name of TER in that unit, what the unit's tokens are called in reports)
+UNITS = {
+    "word": ("WER", "words"),
+    "char": ("CER", "characters"),
+    "mixed": ("TER", "tokens (CJK characters + words)"),
+}
+
 CI_METHOD = "bootstrap over utterances (Bisani & Ney 2004), percentile"
 
 
@@ -162,7 +172,7 @@ class Metrics:
     in [0, 1], unlike mTER); SER = utterances with an error / n_utts.
     """
 
-    unit: str  # "word" (TER is a WER) or "char" (TER is a CER)
+    unit: str  # "word" (a WER), "char" (a CER, spaces counted) or "mixed" (CJK chars + words)
     n_utts: int
     n_ref: int
     n_hyp: int
@@ -182,8 +192,13 @@ class Metrics:
 
     @property
     def name(self) -> str:
-        """What TER means for this unit: WER or CER."""
-        return "CER" if self.unit == "char" else "WER"
+        """What TER means for this unit: WER, CER, or TER for the mixed unit."""
+        return UNITS.get(self.unit, ("TER", ""))[0]
+
+    @property
+    def tokens_name(self) -> str:
+        """What the unit's tokens are called in reports ("words", "characters", ...)."""
+        return UNITS.get(self.unit, ("", f"{self.unit}s"))[1]
 
     @property
     def errors(self) -> int:
@@ -203,6 +218,29 @@ class Metrics:
     def mter_utt(self) -> float:
         """errors / sum of max(|ref|, |hyp|) per utterance: never above 1."""
         return self.errors / self.mter_den if self.mter_den else 0.0
+
+    @property
+    def mer(self) -> float:
+        """jiwer's match error rate (S + D + I) / (H + S + D + I); 0 when nothing is there."""
+        den = self.n_ref + self.ins  # H + S + D = n_ref
+        return self.errors / den if den else 0.0
+
+    @property
+    def wip(self) -> float:
+        """jiwer's word information preserved, (H / N_ref) * (H / N_hyp), with jiwer's empty
+        cases: 1 when both sides are empty, 0 when one is. H on the reference side is
+        N_ref - S - D (an omitted optional word counts as recovered), on the hypothesis side
+        N_hyp - S - I (hypothesis tokens matched): both are jiwer's H without optional words."""
+        if not self.n_ref or not self.n_hyp:
+            return 0.0 if self.n_ref or self.n_hyp else 1.0
+        ref_hits = self.n_ref - self.sub - self.dele
+        hyp_hits = self.n_hyp - self.sub - self.ins
+        return (ref_hits / self.n_ref) * (hyp_hits / self.n_hyp)
+
+    @property
+    def wil(self) -> float:
+        """jiwer's word information lost: 1 - WIP."""
+        return 1 - self.wip
 
     @property
     def ser(self) -> float | None:
@@ -228,6 +266,9 @@ class Metrics:
             "ter": self.ter,
             "mter": self.mter,
             "mter_utt": self.mter_utt,
+            "mer": self.mer,
+            "wil": self.wil,
+            "wip": self.wip,
             "ser": self.ser,
             "n_err_utts": self.n_err_utts,
             "mter_den": self.mter_den,
@@ -250,13 +291,18 @@ class Metrics:
         """Read back `to_dict()`; the rates are recomputed from the counts (never trusted).
 
         A summary written before mTER took the paper's definition has no `mter_utt`: its
-        `ci.mter` was the interval of today's mTER_utt and is read as such.
+        `ci.mter` was the interval of today's mTER_utt and is read as such. One written before
+        MER/WIL/WIP (no `mer`) with unit "char" counted CJK characters and other words (today's
+        "mixed"): it is read as such.
         """
         ci = dict(d.get("ci") or {})
         if "mter_utt" not in d and "mter" in ci:
             ci["mter_utt"], ci["mter"] = ci["mter"], None
+        unit = d["unit"]
+        if unit == "char" and "mer" not in d:
+            unit = "mixed"
         return cls(
-            unit=d["unit"],
+            unit=unit,
             n_utts=d["n_utts"],
             n_ref=d["n_ref"],
             n_hyp=d["n_hyp"],

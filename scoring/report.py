@@ -220,6 +220,8 @@ def sys_text(metrics: Metrics, name: str = "hyp") -> str:
             line,
             row,
             "`" + "-" * (len(head) - 2) + "'",
+            f"unit: {m.tokens_name}; {m.name} {_pct(m.ter)}%  MER {_pct(m.mer)}%  "
+            f"WIL {_pct(m.wil)}%  WIP {_pct(m.wip)}%",
             "",
         ]
     )
@@ -233,6 +235,9 @@ def table_text(metrics: Metrics) -> str:
         ("mTER", _pct(m.mter), m.mter_ci),
         ("mTER_utt", _pct(m.mter_utt), m.mter_utt_ci),
         ("SER", _pct(m.ser), None),
+        ("MER", _pct(m.mer), None),
+        ("WIL", _pct(m.wil), None),
+        ("WIP", _pct(m.wip), None),
     ]
     out = [f"{'metric':<10} {'value %':>9}  {'CI':>22}"]
     for name, val, ci in rows:
@@ -240,7 +245,7 @@ def table_text(metrics: Metrics) -> str:
         out.append(f"{name:<10} {val:>9}  {interval:>22}")
     out.append("")
     out.append(
-        f"utterances {m.n_utts}  reference {m.unit}s {m.n_ref}  hypothesis {m.unit}s {m.n_hyp}"
+        f"utterances {m.n_utts}  unit {m.tokens_name}  reference {m.n_ref}  hypothesis {m.n_hyp}"
     )
     out.append(f"C {m.cor}  S {m.sub}  D {m.dele}  I {m.ins}  errors {m.errors}")
     out.append(
@@ -248,5 +253,8 @@ def table_text(metrics: Metrics) -> str:
         "counted as deletions)"
     )
     if m.n_empty_ref:
-        out.append(f"{m.n_empty_ref} empty reference(s): TER undefined there, mTER defined")
+        out.append(
+            f"{m.n_empty_ref} empty reference(s): their TER is undefined (null), their "
+            "hypothesis tokens count as insertions in the pooled rates"
+        )
     return "\n".join(out) + "\n"

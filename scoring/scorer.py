@@ -15,8 +15,9 @@ import numpy as np
 from scoring.align import FIRST_WORD, INFEASIBLE, align_arrays
 from scoring.dae import Alternatives, Segment, Slot
 from scoring.errors import ScoringError
-from scoring.metrics import Interval, Metrics, UtteranceResult, pooled
+from scoring.metrics import UNITS, Interval, Metrics, UtteranceResult, pooled
 from scoring.normalize import (
+    AsciiCase,
     Case,
     FullWidth,
     Invisible,
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
 DATA = Path(__file__).resolve().parent / "data"
 LANGS = ("en", "zh")
+ALIGNS = ("minimal", "sclite")
+SCLITE_MAX_CELLS = 1 << 22  # the exact mode keeps its whole table of Python ints (~150 MB)
 
 
 @dataclass
@@ -59,7 +62,9 @@ class ScorerConfig:
     """
 
     lang: str = "en"
-    unit: str | None = None  # "word" or "char"; default: "char" for zh, else "word"
+    # "word"; "char": every character, spaces between words included (jiwer's cer); "mixed":
+    # CJK characters and other runs as words. Default: "mixed" for zh, else "word".
+    unit: str | None = None
     invisible: bool = True
     unicode: bool = True
     unicode_form: str = "NFC"
@@ -82,16 +87,22 @@ class ScorerConfig:
     seed: int = 0
     engine: str = "auto"
     max_enum: int = 64  # slot combinations enumerated by the DP before the FST takes over
+    # "minimal": fewest edits (scoring.align); "sclite": sclite's weights and tie-breaks, its
+    # ASCII-only case folding, no DAE (scoring.sclite_align)
+    align: str = "minimal"
 
     def __post_init__(self) -> None:
         if self.lang not in LANGS:
             raise ScoringError(f"unsupported language {self.lang!r}; use one of {', '.join(LANGS)}")
         if self.unit is None:
-            self.unit = "char" if self.lang == "zh" else "word"
-        if self.unit not in ("word", "char"):
-            raise ScoringError(f"unit must be 'word' or 'char', not {self.unit!r}")
+            self.unit = "mixed" if self.lang == "zh" else "word"
+        if self.unit not in UNITS:
+            raise ScoringError(
+                f"unit (--unit) must be one of {', '.join(UNITS)}, not {self.unit!r}"
+            )
         if self.engine not in ("auto", "fst"):
             raise ScoringError(f"engine must be 'auto' or 'fst', not {self.engine!r}")
+        self._check_align()
         if self.unicode_form not in FORMS:
             raise ScoringError(
                 f"unicode_form (--unicode-form) must be one of "
@@ -111,6 +122,16 @@ class ScorerConfig:
             raise ScoringError(
                 f"confidence must be a level between 0 and 1 (e.g. 0.95), not {self.confidence!r}"
             )
+
+    def _check_align(self) -> None:
+        if self.align not in ALIGNS:
+            raise ScoringError(
+                f"align (--align) must be one of {', '.join(ALIGNS)}, not {self.align!r}"
+            )
+        if self.align == "sclite":
+            if self.engine == "fst":
+                raise ScoringError("align='sclite' (--align sclite) has no FST engine")
+            self.dae = False  # sclite reads no alternatives: the words are scored as written
 
     def data_file(self, kind: str) -> Path | None:
         """Resolved path of a data file ('interjections', 'uk_us', 'alternatives',
@@ -225,6 +246,26 @@ class _Texts:
     ref_opt: dict[int, list[bool]] = field(default_factory=dict)  # OPTIONAL's flags
 
 
+def _to_chars(texts: _Texts) -> None:
+    """`unit="char"`: each text's words joined by one space and split into characters, as
+    jiwer's cer splits a stripped string (a space is a character). An optional reference word
+    makes its characters optional, and the spaces beside it (so leaving it out costs nothing)."""
+    for u, flags in texts.ref_opt.items():
+        texts.ref_opt[u] = _char_flags(texts.ref[u], flags)
+    texts.ref = [list(" ".join(t)) for t in texts.ref]
+    texts.hyp = [list(" ".join(t)) for t in texts.hyp]
+
+
+def _char_flags(words: list[str], flags: list[bool]) -> list[bool]:
+    """Per-word optional flags as per-character flags of the words joined by spaces."""
+    out: list[bool] = []
+    for w, opt in enumerate(flags):
+        if w:
+            out.append(opt or flags[w - 1])  # the space before word w
+        out.extend([opt] * len(words[w]))
+    return out
+
+
 @dataclass
 class _Pairs:
     """What the DP aligns: pair p is the reference of utterance `ref[p]` against
@@ -313,6 +354,31 @@ def _results(texts: _Texts, plan: _Plan) -> list[UtteranceResult]:
     return utts
 
 
+def _align_sclite(texts: _Texts, plan: _Plan) -> tuple[list[str], list[int]]:
+    """Every pair aligned as sclite aligns it, one at a time (the exact mode has no DAE, so
+    one pair an utterance and no strict words)."""
+    from scoring.sclite_align import sclite_align
+
+    pairs = plan.pairs
+    ref_flat, hyp_flat, ref_off = plan.ref_flat.tolist(), pairs.hyp_flat, plan.ref_off
+    for u, n in zip(pairs.ref, pairs.length, strict=True):
+        if (ref_off[u + 1] - ref_off[u]) * n > SCLITE_MAX_CELLS:
+            raise ScoringError(
+                f"utterance {texts.ids[u]!r}: too long for the exact sclite mode (its whole "
+                f"table is kept, more than {SCLITE_MAX_CELLS:,} cells); split it, or score "
+                "with the default aligner"
+            )
+    out = [
+        sclite_align(
+            ref_flat[ref_off[u] : ref_off[u + 1]],
+            hyp_flat[off : off + n],
+            texts.ref_opt.get(u),
+        )
+        for u, off, n in zip(pairs.ref, pairs.off, pairs.length, strict=True)
+    ]
+    return [c for c, _ in out], [cost for _, cost in out]
+
+
 def _cost_scale(texts: _Texts, found: list[_Split | None]) -> int:
     """K: above every length of the run, the references and each hypothesis with every slot
     at its longest form. (A smaller K keeps the DP tables narrow and the FST on its one-pass
@@ -362,7 +428,7 @@ class Scorer:
         if cfg.optional:
             text_steps.append(Optional())
         if cfg.case:
-            text_steps.append(Case())
+            text_steps.append(AsciiCase() if cfg.align == "sclite" else Case())
         if cfg.punc:
             text_steps.append(Punc(cfg.hyphen))
         token_steps: list = []
@@ -370,10 +436,10 @@ class Scorer:
             token_steps.append(Itj(self.files["interjections"]))
         if cfg.ukus and "uk_us" in self.files:
             token_steps.append(UkUs(self.files["uk_us"]))
-        tokenize = char_tokens if cfg.unit == "char" else word_tokens
+        tokenize = char_tokens if cfg.unit == "mixed" else word_tokens
         self.pipeline = Pipeline(text_steps, token_steps, tokenize)
         self.alternatives: Alternatives | None = None
-        if cfg.dae and "alternatives" in self.files:
+        if cfg.dae and "alternatives" in self.files and cfg.unit != "char":  # DAE is word-level
             # Rules go through the same steps as the text, except NSW (rules hold no numbers),
             # NONSPEECH and OPTIONAL (rules hold no markers).
             rule_pipe = Pipeline(
@@ -392,13 +458,16 @@ class Scorer:
         Identity (data files by content, package versions) is the caller's to record.
         """
         out = asdict(self.config)
+        if out["align"] == "minimal":
+            del out["align"]  # the default: config hashes as before the exact mode existed
         out["steps"] = self.pipeline.names + (["DAE"] if self.alternatives else [])
         out["data_files"] = {k: {"path": str(p)} for k, p in sorted(self.files.items())}
         return out
 
     def normalize(self, text: str) -> list[str]:
         """Tokens of one transcript after the pipeline (the same for reference and hypothesis)."""
-        return self.pipeline(text)
+        tokens = self.pipeline(text)
+        return list(" ".join(tokens)) if self.config.unit == "char" else tokens
 
     def _ids(self, tokens: list[str] | tuple[str, ...]) -> list[int]:
         return list(map(self.vocab.__getitem__, tokens))  # new words get the next free ids
@@ -473,6 +542,8 @@ class Scorer:
                     texts.hyp[u] = strip_markers(texts.hyp[u])
         if self.nsw is not None:
             self.nsw.flush()
+        if self.config.unit == "char":
+            _to_chars(texts)
         return texts
 
     def _find_alternatives(self, texts: _Texts) -> list[_Split | None]:
@@ -609,6 +680,8 @@ class Scorer:
 
     def _align(self, texts: _Texts, plan: _Plan, k: int) -> tuple[list[str], list[int]]:
         """The op string and cost of every pair, by the batched DP."""
+        if self.config.align == "sclite":
+            return _align_sclite(texts, plan)
         pairs = plan.pairs
         which = np.array(pairs.ref, dtype=np.int64)
         ref_off = np.array(plan.ref_off[:-1], dtype=np.int64)

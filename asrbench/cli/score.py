@@ -103,7 +103,17 @@ def score(
     out: Path = typer.Option(Path("score_out"), "--out", "-o", help="output folder"),
     ref_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | auto"),
     hyp_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | auto"),
-    lang: str = typer.Option("en", help="en (word level) or zh (character level)"),
+    lang: str = typer.Option("en", help="en (word level) or zh (CJK characters + words)"),
+    unit: str = typer.Option(
+        None,
+        help="word, char (every character, spaces included, as jiwer's cer) or mixed "
+        "(CJK characters + words); default: mixed for zh, else word",
+    ),
+    align: str = typer.Option(
+        "minimal",
+        help="minimal (fewest edits) or sclite (sclite's weights, tie-breaks and ASCII-only "
+        "case folding, no DAE: its counts exactly)",
+    ),
     case: bool = typer.Option(True, help="CASE step"),
     punc: bool = typer.Option(True, help="PUNC step"),
     itj: bool = typer.Option(True, help="ITJ step"),
@@ -158,6 +168,10 @@ def score(
         options["alternatives"] = alternatives
     if nonspeech_markers is not None:
         options["nonspeech_markers"] = nonspeech_markers
+    if align != "minimal":  # the default: the options (and identity) as before
+        options["align"] = align
+    if unit is not None:  # absent: the language's default, and the options as before
+        options["unit"] = unit
     # Scoring only adds acyclic objects (texts, token lists, results): the cyclic collector
     # would rescan them many times over for nothing. Restored after (tests run in-process).
     enabled = gc.isenabled()

@@ -12,6 +12,7 @@ from typing import Any
 from asrbench.campaign.base import write_outputs
 from asrbench.results.records import FairnessRecord, Provenance
 from asrbench.table import markdown
+from scoring.metrics import UNITS
 
 TOP_WORDS = 10  # non-robust words per group and transformation kept in fairness.json
 TSV_COLUMNS = [
@@ -186,7 +187,7 @@ def to_markdown(record: FairnessRecord) -> str:
     ]
     for sec in report["accuracy"]:
         m = sec["metric"]
-        label = ("WER" if sec["unit"] == "word" else "CER") if m == "ter" else "mTER_utt"
+        label = UNITS.get(sec["unit"], ("TER", ""))[0] if m == "ter" else "mTER_utt"
         rows = []
         for r in sec["groups"]:
             t = r.get("test_vs_best") or {}

@@ -184,7 +184,7 @@ def test_chinese_character_level() -> None:
     sc = Scorer(ScorerConfig(lang="zh", bootstrap=10))
     res = sc.score({"z": "今天天气很好。"}, {"z": "嗯，今天天气很好！"})
     assert res.utterances[0].errors == 0 and res.metrics.ter == 0.0
-    assert res.metrics.unit == "char" and res.metrics.name == "CER"
+    assert res.metrics.unit == "mixed" and res.metrics.name == "TER"  # CJK chars + words
     res = sc.score({"z": "ＡＢＣ，今天"}, {"z": "abc 今夫"})
     assert res.utterances[0].n_ref == 3 and res.utterances[0].sub == 1
 

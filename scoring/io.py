@@ -65,11 +65,18 @@ def _detect(path: Path, lines: list[str] | None) -> str:
     return "kaldi"
 
 
+def _is_comment(line: str) -> bool:
+    """A `;;` line: a comment in sclite's trn (and STM) files."""
+    return line.lstrip().startswith(";;")
+
+
 def _looks_trn(lines: list[str]) -> bool:
-    """Every line `TEXT (ID)`, no tab, the IDs distinct and each like an utterance ID (a digit,
-    `-`, `_` or `.` in it). A TSV or Kaldi file whose lines end in an annotation such as
-    `(laughs)` is not sclite trn: it has tabs, or repeated or word-like "IDs"."""
+    """Every line `TEXT (ID)` but `;;` comments, no tab, the IDs distinct and each like an
+    utterance ID (a digit, `-`, `_` or `.` in it). A TSV or Kaldi file whose lines end in an
+    annotation such as `(laughs)` is not sclite trn: it has tabs, or repeated or word-like
+    "IDs"."""
     seen: set[str] = set()
+    lines = [line for line in lines if not _is_comment(line)]
     for line in lines:
         m = _TRN.match(line)
         if m is None or "\t" in line:
@@ -105,28 +112,35 @@ def read_transcripts(path: str | Path, fmt: str = "auto") -> dict[str, str]:
         return _read_tsv(lines, path)
     out: dict[str, str] = {}
     for no, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        if fmt == "jsonl":
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ScoringError(
-                    f"{path}:{no}: invalid JSON ({err.msg}); one object a line"
-                ) from None
-            if not isinstance(obj, dict) or "id" not in obj:
-                raise ScoringError(f'{path}:{no}: expected an object with "id" and "text"')
-            text = obj.get("text", "")
-            _add(out, str(obj["id"]), "" if text is None else str(text), path, no)
-        elif fmt == "trn":
-            m = _TRN.match(line)
-            if not m:
-                raise ScoringError(f"{path}:{no}: expected 'TEXT (ID)' (sclite trn)")
-            _add(out, m.group(2), m.group(1).strip(), path, no)
-        else:  # kaldi
-            parts = line.strip().split(maxsplit=1)
-            _add(out, parts[0], parts[1] if len(parts) > 1 else "", path, no)
+        if line.strip():
+            entry = _entry(fmt, line, path, no)
+            if entry is not None:
+                _add(out, *entry, path, no)
     return out
+
+
+def _entry(fmt: str, line: str, path: Path, no: int) -> tuple[str, str] | None:
+    """One non-empty line of a jsonl, trn or Kaldi file: (ID, text), or None for a comment."""
+    if fmt == "jsonl":
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ScoringError(
+                f"{path}:{no}: invalid JSON ({err.msg}); one object a line"
+            ) from None
+        if not isinstance(obj, dict) or "id" not in obj:
+            raise ScoringError(f'{path}:{no}: expected an object with "id" and "text"')
+        text = obj.get("text", "")
+        return str(obj["id"]), "" if text is None else str(text)
+    if fmt == "trn":
+        if _is_comment(line):
+            return None
+        m = _TRN.match(line)
+        if not m:
+            raise ScoringError(f"{path}:{no}: expected 'TEXT (ID)' (sclite trn)")
+        return m.group(2), m.group(1).strip()
+    parts = line.strip().split(maxsplit=1)  # kaldi
+    return parts[0], parts[1] if len(parts) > 1 else ""
 
 
 def _read_tsv(lines: list[str], path: Path) -> dict[str, str]:

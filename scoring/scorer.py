@@ -392,6 +392,24 @@ def _cost_scale(texts: _Texts, found: list[_Split | None]) -> int:
     return longest + 2
 
 
+def _unknown_ids_message(unknown: list[str], refs: dict[str, str]) -> str:
+    """Hypothesis IDs missing from the reference; when they differ from reference IDs only in
+    case (sclite pairs such IDs, this scorer does not), say so and name a pair."""
+    folded = {key.casefold(): key for key in refs}
+    by_case = [(key, folded[key.casefold()]) for key in unknown if key.casefold() in folded]
+    if by_case:
+        hyp_id, ref_id = by_case[0]
+        return (
+            f"{len(unknown)} hypothesis ID(s) not in the reference; {len(by_case)} of them "
+            f"differ from a reference ID only in case (e.g. {hyp_id!r} vs {ref_id!r}): IDs "
+            "are matched exactly (sclite folds their case); write the IDs as the reference does"
+        )
+    return (
+        f"{len(unknown)} hypothesis ID(s) not in the reference, e.g. {unknown[:5]}; "
+        "score against the reference of the same dataset, or drop those lines"
+    )
+
+
 class Scorer:
     """Normalise, expand alternatives on the hypothesis, align and count."""
 
@@ -514,10 +532,7 @@ class Scorer:
         """Every reference ID's texts as tokens; optional reference words flagged."""
         unknown = [key for key in hyps if key not in refs]
         if unknown:
-            raise ScoringError(
-                f"{len(unknown)} hypothesis ID(s) not in the reference, e.g. {unknown[:5]}; "
-                "score against the reference of the same dataset, or drop those lines"
-            )
+            raise ScoringError(_unknown_ids_message(unknown, refs))
         hyp_texts = [hyps.get(key) or "" for key in refs]
         # Each distinct text is normalised once, all of them in one batch.
         distinct = dict.fromkeys(refs.values())

@@ -12,8 +12,6 @@ traceback) and exits with `exit_code`:
 
 from __future__ import annotations
 
-from scoring.errors import ScoringError
-
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INPUT = 2
@@ -53,6 +51,10 @@ def exit_code_for(exc: BaseException) -> int:
         code = exc.exit_code
         # An error never exits 0, whatever a subclass or instance set exit_code to.
         return code if isinstance(code, int) and code != EXIT_OK else EXIT_FAILED
+    # Imported here, not at load time: `scoring` loads numpy and the scorer, which a command
+    # that never scores (and every `--help`) should not pay for.
+    from scoring.errors import ScoringError
+
     if isinstance(exc, ScoringError):
         return EXIT_INPUT
     return EXIT_FAILED

@@ -114,8 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `asrbench` and of every `ops/*` alias; returns the exit code."""
     if argv is None and _runs_only(("score",), sys.argv[1:]) and "numpy" not in sys.modules:
         # Scoring multiplies no floats (its bootstrap products are integer ones), but OpenBLAS
-        # starts a worker thread per core as numpy loads (imported below, through
-        # asrbench.errors -> scoring), which busy-waits 0.05-0.15 s of CPU on another core:
+        # starts a worker thread per core as numpy loads (with the scorer, once the command
+        # runs), which busy-waits 0.05-0.15 s of CPU on another core:
         # one thread, in a process that runs only `score`. Anyone's own setting wins; other
         # commands keep the default (their model programs inherit the environment).
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

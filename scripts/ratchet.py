@@ -28,27 +28,8 @@ TREES = ("asrbench", "scoring", "models", "benchmarks", "scripts")
 # The argument count is not measured on typer commands: each option is a parameter of the
 # command function, so it counts the options a command offers, not what a caller must pass.
 # Their complexity and length still are, and so are the CLI's plain helper functions.
-_COMMANDS: dict[Path, set[int]] = {}
 FORMAT = "asrbench.ratchet/1"
 _MEASURE = re.compile(r"\((\d+) > \d+\)")
-
-
-def _qualnames(path: Path) -> dict[int, str]:
-    """Line of each `def` -> its qualified name (Class.method, outer.inner)."""
-    out: dict[int, str] = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                name = f"{prefix}{child.name}"
-                if not isinstance(child, ast.ClassDef):
-                    out[child.lineno] = name
-                visit(child, f"{name}.")
-            else:
-                visit(child, prefix)
-
-    visit(ast.parse(path.read_text(encoding="utf-8")), "")
-    return out
 
 
 def _is_typer_param(arg: ast.arg, default: ast.expr | None) -> bool:
@@ -57,20 +38,32 @@ def _is_typer_param(arg: ast.arg, default: ast.expr | None) -> bool:
     return text.startswith(("typer.Option", "typer.Argument")) or ann.endswith("Opt")
 
 
-def _typer_commands(path: Path) -> set[int]:
-    """Lines of the functions whose parameters are typer options (a default of
-    `typer.Option(...)`/`typer.Argument(...)`, or an `...Opt` annotated alias)."""
-    if path not in _COMMANDS:
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                args = node.args.args + node.args.kwonlyargs
-                defaults = [None] * (len(node.args.args) - len(node.args.defaults))
-                defaults += node.args.defaults + node.args.kw_defaults
-                if any(_is_typer_param(a, d) for a, d in zip(args, defaults, strict=True)):
-                    found.add(node.lineno)
-        _COMMANDS[path] = found
-    return _COMMANDS[path]
+def _is_typer_command(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Its parameters are typer options: a default of `typer.Option(...)` or
+    `typer.Argument(...)`, or an `...Opt` annotated alias."""
+    args = node.args.args + node.args.kwonlyargs
+    defaults: list[ast.expr | None] = [None] * (len(node.args.args) - len(node.args.defaults))
+    defaults += node.args.defaults + node.args.kw_defaults
+    return any(_is_typer_param(a, d) for a, d in zip(args, defaults, strict=True))
+
+
+def _functions(path: Path) -> dict[int, tuple[str, bool]]:
+    """Line of each `def` -> its qualified name (Class.method, outer.inner) and whether it is a
+    typer command, from one parse of the file."""
+    out: dict[int, tuple[str, bool]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    out[child.lineno] = (name, _is_typer_command(child))
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    return out
 
 
 def measure() -> dict[str, int]:
@@ -85,15 +78,15 @@ def measure() -> dict[str, int]:
         check=True,
     )
     found: dict[str, int] = {}
-    names: dict[Path, dict[int, str]] = {}
+    functions: dict[Path, dict[int, tuple[str, bool]]] = {}
     for item in json.loads(proc.stdout):
         path = Path(item["filename"])
         rel = path.relative_to(ROOT).as_posix()
-        if path not in names:
-            names[path] = _qualnames(path)
+        if path not in functions:
+            functions[path] = _functions(path)
         row = item["location"]["row"]
-        name = names[path].get(row, f"line{row}")
-        if item["code"] == "PLR0913" and row in _typer_commands(path):
+        name, command = functions[path].get(row, (f"line{row}", False))
+        if item["code"] == "PLR0913" and command:
             continue  # a typer command's parameters are its options, declared, not passed
         m = _MEASURE.search(item["message"])
         found[f"{rel}::{name}::{item['code']}"] = int(m.group(1)) if m else 1
@@ -111,6 +104,13 @@ def compare(base: dict[str, int], now: dict[str, int]) -> tuple[list[str], list[
     return worse, better
 
 
+def _refuse(title: str, lines: list[str]) -> int:
+    """Say why on stderr, one offender a line; the exit status 1."""
+    print(title, file=sys.stderr)
+    print("\n".join(f"  {line}" for line in lines), file=sys.stderr)
+    return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--update", action="store_true", help="write the current list (tighten)")
@@ -126,29 +126,23 @@ def main(argv: list[str] | None = None) -> int:
     worse, better = compare(base, now)
     if args.update:
         if worse and BASELINE.exists():
-            print("refusing to loosen the ratchet; these got worse:", file=sys.stderr)
-            print("\n".join(f"  {w}" for w in worse), file=sys.stderr)
-            return 1
+            return _refuse("refusing to loosen the ratchet; these got worse:", worse)
         text = json.dumps({"format": FORMAT, "offenders": now}, indent=1, ensure_ascii=False)
         BASELINE.write_text(text + "\n", encoding="utf-8")
         print(f"{BASELINE.relative_to(ROOT)}: {len(now)} offender(s)")
         return 0
     if worse:
-        print(
+        return _refuse(
             "complexity ratchet: new or worse offenders (split the function, or pass fewer "
             "arguments, e.g. one frozen spec):",
-            file=sys.stderr,
+            worse,
         )
-        print("\n".join(f"  {w}" for w in worse), file=sys.stderr)
-        return 1
     if better:
-        print(
+        return _refuse(
             "complexity ratchet: these improved; tighten the list with "
             "`python scripts/ratchet.py --update` and commit .ci/ratchet.json:",
-            file=sys.stderr,
+            better,
         )
-        print("\n".join(f"  {b}" for b in better), file=sys.stderr)
-        return 1
     print(f"complexity ratchet: {len(now)} known offender(s), none new or worse")
     return 0
 

@@ -32,6 +32,8 @@ VARIABLES: dict[str, str] = {
     "NOISE_<KIND>": "a folder of audio replacing a noise pool (ENV, MUSIC, BABBLE, SUBWAY...)",
     "RIR_DIR": "a folder with bin<k>/*.wav real room impulse responses",
     "REQUIRE": "tests: services whose absence fails instead of skipping (docker,s3,...,all)",
+    "SHARD_HOLD": "tests: a Ray node holds each shard it starts while this file exists (after "
+    "the shard's .owner is written), so a test can kill the node mid-shard on a state",
 }
 
 
@@ -49,6 +51,7 @@ class Settings:
     build_mode: str
     ca_bundle: Path | None
     rir_dir: Path | None
+    shard_hold: Path | None = None  # tests: hold node shards while this file exists
     noise: dict[str, Path] = field(default_factory=dict)  # KIND (lower case) -> folder
 
     @classmethod
@@ -88,6 +91,7 @@ class Settings:
             build_mode=env.get(PREFIX + "BUILD_MODE") or "wheelhouse",
             ca_bundle=opt_path("CA_BUNDLE"),
             rir_dir=opt_path("RIR_DIR"),
+            shard_hold=opt_path("SHARD_HOLD"),
             noise=noise,
         )
 

@@ -354,7 +354,7 @@ def run_shard(spec: ShardSpec) -> ShardReturn:
         kill_leftovers(work)
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    (work / ".owner").write_text(f"{os.getpid()}\n")
+    _claim(work)
     red = Redactor.for_names(spec.secrets)  # this node's values of the model's secrets
     error: str | None = None
     startup = 0.0
@@ -402,6 +402,18 @@ def _dataset(folder: Path, expected_hash: str, load):
             )
         _DATASETS[key] = ds
     return _DATASETS[key]
+
+
+def _claim(work: Path) -> None:
+    """Mark the shard's folder as this process's (`.owner`, read by `sweep_stale`). Tests:
+    then wait while the file ASRBENCH_SHARD_HOLD names exists, so a test kills a node while it
+    surely runs a shard."""
+    from asrbench.settings import settings
+
+    (work / ".owner").write_text(f"{os.getpid()}\n")
+    gate = settings().shard_hold
+    while gate is not None and gate.exists():
+        time.sleep(0.05)
 
 
 def _runner(spec: ShardSpec):

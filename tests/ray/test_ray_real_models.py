@@ -160,7 +160,11 @@ def test_worker_node_killed_mid_run_same_result_nothing_twice(
 ) -> None:
     from asrbench.runners.leftovers import kill_leftovers
 
-    victim = cluster.add_node("d", resources={"docker": 1})
+    # Node d holds each shard it starts until killed: the kill below cannot race a shard
+    # that finishes first (a 1.4 s shard did once, while the machine starved this loop).
+    gate = tmp_path / "hold-d"
+    gate.touch()
+    victim = cluster.add_node("d", resources={"docker": 1}, env={"ASRBENCH_SHARD_HOLD": str(gate)})
     cmd = [
         str(OPS / "benchmark"),
         *_matrix(stage),
@@ -186,7 +190,7 @@ def test_worker_node_killed_mid_run_same_result_nothing_twice(
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline and proc.poll() is None:
             if list(victim.cache.glob("executor/work/*/*/shard-*/.owner")):
-                break  # node d runs a shard right now
+                break  # node d runs a shard right now, held until it dies
             time.sleep(0.1)
         assert proc.poll() is None, f"finished before node d got a shard: {proc.communicate()}"
         victim.kill()  # the whole node: its `ray start` process group, by its pid

@@ -11,10 +11,12 @@ import re
 from pathlib import Path
 
 from scoring.errors import ScoringError
+from scoring.normalize.alternation import check_text
 
 FORMATS = ("tsv", "kaldi", "trn", "jsonl")
 _TRN = re.compile(r"^(.*?)\s*\(([^()\s]+)\)\s*$")
 _TRN_ID = re.compile(r"[\d_.-]")
+_TAG = re.compile(r"(?<!\\);\S*")  # a word tag: from an unescaped `;` to the word's end
 _HEADER_IDS = {"id", "utt", "utt_id", "uttid", "key"}
 _HEADER_TEXTS = {"text", "transcript", "hyp", "ref", "sentence"}
 
@@ -138,9 +140,20 @@ def _entry(fmt: str, line: str, path: Path, no: int) -> tuple[str, str] | None:
         m = _TRN.match(line)
         if not m:
             raise ScoringError(f"{path}:{no}: expected 'TEXT (ID)' (sclite trn)")
-        return m.group(2), m.group(1).strip()
+        text = sclite_text(m.group(1).strip())
+        check_text(text, f"{path}:{no}")
+        return m.group(2), text
     parts = line.strip().split(maxsplit=1)  # kaldi
     return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def sclite_text(text: str) -> str:
+    """A transcript of sclite's trn or STM as sclite reads its words: each word's tags
+    (`word;tag1;tag2`, sclite passes them through unscored) dropped, an escaped `\\;` a `;`
+    of the word."""
+    if ";" not in text:
+        return text
+    return _TAG.sub("", text).replace("\\;", ";")
 
 
 def _read_tsv(lines: list[str], path: Path) -> dict[str, str]:

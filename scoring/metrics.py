@@ -95,7 +95,7 @@ class UtteranceResult:
             if op == "D" or op == "O":
                 out.append((op, ref[i], None))
                 i += 1
-            elif op == "I":
+            elif op == "I" or op == "o":  # o: an optional hypothesis word left out
                 out.append((op, None, hyp[j]))
                 j += 1
             else:

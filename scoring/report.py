@@ -50,8 +50,8 @@ def _gapped(u: UtteranceResult, gap: _Gap) -> tuple[list[str | _Gap], list[str |
     codes = u.codes
     ref: list[str | _Gap] = list(u.ref)
     hyp: list[str | _Gap] = list(u.hyp)
-    if "I" in codes:
-        for p in _positions(codes, "I"):  # ascending: each insert shifts only later columns
+    if "I" in codes or "o" in codes:  # o: an optional hypothesis word left out (no ref token)
+        for p in sorted(_positions(codes, "I") + _positions(codes, "o")):  # ascending
             ref.insert(p, gap)
     if "D" in codes or "O" in codes:  # an omitted optional word has no hypothesis token
         for p in sorted(_positions(codes, "D") + _positions(codes, "O")):
@@ -86,22 +86,28 @@ def _marks(u: UtteranceResult) -> list[str] | None:
     return out if any(out) else None
 
 
+def _omitted(codes: str, edit: str, ref: list[str], hyp: list[str]) -> str:
+    """An optional word left out, sclite's `(word)` over a blank, not an error: a reference
+    word (O), or, in the exact sclite mode, a hypothesis word (o). Returns the EDIT cells."""
+    for p in _positions(codes, "O"):
+        ref[p], hyp[p] = f"({ref[p]})", ""
+    for p in _positions(codes, "o"):
+        ref[p], hyp[p] = "", f"({hyp[p]})"
+    return edit.replace("O", " ").replace("o", " ")
+
+
 def _layout(u: UtteranceResult, want: Collection[str]) -> dict[str, list[str]]:
     """The REF/HYP/(HYP#)/EDIT rows of one utterance for each kind in `want`."""
     codes = u.codes
     ref, hyp = _gapped(u, "")  # every gap is filled below
     ins, dels = _positions(codes, "I"), _positions(codes, "D")
-    omitted = _positions(codes, "O") if "O" in codes else []
     errors = (
         sorted([*ins, *dels, *_positions(codes, "S")]) if codes.count("C") != len(codes) else []
     )
     marks = _marks(u) if u.alternatives else None
     edit = codes.replace("C", " ")  # a blank cell pads like an empty one (every width >= 1)
-    if omitted:
-        # an optional word left out: sclite's `(word)` over a blank, not an error
-        edit = edit.replace("O", " ")
-        for p in omitted:
-            ref[p], hyp[p] = f"({ref[p]})", ""
+    if "O" in codes or "o" in codes:
+        edit = _omitted(codes, edit, ref, hyp)
     out: dict[str, list[str]] = {}
     if "".join(u.ref).isascii() and "".join(u.hyp).isascii():
         # ASCII (the common case): width is length, upper() keeps it, so one set of widths

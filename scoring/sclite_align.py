@@ -13,13 +13,21 @@ checking it on 5,000 pairs with optional words.
 The default aligner (`scoring.align`) takes the fewest edits instead; the two differ on 3 to 4
 of 1,000 such random pairs (docs/SCORING.md), sclite's count never the lower. This module is
 plain Python, one pair at a time: slower than the batched DP, used only in the exact mode.
+
+Below, the same for a reference holding alternations `{ a / b / @ }` and null words, and for
+fragments and optional hypothesis words: sclite's network DP (`Net`, `net_align`, checked
+against the binary by `tests/scoring/test_sclite_input.py`); with the `MINIMAL` weights it also
+serves the default mode for such utterances.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from struct import Struct
 
 SUB, DEL, INS, OPT = 4, 3, 3, 2  # sclite's weights; OPT: skipping an optional word (`-D`)
+_F32 = Struct("f")
 
 
 def _skip_costs(n: int, optional: Sequence[bool] | None, cost: int) -> list[int]:
@@ -82,3 +90,231 @@ def sclite_counts(codes: str) -> tuple[int, int, int, int]:
     """(C, S, D, I) as sclite reports them: omitted optional words count as correct."""
     s, d, i = codes.count("S"), codes.count("D"), codes.count("I")
     return len(codes) - s - d - i, s, d, i
+
+
+# --- Networks: alternations, null words, fragments, optional words on either side ---------
+#
+# sclite aligns a reference holding alternations as a network of arcs (net_dp.c): a cell per
+# (reference arc, hypothesis arc), each taking the cheapest of its predecessors' cells (the
+# first one on equal cost), the diagonal preferred on ties, then a deletion, then an insertion
+# (`<=` then `<`, as `calculate_internal_cells`). Its weights (`wwd_WORD`), in thousandths:
+# the null word `@` costs 0.001 to skip, so a branch `@` loses every tie, and 1 against `@`.
+
+
+def f32(x: float) -> float:
+    """`x` rounded to a C float: sclite adds its costs in single precision."""
+    return _F32.unpack(_F32.pack(x))[0]
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Costs of the network DP; `single`: sums rounded to single precision, as sclite's."""
+
+    sub: float
+    indel: float
+    optional: float  # leaving out an optional word
+    null: float  # leaving out `@`
+    null_sub: float  # `@` against `@`
+    single: bool = False
+
+
+SCLITE = Weights(float(SUB), float(DEL), float(OPT), f32(0.001), 1.0, single=True)
+
+
+class Net:
+    """A reference as sclite's network: arc 0 the null head, each other arc a word (None: `@`)
+    with its optional flag and predecessors (in sclite's order); `finals` end the network."""
+
+    __slots__ = ("words", "optional", "preds", "finals")
+
+    def __init__(self) -> None:
+        self.words: list[str | None] = [None]
+        self.optional: list[bool] = [False]
+        self.preds: list[tuple[int, ...]] = [()]
+        self.finals: tuple[int, ...] = (0,)
+
+    @classmethod
+    def of(cls, items: Sequence) -> Net:
+        """The network of `scoring.normalize.alternation` items (`Word`, `Alt`)."""
+        net = cls()
+        net.finals = net._add(items, (0,))
+        return net
+
+    def _add(self, items: Sequence, preds: tuple[int, ...]) -> tuple[int, ...]:
+        for item in items:
+            branches = getattr(item, "branches", None)
+            if branches is None:
+                self.words.append(item.text)
+                self.optional.append(item.optional)
+                self.preds.append(preds)
+                preds = (len(self.words) - 1,)
+            else:
+                ends: list[int] = []
+                for branch in branches:
+                    ends.extend(self._add(branch, preds))
+                preds = tuple(ends)
+        return preds
+
+
+Equal = Callable[[str, str], bool]
+
+
+def frag_equal(marks: str) -> Equal:
+    """sclite's `equal_WORD2` with `-F`. A fragment's hyphen is one of `marks`: the first a
+    fragment's, the second a hyphen kept but not making a fragment (sclite's `(-c)`: an optional
+    word is a fragment only when it ends in a hyphen). When either word is a fragment, a leading
+    hyphen of the reference's word makes it match any word it ends, a trailing one any word it
+    begins (then the same for the hypothesis's word); otherwise the words must be equal."""
+    frag, weak = marks[0], marks[1]
+    table = str.maketrans({frag: "-", weak: "-"})
+
+    def equal(ref: str, hyp: str) -> bool:
+        if not (_is_frag(ref, frag) or _is_frag(hyp, frag)):
+            return ref == hyp
+        r, h = ref.translate(table), hyp.translate(table)
+        for x, y in ((r, h), (h, r)):
+            if len(x) > 1 and x[0] == "-":
+                return y.endswith(x[1:])
+            if len(x) > 1 and x[-1] == "-":
+                return y.startswith(x[:-1])
+        return r == h
+
+    return equal
+
+
+def _is_frag(tok: str, frag: str) -> bool:
+    return tok[:1] == frag or tok[-1:] == frag
+
+
+def _plain_equal(ref: str, hyp: str) -> bool:
+    return ref == hyp
+
+
+def net_align(
+    ref: Net, hyp: Net, weights: Weights = SCLITE, equal: Equal = _plain_equal
+) -> tuple[list[tuple[int, int]], str, float]:
+    """Align two networks (a plain hypothesis is a chain: `Net.of` its words): the path's
+    columns as (reference arc, hypothesis arc) pairs, 0 for none, `@` columns left out; its
+    op string (`C S D I`; `O`/`o` an optional reference/hypothesis word left out, counted
+    correct) and its cost."""
+    cost, back = _net_table(ref, hyp, weights, equal)
+    return _net_path(ref, hyp, cost, back, equal)
+
+
+def _skip_costs_of(net: Net, w: Weights) -> list[float]:
+    """Leaving out each arc: `@` 0.001, an optional word OPT, any other word DEL (= INS)."""
+    return [0.0] + [
+        w.null if x is None else w.optional if o else w.indel
+        for x, o in zip(net.words[1:], net.optional[1:], strict=True)
+    ]
+
+
+def _add_f32(x: float, y: float) -> float:
+    return _F32.unpack(_F32.pack(x + y))[0]
+
+
+def _sub_cost(word: str | None, h: str | None, w: Weights, equal: Equal) -> float:
+    if word is None or h is None:
+        return w.null_sub if word is None and h is None else w.sub
+    return 0 if equal(word, h) else w.sub
+
+
+def _first_min(cells: list[float], preds: tuple[int, ...]) -> int:
+    """The first predecessor of least cost (sclite's strict `<` over its in-arcs)."""
+    return min(preds, key=cells.__getitem__)
+
+
+def _net_table(
+    ref: Net, hyp: Net, w: Weights, equal: Equal
+) -> tuple[list[list[float]], list[list[tuple[int, int]]]]:
+    """The cells of `calculate_margin_cells` and `calculate_internal_cells`."""
+    add = _add_f32 if w.single else float.__add__
+    dele, ins = _skip_costs_of(ref, w), _skip_costs_of(hyp, w)
+    n_b = len(hyp.words)
+    cost = [[0.0] * n_b for _ in ref.words]
+    back = [[(-1, -1)] * n_b for _ in ref.words]
+    row0 = cost[0]
+    for b in range(1, n_b):
+        pb = _first_min(row0, hyp.preds[b])
+        row0[b], back[0][b] = add(row0[pb], ins[b]), (0, pb)
+    for a in range(1, len(ref.words)):
+        preds, word, row = ref.preds[a], ref.words[a], cost[a]
+        p0 = min(preds, key=lambda p: cost[p][0])
+        row[0], back[a][0] = add(cost[p0][0], dele[a]), (p0, 0)
+        for b in range(1, n_b):
+            hpreds = hyp.preds[b]
+            ps, qs = min(((p, q) for p in preds for q in hpreds), key=lambda pq: cost[pq[0]][pq[1]])
+            sub = add(cost[ps][qs], _sub_cost(word, hyp.words[b], w, equal))
+            pd = min(preds, key=lambda p: cost[p][b])
+            d = add(cost[pd][b], dele[a])
+            qi = _first_min(row, hpreds)
+            i = add(row[qi], ins[b])
+            if sub <= d and sub <= i:
+                row[b], back[a][b] = sub, (ps, qs)
+            elif d < i:
+                row[b], back[a][b] = d, (pd, b)
+            else:
+                row[b], back[a][b] = i, (a, qi)
+    return cost, back
+
+
+def _net_path(
+    ref: Net,
+    hyp: Net,
+    cost: list[list[float]],
+    back: list[list[tuple[int, int]]],
+    equal: Equal,
+) -> tuple[list[tuple[int, int]], str, float]:
+    """`extract_NET_ALIGN_result`: back from the cheapest pair of final arcs; `@` leaves no
+    column."""
+    a, b = min(((f, g) for f in ref.finals for g in hyp.finals), key=lambda fg: cost[fg[0]][fg[1]])
+    total = cost[a][b]
+    cols: list[tuple[int, int]] = []
+    out: list[str] = []
+    while a > 0 or b > 0:
+        pa, pb = back[a][b]
+        ra = a if pa != a and ref.words[a] is not None else 0
+        hb = b if pb != b and hyp.words[b] is not None else 0
+        if ra and hb:
+            out.append("C" if equal(ref.words[a] or "", hyp.words[b] or "") else "S")
+        elif ra:
+            out.append("O" if ref.optional[a] else "D")
+        elif hb:
+            out.append("o" if hyp.optional[b] else "I")
+        if ra or hb:
+            cols.append((ra, hb))
+        a, b = pa, pb
+    out.reverse()
+    cols.reverse()
+    return cols, "".join(out), total
+
+
+# The default mode's weights for the same networks: fewest edits, then fewest substitutions
+# (the counts of `scoring.align`); optional words and `@` free to leave out.
+_E = 1 << 20
+MINIMAL = Weights(float(_E + 1), float(_E), 0.0, 0.0, 0.0)
+
+
+def align_marked(
+    ref: list[str],
+    ref_optional: list[bool] | None,
+    hyp: list[str],
+    hyp_optional: list[bool] | None,
+    exact: bool,
+) -> tuple[list[str], list[bool] | None, list[str], str]:
+    """One utterance holding alternations (on either side), null words or fragments
+    (`scoring.normalize.alternation`'s marks) or, in the exact mode, optional hypothesis
+    words: the reference words of the chosen branches, their optional flags, the hypothesis
+    words of the chosen branches and the op string. `exact`: sclite's weights and ties; else
+    fewest edits (then fewest substitutions), on equal counts the earlier branch."""
+    from scoring.normalize.alternation import FRAG, FRAG_WEAK, parse, shown
+
+    net = Net.of(parse(ref, ref_optional))
+    hnet = Net.of(parse(hyp, hyp_optional))
+    cols, codes, _ = net_align(
+        net, hnet, SCLITE if exact else MINIMAL, frag_equal(FRAG + FRAG_WEAK)
+    )
+    ref_words = [shown(net.words[a] or "") for a, _ in cols if a]
+    ropt = [net.optional[a] for a, _ in cols if a]
+    hyp_words = [shown(hnet.words[b] or "") for _, b in cols if b]
+    return ref_words, ropt if any(ropt) else None, hyp_words, codes

@@ -101,8 +101,8 @@ def score(
     ref: Path = typer.Argument(..., help="reference transcripts (tsv, kaldi, trn, jsonl)"),
     hyp: Path = typer.Argument(..., help="hypothesis transcripts"),
     out: Path = typer.Option(Path("score_out"), "--out", "-o", help="output folder"),
-    ref_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | auto"),
-    hyp_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | auto"),
+    ref_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | stm | auto"),
+    hyp_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | ctm | auto"),
     lang: str = typer.Option("en", help="en (word level) or zh (CJK characters + words)"),
     unit: str = typer.Option(
         None,
@@ -148,6 +148,21 @@ def score(
         "all, or none",
     ),
     against: Path = typer.Option(None, help="a second hypothesis file: paired bootstrap test"),
+    alternations: bool = typer.Option(
+        True, help="sclite's reference alternations { a / b / @ } and null word @"
+    ),
+    fragments: bool = typer.Option(
+        False, help="sclite's -F: a fragment (th-, -ing) matches a word it begins or ends"
+    ),
+    ignore_id_case: bool = typer.Option(
+        False, help="pair IDs that differ only in case (sclite does)"
+    ),
+    metric: str = typer.Option(
+        None,
+        help="session mode (timed REF and HYP: SegLST .json, STM, CTM): wer (all words of a "
+        "session), cpwer, tcpwer or orcwer (MeetEval's); writes sessions.jsonl and sessions.txt",
+    ),
+    collar: str = typer.Option("5", help="tcpWER: seconds a hypothesis word may move (5)"),
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
     options = {
@@ -172,12 +187,31 @@ def score(
         options["align"] = align
     if unit is not None:  # absent: the language's default, and the options as before
         options["unit"] = unit
+    # sclite's input conventions (issue 25): passed only when not the default (identity)
+    for key, value, default in (
+        ("alternations", alternations, True),
+        ("fragments", fragments, False),
+        ("ignore_id_case", ignore_id_case, False),
+    ):
+        if value != default:
+            options[key] = value
     # Scoring only adds acyclic objects (texts, token lists, results): the cyclic collector
     # would rescan them many times over for nothing. Restored after (tests run in-process).
     enabled = gc.isenabled()
     gc.disable()
     try:
-        _score(ref, hyp, out, ref_format, hyp_format, lang, options, reports, against)
+        if metric is not None:  # session mode (issue 29)
+            if against is not None:
+                from asrbench.errors import InputError
+
+                raise InputError(
+                    "--against (the paired test over utterances) does not apply with --metric: "
+                    "score each system in session mode and compare the summaries"
+                )
+            files, formats = (ref, hyp), (ref_format, hyp_format)
+            _score_sessions(files, out, formats, lang, options, (metric, collar))
+        else:
+            _score(ref, hyp, out, ref_format, hyp_format, lang, options, reports, against)
     finally:
         if enabled:
             gc.enable()
@@ -209,6 +243,7 @@ def _score(
     from asrbench.scorers import get_scorer, scorer_identity
     from scoring.io import read_transcripts
     from scoring.report import table_text
+    from scoring.sclite_timed import read_stm_ctm, timed_pair
     from scoring.scorer import ScoreResult
 
     if out.exists() and not out.is_dir():
@@ -219,14 +254,16 @@ def _score(
         )
     which = parse_reports(reports)
     scorer = get_scorer(lang, options)
-    refs = read_transcripts(ref, ref_format)
+    timed = timed_pair(ref, hyp, ref_format, hyp_format)  # STM + CTM: sclite's segments
+    refs, hyps = read_stm_ctm(ref, hyp) if timed else (read_transcripts(ref, ref_format), {})
     if not refs:
         # Nothing to score: a table of zeros would read as a perfect system.
         raise InputError(
             f"{ref}: the reference holds no utterance (empty or blank file); "
             "give the reference transcripts, one line per utterance"
         )
-    hyps = read_transcripts(hyp, hyp_format)
+    if not timed:
+        hyps = read_transcripts(hyp, hyp_format)
     utts = scorer.utterances(refs, hyps)
     # The corpus metrics' bootstrap is mostly numpy drawing with the GIL released: it runs in
     # a thread while this one writes utterances.jsonl (the same numbers, less time waited).
@@ -262,7 +299,8 @@ def _score(
         from asrbench.fsio import atomic_write_json
         from scoring.stats import paired_bootstrap
 
-        other = scorer.score(refs, read_transcripts(against, hyp_format))
+        second = read_stm_ctm(ref, against)[1] if timed else read_transcripts(against, hyp_format)
+        other = scorer.score(refs, second)
         test = paired_bootstrap(
             [u.errors for u in result.utterances],
             [u.errors for u in other.utterances],
@@ -275,3 +313,66 @@ def _score(
             f"paired bootstrap: delta TER {100 * test['delta_ter']:+.2f} points, "
             f"p = {test['p_value']:.4f}"
         )
+
+
+def _score_sessions(
+    files: tuple[Path, Path],
+    out: Path,
+    formats: tuple[str, str],
+    lang: str,
+    options: dict,
+    session: tuple[str, str],
+) -> None:
+    """Session mode: score timed files per session (scoring.meeting); summary.json (its
+    metrics pooled over sessions, `session` naming the metric and collar), sessions.jsonl
+    (one line a session) and sessions.txt."""
+    import json
+
+    from asrbench.errors import InputError
+    from asrbench.fsio import atomic_write_text
+    from asrbench.identity import file_sha256
+    from asrbench.results.summary import Selection, new_summary, write_summary
+    from asrbench.scorers import get_scorer, scorer_identity
+    from scoring.meeting import METRICS, read_segments, score_sessions, sessions_table
+    from scoring.report import table_text
+
+    (ref, hyp), (metric, collar_text) = files, session
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file; give a folder (it is created if missing)")
+    if metric not in METRICS:
+        raise InputError(f"--metric must be one of {', '.join(METRICS)}, not {metric!r}")
+    try:
+        collar = float(collar_text)
+    except ValueError:
+        raise InputError(f"--collar must be seconds (e.g. 5), not {collar_text!r}") from None
+    for path in files:
+        if not path.is_file():
+            raise InputError(f"{path}: no such file; give the timed reference and hypothesis")
+    fmt = [None if f == "auto" else f for f in formats]
+    scorer = get_scorer(lang, options)
+    refs, hyps = read_segments(ref, fmt[0]), read_segments(hyp, fmt[1])
+    result = score_sessions(scorer, refs, hyps, metric, collar=collar, sources=(ref, hyp))
+    sid = scorer_identity(scorer, options).to_dict()
+    sid["session"] = {"metric": metric, "collar": result.collar}  # part of the result's identity
+    sources = {
+        "ref": {"path": str(ref), "sha256": file_sha256(ref)},
+        "hyp": {"path": str(hyp), "sha256": file_sha256(hyp)},
+    }
+    names = [s.session_id for s in result.sessions]
+    out.mkdir(parents=True, exist_ok=True)
+    lines = "".join(json.dumps(s.to_dict(), sort_keys=True) + "\n" for s in result.sessions)
+    atomic_write_text(out / "sessions.jsonl", lines)
+    atomic_write_text(out / "sessions.txt", sessions_table(result))
+    summary = new_summary(
+        "score",
+        result.metrics,
+        Selection.of(names, len(names)),
+        sid,
+        hyps=sources["hyp"]["sha256"],
+        data=sources["ref"]["sha256"],
+        sources=sources,
+        reports=["sessions.jsonl", "sessions.txt"],
+        session=result.describe(),
+    )
+    write_summary(out / "summary.json", summary)
+    sys.stdout.write(sessions_table(result) + "\n" + table_text(result.metrics))

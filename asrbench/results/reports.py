@@ -30,7 +30,7 @@ REPORTS = {"alignment": "alignment.txt", "pra": "hyp.pra", "sys": "hyp.sys", "ta
 # `ops/score` writes them only when asked; the light ones are its default.
 HEAVY = ("alignment", "pra")
 LIGHT = ("sys", "table")
-_EDIT = re.compile("[SDIO]")
+_EDIT = re.compile("[SDIOo]")
 _LINES_PER_WRITE = 1024  # utterances.jsonl lines a write (~1.3 MB with 25-word utterances)
 
 
@@ -122,7 +122,7 @@ def utterance_lines(
         ref, hyp = u.ref, u.hyp
         n_ref, n_hyp = len(ref), len(hyp)
         errors = u.sub + u.ins + u.dele
-        if not errors and "O" not in u.codes:
+        if not errors and "O" not in u.codes and "o" not in u.codes:
             ops = ", ".join(map(correct, ref))
         else:
             # Every reference token as a correct column, then the edits (rare) in column
@@ -137,8 +137,8 @@ def utterance_lines(
                 elif op == "D" or op == "O":
                     cells[p] = f'["{op}", {enc[ref[p - n_ins]]}, null]'
                     n_del += 1
-                else:
-                    cells.insert(p, f'["I", null, {enc[hyp[p - n_del]]}]')
+                else:  # I, or o: an optional hypothesis word left out (exact sclite mode)
+                    cells.insert(p, f'["{op}", null, {enc[hyp[p - n_del]]}]')
                     n_ins += 1
             ops = ", ".join(cells)
         alts = (

@@ -104,12 +104,16 @@ def run_sclite(
     glm: Path | None = None,
     ref_glm: Path | None = None,
     optional: bool = False,
+    fragments: bool = False,
+    extra: tuple[str, ...] = (),
 ) -> dict[str, tuple[int, int, int, int]]:
     """Score tokenised texts with sclite; returns {id: (C, S, D, I)} parsed from its pra output.
 
     With `glm`, the hypothesis is first filtered by `csrfilt.sh -t hyp` (alternations); with
     `ref_glm`, the reference by `csrfilt.sh -t ref`. With `optional`, sclite's `-D`: reference
-    words in parentheses are optionally deletable (scored correct when deleted)."""
+    words in parentheses are optionally deletable (scored correct when deleted). With
+    `fragments`, sclite's `-F`: a fragment (`th-`, `-ing`) is correct against a word it begins
+    or ends. `extra`: further sclite options (`-s`: case-sensitive)."""
     exe = find_sclite()
     if exe is None:
         raise FileNotFoundError("sclite not found: apt-get install sctk")
@@ -123,25 +127,47 @@ def run_sclite(
     if ref_glm is not None:
         _filter(ref_glm, "ref", workdir / "ref.trn", workdir / "ref.glm.trn")
         ref_file = "ref.glm.trn"
-    cmd = [
-        exe,
-        "-r",
-        ref_file,
-        "trn",
-        "-h",
-        hyp_file,
-        "trn",
-        "-i",
-        "spu_id",
-        "-e",
-        "utf-8",
-        "-o",
-        "pra",
-        "-O",
-        str(workdir),
-        "-n",
-        "out",
-    ] + (["-D"] if optional else [])
+    cmd = (
+        [
+            exe,
+            "-r",
+            ref_file,
+            "trn",
+            "-h",
+            hyp_file,
+            "trn",
+            "-i",
+            "spu_id",
+            "-e",
+            "utf-8",
+            "-o",
+            "pra",
+            "-O",
+            str(workdir),
+            "-n",
+            "out",
+        ]
+        + (["-D"] if optional else [])
+        + (["-F"] if fragments else [])
+        + list(extra)
+    )
+    return _run(cmd, workdir)
+
+
+def run_sclite_timed(
+    stm: Path, ctm: Path, workdir: Path, fragments: bool = False
+) -> dict[str, tuple[int, int, int, int]]:
+    """`sclite -r STM stm -h CTM ctm -D`: {sclite's segment ID (`SPEAKER-NNN`): (C, S, D, I)}."""
+    exe = find_sclite()
+    if exe is None:
+        raise FileNotFoundError("sclite not found: apt-get install sctk")
+    workdir.mkdir(parents=True, exist_ok=True)
+    cmd = [exe, "-r", str(stm), "stm", "-h", str(ctm), "ctm", "-e", "utf-8", "-D"]
+    cmd += ["-o", "pra", "-O", str(workdir), "-n", "out"] + (["-F"] if fragments else [])
+    return _run(cmd, workdir)
+
+
+def _run(cmd: list[str], workdir: Path) -> dict[str, tuple[int, int, int, int]]:
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"sclite failed ({proc.returncode}): {proc.stderr[-2000:]}")

@@ -3,6 +3,9 @@
 `metadata.tsv` is tab-separated UTF-8 with the header `ID AUDIO DURATION TEXT` plus optional
 columns (SPEAKER, GENDER, ACCENT, LANGUAGE or any group label). AUDIO is relative to the dataset
 folder and may never leave it. A dataset's identity is the SHA-256 of its metadata and audio bytes.
+
+A long-form dataset (`kind: longform` in dataset.yaml) has one row per recording and a segments
+file beside metadata.tsv (asrbench.longform.segments), which its identity covers too.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 import soundfile as sf
 import yaml
@@ -21,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text
 from asrbench.ids import check_id as check_dataset_id  # the one ID check
+from asrbench.longform import segments as longform
+from scoring.segments import Segment
 
 REQUIRED_COLUMNS = ("ID", "AUDIO", "DURATION", "TEXT")
 MAX_DURATION_S = 60.0  # longer utterances are reported (warning), never dropped silently
@@ -107,6 +113,11 @@ class DatasetCard(BaseModel):
     reference_free: StrictBool = False
     derived_from: _DerivedFrom | None = None
     columns: dict[str, str] | None = None
+    kind: Literal["utterances", "longform"] | None = None
+    segments: str | None = None
+    # non-speech clips (reference-free): every word a model writes is a hallucination, and
+    # ops/benchmark writes the hallucination figures into summary.json
+    nonspeech: StrictBool = False
 
 
 def _check_card(path: Path, data: dict, problems: list[Problem]) -> None:
@@ -204,6 +215,12 @@ class Dataset:
     columns: list[str]
     utterances: list[Utterance]
     problems: list[Problem] = field(default_factory=list)  # warnings that did not stop loading
+    segments: list[Segment] = field(default_factory=list)  # long-form: segment references
+
+    @property
+    def longform(self) -> bool:
+        """Declared in dataset.yaml (`kind: longform`): rows are recordings with segments."""
+        return longform.is_longform(self.meta)
 
     @property
     def sample_rate(self) -> int:
@@ -217,6 +234,11 @@ class Dataset:
     def reference_free(self) -> bool:
         """Declared in dataset.yaml (`reference_free: true`): TEXT is empty, no error rate."""
         return self.meta.get("reference_free") is True
+
+    @property
+    def nonspeech(self) -> bool:
+        """Declared in dataset.yaml (`nonspeech: true`): clips without speech (hallucination)."""
+        return self.meta.get("nonspeech") is True
 
     def audio_path(self, utt: Utterance) -> Path:
         return self.root / utt.audio
@@ -235,18 +257,30 @@ class Dataset:
         return {u.id: u.text for u in self.utterances}
 
     def content_hash(self) -> str:
-        """SHA-256 over metadata.tsv and every audio file's bytes, in metadata order."""
-        return content_hash(self.root, self.utterances)
+        """SHA-256 over metadata.tsv and every audio file's bytes, in metadata order (and the
+        segments file of a long-form dataset)."""
+        extra = [longform.segments_file(self.root, self.meta)] if self.longform else []
+        return content_hash(self.root, self.utterances, extra)
 
 
-def content_hash(root: Path, utterances: list[Utterance]) -> str:
-    """The dataset identity: metadata.tsv and every utterance's audio, by content, in order."""
+def content_hash(root: Path, utterances: list[Utterance], extra: list[Path] | None = None) -> str:
+    """The dataset identity: metadata.tsv and every utterance's audio, by content, in order.
+
+    `extra` files (a long-form dataset's segments file) join the list as `file:NAME` entries,
+    a name no utterance ID can take (IDs hold no ':'), so existing datasets' hashes never move."""
     from asrbench.identity import dataset_digest, files_sha256
 
-    shas = files_sha256([root / u.audio for u in utterances])
+    files = [root / u.audio for u in utterances] + list(extra or [])
+    shas = files_sha256(files)
+    names = [u.id for u in utterances] + [f"file:{p.name}" for p in extra or []]
     return dataset_digest(
-        root / "metadata.tsv", [(u.id, sha) for u, sha in zip(utterances, shas, strict=True)]
+        root / "metadata.tsv", [(n, sha) for n, sha in zip(names, shas, strict=True)]
     )
+
+
+def _longest(meta: dict) -> float:
+    """Rows longer than this get a warning: recordings of a long-form dataset are long by design."""
+    return float("inf") if longform.is_longform(meta) else MAX_DURATION_S
 
 
 def _inside(root: Path, rel: str) -> tuple[bool, str]:
@@ -268,6 +302,7 @@ def load_dataset(root: str | Path, check_audio: bool = True) -> Dataset:
     """Load and validate a dataset folder; raise DatasetError listing every error found."""
     root = Path(root)
     problems, meta, columns, rows = _check(root, check_audio)
+    segments = _longform_segments(root, meta, rows, problems)
     if any(p.severity == "error" for p in problems):
         raise DatasetError(problems)
     return Dataset(
@@ -277,7 +312,20 @@ def load_dataset(root: str | Path, check_audio: bool = True) -> Dataset:
         columns=columns,
         utterances=rows,
         problems=problems,
+        segments=segments,
     )
+
+
+def _longform_segments(
+    root: Path, meta: dict, rows: list[Utterance], problems: list[Problem]
+) -> list[Segment]:
+    """A long-form dataset's segments, checked (asrbench.longform.segments); [] otherwise."""
+    if not longform.is_longform(meta) or any(p.severity == "error" for p in problems):
+        return []
+    findings: list[longform.Finding] = []
+    segments = longform.load_segments(root, meta, rows, findings, DURATION_TOLERANCE_S)
+    problems.extend(Problem(f.path, f.line, f.code, f.message) for f in findings)
+    return segments
 
 
 def _read_yaml(path: Path, problems: list[Problem]) -> dict:
@@ -408,7 +456,9 @@ def _read_rows(path: Path, problems: list[Problem]) -> tuple[list[str], list[Utt
 
 def validate(root: str | Path, check_audio: bool = True) -> list[Problem]:
     """Return every problem found in a dataset folder (errors and warnings); writes nothing."""
-    return _check(Path(root), check_audio)[0]
+    problems, meta, _, rows = _check(Path(root), check_audio)
+    _longform_segments(Path(root), meta, rows, problems)
+    return problems
 
 
 def _check(root: Path, check_audio: bool) -> tuple[list[Problem], dict, list[str], list[Utterance]]:
@@ -482,7 +532,7 @@ def _check(root: Path, check_audio: bool) -> tuple[list[Problem], dict, list[str
                 Problem(p, utt.line, "missing-audio", f"audio file {utt.audio!r} not found")
             )
             continue
-        if utt.duration > MAX_DURATION_S:
+        if utt.duration > _longest(meta):
             problems.append(
                 Problem(
                     p,

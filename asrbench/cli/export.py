@@ -1,4 +1,5 @@
-"""`asrbench export` (ops/export): a dataset as Kaldi, NeMo or lhotse manifests."""
+"""`asrbench export` (ops/export): a dataset as Kaldi, NeMo or lhotse manifests, or its segment
+references as STM, SegLST or RTTM (a long-form dataset's segments; else one per utterance)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ app = typer.Typer(add_completion=False, help=__doc__)
 @app.command()
 def export_cmd(
     dataset: str = typer.Argument(..., help="dataset ID, folder or ID@VERSION"),
-    to: str = typer.Option(..., "--to", help="kaldi, nemo or lhotse"),
+    to: str = typer.Option(..., "--to", help="kaldi, nemo, lhotse, stm, seglst or rttm"),
     out: Path = typer.Option(..., "--out", help="folder to write the manifests into"),
     force: bool = typer.Option(False, "--force", help="replace an existing output folder"),
 ) -> None:
@@ -22,6 +23,6 @@ def export_cmd(
     ds = resolve_dataset(dataset)
     files = export_dataset(ds, to, out, force=force)
     typer.echo(
-        f"exported {len(ds)} utterances of {ds.id} as {to}: "
+        f"exported {len(ds)} {'recordings' if ds.longform else 'utterances'} of {ds.id} as {to}: "
         f"{', '.join(f.name for f in files)} in {out}"
     )

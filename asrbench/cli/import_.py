@@ -48,7 +48,8 @@ def _report(path: Path) -> None:
         typer.echo(str(p), err=True)
     if len(warnings) > 10:
         typer.echo(f"... and {len(warnings) - 10} more warnings (ops/validate {path})", err=True)
-    typer.echo(f"imported {len(ds)} utterances ({ds.total_duration / 3600:.2f} h) into {path}")
+    rows = "recordings" if ds.longform else "utterances"
+    typer.echo(f"imported {len(ds)} {rows} ({ds.total_duration / 3600:.2f} h) into {path}")
 
 
 def _run(
@@ -241,11 +242,24 @@ def lhotse(
     recordings: Path = typer.Option(None, "--recordings"),
     supervisions: Path = typer.Option(None, "--supervisions"),
     cuts: Path = typer.Option(None, "--cuts"),
+    longform: bool = typer.Option(
+        False,
+        "--longform",
+        help="whole recordings with their supervisions as segments (a long-form dataset)",
+    ),
 ) -> None:
     """lhotse manifests: --recordings + --supervisions, or --cuts. No text at all: the dataset
-    is declared reference-free."""
-    from asrbench.importers.lhotse_io import all_text_missing, import_lhotse
+    is declared reference-free. --longform keeps each recording whole (one row per recording)
+    and its supervisions as the segment references."""
+    from asrbench.importers.lhotse_io import all_text_missing, import_lhotse, longform_lhotse
 
+    if longform:
+        if recordings is None or supervisions is None:
+            raise typer.BadParameter("--longform needs --recordings and --supervisions")
+        source = longform_lhotse(recordings, supervisions, audio_root)
+        card = {"language": language, "licence": licence}
+        _run_longform(source, out, dataset_id, rate, card, force)
+        return
     free = all_text_missing(supervisions, cuts)
     name = (cuts or supervisions or recordings or Path("?")).name
     _run(
@@ -258,6 +272,51 @@ def lhotse(
         f"lhotse manifests {name}",
         force,
         free,
+    )
+
+
+@app.command("longform")
+def longform_cmd(
+    dataset_id: str = IdOpt,
+    segments: Path = typer.Option(
+        ..., "--segments", help="reference segments: .stm, .seglst.json (or .json), .rttm"
+    ),
+    audio_dir: Path = typer.Option(
+        None, "--audio-dir", help="folder of <session_id>.<ext> recordings (default: beside)"
+    ),
+    fmt: str = typer.Option(None, "--format", help="stm, seglst or rttm (default: extension)"),
+    out: Path = OutOpt,
+    rate: int = RateOpt,
+    language: str = LangOpt,
+    licence: str = LicOpt,
+    force: bool = ForceOpt,
+) -> None:
+    """Long-form recordings with segment references (STM, SegLST, or RTTM for speaker turns
+    only, which makes the dataset reference-free): one row per recording, segments checked
+    against the audio, kept in segments.seglst.json."""
+    from asrbench.importers.longform import from_timed
+
+    source = from_timed(segments, audio_dir or segments.parent, fmt)
+    card = {"language": language, "licence": licence}
+    _run_longform(source, out, dataset_id, rate, card, force)
+
+
+def _run_longform(source, out: Path | None, dataset_id: str, rate: int, meta: dict, force: bool):
+    from asrbench.dataset import load_dataset
+    from asrbench.importers.longform import build_longform
+
+    path = build_longform(
+        _out(out, dataset_id),
+        source,
+        dataset_id=dataset_id,
+        rate=rate,
+        force=force,
+        meta=meta,
+    )
+    ds = load_dataset(path)
+    typer.echo(
+        f"imported {len(ds)} recordings ({ds.total_duration / 3600:.2f} h, "
+        f"{len(ds.segments)} segments) into {path}"
     )
 
 
@@ -287,13 +346,20 @@ def _recipe_command(name: str) -> None:
         out: Path = OutOpt,
         rate: int = RateOpt,
         force: bool = ForceOpt,
+        longform: bool = typer.Option(
+            False,
+            "--longform",
+            help="whole sessions with their segments (meeting recipes: ami-ihm-test, "
+            "earnings21/22, gigaspeech-test)",
+        ),
     ) -> None:
         from asrbench.importers.recipes import RecipeOptions, run_recipe
 
         did = dataset_id or (f"{name}-{language}" if recipe.multilingual else name)
         if split != recipe.splits[0] and not dataset_id:
             did = f"{did}-{split}"
-        path = run_recipe(
+        run = _longform_recipe(name) if longform else run_recipe
+        path = run(
             recipe,
             _out(out, did),
             dataset_id=did,
@@ -309,6 +375,19 @@ def _recipe_command(name: str) -> None:
     notes = f" {recipe.notes}." if recipe.notes else ""
     command.__doc__ = f"Recipe: {recipe.title} ({recipe.licence}).{notes}{extra}"
     app.command(name=name)(command)
+
+
+def _longform_recipe(name: str):
+    """The long-form runner of a meeting recipe (asrbench.importers.longform)."""
+    from asrbench.importers.longform import run_longform_recipe
+    from asrbench.importers.recipes.meetings import LONGFORM_RECIPES
+
+    if name not in LONGFORM_RECIPES:
+        raise typer.BadParameter(
+            f"{name} has no long-form version; --longform works for "
+            f"{', '.join(sorted(LONGFORM_RECIPES))}"
+        )
+    return run_longform_recipe
 
 
 def _register_recipes() -> None:

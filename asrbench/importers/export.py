@@ -1,4 +1,10 @@
-"""Export any dataset (perturbed ones included) to Kaldi, NeMo and lhotse manifests.
+"""Export any dataset (perturbed ones included) to Kaldi, NeMo and lhotse manifests, and its
+segment references to STM, SegLST or RTTM (`scoring.timed`).
+
+A long-form dataset exports its segments: lhotse gets one recording per session and one
+supervision per segment (cuts: one per session holding its supervisions); STM, SegLST and RTTM
+get the segments as they are. An utterance dataset exports each utterance as a segment of its
+own session spanning its whole audio (speaker: SPEAKER, else the utterance ID).
 
 Audio is not copied: manifests point at the dataset's own WAVs by absolute path. Durations are
 taken from the WAV headers (frames / rate), so they are exact, not the 3-decimal DURATION column.
@@ -17,8 +23,12 @@ import soundfile as sf
 from asrbench.dataset import Dataset
 from asrbench.fsio import replace_dir, stage_dir
 from asrbench.importers.common import ImportProblem
+from asrbench.longform.segments import by_session, write_timed
+from scoring.errors import ScoringError
+from scoring.segments import Segment
 
-FORMATS = ("kaldi", "nemo", "lhotse")
+TIMED = {"stm": "stm", "seglst": "seglst.json", "rttm": "rttm"}  # format: file extension
+FORMATS = ("kaldi", "nemo", "lhotse", *TIMED)
 
 
 def _durations(ds: Dataset) -> dict[str, float]:
@@ -74,40 +84,79 @@ def _nemo(ds: Dataset, out: Path) -> list[str]:
     return ["manifest.json"]
 
 
-def _lhotse(ds: Dataset, out: Path, cuts: bool = True) -> list[str]:
-    from lhotse import CutSet, MonoCut, Recording, RecordingSet, SupervisionSegment, SupervisionSet
+def dataset_segments(ds: Dataset) -> list[Segment]:
+    """The dataset's reference segments: a long-form dataset's own, else one per utterance."""
+    if ds.longform:
+        return list(ds.segments)
+    durs = _durations(ds)
+    return [
+        Segment(u.id, u.extra.get("SPEAKER") or u.id, 0.0, round(durs[u.id], 6), u.text) for u in ds
+    ]
 
-    recs, sups = [], []
-    for u in ds:
-        rec = Recording.from_file(ds.audio_path(u).resolve(), recording_id=u.id)
-        recs.append(rec)
+
+def _timed(fmt: str):
+    def write(ds: Dataset, out: Path) -> list[str]:
+        name = f"{ds.id}.{TIMED[fmt]}"
+        try:
+            write_timed(out / name, dataset_segments(ds), fmt)
+        except ScoringError as exc:
+            raise ImportProblem(f"{ds.root}: cannot export as {fmt}: {exc}") from None
+        return [name]
+
+    return write
+
+
+def _supervisions(ds: Dataset, recs: list) -> list[list]:
+    """Per recording, its lhotse supervisions: the whole utterance, or a long-form dataset's
+    segments of that session (IDs `<session>-<n>`, in the segments file's order)."""
+    from lhotse import SupervisionSegment
+
+    groups = by_session(ds.segments)
+    out = []
+    for u, rec in zip(ds, recs, strict=True):
         gender = {"M": "male", "F": "female"}.get(
             u.extra.get("GENDER", ""), u.extra.get("GENDER") or None
         )
-        sups.append(
-            SupervisionSegment(
-                id=u.id,
-                recording_id=u.id,
-                start=0.0,
-                duration=rec.duration,
-                channel=0,
-                text=None if ds.reference_free else u.text,
-                speaker=u.extra.get("SPEAKER") or None,
-                gender=gender,
-                language=u.extra.get("LANGUAGE") or ds.language,
-            )
+        language = u.extra.get("LANGUAGE") or ds.language
+        spans = (
+            [(s.speaker, s.start_time, s.duration, s.words) for s in groups.get(u.id, [])]
+            if ds.longform
+            else [(u.extra.get("SPEAKER") or "", 0.0, rec.duration, u.text)]
         )
+        out.append(
+            [
+                SupervisionSegment(
+                    id=u.id if not ds.longform else f"{u.id}-{n:04d}",
+                    recording_id=u.id,
+                    start=start,
+                    duration=round(duration, 6),
+                    channel=0,
+                    text=None if ds.reference_free else words,
+                    speaker=speaker or None,
+                    gender=gender,
+                    language=language,
+                )
+                for n, (speaker, start, duration, words) in enumerate(spans)
+            ]
+        )
+    return out
+
+
+def _lhotse(ds: Dataset, out: Path, cuts: bool = True) -> list[str]:
+    from lhotse import CutSet, MonoCut, Recording, RecordingSet, SupervisionSet
+
+    recs = [Recording.from_file(ds.audio_path(u).resolve(), recording_id=u.id) for u in ds]
+    per_rec = _supervisions(ds, recs)
+    sups = [s for group in per_rec for s in group]
     rset, sset = RecordingSet.from_recordings(recs), SupervisionSet.from_segments(sups)
     rset.to_file(out / "recordings.jsonl.gz")
     sset.to_file(out / "supervisions.jsonl.gz")
     names = ["recordings.jsonl.gz", "supervisions.jsonl.gz"]
     if cuts:
-        # One cut per utterance, named as the utterance (from_manifests would add suffixes).
+        # One cut per utterance (or recording), named as it (from_manifests would add suffixes).
         CutSet.from_cuts(
-            MonoCut(
-                id=s.id, start=0.0, duration=r.duration, channel=0, recording=r, supervisions=[s]
-            )
-            for r, s in zip(recs, sups, strict=True)
+            MonoCut(id=r.id, start=0.0, duration=r.duration, channel=0, recording=r, supervisions=g)
+            for r, g in zip(recs, per_rec, strict=True)
         ).to_file(out / "cuts.jsonl.gz")
         names.append("cuts.jsonl.gz")
     return names
@@ -122,7 +171,9 @@ def export_dataset(ds: Dataset, fmt: str, out: Path, force: bool = False) -> lis
         raise ImportProblem(f"{out} already exists; pass --force to replace it")
     staging = stage_dir(out)
     try:
-        names = {"kaldi": _kaldi, "nemo": _nemo, "lhotse": _lhotse}[fmt](ds, staging)
+        writers = {"kaldi": _kaldi, "nemo": _nemo, "lhotse": _lhotse}
+        writers.update({name: _timed(name) for name in TIMED})
+        names = writers[fmt](ds, staging)
         replace_dir(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

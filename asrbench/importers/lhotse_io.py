@@ -3,7 +3,8 @@
 In: every supervision (or cut) becomes an utterance cut from its recording; a recording's audio
 must be a file inside the manifests' folder (or --audio-root); `command` and `url` sources are
 refused. Out: one recording and one supervision per utterance (durations from the WAV headers,
-so they are exact), optionally cuts.
+so they are exact), optionally cuts. Long-form (`longform_lhotse`): each recording one whole
+session, its supervisions the segments (asrbench.importers.longform).
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from asrbench.importers.common import ImportProblem, Item, inside, read_audio_file
+from asrbench.importers.common import ImportProblem, Item, clean_id, inside, read_audio_file
+from asrbench.importers.longform import LongformSource, item_for, with_clean_ids
+from asrbench.longform.segments import by_session
+from scoring.segments import Segment
 
 
 def _load_manifest(path: Path):
@@ -131,3 +135,34 @@ def all_text_missing(supervisions: Path | None = None, cuts: Path | None = None)
     if cuts is not None:
         return all(not s.text for c in _load_manifest(Path(cuts)) for s in c.supervisions)
     return supervisions is not None and all(not s.text for s in _load_manifest(supervisions))
+
+
+def longform_lhotse(
+    recordings: Path, supervisions: Path, audio_root: Path | None = None
+) -> LongformSource:
+    """lhotse recordings + supervisions as a long-form source: each recording one whole session
+    (channels mixed down), each supervision one segment (speaker, start, end, text)."""
+    recs = _load_manifest(Path(recordings))
+    sups = _load_manifest(Path(supervisions))
+    root = Path(audio_root) if audio_root else Path(recordings).parent
+    hint = f" or pass --audio-root (now {root})"
+    by_id = {r.id: r for r in recs}
+    segments = []
+    for n, sup in enumerate(sups, start=1):
+        if sup.recording_id not in by_id:
+            raise ImportProblem(
+                f"{supervisions} #{n} ({sup.id}): recording {sup.recording_id!r} is not in "
+                f"{recordings}"
+            )
+        start, end = round(sup.start, 6), round(sup.end, 6)
+        segments.append(
+            Segment(sup.recording_id, sup.speaker or "", start, end, sup.text or "", line=n)
+        )
+    order = {rec_id: i for i, rec_id in enumerate(by_id)}  # sessions keep the manifest's order
+    segments.sort(key=lambda s: (order[s.session_id], s.start_time, s.end_time))
+    items = []
+    for rec_id, own in by_session(segments).items():
+        rec = by_id[rec_id]
+        load, key = _loader(rec, None, root, f"{recordings} ({rec.id})", hint)
+        items.append(item_for(clean_id(rec_id), own, load, key, f"{recordings} ({rec.id})"))
+    return LongformSource(tuple(items), with_clean_ids(segments), f"{supervisions}")

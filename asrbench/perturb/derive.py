@@ -30,6 +30,7 @@ from asrbench.dataset import Dataset, DatasetError, load_dataset, write_dataset
 from asrbench.fsio import atomic_write_bytes, replace_dir, stage_dir
 from asrbench.identity import digest, files_sha256, short
 from asrbench.ids import check_id, inside
+from asrbench.longform.segments import DEFAULT_FILE, write_timed
 from asrbench.perturb.apply import apply_spec
 from asrbench.perturb.bank import asset_identity, assets_digest, code_digest, perturb_key
 from asrbench.perturb.dsp import PerturbError
@@ -170,14 +171,11 @@ def derive_dataset(
             f"{ds.id} ({', '.join(empty[:5])}{', ...' if len(empty) > 5 else ''}); nothing was "
             "written: choose a milder setting (a lower severity or ratio, shorter chunks)"
         )
+    if ds.longform:
+        _check_timing_kept(ds, canon, indices, results)
     final = out
     out = stage_dir(final)  # built beside its place, moved in whole once it validates
-    (out / "audio").mkdir(parents=True, exist_ok=True)
-    rows = []
-    for i, (uid, cached, dur) in zip(indices, results, strict=True):
-        rel = f"audio/{uid}.wav"
-        _link(cached, out / rel)
-        rows.append(ds.utterances[i].replaced(audio=rel, duration=round(dur, 3)))
+    rows = _place_audio(ds, out, indices, results)
     meta = {k: v for k, v in ds.meta.items() if k not in ("id", "derived_from")}
     meta.update(
         {
@@ -188,6 +186,11 @@ def derive_dataset(
         }
     )
     try:
+        if ds.longform:  # the segment references of the sessions kept, times unchanged
+            kept = {r.id for r in rows}
+            segs = [seg for seg in ds.segments if seg.session_id in kept]
+            write_timed(out / DEFAULT_FILE, segs, "seglst")
+            meta["segments"] = DEFAULT_FILE
         write_dataset(out, meta, ds.columns, rows)
         load_dataset(out)  # the same validator as any dataset, before it is placed
     except BaseException:
@@ -195,6 +198,33 @@ def derive_dataset(
         raise
     replace_dir(out, final)
     return DeriveResult(final, ds.root, canon, seed, len(rows), before)
+
+
+def _place_audio(
+    ds: Dataset, out: Path, indices: list[int], results: list[tuple[str, Path | None, float]]
+) -> list:
+    """Link each cached perturbed file into the staged folder; the rows that describe them."""
+    (out / "audio").mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i, (uid, cached, dur) in zip(indices, results, strict=True):
+        rel = f"audio/{uid}.wav"
+        _link(cached, out / rel)
+        rows.append(ds.utterances[i].replaced(audio=rel, duration=round(dur, 3)))
+    return rows
+
+
+def _check_timing_kept(
+    ds: Dataset, canon: str, indices: list[int], results: list[tuple[str, Path | None, float]]
+) -> None:
+    """A long-form recording's segment times hold only if the perturbation keeps its timing."""
+    for i, (uid, _, dur) in zip(indices, results, strict=True):
+        if abs(dur - ds.utterances[i].duration) > 0.02:
+            raise PerturbError(
+                f"{canon} changes the length of long-form recording {uid} of {ds.id} "
+                f"({ds.utterances[i].duration:.2f} s -> {dur:.2f} s), so its segment times "
+                "would no longer hold; nothing was written: use a perturbation that keeps the "
+                "timing (noise, reverberation, filters, codecs), not speed or tempo"
+            )
 
 
 def _up_to_date(folder: Path, derived_from: dict, ids: list[str]) -> bool:

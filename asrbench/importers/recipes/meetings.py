@@ -1,4 +1,9 @@
-"""Long recordings cut by their official segmentation: AMI (IHM), GigaSpeech, Earnings-21/22."""
+"""Long recordings cut by their official segmentation: AMI (IHM), GigaSpeech, Earnings-21/22.
+
+Each also imports as a long-form dataset (`ops/import <recipe> --longform`): the same items
+regrouped into whole sessions (an AMI meeting's four headsets summed, an Earnings call, a
+GigaSpeech audio) with the official segments as the references (asrbench.importers.longform).
+"""
 
 from __future__ import annotations
 
@@ -271,3 +276,4 @@ EARNINGS22 = _earnings(
 )
 
 RECIPES = [AMI, GIGASPEECH, EARNINGS21, EARNINGS22]
+LONGFORM_RECIPES = frozenset(r.name for r in RECIPES)  # `--longform`: whole sessions + segments

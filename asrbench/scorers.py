@@ -70,7 +70,9 @@ class ScorerIdentity:
 def get_scorer(lang: str = "en", options: dict[str, Any] | None = None) -> Scorer:
     """A Scorer for `lang` and user `options` (ScorerConfig fields), built once per process.
 
-    Raises ScoringError (an input error) for an unknown language or option.
+    `lang` is any BCP-47 tag (scoring.languages: a language it does not list gets the
+    language-neutral steps). Raises ScoringError (an input error) for a malformed tag, and
+    InputError for an unknown option.
     """
     key = (lang, json.dumps(options or {}, sort_keys=True))
     if key not in _SCORERS:

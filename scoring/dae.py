@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scoring.errors import ScoringError
+from scoring.normalize.compounds import compound_matches
 
 _MAX_READINGS = 256  # readings of one slot (a chain of overlapping matches) at most
 
@@ -52,11 +53,19 @@ class Rule:
 
     line: int
     forms: tuple[tuple[str, ...], ...]
+    directed: bool = False  # `a > b`: a written `a` may be read `b`, not the reverse
 
 
 def parse_rules(path: Path) -> list[tuple[int, list[str]]]:
-    """Raw rules as (line number, forms); checks syntax only. `#` starts a comment line, and
-    whitespace then `#` a comment after a rule."""
+    """Raw rules as (line number, forms); `read_rules` tells the directed ones apart."""
+    return [(no, forms) for no, forms, _ in read_rules(path)]
+
+
+def read_rules(path: Path) -> list[tuple[int, list[str], bool]]:
+    """Raw rules as (line number, forms, directed); checks syntax only. `#` starts a comment
+    line, and whitespace then `#` a comment after a rule. `a > b` is a directed rule: a
+    hypothesis that wrote `a` may be read `b`, never the reverse (a form NSW cannot choose,
+    such as the gender of a digit: `una > un` where NSW writes every 1 as `un`)."""
     out = []
     for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         line = line.strip()
@@ -64,25 +73,32 @@ def parse_rules(path: Path) -> list[tuple[int, list[str]]]:
             continue
         if " #" in line or "\t#" in line:  # a trailing comment (a source note)
             line = line[: min(i for i in (line.find(" #"), line.find("\t#")) if i >= 0)].strip()
-        forms = [f.strip() for f in line.split("|")]
-        if len(forms) < 2 or any(not f for f in forms):
-            raise ScoringError(f"{path}:{no}: a rule needs at least two non-empty forms 'a|b'")
-        out.append((no, forms))
+        directed = ">" in line and "|" not in line
+        forms = [f.strip() for f in line.split(">" if directed else "|")]
+        if len(forms) < 2 or any(not f for f in forms) or (directed and len(forms) != 2):
+            raise ScoringError(
+                f"{path}:{no}: a rule needs at least two non-empty forms 'a|b', or exactly two "
+                "for a directed one 'a > b'"
+            )
+        out.append((no, forms, directed))
     return out
 
 
 class Alternatives:
     """The compiled alternatives list: an index from first token to (form, alternatives)."""
 
-    def __init__(self, path: Path, tokenize: Callable[[str], list[str]]) -> None:
+    def __init__(
+        self, path: Path | None, tokenize: Callable[[str], list[str]], compounds: bool = False
+    ) -> None:
         self.path = path
+        self.compounds = compounds  # COMPOUNDS matches too (scoring.normalize.compounds)
         self.rules: list[Rule] = []
-        parsed = parse_rules(path)
+        parsed = read_rules(path) if path is not None else []
         # every form normalised in one batch when the tokeniser is a Pipeline (same tokens)
-        flat = [f for _, raw in parsed for f in raw]
+        flat = [f for _, raw, _ in parsed for f in raw]
         batch = getattr(tokenize, "batch", None)
         normal = dict(zip(flat, batch(flat) if batch else map(tokenize, flat), strict=True))
-        for no, raw in parsed:
+        for no, raw, directed in parsed:
             forms: list[tuple[str, ...]] = []
             for f in raw:
                 toks = tuple(normal[f])
@@ -90,11 +106,12 @@ class Alternatives:
                     forms.append(toks)
             if len(forms) < 2:
                 continue  # forms that normalise to the same text add nothing (e.g. story-teller)
-            self.rules.append(Rule(no, tuple(forms)))
-        # Each written form: itself first, then the other forms of every rule listing it.
+            self.rules.append(Rule(no, tuple(forms), directed))
+        # Each written form: itself first, then the other forms of every rule listing it (of a
+        # directed rule, only its first form).
         branches: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
         for rule in self.rules:
-            for toks in rule.forms:
+            for toks in rule.forms[:1] if rule.directed else rule.forms:
                 own = branches.setdefault(toks, [toks])
                 own.extend(f for f in rule.forms if f not in own)
         self.classes: list[tuple[tuple[str, ...], ...]] = [tuple(v) for v in branches.values()]
@@ -119,6 +136,9 @@ class Alternatives:
     def __len__(self) -> int:
         return len(self.rules)
 
+    def __bool__(self) -> bool:
+        return True  # a list of no rules still applies COMPOUNDS (`if scorer.alternatives`)
+
     def alternatives_of(self, form: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
         """The branches of a slot that wrote `form`: the form itself, then its alternatives."""
         for toks, alts, _ in self._index.get(form[0], ()) if form else ():
@@ -140,12 +160,26 @@ class Alternatives:
         one slot over their joint span, whose branches are every reading of it (each part
         either as written or as one of its alternatives; the words of an alternative strict).
         With `reference` (the reference's tokens), an alternative holding a word absent from
-        it is left out (it could never be all correct): the same result, fewer branches.
+        it is left out (it could never be all correct): the same result, fewer branches. With
+        `compounds` (and a reference), COMPOUNDS' matches join them.
         """
+        matches = self._rule_matches(tokens, reference)
+        if self.compounds and reference is not None:
+            for start, found in compound_matches(tokens, list(reference)).items():
+                matches.setdefault(start, []).extend(found)
+        if not matches:
+            return None
+        return self._clusters(tokens, matches)
+
+    def _rule_matches(
+        self, tokens: list[str], reference: Collection[str] | None
+    ) -> dict[int, list[tuple[int, tuple[tuple[str, ...], ...]]]]:
+        """Every match of a rule's form: start -> [(end, alternatives)], file order, longest
+        first; with `reference`, alternatives holding a word absent from it left out."""
         index = self._index
         present: frozenset[str] | set[str] = self._keys.intersection(tokens)  # walks the tokens
         if not present:
-            return None
+            return {}
         words = None
         if reference is not None:
             # Most matches have no alternative whose first word is even in the reference:
@@ -153,7 +187,7 @@ class Alternatives:
             words = set(reference)
             present = {t for t in present if not words.isdisjoint(self._firsts[t])}
             if not present:
-                return None
+                return {}
         starts = [i for i, tok in enumerate(tokens) if tok in present]
         n = len(tokens)
         # every match: start -> [(end, alternatives)], file order, longest first
@@ -172,8 +206,12 @@ class Alternatives:
                     if not alts:
                         continue
                 matches.setdefault(i, []).append((i + m, alts))
-        if not matches:
-            return None
+        return matches
+
+    def _clusters(
+        self, tokens: list[str], matches: dict[int, list[tuple[int, tuple[tuple[str, ...], ...]]]]
+    ) -> tuple[list[list[str]], list[Slot]]:
+        """The hypothesis as plain runs around one slot per cluster of overlapping matches."""
         runs: list[list[str]] = []
         slots: list[Slot] = []
         cursor = 0

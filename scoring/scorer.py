@@ -15,6 +15,7 @@ import numpy as np
 from scoring.align import FIRST_WORD, INFEASIBLE, align_arrays
 from scoring.dae import Alternatives, Segment, Slot
 from scoring.errors import ScoringError
+from scoring.languages import Profile, resolve
 from scoring.metrics import UNITS, Interval, Metrics, UtteranceResult, pooled
 from scoring.normalize import (
     AsciiCase,
@@ -32,15 +33,19 @@ from scoring.normalize import (
     char_tokens,
     word_tokens,
 )
+from scoring.normalize.alternation import Alternation, Fragment, check_text, has_marks
 from scoring.normalize.invisible import FORMS
+from scoring.normalize.nsw import Num2Words, nsw_step
 from scoring.normalize.optional import split_optional, strip_markers
+from scoring.normalize.script import Diacritics, Elision, Fold, Geresh
 from scoring.stats import MAX_BOOTSTRAP, MAX_BOOTSTRAP_REASON, bootstrap_metrics
 
 if TYPE_CHECKING:
     from scoring.wfst import FstAligner
 
 DATA = Path(__file__).resolve().parent / "data"
-LANGS = ("en", "zh")
+LANGS = ("en", "zh")  # the languages with their own pipelines; any other BCP-47 tag: languages.py
+DIACRITICS = ("keep", "strip")
 ALIGNS = ("minimal", "sclite")
 SCLITE_MAX_CELLS = 1 << 22  # the exact mode keeps its whole table of Python ints (~150 MB)
 
@@ -61,9 +66,11 @@ class ScorerConfig:
     `bootstrap` is 0 (no intervals) to MAX_BOOTSTRAP replicates.
     """
 
+    # any BCP-47 tag (scoring.languages); stored in canonical case (`pt-br` -> `pt-BR`)
     lang: str = "en"
     # "word"; "char": every character, spaces between words included (jiwer's cer); "mixed":
-    # CJK characters and other runs as words. Default: "mixed" for zh, else "word".
+    # CJK characters and other runs as words. Default: the language's (scoring.languages):
+    # "mixed" for Chinese, "char" for ja, th, lo, km, my, bo, else "word".
     unit: str | None = None
     invisible: bool = True
     unicode: bool = True
@@ -90,12 +97,29 @@ class ScorerConfig:
     # "minimal": fewest edits (scoring.align); "sclite": sclite's weights and tie-breaks, its
     # ASCII-only case folding, no DAE (scoring.sclite_align)
     align: str = "minimal"
+    # "strip": remove optional diacritics (scoring.normalize.script.Diacritics); "keep"
+    diacritics: str = "keep"
+    # COMPOUNDS (scoring.normalize.compounds, applied by DAE): a word joined on one side and
+    # split on the other matches. None: the language's default (on where words are scored,
+    # off for English and Chinese, whose numbers stay those of before)
+    compounds: bool | None = None
+    # sclite's reference alternations `{ a / b / @ }` and null word `@` (issue 25;
+    # scoring.normalize.alternation); word level only
+    alternations: bool = True
+    # sclite's `-F`: a fragment (`th-`, `-ing`) is correct against a word it begins or ends
+    fragments: bool = False
+    # pair hypothesis and reference IDs that differ only in case, as sclite does
+    ignore_id_case: bool = False
 
     def __post_init__(self) -> None:
-        if self.lang not in LANGS:
-            raise ScoringError(f"unsupported language {self.lang!r}; use one of {', '.join(LANGS)}")
+        profile = resolve(self.lang)  # ScoringError for a malformed tag
+        self.lang = profile.tag
+        if self.diacritics not in DIACRITICS:
+            raise ScoringError(
+                f"diacritics must be one of {', '.join(DIACRITICS)}, not {self.diacritics!r}"
+            )
         if self.unit is None:
-            self.unit = "mixed" if self.lang == "zh" else "word"
+            self.unit = profile.unit
         if self.unit not in UNITS:
             raise ScoringError(
                 f"unit (--unit) must be one of {', '.join(UNITS)}, not {self.unit!r}"
@@ -141,17 +165,15 @@ class ScorerConfig:
             return None
         if value is not None:
             return Path(value)
-        defaults = {
-            "en": {
-                "interjections": "interjections.txt",
-                "uk_us": "uk_us.tsv",
-                "alternatives": "alternatives_en.txt",
-                "nonspeech_markers": "nonspeech.txt",
-            },
-            "zh": {"interjections": "fillers_zh.txt", "nonspeech_markers": "nonspeech.txt"},
-        }[self.lang]
-        name = defaults.get(kind)
+        name = self.profile().data.get(kind)  # the language's curated files
+        if name is None and kind == "alternatives":  # alternatives_<lang>.txt, where there is one
+            name = f"alternatives_{self.profile().language}.txt"
+            return DATA / name if (DATA / name).is_file() else None
         return DATA / name if name else None
+
+    def profile(self) -> Profile:
+        """The language profile of `lang` (scoring.languages)."""
+        return resolve(self.lang)
 
 
 @dataclass
@@ -244,6 +266,9 @@ class _Texts:
     hyp: list[list[str]]
     missing: list[bool]  # no hypothesis, or an empty one
     ref_opt: dict[int, list[bool]] = field(default_factory=dict)  # OPTIONAL's flags
+    # utterances aligned as networks (alternations, `@`, fragments, optional hypothesis words):
+    # first the hypothesis's optional flags, then (ref, ref flags, hyp, hyp flags) as marked
+    nets: dict = field(default_factory=dict)
 
 
 def _to_chars(texts: _Texts) -> None:
@@ -392,6 +417,93 @@ def _cost_scale(texts: _Texts, found: list[_Split | None]) -> int:
     return longest + 2
 
 
+_SCLITE_INPUT_DEFAULTS = {"alternations": True, "fragments": False, "ignore_id_case": False}
+
+
+def _read_optional(texts: _Texts, ref_texts: list[str], hyp_texts: list[str], exact: bool) -> None:
+    """OPTIONAL marked parenthesised spans: on the reference they are optional words, on the
+    hypothesis plain ones, except in the exact sclite mode, where they are optional too (sclite
+    counts an omitted one correct; `texts.nets` then keeps its flags). Only texts with a
+    parenthesis can hold marks."""
+    for u, text in enumerate(ref_texts):
+        if "(" in text:
+            texts.ref[u], flags = split_optional(texts.ref[u])
+            if flags is not None:
+                texts.ref_opt[u] = flags
+    for u, text in enumerate(hyp_texts):
+        if "(" in text:
+            if exact:
+                texts.hyp[u], flags = split_optional(texts.hyp[u])
+                if flags is not None:
+                    texts.nets[u] = flags
+            else:
+                texts.hyp[u] = strip_markers(texts.hyp[u])
+
+
+def _set_networks(
+    texts: _Texts, ref_texts: list[str], hyp_texts: list[str], fragments: bool
+) -> None:
+    """Set aside the utterances that hold alternations, null words or fragments, or optional
+    hypothesis words (the exact mode): they are aligned by `_align_networks`, the plain
+    pipeline meanwhile seeing them empty (no DAE for them). Only texts holding `{`, `@` (or,
+    with fragments, `-`) can hold marks: the others are not looked at."""
+    hyp_flags = texts.nets
+    texts.nets = {}
+    chars = "{@-" if fragments else "{@"
+    maybe = [
+        u
+        for u, (r, h) in enumerate(zip(ref_texts, hyp_texts, strict=True))
+        if u in hyp_flags or any(c in r or c in h for c in chars)
+    ]
+    for u in maybe:
+        ref, hyp, hflags = texts.ref[u], texts.hyp[u], hyp_flags.get(u)
+        if hflags is not None or has_marks(ref) or has_marks(hyp):
+            texts.nets[u] = (ref, texts.ref_opt.pop(u, None), hyp, hflags)
+            texts.ref[u], texts.hyp[u] = [], []
+
+
+def _align_networks(texts: _Texts, plan: _Plan, exact: bool) -> None:
+    """The utterances `_set_networks` set aside, aligned by `sclite_align.align_marked`: the
+    reference as scored is the chosen branches'."""
+    from scoring.sclite_align import align_marked
+
+    for u, (ref, rflags, hyp, hflags) in texts.nets.items():
+        if len(ref) * len(hyp) > SCLITE_MAX_CELLS:
+            raise ScoringError(
+                f"utterance {texts.ids[u]!r}: too long for alignment with alternations or "
+                f"fragments (its whole table is kept, more than {SCLITE_MAX_CELLS:,} cells); "
+                "split it"
+            )
+        texts.ref[u], ropt, plan.chosen_hyp[u], plan.codes[u] = align_marked(
+            ref, rflags, hyp, hflags, exact
+        )
+        plan.alt_info[u] = []
+        if ropt is not None:
+            texts.ref_opt[u] = ropt
+
+
+def _match_id_case(refs: dict[str, str], hyps: dict[str, str]) -> dict[str, str]:
+    """`ignore_id_case`: hypothesis IDs renamed to the reference ID they equal but for case."""
+    folded: dict[str, str] = {}
+    for key in refs:
+        other = folded.setdefault(key.lower(), key)
+        if other != key:
+            raise ScoringError(
+                f"reference IDs {other!r} and {key!r} differ only in case: with "
+                "ignore_id_case (--ignore-id-case) they cannot be told apart; rename one"
+            )
+    out: dict[str, str] = {}
+    for key, text in hyps.items():
+        ref_key = key if key in refs else folded.get(key.lower(), key)
+        if ref_key in out:
+            raise ScoringError(
+                f"hypothesis IDs {key!r} and another both match reference ID {ref_key!r} "
+                "once case is ignored (--ignore-id-case); keep one"
+            )
+        out[ref_key] = text
+    return out
+
+
 def _unknown_ids_message(unknown: list[str], refs: dict[str, str]) -> str:
     """Hypothesis IDs missing from the reference; when they differ from reference IDs only in
     case (sclite pairs such IDs, this scorer does not), say so and name a pair."""
@@ -402,7 +514,8 @@ def _unknown_ids_message(unknown: list[str], refs: dict[str, str]) -> str:
         return (
             f"{len(unknown)} hypothesis ID(s) not in the reference; {len(by_case)} of them "
             f"differ from a reference ID only in case (e.g. {hyp_id!r} vs {ref_id!r}): IDs "
-            "are matched exactly (sclite folds their case); write the IDs as the reference does"
+            "are matched exactly (sclite folds their case): pass ignore_id_case=True "
+            "(--ignore-id-case), or write the IDs as the reference does"
         )
     return (
         f"{len(unknown)} hypothesis ID(s) not in the reference, e.g. {unknown[:5]}; "
@@ -410,20 +523,62 @@ def _unknown_ids_message(unknown: list[str], refs: dict[str, str]) -> str:
     )
 
 
+def _data_files(cfg: ScorerConfig) -> dict[str, Path]:
+    """The data files the configuration reads, by kind (the language's defaults or the
+    caller's); ScoringError for one that does not exist."""
+    files = {}
+    for kind in ("interjections", "uk_us", "alternatives", "nonspeech_markers"):
+        path = cfg.data_file(kind)
+        if path is not None:
+            if not path.is_file():
+                raise ScoringError(
+                    f"{kind} file {path} not found; pass an existing file or '' for none"
+                )
+            files[kind] = path
+    return files
+
+
+def _itj(cfg: ScorerConfig, path: Path) -> Itj:
+    """ITJ on the list at `path`; with `diacritics="strip"` its words are stripped too, as the
+    text is before ITJ sees it (`äh` is then `ah`)."""
+    step = Itj(path)
+    if cfg.diacritics == "strip":
+        strip = Diacritics(cfg.unicode_form if cfg.unicode else None)
+        step.words = frozenset(map(strip, step.words))
+    return step
+
+
+def _script_steps(cfg: ScorerConfig, profile: Profile) -> list:
+    """CASE and the script's own steps, in order (English and Chinese: CASE as before).
+
+    They run after OPTIONAL and before PUNC: ELISION puts its space after the clitic's
+    apostrophe for PUNC to drop, GERESH removes marks PUNC would split a word at.
+    """
+    form = cfg.unicode_form if cfg.unicode else None
+    steps: list = []
+    if cfg.case:
+        if cfg.align == "sclite":
+            steps.append(AsciiCase())
+        elif profile.case == "lower":
+            steps.append(Case())
+        else:
+            steps.append(Fold(turkic=profile.case == "turkic", form=form))
+    if cfg.diacritics == "strip":
+        steps.append(Diacritics(form))
+    if profile.elisions and cfg.punc:
+        steps.append(Elision(profile.elisions))
+    if profile.language in ("he", "yi") and cfg.punc:
+        steps.append(Geresh())
+    return steps
+
+
 class Scorer:
     """Normalise, expand alternatives on the hypothesis, align and count."""
 
     def __init__(self, config: ScorerConfig | None = None) -> None:
         self.config = cfg = config or ScorerConfig()
-        self.files: dict[str, Path] = {}
-        for kind in ("interjections", "uk_us", "alternatives", "nonspeech_markers"):
-            path = cfg.data_file(kind)
-            if path is not None:
-                if not path.is_file():
-                    raise ScoringError(
-                        f"{kind} file {path} not found; pass an existing file or '' for none"
-                    )
-                self.files[kind] = path
+        self.profile = profile = cfg.profile()
+        self.files: dict[str, Path] = _data_files(cfg)
         text_steps: list = []
         if cfg.invisible:
             text_steps.append(Invisible())
@@ -431,41 +586,50 @@ class Scorer:
             text_steps.append(UnicodeForm(cfg.unicode_form))
         if cfg.nonspeech and "nonspeech_markers" in self.files:
             text_steps.append(NonSpeech(self.files["nonspeech_markers"]))
-        self.nsw: Nsw | None = None
-        if cfg.nsw and cfg.lang == "en":
-            if not cfg.cache_dir:
-                raise ScoringError(
-                    "NSW needs a cache folder for its grammars and results: pass "
-                    "ScorerConfig(cache_dir=...) or switch the step off with nsw=False"
-                )
-            self.nsw = Nsw(Path(cfg.cache_dir))
-            text_steps.append(self.nsw)
-        if cfg.lang == "zh":
+        self.nsw: Nsw | Num2Words | None = None
+        if cfg.nsw and profile.nsw:  # nemo's grammar for the language, else num2words, else none
+            self.nsw = nsw_step(profile.language, cfg.cache_dir)
+            if self.nsw is not None:
+                text_steps.append(self.nsw)
+        if profile.fullwidth:
             text_steps.append(FullWidth())
+        if cfg.alternations and cfg.unit != "char":
+            text_steps.append(Alternation())
+        if cfg.fragments and cfg.unit != "char":
+            text_steps.append(Fragment())
         self.optional = cfg.optional
         if cfg.optional:
             text_steps.append(Optional())
-        if cfg.case:
-            text_steps.append(AsciiCase() if cfg.align == "sclite" else Case())
+        text_steps.extend(_script_steps(cfg, profile))
         if cfg.punc:
-            text_steps.append(Punc(cfg.hyphen))
+            text_steps.append(Punc(cfg.hyphen, marks=not profile.legacy))
         token_steps: list = []
         if cfg.itj and "interjections" in self.files:
-            token_steps.append(Itj(self.files["interjections"]))
+            token_steps.append(_itj(cfg, self.files["interjections"]))
         if cfg.ukus and "uk_us" in self.files:
             token_steps.append(UkUs(self.files["uk_us"]))
         tokenize = char_tokens if cfg.unit == "mixed" else word_tokens
         self.pipeline = Pipeline(text_steps, token_steps, tokenize)
         self.alternatives: Alternatives | None = None
-        if cfg.dae and "alternatives" in self.files and cfg.unit != "char":  # DAE is word-level
+        if cfg.compounds is None:  # COMPOUNDS (in DAE): on by default where words are scored
+            cfg.compounds = not profile.legacy and cfg.unit == "word"
+        cfg.compounds = bool(cfg.compounds and cfg.dae and cfg.unit == "word")
+        if cfg.dae and ("alternatives" in self.files or cfg.compounds) and cfg.unit != "char":
             # Rules go through the same steps as the text, except NSW (rules hold no numbers),
             # NONSPEECH and OPTIONAL (rules hold no markers).
             rule_pipe = Pipeline(
-                [s for s in text_steps if not isinstance(s, (Nsw, NonSpeech, Optional))],
+                [
+                    s
+                    for s in text_steps
+                    if s is not self.nsw
+                    and not isinstance(s, (NonSpeech, Optional, Alternation, Fragment))
+                ],
                 [s for s in token_steps if not isinstance(s, Itj)],
                 tokenize,
             )
-            self.alternatives = Alternatives(self.files["alternatives"], rule_pipe)
+            self.alternatives = Alternatives(
+                self.files.get("alternatives"), rule_pipe, compounds=cfg.compounds
+            )
         self._words: list[str] = []  # id - FIRST_WORD -> token
         self.vocab: dict[str, int] = _Vocab(self._words)
         self._fst: FstAligner | None = None
@@ -478,6 +642,15 @@ class Scorer:
         out = asdict(self.config)
         if out["align"] == "minimal":
             del out["align"]  # the default: config hashes as before the exact mode existed
+        for key, default in _SCLITE_INPUT_DEFAULTS.items():
+            if out[key] == default:
+                del out[key]  # likewise for sclite's input conventions (issue 25)
+        if out["diacritics"] == "keep":
+            del out["diacritics"]  # the default: config hashes as before the option existed
+        if not out["compounds"] and self.profile.legacy:
+            del out["compounds"]  # English and Chinese: config hashes as before COMPOUNDS
+        if not self.profile.legacy:  # English and Chinese: as before the registry existed
+            out["language"] = self.profile.to_dict()
         out["steps"] = self.pipeline.names + (["DAE"] if self.alternatives else [])
         out["data_files"] = {k: {"path": str(p)} for k, p in sorted(self.files.items())}
         return out
@@ -526,14 +699,20 @@ class Scorer:
         plan = self._plan(texts, found, k)  # the pairs to align: plain, enumerated, FST
         codes, costs = self._align(texts, plan, k)  # the batched DP over every pair
         self._choose_forms(texts, found, plan, codes, costs, k)  # DAE winners; FST checked
+        _align_networks(texts, plan, self.config.align == "sclite")  # alternations, fragments
         return _results(texts, plan)  # one UtteranceResult per reference ID
 
     def _normalised(self, refs: dict[str, str], hyps: dict[str, str]) -> _Texts:
         """Every reference ID's texts as tokens; optional reference words flagged."""
+        if self.config.ignore_id_case:
+            hyps = _match_id_case(refs, hyps)
         unknown = [key for key in hyps if key not in refs]
         if unknown:
             raise ScoringError(_unknown_ids_message(unknown, refs))
         hyp_texts = [hyps.get(key) or "" for key in refs]
+        if self.config.alternations:
+            for key, text in refs.items():
+                check_text(text, f"utterance {key!r}")
         # Each distinct text is normalised once, all of them in one batch.
         distinct = dict.fromkeys(refs.values())
         distinct.update(dict.fromkeys(hyp_texts))
@@ -545,16 +724,10 @@ class Scorer:
             missing=[not h.strip() for h in hyp_texts],
         )
         if self.optional:
-            # OPTIONAL marked parenthesised spans: on the reference they are optional words,
-            # on the hypothesis plain ones (only texts with a parenthesis can hold marks).
-            for u, text in enumerate(refs.values()):
-                if "(" in text:
-                    texts.ref[u], flags = split_optional(texts.ref[u])
-                    if flags is not None:
-                        texts.ref_opt[u] = flags
-            for u, text in enumerate(hyp_texts):
-                if "(" in text:
-                    texts.hyp[u] = strip_markers(texts.hyp[u])
+            exact = self.config.align == "sclite" and self.config.unit != "char"
+            _read_optional(texts, list(refs.values()), hyp_texts, exact)
+        if self.config.alternations or self.config.fragments or texts.nets:
+            _set_networks(texts, list(refs.values()), hyp_texts, self.config.fragments)
         if self.nsw is not None:
             self.nsw.flush()
         if self.config.unit == "char":

@@ -3,11 +3,18 @@
 String steps run first, in this order: INVISIBLE (terminal escapes, control and invisible
 format characters removed), UNICODE (NFC or NFKC normalisation), NONSPEECH (markers such as
 `<beep>`, `[noise]`; before anything reads inside them), NSW (verbalise numbers; needs case
-and punctuation), FW (full-width to half-width, Chinese), OPTIONAL (marks sclite's
-parenthesised optional words before PUNC strips the parentheses), CASE, PUNC. The text is then
-tokenised (words, or characters for character-level languages) and the token steps run: ITJ,
-UK-US. Reference and hypothesis go through the very same pipeline (OPTIONAL's marks are read on
-the reference only).
+and punctuation), FW (full-width to half-width: Chinese, Cantonese, Japanese), OPTIONAL (marks
+sclite's parenthesised optional words before PUNC strips the parentheses), CASE, then the
+script's own steps (DIACRITICS when asked, ELISION for French, Italian and Catalan clitics,
+GERESH for Hebrew and Yiddish; `script.py`), PUNC. The text is then tokenised (words, or
+characters for character-level languages) and the token steps run: ITJ, UK-US. Reference and
+hypothesis go through the very same pipeline (OPTIONAL's marks are read on the reference only).
+
+Which steps a language gets is its profile's business (`scoring/languages.py`): English and
+Chinese keep their pipelines of before (CASE is `lower()`); every other language folds case with
+`script.Fold` (full case folding, Turkish dotted i). No step removes a combining mark or splits a
+word at one unless asked (DIACRITICS strips only the optional marks of the scripts that have
+them); PUNC removes Unicode punctuation only.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from scoring.normalize.nonspeech import NonSpeech
 from scoring.normalize.nsw import Nsw
 from scoring.normalize.optional import Optional
 from scoring.normalize.punc import Punc
+from scoring.normalize.script import Diacritics, Elision, Fold, Geresh
 from scoring.normalize.ukus import UkUs
 from scoring.normalize.zh import FullWidth, char_tokens
 
@@ -32,7 +40,11 @@ _PLACEHOLDERS = re.compile("[\ue000-\ue002]")
 __all__ = [
     "AsciiCase",
     "Case",
+    "Diacritics",
+    "Elision",
+    "Fold",
     "FullWidth",
+    "Geresh",
     "Invisible",
     "Itj",
     "NonSpeech",

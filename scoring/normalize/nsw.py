@@ -1,13 +1,16 @@
 """NSW: verbalise non-standard words (numbers, money, dates, times, measures, ordinals,
 fractions, spoken symbols, URLs and e-mail addresses, dotted abbreviations) with
-nemo-text-processing's English Normalizer.
+nemo-text-processing's Normalizer for the language (`NEMO_LANGUAGES`), else num2words for its
+numbers only (`NUM2WORDS_LANGUAGES`: cardinals and decimals), else none (`nsw_step`). Both
+reference and hypothesis go through the same step, so a language's digits are spelled in that
+language (`Нажмите 1` and `Нажмите один` match under ru), never in English.
 
-The Normalizer runs at ~100 sentences/s and takes 30-70 s to build its grammars the first time,
-so this step (1) only sends strings that hold something it verbalises (`NEEDS_NSW`: a digit, a
-spoken symbol, or a dot between two word characters as in `www.asterisk.org`, `A.M.`,
-`e.g.`), (2) keeps every result in a persistent SQLite cache keyed by the Normalizer's version
-and settings, and (3) builds the Normalizer lazily, from its own grammar cache, only when a
-string is not cached yet.
+The Normalizer runs at ~100 sentences/s and takes 20-160 s (by language) to build its grammars
+the first time, so this step (1) only sends strings that hold something it verbalises
+(`NEEDS_NSW`: a digit, a spoken symbol, or a dot between two word characters as in
+`www.asterisk.org`, `A.M.`, `e.g.`), (2) keeps every result in a persistent SQLite cache keyed
+by the Normalizer's version and settings, and (3) builds the Normalizer lazily, from its own
+grammar cache, only when a string is not cached yet.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import re
 import sqlite3
 import threading
 from pathlib import Path
+
+from scoring.errors import ScoringError
 
 # The symbols nemo says aloud (`*` asterisk, `#` hash, `@` at, `&` and, `©` copyright, ...).
 # Left out on purpose: `|` (a word separator in some corpora), `~ ^ _ ® ™` (rarely read
@@ -31,6 +36,59 @@ _DOTTED = re.compile(r"\.(?<=\w\.)(?=\w)")
 # A capital S right after a number is the plural (`30S` = thirties, as in lower-case text);
 # nemo's cased grammar would read it as the letter (`thirty S`).
 _PLURAL_S = re.compile(r"(?<=\d)S\b")
+# Outside English, a space (or a no-break space) between digit groups of three is a thousands
+# separator, as the Open ASR Leaderboard's normaliser reads it too.
+_GROUPS = re.compile(r"(?<=\d)[ \u00a0\u202f](?=\d{3}(?!\d))")
+
+
+# nemo-text-processing 1.2.0's text-normalisation grammars that build with pynini 2.1.6.post1
+# (each measured: docs/SCORING.md, "Numbers and compounds per language"). Left out on purpose:
+# Chinese (its pipeline and numbers are those of before the language registry: no NSW), Russian
+# (nemo builds it only non-deterministic, several readings per number: num2words reads it) and
+# Kinyarwanda (its grammar fails to build: KeyError 'verbalize').
+NEMO_LANGUAGES = (
+    "en", "ar", "de", "es", "fr", "hi", "hu", "hy", "it", "ja", "ko", "pt", "sv", "vi",
+)  # fmt: skip
+# num2words 0.5.14's languages (its regional variants such as es_CO left out).
+NUM2WORDS_ALL = (
+    "am ar az be bn ca ce cs cy da de en eo es fa fi fr he hu id is it ja kn ko kz lt lv nl no "
+    "pl pt ro ru sk sl sr sv te tet tg th tr uk vi"
+).split()
+# Where nemo has no grammar, num2words reads the digits: cardinal numbers (decimals with their
+# comma or point), nothing else.
+NUM2WORDS_LANGUAGES = tuple(x for x in NUM2WORDS_ALL if x not in NEMO_LANGUAGES)
+# The languages the NSW step handles (scoring.languages reads this list).
+LANGUAGES = NEMO_LANGUAGES + NUM2WORDS_LANGUAGES
+# Outside English a digit of any script triggers NSW (Arabic-Indic, Devanagari...); English
+# keeps its ASCII-only pattern, so its numbers stay those of before.
+NEEDS_NSW_ANY = re.compile(r"[\d" + re.escape(SPOKEN_SYMBOLS) + r"]|\.(?<=\w\.)(?=\w)")
+
+
+def nsw_backend(lang: str) -> str | None:
+    """The reader of a BCP-47 tag's primary language: "nemo", "num2words" or None (no NSW)."""
+    primary = lang.replace("_", "-").split("-")[0].lower()
+    if primary in NEMO_LANGUAGES:
+        return "nemo"
+    if primary in NUM2WORDS_LANGUAGES:
+        return "num2words"
+    return None
+
+
+def nsw_step(lang: str, cache_dir: str | Path | None) -> Nsw | Num2Words | None:
+    """The NSW step for a language tag (None where neither backend has the language); nemo's
+    grammars and results live under `cache_dir`, which it must be given."""
+    backend = nsw_backend(lang)
+    primary = lang.replace("_", "-").split("-")[0].lower()
+    if backend == "num2words":
+        return Num2Words(primary)
+    if backend is None:
+        return None
+    if not cache_dir:
+        raise ScoringError(
+            "NSW needs a cache folder for its grammars and results: pass "
+            "ScorerConfig(cache_dir=...) or switch the step off with nsw=False"
+        )
+    return Nsw(Path(cache_dir), primary)
 
 
 class _WarningsOnly(logging.Filter):
@@ -58,12 +116,14 @@ class Nsw:
     def __init__(self, cache_dir: Path, lang: str = "en", input_case: str = "cased") -> None:
         self.cache_dir = Path(cache_dir)
         self.lang = lang
+        self._needs = NEEDS_NSW if lang == "en" else NEEDS_NSW_ANY
         self.input_case = input_case
         self._normalizer = None
         self._lock = threading.Lock()
         self._memo: dict[str, str] | None = None
         self._pending: dict[str, str] = {}
         self.calls = 0  # strings actually sent to nemo (for throughput reports)
+        self.failures = 0  # strings nemo's grammar could not read (num2words read them)
 
     @functools.cached_property
     def signature(self) -> str:
@@ -124,6 +184,17 @@ class Nsw:
                 )
         return self._normalizer
 
+    def _normalize(self, src: str) -> str:
+        """nemo's reading of one text. Where a grammar finds no path through a text (pynini's
+        FstOpError, a RuntimeError: seen in the Portuguese and Vietnamese grammars on some
+        mixed texts, e.g. `$3` in vi) the text is read by num2words instead (numbers only), or
+        kept as it is; `self.failures` counts them."""
+        try:
+            return self.normalizer().normalize(src, verbose=False, punct_post_process=True)
+        except RuntimeError:
+            self.failures += 1
+            return Num2Words(self.lang)(src) if self.lang in NUM2WORDS_ALL else src
+
     def batch(self, texts: list[str]) -> list[str]:
         """`[self(t) for t in texts]`; one pattern search over all texts when none needs NSW."""
         joined = "\n".join(texts)
@@ -132,23 +203,67 @@ class Nsw:
                 "." in joined and _DOTTED.search(joined) is not None
             )
         else:
-            needed = NEEDS_NSW.search(joined) is not None
+            needed = self._needs.search(joined) is not None
         if not needed:
             return list(texts)
         return [self(t) for t in texts]
 
     def __call__(self, text: str) -> str:
-        if not NEEDS_NSW.search(text):
+        if not self._needs.search(text):
             return text
         memo = self._load()
         # The cache is keyed by what nemo is given, so a rewrite never meets a stale result.
-        src = _PLURAL_S.sub("s", text) if "S" in text else text
+        if self.lang == "en":
+            src = _PLURAL_S.sub("s", text) if "S" in text else text
+        else:  # `10 000`: one number (nemo's German grammar reads `zehn null null null`)
+            src = _GROUPS.sub("", text)
         out = memo.get(src)
         if out is None:
             self.calls += 1
-            out = self.normalizer().normalize(src, verbose=False, punct_post_process=True)
+            out = self._normalize(src)
             memo[src] = out
             self._pending[src] = out
             if len(self._pending) >= 500:
                 self.flush()
         return out
+
+
+# A number as num2words reads it: digits with optional groups of three after a space (`10 000`)
+# and an optional decimal part after a comma or a point.
+_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:[ \u00a0\u202f]\d{3})+|\d+)(?:([.,])(\d+))?(?!\w)")
+
+
+class Num2Words:
+    """NSW where nemo has no grammar for the language: each number becomes num2words' cardinal
+    in the language (decimals read as `<int> <comma word> <digits>` by num2words), nothing
+    else (no ordinals, money, times or symbols). Fast, so no cache."""
+
+    name = "NSW-num2words"
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang
+        self.calls = 0
+
+    def _number(self, m: re.Match[str]) -> str:
+        from num2words import num2words
+
+        whole = re.sub(r"\D", "", m.group(1))
+        try:
+            if m.group(3) is None:
+                return str(num2words(int(whole), lang=self.lang))
+            return str(num2words(float(f"{whole}.{m.group(3)}"), lang=self.lang))
+        except (NotImplementedError, OverflowError, ValueError, TypeError, IndexError):
+            return m.group(0)  # a number num2words cannot read stays as written
+
+    def batch(self, texts: list[str]) -> list[str]:
+        """`[self(t) for t in texts]`."""
+        return [self(t) for t in texts]
+
+    def flush(self) -> None:
+        """Nothing to write (the Nsw interface)."""
+
+    def __call__(self, text: str) -> str:
+        if not any(c.isdigit() for c in text):
+            return text
+        self.calls += 1
+        return _NUMBER.sub(self._number, text)

@@ -20,6 +20,13 @@ _THOUSANDS = re.compile(r",(?=\d{3}(?!\d))(?<=\d,)")
 _DECIMAL = re.compile(r"\.(?=\d)(?<=\d\.)")
 _INNER_APOS = re.compile(r"'(?=\w)(?<=\w')")
 _HYPHEN = re.compile(r"[-\u2010\u2011](?=\w)(?<=\w[-\u2010\u2011])")
+# The same with marks and joiners as word characters (`regex`'s \w holds letters, marks, digits,
+# the connector punctuation and ZWJ/ZWNJ; \p{N} adds what `re`'s \w also takes): a word may end
+# in a vowel sign or a virama (`हिंदी-भाषी`). Used by languages other than English and Chinese,
+# whose PUNC is exactly as before.
+_W = r"[\w\p{N}]"
+_INNER_APOS_MARKS = regex.compile(rf"'(?={_W})(?<={_W}')")
+_HYPHEN_MARKS = regex.compile(rf"[-\u2010\u2011](?={_W})(?<={_W}[-\u2010\u2011])")
 # Unicode punctuation from the regex package's Unicode tables. `re` has no \p{...}; `regex`
 # also runs this class several times faster than an explicit character class in `re`.
 _PUNCT = regex.compile(r"\p{P}+")
@@ -41,15 +48,18 @@ def _placeholders(text: str, ascii_only: bool) -> tuple[str, str, str]:
 
 
 class Punc:
-    """Remove punctuation; `hyphen` is "space" (default), "keep" or "join"."""
+    """Remove punctuation; `hyphen` is "space" (default), "keep" or "join"; `marks`: a
+    combining mark or a joiner counts as a word character beside an apostrophe or a hyphen."""
 
     name = "PUNC"
     batchable = True  # per character / within a line only (see Pipeline.batch)
 
-    def __init__(self, hyphen: str = "space") -> None:
+    def __init__(self, hyphen: str = "space", marks: bool = False) -> None:
         if hyphen not in HYPHEN_MODES:
             raise ValueError(f"hyphen must be one of {HYPHEN_MODES}, not {hyphen!r}")
         self.hyphen = hyphen
+        self._inner_apos = _INNER_APOS_MARKS if marks else _INNER_APOS
+        self._hyphen = _HYPHEN_MARKS if marks else _HYPHEN
         self._hyphen_to = {"space": " ", "keep": None, "join": ""}[hyphen]  # None: kept
 
     def __call__(self, text: str) -> str:
@@ -73,11 +83,13 @@ class Punc:
             text = _THOUSANDS.sub("", text)
         if "." in text and _DECIMAL.search(text):
             text, protected = _DECIMAL.sub(keep[1], text), True
-        if "'" in text and _INNER_APOS.search(text):
-            text, protected = _INNER_APOS.sub(keep[0], text), True
+        inner = _INNER_APOS if ascii_only else self._inner_apos  # the same on ASCII
+        if "'" in text and inner.search(text):
+            text, protected = inner.sub(keep[0], text), True
         if "-" in text or not ascii_only:
             to = self._hyphen_to
-            text = _HYPHEN.sub(keep[2] if to is None else to, text)
+            hyphen = _HYPHEN if ascii_only else self._hyphen
+            text = hyphen.sub(keep[2] if to is None else to, text)
             protected = protected or self.hyphen == "keep"
         text = _PUNCT.sub(" ", text)
         if protected:  # str.replace: far faster than translate() on long non-ASCII text

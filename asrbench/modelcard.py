@@ -143,6 +143,9 @@ class ModelCard(BaseModel):
     secrets: list[EnvName] = Field(default_factory=list)
     gpu: Literal["none", "optional", "required"] = "none"
     memory: Memory = "4g"
+    # the longest input in seconds the model takes in one piece; the platform segments longer
+    # audio (asrbench.segment). None: no limit (the model runs its own long-form decoding).
+    max_input_s: Annotated[float, Field(ge=1.0, allow_inf_nan=False)] | None = None
     type: Literal["open-source", "commercial-api"] = "open-source"
     image: ImageSpec = Field(default_factory=ImageSpec)
     settings: dict[EnvName, Scalar] = Field(default_factory=dict)
@@ -384,6 +387,53 @@ def _check_folder(model: Model) -> None:
                 f"{model.dockerfile} is the model's own: put "
                 "it there, or delete that Dockerfile",
             )
+
+
+# --- languages -----------------------------------------------------------------------------
+#
+# A card's `languages` and a dataset's `language` are BCP-47 tags. They match on the primary
+# language subtag (`fr-CA` data, `fr` card); a script subtag on both sides must agree as well
+# (`zh-Hans` data runs on a `zh` or `zh-Hans` card, not on a `zh-Hant` one). Regions never
+# refuse a match: they pick the closest of several tags (`en-GB` data on an `en-US, en-GB` card
+# gets `en-GB`).
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A BCP-47 tag's parts that decide a match (lower case; `_` read as `-`)."""
+
+    language: str
+    script: str | None
+    region: str | None
+
+    @classmethod
+    def parse(cls, tag: str) -> Tag:
+        parts = [p for p in str(tag).replace("_", "-").lower().split("-") if p]
+        lang = parts[0] if parts else ""
+        script = next((p for p in parts[1:] if len(p) == 4 and p.isalpha()), None)
+        regions = (p for p in parts[1:] if (len(p), p.isalpha()) in ((2, True), (3, False)))
+        region = next((p for p in regions if p.isalpha() or p.isdigit()), None)
+        return cls(lang, script, region)
+
+
+def language_match(dataset_tag: str, card_languages: list[str]) -> str | None:
+    """The card's tag that serves data in `dataset_tag`, or None when the card lacks it.
+
+    Same primary language (and script, where both name one); among several, the one whose
+    region and script agree most closely with the data's, the card's order breaking ties.
+    """
+    want = Tag.parse(dataset_tag)
+    best: tuple[int, str] | None = None
+    for written in card_languages:
+        have = Tag.parse(written)
+        if have.language != want.language:
+            continue
+        if have.script and want.script and have.script != want.script:
+            continue
+        score = (have.region == want.region) * 2 + (have.script == want.script)
+        if best is None or score > best[0]:
+            best = (score, written)
+    return best[1] if best else None
 
 
 # --- the table of `ops/models` -------------------------------------------------------------

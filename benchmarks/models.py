@@ -194,62 +194,6 @@ def benchmark(model_id: str, dataset_id: str, work: Path) -> dict:
     }
 
 
-SCORER_LANGS = ("en", "zh")
-
-
-def other_language(model, dataset, work: Path) -> dict:
-    """Hypotheses through the Docker runner, scored by ops/score with CASE and PUNC only."""
-    from asrbench.runners import RunOptions
-    from asrbench.runners.docker import DockerRunner
-
-    lang = dataset.language.split("-")[0]
-    with PeakMemory(model.id) as mem:
-        start = time.perf_counter()
-        result = DockerRunner().run(
-            model, dataset, work / "run", None, RunOptions(env={"ASRBENCH_LANGUAGE": lang})
-        )
-        wall = time.perf_counter() - start
-    ref = work / "ref.tsv"
-    ref.write_text("".join(f"{u.id}\t{u.text}\n" for u in dataset.utterances), encoding="utf-8")
-    out = work / "score"
-    subprocess.run(
-        [
-            str(REPO_ROOT / "ops" / "score"),
-            str(ref),
-            str(result.hyp_path),
-            "-o",
-            str(out),
-            "--lang",
-            "en",
-            "--no-itj",
-            "--no-ukus",
-            "--no-nsw",
-            "--no-dae",
-            "--reports",
-            "none",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    metrics = json.loads((out / "summary.json").read_text())["metrics"]
-    timing = read_tsv_pairs(result.timing_path)
-    processing = sum(float(v.split("\t")[0]) for v in timing.values())
-    return {
-        "ter": metrics.get("ter"),
-        "mter": metrics.get("mter"),
-        "coverage": metrics.get("coverage"),
-        "n_utts": metrics.get("n_utts"),
-        "rtf": processing / dataset.total_duration,
-        "latency_p50_s": statistics.median(float(v.split("\t")[0]) for v in timing.values()),
-        "benchmark_wall_s": wall,
-        "peak_memory_bytes": mem.peak or None,
-        "scoring": f"ops/score --lang en --no-itj --no-ukus --no-nsw --no-dae ({lang} "
-        "data: CASE and PUNC only)",
-        "hypotheses": read_tsv_pairs(result.hyp_path),
-    }
-
-
 def serve_latency(model_id: str, dataset, requests_n: int = 10) -> dict:
     """`ops/serve -m MODEL` (warm), then a 1-second 16 kHz clip of real speech posted
     `requests_n` times: median wall time per request and the model's own processing time."""
@@ -336,10 +280,9 @@ def main() -> None:
             tag, _ = build_model_image(m)
             facts = {"tag": tag, **image_facts(tag)}
             facts.update(cold_start(tag, ds, args.repeats))
-            if ds.language.split("-")[0] in SCORER_LANGS:
-                facts.update(benchmark(m.id, ds.id, Path(tmp) / m.id))
-            else:
-                facts.update(other_language(m, ds, Path(tmp) / m.id))
+            # every language is scored with its own normalisation (scoring.languages) and
+            # reaches the model from the dataset (ops/benchmark sets it)
+            facts.update(benchmark(m.id, ds.id, Path(tmp) / m.id))
             if m.id in args.serve:
                 facts.update(serve_latency(m.id, ds))
             rows[m.id] = facts

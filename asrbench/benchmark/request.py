@@ -75,7 +75,9 @@ class JobSpec:
     `timeout_s`, `memory`, `cpus` and `env` are the runner's options (`run_options()`);
     `utt_timeout_s` and `gpus` are added per model (a card with `gpu: none` gets no GPU);
     `scorer_options` go to the scorer; `replace`, `progress` and `command` say how the cells
-    are stored, shown and recorded. `env` and `scorer_options` are read-only mappings.
+    are stored, shown and recorded; `force_language` runs a card on a dataset whose language
+    it does not list (`--force`, marked in summary.json). `env` and `scorer_options` are
+    read-only mappings.
     """
 
     runner: str = "auto"
@@ -92,6 +94,7 @@ class JobSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     scorer_options: Mapping[str, Any] = field(default_factory=dict)
     replace: bool = False
+    force_language: bool = False  # run a card on a language it does not list (marked)
     progress: bool = True
     progress_every_s: float = 10.0
     command: tuple[str, ...] | None = None  # None: sys.argv
@@ -126,6 +129,7 @@ class JobSpec:
         replace: bool = False,
         progress: bool = True,
         command: Iterable[str] | None = None,
+        force_language: bool = False,
     ) -> JobSpec:
         """The flags over the file's options over the defaults; `env` and `scorer` per key."""
         d = cls()
@@ -144,6 +148,7 @@ class JobSpec:
             env={**file.env, **flags.env},
             scorer_options={**file.scorer, **flags.scorer},
             replace=replace,
+            force_language=force_language,
             progress=progress,
             command=tuple(command) if command is not None else None,
         )

@@ -25,6 +25,7 @@ from typing import Literal, overload
 from asrbench.benchmark.cache import HypCache, cache_key
 from asrbench.benchmark.cell import check_writable, cost_stats, timing_stats, write_cell_files
 from asrbench.benchmark.errors import BenchmarkError
+from asrbench.benchmark.language import LanguagePlan, plan_language
 from asrbench.benchmark.output import Records
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
@@ -85,11 +86,19 @@ class CellResult:
             else ""
         )
         where = f"{self.out_dir}" + (f" ({self.placement.note})" if self.placement.note else "")
+        if s.forced_language:
+            where += " [forced: the card does not list the dataset's language]"
         tail = (
             f"{self.n_hyps}/{s.selection.n_utts} utterances, {s.n_failed} failed, RTF "
             f"{(s.timing or {}).get('rtf')}, runner {s.runner}, "
             f"{'cache hit' if self.cache_hit else 'ran'}{sample}) -> {where}"
         )
+        if m is None and s.hallucination:
+            h = s.hallucination["overall"]
+            return (
+                f"{s.model} on {s.dataset}: non-speech, {h['words_per_min']:.1f} words/min "
+                f"hallucinated, {h['clips_with_output']}/{h['clips']} clips with output ({tail}"
+            )
         if m is None:
             return (
                 f"{s.model} on {s.dataset}: hypotheses only (reference-free dataset, no "
@@ -104,10 +113,6 @@ class CellResult:
 
 def _runner(runner: str | Runner) -> Runner:
     return runner if isinstance(runner, Runner) else shared_runner(runner)
-
-
-def _lang(ds: Dataset) -> str:
-    return ds.language.split("-")[0].split("_")[0].lower()
 
 
 def run_benchmark(
@@ -304,6 +309,7 @@ class _Prepared:
     ds: Dataset
     label: str
     selection: list[Utterance]
+    language: LanguagePlan
     scorer: Scorer | None  # None: a reference-free dataset
     run: Runner
     identity: str
@@ -351,8 +357,11 @@ def _prepare(
     ds = resolve_dataset(dataset)
     label = f"{mdl.id} x {ds.id}"
     selection = sample_utterances(ds.utterances, spec.max_utts, spec.seed)
+    # A card without the dataset's language is refused before any image is built or model run.
+    language = plan_language(mdl, ds, force=spec.force_language, user_env=spec.env)
     # A bad scorer option fails before any model runs; a reference-free dataset is not scored.
-    scorer = None if ds.reference_free else get_scorer(_lang(ds), dict(spec.scorer_options))
+    # The scorer gets the dataset's tag as written (`fr-CA`, `zh-Hans`).
+    scorer = None if ds.reference_free else get_scorer(ds.language, dict(spec.scorer_options))
     run = _runner(spec.runner)
     t_prep = time.monotonic()
     # Shards elsewhere: the local runner's identity is a digest of the model's source and
@@ -362,6 +371,7 @@ def _prepare(
     prepare_s = time.monotonic() - t_prep
     red = for_models([mdl])  # this model's declared secrets, as the runner will pass them
     opts = spec.run_options()
+    opts.env.update(language.env)  # none for the card's default language: keys unchanged
     if spec.utt_timeout_s:
         opts.env[UTT_TIMEOUT_ENV] = f"{spec.utt_timeout_s:g}"
     if spec.gpus and mdl.card.gpu == "none":
@@ -384,6 +394,7 @@ def _prepare(
         ds,
         label,
         selection,
+        language,
         scorer,
         run,
         identity,
@@ -462,6 +473,23 @@ def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
     return _Ran(rec, logs, shard_info, problems, todo, run_s)
 
 
+def _hallucination(ds: Dataset, selection: list[Utterance], rec: Records) -> dict | None:
+    """A non-speech dataset's figures (every word is a hallucination): words per minute and
+    share of clips with output, overall and by the CONTENT column, CIs over clips."""
+    if not ds.nonspeech:
+        return None
+    from scoring.hallucination import clip_outputs, nonspeech_figures
+
+    ok = [u for u in selection if u.id not in rec.failed]
+    clips = clip_outputs(
+        {u.id: rec.hyp.get(u.id) for u in ok},
+        {u.id: u.duration for u in ok},
+        {u.id: u.extra.get("CONTENT", "") for u in ok},
+        get_scorer(ds.language).normalize,
+    )
+    return nonspeech_figures(clips).to_dict() if clips else None
+
+
 def _finish(
     p: _Prepared, ran: _Ran, executor: Executor, t_start: float, started: str
 ) -> CellResult:
@@ -519,6 +547,8 @@ def _finish(
         reports=["alignment.txt", "hyp.pra", "hyp.sys", "table.txt"] if result else [],
         timing=timing_stats(selection, rec),
         cost=cost_stats(selection, rec),
+        forced_language=p.language.forced,
+        hallucination=_hallucination(ds, selection, rec),
     )
     result_key = summary.result_key
     placement, displaced = layout.place(results_root, summary, replace=spec.replace)
@@ -585,6 +615,7 @@ def _finish(
                 "overhead_s": round(wall - ran.run_s - score_s - p.prepare_s, 3),
             },
             shards=ran.shard_info,
+            language=p.language.to_dict(),
         ),
     )
     layout.commit(staging, placement, displaced)

@@ -3,22 +3,38 @@
 `plan_grid` checks the request (the normaliser and its base model included) before anything is
 derived; `run_planned` runs it through the skeleton (`campaign.base`) and tabulates the WERs
 with `perturb.robustness` into a `RobustnessRecord`. `run_grid` does both.
+
+`run_languages` runs the same grid on datasets of different languages (SRB's cross-language
+comparison): one campaign per dataset, every request checked before any runs, then one record
+holding every dataset's rows, each language's WERD and each pair's difference with bootstrap
+CIs (`perturb.robustness.language_disparity`), from the cells' utterances.jsonl.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from asrbench.benchmark.language import plan_language
+from asrbench.benchmark.provenance import provenance, utc_now
 from asrbench.benchmark.request import JobSpec
 from asrbench.campaign.base import CampaignPlan, Derived, Finished, run_campaign
 from asrbench.errors import InputError
 from asrbench.executors import Executor
 from asrbench.perturb.quality import dataset_quality
-from asrbench.perturb.robustness import BABBLE_USERS, check_normaliser, tabulate
+from asrbench.perturb.robustness import (
+    BABBLE_USERS,
+    Counts,
+    LanguageSample,
+    check_normaliser,
+    language_disparity,
+    tabulate,
+)
 from asrbench.resolve import resolve_model
 from asrbench.results.records import RobustnessRecord
 
@@ -33,6 +49,7 @@ class RobustnessOptions:
     normaliser: str = "dnsmos_ovrl"
     utts: Sequence[str] | int | None = None  # IDs, or N for the first N utterances
     results_root: Path | None = None
+    force_language: bool = False  # run a card on a language it does not list (--force)
 
 
 @dataclass(frozen=True)
@@ -60,7 +77,11 @@ def plan_grid(
         except InputError as exc:
             raise InputError(f"--normaliser {opts.normaliser}: {exc}") from None
     job = JobSpec(
-        runner=opts.runner, jobs=opts.jobs, results_root=opts.results_root, progress=False
+        runner=opts.runner,
+        jobs=opts.jobs,
+        results_root=opts.results_root,
+        progress=False,
+        force_language=opts.force_language,
     )
     runs = list(dict.fromkeys([*models, *([base] if base else [])]))
     campaign = CampaignPlan(
@@ -78,6 +99,8 @@ def plan_grid(
             f"dataset {campaign.ds.id} is reference-free (no TEXT): WERD needs references; "
             "for reference-free robustness use ops/fairness --analyses metamorphic"
         )
+    for m in campaign.models:  # a card without the dataset's language: refused before deriving
+        plan_language(resolve_model(m), campaign.ds, force=opts.force_language)
     return RobustnessPlan(campaign, str(dataset), tuple(models), opts.normaliser, base)
 
 
@@ -154,3 +177,80 @@ def run_grid(
     (`plan_grid`, then `run_planned`)."""
     plan = plan_grid(models, dataset, specs, opts or RobustnessOptions())
     return run_planned(plan, executor, progress)
+
+
+def run_languages(
+    models: Sequence[str],
+    datasets: Sequence[str | Path],
+    specs: Sequence[str],
+    opts: RobustnessOptions | None = None,
+    executor: Executor | None = None,
+    progress: bool = True,
+) -> RobustnessRecord:
+    """The same grid on each dataset (of different languages): every request is checked
+    (`plan_grid`) before any is derived or run, then one record of them all, with each
+    language's WERD and each pair's difference (bootstrap CIs, resampling utterances within
+    each language)."""
+    opts = opts or RobustnessOptions()
+    if len(set(map(str, datasets))) < 2:
+        raise InputError("a cross-language comparison needs two datasets or more (-d A -d B)")
+    t0, started = time.monotonic(), utc_now()
+    plans = [plan_grid(models, d, specs, opts) for d in datasets]
+    records = [run_planned(p, executor, progress) for p in plans]
+    merged = merge_languages(plans, records, opts.seed)
+    return RobustnessRecord(**{**merged, "provenance": provenance(None, started, t0)})
+
+
+def cell_counts(folder: Path) -> Counts:
+    """Utterance ID -> (errors, reference words) from a result cell's utterances.jsonl."""
+    path = Path(folder) / "utterances.jsonl"
+    out = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc}); rerun ops/robustness") from None
+    for line in lines:
+        u = json.loads(line)
+        out[u["id"]] = (int(u["sub"]) + int(u["del"]) + int(u["ins"]), int(u["n_ref"]))
+    return out
+
+
+def merge_languages(
+    plans: Sequence[RobustnessPlan], records: Sequence[RobustnessRecord], seed: int
+) -> dict:
+    """The fields of one RobustnessRecord (all but provenance) from each dataset's: rows,
+    summary, cells and warnings tagged with their dataset and language, the per-model curves
+    keyed `model (dataset)`, and the cross-language tables over the conditions every dataset
+    has."""
+    tags = [(p.dataset, p.campaign.ds.language) for p in plans]
+    shared = [c for c in records[0].conditions if all(c in r.conditions for r in records)]
+    out: dict = {"rows": [], "summary": [], "cells": [], "warnings": []}
+    out |= {"aurora_average_accuracy": {}, "severity_curves": {}, "languages": []}
+    for (ds, lang), r in zip(tags, records, strict=True):
+        for key in ("rows", "summary", "cells"):
+            out[key] += [{"dataset": ds, "language": lang, **x} for x in getattr(r, key)]
+        out["warnings"] += [f"{ds}: {w}" for w in r.warnings]
+        out["aurora_average_accuracy"] |= {
+            f"{m} ({ds})": v for m, v in r.aurora_average_accuracy.items()
+        }
+        out["severity_curves"] |= {f"{m} ({ds})": v for m, v in r.severity_curves.items()}
+    out["language_disparity"] = []
+    for model in plans[0].models:
+        samples = [
+            LanguageSample(ds, lang, _model_counts(r, model))
+            for (ds, lang), r in zip(tags, records, strict=True)
+        ]
+        per_lang, between = language_disparity(model, samples, shared, seed)
+        out["languages"] += per_lang
+        out["language_disparity"] += between
+    return out | {
+        "dataset": "+".join(ds for ds, _ in tags),
+        "seed": seed,
+        "normaliser": plans[0].normaliser,
+        "conditions": shared,
+    }
+
+
+def _model_counts(record: RobustnessRecord, model: str) -> dict[str, Counts]:
+    """Condition -> per-utterance counts of `model`, from the record's result cells."""
+    return {c["condition"]: cell_counts(c["folder"]) for c in record.cells if c["model"] == model}

@@ -79,6 +79,13 @@ def benchmark(
         "reported one was computed on other dataset content or "
         "scorer options (the old one is kept beside it)",
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="run a model on a dataset whose language its card does not list (refused "
+        "otherwise); the program runs in its default language and the result is marked "
+        "forced_language",
+    ),
     executor: str = ExecutorOpt,
     address: str = AddressOpt,
     zoo_remote: str = ZooRemoteOpt,
@@ -116,6 +123,7 @@ def benchmark(
         replace=replace,
         progress=not no_progress,
         command=["ops/benchmark", *sys.argv[1:]],
+        force_language=force,
     )
     _refuse_secrets_as_settings(models, spec.env)
     budget = _budget(max_failed)

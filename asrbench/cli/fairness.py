@@ -163,6 +163,9 @@ def fairness(
         resample=resample,
     )
     models = list(model or [])
+    from asrbench.benchmark.language import check_grid
+
+    check_grid(models, [dataset])  # a card without the dataset's language: refused up front
     with executor_from_flags(executor, address, zoo_remote, progress=not quiet) as ex:
         plan, report, rows = run_fairness(
             models, dataset, opts, results_root=results, progress=not quiet, executor=ex

@@ -20,7 +20,13 @@ app = typer.Typer(add_completion=False, help=__doc__)
 @app.command()
 def robustness(
     model: list[str] = ModelsOpt,
-    dataset: str = typer.Option("mini_en", "-d", "--dataset"),
+    dataset: list[str] = typer.Option(
+        None,
+        "-d",
+        "--dataset",
+        help="dataset (default mini_en); repeat it (-d mini_en -d mini_fr) to compare "
+        "robustness across languages: WERD per language and between languages, bootstrap CIs",
+    ),
     grid: str = typer.Option(
         "srb-small",
         "-g",
@@ -42,13 +48,23 @@ def robustness(
     utts: str = typer.Option(
         None, "--utts", help="subset: comma-separated IDs, or N for the first N utterances"
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="run a model on a dataset whose language its card does not list (marked)",
+    ),
     executor: str = ExecutorOpt,
     address: str = AddressOpt,
     zoo_remote: str = ZooRemoteOpt,
 ) -> None:
     """Run models over a perturbation grid and write WER/WERD/NWERD tables."""
     from asrbench.campaign.base import write_outputs
-    from asrbench.campaign.robustness import RobustnessOptions, plan_grid, run_planned
+    from asrbench.campaign.robustness import (
+        RobustnessOptions,
+        plan_grid,
+        run_languages,
+        run_planned,
+    )
     from asrbench.perturb.grids import grid_name, grid_specs
     from asrbench.perturb.robustness import to_markdown
     from asrbench.settings import settings
@@ -57,12 +73,21 @@ def robustness(
     subset: list[str] | int | None = None
     if utts:
         subset = int(utts) if utts.isdigit() else [u for u in utts.split(",") if u]
-    opts = RobustnessOptions(seed, runner or "auto", jobs, normaliser, subset, root)
-    # every input (models, dataset, grid, normaliser, selection) is checked before any work
-    plan = plan_grid(list(model or []), dataset, grid_specs(grid), opts)
-    target = out or root / "robustness" / plan.campaign.ds.id / grid_name(grid)
-    with executor_from_flags(executor, address, zoo_remote) as ex:
-        report = run_planned(plan, executor=ex)
+    opts = RobustnessOptions(seed, runner or "auto", jobs, normaliser, subset, root, force)
+    datasets = list(dict.fromkeys(dataset or ["mini_en"]))
+    models = list(model or [])
+    if len(datasets) > 1:  # across languages: every dataset's request is checked first
+        target = out or root / "robustness" / "+".join(Path(d).name for d in datasets) / grid_name(
+            grid
+        )
+        with executor_from_flags(executor, address, zoo_remote) as ex:
+            report = run_languages(models, datasets, grid_specs(grid), opts, executor=ex)
+    else:
+        # every input (models, dataset, grid, normaliser, selection) is checked before any work
+        plan = plan_grid(models, datasets[0], grid_specs(grid), opts)
+        target = out or root / "robustness" / plan.campaign.ds.id / grid_name(grid)
+        with executor_from_flags(executor, address, zoo_remote) as ex:
+            report = run_planned(plan, executor=ex)
     md = to_markdown(report)
     write_outputs(target, {"robustness.json": report, "robustness.md": md})
     typer.echo(md)

@@ -321,7 +321,7 @@ def analyse(
     """Every planned analysis from the cells (no model runs here: tests call this directly)."""
     g = p.grouping
     ids = g.ids
-    lang = p.dataset.language.split("-")[0].split("_")[0].lower()
+    lang = p.dataset.language  # the tag as written, as the cells are scored
     out: dict[str, Any] = {
         k: []
         for k in ("accuracy", "lwerr", "robustness", "metamorphic", "differential", "localiser")

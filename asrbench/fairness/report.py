@@ -46,7 +46,7 @@ def assemble(
 
     ds = p.dataset
     g = p.grouping
-    lang = ds.language.split("-")[0].split("_")[0].lower()
+    lang = ds.language
     localiser = []
     for entry in results["localiser"]:
         rows = entry["rows"]

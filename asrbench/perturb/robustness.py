@@ -8,7 +8,11 @@ readable view (robustness.md).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from asrbench.errors import InputError
 from asrbench.perturb import metrics
@@ -101,22 +105,142 @@ def _aurora(wers: dict[str, float], conditions: list[str]) -> dict:
     return metrics.aurora_average_accuracy(keyed)
 
 
+# --- across languages (SRB's cross-language comparison) ---------------------------------------
+#
+# The same perturbations on datasets of different languages: each language's WERD per condition
+# and their mean, and the difference between two languages with a bootstrap CI. Utterances are
+# resampled within each language (the languages are independent samples); one draw takes the
+# same utterances under every condition, so a language's WERD stays a paired difference.
+
+N_BOOT = 1000
+CI = 0.95
+
+# per utterance ID: (errors, reference words)
+Counts = Mapping[str, tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class LanguageSample:
+    """One model on one dataset: its language and per-utterance counts per condition."""
+
+    dataset: str
+    language: str
+    counts: Mapping[str, Counts]  # condition ("clean" included) -> counts
+
+
+def _werd_draws(
+    sample: LanguageSample, conditions: Sequence[str], rng: np.random.Generator, n_boot: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(WERD per condition (C,), bootstrap draws (C, n_boot)) of one language."""
+    ids = sorted(sample.counts["clean"])
+    missing = [c for c in conditions if set(sample.counts[c]) != set(ids)]
+    if missing:
+        raise InputError(
+            f"dataset {sample.dataset}: conditions {', '.join(missing)} were scored on other "
+            "utterances than the clean one; rerun ops/robustness"
+        )
+    n_ref = np.array([sample.counts["clean"][i][1] for i in ids], dtype=float)
+    clean = np.array([sample.counts["clean"][i][0] for i in ids], dtype=float)
+    errs = np.array([[sample.counts[c][i][0] for i in ids] for c in conditions], dtype=float)
+    if n_ref.sum() == 0:
+        raise InputError(f"dataset {sample.dataset}: no reference words in the selection")
+    point = (errs.sum(axis=1) - clean.sum()) / n_ref.sum()
+    idx = rng.integers(0, len(ids), size=(n_boot, len(ids)))
+    denom = np.maximum(n_ref[idx].sum(axis=1), 1.0)  # a draw of empty references only: 0
+    draws = (errs[:, idx].sum(axis=2) - clean[idx].sum(axis=1)) / denom
+    return point, draws
+
+
+def _interval(draws: np.ndarray) -> tuple[float, float]:
+    lo, hi = np.quantile(draws, [(1 - CI) / 2, (1 + CI) / 2])
+    return float(lo), float(hi)
+
+
+def language_disparity(
+    model: str,
+    samples: Sequence[LanguageSample],
+    conditions: Sequence[str],
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(per-language rows, between-language rows) of one model over `conditions` (the
+    perturbed ones every dataset has). Per language: WERD per condition and their mean with
+    a bootstrap CI; between each pair of languages (in the order given): the difference
+    a - b of each, with a bootstrap CI from independent resampling within each language."""
+    rng = np.random.default_rng(seed)
+    names = [*conditions, "mean"]
+    stats = []
+    for s in samples:
+        point, draws = _werd_draws(s, conditions, rng, n_boot)
+        stats.append((np.append(point, point.mean()), np.vstack([draws, draws.mean(axis=0)])))
+    per_lang = [
+        {"model": model, "dataset": s.dataset, "language": s.language, "condition": c}
+        | {"n_utts": len(s.counts["clean"]), "werd": float(pt[k])}
+        | dict(zip(("ci_low", "ci_high"), _interval(dr[k]), strict=True))
+        for s, (pt, dr) in zip(samples, stats, strict=True)
+        for k, c in enumerate(names)
+    ]
+    between = [
+        {"model": model, "condition": c}
+        | {"language_a": a.language, "dataset_a": a.dataset}
+        | {"language_b": b.language, "dataset_b": b.dataset}
+        | {"werd_diff": float(stats[i][0][k] - stats[j][0][k])}
+        | dict(zip(("ci_low", "ci_high"), _interval(stats[i][1][k] - stats[j][1][k]), strict=True))
+        for i, a in enumerate(samples)
+        for j, b in enumerate(samples)
+        if i < j
+        for k, c in enumerate(names)
+    ]
+    return per_lang, between
+
+
+LANGUAGE_COLUMNS = [
+    "model",
+    "language",
+    "dataset",
+    "condition",
+    "n_utts",
+    "werd",
+    "ci_low",
+    "ci_high",
+]
+DISPARITY_COLUMNS = [
+    "model",
+    "language_a",
+    "language_b",
+    "condition",
+    "werd_diff",
+    "ci_low",
+    "ci_high",
+]
+
 COLUMNS = ["model", "condition", "wer_clean", "wer", "werd", "nwerd", "pesq", "stoi", "dnsmos_ovrl"]
 
 
 def to_markdown(record: RobustnessRecord) -> str:
     """robustness.md: the tables of a robustness.json (every number comes from the record)."""
     aurora = record.aurora_average_accuracy
+    columns = ["dataset", "language", *COLUMNS] if record.languages else COLUMNS
     md = (
         f"Dataset {record.dataset}, seed {record.seed}, NWERD normaliser {record.normaliser}\n\n"
-        + metrics.markdown_table(record.rows, COLUMNS)
+        + metrics.markdown_table(record.rows, columns)
         + "\n"
-        + metrics.markdown_table(record.summary, ["model", "mean_werd"])
+        + metrics.markdown_table(
+            record.summary, [*columns[: columns.index("model")], "model", "mean_werd"]
+        )
     )
     if any(aurora.values()):
         md += "\nAurora-2 average word accuracy (%), 0-20 dB:\n\n" + metrics.markdown_table(
             [{"model": m, **{f"set {k}": v for k, v in a.items()}} for m, a in aurora.items()],
             ["model", *sorted({f"set {k}" for a in aurora.values() for k in a})],
+        )
+    if record.languages:
+        md += (
+            f"\nWERD per language ({int(CI * 100)}% bootstrap CI over utterances, {N_BOOT} "
+            "draws; `mean`: the mean over the conditions):\n\n"
+            + metrics.markdown_table(record.languages, LANGUAGE_COLUMNS)
+            + "\nBetween languages (WERD of a minus WERD of b):\n\n"
+            + metrics.markdown_table(record.language_disparity, DISPARITY_COLUMNS)
         )
     if record.warnings:
         md += "\nWarnings:\n\n" + "".join(f"- {w}\n" for w in record.warnings)

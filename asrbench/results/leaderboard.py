@@ -47,6 +47,8 @@ def _cell_dict(c: StoredCell) -> dict[str, Any]:
         "rank": None,
         "others": c.others,
         "not_ranked": None,
+        "language": c.summary.scorer.get("lang"),
+        "forced_language": c.summary.forced_language,
     }
 
 
@@ -101,12 +103,26 @@ def _cell_text(c: dict | None) -> str:
         text += " (not ranked)"
     if c.get("others"):
         text += f" +{c['others']}"
+    if c.get("forced_language"):
+        text += " [forced language]"
     return text
 
 
 def _md(text: str) -> str:
     """A name from a results folder or summary, as inert Markdown text: no HTML, no table break."""
     return html.escape(str(text), quote=False).replace("|", "&#124;").replace("\n", " ")
+
+
+def _languages(board: dict) -> str:
+    """Each dataset's language (as its cells were scored) and what marks a forced run."""
+    shown = []
+    for d in board["datasets"]:
+        langs = sorted({str(c[d]["language"]) for c in board["cells"].values() if d in c})
+        shown.append(f"{_md(d)} {_md('/'.join(langs))}")
+    return (
+        f"Languages: {', '.join(shown)}; `[forced language]`: run with --force on a language "
+        "the model's card does not list."
+    )
 
 
 def to_markdown(board: dict) -> str:
@@ -134,6 +150,7 @@ def to_markdown(board: dict) -> str:
             else "No dataset is ranked for every model, so no mean rank is given."
         )
     )
+    notes += " " + _languages(board)
     text = notes + "\n\n" + markdown(rows, head, fmt=str)
     if board.get("problems"):
         text += "\nNot shown (unreadable):\n" + "".join(f"- {_md(p)}\n" for p in board["problems"])

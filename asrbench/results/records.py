@@ -175,6 +175,12 @@ class RunRecord:
     host: dict[str, Any]
     times: dict[str, Any]  # started, ended, wall_s and the phases' seconds
     shards: list[dict[str, Any]] = field(default_factory=list)
+    # dataset, card, model (the card's tag given), forced, env (what the platform set), mixed
+    language: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def forced_language(self) -> bool:
+        return self.language.get("forced") is True
 
     @property
     def dataset_folder(self) -> str | None:
@@ -217,6 +223,7 @@ class RunRecord:
             "host": self.host,
             "times": self.times,
             "shards": self.shards,
+            **({"language": self.language} if self.language else {}),  # absent before issue 24
         }
 
     @classmethod
@@ -241,6 +248,7 @@ class RunRecord:
                 host=_dict(d, "host"),
                 times=_dict(d, "times"),
                 shards=_list(d, "shards"),
+                language=_dict(d, "language"),
             )
         except (TypeError, ValueError) as exc:
             raise _malformed(where, exc, RUN_RERUN) from None
@@ -270,6 +278,10 @@ class RobustnessRecord:
     cells: list[dict[str, Any]] = field(default_factory=list)  # model, condition, result_key, ...
     provenance: Provenance | None = None  # None when read from a version-1 file
     version: int = 2  # the version it was read from (written: always the current one)
+    # Across languages (several datasets, docs/ROBUSTNESS.md); written only when present:
+    # per model x dataset x condition WERD with its bootstrap CI, and each pair's difference
+    languages: list[dict[str, Any]] = field(default_factory=list)
+    language_disparity: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def models(self) -> list[str]:
@@ -289,6 +301,11 @@ class RobustnessRecord:
             "warnings": self.warnings,
             "cells": self.cells,
             "provenance": self.provenance.to_dict() if self.provenance else None,
+            **(
+                {"languages": self.languages, "language_disparity": self.language_disparity}
+                if self.languages
+                else {}
+            ),
         }
 
     @classmethod
@@ -320,6 +337,8 @@ class RobustnessRecord:
                 cells=_list(d, "cells"),
                 provenance=Provenance.from_dict(prov) if prov is not None else None,
                 version=version,
+                languages=_list(d, "languages"),
+                language_disparity=_list(d, "language_disparity"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise _malformed(where, exc, ROBUSTNESS_RERUN) from None

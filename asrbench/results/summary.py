@@ -97,6 +97,15 @@ class Summary:
     # utterances whose hypothesis holds a declared secret's value (kept as written, flagged);
     # written only when above 0, so every other summary.json keeps its bytes
     n_secret_in_hyp: int = 0
+    # run with --force on a dataset whose language the model's card does not list; written
+    # only when true, so every other summary.json keeps its bytes
+    forced_language: bool = False
+    # ops/score session mode (cpWER, tcpWER, session WER): the metric, its collar and the
+    # sessions counted (scoring.meeting.MeetingScore.describe); written only when set
+    session: dict[str, Any] | None = None
+    # a non-speech dataset (dataset.yaml `nonspeech: true`): words per minute and share of clips
+    # with output (scoring.hallucination.NonSpeechFigures.to_dict); written only when set
+    hallucination: dict[str, Any] | None = None
 
     @property
     def reference_free(self) -> bool:
@@ -107,7 +116,15 @@ class Summary:
         return len(self.failed)
 
     def to_dict(self) -> dict[str, Any]:
-        extra = {"n_secret_in_hyp": self.n_secret_in_hyp} if self.n_secret_in_hyp else {}
+        extra: dict[str, Any] = (
+            {"n_secret_in_hyp": self.n_secret_in_hyp} if self.n_secret_in_hyp else {}
+        )
+        if self.forced_language:
+            extra["forced_language"] = True
+        if self.session is not None:
+            extra["session"] = self.session
+        if self.hallucination is not None:
+            extra["hallucination"] = self.hallucination
         return {
             **extra,
             "format": FORMAT,
@@ -163,6 +180,9 @@ class Summary:
                 timing=d.get("timing"),
                 cost=d.get("cost"),
                 n_secret_in_hyp=int(d.get("n_secret_in_hyp") or 0),
+                forced_language=d.get("forced_language") is True,
+                session=d.get("session"),
+                hallucination=d.get("hallucination"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise SummaryError(
@@ -186,6 +206,9 @@ class Details(TypedDict, total=False):
     timing: dict[str, Any] | None
     cost: dict[str, Any] | None
     n_secret_in_hyp: int
+    forced_language: bool
+    session: dict[str, Any] | None
+    hallucination: dict[str, Any] | None
 
 
 def result_key(hyps: str, data: str, selection: Selection, scorer: dict[str, Any]) -> str:

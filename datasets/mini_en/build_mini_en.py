@@ -49,12 +49,29 @@ def main() -> None:
     def add(uid: str, src: Path, text: str, speaker: str, gender: str, accent: str, source: str):
         rel = f"audio/{uid}.wav"
         dur = convert(src, HERE / rel)
-        rows.append({"ID": uid, "AUDIO": rel, "DURATION": f"{dur:.3f}", "TEXT": text,
-                     "SPEAKER": speaker, "GENDER": gender, "ACCENT": accent, "SOURCE": source})
+        rows.append(
+            {
+                "ID": uid,
+                "AUDIO": rel,
+                "DURATION": f"{dur:.3f}",
+                "TEXT": text,
+                "SPEAKER": speaker,
+                "GENDER": gender,
+                "ACCENT": accent,
+                "SOURCE": source,
+            }
+        )
 
     for r in read_tsv(data / "ljspeech-sample" / "transcripts.tsv"):
-        add(r["ID"], data / "ljspeech-sample" / "wavs" / f"{r['ID']}.flac", r["TEXT"],
-            "LJ", "F", "US", "ljspeech")
+        add(
+            r["ID"],
+            data / "ljspeech-sample" / "wavs" / f"{r['ID']}.flac",
+            r["TEXT"],
+            "LJ",
+            "F",
+            "US",
+            "ljspeech",
+        )
     for trans in sorted((data / "librispeech-test-clean-sample").rglob("*.trans.txt")):
         for line in trans.read_text().splitlines():
             uid, text = line.split(" ", 1)
@@ -63,8 +80,15 @@ def main() -> None:
     for r in read_tsv(data / "cmu-arctic-sample" / "transcripts.tsv"):
         gender, accent = arctic_speaker.get(r["SPEAKER"], ("", ""))
         speaker = r["SPEAKER"] if r["SPEAKER"] in arctic_speaker else ""
-        add(r["ID"], data / "cmu-arctic-sample" / f"{r['ID']}.wav", r["TEXT"],
-            speaker, gender, accent, "cmu_arctic")
+        add(
+            r["ID"],
+            data / "cmu-arctic-sample" / f"{r['ID']}.wav",
+            r["TEXT"],
+            speaker,
+            gender,
+            accent,
+            "cmu_arctic",
+        )
     for r in read_tsv(data / "jfk" / "transcripts.tsv"):
         add(r["ID"], data / "jfk" / "jfk.flac", r["TEXT"], "jfk", "M", "US", "jfk")
     pattern = re.compile(r"^<s> (.*) </s> \((\S+)\)$")

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,9 @@ _CELLS = 1 << 23  # table cells a batch at most (int16: 16 MiB of costs, 8 MiB o
 _ROW_CELLS = 1 << 18
 # ... up to this many cells; beyond, only every s-th row (linear memory in practice).
 _LONG_CELLS = 1 << 22
+# A band (`_Band`) keeps its whole table of back-trace codes up to this many cells (32 MiB),
+# beyond, every s-th row as above: a second pass over the rows costs more than the memory.
+_BAND_CELLS = 1 << 25
 INFEASIBLE = 1 << 62  # the cost of a pair whose strict tokens cannot all be matched
 # Back-trace codes: 0 origin, 1 C, 2 S, 3 D, 4 I, 5 O (an optional reference word omitted).
 _LETTERS = np.array([0, C, S, D, I, O], dtype=np.uint8)
@@ -127,7 +131,7 @@ def align_arrays(
         op = (
             ref_optional[ref_off[p] : ref_off[p] + ref_len[p]] if ref_optional is not None else None
         )
-        codes[p], costs[p] = _align_long(r, h, k, st, op)
+        codes[p], costs[p] = _align_one(r, h, k, st, op)
     # Sorted by length, a chunk's tables are barely larger than its longest pair needs.
     order = np.lexsort((hyp_len, ref_len, flagged))
     order = order[cells[order] <= _ROW_CELLS]
@@ -472,6 +476,17 @@ class _Rows:
         return out
 
 
+def _align_one(
+    ref: np.ndarray, hyp: np.ndarray, k: int, strict: np.ndarray | None, opt: np.ndarray | None
+) -> tuple[str, int]:
+    """One long pair: over its band when it has no strict or optional token (`_align_band`),
+    else over the whole table (`_align_long`)."""
+    plain = (strict is None or not strict.any()) and (opt is None or not opt.any())
+    if plain and len(ref) and len(hyp):
+        return _align_anchored(ref, hyp, k)
+    return _align_long(ref, hyp, k, strict, opt)
+
+
 def _align_long(
     ref: np.ndarray, hyp: np.ndarray, k: int, strict: np.ndarray | None, opt: np.ndarray | None
 ) -> tuple[str, int]:
@@ -518,3 +533,398 @@ def _align_long(
                 j -= 1
     out.extend([4] * j)
     return _LETTERS[np.array(out[::-1], dtype=np.uint8)].tobytes().decode("ascii"), cost
+
+
+def levenshtein(ref: np.ndarray | list[int], hyp: np.ndarray | list[int]) -> int:
+    """The edit distance (insertions, deletions, substitutions, each 1) of two id sequences.
+
+    Bit-parallel (Myers 1999, Hyyro's global form): the hypothesis positions are the bits of
+    one Python integer, so each reference word is a dozen integer operations over m/64
+    machine words, ~50x fewer steps than the cell-by-cell table. Used to bound the band of
+    the exact aligner (`_align_band`) and as the distance of the speaker assignments
+    (`scoring.meeting`), which need the count only.
+    """
+    return _myers(np.asarray(ref), np.asarray(hyp))[0]
+
+
+def _peq(ref: np.ndarray, hyp: np.ndarray) -> dict[int, int]:
+    """The position mask (an int, bit j for hyp[j]) of every hypothesis word the reference
+    holds (the others never match)."""
+    shared = np.isin(hyp, ref)
+    order = np.argsort(hyp, kind="stable")
+    order = order[shared[order]]
+    words = hyp[order]
+    peq: dict[int, int] = {}
+    if not len(words):
+        return peq
+    starts = np.flatnonzero(np.r_[True, words[1:] != words[:-1]]).tolist()
+    bits = np.zeros(len(hyp), dtype=bool)
+    for a, b in zip(starts, [*starts[1:], len(words)], strict=True):
+        pos = order[a:b]
+        bits[pos] = True
+        peq[int(words[a])] = int.from_bytes(
+            np.packbits(bits, bitorder="little").tobytes(), "little"
+        )
+        bits[pos] = False
+    return peq
+
+
+def _myers(
+    ref: np.ndarray, hyp: np.ndarray, keep: Collection[int] = ()
+) -> tuple[int, dict[int, tuple[int, int]]]:
+    """The edit distance, and the vertical deltas (vp, vn: bit j set where D(i, j + 1) -
+    D(i, j) is +1 / -1) after each reference word i in `keep`."""
+    n, m = len(ref), len(hyp)
+    if not m or not n:
+        return n + m, {}
+    mask = (1 << m) - 1
+    top = 1 << (m - 1)
+    vp, vn, score = mask, 0, m
+    get = _peq(ref, hyp).get
+    kept: dict[int, tuple[int, int]] = {}
+    for i, c in enumerate(ref.tolist(), 1):
+        x = get(c, 0) | vn
+        d0 = ((((x & vp) + vp) ^ vp) | x) & mask
+        hp = vn | (mask ^ (d0 | vp))
+        hn = vp & d0
+        if hp & top:
+            score += 1
+        elif hn & top:
+            score -= 1
+        x = ((hp << 1) | 1) & mask
+        vp = ((hn << 1) & mask) | (mask ^ (d0 | x))
+        vn = x & d0
+        if i in keep:
+            kept[i] = (vp, vn)
+    return score, kept
+
+
+def _column(i: int, vp: int, vn: int, lo: int, hi: int) -> np.ndarray:
+    """D(i, lo..hi) from row i's vertical deltas (D(i, 0) = i)."""
+    below = (1 << lo) - 1
+    start = i + (vp & below).bit_count() - (vn & below).bit_count()
+    width = hi - lo
+    size = (width + 7) // 8
+    window = (1 << width) - 1
+    up = np.frombuffer(((vp >> lo) & window).to_bytes(size, "little"), np.uint8)
+    down = np.frombuffer(((vn >> lo) & window).to_bytes(size, "little"), np.uint8)
+    steps = np.unpackbits(up, bitorder="little")[:width].astype(np.int64)
+    steps -= np.unpackbits(down, bitorder="little")[:width]
+    out = np.empty(width + 1, dtype=np.int64)
+    out[0] = start
+    np.cumsum(steps, out=out[1:])
+    out[1:] += start
+    return out
+
+
+# Rows between the anchors that `_anchors` tests: each test reads two rows of m bits.
+_ANCHOR_EVERY = 32
+_PIECES = 256  # pieces between anchors aligned a batch
+
+
+def _anchors(ref: np.ndarray, hyp: np.ndarray) -> tuple[int, list[tuple[int, int]]]:
+    """The distance E and cells (i, j) that every alignment of E edits goes through: at
+    every `_ANCHOR_EVERY`-th row, the one cell where the forward distance D(i, j) plus the
+    backward one (of ref[i:] and hyp[j:]) make E, when only one cell does. Two bit-parallel
+    passes (the reversed pair's row n - i gives the backward distances of row i)."""
+    n, m = len(ref), len(hyp)
+    rows = set(range(_ANCHOR_EVERY, n, _ANCHOR_EVERY))
+    e, fwd = _myers(ref, hyp, rows)
+    _, back = _myers(ref[::-1], hyp[::-1], {n - i for i in rows})
+    # only the band's columns can hold a cell of E edits (see `_Band`)
+    dlo, dhi = -((e - (m - n)) // 2), (m - n + e) // 2
+    out = []
+    for i in sorted(fwd):
+        lo, hi = max(0, i + dlo), min(m, i + dhi)
+        total = _column(i, *fwd[i], lo, hi) + _column(n - i, *back[n - i], m - hi, m - lo)[::-1]
+        on = np.flatnonzero(total == e)
+        if len(on) == 1:
+            out.append((i, lo + int(on[0])))
+    return e, out
+
+
+def _align_anchored(ref: np.ndarray, hyp: np.ndarray, k: int) -> tuple[str, int]:
+    """A plain long pair cut at its anchors (`_anchors`): every least-cost alignment goes
+    through them, so each piece is aligned on its own (short ones batched, long ones over
+    their band) and the ops joined are those of the whole table (see docs/SCORING.md)."""
+    e, cuts = _anchors(ref, hyp)
+    if not cuts:
+        return _align_band(ref, hyp, k, e)
+    bounds = [(0, 0), *cuts, (len(ref), len(hyp))]
+    pieces = [(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    ops: list[str] = [""] * len(pieces)
+    total = 0
+    short = []
+    for p, ((i0, j0), (i1, j1)) in enumerate(pieces):
+        r, h = ref[i0:i1], hyp[j0:j1]
+        if (len(r) + 1) * (len(h) + 1) > _ROW_CELLS and len(r) and len(h):
+            ops[p], cost = _align_band(r, h, k, None)
+            total += cost
+        else:
+            short.append(p)
+    # the short pieces in batches of a few hundred: small tables (a whole batch of _CELLS
+    # would add ~24 MB to the peak for no speed)
+    for at in range(0, len(short), _PIECES):
+        group = short[at : at + _PIECES]
+        rl = np.array([pieces[p][1][0] - pieces[p][0][0] for p in group], dtype=np.int64)
+        hl = np.array([pieces[p][1][1] - pieces[p][0][1] for p in group], dtype=np.int64)
+        ro = np.array([pieces[p][0][0] for p in group], dtype=np.int64)
+        ho = np.array([pieces[p][0][1] for p in group], dtype=np.int64)
+        codes, costs = align_arrays(ref, ro, rl, hyp, ho, hl, k)
+        for p, c in zip(group, codes, strict=True):
+            ops[p] = c
+        total += int(costs.sum())
+    return "".join(ops), total
+
+
+class _Band:
+    """One plain long pair's table restricted to its band: the cells (i, j) whose fewest
+    edits through them, |j - i| + |(m - j) - (n - i)|, is at most the pair's distance E.
+
+    Every path of the least cost K*E + S has exactly E edits, so it lies in the band, and
+    so does every cell that the back-trace visits: the band's values equal the whole
+    table's there and the same back-trace rule picks the same ops (cells outside cost
+    `inf`). A row holds the band's W = dhi - dlo + 1 diagonals: column c of row i is cell
+    (i, i + dlo + c), so the diagonal move keeps c, a deletion comes from c + 1 of the row
+    above and an insertion from c - 1. Values are U = D - j*K, as in `_Rows`.
+    """
+
+    def __init__(self, ref: np.ndarray, hyp: np.ndarray, k: int, e: int) -> None:
+        n, m = len(ref), len(hyp)
+        self.ref, self.k, self.n, self.m = ref, k, n, m
+        self.dlo, self.dhi = -((e - (m - n)) // 2), (m - n + e) // 2
+        self.w = w = self.dhi - self.dlo + 1
+        # int64 always: numpy's fmin.accumulate has a several times faster loop for it than
+        # minimum.accumulate, or than either on narrower types (the same minimum on integers)
+        dt = self.dtype = np.int64
+        self.inf = int(np.iinfo(dt).max) // 4
+        # hyp[j - 1] for column c of row i is padded[i + dlo + c - 1 + w]: -1 never matches
+        self.padded = np.concatenate([np.full(w, -1), hyp, np.full(w + 1, -1)]).astype(hyp.dtype)
+        self.diag_step = np.array([-k, 1], dtype=dt)  # sub - K on a match, a substitution
+        self.k64 = dt(k)
+        self.differ = np.empty(w, dtype=bool)
+        self.via_diag = np.empty(w, dtype=dt)
+        self.via_up = np.empty(w, dtype=dt)
+        self.t = np.empty(w, dtype=dt)
+        self.ok = np.empty(w, dtype=bool)
+        self.spare = [np.empty(w, dtype=dt), np.empty(w, dtype=dt)]
+
+    def valid(self, i: int) -> tuple[int, int]:
+        """The columns c of row i that are cells of the table (0 <= j <= m): [lo, hi)."""
+        lo = max(0, -(i + self.dlo))
+        hi = min(self.w, self.m - i - self.dlo + 1)
+        return lo, max(lo, hi)
+
+    def first(self) -> np.ndarray:
+        row = np.full(self.w, self.inf, dtype=self.dtype)
+        lo, hi = self.valid(0)
+        row[lo:hi] = 0
+        return row
+
+    def next(
+        self,
+        prev: np.ndarray,
+        i: int,
+        dirs: np.ndarray | None = None,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Row i from row i-1 (into `out`, else a work buffer that the next call but one
+        reuses); with `dirs` (a uint8 row of W), its back-trace codes too."""
+        k, w, inf = self.k, self.w, self.inf
+        differ, via_diag, via_up, t = self.differ, self.via_diag, self.via_up, self.t
+        at = i + self.dlo - 1 + w
+        np.not_equal(self.padded[at : at + w], self.ref[i - 1], out=differ)
+        np.take(self.diag_step, differ.view(np.uint8), out=via_diag)  # sub - K
+        np.add(via_diag, prev, out=via_diag)
+        np.add(prev[1:], self.k64, out=via_up[:-1])
+        via_up[-1] = inf
+        np.minimum(via_diag, via_up, out=t)
+        lo, hi = self.valid(i)
+        t[:lo] = inf
+        t[hi:] = inf
+        if lo < hi and lo == -(i + self.dlo):  # column j = 0: i deletions
+            t[lo] = i * k
+            via_up[lo] = i * k
+        if out is None:
+            out = self.spare[i & 1]
+        np.fmin.accumulate(t, out=out)
+        out[hi:] = inf
+        if dirs is not None:
+            code, ok = dirs, self.ok
+            np.equal(out, via_up, out=ok)
+            np.subtract(_FOUR, ok.view(np.uint8), out=code)  # 4 (I), or 3 (D)
+            np.equal(out, via_diag, out=ok)
+            np.copyto(code, differ.view(np.uint8) + 1, where=ok)
+            if lo < hi and lo == -(i + self.dlo):
+                code[lo] = 3
+        return out
+
+
+def _align_band(ref: np.ndarray, hyp: np.ndarray, k: int, e: int | None) -> tuple[str, int]:
+    """`_align_long` for a plain pair (no strict or optional token): the same ops and cost,
+    over the band of `_Band` only (its width is the distance E + 1, from `levenshtein` when
+    `e` is None)."""
+    n, m = len(ref), len(hyp)
+    band = _Band(ref, hyp, k, levenshtein(ref, hyp) if e is None else e)
+    w = band.w
+    whole = (n + 1) * w <= _BAND_CELLS
+    step = n if whole else max(1, math.isqrt(n))
+    kept = {0: band.first()}
+    row = kept[0]
+    table: np.ndarray | None = None
+    if whole:
+        table = np.empty((n + 1, w), dtype=np.uint8)
+        table[0] = 4
+        for i in range(1, n + 1):
+            row = band.next(row, i, table[i])
+    else:
+        for i in range(1, n + 1):
+            row = band.next(row, i, out=np.empty_like(row) if i % step == 0 else None)
+            if i % step == 0:
+                kept[i] = row
+    c = m - n - band.dlo
+    cost = int(row[c]) + m * k  # before the back-trace reuses the work rows
+    return _band_trace(band, kept, table, step, c), cost
+
+
+def _band_trace(
+    band: _Band, kept: dict[int, np.ndarray], table: np.ndarray | None, step: int, c: int
+) -> str:
+    """`_align_band`'s back-trace from (n, m) (column c of row n): from the whole table, or
+    recomputing each stretch of rows above a kept one."""
+    n, w = band.n, band.w
+    out: list[int] = []
+    i = n
+    seg = np.empty((min(step, n) + 1, w), dtype=np.uint8) if table is None else table
+    while i > 0:
+        base = 0
+        if table is None:
+            base = ((i - 1) // step) * step
+            r = kept[base]
+            for x in range(base + 1, i + 1):
+                r = band.next(r, x, seg[x - base])
+        while i > base:
+            d = int(seg[i - base, c])
+            out.append(d)
+            if d == 1 or d == 2:
+                i -= 1
+            elif d == 3:
+                i, c = i - 1, c + 1
+            else:
+                c -= 1
+    out.extend([4] * (c + band.dlo))  # row 0: the insertions left
+    return _LETTERS[np.array(out[::-1], dtype=np.uint8)].tobytes().decode("ascii")
+
+
+def _timed_windows(ref_times: np.ndarray, hyp_times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns [a_i, b_i] that row i (1..n; index 0 unused) of a time-constrained table
+    computes: every column whose cell may take a diagonal move (the words' intervals overlap),
+    widened so that a_i and b_i never decrease (see `align_timed`)."""
+    n, m = len(ref_times), len(hyp_times)
+    rs, re = ref_times[:, 0], ref_times[:, 1]
+    # word j may overlap word i only if hs_j < re_i and he_j > rs_i: a prefix maximum of the
+    # ends and a suffix minimum of the starts are monotone, so two searches bound the columns
+    # (also when the hypothesis words are not in time order)
+    end_max = np.maximum.accumulate(hyp_times[:, 1])
+    start_min = np.minimum.accumulate(hyp_times[::-1, 0])[::-1]
+    lo = np.searchsorted(end_max, rs, side="right") + 1  # first column (1-based) ending after
+    hi = np.searchsorted(start_min, re, side="left")  # last column starting before
+    empty = lo > hi
+    lo = np.where(empty, m + 1, lo)
+    hi = np.where(empty, 0, hi)
+    first = np.minimum.accumulate(lo[::-1])[::-1]  # no later row reaches further left
+    last = np.maximum.accumulate(hi)  # no earlier row reached further right
+    a = np.zeros(n + 1, dtype=np.int64)
+    b = np.zeros(n + 1, dtype=np.int64)
+    a[1:] = np.maximum(first - 1, 0)
+    b[1:] = np.minimum(np.maximum(last, a[1:]), m)
+    a[1:] = np.minimum(a[1:], b[1:])
+    b[0] = b[1] if n else 0
+    return a, b
+
+
+def align_timed(
+    ref: np.ndarray,
+    ref_times: np.ndarray,
+    hyp: np.ndarray,
+    hyp_times: np.ndarray,
+    k: int,
+    ops: bool = True,
+) -> tuple[str, int]:
+    """Time-constrained alignment (MeetEval's tcpWER): word i and word j may be matched or
+    substituted only when their intervals overlap (`ref_times[i]` (start, end) and
+    `hyp_times[j]`, the collar already added: start_i < end_j and end_i > start_j); any pair
+    may be deleted and inserted. The same cost model as `align_batch` (fewest edits, then
+    fewest substitutions); returns the op string ('' unless `ops`) and the cost K*E + S.
+
+    Only the columns near each row's overlapping words are computed (`_timed_windows`):
+    outside them a path moves by insertions and deletions alone, whose cost depends only on
+    where it enters and leaves, so a cell right of row i's window is the window's last cell
+    plus insertions, and the window's first cell is the cell above plus a deletion.
+    """
+    n, m = len(ref), len(hyp)
+    if not n or not m:
+        return ("D" * n + "I" * m) if ops else "", (n + m) * k
+    a, b = _timed_windows(np.asarray(ref_times, np.float64), np.asarray(hyp_times, np.float64))
+    inf = np.int64(1 << 60)
+    k64 = np.int64(k)
+    rs, re = ref_times[:, 0], ref_times[:, 1]
+    hs, he = hyp_times[:, 0], hyp_times[:, 1]
+    prev = np.arange(b[0] + 1, dtype=np.int64) * k64  # row 0: insertions
+    pa, pb = 0, int(b[0])
+    codes: list[np.ndarray] = []
+    for i in range(1, n + 1):
+        ai, bi = int(a[i]), int(b[i])
+        width = bi - ai + 1
+        # row i-1 over columns ai-1 .. bi (right of its window: its last cell + insertions)
+        cols = np.arange(ai - 1, bi + 1, dtype=np.int64)
+        p = np.where(cols <= pb, prev[np.clip(cols - pa, 0, pb - pa)], prev[-1] + (cols - pb) * k64)
+        if ai - 1 < pa:
+            p[0] = inf  # never read: column ai takes no diagonal move
+        up = p[1:] + k64
+        j0 = max(ai, 1)  # column 0 has no diagonal
+        diag = np.full(width, inf, dtype=np.int64)
+        if j0 <= bi:
+            near = slice(j0 - 1, bi)
+            allowed = (rs[i - 1] < he[near]) & (re[i - 1] > hs[near])
+            differ = hyp[near] != ref[i - 1]
+            step = np.where(differ, k64 + 1, 0)
+            diag[j0 - ai :] = np.where(allowed, p[j0 - ai : width] + step, inf)
+        t = np.minimum(up, diag)
+        if ai == 0:
+            t[0] = i * k64
+        # insertions: a running minimum of t - j*K (then back)
+        shift = k64 * np.arange(ai, bi + 1, dtype=np.int64)
+        row = np.fmin.accumulate(t - shift) + shift
+        if ops:
+            code = np.where(row == diag, np.uint8(1) + (diag - p[:-1] > 0), np.uint8(0))
+            code = np.where(code == 0, np.where(row == up, 3, 4), code).astype(np.uint8)
+            if ai == 0:
+                code[0] = 3
+            codes.append(code)
+        prev, pa, pb = row, ai, bi
+    cost = int(prev[-1]) + (m - pb) * k
+    if not ops:
+        return "", cost
+    return _timed_trace(codes, a, b, n, m), cost
+
+
+def _timed_trace(codes: list[np.ndarray], a: np.ndarray, b: np.ndarray, n: int, m: int) -> str:
+    """Walk `align_timed`'s codes back from (n, m); right of a row's window, insertions."""
+    out: list[int] = []
+    i, j = n, m
+    while i > 0:
+        if j > b[i]:
+            out.extend([4] * (j - int(b[i])))
+            j = int(b[i])
+            continue
+        d = int(codes[i - 1][j - a[i]])
+        out.append(d)
+        if d == 1 or d == 2:
+            i, j = i - 1, j - 1
+        elif d == 3:
+            i -= 1
+        else:
+            j -= 1
+    out.extend([4] * j)
+    return _LETTERS[np.array(out[::-1], dtype=np.uint8)].tobytes().decode("ascii")

@@ -1,0 +1,153 @@
+"""The records of segmentation: a stretch of a recording, and how the stretches were chosen.
+
+A `Span` is seconds of the original file (start inclusive, end exclusive), whatever rate the
+segmenter worked at. A `Segmentation` is the choice and its parameters, frozen and plain, so a
+run records it in its provenance (`to_dict`) and a rerun rebuilds it (`from_dict`) exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+from asrbench.errors import InputError
+
+FORMAT = "asrbench-segmentation/1"
+Method = Literal["silero", "webrtc", "windows"]
+
+
+class SegmentationError(InputError):
+    """Bad segmentation input or parameters; the message names the file or the parameter."""
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """One segment of a recording: `start` and `end` in seconds of the original file."""
+
+    start: float
+    end: float
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.start) and math.isfinite(self.end)):
+            raise SegmentationError(f"segment {self.start}-{self.end}: times must be finite")
+        if self.start < 0 or self.end <= self.start:
+            raise SegmentationError(
+                f"segment {self.start:.3f}-{self.end:.3f} s: needs 0 <= start < end"
+            )
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class VadParams:
+    """Voice activity detection (`method` silero or webrtc); every time is in seconds.
+
+    - `threshold`: a frame is speech when its speech probability is >= this (silero: the
+      model's probability; webrtc: its 0/1 decision, so any threshold in (0, 1] is the same);
+      a segment, once open, ends only below `threshold - 0.15` (hysteresis, as silero's own).
+    - `min_speech_s`: segments shorter than this (before padding) are dropped as clicks.
+    - `min_silence_s`: a pause must last this long to end a segment; shorter ones stay inside.
+    - `pad_s`: each segment is widened by this on both sides (clipped to the file and to the
+      neighbours: padded segments that would overlap are joined).
+    - `max_segment_s`: the longest segment handed on (a card's `max_input_s`); a longer one is
+      cut at its quietest frame (lowest speech probability, then lowest energy) between half the
+      limit and the limit after its start, repeatedly, so every piece fits. None: no limit.
+    - `aggressiveness`: webrtc only, its mode 0 (least) to 3 (most eager to call a frame
+      non-speech); 3 by default: at 2, a pause of quiet room tone (-60 dBFS) counted as speech
+      and bridged utterances in tests/test_segment.py's recording.
+    """
+
+    method: Literal["silero", "webrtc"] = "silero"
+    threshold: float = 0.5
+    min_speech_s: float = 0.25
+    min_silence_s: float = 0.3
+    pad_s: float = 0.1
+    max_segment_s: float | None = None
+    aggressiveness: int = 3
+
+    def __post_init__(self) -> None:
+        _check(0 < self.threshold <= 1, "threshold", self.threshold, "in (0, 1]")
+        for name in ("min_speech_s", "min_silence_s", "pad_s"):
+            value = getattr(self, name)
+            _check(value >= 0, name, value, ">= 0")
+        if self.max_segment_s is not None:
+            _check(self.max_segment_s >= 1, "max_segment_s", self.max_segment_s, ">= 1 s")
+        _check(self.aggressiveness in (0, 1, 2, 3), "aggressiveness", self.aggressiveness, "0-3")
+
+
+@dataclass(frozen=True)
+class WindowParams:
+    """Fixed windows: window k starts at k * (window_s - overlap_s) and lasts `window_s`.
+
+    Windows are laid until one reaches the end of the file; that last one is clipped there (so
+    it may be shorter). Every pair of neighbours therefore overlaps by exactly `overlap_s`, the
+    first window starts at 0 and the last ends at the end of the file. A file shorter than
+    `window_s` is one window.
+    """
+
+    window_s: float = 30.0
+    overlap_s: float = 5.0
+    method: Literal["windows"] = "windows"
+
+    def __post_init__(self) -> None:
+        _check(self.window_s > 0, "window_s", self.window_s, "> 0")
+        _check(0 <= self.overlap_s < self.window_s, "overlap_s", self.overlap_s, "in [0, window_s)")
+
+    @property
+    def hop_s(self) -> float:
+        return self.window_s - self.overlap_s
+
+
+Params = VadParams | WindowParams
+
+
+@dataclass(frozen=True)
+class Segmentation:
+    """The provenance record of a segmentation: its method, parameters and the VAD's weights.
+
+    `model` names what decided speech (the silero ONNX file and its SHA-256, the webrtcvad
+    package) or "" for windows; `rate` is the rate the segmenter analysed at.
+    """
+
+    params: Params
+    model: str = ""
+    rate: int = 16000
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, "model": self.model, "rate": self.rate, **asdict(self.params)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Segmentation:
+        if data.get("format") != FORMAT:
+            raise SegmentationError(f"segmentation record: format must be {FORMAT!r}")
+        kind = WindowParams if data.get("method") == "windows" else VadParams
+        names = {f.name for f in fields(kind)}
+        params = kind(**{k: v for k, v in data.items() if k in names})
+        return cls(params=params, model=str(data.get("model", "")), rate=int(data["rate"]))
+
+
+@dataclass(frozen=True)
+class Segments:
+    """A recording cut into spans: where they came from and how they were chosen."""
+
+    source: str  # the audio file, as given
+    duration: float  # seconds, from the file's header
+    spans: tuple[Span, ...]
+    segmentation: Segmentation
+
+    @property
+    def speech_s(self) -> float:
+        """Seconds covered by at least one span (overlapping windows counted once)."""
+        total, reach = 0.0, 0.0
+        for span in sorted(self.spans):
+            total += max(0.0, span.end - max(span.start, reach))
+            reach = max(reach, span.end)
+        return total
+
+
+def _check(ok: bool, name: str, value: object, want: str) -> None:
+    if not ok:
+        raise SegmentationError(f"segmentation parameter {name}={value!r}: must be {want}")

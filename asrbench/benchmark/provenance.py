@@ -22,6 +22,7 @@ PACKAGES = (
     "numpy",
     "pynini",
     "nemo-text-processing",
+    "num2words",
     "PyYAML",
     "soundfile",
     "typer",

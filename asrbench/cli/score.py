@@ -103,7 +103,11 @@ def score(
     out: Path = typer.Option(Path("score_out"), "--out", "-o", help="output folder"),
     ref_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | stm | auto"),
     hyp_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | ctm | auto"),
-    lang: str = typer.Option("en", help="en (word level) or zh (CJK characters + words)"),
+    lang: str = typer.Option(
+        "en",
+        help="the language, any BCP-47 tag (en, fr-CA, zh, ja...): its own steps where "
+        "scoring/languages.py lists it, else the language-neutral ones (docs/SCORING.md)",
+    ),
     unit: str = typer.Option(
         None,
         help="word, char (every character, spaces included, as jiwer's cer) or mixed "
@@ -120,6 +124,15 @@ def score(
     ukus: bool = typer.Option(True, help="UK-US step"),
     nsw: bool = typer.Option(True, help="NSW step (nemo-text-processing)"),
     dae: bool = typer.Option(True, help="DAE alternatives on the hypothesis"),
+    compounds: bool = typer.Option(
+        None,
+        "--compounds/--no-compounds",
+        help="COMPOUNDS: a word joined on one side matches its parts on the other (default: "
+        "on where words are scored, except en and zh)",
+    ),
+    diacritics: str = typer.Option(
+        "keep", help="keep, or strip optional diacritics (accents, harakat, niqqud) on both sides"
+    ),
     nonspeech: bool = typer.Option(True, help="NONSPEECH step: drop <beep>, [noise], ..."),
     optional: bool = typer.Option(
         True, help="sclite's (word): optionally deletable reference words"
@@ -187,6 +200,10 @@ def score(
         options["align"] = align
     if unit is not None:  # absent: the language's default, and the options as before
         options["unit"] = unit
+    if compounds is not None:  # absent: the language's default
+        options["compounds"] = compounds
+    if diacritics != "keep":  # the default: the options (and identity) as before
+        options["diacritics"] = diacritics
     # sclite's input conventions (issue 25): passed only when not the default (identity)
     for key, value, default in (
         ("alternations", alternations, True),

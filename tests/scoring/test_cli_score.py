@@ -196,3 +196,29 @@ def test_ops_score_runs_one_blas_thread(files: tuple[Path, Path], tmp_path: Path
             env=env,
         )
         assert proc.stdout.strip().splitlines()[-1].startswith(expected), proc.stdout
+
+
+def test_language_options_reach_the_scorer_and_its_identity(tmp_path: Path) -> None:
+    # Spanish with accent-only and compound differences (NSW off: no grammar build in CI).
+    # Hand count: ref "número de extensión a la vez" (6 words), hyp "numero de extension a
+    # lavez": default keeps accents -> 2 substitutions, and the compound "lavez" = "la vez"
+    # (COMPOUNDS, on by default for es) -> 0 more: 2/6. --diacritics strip -> 0/6;
+    # --no-compounds -> "lavez" is 1 substitution + 1 deletion: 4/6 with accents kept.
+    ref = _tsv(tmp_path / "ref.tsv", {"u1": "Número de extensión a la vez"})
+    hyp = _tsv(tmp_path / "hyp.tsv", {"u1": "numero de extension a lavez"})
+    results = {}
+    for name, extra in (
+        ("default", []),
+        ("strip", ["--diacritics", "strip"]),
+        ("split", ["--no-compounds"]),
+    ):
+        proc = _run(ref, hyp, "--lang", "es", "--no-nsw", "-o", tmp_path / name, *extra)
+        assert proc.returncode == 0, proc.stderr
+        summary = read_summary(tmp_path / name / "summary.json")
+        results[name] = (summary.metrics.errors, summary.metrics.n_ref, summary.scorer["options"])
+    assert results["default"][:2] == (2, 6)
+    assert results["strip"][:2] == (0, 6) and results["strip"][2]["diacritics"] == "strip"
+    assert results["split"][:2] == (4, 6) and results["split"][2]["compounds"] is False
+    assert "diacritics" not in results["default"][2]
+    bad = _run(ref, hyp, "--lang", "english", "-o", tmp_path / "bad")
+    assert bad.returncode == 2 and "english" in bad.stderr and "Traceback" not in bad.stderr

@@ -307,3 +307,19 @@ def test_campaigns_refuse_before_deriving(tmp_path, cli):
     code, _, err = cli("fairness", "-m", "whisper_tiny_en", "-d", "mini_fr", "--by", "GENDER")
     assert code == 2 and "lists languages en" in err
     assert not (tmp_path / "r").exists()
+
+
+def test_fairness_force_reaches_the_cells_job_and_only_then_its_options(tmp_path):
+    from asrbench.benchmark.language import check_grid
+    from asrbench.fairness.pipeline import FairnessOptions, plan
+
+    check_grid(["whisper_tiny_en"], ["mini_fr"], True)  # forced: no refusal
+    with pytest.raises(LanguageError, match="whisper_tiny_en"):
+        check_grid(["whisper_tiny_en"], ["mini_fr"])
+    forced = FairnessOptions(
+        by="GENDER", force_language=True, runner="local", specs=("gaussian_noise:3",)
+    )
+    # (mini_fr has one speaker: the job is checked on a set with groups)
+    p = plan(["whisper_tiny_en"], "ls_gender", forced, results_root=tmp_path / "r")
+    assert p.campaign.job.force_language and forced.to_dict()["force_language"] is True
+    assert "force_language" not in FairnessOptions(by="GENDER").to_dict()

@@ -108,6 +108,11 @@ def fairness(
         "a program resamples itself); auto: a copy at the "
         "card's sample rate, for programs that cannot",
     ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="run a model on a dataset whose language its card does not list (marked)",
+    ),
     results: Path = ResultsOpt,
     out: Path = typer.Option(
         None, "--out", help="default <results>/fairness/<dataset>/<models>/<by>[__grid][__subKEY]"
@@ -161,11 +166,12 @@ def fairness(
         runner=runner or "auto",
         jobs=jobs,
         resample=resample,
+        force_language=force,
     )
     models = list(model or [])
     from asrbench.benchmark.language import check_grid
 
-    check_grid(models, [dataset])  # a card without the dataset's language: refused up front
+    check_grid(models, [dataset], force)  # a card without the dataset's language: refused
     with executor_from_flags(executor, address, zoo_remote, progress=not quiet) as ex:
         plan, report, rows = run_fairness(
             models, dataset, opts, results_root=results, progress=not quiet, executor=ex

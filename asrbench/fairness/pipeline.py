@@ -74,6 +74,7 @@ class FairnessOptions:
     runner: str = "auto"
     jobs: int = 2
     resample: str = "never"  # "auto": give a model a copy at its card's rate
+    force_language: bool = False  # run cards that do not list the dataset's language (marked)
 
     def to_dict(self) -> dict[str, Any]:
         d = {
@@ -81,6 +82,8 @@ class FairnessOptions:
             for k, v in self.__dict__.items()
             if k not in ("runner", "jobs")
         }
+        if not self.force_language:  # the default: fairness.json keeps its bytes
+            del d["force_language"]
         return d
 
 
@@ -250,7 +253,13 @@ def plan(
     if base is not None and not compares:
         compares = [g for g in range(grouping.n_groups) if g != base]
     names = model_ids(models)  # an unknown or repeated model fails here, before anything runs
-    job = JobSpec(runner=opts.runner, jobs=opts.jobs, results_root=results_root, progress=False)
+    job = JobSpec(
+        runner=opts.runner,
+        jobs=opts.jobs,
+        results_root=results_root,
+        progress=False,
+        force_language=opts.force_language,
+    )
     campaign = CampaignPlan("fairness", ds, models, opts.specs, ids, opts.seed, job)
     return Plan(
         ds,

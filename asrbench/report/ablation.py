@@ -30,6 +30,10 @@ LADDER: list[tuple[str, str, str]] = [
     ("+NSW", "nsw", "NSW"),
     ("+DAE", "dae", "DAE"),
 ]
+# boolean ScorerConfig fields that are input conventions, not pipeline steps
+NOT_STEPS = {"ignore_id_case"}
+# fields whose step is named otherwise in summary.scorer.steps
+STEP_NAMES = {"alternations": "ALTERNATION", "fragments": "FRAGMENT"}
 SEP = "\x1f"  # model index / utterance ID separator (a control character: not in IDs)
 
 
@@ -40,13 +44,22 @@ def ladder() -> list[tuple[str, str, str]]:
 
     from scoring import ScorerConfig
 
-    known = {f for _, f, _ in LADDER}
+    known = {f for _, f, _ in LADDER} | NOT_STEPS
     extra = [
-        (f"+{f.name.upper()}", f.name, f.name.upper())
+        (
+            f"+{STEP_NAMES.get(f.name, f.name.upper())}",
+            f.name,
+            STEP_NAMES.get(f.name, f.name.upper()),
+        )
         for f in fields(ScorerConfig)
         if f.type in ("bool", bool) and f.name not in known
     ]
     return LADDER[:-1] + extra + LADDER[-1:]
+
+
+def _has(steps: set[str], name: str) -> bool:
+    """A step is on under its name or a variant of it (NSW-num2words counts as NSW)."""
+    return name in steps or any(s.startswith(f"{name}-") for s in steps)
 
 
 @dataclass
@@ -64,7 +77,7 @@ def _config(cell: Cell) -> tuple[str, dict[str, Any], set[str]]:
     sc = cell.summary.scorer or {}
     lang = str(sc.get("lang") or "en")
     steps = set(sc.get("steps") or [])
-    enabled = {flag for _, flag, name in ladder() if name in steps}
+    enabled = {flag for _, flag, name in ladder() if _has(steps, name)}
     flags = {f for _, f, _ in ladder()}
     run_opts = cell.run.scorer_options if cell.run else {}
     base = {k: v for k, v in run_opts.items() if k not in flags and k != "bootstrap"}

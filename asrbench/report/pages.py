@@ -7,13 +7,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from asrbench.report import charts
+from asrbench.report import charts, longform
 from asrbench.report.ablation import ablate_dataset, ladder
 from asrbench.report.audio import DatasetAudio, data_uri, dataset_audio
 from asrbench.report.cellview import breakdown, error_tables, utterance_rows
 from asrbench.report.collect import Cell
 from asrbench.report.robustness import view as robustness_view
 from asrbench.report.site import Site, _cell_numbers, _provenance, safe_name
+from asrbench.results.leaderboard import hallucination, is_longform, segmentation
 from asrbench.results.ranking import Ranking, mean_ranks, rank_dataset
 
 
@@ -236,7 +237,31 @@ def _index(site: Site, base: list[str], rest: list[str], by_ds: dict[str, list[C
         cells=sorted(r.cells.values(), key=lambda c: c.key),
         level=site.o.level,
         reps=site.o.reps,
+        hallucination=_hallucination_rows(site, here),
     )
+
+
+def _hallucination_rows(site: Site, here: str) -> list[dict[str, Any]]:
+    """The non-speech figures of every cell that has them, with the model's session TERs."""
+    figs = hallucination(site.r.cells.values())
+    rows = []
+    for m, by_ds in sorted(figs.items()):
+        sessions = [
+            (c.dataset, c.summary.metrics.ter)
+            for c in sorted(site.r.cells.values(), key=lambda c: c.dataset)
+            if c.model == m and c.summary.metrics and is_longform(c)
+        ]
+        for d, f in sorted(by_ds.items()):
+            rows.append(
+                {
+                    **f,
+                    "model": m,
+                    "dataset": d,
+                    "href": site.url(here, site.cell_page(m, d)),
+                    "sessions": sessions,
+                }
+            )
+    return rows
 
 
 def _ci(ci: Any) -> list[float] | None:
@@ -332,6 +357,7 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
         data["embed"] = site.audio_mode == "embed"
         data["stepsKnown"] = abl is not None
     ranking = site.rankings.get(c.dataset)
+    tls, tl_note = longform.timelines(c) if longform.is_longform(c) else ([], None)
     site.render(
         here,
         "cell.html.j2",
@@ -351,6 +377,9 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
         dataset_href=site.url(here, site.dataset_page(c.dataset)),
         model_href=site.url(here, site.model_page(c.model)),
         steps=c.summary.scorer.get("steps") or [],
+        timelines=tls,
+        timeline_note=tl_note,
+        segmentation=segmentation(c),
     )
 
 

@@ -18,6 +18,7 @@ from urllib.parse import quote
 from asrbench.errors import InputError
 from asrbench.identity import bytes_sha256
 from asrbench.report.collect import Cell, Results
+from asrbench.results.leaderboard import is_longform, segmentation, segmentation_text
 
 HERE = Path(__file__).resolve().parent
 MARKER = ".asrbench-report"
@@ -261,6 +262,8 @@ def _cell_numbers(cell: Cell) -> dict[str, Any]:
         "others": cell.others,
         "name": m.name if m else "TER",
         "reference_free": m is None,
+        "longform": is_longform(cell),
+        "segmentation": segmentation_text(segmentation(cell)) if is_longform(cell) else None,
     }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -49,22 +50,89 @@ def _cell_dict(c: StoredCell) -> dict[str, Any]:
         "not_ranked": None,
         "language": c.summary.scorer.get("lang"),
         "forced_language": c.summary.forced_language,
+        "longform": is_longform(c),
+        "segmentation": segmentation(c),
     }
+
+
+def is_longform(c: StoredCell) -> bool:
+    """A cell of a long-form dataset (`kind: longform`): its TER is session-level."""
+    return c.dataset_meta.get("kind") == "longform"
+
+
+def segmentation(c: StoredCell) -> dict[str, Any] | None:
+    """How a long recording was cut, from run.json's `options.segmentation` (docs/RESULTS.md):
+    mode, method, merge and the detector (`record.method`); None when nothing was cut (the
+    model's own long-form decoding, or a short-utterance cell)."""
+    seg = c.run.options.get("segmentation") if c.run else None
+    if not isinstance(seg, dict):
+        return None
+    record = seg.get("record")
+    if not isinstance(record, dict):
+        record = {}
+    return {
+        "mode": seg.get("mode"),
+        "method": seg.get("method"),
+        "detector": record.get("method"),
+        "merge": seg.get("merge"),
+        "cut": len(seg.get("cut") or {}),
+        "whole": len(seg.get("whole") or []),
+    }
+
+
+def segmentation_text(seg: dict[str, Any] | None) -> str:
+    """`vad/silero`, `windows` or `whole` (the model's own decoding): short, for tables."""
+    if not seg:
+        return "whole"
+    detector = seg.get("detector")
+    method = str(seg.get("method") or "?")
+    return method + (f"/{detector}" if detector and detector != method else "")
+
+
+HALLUCINATION_KEYS = (
+    "clips",
+    "clips_with_output",
+    "seconds",
+    "words",
+    "words_per_min",
+    "words_per_min_ci",
+    "share_with_output",
+    "share_ci",
+    "worst_id",
+    "worst_text",
+    "worst_words",
+)
+
+
+def hallucination(cells: Iterable[StoredCell]) -> dict[str, dict[str, dict[str, Any]]]:
+    """{model: {dataset: figures}}: summary.json's `hallucination.overall` of each shown cell
+    that has one (reference-free non-speech cells), with summary.json's key names."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for c in sorted(cells, key=lambda c: c.key):
+        fig = (c.summary.hallucination or {}).get("overall")
+        if isinstance(fig, dict):
+            out.setdefault(c.model, {})[c.dataset] = {k: fig.get(k) for k in HALLUCINATION_KEYS}
+    return out
 
 
 def collect(results_root: Path) -> tuple[dict[str, dict[str, StoredCell]], list[str]]:
     """({model: {dataset: shown cell with an error rate}}, problems), read by `store.scan`."""
     found = scan(results_root)
+    return _scored(found.cells.values()), found.problems
+
+
+def _scored(cells: Iterable[StoredCell]) -> dict[str, dict[str, StoredCell]]:
     table: dict[str, dict[str, StoredCell]] = {}
-    for (m, d), c in sorted(found.cells.items()):
+    for c in sorted(cells, key=lambda c: c.key):
         if c.summary.metrics is not None:  # a reference-free cell has nothing to rank
-            table.setdefault(m, {})[d] = c
-    return table, found.problems
+            table.setdefault(c.model, {})[c.dataset] = c
+    return table
 
 
 def build(results_root: Path) -> dict:
     """The leaderboard as plain data: models, datasets, TER and rank per cell, mean rank."""
-    table, problems = collect(results_root)
+    found = scan(results_root)
+    table, problems = _scored(found.cells.values()), found.problems
     models = sorted(table)
     datasets = sorted({d for row in table.values() for d in row})
     cells: dict[str, dict[str, dict]] = {m: {} for m in models}
@@ -87,6 +155,7 @@ def build(results_root: Path) -> dict:
         "mean_rank": {m: means.value.get(m) for m in models},
         "mean_rank_datasets": means.datasets,
         "n_ranked": {m: means.n_ranked.get(m, 0) for m in models},
+        "hallucination": hallucination(found.cells.values()),
         "problems": problems,
     }
 
@@ -105,6 +174,8 @@ def _cell_text(c: dict | None) -> str:
         text += f" +{c['others']}"
     if c.get("forced_language"):
         text += " [forced language]"
+    if c.get("longform"):
+        text += f" [session; {segmentation_text(c.get('segmentation'))}]"
     return text
 
 
@@ -151,10 +222,68 @@ def to_markdown(board: dict) -> str:
         )
     )
     notes += " " + _languages(board)
+    if any(c.get("longform") for row in board["cells"].values() for c in row.values()):
+        notes += " " + LONGFORM_NOTE
     text = notes + "\n\n" + markdown(rows, head, fmt=str)
+    if board.get("hallucination"):
+        text += "\n" + hallucination_markdown(board)
     if board.get("problems"):
         text += "\nNot shown (unreadable):\n" + "".join(f"- {_md(p)}\n" for p in board["problems"])
     return text
+
+
+LONGFORM_NOTE = (
+    "`[session; ...]`: a long-form dataset (recordings of minutes), TER over whole sessions "
+    "(each recording's hypothesis aligned with its whole reference), with how the recordings "
+    "reached the model: `whole` (the model's own long-form decoding) or the platform's "
+    "segmentation (`vad/silero`, `vad/webrtc`, `windows`; run.json `options.segmentation`)."
+)
+
+
+def _interval(ci: Any, scale: float = 1.0, fmt: str = "{:.1f}") -> str:
+    if not isinstance(ci, list | tuple) or len(ci) != 2 or None in ci:
+        return ""
+    return f" [{fmt.format(scale * ci[0])}, {fmt.format(scale * ci[1])}]"
+
+
+def hallucination_rows(board: dict) -> list[dict[str, str]]:
+    """One row per model and non-speech dataset, beside the model's long-form session TERs."""
+    rows = []
+    for m, by_ds in sorted(board.get("hallucination", {}).items()):
+        sessions = [
+            f"{_md(d)} {100 * c['ter']:.2f}"
+            for d, c in sorted(board["cells"].get(m, {}).items())
+            if c.get("longform") and c["ter"] is not None
+        ]
+        for d, f in sorted(by_ds.items()):
+            wpm, share = f.get("words_per_min"), f.get("share_with_output")
+            rows.append(
+                {
+                    "model": _md(m),
+                    "dataset": _md(d),
+                    "clips": str(f.get("clips")),
+                    "words/min [95 % CI]": "-"
+                    if wpm is None
+                    else f"{wpm:.1f}" + _interval(f.get("words_per_min_ci")),
+                    "clips with output [95 % CI]": "-"
+                    if share is None
+                    else f"{100 * share:.0f} %" + _interval(f.get("share_ci"), 100, "{:.0f}"),
+                    "session TER %": ", ".join(sessions) or "-",
+                }
+            )
+    return rows
+
+
+def hallucination_markdown(board: dict) -> str:
+    """The non-speech table: words a model writes on silence, noise and music."""
+    rows = hallucination_rows(board)
+    head = list(rows[0]) if rows else []
+    return (
+        "Hallucination on non-speech (reference-free datasets such as nonspeech_clips; "
+        "docs/LONGFORM.md): words per minute of non-speech and the share of clips with any "
+        "output, 95 % bootstrap intervals over clips; beside them the model's long-form "
+        "session TERs.\n\n" + markdown(rows, head, fmt=str)
+    )
 
 
 def to_csv(board: dict) -> str:

@@ -141,7 +141,7 @@ def test_ablation_reproduces_the_stored_counts(results_tree: Path) -> None:
     for a in abl.values():
         assert a.matches_stored, a.note
         stages = [x["stage"] for x in a.rows]
-        extra = ("+NONSPEECH", "+OPTIONAL", "+INVISIBLE", "+UNICODE")
+        extra = ("+NONSPEECH", "+OPTIONAL", "+INVISIBLE", "+UNICODE", "+ALTERNATION", "+FRAGMENT")
         assert [x for x in stages if not x.startswith(extra)] == [
             "raw",
             "+CASE",

@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "robustness": ("robustness", "Run models over a perturbation grid: WER, WERD, NWERD."),
     "fairness": ("fairness", "Per-group accuracy, robustness disparity, differential testing."),
     "report": ("report", "Static HTML report site (leaderboard to utterance) from stored results."),
+    "stream": ("stream", "Stream a dataset through a model in real time: latency metrics, CIs."),
 }
 ALIAS_FLAG = "--as-alias"  # `ops/X` scripts: `asrbench --as-alias "$0" X ARGS...`
 

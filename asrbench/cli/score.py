@@ -192,20 +192,16 @@ def score(
         "unicode_form": unicode_form,
         "bootstrap": bootstrap,
     }
-    if alternatives is not None:
-        options["alternatives"] = alternatives
-    if nonspeech_markers is not None:
-        options["nonspeech_markers"] = nonspeech_markers
-    if align != "minimal":  # the default: the options (and identity) as before
-        options["align"] = align
-    if unit is not None:  # absent: the language's default, and the options as before
-        options["unit"] = unit
-    if compounds is not None:  # absent: the language's default
-        options["compounds"] = compounds
-    if diacritics != "keep":  # the default: the options (and identity) as before
-        options["diacritics"] = diacritics
-    # sclite's input conventions (issue 25): passed only when not the default (identity)
+    # Options passed only when not their default, so the options (and identity) stay as before
+    # for the defaults: data files, the exact mode, the unit, compounds and diacritics (issue
+    # 24), sclite's input conventions (issue 25).
     for key, value, default in (
+        ("alternatives", alternatives, None),
+        ("nonspeech_markers", nonspeech_markers, None),
+        ("align", align, "minimal"),
+        ("unit", unit, None),
+        ("compounds", compounds, None),
+        ("diacritics", diacritics, "keep"),
         ("alternations", alternations, True),
         ("fragments", fragments, False),
         ("ignore_id_case", ignore_id_case, False),

@@ -29,7 +29,7 @@ from asrbench.results.layout import SEP
 from asrbench.results.records import RecordError, RunRecord
 from asrbench.results.summary import Summary
 
-ANALYSIS_TOPS = ("robustness", "fairness")  # analysis outputs under a results root, not models
+ANALYSIS_TOPS = ("robustness", "fairness", "streaming")  # analysis outputs under a results root, not models
 
 
 class CellReadError(RecordError):

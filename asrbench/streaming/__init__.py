@@ -1,0 +1,12 @@
+"""Streaming and latency (issue 27): a program fed audio in real time, and what it emits when.
+
+framing.py   the wire format of the streaming contract (models/README.md): framed PCM in,
+             JSON-line events out
+program.py   starting a card's `streaming:` program: in its Docker image (`docker run -i`,
+             no network) or with the local runner's virtualenv
+feed.py      the paced feed: chunks sent on an absolute-deadline clock, every event recorded
+             with wall-clock and audio-clock times, the pacing's own accuracy measured
+metrics.py   pure functions: latencies, stability, cursor lag, RTF, pooled with CIs
+record.py    `stream.json` (`asrbench-stream-v1`), the cell's streaming record
+run.py       one streaming cell: feed, score the finals, write results/streaming/...
+"""

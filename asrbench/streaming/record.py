@@ -1,0 +1,75 @@
+"""`stream.json`: the streaming record of a cell (format `asrbench-stream-v1`).
+
+Beside it in the cell: `summary.json` (the finals scored as any hypotheses are, producer
+`stream`, the same keys as every summary) and `events.jsonl` (every event of every utterance
+with its clocks, one utterance a line). docs/STREAMING.md documents the fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from asrbench.results.records import RecordError, check_format, read_record, write_record
+
+FORMAT = "asrbench-stream-v1"
+
+
+@dataclass(frozen=True)
+class StreamRecord:
+    """How a model streamed a dataset: the feed's settings, its accuracy, the metrics."""
+
+    model: str
+    model_identity: str
+    runner: str
+    dataset: str
+    dataset_hash: str
+    result_key: str  # the summary.json's result key (the finals' identity)
+    chunk_ms: int
+    speed: float
+    n_utts: int
+    n_failed: int
+    pooled: dict[str, Any]  # metrics.pooled
+    pacing: dict[str, Any]  # metrics.pacing
+    overhead_s: dict[str, Any]  # metrics.overhead
+    utterances: list[dict[str, Any]]  # metrics.per_utterance rows
+    notes: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "model": self.model,
+            "model_identity": self.model_identity,
+            "runner": self.runner,
+            "dataset": self.dataset,
+            "dataset_hash": self.dataset_hash,
+            "result_key": self.result_key,
+            "chunk_ms": self.chunk_ms,
+            "speed": self.speed,
+            "n_utts": self.n_utts,
+            "n_failed": self.n_failed,
+            "pooled": self.pooled,
+            "pacing": self.pacing,
+            "overhead_s": self.overhead_s,
+            "utterances": self.utterances,
+            "notes": self.notes,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "stream.json") -> StreamRecord:
+        check_format(d, where, FORMAT, "rerun ops/stream")
+        try:
+            return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+        except (KeyError, TypeError) as exc:
+            raise RecordError(
+                f"{where}: malformed stream record ({exc}); rerun ops/stream"
+            ) from None
+
+
+def write_stream(path: Path, record: StreamRecord) -> None:
+    write_record(path, record)
+
+
+def read_stream(path: Path) -> StreamRecord:
+    return read_record(Path(path), StreamRecord.from_dict)

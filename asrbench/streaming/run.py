@@ -1,0 +1,298 @@
+"""One streaming cell: feed a model's streaming program a dataset, score the finals, store.
+
+    results/streaming/<model>/<dataset>~<chunk>ms-x<speed>/            every utterance
+    results/streaming/<model>/<dataset>~<chunk>ms-x<speed>-sample-<n>-<key>/   --max-utts
+
+under the results root's `streaming/` folder, not beside the batch cells: the stored-cell
+reader (`asrbench/results/store.py`) reads `<root>/<model>/<dataset>` folders, and a stream
+cell is another kind of result (latency under a paced feed, not a batch run). Its summary.json
+has producer `stream`; stream.json is `asrbench-stream-v1`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+import wave
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from asrbench.dataset import Dataset, Utterance
+from asrbench.errors import InputError
+from asrbench.fsio import atomic_write_text, replace_dir, stage_dir
+from asrbench.identity import bytes_sha256, digest, short
+from asrbench.ids import check_id, inside
+from asrbench.modelcard import Model
+from asrbench.results.summary import Selection, Summary, new_summary, write_summary
+from asrbench.runners.base import RunnerError, log_tail
+from asrbench.streaming import feed, metrics, program
+from asrbench.streaming.record import StreamRecord, write_stream
+
+STREAM_TOP = "streaming"  # the folder of stream cells under a results root
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """What the run was asked for."""
+
+    runner: str = "docker"
+    chunk_ms: int = 100
+    speed: float = 1.0
+    max_utts: int | None = None
+    seed: int = 0
+    results_root: Path | None = None
+    reps: int = 1000
+
+
+@dataclass(frozen=True)
+class StreamResult:
+    folder: Path
+    summary: Summary
+    record: StreamRecord
+
+
+def check_spec(spec: StreamSpec) -> None:
+    if not 10 <= spec.chunk_ms <= 10_000:
+        raise InputError(f"--chunk-ms {spec.chunk_ms}: give 10 to 10000 milliseconds")
+    if not 0.1 <= spec.speed <= 100:
+        raise InputError(f"--speed {spec.speed}: give 0.1 to 100 (times real time)")
+    if spec.runner not in program.RUNNERS:
+        raise InputError(f"--runner {spec.runner!r}: choose one of {', '.join(program.RUNNERS)}")
+    if spec.max_utts is not None and spec.max_utts < 1:
+        raise InputError(f"--max-utts {spec.max_utts}: give at least 1")
+
+
+def select(ds: Dataset, max_utts: int | None, seed: int) -> list[Utterance]:
+    """Every utterance, or a seeded sample of `max_utts` in dataset order."""
+    if max_utts is None or max_utts >= len(ds.utterances):
+        return list(ds.utterances)
+    keep = set(random.Random(seed).sample(range(len(ds.utterances)), max_utts))
+    return [u for i, u in enumerate(ds.utterances) if i in keep]
+
+
+def read_pcm(ds: Dataset, utt: Utterance, rate: int, check_only: bool = False) -> bytes:
+    """The utterance's 16-bit mono PCM at `rate` (with `check_only`, b"" once the header says
+    so: every file is checked before the feed starts, read only when fed); InputError naming
+    the file otherwise."""
+    path = ds.audio_path(utt)
+    try:
+        with wave.open(str(path), "rb") as w:
+            shape = (w.getframerate(), w.getnchannels(), w.getsampwidth())
+            if shape == (rate, 1, 2):
+                return b"" if check_only else w.readframes(w.getnframes())
+    except (OSError, wave.Error, EOFError) as exc:
+        raise InputError(f"{path}: cannot read as WAV ({exc})") from None
+    raise InputError(
+        f"{path} (utterance {utt.id}): {shape[0]} Hz, {shape[1]} channel(s), {8 * shape[2]}-bit; "
+        f"streaming feeds {rate} Hz mono 16-bit as stored (no resampling yet): use a dataset "
+        "at the card's rate"
+    )
+
+
+def cell_dir(root: Path, model: str, dataset: str, spec: StreamSpec, sel: Selection) -> Path:
+    check_id(model, "model ID", "fix the model's model.yaml `id:`")
+    check_id(dataset, "dataset ID", "fix `id:` in the dataset's dataset.yaml")
+    speed = f"{spec.speed:g}".replace(".", "p")
+    name = f"{dataset}~{spec.chunk_ms}ms-x{speed}"
+    if sel.is_sample:
+        name += f"-sample-{sel.n_utts}-{short(sel.ids_sha256, 12)}"
+    return inside(root, root / STREAM_TOP / model / name, "stream cell folder")
+
+
+def stream_cell(
+    model: Model,
+    ds: Dataset,
+    spec: StreamSpec,
+    progress: Callable[[feed.FedUtterance], None] | None = None,
+) -> StreamResult:
+    """Feed, score, store one streaming cell; returns where it went and what it holds."""
+    from asrbench.settings import settings
+
+    check_spec(spec)
+    program.streaming_program(model)  # before any work: the card must name one
+    utts = select(ds, spec.max_utts, spec.seed)
+    rate = model.card.sample_rate
+    for u in utts:
+        read_pcm(ds, u, rate, check_only=True)
+    root = Path(spec.results_root or settings().results)
+    sel = Selection.of([u.id for u in utts], len(ds.utterances), spec.max_utts, spec.seed)
+    target = cell_dir(root, model.id, ds.id, spec, sel)
+    stage = stage_dir(target)
+    log_path = stage / "stream.log"
+    with open(log_path, "ab") as log:
+        started = program.start(model, spec.runner, log)
+        try:
+            audio = ((u.id, read_pcm(ds, u, rate)) for u in utts)
+            fed = _feed(started, audio, feed.Pace(rate, spec.chunk_ms, spec.speed), progress)
+        finally:
+            started.stop()
+    if fed is None:
+        raise RunnerError(
+            f"model {model.id}: its streaming program stopped before it was ready; "
+            f"its log, tail:\n{log_tail(log_path)}"
+        )
+    summary, record = _score(model, ds, fed, spec, sel, started)
+    write_stream(stage / "stream.json", record)
+    atomic_write_text(
+        stage / "events.jsonl", "".join(json.dumps(f.to_dict(), sort_keys=True) + "\n" for f in fed)
+    )
+    write_summary(stage / "summary.json", summary)
+    replace_dir(stage, target)
+    return StreamResult(target, summary, record)
+
+
+def _feed(
+    started: program.Started,
+    audio: Iterable[tuple[str, bytes]],
+    pace: feed.Pace,
+    progress: Callable[[feed.FedUtterance], None] | None,
+) -> list[feed.FedUtterance] | None:
+    """Every utterance fed once the program is ready; None when it never got ready."""
+    reader = feed.Reader(started.proc.stdout).start()  # type: ignore[arg-type]
+    try:
+        feed.wait_ready(reader)
+    except feed.StreamError as exc:
+        print(f"{started.runner}: {exc}", file=sys.stderr)
+        return None
+    stdin = started.proc.stdin
+    return feed.feed_all(stdin, reader, audio, pace, progress)  # type: ignore[arg-type]
+
+
+def _score(
+    model: Model,
+    ds: Dataset,
+    fed: list[feed.FedUtterance],
+    spec: StreamSpec,
+    sel: Selection,
+    started: program.Started,
+) -> tuple[Summary, StreamRecord]:
+    from asrbench.scorers import get_scorer, scorer_identity
+
+    scorer = get_scorer(ds.language)
+    finals = {f.uid: f.final.text for f in fed if f.final is not None and not f.failed}
+    t = time.monotonic()
+    fed_ids = {f.uid for f in fed}
+    result = scorer.score({u.id: u.text for u in ds.utterances if u.id in fed_ids}, finals)
+    score_s = time.monotonic() - t
+    ds_hash = ds.content_hash()
+    # the "hyps" kind: what ran, on what, how it was fed; the finals' own digest is part of
+    # the runtime, as a paced run's text may depend on timing (a program reading its clock)
+    finals_sha = bytes_sha256(json.dumps(sorted(finals.items())).encode("utf-8"))
+    hyps = "sha256:" + digest(
+        "hyps",
+        model=started.identity,
+        dataset=ds_hash,
+        runtime={"stream": {"chunk_ms": spec.chunk_ms, "speed": spec.speed}, "finals": finals_sha},
+    )
+    failed = [{"id": f.uid, "reason": f.failed} for f in fed if f.failed]
+    summary = new_summary(
+        "stream",
+        result.metrics,
+        sel,
+        scorer_identity(scorer).to_dict(),
+        hyps=hyps,
+        data=ds_hash,
+        model=model.id,
+        model_identity=started.identity,
+        runner=started.runner,
+        dataset=ds.id,
+        dataset_hash=ds_hash,
+        hyps_key=hyps,
+        failed=failed,
+        timing={"audio_s": sum(f.audio_s for f in fed), "score_s": score_s},
+    )
+    rows = [metrics.per_utterance(f, spec.speed) for f in fed]
+    record = StreamRecord(
+        model=model.id,
+        model_identity=started.identity,
+        runner=started.runner,
+        dataset=ds.id,
+        dataset_hash=ds_hash,
+        result_key=summary.result_key,
+        chunk_ms=spec.chunk_ms,
+        speed=spec.speed,
+        n_utts=len(fed),
+        n_failed=len(failed),
+        pooled=metrics.pooled(rows, spec.reps, spec.seed),
+        pacing=metrics.pacing([f for f in fed if not f.failed]),
+        overhead_s=metrics.overhead(fed),
+        utterances=rows,
+        notes=_notes(),
+    )
+    return summary, record
+
+
+def _notes() -> list[str]:
+    return [
+        "end of speech = end of the audio fed (the dataset has no reference word times)",
+        "cursor lag and per-word emission latency need word times: not measured here",
+    ]
+
+
+def describe(res: StreamResult) -> str:
+    """The cell's figures as text: TER and the latency metrics with their intervals."""
+    rec, m = res.record, res.summary.metrics
+    lines = [
+        f"{rec.model} on {rec.dataset}: {rec.n_utts} utterance(s), chunk {rec.chunk_ms} ms, "
+        f"{rec.speed:g}x real time, runner {rec.runner}, {rec.n_failed} failed"
+    ]
+    if m is not None:
+        ci = m.ter_ci
+        lines.append(
+            f"  final {m.name}: {_pct(m.ter)}"
+            + (f"  [{_pct(ci.low)}, {_pct(ci.high)}]" if ci else "")
+        )
+    p = rec.pooled
+    for key, label in (
+        ("first_partial_s", "first partial (s)"),
+        ("eos_final_s", "end of speech -> final (s)"),
+        ("rtf", "RTF under pacing"),
+    ):
+        lines.append(f"  {label}: {_mean(p[key])}")
+    s = p["stability_revised"]
+    lines.append(
+        f"  revised interim words: {_pct(s['value'])} of {s['den']}" + _ci(s["ci"], pct=True)
+    )
+    late, ov = rec.pacing["lateness_s"], rec.overhead_s
+    lines.append(
+        f"  pacing: send lateness mean {_ms(late['mean'])}, p99 {_ms(late['p99'])}, "
+        f"max {_ms(late['max'])}; {rec.pacing['deadline_misses']} of {late['n']} sends later "
+        f"than {_ms(rec.pacing['miss_threshold_s'])}"
+    )
+    lines.append(
+        f"  overhead per event: mean {_ms(ov['mean'])}, p99 {_ms(ov['p99'])}, "
+        f"max {_ms(ov['max'])} ({ov['n']} events)"
+    )
+    lines.append(f"  stored in {res.folder}")
+    return "\n".join(lines)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _ms(x: float | None) -> str:
+    return "n/a" if x is None else f"{1000 * x:.2f} ms"
+
+
+def _ci(ci: dict[str, Any] | None, pct: bool = False) -> str:
+    if not ci or ci["low"] is None:
+        return ""
+    f = _pct if pct else (lambda v: f"{v:.3f}")
+    return f"  [{f(ci['low'])}, {f(ci['high'])}]"
+
+
+def _mean(d: dict[str, Any]) -> str:
+    if d["mean"] is None:
+        return f"n/a ({d['undefined']} undefined)"
+    extra = f", {d['undefined']} undefined" if d["undefined"] else ""
+    return f"{d['mean']:.3f}{_ci(d['ci'])} (n={d['n']}{extra})"
+
+
+def print_progress(fed: feed.FedUtterance) -> None:
+    what = f"failed: {fed.failed}" if fed.failed else (fed.final.text if fed.final else "")
+    print(f"  {fed.uid}: {what}", file=sys.stderr)

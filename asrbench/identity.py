@@ -58,6 +58,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "zoo-version": ("entry_kind", "id", "meta", "image", "files"),
     # one result cell: the hypotheses, the utterances scored and the scorer
     "result": ("hyps", "dataset", "selection", "scorer"),
+    # a long-form dataset cut into pieces: the parent's content, the rate, the segmentation
+    # (method, parameters, detector) and which recordings were cut or kept whole
+    "segment-pieces": ("dataset", "rate", "segmentation", "cut", "whole"),
     # the folder of a sample result: what was sampled, and how it is scored, but not which
     # model ran, so several models' samples of one selection share a key and are compared
     "sample-cell": ("dataset", "selection", "scorer_options"),

@@ -150,6 +150,8 @@ class ModelCard(BaseModel):
     image: ImageSpec = Field(default_factory=ImageSpec)
     settings: dict[EnvName, Scalar] = Field(default_factory=dict)
     api: ApiPolicy | None = None
+    # the streaming program (models/README.md, "Streaming contract"), beside the batch one
+    streaming: Program | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -346,6 +348,14 @@ def load_model(folder: str | Path) -> Model:
     return model
 
 
+def _missing_program(card: ModelCard, files: set[str]) -> tuple[str, str] | None:
+    """(field, file) of the card's first program (batch, then streaming) not among `files`."""
+    for name, program in (("program", card.program), ("streaming", card.streaming)):
+        if program is not None and program not in files:
+            return name, program
+    return None
+
+
 def _check_folder(model: Model) -> None:
     """What the schema cannot see: the card against the files around it."""
     card, root, image = model.card, model.root, model.card.image
@@ -366,8 +376,9 @@ def _check_folder(model: Model) -> None:
         if not (model.common / name).is_file():
             raise bad("image.shared", f"{name} not found in {model.common}")
     files = set(own) | set(image.shared)
-    if card.program not in files:
-        raise bad("program", f"{card.program} is neither in {root} nor among image.shared")
+    missing = _missing_program(card, files)
+    if missing:
+        raise bad(missing[0], f"{missing[1]} is neither in {root} nor among image.shared")
     if image.prepare and image.prepare[0] not in files:
         raise bad(
             "image.prepare", f"{image.prepare[0]} is neither in {root} nor among image.shared"

@@ -58,6 +58,10 @@ BASE = {
     "shards": [["u1"]],
     "round": 0,
     "scorer_options": {},
+    "rate": 16000,
+    "segmentation": {"method": "vad"},
+    "cut": ["r1"],
+    "whole": [],
 }
 
 

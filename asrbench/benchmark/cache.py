@@ -5,6 +5,7 @@ Layout of one entry, `<cache>/hyps/<key>/`:
     key.json        the key's inputs (model identity, dataset hash, runtime options)
     hyp.tsv         merged, complete `ID<TAB>TEXT` lines, sorted by ID
     timing.tsv      `ID<TAB>PROCESSING_S<TAB>AUDIO_S`
+    hyp.timed.jsonl the programs' optional timed output (timed.py), for transcribed IDs
     failed.tsv      `ID<TAB>REASON`
     attempts/<A>/shard-<k>/   work dirs of a run in progress (wav.lst, out/, run.log)
     .lock           held (flock) by the job using this entry
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from asrbench.benchmark.output import Records, given_ids, read_output
+from asrbench.benchmark.timed import TIMED_FILE, write_timed
 from asrbench.fsio import atomic_write_bytes, atomic_write_json, atomic_write_text
 from asrbench.identity import digest, short
 from asrbench.secrets import Redactor
@@ -82,6 +84,8 @@ class HypCache:
         if rec.cost or (self.root / "cost.tsv").exists():
             atomic_write_text(self.root / "cost.tsv", text(rec.cost))
         atomic_write_text(self.root / "failed.tsv", text(rec.failed))
+        if rec.timed or (self.root / TIMED_FILE).exists():
+            write_timed(self.root / TIMED_FILE, rec.timed)
         # hyp.tsv last: a reader that sees it sees the other two as well.
         atomic_write_text(self.root / "hyp.tsv", text(rec.hyp))
 
@@ -112,7 +116,11 @@ class HypCache:
             if red:  # failure reasons are messages (redacted); hypotheses are transcripts,
                 # kept as written and scored as written (a hit is flagged in the cell instead)
                 out = Records(
-                    out.hyp, out.timing, {k: red.redact(v) for k, v in out.failed.items()}, out.cost
+                    out.hyp,
+                    out.timing,
+                    {k: red.redact(v) for k, v in out.failed.items()},
+                    out.cost,
+                    out.timed,
                 )
             problems += [red.redact(f"{shard.parent.name}/{shard.name}: {p}") for p in found]
             before = (len(rec.hyp), dict(rec.failed))

@@ -17,6 +17,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from asrbench.benchmark.timed import TIMED_FILE, read_timed
+
 FILES = ("hyp.tsv", "timing.tsv", "failed.tsv", "cost.tsv")
 VALUES = ("timing.tsv", "cost.tsv")  # numbers, not texts: tabs kept
 
@@ -29,6 +31,8 @@ class Records:
     timing: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     cost: dict[str, str] = field(default_factory=dict)  # estimated USD (API models only)
+    # optional timed output (timed.py): {"id", "segments", "words"}, times of the audio given
+    timed: dict[str, dict] = field(default_factory=dict)
 
     def done(self) -> set[str]:
         """Utterances with an outcome (transcribed or failed)."""
@@ -49,6 +53,8 @@ class Records:
                     self.timing[uid] = other.timing[uid]
                 if uid in other.cost:
                     self.cost[uid] = other.cost[uid]
+                if uid in other.timed:
+                    self.timed[uid] = other.timed[uid]
                 new += 1
         for uid, why in other.failed.items():
             if uid not in self.hyp:
@@ -113,6 +119,9 @@ def read_output(folder: Path, given: Collection[str] | None = None) -> tuple[Rec
             table[uid] = value
         tables[name] = table
     rec = Records(tables["hyp.tsv"], tables["timing.tsv"], tables["failed.tsv"], tables["cost.tsv"])
+    timed, found = read_timed(Path(folder) / TIMED_FILE, given)
+    problems += found
+    rec.timed = {uid: t for uid, t in timed.items() if uid in rec.hyp}
     both = set(rec.hyp) & set(rec.failed)
     for uid in sorted(both):
         problems.append(f"ID {uid!r} is both in hyp.tsv and failed.tsv; it counts as failed")
@@ -121,6 +130,7 @@ def read_output(folder: Path, given: Collection[str] | None = None) -> tuple[Rec
         rec.hyp.pop(uid, None)
         rec.timing.pop(uid, None)
         rec.cost.pop(uid, None)
+        rec.timed.pop(uid, None)
         rec.failed[uid] = "contract error: " + (
             f"transcribed and failed ({reason})" if reason else "written twice with different texts"
         )

@@ -31,6 +31,8 @@ from asrbench.runners import RunOptions
 T = TypeVar("T")
 
 # A portable environment variable name (POSIX): what every runner passes on unchanged.
+SEGMENT_MODES = ("auto", "none", "vad", "windows")  # see asrbench/benchmark/pieces.py
+
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -98,6 +100,10 @@ class JobSpec:
     progress: bool = True
     progress_every_s: float = 10.0
     command: tuple[str, ...] | None = None  # None: sys.argv
+    # long recordings (docs/BENCHMARK.md, "Long recordings"): auto | none | vad | windows,
+    # and the segmenter's parameters over the card's limit
+    segment: str = "auto"
+    segment_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1:
@@ -106,6 +112,9 @@ class JobSpec:
         _check_seconds(self.timeout_s, "timeout_s")
         object.__setattr__(self, "env", check_env(self.env, "env"))
         object.__setattr__(self, "scorer_options", _frozen(self.scorer_options))
+        object.__setattr__(self, "segment_options", _frozen(self.segment_options))
+        if self.segment not in SEGMENT_MODES:
+            raise InputError(f"--segment {self.segment!r}: give one of {', '.join(SEGMENT_MODES)}")
         if self.gpus is not None:
             object.__setattr__(self, "gpus", str(self.gpus))
         for name in ("results_root", "cache_root"):
@@ -151,6 +160,8 @@ class JobSpec:
             force_language=force_language,
             progress=progress,
             command=tuple(command) if command is not None else None,
+            segment=_first(flags.segment, file.segment, d.segment),
+            segment_options={**file.segment_opt, **flags.segment_opt},
         )
 
 
@@ -181,10 +192,13 @@ class RequestOptions:
     gpus: str | None = None
     scorer: Mapping[str, Any] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
+    segment: str | None = None
+    segment_opt: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scorer", _frozen(self.scorer))
         object.__setattr__(self, "env", _frozen(self.env))
+        object.__setattr__(self, "segment_opt", _frozen(self.segment_opt))
 
     @classmethod
     def from_file(cls, raw: object, path: Path) -> RequestOptions:
@@ -272,6 +286,23 @@ def _env(value: object) -> Mapping[str, str]:
     return check_env(value, "env")
 
 
+def _segment(value: object) -> str:
+    if value not in SEGMENT_MODES:
+        raise ValueError(f"{value!r}: give one of {', '.join(SEGMENT_MODES)}")
+    return str(value)
+
+
+def _segment_opt(value: object) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"{value!r}: give the segmenter's parameters as a mapping, e.g. {{threshold: 0.4}}"
+        )
+    for k, v in value.items():
+        if not isinstance(k, str) or not isinstance(v, (bool, int, float, str)):
+            raise ValueError(f"{k}: {v!r}: give true/false, a number or a text")
+    return value
+
+
 _READERS: dict[str, Callable[[Any], Any]] = {
     "runner": _text,
     "results": lambda v: Path(_text(v)),
@@ -286,6 +317,8 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "gpus": _gpus,
     "scorer": _scorer,
     "env": _env,
+    "segment": _segment,
+    "segment_opt": _segment_opt,
 }
 
 

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal, overload
 
@@ -27,10 +27,19 @@ from asrbench.benchmark.cell import check_writable, cost_stats, timing_stats, wr
 from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.language import LanguagePlan, plan_language
 from asrbench.benchmark.output import Records
+from asrbench.benchmark.pieces import (
+    Plan,
+    SegmentRequest,
+    build_pieces,
+    plan_segmentation,
+    provenance,
+    reassemble,
+)
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
 from asrbench.benchmark.request import JobSpec
 from asrbench.benchmark.shard import sample_utterances, split_shards
+from asrbench.benchmark.timed import TIMED_FILE, write_timed
 from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import AsrbenchError, InputError, InternalError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
@@ -137,6 +146,8 @@ def run_benchmark(
         prep = _prepare(model, dataset, spec, executor.runs_here)
     ran = _run_prepared(prep, executor)
     with _DRIVER:
+        if prep.pieces:
+            prep, ran = _whole_recordings(prep, ran)
         return _finish(prep, ran, executor, t_start, started)
 
 
@@ -321,6 +332,30 @@ class _Prepared:
     key: str
     key_inputs: dict
     cache: HypCache
+    pieces: _Pieces | None = None  # segmented: the model runs on pieces of the recordings
+    segmentation: dict | None = None  # run.json's options.segmentation, once reassembled
+
+
+@dataclass(frozen=True)
+class _Pieces:
+    """A segmented cell: the pieces dataset the model runs on, and the recordings it scores."""
+
+    plan: Plan
+    dataset: Dataset
+    parent: Dataset
+    recordings: list[Utterance]
+    parent_hash: str
+    segment_s: float  # VAD (or window layout) and cutting, when the pieces were built
+
+
+def _segmented(
+    mdl: Model, ds: Dataset, selection: list[Utterance], plan: Plan | None, ds_hash: str
+) -> _Pieces | None:
+    """The pieces to run when the run's segmentation cuts a recording (pieces.py), else None."""
+    if plan is None:
+        return None
+    pieces = build_pieces(ds, ds_hash, plan, mdl.card.sample_rate)
+    return _Pieces(plan, pieces, ds, selection, ds_hash, 0.0)
 
 
 def check_secrets(mdl: Model, spec: JobSpec) -> None:
@@ -362,6 +397,9 @@ def _prepare(
     # A bad scorer option fails before any model runs; a reference-free dataset is not scored.
     # The scorer gets the dataset's tag as written (`fr-CA`, `zh-Hans`).
     scorer = None if ds.reference_free else get_scorer(ds.language, dict(spec.scorer_options))
+    # Segmentation is decided (and its options checked) before any image is built.
+    segment = SegmentRequest(spec.segment, spec.segment_options)
+    plan = plan_segmentation(ds, selection, mdl.card.max_input_s, segment)
     run = _runner(spec.runner)
     t_prep = time.monotonic()
     # Shards elsewhere: the local runner's identity is a digest of the model's source and
@@ -384,7 +422,17 @@ def _prepare(
     runtime = {"env": dict(sorted(opts.env.items())), "gpus": opts.gpus or None}
     t_hash = time.monotonic()
     ds_hash = ds.content_hash()
-    hash_s = time.monotonic() - t_hash
+    t_seg = time.monotonic()
+    pieces = _segmented(mdl, ds, selection, plan, ds_hash)
+    segment_s = time.monotonic() - t_seg
+    if pieces:  # the model runs on the pieces: their dataset, their cache entry
+        pieces = replace(pieces, segment_s=segment_s)
+        ds, selection, ds_hash = (
+            pieces.dataset,
+            pieces.dataset.utterances,
+            pieces.dataset.content_hash(),
+        )
+    hash_s = time.monotonic() - t_hash - segment_s
     key, key_inputs = cache_key(identity, ds_hash, runtime)
     cache = HypCache(cache_root, key, key_inputs)
     return _Prepared(
@@ -406,6 +454,7 @@ def _prepare(
         key,
         key_inputs,
         cache,
+        pieces,
     )
 
 
@@ -419,6 +468,7 @@ class _Ran:
     problems: list[str]
     todo: list[Utterance]  # the utterances this run had to do (none: a cache hit)
     run_s: float
+    timed: dict[str, dict] | None = None  # segmented: each recording's timed hypothesis
 
     @property
     def cache_hit(self) -> bool:
@@ -471,6 +521,36 @@ def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
                     f"continue.\n{detail or '(no shard reported an error)'}"
                 )
     return _Ran(rec, logs, shard_info, problems, todo, run_s)
+
+
+def _whole_recordings(p: _Prepared, ran: _Ran) -> tuple[_Prepared, _Ran]:
+    """A segmented cell as the recordings' cell: pieces joined per recording (a recording with
+    a failed piece is failed), keyed by the parent dataset and the segmentation."""
+    pc = p.pieces
+    assert pc is not None
+    done = reassemble(pc.dataset, pc.plan, pc.recordings, ran.rec)
+    runtime = {**p.key_inputs["runtime"], "segmentation": pc.plan.identity()}
+    key, inputs = cache_key(p.identity, pc.parent_hash, runtime)
+    seg = provenance(pc.plan, pc.dataset, p.ds_hash, p.key)
+    whole = replace(
+        p,
+        ds=pc.parent,
+        selection=pc.recordings,
+        ds_hash=pc.parent_hash,
+        key=key,
+        key_inputs=inputs,
+        segmentation=seg,
+    )
+    return whole, replace(ran, rec=done.records, timed=done.timed)
+
+
+def _cell_timed(ran: _Ran, selection: Sequence[Utterance]) -> dict[str, dict]:
+    """The cell's timed hypotheses: a segmented cell's (pieces or the model's times, shifted),
+    else the model's own timed output where it wrote any (`source: model`)."""
+    if ran.timed is not None:
+        return ran.timed
+    ids = {u.id for u in selection}
+    return {k: {**t, "source": "model"} for k, t in ran.rec.timed.items() if k in ids}
 
 
 def _hallucination(ds: Dataset, selection: list[Utterance], rec: Records) -> dict | None:
@@ -556,6 +636,9 @@ def _finish(
     t_write = time.monotonic()
     with disk_full_is_one_line(staging):  # logs and reports are written outside fsio
         write_cell_files(staging, selection, rec, result, summary, ran.logs, secret_hits)
+        timed = _cell_timed(ran, selection)
+        if timed:
+            write_timed(staging / TIMED_FILE, timed)
     write_s = time.monotonic() - t_write
     wall = time.monotonic() - t_start
     write_record(
@@ -591,6 +674,7 @@ def _finish(
                 "utt_timeout_s": spec.utt_timeout_s,
                 "run": _plain(asdict(p.opts)),
                 "scorer": scorer_options or {},
+                **({"segmentation": p.segmentation} if p.segmentation else {}),
             },
             cache={
                 "key": key,
@@ -609,6 +693,7 @@ def _finish(
                 "wall_s": round(wall, 3),
                 "prepare_s": round(p.prepare_s, 3),
                 "dataset_hash_s": round(p.hash_s, 3),
+                **({"segment_s": round(p.pieces.segment_s, 3)} if p.pieces else {}),
                 "run_s": round(ran.run_s, 3),
                 "score_s": round(score_s, 3),
                 "write_s": round(write_s, 3),

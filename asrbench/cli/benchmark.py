@@ -86,6 +86,19 @@ def benchmark(
         "otherwise); the program runs in its default language and the result is marked "
         "forced_language",
     ),
+    segment: str = typer.Option(
+        None,
+        "--segment",
+        help="long recordings: auto (default: on a long-form dataset, VAD for recordings "
+        "longer than the card's max_input_s, else the model's own decoding), none, vad or "
+        "windows (cut every recording); recorded in run.json and the cell's key",
+    ),
+    segment_opt: list[str] = typer.Option(
+        None,
+        "--segment-opt",
+        help="segmenter parameter KEY=VALUE over the card's limit, e.g. threshold=0.4, "
+        "max_segment_s=20, method=webrtc, window_s=20, overlap_s=4 (repeatable)",
+    ),
     executor: str = ExecutorOpt,
     address: str = AddressOpt,
     zoo_remote: str = ZooRemoteOpt,
@@ -116,6 +129,10 @@ def benchmark(
         gpus=gpus,
         scorer={k: typed_value(v) for k, v in parse_pairs(score_opt, "--score-opt").items()},
         env=check_env(parse_pairs(env, "--env"), "--env"),
+        segment=segment,
+        segment_opt={
+            k: typed_value(v) for k, v in parse_pairs(segment_opt, "--segment-opt").items()
+        },
     )
     spec = JobSpec.build(
         req.options,

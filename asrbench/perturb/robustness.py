@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from asrbench.errors import InputError
-from asrbench.perturb import metrics
+from asrbench.perturb import attack_table, metrics
+from asrbench.perturb.attack_table import is_attack
 from asrbench.perturb.quality import METRICS
 from asrbench.perturb.spec import parse_spec
 from asrbench.results.records import RobustnessRecord
@@ -80,13 +81,12 @@ def tabulate(
         step = parse_spec(r["condition"])
         r["perturbation"] = "+".join(s.name for s in step)
         r["severity"] = step[0].severity if len(step) == 1 else None
+        if is_attack(r["condition"]):  # WERD only, as SRB: audio made against one model
+            r |= {"difficulty": None, "nwerd": None, "attack": True}
     curves = metrics.severity_curves(rows)
     return {
         "rows": rows,
-        "summary": [
-            {"model": m, "mean_werd": metrics.mean_werd([r for r in rows if r["model"] == m])}
-            for m in models
-        ],
+        "summary": [_summary(m, [r for r in rows if r["model"] == m]) for m in models],
         "aurora_average_accuracy": {m: _aurora(wers[m], conditions) for m in models},
         # as JSON holds them: (severity, WER) pairs are lists
         "severity_curves": {
@@ -94,6 +94,14 @@ def tabulate(
             for m, fams in curves.items()
         },
     }
+
+
+def _summary(model: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A model's mean WERD over the non-attack conditions, and (when the grid has attacks)
+    over the attack conditions apart: one attack must not swamp the robustness number."""
+    out = {"model": model, "mean_werd": metrics.mean_werd([r for r in rows if not r.get("attack")])}
+    attacked = [r for r in rows if r.get("attack")]
+    return out | ({"mean_werd_attack": metrics.mean_werd(attacked)} if attacked else {})
 
 
 def _aurora(wers: dict[str, float], conditions: list[str]) -> dict:
@@ -242,6 +250,8 @@ def to_markdown(record: RobustnessRecord) -> str:
             + "\nBetween languages (WERD of a minus WERD of b):\n\n"
             + metrics.markdown_table(record.language_disparity, DISPARITY_COLUMNS)
         )
+    if record.attacks:
+        md += "\n" + attack_table.to_markdown(record.attacks)
     if record.warnings:
         md += "\nWarnings:\n\n" + "".join(f"- {w}\n" for w in record.warnings)
     return md

@@ -1,4 +1,4 @@
-"""Read what is stored under a results root: cells, robustness and fairness outputs.
+"""Read what is stored under a results root: cells, robustness, fairness and streaming outputs.
 
 Nothing is rerun. Every file that cannot be used (truncated JSON, a missing run.json, a summary
 of an older schema, an unknown format) becomes one problem line naming the file and what to do,
@@ -11,7 +11,7 @@ the one reader `ops/leaderboard` uses too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +42,7 @@ class Results:
     robustness: list[tuple[Path, RobustnessRecord]]
     fairness: list[tuple[Path, FairnessRecord]]
     problems: list[str]
+    streaming: list[tuple[Path, Any]] = field(default_factory=list)  # (stream.json, StreamRecord)
 
     def cell(self, model: str, dataset: str) -> Cell | None:
         return self.cells.get((model, dataset))
@@ -83,8 +84,25 @@ def collect(
         )
         if matches(str(rec.dataset.get("id")), datasets) and _any_model(rec.models, models)
     ]
+    from asrbench.streaming.record import StreamRecord
+
+    streaming = [
+        (path, rec)
+        for path, rec in _read_analyses(
+            root / "streaming", "stream.json", StreamRecord.from_dict, problems
+        )
+        if matches(rec.dataset, datasets) and _any_model([rec.model], models)
+    ]
     return Results(
-        root, dict(found.cells), model_ids, dataset_ids, missing, robustness, fairness, problems
+        root,
+        dict(found.cells),
+        model_ids,
+        dataset_ids,
+        missing,
+        robustness,
+        fairness,
+        problems,
+        streaming,
     )
 
 

@@ -7,15 +7,18 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from asrbench.report import charts, longform
+from asrbench.report import charts, longform, streaming
 from asrbench.report.ablation import ablate_dataset, ladder
 from asrbench.report.audio import DatasetAudio, data_uri, dataset_audio
 from asrbench.report.cellview import breakdown, error_tables, utterance_rows
 from asrbench.report.collect import Cell
+from asrbench.report.robustness import match_cells
 from asrbench.report.robustness import view as robustness_view
 from asrbench.report.site import Site, _cell_numbers, _provenance, safe_name
 from asrbench.results.leaderboard import hallucination, is_longform, segmentation
 from asrbench.results.ranking import Ranking, mean_ranks, rank_dataset
+from asrbench.results.records import RecordError
+from asrbench.results.summary import read_summary
 
 
 def build_all(site: Site) -> None:
@@ -50,9 +53,11 @@ def build_all(site: Site) -> None:
             site, [d for d in r.datasets if any((c.model, d) in site.ablations for c in by_ds[d])]
         )
     if r.robustness:
-        _robustness(site)
+        _robustness(site, audio)
     if r.fairness:
         _fairness(site)
+    if r.streaming:
+        _streaming(site)
     if site.audio_mode == "embed":
         folder = site.stage / "audio"
         if folder.is_dir():
@@ -423,12 +428,42 @@ def _ablation(site: Site, datasets: list[str]) -> None:
     )
 
 
-def _robustness(site: Site) -> None:
+LISTEN_PER_ATTACK = 3  # utterances with clean and attacked players, per attack condition
+
+
+def _listen(
+    data: Any, cells: dict, audio: dict[tuple[str, str], DatasetAudio]
+) -> list[dict[str, Any]]:
+    """For each attack condition: a few utterances heard clean and attacked (the audio the
+    cells were scored on), with the attacked model's hypotheses on both."""
+    linked = match_cells(data, cells)
+    out = []
+    for a in data.attacks:
+        if a["mode"] != "white-box":
+            continue
+        clean, hit = linked.get((a["model"], "clean")), linked.get((a["model"], a["condition"]))
+        if not clean or not hit:
+            continue
+        ha = audio.get(_audio_key(clean), DatasetAudio()).href
+        hb = audio.get(_audio_key(hit), DatasetAudio()).href
+        hyp_a = {u["id"]: u.get("hyp") for u in clean.utterances() or []}
+        hyp_b = {u["id"]: u.get("hyp") for u in hit.utterances() or []}
+        for uid in sorted(set(ha) & set(hb))[:LISTEN_PER_ATTACK]:
+            out.append(
+                {"condition": a["condition"], "model": a["model"], "id": uid}
+                | {"clean": ha[uid], "attacked": hb[uid]}
+                | {"hyp_clean": hyp_a.get(uid), "hyp_attacked": hyp_b.get(uid)}
+            )
+    return out
+
+
+def _robustness(site: Site, audio: dict[tuple[str, str], DatasetAudio]) -> None:
     views = []
     for path, data in site.r.robustness:
         v = robustness_view(path, data, site.r.cells)
         parts = path.parent.relative_to(site.r.root / "robustness").parts
         v["page"] = "robustness/" + "/".join(safe_name(p) for p in parts) + ".html"
+        v["listen"] = _listen(data, site.r.cells, audio)
         views.append(v)
     for v in views:
         here = v["page"]
@@ -448,7 +483,8 @@ def _robustness(site: Site) -> None:
             here,
             "robustness.html.j2",
             f"Robustness: {v['dataset']} {v['grid']}",
-            {"charts": figs},
+            {"charts": figs, "embed": site.audio_mode == "embed"}
+            | {"audioRoot": "" if site.single else site.root_prefix(here)},
             v=v,
             raw=site.raw_link(here, Path(v["path"])),
             fams=[(fam, f"curve-{safe_name(fam)}") for fam in sorted(v["curves"])],
@@ -459,6 +495,37 @@ def _robustness(site: Site) -> None:
         "Robustness",
         {},
         views=[{**v, "href": site.url("robustness.html", v["page"])} for v in views],
+    )
+
+
+def _streaming(site: Site) -> None:
+    """One page: every streaming cell's WER beside its latencies, the Pareto view, and each
+    cell's per-utterance event timelines."""
+    rows, figs, cells = [], {}, []
+    for path, rec in site.r.streaming:
+        try:
+            summary = read_summary(path.parent / "summary.json")
+        except RecordError as exc:
+            site.notes.append(f"{exc}; its WER is left out of the streaming page")
+            summary = None
+        rows.append(streaming.row(path, rec, summary))
+        keys = []
+        for uid, fig in streaming.timelines(path.parent / "events.jsonl"):
+            key = f"timeline-{len(figs)}"
+            figs[key] = fig
+            keys.append((uid, key))
+        cells.append({"row": rows[-1], "timelines": keys})
+    figs["pareto"] = streaming.pareto_chart(rows)
+    front = streaming.pareto_front(rows)
+    for i, r in enumerate(rows):
+        r["pareto"] = i in front
+    site.render(
+        "streaming.html",
+        "streaming.html.j2",
+        "Streaming",
+        {"charts": figs},
+        rows=rows,
+        cells=cells,
     )
 
 

@@ -3,6 +3,8 @@
 Shown: WER beside WERD and NWERD for every model x condition with the speech quality of the
 condition's derived dataset, WER-vs-severity curves (severity 0 = the clean condition), the
 Aurora-style table (per noise type x SNR, and the 0-20 dB average), and a ceiling flag.
+Attack conditions (`perturb.attack_table`) are labelled, kept out of the per-model means, and
+shown in their own white-box vs transfer table beside Gaussian noise at the same SNR.
 
 The ceiling flag: WERD = WER(perturbed) - WER(clean) cannot grow much for a model that already
 gets most words wrong on clean speech (deletions cap WER at 1), so a small mean WERD there says
@@ -69,7 +71,8 @@ def view(path: Path, data: RobustnessRecord, cells: dict[tuple[str, str], Cell])
         clean_ci[m] = [ci.low, ci.high] if ci and ci.low is not None else None
     summary = []
     for m in models:
-        mine = [r for r in rows if r["model"] == m]
+        # attack conditions are summarised apart (the attacks table): WERD only, as SRB
+        mine = [r for r in rows if r["model"] == m and not r.get("attack")]
         werd = _mean([r["werd"] for r in mine if r.get("werd") is not None])
         nw = [r["nwerd"] for r in mine if r.get("nwerd") is not None]
         wc = clean[m]
@@ -148,4 +151,5 @@ def view(path: Path, data: RobustnessRecord, cells: dict[tuple[str, str], Cell])
         "warnings": list(data.warnings),
         "provenance": data.provenance.to_dict() if data.provenance else None,
         "ceiling": CEILING,
+        "attacks": [dict(a) for a in data.attacks],
     }

@@ -181,6 +181,8 @@ class Site:
             items.append(("robustness.html", "Robustness"))
         if self.r.fairness:
             items.append(("fairness.html", "Fairness"))
+        if self.r.streaming:
+            items.append(("streaming.html", "Streaming"))
         return items
 
     def write(self) -> None:

@@ -282,6 +282,9 @@ class RobustnessRecord:
     # per model x dataset x condition WERD with its bootstrap CI, and each pair's difference
     languages: list[dict[str, Any]] = field(default_factory=list)
     language_disparity: list[dict[str, Any]] = field(default_factory=list)
+    # Attack conditions (family `attack`), written only when present: per model x attack,
+    # white-box or transfer, WERD, and Gaussian noise at the same SNR (perturb.attack_table)
+    attacks: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def models(self) -> list[str]:
@@ -306,6 +309,7 @@ class RobustnessRecord:
                 if self.languages
                 else {}
             ),
+            **({"attacks": self.attacks} if self.attacks else {}),
         }
 
     @classmethod
@@ -339,6 +343,7 @@ class RobustnessRecord:
                 version=version,
                 languages=_list(d, "languages"),
                 language_disparity=_list(d, "language_disparity"),
+                attacks=_list(d, "attacks"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise _malformed(where, exc, ROBUSTNESS_RERUN) from None

@@ -217,6 +217,14 @@
     update();
   }
 
+  /* ---- players placed by a page (e.g. clean vs attacked): <audio data-a="audio/..."> ---- */
+  function initPlayers(root, data) {
+    root.querySelectorAll('audio[data-a]').forEach(function (a) {
+      var src = audioSrc({a: a.getAttribute('data-a')}, data);
+      if (src) a.src = src;
+    });
+  }
+
   function init(root) {
     if (root.getAttribute('data-ready')) return;
     root.setAttribute('data-ready', '1');
@@ -224,6 +232,7 @@
     initTables(root);
     initUtterances(root, data);
     initCharts(root, data);
+    initPlayers(root, data);
   }
 
   /* ---- single-file sites: the URL fragment "#/<page>[#anchor]" picks the section ---- */

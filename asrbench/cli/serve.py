@@ -5,10 +5,15 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from asrbench.errors import InputError
+
+if TYPE_CHECKING:
+    from asrbench.serve.server import TranscriptionService
+    from asrbench.serve.ws import WsServer
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -25,6 +30,12 @@ def serve(
     runner: str = typer.Option("auto", "--runner", help="docker, local or auto"),
     host: str = typer.Option("127.0.0.1", "--host", help="address to bind (loopback default)"),
     port: int = typer.Option(8000, "--port", help="port; 0 picks a free one"),
+    ws_port: int = typer.Option(
+        -1,
+        "--ws-port",
+        help="also serve raw PCM over WebSocket at ws://HOST:PORT/v1/stream (0 picks a free "
+        "port; the card needs a `streaming:` program); off by default",
+    ),
     api_key_env: str = typer.Option(
         "",
         "--api-key-env",
@@ -65,10 +76,15 @@ def serve(
         if not key:
             raise InputError(f"--api-key-env {api_key_env}: that variable is not set")
     mdl = resolve_model(model)
+    if ws_port >= 0 and not mdl.card.streaming:
+        raise InputError(
+            f"--ws-port: {mdl.id} has no `streaming:` program, so nothing can stream raw PCM "
+            "to it (models/README.md, 'Streaming contract'); leave --ws-port out"
+        )
     run = get_runner(runner)
     service = TranscriptionService(mdl, run, RunOptions(timeout_s=timeout), limits=limits)
     previous = signal.signal(signal.SIGTERM, _interrupt)
-    server = None
+    server = ws = None
     try:
         typer.echo(
             f"serve: preparing {mdl.id} ({run.name} runner): image, then the model, "
@@ -77,8 +93,12 @@ def serve(
         )
         service.prepare()
         server = make_server(service, host, port, key)
-        # The first stdout line is the base URL, for scripts and tests that start us on port 0.
+        # The first stdout line is the base URL, for scripts and tests that start us on port 0;
+        # with --ws-port, the second is the WebSocket URL.
         print(f"http://{server.host}:{server.port}/v1", flush=True)
+        if ws_port >= 0:
+            ws = _websocket(service, host, ws_port, key)
+            print(f"ws://{ws.host}:{ws.port}/v1/stream", flush=True)
         typer.echo(
             f"serve: {mdl.id} at http://{server.host}:{server.port}/v1/audio/"
             "transcriptions (OpenAI-compatible); Ctrl-C or SIGTERM stops",
@@ -90,7 +110,23 @@ def serve(
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM: the cleanup goes on
         # the model first: a request still in it answers 503 at once instead of delaying this
+        if ws is not None:
+            ws.close()
         service.close()
         if server is not None:
             server.close()
         signal.signal(signal.SIGTERM, previous)
+
+
+def _websocket(service: TranscriptionService, host: str, port: int, key: str | None) -> WsServer:
+    """Start the WebSocket server (`asrbench.serve.ws`) in a daemon thread."""
+    import threading
+
+    try:
+        from asrbench.serve.ws import WsServer
+    except ImportError as exc:  # websockets is in the `models` extra
+        raise InputError(f"--ws-port needs {exc.name}: pip install -e '.[models]'") from None
+    assert service.live is not None  # checked: the card has a streaming program
+    ws = WsServer(service.live, service.model.card.sample_rate, host, port, key)
+    threading.Thread(target=ws.serve_forever, daemon=True).start()
+    return ws

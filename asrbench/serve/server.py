@@ -25,7 +25,7 @@ import json
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from email.parser import BytesParser
 from email.policy import default as email_policy
@@ -44,7 +44,9 @@ from asrbench.runners import Runner, RunOptions
 from asrbench.secrets import for_models
 from asrbench.serve.audio import AudioError, to_model_wav
 from asrbench.serve.formats import FORMATS, render
+from asrbench.serve.live import LiveModel, TextDeltas
 from asrbench.serve.warm import WarmError, WarmModel, silence_wav
+from asrbench.streaming.feed import StreamError
 
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024  # the OpenAI endpoint's own limit
 _FORM_SLACK = 64 * 1024  # multipart boundaries and the small fields beside `file`
@@ -148,6 +150,14 @@ class TranscriptionService:
         self.redactor = for_models([model])
         self._admitted = 0  # requests in the model or waiting for it
         self._admit_lock = threading.Lock()
+        self.live: LiveModel | None = None  # the streaming program, started on first use
+        if model.card.streaming:
+            self.live = LiveModel(
+                model,
+                runner.name,
+                options or RunOptions(timeout_s=600),
+                lambda: Path(self.warm.work_root or ".") / "stream.log",
+            )
 
     def prepare(self) -> str:
         """Build the image / virtualenv, start the program and warm it up (open models)."""
@@ -162,6 +172,8 @@ class TranscriptionService:
 
     def close(self) -> None:
         self.warm.close()
+        if self.live is not None:
+            self.live.close()
 
     def _admit(self) -> None:
         with self._admit_lock:
@@ -201,6 +213,69 @@ class TranscriptionService:
             raise ServeError(exc.status, self.redactor.redact(str(exc)), "server_error") from None
         return result.text, seconds, result.processing_s
 
+    def stream(self, data: bytes, filename: str = "upload") -> Iterable[bytes]:
+        """OpenAI's streamed transcription: server-sent `transcript.text.delta` events, then
+        `transcript.text.done` (`live.TextDeltas`). The upload is checked (and the request
+        admitted) before the first byte, so a bad one is an ordinary error answer."""
+        try:
+            wav, _ = to_model_wav(
+                data,
+                self.model.card.sample_rate,
+                filename,
+                self.limits.max_audio_s,
+                self.warm.work_root,
+            )
+        except AudioError as exc:
+            raise ServeError(exc.status, str(exc), param="file") from None
+        self._admit()
+        return _Stream(self._sse(wav), self._leave)
+
+    def _sse(self, wav: bytes) -> Iterator[bytes]:
+        deltas, text = TextDeltas(), ""
+        try:
+            for kind, hyp in self._hypotheses(wav):
+                if kind == "final":
+                    text = hyp
+                delta = deltas.final(hyp) if kind == "final" else deltas.partial(hyp)
+                if delta:
+                    yield sse({"type": "transcript.text.delta", "delta": delta})
+            yield sse({"type": "transcript.text.done", "text": text})
+        except (WarmError, StreamError, OSError) as exc:
+            message = self.redactor.redact(f"the model failed mid-stream: {exc}")
+            print(f"serve: {message}", file=sys.stderr)
+            yield sse({"type": "error", "error": {"message": message, "type": "server_error"}})
+
+    def _hypotheses(self, wav: bytes) -> Iterator[tuple[str, str]]:
+        """(partial|final, text) as the model gives them; a batch-only card: one final."""
+        if self.live is None:
+            yield "final", self.warm.transcribe(wav).text
+            return
+        for event in self.live.events(wav):
+            yield event.type, event.text
+
+
+class _Stream:
+    """A streamed body whose `close` (called by the WSGI server whether or not the body was
+    read: the client may leave first) ends the events and frees the request's place once."""
+
+    def __init__(self, events: Iterator[bytes], done: Callable[[], None]):
+        self._events, self._done = events, done
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._events
+
+    def close(self) -> None:
+        try:
+            self._events.close()  # type: ignore[attr-defined]
+        finally:
+            done, self._done = self._done, lambda: None
+            done()
+
+
+def sse(event: dict) -> bytes:
+    """One server-sent event carrying `event` as its JSON data."""
+    return b"data: " + json.dumps(event).encode() + b"\n\n"
+
 
 class _JsonErrorTask(ErrorTask):
     """waitress's own refusals (bad Content-Length, bad chunking, a body over the limit, a
@@ -238,7 +313,7 @@ def make_app(service: TranscriptionService, api_key: str | None = None) -> Calla
         given = environ.get("HTTP_AUTHORIZATION", "")
         return hmac.compare_digest(given.encode("latin-1", "replace"), f"Bearer {api_key}".encode())
 
-    def handle(environ: dict) -> tuple[int, str, str, dict[str, str]]:
+    def handle(environ: dict) -> tuple[int, str, str | Iterable[bytes], dict[str, str]]:
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "").rstrip("/")
         if path == "/v1/models" and method == "GET":
             return (
@@ -275,6 +350,8 @@ def make_app(service: TranscriptionService, api_key: str | None = None) -> Calla
         data, filename = fields["file"]
         if len(data) > MAX_UPLOAD_BYTES:
             raise ServeError(413, "file larger than 25 MB", param="file")
+        if text_field(fields, "stream", "false").lower() == "true":
+            return 200, "text/event-stream", service.stream(data, filename or "upload"), {}
         text, seconds, processing = service.transcribe(data, filename or "upload")
         ctype, answer = render(fmt, text, seconds, language)
         return 200, ctype, answer, {"X-Processing-Seconds": f"{processing:.3f}"}
@@ -282,6 +359,9 @@ def make_app(service: TranscriptionService, api_key: str | None = None) -> Calla
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
         try:
             status, ctype, text, headers = handle(environ)
+            if not isinstance(text, str):  # a stream: sent as it comes (chunked)
+                start_response("200 OK", [("Content-Type", ctype), ("Cache-Control", "no-cache")])
+                return text
             data = text.encode()
         except ServeError as exc:
             status, ctype, headers = exc.status, "application/json", exc.headers

@@ -36,10 +36,21 @@ def _looks_like_path(text: str) -> bool:
     return "/" in text or text.startswith(".") or Path(text).is_absolute()
 
 
+def _runtime_card(spec: str | Path) -> Path | None:
+    """`hf:ORG/NAME[@REV]` (and the other runtime schemes, asrbench.runtimes): the card folder
+    written for it once; None for any other model spec."""
+    from asrbench.runtimes import ensure_card_folder, is_ref
+    from asrbench.settings import settings
+
+    return ensure_card_folder(str(spec), settings().models_dir) if is_ref(str(spec)) else None
+
+
 def resolve_dir(kind: str, spec: str | Path, config: Path | None = None) -> Path:
     """The local folder of a dataset or model spec, pulling it from the zoo when needed."""
     from asrbench.zoo.errors import ZooNotFound
 
+    if kind == "model" and (card := _runtime_card(spec)) is not None:
+        return card
     name, version = parse_spec(spec)
     path = Path(name)
     if version is None and is_entry(path, kind):

@@ -1,4 +1,5 @@
-"""`asrbench models` (ops/models): the model cards as a table, or measured results per model."""
+"""`asrbench models` (ops/models): the model cards as a table, or measured results per model;
+`ops/models add hf:ORG/NAME[@REVISION]` writes a card for a model named by runtime scheme."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from asrbench.table import show
 app = typer.Typer(add_completion=False, help=__doc__)
 
 
-@app.command()
+@app.callback(invoke_without_command=True)
 def models(
+    ctx: typer.Context,
     as_json: bool = JsonOpt,
     root: Path = typer.Option(None, "--root", help="folder of model folders (default models/)"),
     results: Path = typer.Option(
@@ -27,6 +29,8 @@ def models(
     dataset: str = typer.Option("mini_en", "-d", "--dataset", help="dataset for --results"),
 ) -> None:
     """List every model card; with --results, one measured row per model on a dataset."""
+    if ctx.invoked_subcommand is not None:
+        return
     from asrbench import modelcard
     from asrbench.settings import settings
 
@@ -54,3 +58,30 @@ def models(
         show([modelcard.summary_row(m) for m in found], modelcard.SUMMARY_COLUMNS)
     if problems:
         raise typer.Exit(EXIT_INPUT)
+
+
+@app.command("add")
+def add(
+    name: str = typer.Argument(
+        ..., help="SCHEME:ORG/NAME[@REVISION], e.g. hf:facebook/wav2vec2-base-960h@main"
+    ),
+    model_id: str = typer.Option(None, "--id", help="the card's ID (default: from the name)"),
+    task: str = typer.Option(
+        None, "--task", help="ctc or seq2seq (default: seq2seq for Whisper-like names, else ctc)"
+    ),
+    root: Path = typer.Option(None, "--root", help="folder of model folders (default models/)"),
+) -> None:
+    """Write a card folder for a model named by runtime scheme and say how to build and run it."""
+    from asrbench.runtimes import parse_ref, write_card_folder
+    from asrbench.settings import settings
+
+    ref = parse_ref(name)
+    home = settings().models_dir  # the runtime template cards live there
+    folder = write_card_folder(ref, root or home, task, model_id, templates=home)
+    arg = folder.name if root is None else str(folder)
+    typer.echo(
+        f"wrote {folder}/model.yaml ({ref.text}); check its facts and weights.hub.files, then\n"
+        f"  ops/build -m {arg} --build-mode network    # fetches the weights, writes "
+        "weights.lock\n"
+        f"  ops/benchmark -m {arg} -d mini_en"
+    )

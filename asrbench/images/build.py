@@ -175,8 +175,8 @@ def build_context(
     if opts.ca_bundle:
         shutil.copy2(opts.ca_bundle, build / "ca.crt")
     spec = check_card(model)
-    if spec is not None and spec.dir is not None:
-        verify_user_weights(model, spec, dest / WEIGHTS_CONTEXT)
+    if spec is not None and (spec.dir is not None or spec.hub is not None):
+        verify_user_weights(model, spec, dest / WEIGHTS_CONTEXT, opts.mode)
     if model.dockerfile is not None:
         return "Dockerfile"
     (dest / CONTEXT_NAME).write_text(
@@ -195,8 +195,9 @@ def build_model_image(
     opts = opts or BuildOptions()
     check_build_args(model, opts)
     spec = check_card(model)  # unknown fields, malformed weights: before any work
-    if spec is not None and spec.dir is not None:
-        verify_user_weights(model, spec)  # a missing or corrupt file: before the engine
+    if spec is not None and (spec.dir is not None or spec.hub is not None):
+        # a missing or corrupt file: before the engine; a lock is written before the tag
+        verify_user_weights(model, spec, mode=opts.mode)
     c = client()
     base_id = ensure_base_image(opts.base_image)
     dockerfile = render(model)

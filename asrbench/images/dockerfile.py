@@ -92,9 +92,11 @@ def render(model: Model) -> str:
     # none, and every requirement is a wheel).
     run.append(f"rm -rf {VENV_SITE}/pip {VENV_SITE}/pip-*.dist-info /opt/venv/bin/pip*")
     copy = copy_lines(list(model.source_files()))
-    # User-supplied weights (card `weights.dir`), verified on the host and placed in the build
-    # context by the build (asrbench.images.weights), in their own layer after the install.
-    user_weights = isinstance(card.extra.get("weights"), dict) and card.extra["weights"].get("dir")
+    # User-supplied weights (card `weights.dir` or `weights.hub`), verified on the host and
+    # placed in the build context by the build (asrbench.images.weights), in their own layer
+    # after the install.
+    weights = card.extra.get("weights")
+    user_weights = isinstance(weights, dict) and (weights.get("dir") or weights.get("hub"))
     env = {"HOME": "/tmp", "LANG": "C.UTF-8", **image.env}
     return TEMPLATE.substitute(
         card=f"{card.id}/model.yaml",

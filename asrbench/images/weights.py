@@ -17,10 +17,11 @@ import shutil
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from asrbench.identity import file_sha256
 from asrbench.images.dockerfile import WEIGHTS_CONTEXT
+from asrbench.images.weightslock import fetch_hub, folder_files, pin
 from asrbench.modelcard import ModelCard, ModelCardError, describe
 
 # Free-form top-level fields the contract documents (models/README.md, "The model card").
@@ -41,6 +42,7 @@ DOCUMENTED_FIELDS = frozenset(
 __all__ = [
     "DOCUMENTED_FIELDS",
     "WEIGHTS_CONTEXT",
+    "HubSpec",
     "WeightsSpec",
     "check_card",
     "user_weights_dir",
@@ -49,6 +51,19 @@ __all__ = [
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 Rel = Annotated[str, StringConstraints(min_length=1)]
+HubRepo = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+]
+
+
+class HubSpec(BaseModel):
+    """`weights.hub`: files of a hub repository at a revision, fetched at build time."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    repo: HubRepo  # ORG/NAME
+    revision: Annotated[str, StringConstraints(min_length=1)] = "main"  # a commit, tag or branch
+    files: Annotated[list[Rel], Field(min_length=1)]
 
 
 class WeightsSpec(BaseModel):
@@ -64,6 +79,12 @@ class WeightsSpec(BaseModel):
     ggml: str | None = None  # whispercpp: the converted file's name
     ggml_sha256: Sha256 | None = None
     hub_build_arg: str | None = None  # Whisper: the build argument that downloads from a hub
+    hub: HubSpec | None = None  # weights fetched from a hub at build time, pinned by the lock
+
+    @property
+    def locked(self) -> bool:
+        """Checked against `weights.lock` (written on first build) instead of `sha256`."""
+        return (self.hub is not None or self.dir is not None) and not self.sha256
 
 
 def check_card(model: Any) -> WeightsSpec | None:
@@ -83,7 +104,13 @@ def check_card(model: Any) -> WeightsSpec | None:
     except ValidationError as exc:
         errors = [{**e, "loc": ("weights", *e["loc"])} for e in exc.errors()]
         raise ModelCardError(f"{model.card_path}: {describe(errors)}") from None
-    if spec.dir is not None:
+    if spec.hub is not None and (spec.dir is not None or spec.files or spec.sha256):
+        raise ModelCardError(
+            f"{model.card_path}: field 'weights.hub': hub weights name their files under "
+            "weights.hub.files and are pinned by weights.lock; remove weights.dir, "
+            "weights.files and weights.sha256"
+        )
+    if spec.dir is not None and not spec.locked:
         missing = sorted(set(spec.files or {}) - set(spec.sha256 or {}))
         if not spec.files or missing:
             raise ModelCardError(
@@ -106,18 +133,59 @@ def user_weights_dir(model: Any, spec: WeightsSpec) -> Path:
     return path if path.is_absolute() else (model.root / path)
 
 
-def verify_user_weights(model: Any, spec: WeightsSpec, dest: Path | None = None) -> Path:
-    """Check every file of `weights.dir` against `weights.sha256`; copy them into `dest`."""
-    folder = user_weights_dir(model, spec)
-    for name, parts in sorted((spec.files or {}).items()):
+def verify_user_weights(
+    model: Any, spec: WeightsSpec, dest: Path | None = None, mode: str = "wheelhouse"
+) -> Path:
+    """Check the card's own weights (`weights.dir`, or `weights.hub` fetched with `mode`
+    network) against `weights.sha256` or the lock; copy them into `dest`; their folder."""
+    if spec.hub is not None:
+        folder, source = fetch_hub(model.card_path, spec.hub, mode)
+        names = {name: name for name in spec.hub.files}
+    else:
+        folder = user_weights_dir(model, spec)
+        source = {"dir": str(spec.dir)}
+        names = _dir_files(model, spec, folder)
+    if spec.locked:
+        pin(model.card_path, folder, sorted(names.values()), source)
+    else:
+        _check_sha256(model, spec, folder, names)
+    if dest is not None:
+        _copy(folder, names, dest)
+    return folder
+
+
+def _copy(folder: Path, names: dict[str, str], dest: Path) -> None:
+    for name, rel in sorted(names.items()):
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(folder / rel, target)
+        os.chmod(target, 0o644)  # the container's user is not the owner (safetensors: 0600)
+
+
+def _dir_files(model: Any, spec: WeightsSpec, folder: Path) -> dict[str, str]:
+    """name in the image -> file in `weights.dir` (every file of it when `files` is absent)."""
+    if not spec.files:
+        if not folder.is_dir():
+            raise ModelCardError(
+                f"{model.card_path}: field 'weights.dir': {folder} is not a folder"
+            )
+        return {name: name for name in folder_files(folder)}
+    out = {}
+    for name, parts in spec.files.items():
         parts = parts if isinstance(parts, list) else [parts]
-        want = (spec.sha256 or {})[name]
         if len(parts) != 1:
             raise ModelCardError(
                 f"{model.card_path}: field 'weights.files.{name}': user-supplied "
                 "weights are whole files (one path each)"
             )
-        path = folder / parts[0]
+        out[name] = parts[0]
+    return out
+
+
+def _check_sha256(model: Any, spec: WeightsSpec, folder: Path, names: dict[str, str]) -> None:
+    for name, rel in sorted(names.items()):
+        want = (spec.sha256 or {})[name]
+        path = folder / rel
         if not path.is_file():
             raise ModelCardError(
                 f"weights file {name} is missing: {path} not found; "
@@ -129,8 +197,3 @@ def verify_user_weights(model: Any, spec: WeightsSpec, dest: Path | None = None)
                 f"weights file {name} is corrupt: {path} has sha256 {got}, "
                 f"{model.card_path} expects {want}"
             )
-        if dest is not None:
-            target = dest / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target)
-    return folder

@@ -1,0 +1,130 @@
+"""Weights pinned by a lock: a card's folder or hub files, checked against `weights.lock`.
+
+A card that names its weights by a folder (`weights.dir`) or by a hub repository and revision
+(`weights.hub`, fetched at build time) without writing their checksums in `weights.sha256`
+gets them pinned here: the first build writes `models/<ID>/weights.lock` (JSON: the source,
+the hub commit the revision resolved to, the SHA-256 of every file), every later build checks
+the files against it and stops on a difference, naming the file, both checksums and what to do.
+The lock is a file of the model folder, so it is part of the model's source identity and the
+image tag: it is written before the tag is computed, so the first build's image already
+carries it.
+
+Hub files are fetched with `huggingface_hub` (its documented download API,
+`{endpoint}/{repo}/resolve/{revision}/{file}`; `HF_ENDPOINT` names another endpoint, as the
+tests' stub does) into the platform cache, only with `--build-mode network`: a hermetic build
+never reaches a hub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from asrbench.errors import InputError
+from asrbench.fsio import atomic_write_json
+from asrbench.identity import file_sha256
+from asrbench.settings import settings
+
+LOCK_NAME = "weights.lock"
+LOCK_FORMAT = "asrbench-weights-lock/1"
+__all__ = ["LOCK_NAME", "HubFetchError", "WeightsLock", "fetch_hub", "folder_files", "pin"]
+
+
+class HubFetchError(InputError):
+    """Hub weights that could not be fetched; names the repository, revision and file."""
+
+
+@dataclass(frozen=True)
+class WeightsLock:
+    """`weights.lock`: where the weights came from and the SHA-256 of each file."""
+
+    source: dict[str, str]
+    sha256: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": LOCK_FORMAT,
+            "source": self.source,
+            "sha256": dict(sorted(self.sha256.items())),
+        }
+
+    @classmethod
+    def read(cls, path: Path) -> WeightsLock:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            if raw.get("format") != LOCK_FORMAT:
+                raise ValueError(f"format {raw.get('format')!r}, expected {LOCK_FORMAT!r}")
+            return cls(source=dict(raw["source"]), sha256=dict(raw["sha256"]))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise InputError(
+                f"{path}: not a weights lock ({exc}); delete it and build again to re-pin"
+            ) from None
+
+
+def folder_files(folder: Path) -> list[str]:
+    """Every regular file of a weights folder (relative, sorted), hidden ones left out."""
+    return sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+
+
+def pin(card_path: Path, folder: Path, names: list[str], source: dict[str, str]) -> dict[str, str]:
+    """name -> SHA-256 of the files in `folder`, checked against the lock beside the card
+    (written on the first call). A file missing, changed or new is an InputError."""
+    lock_path = card_path.parent / LOCK_NAME
+    for name in names:
+        if not (folder / name).is_file():
+            raise InputError(
+                f"weights file {name} is missing: {folder / name} not found ({card_path})"
+            )
+    got = {name: file_sha256(folder / name) for name in names}
+    if not lock_path.is_file():
+        atomic_write_json(lock_path, WeightsLock(source, got).to_dict())
+        return got
+    want = WeightsLock.read(lock_path).sha256
+    for name in sorted(set(got) | set(want)):
+        if got.get(name) != want.get(name):
+            raise InputError(
+                f"weights file {name} changed: sha256 {got.get(name, 'absent')}, {lock_path} "
+                f"pins {want.get(name, 'absent')}; restore the pinned files, or delete the "
+                "lock to pin these"
+            )
+    return got
+
+
+def fetch_hub(card_path: Path, hub: Any, mode: str) -> tuple[Path, dict[str, str]]:
+    """Download `hub.files` of `hub.repo` at `hub.revision` into the platform cache; the folder
+    holding them and the lock's source record (with the commit the revision resolved to)."""
+    if mode != "network":
+        raise InputError(
+            f"{card_path}: weights.hub ({hub.repo}@{hub.revision}) is fetched at build time "
+            "only with --build-mode network (or ASRBENCH_BUILD_MODE=network)"
+        )
+    from huggingface_hub import hf_hub_download
+
+    endpoint = os.environ.get("HF_ENDPOINT") or None  # read now: the library reads it at import
+    cache = settings().cache / "hf-hub"
+    local = ""
+    for name in hub.files:
+        try:
+            local = hf_hub_download(
+                hub.repo, name, revision=hub.revision, cache_dir=cache, endpoint=endpoint
+            )
+        except Exception as exc:  # the library's errors (not found, offline, HTTP) are many
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise HubFetchError(
+                f"{card_path}: weights.hub: cannot fetch {name} of {hub.repo}@{hub.revision} "
+                f"({type(exc).__name__}: {first}); check the repository, revision and file "
+                "name, and that the hub is reachable"
+            ) from None
+    # The files sit in the cache's snapshot folder, which is named by the resolved commit.
+    folder = Path(local)
+    for _ in Path(hub.files[-1]).parts:
+        folder = folder.parent
+    source = {"hub": hub.repo, "revision": hub.revision, "commit": folder.name}
+    return folder, source

@@ -1,0 +1,249 @@
+"""Model runtimes by scheme: `hf:ORG/NAME[@REVISION]` names a model, this table makes its card.
+
+The Open ASR Leaderboard's habit, "give a model ID, get a row", kept to this platform's rules:
+a name becomes a **card folder** (`models/<ID>/`, written once, the user's to read and edit),
+filled in from the runtime's template card, with the weights fetched from the hub by name and
+revision at build time and pinned by `weights.lock` on the first build (`asrbench.images`).
+Nothing runs from a name without a card, so every row still has one.
+
+One `Runtime` per scheme in `SCHEMES`: the template card folder for each task it runs, the task
+guessed from the name when not given, the hub files a folder of that task usually holds, and
+the decoding options the written card pins. `hf:` is the Hugging Face `transformers` runtime
+(models/_common/transformers_asr.py); other runtimes (`sherpa:`, `nemo:`, `onnx:`) add an entry.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from asrbench.errors import InputError
+from asrbench.fsio import atomic_write_text
+
+__all__ = [
+    "SCHEMES",
+    "ModelRef",
+    "Runtime",
+    "card_for",
+    "ensure_card_folder",
+    "is_ref",
+    "parse_ref",
+    "write_card_folder",
+]
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """`SCHEME:ORG/NAME[@REVISION]`, parsed."""
+
+    scheme: str
+    repo: str
+    revision: str | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.scheme}:{self.repo}" + (f"@{self.revision}" if self.revision else "")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How a scheme's names become cards."""
+
+    scheme: str
+    what: str  # in words, for help and errors
+    templates: dict[str, str]  # task -> template card folder under models/
+    guess_task: Callable[[str], str]  # the task when the user names none, from the repo name
+    hub_files: dict[str, tuple[str, ...]]  # task -> the files a hub folder of that task holds
+    decoding: Callable[[str, str], dict[str, Any]] = field(default=lambda repo, task: {})
+
+    def task(self, repo: str, task: str | None) -> str:
+        task = task or self.guess_task(repo)
+        if task not in self.templates:
+            raise InputError(
+                f"{self.scheme}:{repo}: task {task!r}: the {self.what} runtime runs "
+                f"{', '.join(self.templates)}"
+            )
+        return task
+
+
+def _hf_task(repo: str) -> str:
+    name = repo.lower()
+    return "seq2seq" if any(k in name for k in ("whisper", "speech2text", "s2t")) else "ctc"
+
+
+def _hf_decoding(repo: str, task: str) -> dict[str, Any]:
+    if task == "ctc":
+        return {"method": "greedy CTC (argmax per frame, repeats and blanks removed)"}
+    opts: dict[str, Any] = {"num_beams": 1, "max_new_tokens": 128}
+    if "whisper" in repo.lower():
+        opts.update(language="en", task="transcribe")
+    return opts
+
+
+SCHEMES: dict[str, Runtime] = {
+    "hf": Runtime(
+        scheme="hf",
+        what="Hugging Face transformers",
+        templates={"ctc": "hf_ctc_template", "seq2seq": "hf_seq2seq_template"},
+        guess_task=_hf_task,
+        hub_files={
+            "ctc": (
+                "config.json",
+                "model.safetensors",
+                "preprocessor_config.json",
+                "special_tokens_map.json",
+                "tokenizer_config.json",
+                "vocab.json",
+            ),
+            "seq2seq": (
+                "added_tokens.json",
+                "config.json",
+                "generation_config.json",
+                "merges.txt",
+                "model.safetensors",
+                "normalizer.json",
+                "preprocessor_config.json",
+                "special_tokens_map.json",
+                "tokenizer.json",
+                "tokenizer_config.json",
+                "vocab.json",
+            ),
+        },
+        decoding=_hf_decoding,
+    ),
+    # sherpa-onnx and onnx-asr (models/_common/sherpa_onnx_asr.py, onnx_asr_asr.py): one task
+    # each, the model kind their template is checked with (a NeMo CTC export); other kinds are a
+    # copy of the template with another `runtime.kind`.
+    "sherpa": Runtime(
+        scheme="sherpa",
+        what="sherpa-onnx",
+        templates={"nemo_ctc": "sherpa_onnx_template"},
+        guess_task=lambda repo: "nemo_ctc",
+        hub_files={"nemo_ctc": ("model.onnx", "tokens.txt")},
+        decoding=lambda repo, task: {"decoding_method": "greedy_search"},
+    ),
+    "onnx": Runtime(
+        scheme="onnx",
+        what="onnx-asr",
+        templates={"nemo-conformer-ctc": "onnx_asr_template"},
+        guess_task=lambda repo: "nemo-conformer-ctc",
+        hub_files={"nemo-conformer-ctc": ("config.json", "model.onnx", "vocab.txt")},
+    ),
+}
+
+_REF = re.compile(
+    r"^(?P<scheme>[a-z][a-z0-9]*):(?P<repo>[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)"
+    r"(?:@(?P<revision>[A-Za-z0-9][A-Za-z0-9._/-]*))?$"
+)
+
+
+def is_ref(text: str) -> bool:
+    """Whether `text` names a model by scheme (`hf:ORG/NAME`), not by ID or folder."""
+    scheme, sep, _ = text.partition(":")
+    return bool(sep) and scheme in SCHEMES
+
+
+def parse_ref(text: str) -> ModelRef:
+    """`hf:ORG/NAME[@REVISION]` (InputError naming the forms and schemes otherwise)."""
+    m = _REF.match(text)
+    if m is None or m["scheme"] not in SCHEMES:
+        raise InputError(
+            f"{text!r}: expected SCHEME:ORG/NAME[@REVISION] with SCHEME one of "
+            f"{', '.join(s + ':' for s in SCHEMES)} (e.g. hf:facebook/wav2vec2-base-960h@main)"
+        )
+    return ModelRef(m["scheme"], m["repo"], m["revision"])
+
+
+def default_id(ref: ModelRef) -> str:
+    """A card ID from the name: `hf:facebook/wav2vec2-base` -> `facebook_wav2vec2_base`."""
+    return re.sub(r"[^a-z0-9]+", "_", ref.repo.lower()).strip("_")
+
+
+def card_for(ref: ModelRef, task: str, model_id: str, template: dict[str, Any]) -> dict[str, Any]:
+    """The template card filled in for `ref`: ID, name, the hub weights, the task, decoding."""
+    runtime = SCHEMES[ref.scheme]
+    revision = ref.revision or "main"
+    page = f"https://huggingface.co/{ref.repo}" if ref.scheme == "hf" else ref.repo
+    card = dict(template)
+    card.update(
+        id=model_id,
+        name=f"{ref.repo} ({runtime.what}, {task})",
+        family=ref.repo.split("/")[1].split("-")[0].lower(),
+        architecture=f"{ref.repo} as published (fill in: layers, width, vocabulary)",
+        licence=f"as published at {page} (fill in)",
+        training_data=f"as published at {page} (fill in)",
+        paper=f"see {page}",
+    )
+    for fact in ("parameters", "size_bytes"):
+        card.pop(fact, None)  # unknown until the weights are fetched: fill in
+    card["weights"] = {
+        "source": f"{page} at revision {revision}, pinned by weights.lock on the first build",
+        "hub": {"repo": ref.repo, "revision": revision, "files": list(runtime.hub_files[task])},
+    }
+    card["runtime"] = {**(template.get("runtime") or {}), "task": task}
+    card["decoding"] = runtime.decoding(ref.repo, task)
+    return card
+
+
+HEADER = """\
+# Written by `ops/models add {ref}` from models/{template}/ (the {what} runtime template).
+# Fill in the facts marked "fill in" from the model's own card. `weights.hub.files` lists the
+# files a {task} folder usually holds: make it the files this repository has. The first
+# network build fetches them and pins their SHA-256 in weights.lock beside this card.
+"""
+
+
+def write_card_folder(
+    ref: ModelRef,
+    models_root: Path,
+    task: str | None = None,
+    model_id: str | None = None,
+    templates: Path | None = None,
+) -> Path:
+    """Write `models_root/<ID>/` (model.yaml, requirements.txt) for `ref` from the template
+    card in `templates` (default: `models_root`); refuses to overwrite a folder."""
+    runtime = SCHEMES[ref.scheme]
+    task = runtime.task(ref.repo, task)
+    model_id = model_id or default_id(ref)
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_]*", model_id):
+        raise InputError(f"--id {model_id!r}: lower-case letters, digits and _ only")
+    folder = Path(models_root) / model_id
+    if folder.exists():
+        raise InputError(f"{folder} already exists: choose another --id, or edit that card")
+    template_dir = Path(templates or models_root) / runtime.templates[task]
+    if not (template_dir / "model.yaml").is_file():
+        raise InputError(f"{template_dir}/model.yaml not found: the {task} template card")
+    template = yaml.safe_load((template_dir / "model.yaml").read_text(encoding="utf-8"))
+    card = card_for(ref, task, model_id, template)
+    folder.mkdir(parents=True)
+    shutil.copy2(template_dir / "requirements.txt", folder / "requirements.txt")
+    text = HEADER.format(
+        ref=ref.text, template=runtime.templates[task], what=runtime.what, task=task
+    ) + yaml.safe_dump(card, sort_keys=False, allow_unicode=True, width=100)
+    atomic_write_text(folder / "model.yaml", text)
+    return folder
+
+
+def ensure_card_folder(text: str, models_root: Path, templates: Path | None = None) -> Path:
+    """The card folder of `hf:ORG/NAME[@REV]` as a model spec (`ops/benchmark -m hf:...`): the
+    one `ops/models add` wrote for that repository and revision, else written now."""
+    ref = parse_ref(text)
+    folder = Path(models_root) / default_id(ref)
+    card_path = folder / "model.yaml"
+    if not card_path.is_file():
+        return write_card_folder(ref, models_root, templates=templates)
+    hub = ((yaml.safe_load(card_path.read_text(encoding="utf-8")) or {}).get("weights") or {}).get(
+        "hub"
+    ) or {}
+    if (hub.get("repo"), hub.get("revision")) != (ref.repo, ref.revision or "main"):
+        raise InputError(
+            f"{text}: {card_path} holds another model ({hub.get('repo')}@{hub.get('revision')}); "
+            f"name that card by its folder, or write this one with `ops/models add {text} --id ID`"
+        )
+    return folder

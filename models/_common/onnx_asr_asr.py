@@ -1,0 +1,120 @@
+"""The onnx-asr runtime: any model type onnx-asr loads from a local folder, per contract v1
+(`<program> <wav_list> <result_dir>`, models/README.md).
+
+Which model it is comes from the card beside this program, so a new model is a card, no code:
+
+    runtime:
+      kind: nemo-conformer-ctc  # onnx_asr.load_model's model type: nemo-conformer-ctc/-rnnt/
+                                # -tdt/-aed, kaldi-rnnt, gigaam-v2-ctc, whisper-ort, whisper...
+                                # (left out: the one the folder's config.json names)
+      quantization: null        # e.g. int8: loads model.int8.onnx instead of model.onnx
+      num_threads: 0            # ONNX Runtime intra-op threads (0: its default, all cores)
+    decoding: {}                # onnx-asr's recognize() options: language, target_language, pnc
+
+The folder is the card's user-supplied weights (`weights.dir`), laid out as onnx-asr expects
+for that type (for NeMo CTC: `model.onnx`, `vocab.txt`, optional `config.json`), checked on the
+host before the build and placed in the image at `ASRBENCH_WEIGHTS_DIR` (/opt/weights); the
+local runner passes the host folder itself (`ASRBENCH_WEIGHTS_SRC`). A folder that exists makes
+onnx-asr load offline: nothing is ever downloaded. A type onnx-asr does not know, a missing
+file or an option recognize() does not take stops the run in one line naming what to fix
+(exit 2). Audio at another rate or with more channels is resampled to the card's `sample_rate`
+(`audio.py`); utterances are recognised one at a time, so none depends on another.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from audio import read_wav
+from contract import run
+
+CARD_PATH = Path(__file__).parent / "model.yaml"  # the card copied beside this program
+# Audio shorter than one feature window (25 ms) is "heard nothing", without calling the
+# runtime: sherpa-onnx 2.0.1's transducer search crashes the process on a single sample, and
+# onnx-asr 0.12.0 raises on one.
+MIN_SECONDS = 0.025
+RECOGNIZE_OPTIONS = ("language", "target_language", "pnc")  # onnx-asr's RecognizeOptions
+
+
+class ModelSetupError(RuntimeError):
+    """A card or weights folder this runtime cannot load; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class OnnxAsr:
+    asr: Any  # onnx_asr's TextResultsAsrAdapter
+    rate: int  # the card's sample_rate: what the model takes
+    options: dict[str, Any] = field(default_factory=dict)  # recognize()'s keyword arguments
+
+
+def load_card() -> dict[str, Any]:
+    return yaml.safe_load(CARD_PATH.read_text(encoding="utf-8"))
+
+
+def card_name(card: dict[str, Any]) -> str:
+    return f"models/{card['id']}/model.yaml"
+
+
+def weights_folder(card: dict[str, Any]) -> Path:
+    """The image's /opt/weights, else the host folder the local runner passes."""
+    folder = os.environ.get("ASRBENCH_WEIGHTS_DIR") or os.environ.get("ASRBENCH_WEIGHTS_SRC")
+    if not folder or not Path(folder).is_dir():
+        where = folder or "ASRBENCH_WEIGHTS_DIR, or ASRBENCH_WEIGHTS_SRC with the local runner"
+        raise ModelSetupError(
+            f"{card_name(card)}: no weights folder ({where}); give the card a weights.dir"
+        )
+    return Path(folder)
+
+
+def recognize_options(card: dict[str, Any]) -> dict[str, Any]:
+    """The card's `decoding`, every key one recognize() takes."""
+    options = dict(card.get("decoding") or {})
+    for name in options:
+        if name not in RECOGNIZE_OPTIONS:
+            raise ModelSetupError(
+                f"{card_name(card)}: field 'decoding.{name}': onnx-asr's recognize() takes no "
+                f"{name!r}; it takes {', '.join(RECOGNIZE_OPTIONS)}"
+            )
+    return options
+
+
+def load() -> OnnxAsr:
+    import onnx_asr
+    import onnxruntime
+    from onnx_asr.utils import ModelLoadingError
+
+    card = load_card()
+    runtime = card.get("runtime") or {}
+    options = recognize_options(card)
+    session = onnxruntime.SessionOptions()
+    session.intra_op_num_threads = int(runtime.get("num_threads") or 0)
+    try:
+        asr = onnx_asr.load_model(
+            runtime.get("kind") or None,  # None: the type config.json names
+            weights_folder(card),
+            quantization=runtime.get("quantization"),
+            sess_options=session,
+            providers=["CPUExecutionProvider"],
+        )
+    except ModelLoadingError as exc:  # unknown type, missing file: the user's
+        raise ModelSetupError(
+            f"{card_name(card)}: onnx-asr cannot load runtime.kind "
+            f"{runtime.get('kind')!r} from the weights: {exc}"
+        ) from None
+    return OnnxAsr(asr, int(card["sample_rate"]), options)
+
+
+def transcribe_one(model: OnnxAsr, path: str) -> tuple[str, float]:
+    audio, seconds = read_wav(path, model.rate)
+    if len(audio) < MIN_SECONDS * model.rate:
+        return "", seconds
+    return model.asr.recognize(audio, sample_rate=model.rate, **model.options).strip(), seconds
+
+
+if __name__ == "__main__":
+    sys.exit(run(load_card()["id"], sys.argv[1:], load, transcribe_one, fatal=(ModelSetupError,)))

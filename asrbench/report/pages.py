@@ -52,12 +52,7 @@ def build_all(site: Site) -> None:
         _ablation(
             site, [d for d in r.datasets if any((c.model, d) in site.ablations for c in by_ds[d])]
         )
-    if r.robustness:
-        _robustness(site, audio)
-    if r.fairness:
-        _fairness(site)
-    if r.streaming:
-        _streaming(site)
+    _analyses(site, audio)
     if site.audio_mode == "embed":
         folder = site.stage / "audio"
         if folder.is_dir():
@@ -67,6 +62,16 @@ def build_all(site: Site) -> None:
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _analyses(site: Site, audio: dict[tuple[str, str], DatasetAudio]) -> None:
+    """The pages of the stored analyses: robustness grids, fairness, streaming cells."""
+    if site.r.robustness:
+        _robustness(site, audio)
+    if site.r.fairness:
+        _fairness(site)
+    if site.r.streaming:
+        _streaming(site)
 
 
 _WORK: tuple[Any, ...] = ()  # what forked workers read (set just before the pool starts)

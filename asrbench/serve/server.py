@@ -302,6 +302,29 @@ class _Channel(HTTPChannel):
     error_task_class = _JsonErrorTask
 
 
+def _transcription(
+    service: TranscriptionService, fields: dict[str, tuple[bytes, str]], language: str
+) -> tuple[int, str, str | Iterable[bytes], dict[str, str]]:
+    """The answer to a transcription form: rendered text, or a stream of events."""
+    if "file" not in fields:
+        raise ServeError(400, "Missing required parameter: 'file'.", param="file")
+    fmt = text_field(fields, "response_format", "json")
+    if fmt not in FORMATS:
+        raise ServeError(
+            400,
+            f"response_format {fmt!r} is not one of {', '.join(FORMATS)}",
+            param="response_format",
+        )
+    data, filename = fields["file"]
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ServeError(413, "file larger than 25 MB", param="file")
+    if text_field(fields, "stream", "false").lower() == "true":
+        return 200, "text/event-stream", service.stream(data, filename or "upload"), {}
+    text, seconds, processing = service.transcribe(data, filename or "upload")
+    ctype, answer = render(fmt, text, seconds, language)
+    return 200, ctype, answer, {"X-Processing-Seconds": f"{processing:.3f}"}
+
+
 def make_app(service: TranscriptionService, api_key: str | None = None) -> Callable:
     """The WSGI application: `/v1/models` and `/v1/audio/transcriptions`."""
     redact = service.redactor.redact
@@ -338,23 +361,7 @@ def make_app(service: TranscriptionService, api_key: str | None = None) -> Calla
         if not authorised(environ):
             raise ServeError(401, "Incorrect API key provided.")
         fields = parse_multipart(environ.get("CONTENT_TYPE", ""), body)
-        if "file" not in fields:
-            raise ServeError(400, "Missing required parameter: 'file'.", param="file")
-        fmt = text_field(fields, "response_format", "json")
-        if fmt not in FORMATS:
-            raise ServeError(
-                400,
-                f"response_format {fmt!r} is not one of {', '.join(FORMATS)}",
-                param="response_format",
-            )
-        data, filename = fields["file"]
-        if len(data) > MAX_UPLOAD_BYTES:
-            raise ServeError(413, "file larger than 25 MB", param="file")
-        if text_field(fields, "stream", "false").lower() == "true":
-            return 200, "text/event-stream", service.stream(data, filename or "upload"), {}
-        text, seconds, processing = service.transcribe(data, filename or "upload")
-        ctype, answer = render(fmt, text, seconds, language)
-        return 200, ctype, answer, {"X-Processing-Seconds": f"{processing:.3f}"}
+        return _transcription(service, fields, language)
 
     def app(environ: dict, start_response: Callable) -> Iterable[bytes]:
         try:

@@ -4,6 +4,8 @@ run: time and peak memory of each, and our time over MeetEval's (target: within 
 the same session as one pair (all words in time order, TSV): `ops/score` (NSW, DAE and the
 bootstrap off) beside a jiwer process, and our aligner alone on it: the whole-table long path
 (before), the band alone, and the anchored path (now: cut at the anchors, then band/batch).
+Last, DAE on a long pair: a pair of `--words` words holding DAE phrases (`dae_pair`), scored by
+`ops/score` with DAE on (window by window, scoring/dae_windows.py) beside `--no-dae`.
 
 Each measurement is a fresh subprocess (peak RSS is the process's VmHWM, interpreter and
 imports included; `import_s` is the imports alone), repeated `--repeats` times in a rotating
@@ -12,6 +14,7 @@ generated lower-case without punctuation, and ours runs with NSW and DAE off, so
 normalisation changes nothing. The error counts of each side are printed and must agree.
 
     .venv/bin/python benchmarks/longform_score.py [--words 30000] [--hours 3] [--repeats 3]
+        [--only all|sessions|dae]
 
 `synthetic_corpus` is also the generated corpus of tests/scoring/test_meeteval_parity.py.
 """
@@ -187,8 +190,9 @@ print(json.dumps({"errors": d["errors"], "n_ref": d["n_ref"], "seconds": round(s
 OPS_SCORE = """
 import os, subprocess, sys, time
 t0 = time.perf_counter()
+dae = [] if sys.argv[3] == "dae" else ["--no-dae"]
 proc = subprocess.run([os.path.join(sys.argv[4], "ops", "score"), sys.argv[1], sys.argv[2],
-                       "--no-nsw", "--no-dae", "--bootstrap", "0", "--reports", "none",
+                       "--no-nsw", *dae, "--bootstrap", "0", "--reports", "none",
                        "-o", sys.argv[5]], capture_output=True, text=True, check=True)
 imported = 0.0
 peak_child = 0
@@ -232,6 +236,57 @@ d = {"errors": e, "n_ref": len(r)}
 """
 
 
+# DAE on a long pair (scoring/dae_windows.py): equivalent forms on both sides, the system
+# writing the other form of half of them (DAE takes them back), so the hypothesis holds
+# thousands of slots, far more than the FST's exact float32 weights allow for one pair.
+PAIRS = [
+    ("i am", "i'm"), ("going to", "gonna"), ("we are", "we're"), ("it is", "it's"),
+    ("ok", "okay"), ("that is", "that's"), ("do not", "don't"), ("we will", "we'll"),
+    ("let us", "let's"), ("they are", "they're"), ("want to", "wanna"), ("you are", "you're"),
+]  # fmt: skip
+
+
+def dae_pair(seed: int, n_words: int, err: float = 0.15) -> tuple[str, str]:
+    """(reference, hypothesis) texts: plain words and DAE phrases (a fifth of the chunks),
+    word errors at rate `err`, half the phrases written in their other form."""
+    rng = random.Random(seed)
+    partner = {a: b for pair in PAIRS for a, b in (pair, pair[::-1])}
+    phrases = sorted(partner)
+    ref: list[str] = []
+    hyp: list[str] = []
+    while sum(x.count(" ") + 1 for x in ref) < n_words:
+        chunk = rng.choice(phrases) if rng.random() < 0.2 else rng.choice(WORDS)
+        ref.append(chunk)
+        x = rng.random()
+        if x < err * 0.5:
+            hyp.append(rng.choice(WORDS))
+        elif x < err * 0.8:
+            continue
+        elif x < err:
+            hyp += [chunk, rng.choice(WORDS)]
+        else:
+            hyp.append(partner[chunk] if chunk in partner and rng.random() < 0.5 else chunk)
+    return " ".join(ref), " ".join(hyp)
+
+
+def _dae_facts(ref_path: Path, hyp_path: Path) -> str:
+    """How many DAE slots the hypothesis holds, and whether the FST could take it whole."""
+    from scoring import Scorer, ScorerConfig
+    from scoring.wfst import check_exact
+
+    scorer = Scorer(ScorerConfig(nsw=False, bootstrap=0))
+    ref, hyp = (scorer.normalize(p.read_text().split("\t", 1)[1]) for p in (ref_path, hyp_path))
+    assert scorer.alternatives is not None
+    found = scorer.alternatives.split(hyp, ref)
+    slots = found[1] if found else []
+    exact = check_exact(max(len(ref), len(hyp)) + 2, len(ref), len(hyp))
+    return (
+        f"DAE pair: {len(ref)} reference, {len(hyp)} hypothesis words, {len(slots)} DAE slots "
+        f"({sum(len(x.forms) > 1 for x in slots)} with alternatives); whole-pair FST weights "
+        f"exact: {exact} (before scoring/dae_windows.py: refused, 'split it, or pass dae=False')"
+    )
+
+
 def _run(code: str, ref: Path, hyp: Path, metric: str, *extra: str) -> dict:
     proc = subprocess.run(
         [sys.executable, "-c", code + TAIL, str(ref), str(hyp), metric, *extra],
@@ -251,6 +306,13 @@ def main() -> None:
     ap.add_argument("--hours", type=float, default=3.0, help="length of the session")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each measurement")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--only",
+        choices=("all", "sessions", "dae"),
+        default="all",
+        help="sessions: cpWER/tcpWER/WER and the one-pair aligners; dae: ops/score with DAE on "
+        "a pair of --words words holding DAE phrases, beside --no-dae on it",
+    )
     args = ap.parse_args()
     refs, hyps = synthetic_corpus(
         args.seed, sessions=1, speakers=(2,), words=args.words, seconds=args.hours * 3600
@@ -266,9 +328,16 @@ def main() -> None:
         ("align anchored", "pair", ALIGNERS, ()),
         ("align band", "pair", ALIGNERS, ()),
         ("align whole", "pair", ALIGNERS, ()),
+        ("ops/score", "dae", OPS_SCORE, ()),
+        ("ops/score", "no-dae", OPS_SCORE, ()),
     ]
+    if args.only != "all":
+        runs = [r for r in runs if (r[1] in ("dae", "no-dae")) == (args.only == "dae")]
     best: dict[tuple[str, str], dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        dae = Path(tmp, "dae_ref.tsv"), Path(tmp, "dae_hyp.tsv")
+        for path, text in zip(dae, dae_pair(args.seed, args.words), strict=True):
+            path.write_text(f"session\t{text}\n")
         ref, hyp = Path(tmp, "ref.seglst.json"), Path(tmp, "hyp.seglst.json")
         write_seglst(ref, refs)
         write_seglst(hyp, hyps)
@@ -279,17 +348,25 @@ def main() -> None:
         for rep in range(args.repeats):
             order = runs[rep % len(runs) :] + runs[: rep % len(runs)]
             for who, metric, code, _ in order:
-                files = (ref, hyp) if metric != "pair" else pair
+                files = {"pair": pair, "dae": dae, "no-dae": dae}.get(metric, (ref, hyp))
                 mode = who.split()[-1] if who.startswith("align") else metric
                 got = _run(code, *files, mode, str(ROOT), str(Path(tmp, "out")))
                 key = (who, metric)
                 if key not in best or got["seconds"] < best[key]["seconds"]:
                     best[key] = got
+        facts = _dae_facts(*dae) if args.only != "sessions" else ""
     _print(args, best)
+    if facts:
+        print(facts)
 
 
 def _print(args: argparse.Namespace, best: dict[tuple[str, str], dict]) -> None:
-    print(f"session: {args.words} reference words, {args.hours} h, 2 speakers, seed {args.seed}")
+    if args.only == "dae":
+        print(f"DAE pair: {args.words} reference words, seed {args.seed}")
+    else:
+        print(
+            f"session: {args.words} reference words, {args.hours} h, 2 speakers, seed {args.seed}"
+        )
     head = ("metric", "scorer", "errors", "n_ref", "s", "import s", "peak MB")
     print("{:7} {:12} {:>7} {:>7} {:>7} {:>9} {:>8}".format(*head))
     for (who, metric), got in best.items():
@@ -297,6 +374,8 @@ def _print(args: argparse.Namespace, best: dict[tuple[str, str], dict]) -> None:
             f"{metric:7} {who:12} {got['errors']:7d} {got['n_ref']:7d} {got['seconds']:7.2f} "
             f"{got['import_s']:9.2f} {got['peak_mb']:8.0f}"
         )
+    if args.only == "dae":
+        return
     for metric in ("cpwer", "tcpwer"):
         a, b = best["ours", metric], best["meeteval", metric]
         same = (a["errors"], a["n_ref"]) == (b["errors"], b["n_ref"])

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scoring.align import FIRST_WORD, INFEASIBLE, align_arrays
+from scoring.align import FIRST_WORD, INFEASIBLE, align_arrays, levenshtein
 from scoring.dae import Alternatives, Segment, Slot
 from scoring.errors import ScoringError
 from scoring.languages import Profile, resolve
@@ -337,6 +337,7 @@ class _Plan:
     # utterance -> its pairs [start, stop) and the slot branches of each (DAE enumeration)
     enum_ranges: dict[int, tuple[int, int, list[tuple[int, ...]]]] = field(default_factory=dict)
     fst_costs: dict[int, tuple[int, int]] = field(default_factory=dict)  # utterance -> (E, S)
+    window_codes: dict[int, str] = field(default_factory=dict)  # DAE by windows: joined ops
     rule_ids: dict[tuple[tuple[str, ...], ...], list[list[int]]] = field(default_factory=dict)
 
     @classmethod
@@ -402,6 +403,38 @@ def _align_sclite(texts: _Texts, plan: _Plan) -> tuple[list[str], list[int]]:
         for u, off, n in zip(pairs.ref, pairs.off, pairs.length, strict=True)
     ]
     return [c for c, _ in out], [cost for _, cost in out]
+
+
+def _windows(
+    texts: _Texts, u: int, seg: list[Segment], spans: list[tuple[int, int]], rows: list[int]
+) -> tuple[_Texts, list[_Split | None]]:
+    """Utterance u's windows as utterances of their own: hypothesis items seg[a:b] against
+    the reference between consecutive cut rows; their DAE splits beside them."""
+    opt = texts.ref_opt.get(u)
+    sub = _Texts([], [], [], [])
+    found: list[_Split | None] = []
+    for w, ((a, b), (r0, r1)) in enumerate(
+        zip(spans, zip([0, *rows], [*rows, len(texts.ref[u])], strict=True), strict=True)
+    ):
+        runs: list[list[str]] = [[]]
+        slots: list[Slot] = []
+        written: list[str] = []
+        for x in seg[a:b]:
+            if isinstance(x, Slot):
+                slots.append(x)
+                runs.append([])
+                written.extend(x.forms[x.surface])
+            else:
+                runs[-1].append(x)
+                written.append(x)
+        sub.ids.append(f"{texts.ids[u]} [DAE window {w}]")
+        sub.ref.append(texts.ref[u][r0:r1])
+        sub.hyp.append(written)
+        sub.missing.append(False)
+        if opt is not None and any(opt[r0:r1]):
+            sub.ref_opt[w] = opt[r0:r1]
+        found.append((runs, slots) if slots else None)
+    return sub, found
 
 
 def _cost_scale(texts: _Texts, found: list[_Split | None]) -> int:
@@ -633,6 +666,10 @@ class Scorer:
         self._words: list[str] = []  # id - FIRST_WORD -> token
         self.vocab: dict[str, int] = _Vocab(self._words)
         self._fst: FstAligner | None = None
+        # DAE by windows (scoring.dae_windows) for a hypothesis with more than `max_enum`
+        # combinations: False, only where the whole pair is too long for exact FST weights;
+        # True, always (tests compare both ways). Not a scoring option: the counts are equal.
+        self.window_dae = False
 
     def config_dict(self) -> dict:
         """The configuration, the active steps and the data files read (by path).
@@ -744,14 +781,17 @@ class Scorer:
         split = alts.split
         return [split(h, r) if h else None for h, r in zip(texts.hyp, texts.ref, strict=True)]
 
-    def _plan(self, texts: _Texts, found: list[_Split | None], k: int) -> _Plan:
+    def _plan(
+        self, texts: _Texts, found: list[_Split | None], k: int, windows: bool = True
+    ) -> _Plan:
         """The pairs the DP aligns, one utterance after another in reference order.
 
         A plain hypothesis is one pair. A hypothesis with few slot combinations (at most
         `max_enum`) is one pair per combination, the cheapest winning later (`_enumerate`);
         one with more (or every one, with `engine="fst"`) is solved by the FST and its chosen
-        path is one pair, so that the DP checks the FST's cost (`_via_fst`). Token ids: the
-        references' first, then the hypotheses' in that order (new tokens get the next ids).
+        path is one pair, so that the DP checks the FST's cost (`_via_fst`), unless it is too
+        long for the FST's exact weights (`_route`). Token ids: the references' first, then
+        the hypotheses' in that order (new tokens get the next ids).
         """
         get = self.vocab.__getitem__
         plan = _Plan.start(texts, get)
@@ -766,15 +806,101 @@ class Scorer:
             if u == n:
                 break
             split = found[u]
-            if (
-                split is not None
-                and not fst_only
-                and math.prod(len(x.forms) for x in split[1]) <= self.config.max_enum
-            ):
+            route = self._route(plan, texts, u, split, k, windows)
+            if route == "plain":
+                plan.add_plain(u, u + 1, texts.hyp, get)
+            elif route == "enumerate":
+                assert split is not None
                 self._enumerate(plan, u, split)
+            elif route == "windows":
+                assert split is not None
+                self._windowed(plan, texts, u, split)
             else:
                 self._via_fst(plan, texts, u, split, k)
         return plan
+
+    def _route(
+        self, plan: _Plan, texts: _Texts, u: int, split: _Split | None, k: int, windows: bool
+    ) -> str:
+        """How utterance u is aligned: "enumerate" (few slot combinations), "fst", or, where
+        the whole pair is too long for the FST's exact float32 weights, "windows" (DAE window
+        by window, `_windowed`; inside a window, which holds one slot then, "enumerate":
+        at most `_MAX_READINGS` + 1 pairs) or "plain" (`engine="fst"` on a plain hypothesis:
+        the DP, same counts). So no pair is refused for its length."""
+        combos = math.prod(len(x.forms) for x in split[1]) if split is not None else 1
+        if split is not None and self.config.engine != "fst" and combos <= self.config.max_enum:
+            return "enumerate"
+        if split is not None and windows and self.window_dae:
+            return "windows"
+        if self._fst_fits(plan, texts, u, split, k):
+            return "fst"
+        if split is None:
+            return "plain"
+        return "windows" if windows else "enumerate"
+
+    def _fst_fits(self, plan: _Plan, texts: _Texts, u: int, split: _Split | None, k: int) -> bool:
+        """Whether the FST's float32 weights are exact for utterance u's whole pair."""
+        from scoring.wfst import check_exact
+
+        n_ref = plan.ref_off[u + 1] - plan.ref_off[u]
+        if split is None:
+            return check_exact(k, n_ref, len(texts.hyp[u]))
+        n_h = sum(map(len, split[0])) + sum(max(map(len, x.forms)) for x in split[1])
+        return check_exact(k, n_ref, n_h)
+
+    def _windowed(self, plan: _Plan, texts: _Texts, u: int, split: _Split) -> None:
+        """DAE on a pair with many slot combinations, too long for the FST: cut at cells of
+        one optimal path (`scoring.dae_windows`), each window scored as an utterance of its
+        own (enumeration, or the FST for a window that needs it), their ops joined. The
+        windows' counts sum to the whole pair's optimum (checked)."""
+        from scoring.dae_windows import cut_rows, plan_cuts
+
+        seg: list[Segment] = list(split[0][0])
+        for slot, run in zip(split[1], split[0][1:], strict=True):
+            seg.append(slot)
+            seg.extend(run)
+        cuts = plan_cuts(
+            [len(x.forms) if isinstance(x, Slot) else 1 for x in seg], self.config.max_enum
+        )
+        ref_ids = plan.ref_flat[plan.ref_off[u] : plan.ref_off[u + 1]]
+        opt = texts.ref_opt.get(u)
+        best, rows, weights = cut_rows(
+            ref_ids,
+            None if opt is None else np.array(opt, dtype=bool),
+            [self._item(x) for x in seg],
+            cuts,
+            levenshtein(ref_ids, self._ids(texts.hyp[u])),
+        )
+        sub, found = _windows(
+            texts, u, seg, list(zip([0, *cuts], [*cuts, len(seg)], strict=True)), rows
+        )
+        k = _cost_scale(sub, found)
+        sub_plan = self._plan(sub, found, k, windows=False)
+        codes, costs = self._align(sub, sub_plan, k)
+        self._choose_forms(sub, found, sub_plan, codes, costs, k)
+        joined = "".join(sub_plan.codes)
+        n_sub, n_ins = joined.count("S"), joined.count("I")
+        got, want = (n_sub + n_ins + joined.count("D"), n_sub, n_ins), weights.counts(best)
+        # (E, S) are every engine's; I too, but where an optional reference word can be
+        # omitted (O, free) instead of matched, D and I trade on ties in every engine's DP
+        if got[: 3 if opt is None else 2] != want[: 3 if opt is None else 2]:
+            raise RuntimeError(f"DAE windows of {texts.ids[u]!r} miss the optimum")  # a bug
+        plan.window_codes[u] = joined
+        plan.chosen_hyp[u], plan.alt_info[u] = [], []
+        for words, info in zip(sub_plan.chosen_hyp, sub_plan.alt_info, strict=True):
+            at = len(plan.chosen_hyp[u])
+            plan.alt_info[u].extend((a + at, b + at, f, w) for a, b, f, w in info)
+            plan.chosen_hyp[u].extend(words)
+
+    def _item(self, x: Segment) -> int | tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """A token or slot as `scoring.dae_windows` reads it: ids, and each branch's strict
+        flags."""
+        if not isinstance(x, Slot):
+            return self.vocab[x]
+        return tuple(
+            (np.array(self._ids(f), dtype=np.int64), np.array(x.mask(i), dtype=bool))
+            for i, f in enumerate(x.forms)
+        )
 
     def _enumerate(self, plan: _Plan, u: int, split: _Split) -> None:
         """One pair per combination of slot forms (ties: the earliest, written forms first).
@@ -813,9 +939,8 @@ class Scorer:
 
     def _via_fst(self, plan: _Plan, texts: _Texts, u: int, split: _Split | None, k: int) -> None:
         """The FST's best path for utterance u (too many slot combinations to enumerate, or
-        `engine="fst"`), added as one pair: the DP re-aligns it and checks its cost."""
-        from scoring.wfst import check_exact
-
+        `engine="fst"`), added as one pair: the DP re-aligns it and checks its cost. Only
+        pairs within the FST's exact weights come here (`_route`)."""
         seg: list[Segment]
         if split is None:  # engine="fst": a plain hypothesis goes through the FST too
             seg = list(texts.hyp[u])
@@ -843,14 +968,6 @@ class Scorer:
                         for i, f in enumerate(x)
                     )
                 )
-        n_ref = plan.ref_off[u + 1] - plan.ref_off[u]
-        n_h = sum(max(len(f) for f in s.forms) if isinstance(s, Slot) else 1 for s in seg)
-        if not check_exact(k, n_ref, n_h):
-            raise ScoringError(
-                f"utterance {texts.ids[u]!r} has {n_ref} reference and {n_h} hypothesis words "
-                f"and more than {self.config.max_enum} combinations of alternatives: too long "
-                "for exact FST weights; split it, or pass dae=False (--no-dae) for this corpus"
-            )
         ref_ids = plan.ref_flat[plan.ref_off[u] : plan.ref_off[u + 1]].tolist()
         if u in texts.ref_opt:
             ref_ids = [
@@ -905,6 +1022,8 @@ class Scorer:
         combination's (ties: fewest insertions, then the earliest), whose words are built
         now. Where the FST chose, the DP's cost must equal the FST's."""
         plan.codes = [codes[p] if p >= 0 else "" for p in plan.main_pair]
+        for u, joined in plan.window_codes.items():
+            plan.codes[u] = joined
         for u, (a, b, combos) in plan.enum_ranges.items():
             # the written forms (the first combination) are always feasible
             best = min(range(a, b), key=lambda c: (costs[c], codes[c].count("I"), c))

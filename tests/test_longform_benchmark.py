@@ -8,6 +8,7 @@ failure and resume; PocketSphinx (local runner) for a real segmented, scored rec
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import time
@@ -63,9 +64,10 @@ def _run_json(cell: Path) -> dict:
 
 
 def test_no_segmentation_keeps_the_identity(env: Path, tmp_path: Path) -> None:
-    """auto that cuts nothing (an utterance dataset; a card without a limit) is the run
-    without segmentation: same cache key (runtime without a segmentation entry), same
-    result key, same summary bytes, no segmentation record, no timed file."""
+    """auto that cuts nothing (every utterance within the card's limit: mini_en's longest is
+    11 s; a card without a limit) is the run without segmentation: same cache key (runtime
+    without a segmentation entry), same result key, same summary bytes, no segmentation
+    record, no timed file."""
     model = _fake(tmp_path, "fake_limited")
     a = run_benchmark(model, "mini_en", _spec(tmp_path, max_utts=4))
     b = run_benchmark(model, "mini_en", _spec(tmp_path / "b", max_utts=4, segment="none"))
@@ -273,3 +275,64 @@ def test_timed_output_is_checked(tmp_path: Path) -> None:
         f"hyp.timed.jsonl line {n}" for n in (3, 4, 5, 6)
     ]
     assert "not in the wav list" in problems[-1]
+
+
+@pytest.fixture(scope="module")
+def mixed_utts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An ordinary (utterance) dataset: three real mini_en utterances of 1.9, 5.1 and 9.7 s."""
+    src = REPO_ROOT / "datasets" / "mini_en"
+    ids = ("LJ001-0002", "LJ001-0004", "LJ001-0001")
+    lines = (src / "metadata.tsv").read_text().splitlines()
+    rows = [x for x in lines[1:] if x.split("\t")[0] in ids]
+    root = tmp_path_factory.mktemp("data") / "three_en"
+    (root / "audio").mkdir(parents=True)
+    for row in rows:
+        audio = row.split("\t")[1]
+        (root / audio).write_bytes((src / audio).read_bytes())
+    (root / "metadata.tsv").write_text("\n".join([lines[0], *rows]) + "\n")
+    (root / "dataset.yaml").write_text("id: three_en\nlanguage: en\nsample_rate: 16000\n")
+    return root
+
+
+def _card_with_limit(tmp_path: Path, limit: float) -> Path:
+    """models/pocketsphinx_en, its card declaring a lower `max_input_s` (same id and
+    requirements: the local runner's virtualenv is shared)."""
+    folder = tmp_path / "models" / "pocketsphinx_en"
+    shutil.copytree(REPO_ROOT / "models" / "pocketsphinx_en", folder, ignore=_PYCACHE)
+    card = folder / "model.yaml"
+    text = card.read_text()
+    assert "max_input_s: 30 " in text
+    card.write_text(text.replace("max_input_s: 30 ", f"max_input_s: {limit} "))
+    return folder
+
+
+_PYCACHE = shutil.ignore_patterns("__pycache__")
+
+
+def test_auto_cuts_only_the_utterances_over_the_limit(
+    env: Path, tmp_path: Path, mixed_utts: Path
+) -> None:
+    """`--segment auto` (the default) on an ordinary dataset: the utterance longer than the
+    card's limit is cut by VAD, the others go whole and come out as without segmentation (a
+    real model, PocketSphinx, its card copied with a 6-s limit)."""
+    model = _card_with_limit(tmp_path, 6)
+    auto = run_benchmark(model, mixed_utts, _spec(tmp_path / "auto"))
+    plain = run_benchmark(model, mixed_utts, _spec(tmp_path / "none", segment="none"))
+    seg = _run_json(auto.out_dir)["options"]["segmentation"]
+    assert (seg["mode"], seg["method"], list(seg["cut"])) == ("auto", "vad", ["LJ001-0001"])
+    assert sorted(seg["whole"]) == ["LJ001-0002", "LJ001-0004"]
+    pieces = piece_rows(resolve_dataset(seg["pieces_dataset"]["folder"]))
+    assert len(pieces["LJ001-0001"]) == seg["cut"]["LJ001-0001"] > 1
+    assert all(r.span.duration <= 6.0 + 1e-3 for r in pieces["LJ001-0001"])
+    assert [len(pieces[x]) for x in seg["whole"]] == [1, 1]
+
+    def hyps(cell) -> dict[str, str]:
+        rows = (cell.out_dir / "hyp.raw.tsv").read_text().splitlines()
+        return dict(x.split("\t", 1) for x in rows)
+
+    cut, whole = hyps(auto), hyps(plain)
+    for rid in seg["whole"]:
+        assert cut[rid] == whole[rid]  # the same audio, the same program: the same text
+    assert cut["LJ001-0001"].split() and auto.metrics is not None and plain.metrics is not None
+    assert auto.metrics.n_ref == plain.metrics.n_ref and not auto.summary.failed
+    assert auto.summary.result_key != plain.summary.result_key

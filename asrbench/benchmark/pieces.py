@@ -8,10 +8,11 @@
 `plan_segmentation` decides, per run, which recordings are cut and how (`--segment`):
 
 - `none`: nothing is cut (None);
-- `auto` (the default): on a long-form dataset (`kind: longform`), the recordings longer than
-  the card's `max_input_s` are cut by voice activity detection with `max_segment_s =
-  max_input_s`; a card without a limit (Whisper: its own long-form decoding), or recordings
-  that all fit, are given whole (None). Utterance datasets are never cut by `auto`;
+- `auto` (the default): in any dataset, long-form or of utterances, the recordings (utterances)
+  longer than the card's `max_input_s` are cut by voice activity detection with
+  `max_segment_s = max_input_s`, and only those; a card without a limit (Whisper: its own
+  long-form decoding), or a selection that all fits, is given whole (None: the cell and its
+  key are the run's without segmentation);
 - `vad` / `windows`: every recording of the selection is cut that way.
 
 `build_pieces` writes one dataset (`reference_free`, rows `<recording>__<k:04d>` with PARENT,
@@ -155,7 +156,7 @@ def plan_segmentation(
     params = _params(method, max_input_s, request.options)
     if request.mode != "auto":
         cut = [u.id for u in selection]
-    elif ds.longform and max_input_s is not None:
+    elif max_input_s is not None:  # any dataset: a model never gets more than it takes
         cut = [u.id for u in selection if u.duration > max_input_s]
     else:
         cut = []

@@ -89,8 +89,8 @@ def benchmark(
     segment: str = typer.Option(
         None,
         "--segment",
-        help="long recordings: auto (default: on a long-form dataset, VAD for recordings "
-        "longer than the card's max_input_s, else the model's own decoding), none, vad or "
+        help="long recordings: auto (default: VAD for recordings or utterances longer than "
+        "the card's max_input_s, in any dataset, else the model's own decoding), none, vad or "
         "windows (cut every recording); recorded in run.json and the cell's key",
     ),
     segment_opt: list[str] = typer.Option(

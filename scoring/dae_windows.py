@@ -1,0 +1,258 @@
+"""DAE on a long pair, window by window: where to cut so that the windows' best sum is the whole's.
+
+A hypothesis with DAE slots is a lattice (a sausage): plain tokens, and slots whose branches
+are token runs, some of them strict (scoring.dae). The whole pair's objective is the fewest
+edits E, then the fewest substitutions S, then the fewest insertions I. With integer weights
+sub = e + m, ins = e + 1, del = e (0 for an optional reference word), match 0, where m exceeds
+every possible I and e every possible S*m + I, the weight W = E*e + S*m + I orders alignments
+exactly as (E, S, I), in int64 (no float32 limit, unlike the FST's).
+
+`cut_rows` runs that DP over the lattice once forward, column by column (a column is the cost
+of every reference prefix against the hypothesis up to an item boundary), keeping the columns
+at the chosen cut boundaries; then, from the end, for each cut it runs the DP backward over the
+items between that cut and the next one from the cell already chosen there, and picks the row
+where forward + backward cost equals the cost already fixed. Every chosen cell lies on one and
+the same optimal path, so the best alignments of the windows between them, summed, have the
+whole pair's optimal W, hence its (E, S, I): each window is small enough for the Scorer's usual
+engines (enumeration by the DP, or the FST). The forward pass computes only the rows that can
+lie on a path of at most E0 edits (E0: the written hypothesis's edit distance, so no optimal
+path has more): every `_STRIDE` items, the rows whose cost so far plus the insertions or
+deletions the lengths still to consume force stays within it, and the rows those reach; the
+backward pass only the rows between the cut's first such row and the cell fixed at its end.
+So a 30,000-word pair costs about a band, not the whole table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+INF = 1 << 60  # beyond every weight of a feasible path (W < 2**47 for pairs of 10**5 words)
+
+Branch = tuple[np.ndarray, np.ndarray]  # token ids, strict flags
+Item = int | tuple[Branch, ...]  # a plain token id, or a slot's branches
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """Integer costs ordering alignments as (E, S, I): sub = e + m, ins = e + 1, del = e."""
+
+    e: int
+    m: int
+
+    @classmethod
+    def for_pair(cls, n_ref: int, n_hyp: int) -> Weights:
+        """Weights exact for any path of a pair whose hypothesis has at most n_hyp tokens."""
+        m = n_hyp + 1  # > I
+        return cls(m * (min(n_ref, n_hyp) + 1), m)  # e > S*m + I
+
+    def counts(self, w: int) -> tuple[int, int, int]:
+        """(E, S, I) of a weight."""
+        edits, rest = divmod(w, self.e)
+        subs, ins = divmod(rest, self.m)
+        return edits, subs, ins
+
+
+@dataclass(frozen=True, slots=True)
+class _Ref:
+    """The reference side: token ids and cumulative deletion costs (cum[i] for ref[:i])."""
+
+    ids: np.ndarray
+    cum: np.ndarray
+    free: int  # optional words (free to skip)
+
+    @classmethod
+    def make(cls, ids: np.ndarray, optional: np.ndarray | None, w: Weights) -> _Ref:
+        dels = np.full(len(ids), w.e, dtype=np.int64)
+        if optional is not None:
+            dels[optional] = 0
+        free = int(optional.sum()) if optional is not None else 0
+        return cls(ids, np.concatenate(([0], np.cumsum(dels))).astype(np.int64), free)
+
+
+def _token(col: np.ndarray, ref: _Ref, tok: int, strict: bool, w: Weights, band: tuple[int, int]):
+    """The next column after hypothesis token `tok`, rows lo..hi only (INF elsewhere)."""
+    lo, hi = band
+    new = np.full_like(col, INF)
+    a = max(lo, 1)
+    if hi >= a:
+        eq = ref.ids[a - 1 : hi] == tok
+        if strict:  # a strict token may only be matched
+            new[a : hi + 1] = np.where(eq, col[a - 1 : hi], INF)
+        else:
+            diag = col[a - 1 : hi] + (w.e + w.m)
+            diag -= eq * (w.e + w.m)
+            np.minimum(diag, col[a : hi + 1] + (w.e + 1), out=new[a : hi + 1])
+    if lo == 0 and not strict:
+        new[0] = col[0] + w.e + 1
+    part = new[lo : hi + 1]
+    cum = ref.cum[lo : hi + 1]
+    part -= cum  # deletions: a running minimum of (cost - cum) along the column
+    np.fmin.accumulate(part, out=part)  # on int64 several times faster than np.minimum's
+    part += cum
+    np.minimum(part, INF, out=part)
+    return new
+
+
+_STRIDE = 16  # items between two updates of the forward pass's band
+
+
+@dataclass
+class _Lattice:
+    """A DP over the items of a lattice hypothesis against one reference, banded: with
+    `upper` (a weight no optimal path exceeds), rows are pruned every `_STRIDE` items to
+    those whose cost so far plus the least cost of the length left to balance stays within
+    it, plus the rows such a cell reaches; without, rows within `e0` of the tokens consumed."""
+
+    ref: _Ref
+    w: Weights
+    e0: int  # a bound on the edits of any optimal path (+ the optional words, free to skip)
+    upper: int | None = None
+
+    def run(
+        self, items: list[Item], keep: frozenset[int] = frozenset()
+    ) -> tuple[np.ndarray, dict[int, tuple[int, np.ndarray]]]:
+        """The last column, and the band of the column before each item index in `keep`
+        (its first row, its values)."""
+        n = len(self.ref.ids)
+        lens = [(1, 1) if isinstance(x, int) else _lengths(x) for x in items]
+        rest = np.cumsum([(0, 0), *lens[::-1]], axis=0)[::-1]  # tokens from item p on
+        col = self.ref.cum.copy()
+        lo, hi = 0, min(n, self.e0)
+        col[hi + 1 :] = INF
+        kept: dict[int, tuple[int, np.ndarray]] = {}
+        hmin = hmax = 0
+        for p, item in enumerate(items):
+            if self.upper is None:
+                lo, hi = max(0, hmin - self.e0), min(n, hmax + lens[p][1] + self.e0)
+            elif p % _STRIDE == 0:
+                ahead = int(rest[p][1] - rest[min(p + _STRIDE, len(items))][1])
+                lo, hi = self._alive(col, lo, hi, rest[p], ahead)
+            if p in keep:
+                kept[p] = self._trimmed(col, lo, hi)
+            hmin, hmax = hmin + lens[p][0], hmax + lens[p][1]
+            if isinstance(item, int):
+                col = _token(col, self.ref, item, False, self.w, (lo, hi))
+                continue
+            outs = []
+            for ids, strict in item:
+                c = col
+                for tok, s in zip(ids.tolist(), strict.tolist(), strict=True):
+                    c = _token(c, self.ref, tok, s, self.w, (lo, hi))
+                outs.append(c)
+            col = np.minimum.reduce(outs)
+        return col, kept
+
+    def _trimmed(self, col: np.ndarray, lo: int, hi: int) -> tuple[int, np.ndarray]:
+        """The column's rows lo..hi that can still lie on a path within `upper` (cost so far
+        at most it), as (first row, values): what `cut_rows` keeps of a cut."""
+        part = col[lo : hi + 1]
+        if self.upper is not None:
+            ok = np.flatnonzero(part <= self.upper)
+            if len(ok):
+                return lo + int(ok[0]), part[ok[0] : ok[-1] + 1].copy()
+        return lo, part.copy()
+
+    def _alive(
+        self, col: np.ndarray, lo: int, hi: int, rest: np.ndarray, ahead: int
+    ) -> tuple[int, int]:
+        """The rows to compute for the next `_STRIDE` items: from the first row that can lie on
+        a path within `upper`, to the furthest row such rows reach (`ahead` tokens, and the
+        deletions the weight left allows)."""
+        assert self.upper is not None
+        e, n = self.w.e, len(self.ref.ids)
+        rows = np.arange(lo, hi + 1)
+        left = n - rows  # reference words still to align, against rest[0]..rest[1] tokens
+        # at least this many insertions (or deletions) to come; skipped optional words cost
+        # nothing, so with any of them, no bound from deletions
+        short = np.maximum(int(rest[0]) - left, 0)
+        if not self.ref.free:
+            short = np.maximum(short, left - int(rest[1]))
+        cost = col[lo : hi + 1]
+        ok = np.flatnonzero(cost + short * e <= self.upper)
+        if not len(ok):
+            return lo, hi
+        reach = rows[ok] + (self.upper - cost[ok]) // e + self.ref.free
+        return lo + int(ok[0]), min(n, int(reach.max()) + ahead)
+
+
+def _lengths(slot: tuple[Branch, ...]) -> tuple[int, int]:
+    return min(len(b[0]) for b in slot), max(len(b[0]) for b in slot)
+
+
+def _reversed(items: list[Item]) -> list[Item]:
+    return [
+        x if isinstance(x, int) else tuple((a[::-1], s[::-1]) for a, s in x) for x in items[::-1]
+    ]
+
+
+def _longest(items: list[Item]) -> int:
+    return sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
+
+
+def cut_rows(
+    ref: np.ndarray,
+    optional: np.ndarray | None,
+    items: list[Item],
+    cuts: list[int],
+    e0: int,
+) -> tuple[int, list[int], Weights]:
+    """The optimal weight of the whole pair and, for each cut (an item index, increasing), the
+    reference row where one optimal path crosses it. `e0`: an upper bound on the optimal edit
+    count (the written hypothesis's edit distance)."""
+    n = len(ref)
+    w = Weights.for_pair(n, _longest(items))
+    opt_n = int(optional.sum()) if optional is not None else 0
+    # no optimal path weighs more than e0 + 1 edits (the written forms' path has e0)
+    fwd = _Lattice(_Ref.make(ref, optional, w), w, e0 + opt_n, (e0 + 1) * w.e - 1)
+    last, kept = fwd.run(items, frozenset(cuts))
+    best = int(last[n])
+    rows: list[int] = []
+    row, value, stop = n, best, len(items)
+    budget = w.counts(best)[0] + opt_n  # no optimal path has more edits (+ free deletions)
+    for p in reversed(cuts):
+        seg = items[p:stop]
+        # only rows whose forward cost is within the value still to reach can be on the path
+        first, band = kept[p]
+        fwd_col = np.full(row + 1, INF, dtype=np.int64)
+        take = max(0, min(len(band), row + 1 - first))
+        fwd_col[first : first + take] = band[:take]
+        lo = max(0, row - _longest(seg) - budget)
+        lo += int(np.argmax(fwd_col[lo : row + 1] <= value))
+        back_ref = _Ref.make(
+            ref[lo:row][::-1], None if optional is None else optional[lo:row][::-1], w
+        )
+        # every row of the (short) reversed reference, whatever the tokens consumed
+        back, _ = _Lattice(back_ref, w, row - lo + _longest(seg)).run(_reversed(seg))
+        total = fwd_col[lo : row + 1] + back[::-1]
+        i = int(np.argmin(total))
+        if int(total[i]) != value:  # the forward and backward passes disagree: a bug
+            raise RuntimeError(f"DAE windows: no optimal row at cut {p} ({total[i]} != {value})")
+        row, value, stop = lo + i, int(fwd_col[lo + i]), p
+        rows.append(row)
+    rows.reverse()
+    return best, rows, w
+
+
+def plan_cuts(readings: list[int], max_enum: int, max_items: int = 256) -> list[int]:
+    """Item indexes where windows start (0 excluded). `readings[p]` is 1 for a plain token,
+    else the number of branches of slot p. A window's slots allow at most `max_enum`
+    combinations, or it holds one slot (which has more); a cut falls in the middle of the
+    plain run between two slots (between them when they are adjacent). A window holds at most
+    `max_items` items where a cut can keep a quarter of that away from a slot."""
+    cuts: list[int] = []
+    start, combos, last_slot = 0, 1, -1
+    for p, r in enumerate(readings):
+        if r > 1:
+            if combos * r > max_enum and last_slot >= start:
+                # the middle of the run between the slots (before this one if there is none)
+                cut = (last_slot + p + 2) // 2
+                cuts.append(cut)
+                start, combos = cut, 1
+            combos *= r
+            last_slot = p
+        elif p - start >= max_items and (last_slot < start or p - last_slot > max_items // 4):
+            cuts.append(p)
+            start, combos = p, 1
+    return cuts

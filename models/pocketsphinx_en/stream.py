@@ -11,40 +11,13 @@ consumed so far (`audio_s`) and the program's wall clock (`t`); logs go to stder
 
 from __future__ import annotations
 
-import json
-import struct
 import sys
-import time
 from typing import BinaryIO
 
 from pocketsphinx import Config, Decoder
+from stream_contract import ContractError, emit, frames, headers  # shared (image.shared)
 
 SAMPLE_RATE = 16000
-MAX_FRAME = 1 << 24  # bytes: a frame longer than this is a broken stream, not audio
-
-
-def emit(out: BinaryIO, **event: object) -> None:
-    event["t"] = time.time()
-    out.write(json.dumps(event, ensure_ascii=False).encode("utf-8") + b"\n")
-    out.flush()
-
-
-def read_exact(inp: BinaryIO, n: int) -> bytes:
-    data = inp.read(n)
-    if len(data) != n:
-        raise EOFError(f"stdin ended inside a frame ({len(data)} of {n} bytes)")
-    return data
-
-
-def frames(inp: BinaryIO):
-    """The PCM frames of one utterance, up to its end frame (length 0)."""
-    while True:
-        (n,) = struct.unpack("<I", read_exact(inp, 4))
-        if n == 0:
-            return
-        if n > MAX_FRAME or n % 2:
-            raise ValueError(f"bad frame length {n} (16-bit PCM, at most {MAX_FRAME} bytes)")
-        yield read_exact(inp, n)
 
 
 def text_of(decoder: Decoder) -> str:
@@ -73,12 +46,12 @@ def main() -> int:
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     decoder = Decoder(Config(loglevel="FATAL"))
     emit(out, type="ready")
-    while line := inp.readline():
-        header = json.loads(line)
-        if header.get("sample_rate") != SAMPLE_RATE:
-            print(f"{header.get('id')}: sample_rate must be {SAMPLE_RATE}", file=sys.stderr)
-            return 2
-        stream_one(decoder, inp, out, str(header["id"]))
+    try:
+        for uid, _ in headers(inp, SAMPLE_RATE):
+            stream_one(decoder, inp, out, uid)
+    except ContractError as exc:
+        print(f"stream: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -127,6 +127,8 @@ def test_ops_models_table_and_json(repo_root):
         "contract.py",
         "apiclient.py",
         "openai_transcribe.py",
+        "stream_contract.py",
+        "vendor_stream.py",
     ]
     assert all(len(c["source_hash"]) == 64 for c in cards.values())
     text = subprocess.run(

@@ -6,7 +6,7 @@
 under the results root's `streaming/` folder, not beside the batch cells: the stored-cell
 reader (`asrbench/results/store.py`) reads `<root>/<model>/<dataset>` folders, and a stream
 cell is another kind of result (latency under a paced feed, not a batch run). Its summary.json
-has producer `stream`; stream.json is `asrbench-stream-v1`.
+has producer `stream`; stream.json is `asrbench-stream-v2`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from asrbench.ids import check_id, inside
 from asrbench.modelcard import Model
 from asrbench.results.summary import Selection, Summary, new_summary, write_summary
 from asrbench.runners.base import RunnerError, log_tail
-from asrbench.streaming import feed, metrics, program
+from asrbench.streaming import align, feed, match, metrics, program
 from asrbench.streaming.record import StreamRecord, write_stream
 
 STREAM_TOP = "streaming"  # the folder of stream cells under a results root
@@ -205,7 +205,8 @@ def _score(
         failed=failed,
         timing={"audio_s": sum(f.audio_s for f in fed), "score_s": score_s},
     )
-    rows = [metrics.per_utterance(f, spec.speed) for f in fed]
+    timings, notes = _timings(ds, fed, scorer)
+    rows = [metrics.per_utterance(f, spec.speed, timings.get(f.uid)) for f in fed]
     record = StreamRecord(
         model=model.id,
         model_identity=started.identity,
@@ -221,16 +222,47 @@ def _score(
         pacing=metrics.pacing([f for f in fed if not f.failed]),
         overhead_s=metrics.overhead(fed),
         utterances=rows,
-        notes=_notes(),
+        notes=notes,
     )
     return summary, record
 
 
-def _notes() -> list[str]:
-    return [
-        "end of speech = end of the audio fed (the dataset has no reference word times)",
-        "cursor lag and per-word emission latency need word times: not measured here",
+def _timings(
+    ds: Dataset, fed: list[feed.FedUtterance], scorer: Any
+) -> tuple[dict[str, metrics.RefTiming], list[str]]:
+    """Each fed utterance's reference word times (forced alignment, cached) and what each of
+    its hypotheses got right; notes saying what was left out and why."""
+    from asrbench.scorers import scorer_identity
+    from asrbench.settings import settings
+
+    fed_ids = {f.uid for f in fed if not f.failed}
+    utts = [u for u in ds.utterances if u.id in fed_ids]
+    config = scorer_identity(scorer).config_hash
+    try:
+        times = align.word_times(ds, utts, scorer.normalize, {"config": config}, settings().cache)
+    except InputError as exc:  # no aligner here: the other metrics stand without word times
+        return {}, [f"no reference word times ({exc}): no word latency or cursor lag"]
+    if not times:
+        return {}, [
+            f"no reference word times for language {ds.language!r} (the aligner is en-us): "
+            "end of speech = end of the audio fed; no word latency or cursor lag"
+        ]
+    placed = {uid: wt for uid, wt in times.items() if wt.words}
+    hits = match.matched(
+        scorer,
+        {uid: wt.words for uid, wt in placed.items()},
+        {uid: wt.starts for uid, wt in placed.items()},
+        fed,
+    )
+    out = {uid: metrics.RefTiming(placed[uid].ends, correct) for uid, correct in hits.items()}
+    unplaced = sum(t.unplaced for t in times.values())
+    words = sum(len(t.words) for t in times.values())
+    notes = [
+        f"reference word times: forced alignment ({align.aligner_version()}); "
+        f"{unplaced} of {words} reference words unplaced (left out of the word metrics)",
+        "end of speech = the end of the reference's last aligned word",
     ]
+    return out, notes
 
 
 def describe(res: StreamResult) -> str:
@@ -257,6 +289,7 @@ def describe(res: StreamResult) -> str:
     lines.append(
         f"  revised interim words: {_pct(s['value'])} of {s['den']}" + _ci(s["ci"], pct=True)
     )
+    lines += _describe_words(p)
     late, ov = rec.pacing["lateness_s"], rec.overhead_s
     lines.append(
         f"  pacing: send lateness mean {_ms(late['mean'])}, p99 {_ms(late['p99'])}, "
@@ -269,6 +302,33 @@ def describe(res: StreamResult) -> str:
     )
     lines.append(f"  stored in {res.folder}")
     return "\n".join(lines)
+
+
+def _describe_words(p: dict[str, Any]) -> list[str]:
+    """The word latency and cursor lag lines (one line saying why when not measured)."""
+    w, lag, fin = (
+        p.get("word_latency_s"),
+        p.get("cursor_lag_interim_s"),
+        p.get("cursor_lag_final_s"),
+    )
+    if not w or not lag or not fin:
+        return ["  word emission latency, cursor lag: not measured (no reference word times)"]
+    return [
+        f"  word emission latency (s): mean {_f(w['mean'])}{_ci(w['mean_ci'])}, "
+        f"p50 {_f(w['p50'])}, p90 {_f(w['p90'])}, p99 {_f(w['p99'])} "
+        f"(n={w['n']} words; {w['never_emitted']} never right, {w['unplaced']} unplaced, "
+        f"of {w['reference_words']})",
+        f"  cursor lag, interim (s): weighted mean {_f(lag['weighted_mean'])}"
+        f"{_ci(lag['weighted_mean_ci'])}, min {_f(lag['min'])}, max {_f(lag['max'])}, "
+        f"midpoint {_f(lag['midpoint'])}, p90 {_f(lag['p90'])}, p99 {_f(lag['p99'])} "
+        f"(n={lag['n']}; {lag['skipped']} with no right word)",
+        f"  cursor lag, final (s): mean {_f(fin['mean'])}{_ci(fin['mean_ci'])}, "
+        f"min {_f(fin['min'])}, max {_f(fin['max'])}, p90 {_f(fin['p90'])} (n={fin['n']})",
+    ]
+
+
+def _f(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
 
 
 def _pct(x: float | None) -> str:

@@ -42,6 +42,6 @@ def test_pocketsphinx_streams_two_utterances_through_docker(cli, tmp_path):
 
 
 def test_a_model_without_a_streaming_program_is_refused(cli, tmp_path):
-    code, _, err = cli("stream", "-m", "whisper_tiny_en", "-d", "mini_en", "--results", tmp_path)
+    code, _, err = cli("stream", "-m", "revai_en", "-d", "mini_en", "--results", tmp_path)
     assert code != 0 and "no `streaming:` program" in err
     assert not (tmp_path / "streaming").exists()

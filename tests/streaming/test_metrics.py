@@ -48,20 +48,65 @@ def test_stability_counts_words_revised_between_consecutive_hypotheses():
     assert metrics.stability(FED) == (1, 6)
 
 
-def test_cursor_lag_from_reference_word_ends():
-    ref, ends = ["the", "hat", "sat"], [0.1, 0.3, 0.45]
-    lags = metrics.cursor_lags(FED, ref, ends)
-    # "" -> 0.1 - 0; "the" (1 right) -> 0.2 - 0.1; "the cat" (1) -> 0.3 - 0.1;
-    # "the hat sat" (3) -> 0.4 - 0.45: the decoder named "sat" before its audio ended
-    assert lags == pytest.approx([0.1, 0.1, 0.2, -0.05])
+# Reference "the hat sat" with word ends 0.1, 0.3, 0.45; what each hypothesis got right
+# (match.py's output, written by hand): "" -> nothing; "the" -> the; "the cat" -> the;
+# "the hat sat" -> all three; final -> all three.
+TIMING = metrics.RefTiming(
+    [0.1, 0.3, 0.45],
+    [frozenset(), frozenset({0}), frozenset({0}), frozenset({0, 1, 2}), frozenset({0, 1, 2})],
+)
+
+
+def test_word_emission_latency_is_first_right_receipt_minus_send_of_the_end_chunk():
+    lat, never = metrics.word_latencies(FED, TIMING)
+    # "the" ends at 0.1 s: chunk 1, sent 100.1; first right in "The" received 100.25 -> 0.15;
+    # "hat" ends at 0.3: chunk 3, sent 100.3; first right in "the hat sat" at 100.45 -> 0.15;
+    # "sat" ends at 0.45: chunk 5, sent 100.5; right at 100.45 -> -0.05 (named before sent)
+    assert lat == pytest.approx([0.15, 0.15, -0.05]) and never == 0
+    unplaced = metrics.RefTiming([0.1, None, 0.45], TIMING.correct[:2] + [frozenset()] * 3)
+    lat, never = metrics.word_latencies(FED, unplaced)
+    assert lat == pytest.approx([0.15]) and never == 1  # "hat" unplaced: neither timed nor never
+    assert unplaced.unplaced == 1
+
+
+def test_cursor_lag_of_interims_and_final_from_the_alignment():
+    lags, weights, skipped = metrics.interim_lags(FED, TIMING)
+    # "" has no right word: skipped; "The" 0.2 - 0.1; "the cat" 0.3 - 0.1; "the hat sat"
+    # 0.4 - 0.45; each weighted by the cursor's advance to the next hypothesis (0.1 each)
+    assert skipped == 1
+    assert lags == pytest.approx([0.1, 0.2, -0.05])
+    assert weights == pytest.approx([0.1, 0.1, 0.1])
+    assert metrics.final_lag(FED, TIMING) == pytest.approx(0.05)  # 0.5 - 0.45
+    # the cursor is the audio *sent* when a hypothesis was received, not the program's own
+    # clock: a partial about 0.2 s of audio received only after the 4th send lags by 0.3
+    late = FedUtterance(
+        "u", 0.5, 0.1, 100.0, SENDS, [0.0] * 5, [_ev("partial", "the", 0.2, 100.41)]
+    )
+    one = metrics.RefTiming([0.1, 0.3, 0.45], [frozenset({0})])
+    lags, weights, skipped = metrics.interim_lags(late, one)
+    assert lags == pytest.approx([0.3]) and weights == [0.0] and skipped == 0
+    assert metrics.audio_sent(late, 99.0) == 0.0 and metrics.audio_sent(late, 200.0) == 0.5
+    assert metrics.cursor_lag(1.0, frozenset({0, 2}), [0.1, 0.9, None]) == pytest.approx(0.9)
+    assert metrics.cursor_lag(1.0, frozenset(), [0.1]) is None
+
+
+def test_lag_stats_weight_by_duration():
+    s = metrics.lag_stats([1.0, 3.0, 2.0], [1.0, 0.0, 3.0])
+    assert (s["min"], s["max"], s["midpoint"]) == (1.0, 3.0, 2.0)
+    assert s["mean"] == pytest.approx(2.0)
+    assert s["weighted_mean"] == pytest.approx((1 + 6) / 4)  # the 3.0 stood for no audio
+    assert s["p90"] == 3.0 and s["p50"] == 2.0  # nearest rank
+    assert metrics.lag_stats([])["p99"] is None
 
 
 def test_per_utterance_row_and_pooled_figures():
-    row = metrics.per_utterance(FED, 1.0, (["the", "hat", "sat"], [0.1, 0.3, 0.25]))
+    ends = metrics.RefTiming([0.1, 0.3, 0.25], TIMING.correct)
+    row = metrics.per_utterance(FED, 1.0, ends)
     assert row["eos_from"] == "reference word times"
     assert row["eos_final_s"] == pytest.approx(0.4) and row["n_partials"] == 4
+    assert row["words_ref"] == 3 and len(row["word_latency_s"]) == 3
     other = {**row, "first_partial_s": None, "eos_final_s": 0.2, "revised_words": 3,
-             "interim_words": 4, "cursor_lag_s": None, "rtf": 1.0}  # fmt: skip
+             "interim_words": 4, "rtf": 1.0, **metrics.word_rows(FED, None)}  # fmt: skip
     failed = {**row, "failed": "stream broke", "eos_final_s": 99.0}
     p = metrics.pooled([row, other, failed], reps=200)
     assert p["eos_final_s"]["mean"] == pytest.approx(0.3) and p["eos_final_s"]["n"] == 2
@@ -72,7 +117,11 @@ def test_per_utterance_row_and_pooled_figures():
     assert ci["low"] == pytest.approx(0.2) and ci["high"] == pytest.approx(
         0.4
     )  # all-a, all-b draws
-    assert p["cursor_lag_s"]["n"] == 1
+    # only `row` has word times (the failed one is left out)
+    assert p["word_latency_s"]["n"] == 3 and p["word_latency_s"]["reference_words"] == 3
+    assert p["cursor_lag_interim_s"]["n"] == 3 and p["cursor_lag_interim_s"]["skipped"] == 1
+    assert p["cursor_lag_final_s"]["n"] == 1
+    assert metrics.pooled([other], reps=10)["word_latency_s"] is None
 
 
 def test_pacing_and_overhead_summaries():

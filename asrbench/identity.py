@@ -66,6 +66,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "sample-cell": ("dataset", "selection", "scorer_options"),
     # a recipe's downloaded file in <cache>/downloads: keyed by where it came from (its URL)
     "download": ("source",),
+    # a universal adversarial perturbation: the attacked model's identity, the dev utterances
+    # (ID, audio SHA-256), the fit's settings (SNR, epochs, length, seed...) and the attack code
+    "universal-perturbation": ("target", "dev", "settings", "code"),
 }
 
 

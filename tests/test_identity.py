@@ -62,6 +62,9 @@ BASE = {
     "segmentation": {"method": "vad"},
     "cut": ["r1"],
     "whole": [],
+    "target": {"model": "m"},
+    "dev": [["u1", "a"]],
+    "settings": {"snr": 30},
 }
 
 

@@ -1,12 +1,18 @@
 """Every perturbation the bank ships, looked up by name.
 
-The family modules (SRB, Aurora-2, AequeVox, channels) register their perturbations into
+The family modules (SRB, Aurora-2, AequeVox, channels, attacks) register their perturbations into
 `registry.REGISTRY` when imported; importing them here, above the registry, is what fills it.
 """
 
 from __future__ import annotations
 
-from asrbench.perturb import aequevox, aurora, channels, srb  # noqa: F401  (they register)
+from asrbench.perturb import (  # noqa: F401  (they register)
+    adversarial,
+    aequevox,
+    aurora,
+    channels,
+    srb,
+)
 from asrbench.perturb.registry import REGISTRY, Perturbation, SpecError
 
 

@@ -28,14 +28,14 @@ import soundfile as sf
 
 from asrbench.dataset import Dataset, DatasetError, load_dataset, write_dataset
 from asrbench.fsio import atomic_write_bytes, replace_dir, stage_dir
-from asrbench.identity import digest, files_sha256, short
+from asrbench.identity import bytes_sha256, canonical, digest, files_sha256, short
 from asrbench.ids import check_id, inside
 from asrbench.longform.segments import DEFAULT_FILE, write_timed
 from asrbench.perturb.apply import apply_spec
 from asrbench.perturb.bank import asset_identity, assets_digest, code_digest, perturb_key
 from asrbench.perturb.dsp import PerturbError
 from asrbench.perturb.noise import Context, babble_pool
-from asrbench.perturb.spec import canonical_spec, spec_slug
+from asrbench.perturb.spec import canonical_spec, parse_spec, spec_slug
 from asrbench.resolve import resolve_dataset
 from asrbench.settings import settings
 
@@ -135,7 +135,7 @@ def derive_dataset(
     assets = asset_identity(settings(), parent_hash)
     adigest = assets_digest(assets)
     keys = [
-        perturb_key(sha, canon, seed, ds.utterances[i].id, adigest)
+        perturb_key(sha, _keyed(canon), seed, ds.utterances[i].id, adigest)
         for i, sha in zip(indices, shas, strict=True)
     ]
     prov = {
@@ -148,10 +148,15 @@ def derive_dataset(
         "asset_files": assets,
         "babble_pool": babble_pool(ds),
         "utterances": len(indices),
+        **_depends(canon),
     }
     if _up_to_date(out, prov, [ds.utterances[i].id for i in indices]):
         return DeriveResult(out, ds.root, canon, seed, len(indices), len(indices))
     before = sum(audio_cache_path(k).is_file() for k in keys)
+    if prov.get("depends"):
+        # an attack runs its torch model here: a forked worker would inherit the parent's torch
+        # thread pool (its locks held) and hang; torch uses every core in one process anyway
+        jobs = 1
     if jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             results = list(
@@ -198,6 +203,23 @@ def derive_dataset(
         raise
     replace_dir(out, final)
     return DeriveResult(final, ds.root, canon, seed, len(rows), before)
+
+
+def _step_identities(canon: str) -> list:
+    """What the spec's steps depend on beyond their parameters (an attack's target model)."""
+    return [s.perturbation.identity(s.params) for s in parse_spec(canon) if s.perturbation.identity]
+
+
+def _keyed(canon: str) -> str:
+    """The spec as keyed: with the digest of what its steps depend on, when any does."""
+    deps = _step_identities(canon)
+    return canon + "@" + bytes_sha256(canonical(deps)) if deps else canon
+
+
+def _depends(canon: str) -> dict:
+    """The provenance entry of those dependencies (none for the non-attack perturbations)."""
+    deps = _step_identities(canon)
+    return {"depends": deps} if deps else {}
 
 
 def _place_audio(

@@ -13,7 +13,7 @@ perturbations up by name (this module imports none of them).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -93,6 +93,9 @@ class Perturbation:
     description: str = ""
     keeps_length: bool = True  # False for tempo/speed/frame drops: output duration differs
     validate: Callable[[dict[str, Any]], None] | None = None  # cross-parameter checks
+    # what the output depends on beyond the parameters (an attack's target model): it enters
+    # the cache key and provenance of derived audio (set after registering: `with_identity`)
+    identity: Callable[[dict[str, Any]], Any] | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -161,6 +164,11 @@ def register(
         return fn
 
     return deco
+
+
+def with_identity(name: str, identity: Callable[[dict[str, Any]], Any]) -> None:
+    """Give the registered perturbation `name` an identity hook (see Perturbation.identity)."""
+    REGISTRY[name] = replace(REGISTRY[name], identity=identity)
 
 
 def sev_table(param: str, values: list[Any], **fixed: Any) -> dict[int, dict[str, Any]]:

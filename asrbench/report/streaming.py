@@ -18,16 +18,25 @@ from asrbench.report.charts import COLOURS, layout, pct, style
 from asrbench.results.summary import Summary
 
 TIMELINE_UTTS = 6  # utterances with an event timeline per streaming cell
-LATENCIES = ("first_partial_s", "eos_final_s", "word_latency_s", "cursor_lag_s", "rtf")
+# row key -> (stream.json pooled key, its value, its CI): latencies are means over utterances,
+# the interim cursor lag the duration-weighted mean (docs/STREAMING.md)
+LATENCIES = {
+    "first_partial_s": ("first_partial_s", "mean", "ci"),
+    "eos_final_s": ("eos_final_s", "mean", "ci"),
+    "word_latency_s": ("word_latency_s", "mean", "mean_ci"),
+    "cursor_lag_s": ("cursor_lag_interim_s", "weighted_mean", "weighted_mean_ci"),
+    "cursor_lag_final_s": ("cursor_lag_final_s", "mean", "mean_ci"),
+    "rtf": ("rtf", "mean", "ci"),
+}
 
 
-def _stat(pooled: dict[str, Any], key: str) -> dict[str, Any] | None:
+def _stat(pooled: dict[str, Any], key: str, value: str, ci_key: str) -> dict[str, Any] | None:
     """{mean, low, high, n} of one pooled figure, None where the record lacks it."""
     s = pooled.get(key)
-    if not isinstance(s, dict) or s.get("mean") is None:
+    if not isinstance(s, dict) or s.get(value) is None:
         return None
-    ci = s.get("ci") or {}
-    return {"mean": s["mean"], "low": ci.get("low"), "high": ci.get("high"), "n": s.get("n")}
+    ci = s.get(ci_key) or {}
+    return {"mean": s[value], "low": ci.get("low"), "high": ci.get("high"), "n": s.get("n")}
 
 
 def row(path: Path, rec: Any, summary: Summary | None) -> dict[str, Any]:
@@ -47,7 +56,7 @@ def row(path: Path, rec: Any, summary: Summary | None) -> dict[str, Any]:
         "n_failed": rec.n_failed,
         "wer": m.ter if m else None,
         "wer_ci": [ci.low, ci.high] if ci and ci.low is not None else None,
-        **{k: _stat(rec.pooled, k) for k in LATENCIES},
+        **{k: _stat(rec.pooled, *spec) for k, spec in LATENCIES.items()},
         "revised": stab.get("value"),
         "lateness_p99_s": (rec.pacing.get("lateness_s") or {}).get("p99"),
         "overhead_p99_s": rec.overhead_s.get("p99"),

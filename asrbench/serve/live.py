@@ -38,6 +38,7 @@ from asrbench.streaming.feed import (
     wait_ready,
 )
 from asrbench.streaming.framing import Event
+from asrbench.streaming.program import Started
 
 CHUNK_S = 0.1
 _IDS = itertools.count(1)
@@ -51,7 +52,7 @@ class LiveModel:
     ):
         self.model, self.runner, self.options, self.log_path = model, runner, options, log_path
         self._lock = threading.Lock()
-        self._started = None
+        self._started: Started | None = None
         self._reader: Reader | None = None
         self._writer: Writer | None = None
         self._log: IO[bytes] | None = None

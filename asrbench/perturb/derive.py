@@ -153,22 +153,8 @@ def derive_dataset(
     if _up_to_date(out, prov, [ds.utterances[i].id for i in indices]):
         return DeriveResult(out, ds.root, canon, seed, len(indices), len(indices))
     before = sum(audio_cache_path(k).is_file() for k in keys)
-    if prov.get("depends"):
-        # an attack runs its torch model here: a forked worker would inherit the parent's torch
-        # thread pool (its locks held) and hang; torch uses every core in one process anyway
-        jobs = 1
-    if jobs > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            results = list(
-                pool.map(
-                    _worker,
-                    [(str(ds.root), i, canon, seed, k) for i, k in zip(indices, keys, strict=True)],
-                )
-            )
-    else:
-        results = [
-            perturb_utterance(ds, i, canon, seed, k) for i, k in zip(indices, keys, strict=True)
-        ]
+    jobs = 1 if prov.get("depends") else jobs
+    results = _perturb_all(ds, indices, canon, seed, keys, jobs)
     empty = [uid for uid, cached, _ in results if cached is None]
     if empty:
         raise PerturbError(
@@ -214,6 +200,22 @@ def _keyed(canon: str) -> str:
     """The spec as keyed: with the digest of what its steps depend on, when any does."""
     deps = _step_identities(canon)
     return canon + "@" + bytes_sha256(canonical(deps)) if deps else canon
+
+
+def _perturb_all(
+    ds: Dataset, indices: list[int], canon: str, seed: int, keys: list[str], jobs: int
+) -> list:
+    """Each utterance's (ID, cached audio path or None, seconds), in `jobs` worker processes.
+    An attack (a spec with dependencies) is given jobs=1 by the caller: it runs its torch model
+    in this process, where a forked worker would inherit torch's thread pool with its locks held
+    and hang; torch uses every core in one process anyway."""
+    if jobs <= 1:
+        return [
+            perturb_utterance(ds, i, canon, seed, k) for i, k in zip(indices, keys, strict=True)
+        ]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        work = [(str(ds.root), i, canon, seed, k) for i, k in zip(indices, keys, strict=True)]
+        return list(pool.map(_worker, work))
 
 
 def _depends(canon: str) -> dict:

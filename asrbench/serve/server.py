@@ -192,41 +192,36 @@ class TranscriptionService:
         with self._admit_lock:
             self._admitted -= 1
 
-    def transcribe(self, data: bytes, filename: str = "upload") -> tuple[str, float, float]:
-        """(text, audio seconds, processing seconds) of one upload; ServeError otherwise."""
+    def _model_wav(self, data: bytes, filename: str) -> tuple[bytes, float]:
+        """(WAV bytes at the card's rate, seconds) of an upload; a bad one is a ServeError."""
         try:
-            wav, seconds = to_model_wav(
+            return to_model_wav(
                 data,
                 self.model.card.sample_rate,
                 filename,
                 self.limits.max_audio_s,
                 self.warm.work_root,
             )
-            self._admit()
-            try:
-                result = self.warm.transcribe(wav)
-            finally:
-                self._leave()
         except AudioError as exc:
             raise ServeError(exc.status, str(exc), param="file") from None
+
+    def transcribe(self, data: bytes, filename: str = "upload") -> tuple[str, float, float]:
+        """(text, audio seconds, processing seconds) of one upload; ServeError otherwise."""
+        wav, seconds = self._model_wav(data, filename)
+        self._admit()
+        try:
+            result = self.warm.transcribe(wav)
         except WarmError as exc:
             raise ServeError(exc.status, self.redactor.redact(str(exc)), "server_error") from None
+        finally:
+            self._leave()
         return result.text, seconds, result.processing_s
 
     def stream(self, data: bytes, filename: str = "upload") -> Iterable[bytes]:
         """OpenAI's streamed transcription: server-sent `transcript.text.delta` events, then
         `transcript.text.done` (`live.TextDeltas`). The upload is checked (and the request
         admitted) before the first byte, so a bad one is an ordinary error answer."""
-        try:
-            wav, _ = to_model_wav(
-                data,
-                self.model.card.sample_rate,
-                filename,
-                self.limits.max_audio_s,
-                self.warm.work_root,
-            )
-        except AudioError as exc:
-            raise ServeError(exc.status, str(exc), param="file") from None
+        wav, _ = self._model_wav(data, filename)
         self._admit()
         return _Stream(self._sse(wav), self._leave)
 

@@ -92,13 +92,28 @@ def verify(card: dict[str, Any], folder: Path, card_path: str = "model.yaml") ->
             )
 
 
+def _still_there(card: dict[str, Any], dest: Path) -> bool:
+    """Whether a prepared folder still holds every file: a linked file points into the package
+    of one virtualenv, and a later one (other pins, another cache) must not follow a link into
+    a venv that was removed or replaced."""
+    link = bool((card.get("weights") or {}).get("link"))
+    for name, parts in _sources(card).items():
+        target = dest / name
+        if not target.exists():  # follows links: a dangling one is missing
+            return False
+        if link and target.is_symlink() and len(parts) == 1:
+            if Path(os.readlink(target)) != parts[0].resolve():
+                return False
+    return True
+
+
 def prepare(card: dict[str, Any], dest: Path, card_path: str = "model.yaml") -> Path:
     """Assemble the card's weight files into `dest` and verify them; idempotent."""
     dest = Path(dest)
     # The marker records what was verified: a card with other checksums assembles anew.
     stamp = repr(sorted(((card.get("weights") or {}).get("sha256") or {}).items())) + "\n"
     marker = dest / ".complete"
-    if marker.is_file() and marker.read_text() == stamp:
+    if marker.is_file() and marker.read_text() == stamp and _still_there(card, dest):
         return dest
     tmp = dest.with_name(dest.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import shutil
 import zipfile
 from pathlib import Path
@@ -134,3 +136,36 @@ def test_unknown_field_is_refused_by_the_local_runner_too(tmp_path, mini):
     folder = copy_model("pocketsphinx_en", tmp_path, lambda c: c.update(languages_spoken=["en"]))
     with pytest.raises(ModelCardError, match="field 'languages_spoken': unknown field"):
         LocalRunner().prepare(load_model(folder))
+
+
+def _weights_module():
+    spec = importlib.util.spec_from_file_location("_weights", MODELS / "_common" / "weights.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_linked_weights_follow_the_package_not_a_removed_venv(tmp_path):
+    """A prepared folder of links (card `weights.link: true`) is reused only while every link
+    still points at the file the card names now: a venv rebuilt elsewhere (new pins, another
+    cache) and the old one removed left dangling links that libmoonshine died on."""
+    weights = _weights_module()
+    data = b"weights bytes\n"
+    card = {
+        "weights": {
+            "files": {"w.bin": "w.bin"},
+            "sha256": {"w.bin": hashlib.sha256(data).hexdigest()},
+            "link": True,
+        }
+    }
+    old, new, dest = tmp_path / "venv-old", tmp_path / "venv-new", tmp_path / "prepared"
+    for folder in (old, new):
+        folder.mkdir()
+        (folder / "w.bin").write_bytes(data)
+    weights.prepare({**card, "weights": {**card["weights"], "dir": str(old)}}, dest)
+    assert (dest / "w.bin").resolve() == (old / "w.bin").resolve()
+    shutil.rmtree(old)
+    assert not (dest / "w.bin").exists()  # dangling
+    weights.prepare({**card, "weights": {**card["weights"], "dir": str(new)}}, dest)
+    assert (dest / "w.bin").resolve() == (new / "w.bin").resolve()
+    assert (dest / "w.bin").read_bytes() == data

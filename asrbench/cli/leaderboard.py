@@ -1,4 +1,5 @@
-"""`asrbench leaderboard` (ops/leaderboard): the model x dataset table from stored results."""
+"""`asrbench leaderboard` (ops/leaderboard): the model x dataset table from stored results, with
+the latency of stored streaming cells beside the TER (docs/RESULTS.md)."""
 
 from __future__ import annotations
 
@@ -34,5 +35,6 @@ def leaderboard_cmd(
         None, "--out", help="where to write leaderboard.* (default: the results root)"
     ),
 ) -> None:
-    """Print and write the TER matrix with per-dataset ranks from stored results."""
+    """Print and write the TER matrix with per-dataset ranks, and streaming latency, from stored
+    results."""
     show_leaderboard(results, out)

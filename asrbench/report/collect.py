@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from asrbench.results.records import FairnessRecord, RecordError, RobustnessRecord, read_record
+from asrbench.results.leaderboard import latency, stream_cells
+from asrbench.results.records import (
+    FairnessRecord,
+    RecordError,
+    RobustnessRecord,
+    StreamRecord,
+    read_record,
+)
 from asrbench.results.store import (
     CellReadError,
     StoredCell,
@@ -42,7 +49,9 @@ class Results:
     robustness: list[tuple[Path, RobustnessRecord]]
     fairness: list[tuple[Path, FairnessRecord]]
     problems: list[str]
-    streaming: list[tuple[Path, Any]] = field(default_factory=list)  # (stream.json, StreamRecord)
+    streaming: list[tuple[Path, StreamRecord]] = field(default_factory=list)
+    # {model: {dataset: the shown streaming cell's latencies}}, as ops/leaderboard shows them
+    latency: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def cell(self, model: str, dataset: str) -> Cell | None:
         return self.cells.get((model, dataset))
@@ -84,8 +93,6 @@ def collect(
         )
         if matches(str(rec.dataset.get("id")), datasets) and _any_model(rec.models, models)
     ]
-    from asrbench.streaming.record import StreamRecord
-
     streaming = [
         (path, rec)
         for path, rec in _read_analyses(
@@ -103,6 +110,8 @@ def collect(
         fairness,
         problems,
         streaming,
+        # an unreadable summary.json of a stream cell is noted by the streaming page
+        latency(stream_cells(streaming, [])),
     )
 
 

@@ -15,7 +15,13 @@ from asrbench.report.collect import Cell
 from asrbench.report.robustness import match_cells
 from asrbench.report.robustness import view as robustness_view
 from asrbench.report.site import Site, _cell_numbers, _provenance, safe_name
-from asrbench.results.leaderboard import hallucination, is_longform, segmentation
+from asrbench.results.leaderboard import (
+    DEFAULT_CHUNK_MS,
+    LATENCY_RULE,
+    hallucination,
+    is_longform,
+    segmentation,
+)
 from asrbench.results.ranking import Ranking, mean_ranks, rank_dataset
 from asrbench.results.records import RecordError
 from asrbench.results.summary import read_summary
@@ -248,7 +254,22 @@ def _index(site: Site, base: list[str], rest: list[str], by_ds: dict[str, list[C
         level=site.o.level,
         reps=site.o.reps,
         hallucination=_hallucination_rows(site, here),
+        latency=_latency(site, here, base),
     )
+
+
+def _latency(site: Site, here: str, datasets: list[str]) -> dict[str, Any]:
+    """The leaderboard's latency columns: per dataset of the main matrix with a streaming cell
+    of a model shown, that cell's latencies (`leaderboard.latency`, ops/leaderboard's rule)."""
+    lat = site.r.latency
+    shown = [d for d in datasets if any(d in lat.get(m, {}) for m in site.r.models)]
+    return {
+        "datasets": shown,
+        "cells": {m: lat.get(m, {}) for m in site.r.models},
+        "rule": LATENCY_RULE,
+        "default_chunk_ms": DEFAULT_CHUNK_MS,
+        "href": site.url(here, "streaming.html") if site.r.streaming else None,
+    }
 
 
 def _hallucination_rows(site: Site, here: str) -> list[dict[str, Any]]:

@@ -6,6 +6,11 @@ which cells are ranked and the mean rank are `ranking.py`'s: the HTML report use
 so both give the same ranks. Other results stored beside the shown one are counted in `others`
 so the reader knows they exist. Unreadable summaries are listed in `problems` (file and
 reason) and the rest of the table is still built.
+
+Beside the TER, the latency of each model's stored streaming cell on the dataset
+(`results/streaming/`, written by ops/stream): end of speech to final and first partial, the
+mean over utterances with its 95 % CI as stream.json pools them; "—" where the model has
+none. Which cell, when several exist, is `LATENCY_RULE` (`latency`).
 """
 
 from __future__ import annotations
@@ -14,15 +19,28 @@ import csv
 import html
 import io
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from asrbench.fsio import atomic_write_json, atomic_write_text
 from asrbench.results.ranking import mean_ranks, rank_dataset
-from asrbench.results.store import StoredCell, scan
+from asrbench.results.records import RecordError, StreamRecord, read_stream
+from asrbench.results.store import StoredCell, read_cell, scan
 from asrbench.table import markdown
 
-FORMAT = "asrbench-leaderboard-v2"
+# v3 adds `latency` and `latency_rule` (the streaming cells' latencies beside the TER)
+FORMAT = "asrbench-leaderboard-v3"
+STREAM_TOP = "streaming"  # stream cells under a results root (asrbench/streaming/run.py)
+DEFAULT_CHUNK_MS = 100  # ops/stream's default --chunk-ms
+LATENCY_KEYS = ("eos_final_s", "first_partial_s")  # stream.json `pooled` keys, as stored
+LATENCY_RULE = (
+    "of a model's streaming cells on a dataset, the one fed in real time (speed 1) with the "
+    f"default {DEFAULT_CHUNK_MS}-ms chunks is preferred, then a full run over a sample, then "
+    "the most utterances, then the newest stream.json (then the folder name); a cell fed "
+    "otherwise is shown only where none is, marked with its feed"
+)
+NO_LATENCY = "\u2014"  # a model with no streaming cell on the dataset
 
 
 def _cell_dict(c: StoredCell) -> dict[str, Any]:
@@ -129,10 +147,98 @@ def _scored(cells: Iterable[StoredCell]) -> dict[str, dict[str, StoredCell]]:
     return table
 
 
+@dataclass(frozen=True)
+class StreamCell:
+    """One stored streaming cell: its stream.json and its summary.json (the finals scored),
+    the latter read by the store's one cell reader."""
+
+    record: StreamRecord
+    cell: StoredCell
+    mtime: float  # stream.json's modification time: "the newest" of the rule
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.record.model, self.record.dataset)
+
+    def preference(self) -> tuple[Any, ...]:
+        """`LATENCY_RULE` as a sort key: the smallest is shown."""
+        r = self.record
+        return (
+            r.speed != 1.0,
+            r.chunk_ms != DEFAULT_CHUNK_MS,
+            self.cell.is_sample,
+            -r.n_utts,
+            -self.mtime,
+            self.cell.folder.name,
+        )
+
+
+def read_streams(results_root: Path) -> tuple[list[tuple[Path, StreamRecord]], list[str]]:
+    """Every stream.json under `<root>/streaming/<model>/<cell>/` (staging folders skipped);
+    each unusable one is a problem line naming the file."""
+    top = Path(results_root) / STREAM_TOP
+    out, problems = [], []
+    for path in sorted(top.glob("*/*/stream.json")):
+        if any(part.startswith(".") for part in path.relative_to(top).parts):
+            continue
+        try:
+            out.append((path, read_stream(path)))
+        except RecordError as exc:
+            problems.append(f"{exc}; its latency is left out")
+    return out, problems
+
+
+def stream_cells(
+    found: Iterable[tuple[Path, StreamRecord]], problems: list[str]
+) -> list[StreamCell]:
+    """The stream records with their cell's summary.json (one unreadable: a problem line)."""
+    out = []
+    for path, rec in found:
+        try:
+            cell = read_cell(path.parent, rec.model)
+        except RecordError as exc:
+            problems.append(f"{exc}; its latency is left out")
+            continue
+        out.append(StreamCell(rec, cell, path.stat().st_mtime))
+    return out
+
+
+def latency(cells: Iterable[StreamCell]) -> dict[str, dict[str, dict[str, Any]]]:
+    """{model: {dataset: the shown streaming cell's latencies}} by `LATENCY_RULE`."""
+    groups: dict[tuple[str, str], list[StreamCell]] = {}
+    for c in cells:
+        groups.setdefault(c.key, []).append(c)
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for (model, dataset), group in sorted(groups.items()):
+        shown = min(group, key=StreamCell.preference)
+        out.setdefault(model, {})[dataset] = _latency_dict(shown, len(group) - 1)
+    return out
+
+
+def _latency_dict(s: StreamCell, others: int) -> dict[str, Any]:
+    r, summary = s.record, s.cell.summary
+    m = summary.metrics
+    return {
+        **{k: r.pooled.get(k) for k in LATENCY_KEYS},
+        "chunk_ms": r.chunk_ms,
+        "speed": r.speed,
+        "runner": r.runner,
+        "n_utts": r.n_utts,
+        "n_failed": r.n_failed,
+        "sample": s.cell.is_sample,
+        "ter": m.ter if m else None,  # the finals' TER (the streamed hypotheses)
+        "ter_ci": m.ter_ci.to_dict() if m and m.ter_ci else None,
+        "dataset_hash": r.dataset_hash,
+        "result_key": r.result_key,
+        "path": str(s.cell.folder),
+        "others": others,
+    }
+
+
 def build(results_root: Path) -> dict:
     """The leaderboard as plain data: models, datasets, TER and rank per cell, mean rank."""
-    found = scan(results_root)
-    table, problems = _scored(found.cells.values()), found.problems
+    scanned = scan(results_root)
+    table, problems = _scored(scanned.cells.values()), scanned.problems
     models = sorted(table)
     datasets = sorted({d for row in table.values() for d in row})
     cells: dict[str, dict[str, dict]] = {m: {} for m in models}
@@ -147,6 +253,8 @@ def build(results_root: Path) -> dict:
                 "not_ranked": r.not_ranked.get(c.model),
             }
     means = mean_ranks(rankings)
+    found, stream_problems = read_streams(results_root)
+    lat = latency(stream_cells(found, stream_problems))
     return {
         "format": FORMAT,
         "models": models,
@@ -155,8 +263,10 @@ def build(results_root: Path) -> dict:
         "mean_rank": {m: means.value.get(m) for m in models},
         "mean_rank_datasets": means.datasets,
         "n_ranked": {m: means.n_ranked.get(m, 0) for m in models},
-        "hallucination": hallucination(found.cells.values()),
-        "problems": problems,
+        "hallucination": hallucination(scanned.cells.values()),
+        "latency": lat,
+        "latency_rule": LATENCY_RULE,
+        "problems": problems + stream_problems,
     }
 
 
@@ -196,8 +306,62 @@ def _languages(board: dict) -> str:
     )
 
 
+LATENCY_HEADS = {
+    "eos_final_s": "end of speech -> final s",
+    "first_partial_s": "first partial s",
+}
+
+
+def latency_datasets(board: dict) -> list[str]:
+    """The board's datasets on which some model of the board has a streaming cell."""
+    lat = board.get("latency") or {}
+    return [d for d in board["datasets"] if any(d in lat.get(m, {}) for m in board["models"])]
+
+
+def latency_text(lat: dict[str, Any] | None, key: str) -> str:
+    """`0.412 [0.301, 0.553]` (mean [95 % CI], seconds), marked as the TER cells are (`*` a
+    sample, `+N` other streaming cells) and with its feed when not the preferred one; "—"
+    without a streaming cell."""
+    if not lat:
+        return NO_LATENCY
+    fig = lat.get(key)
+    if not isinstance(fig, dict) or fig.get("mean") is None:
+        text = "n/a"
+    else:
+        ci = fig.get("ci") or {}
+        text = f"{fig['mean']:.3f}"
+        if ci.get("low") is not None and ci.get("high") is not None:
+            text += f" [{ci['low']:.3f}, {ci['high']:.3f}]"
+    if lat.get("sample"):
+        text += "*"
+    if lat.get("speed") != 1.0 or lat.get("chunk_ms") != DEFAULT_CHUNK_MS:
+        text += f" (x{lat.get('speed'):g}, {lat.get('chunk_ms')} ms)"
+    if lat.get("others"):
+        text += f" +{lat['others']}"
+    return text
+
+
+def _latency_columns(board: dict, m: str) -> dict[str, str]:
+    lat = (board.get("latency") or {}).get(m, {})
+    return {
+        f"{_md(d)} {head}": latency_text(lat.get(d), key)
+        for d in latency_datasets(board)
+        for key, head in LATENCY_HEADS.items()
+    }
+
+
+LATENCY_NOTE = (
+    "Latency (streaming cells of ops/stream under results/streaming/, docs/STREAMING.md): "
+    "end of speech to final and first partial, the mean over utterances in wall seconds with "
+    "its 95 % bootstrap CI, as stream.json pools them; \u2014: the model has no streaming "
+    "cell on the dataset. Shown cell: " + LATENCY_RULE + " (`(xS, C ms)`: its speed and "
+    "chunk). The report's streaming page plots WER against this latency (Pareto view)."
+)
+
+
 def to_markdown(board: dict) -> str:
-    head = ["model", *(_md(d) for d in board["datasets"]), "mean rank"]
+    lat_heads = [f"{_md(d)} {h}" for d in latency_datasets(board) for h in LATENCY_HEADS.values()]
+    head = ["model", *(_md(d) for d in board["datasets"]), *lat_heads, "mean rank"]
     rows = []
     for m in board["models"]:
         row = {
@@ -205,6 +369,7 @@ def to_markdown(board: dict) -> str:
             "mean rank": "" if board["mean_rank"][m] is None else f"{board['mean_rank'][m]:g}",
         }
         row.update({_md(d): _cell_text(board["cells"][m].get(d)) for d in board["datasets"]})
+        row.update(_latency_columns(board, m))
         rows.append(row)
     common = board.get("mean_rank_datasets") or []
     notes = (
@@ -224,6 +389,8 @@ def to_markdown(board: dict) -> str:
     notes += " " + _languages(board)
     if any(c.get("longform") for row in board["cells"].values() for c in row.values()):
         notes += " " + LONGFORM_NOTE
+    if lat_heads:
+        notes += " " + LATENCY_NOTE
     text = notes + "\n\n" + markdown(rows, head, fmt=str)
     if board.get("hallucination"):
         text += "\n" + hallucination_markdown(board)
@@ -295,6 +462,7 @@ def to_csv(board: dict) -> str:
             *(f"{d} TER%" for d in board["datasets"]),
             *(f"{d} rank" for d in board["datasets"]),
             "mean rank",
+            *(f"{d} {k}" for d in latency_datasets(board) for k in LATENCY_KEYS),
         ]
     )
     for m in board["models"]:
@@ -310,9 +478,21 @@ def to_csv(board: dict) -> str:
                 ),
                 *("" if not c or c["rank"] is None else c["rank"] for c in cells),
                 board["mean_rank"][m] if board["mean_rank"][m] is not None else "",
+                *_latency_csv(board, m),
             ]
         )
     return buf.getvalue()
+
+
+def _latency_csv(board: dict, m: str) -> list[str]:
+    """The mean of each latency (seconds), blank without a streaming cell."""
+    lat = (board.get("latency") or {}).get(m, {})
+    out = []
+    for d in latency_datasets(board):
+        for k in LATENCY_KEYS:
+            fig = (lat.get(d) or {}).get(k) or {}
+            out.append("" if fig.get("mean") is None else f"{fig['mean']:.3f}")
+    return out
 
 
 def write(board: dict, out_dir: Path) -> dict[str, Path]:

@@ -7,6 +7,8 @@ in the manner of `summary.py`'s `Summary` (which uses the machinery below too):
     run.json          RunRecord          asrbench-run-v2         provenance of one result cell
     robustness.json   RobustnessRecord   asrbench-robustness-v2  ops/robustness (v1: no tag)
     fairness.json     FairnessRecord     asrbench-fairness-v1    ops/fairness
+    stream.json       StreamRecord       asrbench-stream-v2      ops/stream (v1 read)
+    capacity.json     CapacityRecord     asrbench-stream-capacity-v1  ops/stream --capacity
 
 `write_record` writes one atomically with sorted keys (the same record gives the same bytes);
 `read_record` reads one and raises `RecordError`, one line naming the file and what to do.
@@ -442,3 +444,107 @@ class FairnessRecord:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise _malformed(where, exc, FAIRNESS_RERUN) from None
+
+
+STREAM_FORMAT = "asrbench-stream-v2"
+# v1 (the first slice) had the same fields; v2 adds the word metrics to `pooled` and the rows
+# and measures the cursor lag by the scorer's alignment, not a common prefix
+STREAM_OLDER = ("asrbench-stream-v1",)
+STREAM_RERUN = "rerun ops/stream"
+CAPACITY_FORMAT = "asrbench-stream-capacity-v1"
+CAPACITY_RERUN = "rerun ops/stream --capacity"
+
+F = TypeVar("F")
+
+
+def _from_fields(
+    cls: type[F], d: Any, where: str, kind: str, fmt: tuple[str, str, tuple[str, ...]]
+) -> F:
+    """A record whose JSON keys are exactly its dataclass fields (plus `format`): the format
+    checked (`fmt`: current, what to do, older versions read), every field required."""
+    current, rerun, older = fmt
+    check_format(d, where, current, rerun, older)
+    try:
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__})  # type: ignore[attr-defined]
+    except (KeyError, TypeError) as exc:
+        raise RecordError(f"{where}: malformed {kind} record ({exc}); {rerun}") from None
+
+
+@dataclass(frozen=True)
+class StreamRecord:
+    """stream.json: how a model streamed a dataset (ops/stream): the feed's settings, its
+    accuracy, the metrics (docs/STREAMING.md). Beside it in the cell: `summary.json` (the
+    finals scored, producer `stream`) and `events.jsonl` (every event with its clocks)."""
+
+    model: str
+    model_identity: str
+    runner: str
+    dataset: str
+    dataset_hash: str
+    result_key: str  # the summary.json's result key (the finals' identity)
+    chunk_ms: int
+    speed: float
+    n_utts: int
+    n_failed: int
+    pooled: dict[str, Any]  # metrics.pooled
+    pacing: dict[str, Any]  # metrics.pacing
+    overhead_s: dict[str, Any]  # metrics.overhead
+    utterances: list[dict[str, Any]]  # metrics.per_utterance rows
+    notes: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": STREAM_FORMAT,
+            **{k: getattr(self, k) for k in self.__dataclass_fields__},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "stream.json") -> StreamRecord:
+        fmt = (STREAM_FORMAT, STREAM_RERUN, STREAM_OLDER)
+        return _from_fields(cls, d, where, "stream", fmt)
+
+
+def write_stream(path: Path, record: StreamRecord) -> None:
+    write_record(path, record)
+
+
+def read_stream(path: Path) -> StreamRecord:
+    return read_record(Path(path), StreamRecord.from_dict)
+
+
+@dataclass(frozen=True)
+class CapacityRecord:
+    """capacity.json: how many simultaneous paced streams of a model this machine sustained
+    (ops/stream --capacity, asrbench/streaming/capacity.py)."""
+
+    model: str
+    model_identity: str
+    runner: str
+    dataset: str
+    dataset_hash: str
+    chunk_ms: int
+    speed: float
+    n_utts: int  # utterances per stream
+    criterion: dict[str, Any]  # capacity.Criterion
+    tried: list[int]  # the N probed, in order
+    capacity: int  # the largest N sustained (0: not even one)
+    levels: list[dict[str, Any]]  # capacity.level_figures per N, judged
+    machine: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": CAPACITY_FORMAT,
+            **{k: getattr(self, k) for k in self.__dataclass_fields__},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "capacity.json") -> CapacityRecord:
+        return _from_fields(cls, d, where, "capacity", (CAPACITY_FORMAT, CAPACITY_RERUN, ()))
+
+
+def write_capacity(path: Path, record: CapacityRecord) -> None:
+    write_record(path, record)
+
+
+def read_capacity(path: Path) -> CapacityRecord:
+    return read_record(Path(path), CapacityRecord.from_dict)

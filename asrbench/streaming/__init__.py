@@ -12,6 +12,6 @@ align.py     reference word times: a forced alignment of each reference (PocketS
              cached per dataset; the energy bounds that check it
 match.py     which reference words each partial and final got right (the scorer's alignment)
 capacity.py  how many simultaneous paced streams a model sustains on this machine
-record.py    `stream.json` (`asrbench-stream-v2`), the cell's streaming record
+record.py    re-exports the stream and capacity records (asrbench/results/records.py)
 run.py       one streaming cell: feed, score the finals, write results/streaming/...
 """

@@ -46,10 +46,10 @@ from asrbench.dataset import Dataset
 from asrbench.errors import InputError
 from asrbench.fsio import replace_dir, stage_dir
 from asrbench.modelcard import Model
+from asrbench.results.records import CapacityRecord, write_capacity
 from asrbench.results.summary import Selection
 from asrbench.runners.base import RunnerError, log_tail
 from asrbench.streaming import feed, metrics, program
-from asrbench.streaming.record import CapacityRecord, write_capacity
 from asrbench.streaming.run import StreamSpec, cell_dir, check_spec, read_pcm, select
 
 FACTOR = 1.5  # criterion 2: p90 end of speech -> final within this many times N=1's

@@ -19,7 +19,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from asrbench.errors import AsrbenchError
@@ -29,6 +29,8 @@ from asrbench.streaming.framing import Event
 MISS_S = 0.010  # a send later than its deadline by more than this is a deadline miss
 FINAL_TIMEOUT_S = 120.0  # the longest wait for a final once an utterance's audio is all sent
 READY_TIMEOUT_S = 300.0  # the longest wait for the program to load its model
+BROKE = "stream broke on this utterance: "  # the `failed` reason's start, then why
+LAST_WORDS_S = 2.0  # after a break, the longest wait for the rest of the program's output
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class FedUtterance:
 
     @property
     def final(self) -> Event | None:
-        return next((e for e in self.events if e.type == "final"), None)
+        return next((e for e in self.events if e.type == "final" and e.uid == self.uid), None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -176,34 +178,51 @@ def feed_utterance(
     pcm: bytes,
     pace: Pace,
 ) -> FedUtterance:
-    """Feed one utterance paced at `pace.speed` x real time; collect its events to the final."""
-    sample_rate, speed = pace.sample_rate, pace.speed
-    chunk_s = pace.chunk_samples / sample_rate
-    parts = chunks(pcm, pace.chunk_samples)
-    out.put(framing.header(uid, sample_rate))
-    t0 = time.monotonic()
+    """Feed one utterance paced at `pace.speed` x real time; collect its events to the final.
+
+    When the stream breaks on it (the program exited, broke the contract or went silent), the
+    utterance comes back failed with every send and event received so far: nothing received
+    is lost."""
+    chunk_s = pace.chunk_samples / pace.sample_rate
     sends: list[float] = []
     lateness: list[float] = []
     events: list[Event] = []
+    fed = FedUtterance(uid, len(pcm) / 2 / pace.sample_rate, chunk_s, 0.0, sends, lateness, events)
+    try:
+        out.put(framing.header(uid, pace.sample_rate))
+        fed = replace(fed, t0=time.monotonic())
+        _send(out, reader, pcm, pace, fed)
+        out.put(framing.END)
+        while fed.final is None:
+            event = reader.next(FINAL_TIMEOUT_S)
+            if event.uid != uid:
+                events.append(event)  # kept (with its own ID), as everything received
+                raise StreamError(
+                    f"utterance {uid}: got an event for {event.uid!r} while feeding it"
+                )
+            events.append(event)
+    except (StreamError, OSError) as exc:
+        _drain_to_end(reader, events, LAST_WORDS_S)  # what it wrote before the break is kept
+        return replace(fed, failed=BROKE + _why(exc))
+    return fed
+
+
+def _send(out: Writer, reader: Reader, pcm: bytes, pace: Pace, fed: FedUtterance) -> None:
+    """Every chunk at its deadline (from `fed.t0`), into `fed`'s sends, lateness and events."""
     done = 0.0
-    for part in parts:
-        done += len(part) / 2 / sample_rate
-        deadline = t0 + done / speed
+    for part in chunks(pcm, pace.chunk_samples):
+        done += len(part) / 2 / pace.sample_rate
+        deadline = fed.t0 + done / pace.speed
         pace_until(deadline)
         out.put(framing.frame(part))
         sent = time.monotonic()
-        sends.append(sent)
-        lateness.append(sent - deadline)
-        _drain(reader, events)
-    out.put(framing.END)
-    audio_s = len(pcm) / 2 / sample_rate
-    fed = FedUtterance(uid, audio_s, chunk_s, t0, sends, lateness, events)
-    while fed.final is None:
-        event = reader.next(FINAL_TIMEOUT_S)
-        if event.uid != uid:
-            raise StreamError(f"utterance {uid}: got an event for {event.uid!r} while feeding it")
-        events.append(event)
-    return fed
+        fed.sends.append(sent)
+        fed.lateness.append(sent - deadline)
+        _drain(reader, fed.events)
+
+
+def _why(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, StreamError) else f"the program's stdin closed ({exc})"
 
 
 def _drain(reader: Reader, into: list[Event]) -> None:
@@ -219,6 +238,21 @@ def _drain(reader: Reader, into: list[Event]) -> None:
         into.append(item)
 
 
+def _drain_to_end(reader: Reader, into: list[Event], wait: float) -> None:
+    """After a break: move every event into `into` until the program's output ends (a write
+    to a dead program can fail before its last lines are read) or `wait` seconds pass."""
+    deadline = time.monotonic() + wait
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            item = reader.events.get(timeout=left)
+        except queue.Empty:
+            return
+        if item is None or isinstance(item, Exception):
+            reader.events.put(item)  # stays ended
+            return
+        into.append(item)
+
+
 def feed_all(
     stdin: IO[bytes],
     reader: Reader,
@@ -226,23 +260,16 @@ def feed_all(
     pace: Pace,
     progress: Callable[[FedUtterance], None] | None = None,
 ) -> list[FedUtterance]:
-    """Feed every utterance in turn; after a failure the rest are marked failed, not dropped."""
+    """Feed every utterance in turn; after a failure the rest are marked failed, not dropped
+    (the one it broke on keeps what it received)."""
     out: list[FedUtterance] = []
     broken: str | None = None
     writer = Writer(stdin).start()
     for uid, pcm in utterances:
         if broken is None:
-            try:
-                fed = feed_utterance(writer, reader, uid, pcm, pace)
-            except (StreamError, OSError) as exc:
-                broken = (
-                    f"{exc}"
-                    if isinstance(exc, StreamError)
-                    else f"the program's stdin closed ({exc})"
-                )
-                fed = _failed(
-                    uid, pcm, pace.sample_rate, f"stream broke on this utterance: {broken}"
-                )
+            fed = feed_utterance(writer, reader, uid, pcm, pace)
+            if fed.failed:
+                broken = fed.failed.removeprefix(BROKE)
         else:
             fed = _failed(
                 uid, pcm, pace.sample_rate, f"not fed: the stream broke earlier ({broken})"

@@ -10,27 +10,28 @@ the one reader `ops/leaderboard` uses too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from asrbench.results.leaderboard import latency, stream_cells
 from asrbench.results.records import (
     FairnessRecord,
-    RecordError,
     RobustnessRecord,
     StreamRecord,
-    read_record,
 )
 from asrbench.results.store import (
+    STREAM_TOP,
     CellReadError,
     StoredCell,
     matches,
+    read_analyses,
     read_json,
     read_utterances,
     scan,
 )
+
+LEFT_OUT = "this analysis is left out of the site"
 
 Cell = StoredCell  # the report shows the store's cells as they are
 ReportInputError = CellReadError
@@ -81,22 +82,22 @@ def collect(
     }
     robustness = [
         (path, rec)
-        for path, rec in _read_analyses(
-            root / "robustness", "robustness.json", RobustnessRecord.from_dict, problems
+        for path, rec in read_analyses(
+            root / "robustness", "robustness.json", RobustnessRecord.from_dict, problems, LEFT_OUT
         )
         if matches(rec.dataset, datasets) and _any_model(rec.models, models)
     ]
     fairness = [
         (path, rec)
-        for path, rec in _read_analyses(
-            root / "fairness", "fairness.json", FairnessRecord.from_dict, problems
+        for path, rec in read_analyses(
+            root / "fairness", "fairness.json", FairnessRecord.from_dict, problems, LEFT_OUT
         )
         if matches(str(rec.dataset.get("id")), datasets) and _any_model(rec.models, models)
     ]
     streaming = [
         (path, rec)
-        for path, rec in _read_analyses(
-            root / "streaming", "stream.json", StreamRecord.from_dict, problems
+        for path, rec in read_analyses(
+            root / STREAM_TOP, "stream.json", StreamRecord.from_dict, problems, LEFT_OUT
         )
         if matches(rec.dataset, datasets) and _any_model([rec.model], models)
     ]
@@ -117,22 +118,3 @@ def collect(
 
 def _any_model(found: list[str], models: list[str] | None) -> bool:
     return not models or any(matches(m, models) for m in found)
-
-
-R = TypeVar("R")
-
-
-def _read_analyses(
-    top: Path, name: str, from_dict: Callable[[Any, str], R], problems: list[str]
-) -> list[tuple[Path, R]]:
-    """Every `name` record under `top` (staging folders skipped); each unusable one is a
-    problem line naming the file."""
-    out = []
-    for path in sorted(top.glob(f"**/{name}")):
-        if any(part.startswith(".") for part in path.relative_to(top).parts):
-            continue
-        try:
-            out.append((path, read_record(path, from_dict)))
-        except RecordError as exc:
-            problems.append(f"{exc}; this analysis is left out of the site")
-    return out

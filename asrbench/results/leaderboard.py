@@ -25,13 +25,12 @@ from typing import Any
 
 from asrbench.fsio import atomic_write_json, atomic_write_text
 from asrbench.results.ranking import mean_ranks, rank_dataset
-from asrbench.results.records import RecordError, StreamRecord, read_stream
-from asrbench.results.store import StoredCell, read_cell, scan
+from asrbench.results.records import RecordError, StreamRecord
+from asrbench.results.store import STREAM_TOP, StoredCell, read_analyses, read_cell, scan
 from asrbench.table import markdown
 
 # v3 adds `latency` and `latency_rule` (the streaming cells' latencies beside the TER)
 FORMAT = "asrbench-leaderboard-v3"
-STREAM_TOP = "streaming"  # stream cells under a results root (asrbench/streaming/run.py)
 DEFAULT_CHUNK_MS = 100  # ops/stream's default --chunk-ms
 LATENCY_KEYS = ("eos_final_s", "first_partial_s")  # stream.json `pooled` keys, as stored
 LATENCY_RULE = (
@@ -174,18 +173,17 @@ class StreamCell:
 
 
 def read_streams(results_root: Path) -> tuple[list[tuple[Path, StreamRecord]], list[str]]:
-    """Every stream.json under `<root>/streaming/<model>/<cell>/` (staging folders skipped);
-    each unusable one is a problem line naming the file."""
-    top = Path(results_root) / STREAM_TOP
-    out, problems = [], []
-    for path in sorted(top.glob("*/*/stream.json")):
-        if any(part.startswith(".") for part in path.relative_to(top).parts):
-            continue
-        try:
-            out.append((path, read_stream(path)))
-        except RecordError as exc:
-            problems.append(f"{exc}; its latency is left out")
-    return out, problems
+    """Every stream.json under `<root>/streaming/` (the store's one analysis reader); each
+    unusable one is a problem line naming the file."""
+    problems: list[str] = []
+    found = read_analyses(
+        Path(results_root) / STREAM_TOP,
+        "stream.json",
+        StreamRecord.from_dict,
+        problems,
+        "its latency is left out",
+    )
+    return found, problems
 
 
 def stream_cells(

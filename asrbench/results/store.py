@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from asrbench.results import records
 from asrbench.results.layout import SEP
@@ -30,7 +31,8 @@ from asrbench.results.records import RecordError, RunRecord
 from asrbench.results.summary import Summary
 
 # analysis and streaming outputs under a results root, not models
-ANALYSIS_TOPS = ("robustness", "fairness", "streaming")
+STREAM_TOP = "streaming"  # stream cells: <root>/streaming/<model>/<cell>/ (ops/stream)
+ANALYSIS_TOPS = ("robustness", "fairness", STREAM_TOP)
 
 
 class CellReadError(RecordError):
@@ -282,3 +284,26 @@ def scan(root: Path, models: list[str] | None = None, datasets: list[str] | None
         if key in shown:
             del unreadable[key]
     return Scan(root, shown, hidden, unreadable, problems)
+
+
+R = TypeVar("R")
+
+
+def read_analyses(
+    top: Path,
+    name: str,
+    from_dict: Callable[[Any, str], R],
+    problems: list[str],
+    left_out: str = "this analysis is left out",
+) -> list[tuple[Path, R]]:
+    """Every `name` record (robustness.json, fairness.json, stream.json) under `top`, staging
+    and displaced folders skipped; each unusable one is a problem line naming the file."""
+    out = []
+    for path in sorted(Path(top).glob(f"**/{name}")):
+        if any(part.startswith(".") for part in path.relative_to(top).parts):
+            continue
+        try:
+            out.append((path, records.read_record(path, from_dict)))
+        except RecordError as exc:
+            problems.append(f"{exc}; {left_out}")
+    return out

@@ -28,11 +28,10 @@ from asrbench.identity import bytes_sha256, digest, short
 from asrbench.ids import check_id, inside
 from asrbench.modelcard import Model
 from asrbench.results.records import StreamRecord, write_stream
+from asrbench.results.store import STREAM_TOP
 from asrbench.results.summary import Selection, Summary, new_summary, write_summary
 from asrbench.runners.base import RunnerError, log_tail
 from asrbench.streaming import align, feed, match, metrics, program
-
-STREAM_TOP = "streaming"  # the folder of stream cells under a results root
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -72,10 +72,42 @@ HelperName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_
 PackageName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
 Memory = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?[bkmgBKMG]?$")]
 Scalar = Annotated[Any, AfterValidator(_scalar)]
+# An exact pin, `name==version`, or `name===version` where a local build of the same version
+# (torch's `+cpu`) must not satisfy it.
+Pin = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*===?[A-Za-z0-9.+!_-]+$")
+]
+# What the platform sets in a CUDA image (the program runs on the GPU when one is visible).
+DEVICE_ENV = "ASRBENCH_DEVICE"
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+
+def pin_name(pin: str) -> str:
+    """The normalised project name of a requirement line (PEP 503)."""
+    m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)", pin.split("#")[0])
+    return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
+
+
+class CudaSpec(_Strict):
+    """The image's CUDA variant (`ops/build --gpus`): the CUDA userspace from wheels."""
+
+    # exact pins added to requirements.txt, each replacing the line of the same project there
+    requirements: Annotated[list[Pin], Field(min_length=1)]
+    # runtime environment added to image.env in this variant (e.g. LD_LIBRARY_PATH)
+    env: dict[EnvName, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check(self) -> CudaSpec:
+        names = [pin_name(p) for p in self.requirements]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"image.cuda.requirements: {', '.join(twice)} pinned twice")
+        if DEVICE_ENV in self.env:
+            raise ValueError(f"image.cuda.env: {DEVICE_ENV} is set by the platform; remove it")
+        return self
 
 
 class ImageSpec(_Strict):
@@ -92,9 +124,14 @@ class ImageSpec(_Strict):
     uninstall: list[PackageName] = Field(default_factory=list)
     # the image's runtime environment (Docker runner only)
     env: dict[EnvName, str] = Field(default_factory=dict)
+    # the CUDA variant built for `--gpus` (docs/MODELS.md, "GPU images"), or why there is none
+    cuda: CudaSpec | None = None
+    cuda_unavailable: Text | None = None
 
     @model_validator(mode="after")
     def _check(self) -> ImageSpec:
+        if self.cuda is not None and self.cuda_unavailable is not None:
+            raise ValueError("image: give cuda or cuda_unavailable, not both")
         clash = sorted(set(self.build_args) & set(PLATFORM_BUILD_ARGS))
         if clash:
             raise ValueError(
@@ -167,6 +204,11 @@ class ModelCard(BaseModel):
             raise ValueError(
                 "secrets: a model with secrets talks to a remote API: set network: true"
             )
+        if self.image.cuda is not None and self.gpu == "none":
+            raise ValueError(
+                "gpu: the card has an image.cuda variant, so its program can use a GPU: "
+                "set gpu: optional (or required)"
+            )
         both = sorted(set(self.secrets) & set(self.settings))
         if both:
             raise ValueError(
@@ -216,6 +258,9 @@ class Model:
     root: Path
     card: ModelCard
     common: Path  # the `_common` folder the card's `image.shared` helpers are taken from
+    # which image to build and run: "cuda" is the card's `image.cuda` variant (`cuda_variant`,
+    # `for_gpus`); not part of the source identity, but of the image's tag and key
+    variant: Literal["cpu", "cuda"] = "cpu"
 
     @property
     def id(self) -> str:
@@ -389,7 +434,7 @@ def _check_folder(model: Model) -> None:
             raise bad("image.uninstall", f"{pkg} is not in {root / 'requirements.txt'}")
     if model.dockerfile is not None:
         rendered_only = [
-            k for k in ("build_args", "prepare", "uninstall", "env") if getattr(image, k)
+            k for k in ("build_args", "prepare", "uninstall", "env", "cuda") if getattr(image, k)
         ]
         if rendered_only:
             raise bad(
@@ -398,6 +443,28 @@ def _check_folder(model: Model) -> None:
                 f"{model.dockerfile} is the model's own: put "
                 "it there, or delete that Dockerfile",
             )
+
+
+def cuda_variant(model: Model) -> Model:
+    """The model as its CUDA image variant; ModelCardError saying why when the card has none."""
+    image = model.card.image
+    if image.cuda is not None:
+        return replace(model, variant="cuda")
+    why = image.cuda_unavailable or (
+        "its card declares no image.cuda variant"
+        + (" (gpu: none)" if model.card.gpu == "none" else "")
+    )
+    raise ModelCardError(
+        f"{model.card_path}: model {model.id} has no CUDA image: {why}; "
+        'run it without --gpus (docs/MODELS.md, "GPU images")'
+    )
+
+
+def for_gpus(model: Model, gpus: str | None) -> Model:
+    """With `--gpus`, the card's CUDA variant where it has one; otherwise `model` unchanged."""
+    if gpus and model.card.image.cuda is not None:
+        return replace(model, variant="cuda")
+    return model
 
 
 # --- languages -----------------------------------------------------------------------------

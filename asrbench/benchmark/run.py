@@ -44,7 +44,7 @@ from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import AsrbenchError, InputError, InternalError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
 from asrbench.fsio import disk_full_is_one_line, stage_dir
-from asrbench.modelcard import Model
+from asrbench.modelcard import Model, for_gpus
 from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.results import layout
 from asrbench.results.records import RunRecord, write_record
@@ -387,7 +387,8 @@ def _prepare(
     cache_root = spec.cache_root or cfg.cache / "hyps"
     check_writable(results_root, "results folder", cfg.min_free_mb)
     check_writable(cache_root, "hypothesis cache", cfg.min_free_mb)
-    mdl = resolve_model(model)
+    # --gpus: the card's CUDA image variant, where it has one (image.cuda)
+    mdl = for_gpus(resolve_model(model), spec.gpus)
     check_secrets(mdl, spec)
     ds = resolve_dataset(dataset)
     label = f"{mdl.id} x {ds.id}"

@@ -36,6 +36,12 @@ def build(
         help="KEY=VALUE, one of the build arguments the card declares under image.build_args "
         "(repeatable), e.g. WHISPER_MODEL=tiny.en with --build-mode network",
     ),
+    gpus: bool = typer.Option(
+        False,
+        "--gpus",
+        help="the card's CUDA variant (image.cuda: CUDA wheels, tagged -cuda); an error for a "
+        "card without one, naming why (docs/MODELS.md, GPU images)",
+    ),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="print the build log"),
     print_dockerfile: bool = typer.Option(
         False,
@@ -44,9 +50,12 @@ def build(
     ),
 ) -> None:
     from asrbench.images import BuildOptions, build_model_image, render_dockerfile
+    from asrbench.modelcard import cuda_variant
     from asrbench.resolve import resolve_model
 
     models = [resolve_model(m) for m in model]  # every card checked before any build starts
+    if gpus:
+        models = [cuda_variant(m) for m in models]
     if print_dockerfile:
         for mdl in models:
             typer.echo(render_dockerfile(mdl), nl=False)

@@ -4,7 +4,8 @@ Model images install their Python requirements from a host-side wheelhouse by de
 (hermetic: no network inside the build). Users with a registry pass another base image; users
 behind a TLS-intercepting proxy who build from the network pass their CA bundle. The tag is
 `asrbench/<ID>:` + short(digest("image", ...)) over everything that goes into the image, so an
-image is rebuilt exactly when one of them changes.
+image is rebuilt exactly when one of them changes; the CUDA variant (`Model.variant`, the card's
+`image.cuda`) installs the card's CUDA pins too and is tagged `...-cuda`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from asrbench.identity import bytes_sha256, digest, file_sha256, short
 from asrbench.images.dockerfile import BUILD_DIR, CONTEXT_NAME, render
 from asrbench.images.engine import client, ensure_base_image
 from asrbench.images.weights import WEIGHTS_CONTEXT, check_card, verify_user_weights
-from asrbench.modelcard import PLATFORM_BUILD_ARGS, Model, has_requirements
+from asrbench.modelcard import PLATFORM_BUILD_ARGS, Model, has_requirements, pin_name
 from asrbench.settings import settings
 
 INSTALL_SCRIPT = Path(__file__).resolve().parent / "install.sh"
@@ -90,14 +91,50 @@ def check_build_args(model: Model, opts: BuildOptions) -> None:
         )
 
 
+def cuda_requirements(model: Model) -> str:
+    """The CUDA variant's requirements: requirements.txt with the card's `image.cuda` pins in
+    place of the lines of the same projects, then the rest of those pins."""
+    spec = model.card.image.cuda
+    if spec is None:
+        raise InputError(f"{model.card_path}: model {model.id} declares no image.cuda variant")
+    replaced = {pin_name(p) for p in spec.requirements}
+    lines = (
+        model.requirements.read_text(encoding="utf-8").splitlines() if model.requirements else []
+    )
+    kept = [ln for ln in lines if pin_name(ln) not in replaced]
+    note = "# The CUDA variant: image.cuda.requirements of model.yaml (ops/build --gpus)."
+    return "\n".join([*kept, note, *spec.requirements]) + "\n"
+
+
+def _requirements(model: Model) -> tuple[str | None, str]:
+    """(the variant's requirements text, or None to take requirements.txt as it is; the
+    environment digest keying its wheelhouse)."""
+    if model.variant != "cuda":
+        return None, model.environment_digest()
+    text = cuda_requirements(model)
+    key = digest("environment", requirements=bytes_sha256(text.encode()), python=sys.version)
+    return text, key
+
+
 def wheelhouse(model: Model) -> Path | None:
     """Host-side wheels for the model's requirements, keyed by its environment digest."""
-    req = model.requirements
-    if not has_requirements(req):
+    text, key = _requirements(model)
+    if text is None and not has_requirements(model.requirements):
         return None
-    dest = settings().cache / "wheelhouse" / short(model.environment_digest())
+    dest = settings().cache / "wheelhouse" / short(key)
     if (dest / ".complete").is_file():
         return dest
+    with tempfile.TemporaryDirectory(prefix="asrbench-req-") as scratch:
+        req, what = model.requirements, str(model.requirements)
+        if text is not None:
+            req, what = Path(scratch) / "requirements.txt", f"image.cuda of {model.card_path}"
+            req.write_text(text, encoding="utf-8")
+        assert req is not None  # has_requirements said so
+        return _download(model, req, dest, what)
+
+
+def _download(model: Model, req: Path, dest: Path, what: str) -> Path:
+    """`pip download` every wheel `req` needs into `dest` (staged, then moved in place)."""
     tmp = stage_dir(dest)
     # The host runs the same CPython minor version as the image (3.11), so plain `pip download`
     # picks wheels that install there; --only-binary keeps builds free of compilers.
@@ -120,7 +157,7 @@ def wheelhouse(model: Model) -> Path | None:
     if proc.returncode != 0:
         raise ImageBuildError(
             model.id,
-            f"pip download for {req} failed (exit {proc.returncode}); a hermetic "
+            f"pip download for {what} failed (exit {proc.returncode}); a hermetic "
             "build needs a wheel for every requirement (or use --build-mode network)",
             proc.stderr,
         )
@@ -140,14 +177,17 @@ def image_key(model: Model, base_id: str, opts: BuildOptions, dockerfile: str) -
         template={
             "dockerfile": bytes_sha256(dockerfile.encode()),
             "install": file_sha256(INSTALL_SCRIPT),
+            # the CPU image's key is as it always was; a variant names itself
+            **({"variant": model.variant} if model.variant != "cpu" else {}),
         },
     )
 
 
 def image_tag(model: Model, base_id: str, opts: BuildOptions, dockerfile: str | None = None) -> str:
-    """`asrbench/<ID>:<short image digest>`."""
+    """`asrbench/<ID>:<short image digest>`, and `-cuda` after it for the CUDA variant."""
     dockerfile = render(model) if dockerfile is None else dockerfile
-    return f"asrbench/{model.id}:{short(image_key(model, base_id, opts, dockerfile))}"
+    suffix = "" if model.variant == "cpu" else f"-{model.variant}"
+    return f"asrbench/{model.id}:{short(image_key(model, base_id, opts, dockerfile))}{suffix}"
 
 
 def build_context(
@@ -163,7 +203,9 @@ def build_context(
     build = dest / BUILD_DIR
     (build / "wheels").mkdir(parents=True, exist_ok=True)
     shutil.copy2(INSTALL_SCRIPT, build / "install.sh")
-    if model.requirements is not None:
+    if model.variant == "cuda":
+        (build / "requirements.txt").write_text(cuda_requirements(model), encoding="utf-8")
+    elif model.requirements is not None:
         shutil.copy2(model.requirements, build / "requirements.txt")
     else:
         (build / "requirements.txt").write_text("# standard library only\n")
@@ -223,6 +265,7 @@ def build_model_image(
                 labels={
                     "org.asrbench.model": model.id,
                     "org.asrbench.source-hash": model.source_hash(),
+                    **({"org.asrbench.variant": model.variant} if model.variant != "cpu" else {}),
                 },
             )
         except BuildError as exc:

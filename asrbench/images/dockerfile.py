@@ -7,7 +7,9 @@ card's program as the entry point, which is also what the local runner runs. Two
 build stage installs and prepares, the image takes only its /opt, so the wheelhouse copied into
 the build context (and any weights package uninstalled after `prepare`) never reaches a layer
 of the image. A model folder
-that holds its own `Dockerfile` is built from that instead (`Model.dockerfile`).
+that holds its own `Dockerfile` is built from that instead (`Model.dockerfile`). The CUDA
+variant (`Model.variant`, the card's `image.cuda`) is the same template: only its requirements
+(asrbench.images.build) and its environment (`image.cuda.env`, ASRBENCH_DEVICE=cuda) differ.
 
 `string.Template` with `@` as its delimiter is enough: the template has no loops or conditions
 of its own (the optional parts are rendered here), and `$` stays free for Dockerfile variables.
@@ -21,7 +23,7 @@ import string
 from collections import defaultdict
 from pathlib import PurePosixPath
 
-from asrbench.modelcard import Model
+from asrbench.modelcard import DEVICE_ENV, Model
 
 MODEL_DIR = "/opt/model"
 WEIGHTS_DIR = "/opt/weights"  # user-supplied weights land here (card `weights.dir`)
@@ -41,7 +43,7 @@ class _Template(string.Template):
 
 TEMPLATE = _Template("""\
 # Rendered by asrbench from @{card}: change the card (`program`, `image:`), not this file.
-ARG BASE_IMAGE=asrbench/base:bookworm
+@{variant}ARG BASE_IMAGE=asrbench/base:bookworm
 FROM ${BASE_IMAGE} AS build
 ARG BUILD_MODE=wheelhouse
 @{build_args}COPY @{build_dir}/ /opt/build/
@@ -74,6 +76,13 @@ def copy_lines(relpaths: list[str]) -> str:
     return "".join(lines)
 
 
+def _cuda_note(pins: list[str]) -> str:
+    """Comment lines naming the CUDA wheels the variant installs besides requirements.txt."""
+    lines = ["# CUDA variant: requirements.txt plus these wheels (image.cuda.requirements):"]
+    lines += [f"#   {pin}" for pin in pins]
+    return "".join(line + "\n" for line in lines)
+
+
 def render(model: Model) -> str:
     """The Dockerfile of `model`'s image: its own, or the template rendered from its card."""
     if model.dockerfile is not None:
@@ -98,8 +107,12 @@ def render(model: Model) -> str:
     weights = card.extra.get("weights")
     user_weights = isinstance(weights, dict) and (weights.get("dir") or weights.get("hub"))
     env = {"HOME": "/tmp", "LANG": "C.UTF-8", **image.env}
+    cuda = image.cuda if model.variant == "cuda" else None
+    if cuda is not None:  # the program picks the GPU when one is visible, else the CPU
+        env.update({**cuda.env, DEVICE_ENV: "cuda"})
     return TEMPLATE.substitute(
-        card=f"{card.id}/model.yaml",
+        card=f"{card.id}/model.yaml" + (", its image.cuda variant" if cuda else ""),
+        variant=_cuda_note(cuda.requirements) if cuda else "",
         build_dir=BUILD_DIR,
         build_args="".join(
             f"ARG {k}={json.dumps(v) if v else ''}\n" for k, v in sorted(image.build_args.items())

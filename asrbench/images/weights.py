@@ -36,7 +36,6 @@ DOCUMENTED_FIELDS = frozenset(
         "decoding",
         "pricing",
         "expected_rtf",
-        "gpu_variant",
     }
 )
 __all__ = [

@@ -53,7 +53,7 @@ class DockerRunner(Runner):
 
     def _image(self, model: Model) -> tuple[str, str]:
         """(tag, image ID), built once per model source for this runner."""
-        key = (model.root, model.source_hash())
+        key = (model.root, model.source_hash(), model.variant)
         if key not in self._images:
             self._images[key] = build_model_image(model, self.build)
         return self._images[key]

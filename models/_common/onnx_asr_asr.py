@@ -83,6 +83,38 @@ def recognize_options(card: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
+def gpu_visible() -> bool:
+    """Whether the NVIDIA driver (mounted by `docker run --gpus`) reports a GPU."""
+    import ctypes
+
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    return (
+        cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+    )
+
+
+def providers(card: dict[str, Any]) -> list[str]:
+    """ONNX Runtime's CUDA provider first in the CUDA image (ASRBENCH_DEVICE=cuda, the card's
+    image.cuda) when a GPU is visible; the CPU provider alone otherwise, saying so when a GPU
+    was asked for but none is visible."""
+    import onnxruntime
+
+    if os.environ.get("ASRBENCH_DEVICE") != "cuda":
+        return ["CPUExecutionProvider"]
+    if gpu_visible() and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        onnxruntime.preload_dlls()  # the CUDA and cuDNN libraries of the nvidia-* wheels
+        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+    print(
+        f"{card_name(card)}: ASRBENCH_DEVICE=cuda but no GPU is visible: running on the CPU",
+        file=sys.stderr,
+    )
+    return ["CPUExecutionProvider"]
+
+
 def load() -> OnnxAsr:
     import onnx_asr
     import onnxruntime
@@ -99,7 +131,7 @@ def load() -> OnnxAsr:
             weights_folder(card),
             quantization=runtime.get("quantization"),
             sess_options=session,
-            providers=["CPUExecutionProvider"],
+            providers=providers(card),
         )
     except ModelLoadingError as exc:  # unknown type, missing file: the user's
         raise ModelSetupError(

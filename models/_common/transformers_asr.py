@@ -74,6 +74,22 @@ def task_of(folder: Path, runtime: dict[str, Any]) -> str:
     )
 
 
+def device(card: dict[str, Any]) -> str:
+    """`cuda` in the CUDA image (ASRBENCH_DEVICE=cuda, the card's image.cuda) when torch sees a
+    GPU; `cpu` otherwise, saying so when a GPU was asked for but none is visible."""
+    import torch
+
+    if os.environ.get("ASRBENCH_DEVICE") != "cuda":
+        return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    print(
+        f"{card['id']}: ASRBENCH_DEVICE=cuda but no GPU is visible: running on the CPU",
+        file=sys.stderr,
+    )
+    return "cpu"
+
+
 class Model:
     """The loaded processor and model, and how one batch of audio becomes text."""
 
@@ -93,7 +109,8 @@ class Model:
             from transformers import AutoModelForCTC as Auto
         else:
             from transformers import AutoModelForSpeechSeq2Seq as Auto
-        self.model = Auto.from_pretrained(folder).eval()
+        self.device = device(card)
+        self.model = Auto.from_pretrained(folder).eval().to(self.device)
         self.rate = int(self.processor.feature_extractor.sampling_rate)
         self.generate = dict(card.get("decoding") or {})
         self.batch_size = max(1, int(runtime.get("batch_size", 1)))
@@ -110,12 +127,12 @@ class Model:
         padded = len(audios) > 1
         inputs = self.processor(
             audios, sampling_rate=self.rate, return_tensors="pt", padding=padded
-        )
+        ).to(self.device)
         with torch.inference_mode():
             if self.task != "ctc":
-                ids = self.model.generate(**inputs, **self.generate)
+                ids = self.model.generate(**inputs, **self.generate).cpu()
                 return list(self.processor.batch_decode(ids, skip_special_tokens=True))
-            frames = self.model(**inputs).logits.argmax(dim=-1)
+            frames = self.model(**inputs).logits.argmax(dim=-1).cpu()
         if not padded or "attention_mask" not in inputs:
             return list(self.processor.batch_decode(frames))
         # A padded utterance's frames past its own end are the padding's: cut them off, so that

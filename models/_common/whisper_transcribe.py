@@ -111,6 +111,22 @@ def batch_size(card: dict[str, Any]) -> int:
     return value
 
 
+def device(card: dict[str, Any]) -> str:
+    """`cuda` in the CUDA image (ASRBENCH_DEVICE=cuda, the card's image.cuda) when CTranslate2
+    sees a GPU; `cpu` otherwise, saying so when a GPU was asked for but none is visible."""
+    import ctranslate2
+
+    if os.environ.get("ASRBENCH_DEVICE") != "cuda":
+        return "cpu"
+    if ctranslate2.get_cuda_device_count() > 0:
+        return "cuda"
+    print(
+        f"{card['id']}: ASRBENCH_DEVICE=cuda but no GPU is visible: running on the CPU",
+        file=sys.stderr,
+    )
+    return "cpu"
+
+
 class Whisper:
     """The loaded model and what decoding each utterance needs."""
 
@@ -125,7 +141,7 @@ class Whisper:
         source = model_source(card)
         self.model = WhisperModel(
             source,
-            device="cpu",
+            device=device(card),
             compute_type=runtime.get("compute_type", "int8"),
             cpu_threads=threads,
         )

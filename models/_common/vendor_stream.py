@@ -143,7 +143,7 @@ class Utterance:
     def open(self) -> None:
         def attempt() -> tuple[Vendor, Any]:
             vendor = self.make()
-            return vendor, connect(vendor, self.ctx.policy.timeout_s)
+            return vendor, self._connect(vendor)
 
         self.vendor, self.ws = call_with_retry(
             attempt, self.ctx.policy, self.uid, self.ctx.name, self.ctx.stop
@@ -155,6 +155,11 @@ class Utterance:
         self.reader.start()
         for at in range(0, len(again), RESEND_CHUNK):
             self._send(again[at : at + RESEND_CHUNK])
+
+    def _connect(self, vendor: Vendor) -> Any:
+        """One connection; a subclass over another transport overrides this, `_send`,
+        `_finish` and `_read` (gRPC: models/google_stt_en/stream.py)."""
+        return connect(vendor, self.ctx.policy.timeout_s)
 
     def _send(self, pcm: bytes) -> None:
         from websockets.exceptions import ConnectionClosed
@@ -283,9 +288,12 @@ class Context:
     stop: threading.Event
 
 
-def serve(program_file: str, make: Callable[[], Vendor]) -> int:
-    """The whole streaming program: `ready`, then one session per utterance until stdin ends.
-    Exit status: 0 at the end of stdin, 1 when the vendor or stdin failed (stderr says why)."""
+def serve(
+    program_file: str, make: Callable[[], Vendor], session: type[Utterance] = Utterance
+) -> int:
+    """The whole streaming program: `ready`, then one `session` per utterance until stdin
+    ends. Exit status: 0 at the end of stdin, 1 when the vendor or stdin failed (stderr says
+    why)."""
     card = load_card(program_file)
     ctx = Context(
         card["id"], RetryPolicy.from_card(card), int(card["sample_rate"]), sys.stdout.buffer,
@@ -297,7 +305,7 @@ def serve(program_file: str, make: Callable[[], Vendor]) -> int:
     uid = "(before the first utterance)"
     try:
         for uid, _head in headers(inp, ctx.rate):
-            utt = Utterance(uid, make, ctx)
+            utt = session(uid, make, ctx)
             text = utt.feed(frames(inp))
             emit(ctx.out, id=uid, type="final", text=text, audio_s=utt.audio_s())
     except (ApiError, ContractError) as exc:

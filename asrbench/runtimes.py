@@ -9,7 +9,10 @@ Nothing runs from a name without a card, so every row still has one.
 One `Runtime` per scheme in `SCHEMES`: the template card folder for each task it runs, the task
 guessed from the name when not given, the hub files a folder of that task usually holds, and
 the decoding options the written card pins. `hf:` is the Hugging Face `transformers` runtime
-(models/_common/transformers_asr.py); other runtimes (`sherpa:`, `nemo:`, `onnx:`) add an entry.
+(models/_common/transformers_asr.py), `sherpa:` sherpa-onnx, `onnx:` onnx-asr (NeMo's CTC,
+RNN-T, TDT and Canary exports). `nemo:` (NeMo's own `.nemo` files) has no runtime here
+(`nemo-toolkit` is not packaged: docs/MODELS.md, "NeMo"): it is refused with a line that names
+the ONNX schemes which run NeMo's models.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text
 
 __all__ = [
+    "NOT_PACKAGED",
     "SCHEMES",
     "ModelRef",
     "Runtime",
@@ -61,6 +65,7 @@ class Runtime:
     guess_task: Callable[[str], str]  # the task when the user names none, from the repo name
     hub_files: dict[str, tuple[str, ...]]  # task -> the files a hub folder of that task holds
     decoding: Callable[[str, str], dict[str, Any]] = field(default=lambda repo, task: {})
+    task_field: str = "task"  # the card's `runtime` field that names the task
 
     def task(self, repo: str, task: str | None) -> str:
         task = task or self.guess_task(repo)
@@ -75,6 +80,42 @@ class Runtime:
 def _hf_task(repo: str) -> str:
     name = repo.lower()
     return "seq2seq" if any(k in name for k in ("whisper", "speech2text", "s2t")) else "ctc"
+
+
+def _onnx_asr_task(repo: str) -> str:
+    """onnx-asr's model type of a NeMo export, from its name (Canary, TDT, RNN-T, else CTC)."""
+    name = repo.lower()
+    for key, kind in (("canary", "aed"), ("tdt", "tdt"), ("rnnt", "rnnt"), ("transducer", "rnnt")):
+        if key in name:
+            return f"nemo-conformer-{kind}"
+    return "nemo-conformer-ctc"
+
+
+# NeMo's transducer and Canary exports as onnx-asr reads them; a large encoder's weights are
+# ONNX external data beside it (`encoder-model.onnx.data`, as Parakeet 0.6B's and Canary's).
+_NEMO_TRANSDUCER = (
+    "config.json",
+    "decoder_joint-model.onnx",
+    "encoder-model.onnx",
+    "encoder-model.onnx.data",
+    "vocab.txt",
+)
+_NEMO_AED = (
+    "config.json",
+    "decoder-model.onnx",
+    "encoder-model.onnx",
+    "encoder-model.onnx.data",
+    "vocab.txt",
+)
+# Schemes of runtimes that are not packaged, and what runs their models instead.
+NOT_PACKAGED = {
+    "nemo": (
+        'NeMo\'s own runtime (nemo-toolkit) is not packaged here (docs/MODELS.md, "NeMo"); '
+        "run the model's ONNX export instead: onnx:ORG/NAME (onnx-asr: NeMo CTC, RNN-T, TDT "
+        "and Canary exports, e.g. onnx:istupakov/parakeet-tdt-0.6b-v2-onnx) or sherpa:ORG/NAME "
+        "(sherpa-onnx: NeMo CTC exports; its NeMo transducer and Canary kinds by a card edit)"
+    ),
+}
 
 
 def _hf_decoding(repo: str, task: str) -> dict[str, Any]:
@@ -127,13 +168,30 @@ SCHEMES: dict[str, Runtime] = {
         guess_task=lambda repo: "nemo_ctc",
         hub_files={"nemo_ctc": ("model.onnx", "tokens.txt")},
         decoding=lambda repo, task: {"decoding_method": "greedy_search"},
+        task_field="kind",
     ),
+    # onnx-asr: one template, the model type in `runtime.kind` (NeMo's four layouts, each
+    # checked with a tiny export: test_runtime_onnx_asr.py, test_runtime_nemo_onnx.py).
     "onnx": Runtime(
         scheme="onnx",
         what="onnx-asr",
-        templates={"nemo-conformer-ctc": "onnx_asr_template"},
-        guess_task=lambda repo: "nemo-conformer-ctc",
-        hub_files={"nemo-conformer-ctc": ("config.json", "model.onnx", "vocab.txt")},
+        templates={
+            kind: "onnx_asr_template"
+            for kind in (
+                "nemo-conformer-ctc",
+                "nemo-conformer-rnnt",
+                "nemo-conformer-tdt",
+                "nemo-conformer-aed",
+            )
+        },
+        guess_task=_onnx_asr_task,
+        hub_files={
+            "nemo-conformer-ctc": ("config.json", "model.onnx", "vocab.txt"),
+            "nemo-conformer-rnnt": _NEMO_TRANSDUCER,
+            "nemo-conformer-tdt": _NEMO_TRANSDUCER,
+            "nemo-conformer-aed": _NEMO_AED,
+        },
+        task_field="kind",
     ),
 }
 
@@ -146,12 +204,14 @@ _REF = re.compile(
 def is_ref(text: str) -> bool:
     """Whether `text` names a model by scheme (`hf:ORG/NAME`), not by ID or folder."""
     scheme, sep, _ = text.partition(":")
-    return bool(sep) and scheme in SCHEMES
+    return bool(sep) and (scheme in SCHEMES or scheme in NOT_PACKAGED)
 
 
 def parse_ref(text: str) -> ModelRef:
     """`hf:ORG/NAME[@REVISION]` (InputError naming the forms and schemes otherwise)."""
     m = _REF.match(text)
+    if m is not None and m["scheme"] in NOT_PACKAGED:
+        raise InputError(f"{text}: {NOT_PACKAGED[m['scheme']]}")
     if m is None or m["scheme"] not in SCHEMES:
         raise InputError(
             f"{text!r}: expected SCHEME:ORG/NAME[@REVISION] with SCHEME one of "
@@ -186,7 +246,7 @@ def card_for(ref: ModelRef, task: str, model_id: str, template: dict[str, Any]) 
         "source": f"{page} at revision {revision}, pinned by weights.lock on the first build",
         "hub": {"repo": ref.repo, "revision": revision, "files": list(runtime.hub_files[task])},
     }
-    card["runtime"] = {**(template.get("runtime") or {}), "task": task}
+    card["runtime"] = {**(template.get("runtime") or {}), runtime.task_field: task}
     card["decoding"] = runtime.decoding(ref.repo, task)
     return card
 

@@ -67,7 +67,9 @@ def add(
     ),
     model_id: str = typer.Option(None, "--id", help="the card's ID (default: from the name)"),
     task: str = typer.Option(
-        None, "--task", help="ctc or seq2seq (default: seq2seq for Whisper-like names, else ctc)"
+        None,
+        "--task",
+        help="hf: ctc or seq2seq (default: seq2seq for Whisper-like names, else ctc); onnx:/sherpa: nemo-conformer-ctc, -rnnt, -tdt or -aed (default: guessed from the name)",
     ),
     root: Path = typer.Option(None, "--root", help="folder of model folders (default models/)"),
 ) -> None:

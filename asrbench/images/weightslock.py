@@ -13,6 +13,11 @@ Hub files are fetched with `huggingface_hub` (its documented download API,
 `{endpoint}/{repo}/resolve/{revision}/{file}`; `HF_ENDPOINT` names another endpoint, as the
 tests' stub does) into the platform cache, only with `--build-mode network`: a hermetic build
 never reaches a hub.
+
+The local runner (`--runner local`, no image) applies the same lock before the program runs:
+a `weights.dir` folder through `pin` as the build does (the first run writes the lock), hub
+files from the cache folder of the commit the lock records (`pinned_snapshot`: a network build
+fetched them; the local runner never reaches a hub either).
 """
 
 from __future__ import annotations
@@ -30,7 +35,15 @@ from asrbench.settings import settings
 
 LOCK_NAME = "weights.lock"
 LOCK_FORMAT = "asrbench-weights-lock/1"
-__all__ = ["LOCK_NAME", "HubFetchError", "WeightsLock", "fetch_hub", "folder_files", "pin"]
+__all__ = [
+    "LOCK_NAME",
+    "HubFetchError",
+    "WeightsLock",
+    "fetch_hub",
+    "folder_files",
+    "pin",
+    "pinned_snapshot",
+]
 
 
 class HubFetchError(InputError):
@@ -108,7 +121,7 @@ def fetch_hub(card_path: Path, hub: Any, mode: str) -> tuple[Path, dict[str, str
     from huggingface_hub import hf_hub_download
 
     endpoint = os.environ.get("HF_ENDPOINT") or None  # read now: the library reads it at import
-    cache = settings().cache / "hf-hub"
+    cache = _hub_cache()
     local = ""
     for name in hub.files:
         try:
@@ -128,3 +141,33 @@ def fetch_hub(card_path: Path, hub: Any, mode: str) -> tuple[Path, dict[str, str
         folder = folder.parent
     source = {"hub": hub.repo, "revision": hub.revision, "commit": folder.name}
     return folder, source
+
+
+def _hub_cache() -> Path:
+    return settings().cache / "hf-hub"
+
+
+def pinned_snapshot(card_path: Path, hub: Any) -> Path:
+    """The folder of hub files that a network build fetched and pinned: the cache's snapshot of
+    the commit `weights.lock` records. Missing lock or files: an InputError saying what to run."""
+    lock_path = card_path.parent / LOCK_NAME
+    todo = f"fetch and pin them once with `ops/build -m {card_path.parent} --build-mode network`"
+    if not lock_path.is_file():
+        raise InputError(
+            f"{card_path}: weights.hub ({hub.repo}@{hub.revision}) are not pinned yet "
+            f"({lock_path} not found); {todo}"
+        )
+    source = WeightsLock.read(lock_path).source
+    commit = source.get("commit", "")
+    if source.get("hub") != hub.repo or not commit:
+        raise InputError(
+            f"{lock_path}: pins {source}, not hub files of {hub.repo}; delete it and {todo}"
+        )
+    # huggingface_hub's cache layout: models--ORG--NAME/snapshots/<commit>/<file>
+    folder = _hub_cache() / f"models--{hub.repo.replace('/', '--')}" / "snapshots" / commit
+    if not folder.is_dir():
+        raise InputError(
+            f"{card_path}: the pinned files of {hub.repo} (commit {commit}) are not in the "
+            f"cache ({folder}); {todo}"
+        )
+    return folder

@@ -98,11 +98,7 @@ class LocalRunner(Runner):
         return dest
 
     def prepare(self, model: Model) -> str:
-        from asrbench.images.weights import check_card, verify_user_weights
-
-        spec = check_card(model)  # as a build does: unknown fields, malformed weights
-        if spec is not None and spec.dir is not None:
-            verify_user_weights(model, spec)
+        self._verify_user_weights(model)
         self._assemble(model)
         venv = self.venv_dir(model)
         marker = venv / ".asrbench-ready"
@@ -212,12 +208,33 @@ class LocalRunner(Runner):
         )
 
     @staticmethod
+    def _verify_user_weights(model: Model) -> None:
+        """The card's own weights checked before its program runs, as a build checks them: a
+        `weights.dir` folder against `weights.sha256` or `weights.lock` (the first run writes
+        the lock), hub files in the cache against the lock a network build wrote."""
+        from asrbench.images.weights import check_card, verify_user_weights
+        from asrbench.images.weightslock import pin, pinned_snapshot
+
+        spec = check_card(model)  # as a build does: unknown fields, malformed weights
+        if spec is None:
+            return
+        if spec.hub is not None:
+            folder = pinned_snapshot(model.card_path, spec.hub)
+            pin(model.card_path, folder, sorted(spec.hub.files), {"hub": spec.hub.repo})
+        elif spec.dir is not None:
+            verify_user_weights(model, spec)
+
+    @staticmethod
     def _user_weights(model: Model) -> dict[str, str]:
-        """ASRBENCH_WEIGHTS_SRC: the card's user-supplied weights folder, resolved here (the
-        program runs from a copy of its folder; models/_common/weights.py reads it)."""
+        """ASRBENCH_WEIGHTS_SRC: the card's user-supplied weights folder (or the pinned hub
+        files' cache folder), resolved here (the program runs from a copy of its folder;
+        models/_common/weights.py and the runtime programs read it)."""
         from asrbench.images.weights import check_card, user_weights_dir
+        from asrbench.images.weightslock import pinned_snapshot
 
         spec = check_card(model)
+        if spec is not None and spec.hub is not None:
+            return {"ASRBENCH_WEIGHTS_SRC": str(pinned_snapshot(model.card_path, spec.hub))}
         if spec is None or spec.dir is None:
             return {}
         return {"ASRBENCH_WEIGHTS_SRC": str(user_weights_dir(model, spec).resolve())}

@@ -33,6 +33,7 @@ from asrbench.streaming.feed import (
     FINAL_TIMEOUT_S,
     Reader,
     StreamError,
+    StreamTimeout,
     Writer,
     chunks,
     wait_ready,
@@ -143,10 +144,8 @@ class Session:
             else:
                 try:
                     event = self._reader.next(1.0)
-                except StreamError as exc:
-                    if "no event" in str(exc):
-                        continue
-                    raise
+                except StreamTimeout:
+                    continue
             if event.uid != self.uid:
                 raise StreamError(f"the program answered {event.uid!r} while fed {self.uid!r}")
             self._final = event.type == "final"

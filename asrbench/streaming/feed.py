@@ -50,6 +50,11 @@ class StreamError(AsrbenchError):
     """A streaming program that stopped, broke the contract or went silent."""
 
 
+class StreamTimeout(StreamError):
+    """The program wrote no event within the wait (it may still be working: a caller that
+    can wait longer catches this one alone)."""
+
+
 @dataclass(frozen=True)
 class FedUtterance:
     """What happened to one utterance: when each chunk went, what came back."""
@@ -102,11 +107,12 @@ class Reader:
         self.events.put(None)  # end of output: the program exited or closed stdout
 
     def next(self, timeout: float) -> Event:
-        """The next event; StreamError when the program ended, broke the contract or stalled."""
+        """The next event; StreamError when the program ended or broke the contract,
+        StreamTimeout (a StreamError) when it wrote nothing for `timeout` seconds."""
         try:
             item = self.events.get(timeout=max(0.0, timeout))
         except queue.Empty:
-            raise StreamError(f"no event from the program in {timeout:.0f} s") from None
+            raise StreamTimeout(f"no event from the program in {timeout:.0f} s") from None
         if item is None:
             self.events.put(None)  # stays ended for later calls
             raise StreamError("the program ended its output (exited?)")

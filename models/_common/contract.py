@@ -29,6 +29,11 @@ loaded and run in the program's own process, exactly as before. `recycle_rss_mb`
 libmoonshine never returns the memory a transcription takes) also runs the model in a worker,
 replaced once its resident memory passes that many MB.
 
+Also shared by the programs, so each is written once: `TimedOut` (the optional
+`hyp.timed.jsonl`), and for the runtimes whose model is a card (`model.yaml` copied beside the
+program): `load_card`, `card_name`, `weights_folder`, `ModelSetupError` and `use_cuda` (the
+CUDA image's GPU, or the CPU saying why).
+
 Test-only fault hook: when `ASRBENCH_TEST_HANG_ID` names an utterance, the loop blocks on that
 utterance *in native code* before calling the model's `transcribe_one`: it locks a plain
 pthread mutex twice through ctypes, a self-deadlock that no signal ends, as a wedged C++ thread
@@ -53,15 +58,23 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ModelSetupError",
     "ResultWriter",
+    "TimedOut",
     "WavListError",
+    "card_name",
     "clean",
     "done_ids",
+    "load_card",
     "read_todo",
     "run",
+    "use_cuda",
     "utt_timeout",
     "wav_seconds",
+    "weights_folder",
 ]
+
+CARD_PATH = Path(__file__).parent / "model.yaml"  # the card copied beside the program
 
 
 class WavListError(ValueError):
@@ -193,6 +206,76 @@ class ResultWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class TimedOut:
+    """Optional timed output, `hyp.timed.jsonl` beside hyp.tsv (models/README.md): one line
+    per utterance with its segment (and word) times. The loop hands `transcribe_one` only the
+    wav path, so the IDs come from the wav list; a list that is not a regular file (the named
+    pipe `ops/serve` streams) gets no timed output."""
+
+    def __init__(self, argv: list[str]):
+        self.ids: dict[str, list[str]] = {}
+        self.path: Path | None = None
+        if len(argv) == 2 and os.path.isfile(argv[0]):
+            for line in Path(argv[0]).read_text(encoding="utf-8").splitlines():
+                uid, _, wav = line.partition("\t")
+                self.ids.setdefault(wav, []).append(uid)
+            self.path = Path(argv[1]) / "hyp.timed.jsonl"
+
+    def write(self, wav: str, segments: list[dict], words: list[dict] | None = None) -> None:
+        """One line for each ID of `wav`; `words` left out: segments only (`"words": []`)."""
+        if self.path is None:
+            return
+        with open(self.path, "a", encoding="utf-8") as fh:
+            for uid in self.ids.get(wav, []):
+                line = {"id": uid, "segments": segments, "words": words or []}
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# The card beside the program: the runtimes whose model is a card, no code.
+
+
+class ModelSetupError(RuntimeError):
+    """A card or weights folder a runtime cannot load; the message says what to fix."""
+
+
+def load_card() -> dict[str, Any]:
+    """The card copied beside the program (`model.yaml`)."""
+    import yaml  # only the programs that read their card need PyYAML
+
+    return yaml.safe_load(CARD_PATH.read_text(encoding="utf-8"))
+
+
+def card_name(card: dict[str, Any]) -> str:
+    return f"models/{card['id']}/model.yaml"
+
+
+def weights_folder(card: dict[str, Any]) -> Path:
+    """The image's /opt/weights (`ASRBENCH_WEIGHTS_DIR`), else the host folder the local
+    runner passes (`ASRBENCH_WEIGHTS_SRC`); ModelSetupError when neither is a folder."""
+    folder = os.environ.get("ASRBENCH_WEIGHTS_DIR") or os.environ.get("ASRBENCH_WEIGHTS_SRC")
+    if not folder or not Path(folder).is_dir():
+        where = folder or "ASRBENCH_WEIGHTS_DIR, or ASRBENCH_WEIGHTS_SRC with the local runner"
+        raise ModelSetupError(
+            f"{card_name(card)}: no weights folder ({where}); give the card a weights.dir"
+        )
+    return Path(folder)
+
+
+def use_cuda(label: str, gpu_visible: Callable[[], bool]) -> bool:
+    """Whether to run on the GPU: in the CUDA image (`ASRBENCH_DEVICE=cuda`, the card's
+    image.cuda) when `gpu_visible()`; False otherwise, saying so (under `label`) when a GPU
+    was asked for but none is visible."""
+    if os.environ.get("ASRBENCH_DEVICE") != "cuda":
+        return False
+    if gpu_visible():
+        return True
+    print(
+        f"{label}: ASRBENCH_DEVICE=cuda but no GPU is visible: running on the CPU", file=sys.stderr
+    )
+    return False
 
 
 def now() -> float:

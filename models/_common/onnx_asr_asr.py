@@ -23,17 +23,13 @@ file or an option recognize() does not take stops the run in one line naming wha
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import yaml
 from audio import read_wav
-from contract import run
+from contract import ModelSetupError, card_name, load_card, run, use_cuda, weights_folder
 
-CARD_PATH = Path(__file__).parent / "model.yaml"  # the card copied beside this program
 # Audio shorter than one feature window (25 ms) is "heard nothing", without calling the
 # runtime: sherpa-onnx 2.0.1's transducer search crashes the process on a single sample, and
 # onnx-asr 0.12.0 raises on one.
@@ -41,34 +37,11 @@ MIN_SECONDS = 0.025
 RECOGNIZE_OPTIONS = ("language", "target_language", "pnc")  # onnx-asr's RecognizeOptions
 
 
-class ModelSetupError(RuntimeError):
-    """A card or weights folder this runtime cannot load; the message says what to fix."""
-
-
 @dataclass(frozen=True)
 class OnnxAsr:
     asr: Any  # onnx_asr's TextResultsAsrAdapter
     rate: int  # the card's sample_rate: what the model takes
     options: dict[str, Any] = field(default_factory=dict)  # recognize()'s keyword arguments
-
-
-def load_card() -> dict[str, Any]:
-    return yaml.safe_load(CARD_PATH.read_text(encoding="utf-8"))
-
-
-def card_name(card: dict[str, Any]) -> str:
-    return f"models/{card['id']}/model.yaml"
-
-
-def weights_folder(card: dict[str, Any]) -> Path:
-    """The image's /opt/weights, else the host folder the local runner passes."""
-    folder = os.environ.get("ASRBENCH_WEIGHTS_DIR") or os.environ.get("ASRBENCH_WEIGHTS_SRC")
-    if not folder or not Path(folder).is_dir():
-        where = folder or "ASRBENCH_WEIGHTS_DIR, or ASRBENCH_WEIGHTS_SRC with the local runner"
-        raise ModelSetupError(
-            f"{card_name(card)}: no weights folder ({where}); give the card a weights.dir"
-        )
-    return Path(folder)
 
 
 def recognize_options(card: dict[str, Any]) -> dict[str, Any]:
@@ -98,21 +71,17 @@ def gpu_visible() -> bool:
 
 
 def providers(card: dict[str, Any]) -> list[str]:
-    """ONNX Runtime's CUDA provider first in the CUDA image (ASRBENCH_DEVICE=cuda, the card's
-    image.cuda) when a GPU is visible; the CPU provider alone otherwise, saying so when a GPU
-    was asked for but none is visible."""
+    """ONNX Runtime's CUDA provider first in the CUDA image when a GPU is visible
+    (`contract.use_cuda`); the CPU provider alone otherwise."""
     import onnxruntime
 
-    if os.environ.get("ASRBENCH_DEVICE") != "cuda":
+    def cuda_ready() -> bool:
+        return gpu_visible() and "CUDAExecutionProvider" in onnxruntime.get_available_providers()
+
+    if not use_cuda(card_name(card), cuda_ready):
         return ["CPUExecutionProvider"]
-    if gpu_visible() and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
-        onnxruntime.preload_dlls()  # the CUDA and cuDNN libraries of the nvidia-* wheels
-        return ["CUDAExecutionProvider", "CPUExecutionProvider"]
-    print(
-        f"{card_name(card)}: ASRBENCH_DEVICE=cuda but no GPU is visible: running on the CPU",
-        file=sys.stderr,
-    )
-    return ["CPUExecutionProvider"]
+    onnxruntime.preload_dlls()  # the CUDA and cuDNN libraries of the nvidia-* wheels
+    return ["CUDAExecutionProvider", "CPUExecutionProvider"]
 
 
 def load() -> OnnxAsr:

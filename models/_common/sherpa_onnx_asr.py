@@ -22,50 +22,24 @@ field (exit 2). Audio at another rate or with more channels is resampled to the 
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from audio import read_wav
-from contract import run
+from contract import ModelSetupError, card_name, load_card, run, weights_folder
 
-CARD_PATH = Path(__file__).parent / "model.yaml"  # the card copied beside this program
 # Audio shorter than one feature window (25 ms) is "heard nothing", without calling the
 # runtime: sherpa-onnx 2.0.1's transducer search crashes the process on a single sample, and
 # onnx-asr 0.12.0 raises on one.
 MIN_SECONDS = 0.025
 
 
-class ModelSetupError(RuntimeError):
-    """A card or weights folder this runtime cannot load; the message says what to fix."""
-
-
 @dataclass(frozen=True)
 class Sherpa:
     recognizer: Any  # sherpa_onnx.OfflineRecognizer
     rate: int  # the card's sample_rate: what the model takes
-
-
-def load_card() -> dict[str, Any]:
-    return yaml.safe_load(CARD_PATH.read_text(encoding="utf-8"))
-
-
-def card_name(card: dict[str, Any]) -> str:
-    return f"models/{card['id']}/model.yaml"
-
-
-def weights_folder(card: dict[str, Any]) -> Path:
-    """The image's /opt/weights, else the host folder the local runner passes."""
-    folder = os.environ.get("ASRBENCH_WEIGHTS_DIR") or os.environ.get("ASRBENCH_WEIGHTS_SRC")
-    if not folder:
-        raise ModelSetupError(
-            f"{card_name(card)}: no weights folder (ASRBENCH_WEIGHTS_DIR in the image, "
-            "ASRBENCH_WEIGHTS_SRC with the local runner); give the card a weights.dir"
-        )
-    return Path(folder)
 
 
 def factory_for(card: dict[str, Any]) -> tuple[str, Any]:

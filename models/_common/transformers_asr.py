@@ -27,20 +27,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
 from audio import read_wav
-from contract import read_todo, run
+from contract import load_card, read_todo, run, use_cuda
 
-CARD_PATH = Path(__file__).parent / "model.yaml"  # the card copied beside this program
 TASKS = ("ctc", "seq2seq")
 
 
 class ModelFolderError(RuntimeError):
     """The model folder cannot be loaded (missing, or of a kind this runtime does not run)."""
-
-
-def load_card() -> dict[str, Any]:
-    return yaml.safe_load(CARD_PATH.read_text(encoding="utf-8"))
 
 
 def model_dir() -> Path:
@@ -75,19 +69,10 @@ def task_of(folder: Path, runtime: dict[str, Any]) -> str:
 
 
 def device(card: dict[str, Any]) -> str:
-    """`cuda` in the CUDA image (ASRBENCH_DEVICE=cuda, the card's image.cuda) when torch sees a
-    GPU; `cpu` otherwise, saying so when a GPU was asked for but none is visible."""
+    """`cuda` in the CUDA image when torch sees a GPU (`contract.use_cuda`), else `cpu`."""
     import torch
 
-    if os.environ.get("ASRBENCH_DEVICE") != "cuda":
-        return "cpu"
-    if torch.cuda.is_available():
-        return "cuda"
-    print(
-        f"{card['id']}: ASRBENCH_DEVICE=cuda but no GPU is visible: running on the CPU",
-        file=sys.stderr,
-    )
-    return "cpu"
+    return "cuda" if use_cuda(card["id"], torch.cuda.is_available) else "cpu"
 
 
 class Model:

@@ -28,7 +28,6 @@ temperature, no fallback, no no-speech skipping: docs/BENCHMARKS.md, "Whisper ba
 from __future__ import annotations
 
 import bisect
-import json
 import os
 import sys
 import wave
@@ -37,15 +36,9 @@ from typing import Any
 
 import numpy as np
 import weights
-import yaml
-from contract import done_ids, run
+from contract import TimedOut, done_ids, load_card, run, use_cuda
 
-CARD_PATH = Path(__file__).parent / "model.yaml"  # the card copied beside this program
 WINDOW_S = 30.0  # Whisper's window: a longer utterance is cut by the pipeline's VAD
-
-
-def load_card() -> dict[str, Any]:
-    return yaml.safe_load(CARD_PATH.read_text(encoding="utf-8"))
 
 
 def prepare_weights(card: dict[str, Any], dest: Path) -> Path:
@@ -112,19 +105,11 @@ def batch_size(card: dict[str, Any]) -> int:
 
 
 def device(card: dict[str, Any]) -> str:
-    """`cuda` in the CUDA image (ASRBENCH_DEVICE=cuda, the card's image.cuda) when CTranslate2
-    sees a GPU; `cpu` otherwise, saying so when a GPU was asked for but none is visible."""
+    """`cuda` in the CUDA image when CTranslate2 sees a GPU (`contract.use_cuda`), else `cpu`."""
     import ctranslate2
 
-    if os.environ.get("ASRBENCH_DEVICE") != "cuda":
-        return "cpu"
-    if ctranslate2.get_cuda_device_count() > 0:
-        return "cuda"
-    print(
-        f"{card['id']}: ASRBENCH_DEVICE=cuda but no GPU is visible: running on the CPU",
-        file=sys.stderr,
-    )
-    return "cpu"
+    visible = use_cuda(card["id"], lambda: ctranslate2.get_cuda_device_count() > 0)
+    return "cuda" if visible else "cpu"
 
 
 class Whisper:
@@ -155,32 +140,9 @@ class Whisper:
         )
 
 
-class TimedOut:
-    """Optional timed output, `hyp.timed.jsonl` beside hyp.tsv (models/README.md): one line
-    per utterance with Whisper's segment times. Segments only: `word_timestamps=True` moves
-    where the next 30-s window starts on long input (the seek follows the last word's end), so
-    it can change the text; the hypothesis must stay what it is without timed output. The
-    shared loop hands `transcribe_one` only the wav path, so the IDs come from the wav list; a
-    list that is not a regular file (the named pipe `ops/serve` streams) gets none."""
-
-    def __init__(self, argv: list[str]):
-        self.ids: dict[str, list[str]] = {}
-        self.path: Path | None = None
-        if len(argv) == 2 and os.path.isfile(argv[0]):
-            for line in Path(argv[0]).read_text(encoding="utf-8").splitlines():
-                uid, _, wav = line.partition("\t")
-                self.ids.setdefault(wav, []).append(uid)
-            self.path = Path(argv[1]) / "hyp.timed.jsonl"
-
-    def write(self, wav: str, segments: list[dict]) -> None:
-        if self.path is None:
-            return
-        with open(self.path, "a", encoding="utf-8") as fh:
-            for uid in self.ids.get(wav, []):
-                line = {"id": uid, "segments": segments, "words": []}
-                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-
-
+# Timed output (`contract.TimedOut`): Whisper's segment times only. `word_timestamps=True`
+# moves where the next 30-s window starts on long input (the seek follows the last word's end),
+# so it can change the text; the hypothesis must stay what it is without timed output.
 TIMED = TimedOut([])
 
 

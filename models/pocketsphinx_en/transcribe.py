@@ -6,14 +6,11 @@ Contract v1 (models/README.md): `transcribe.py <wav_list> <result_dir>`. The sha
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import sys
 import wave
-from pathlib import Path
 
-from contract import run
+from contract import TimedOut, run
 from pocketsphinx import Config, Decoder
 
 SAMPLE_RATE = 16000
@@ -35,33 +32,7 @@ def read_pcm(path: str) -> tuple[bytes, float]:
 
 FRAMES_PER_S = 100  # PocketSphinx's default frame rate (-frate 100)
 _ALT = re.compile(r"\(\d+\)$")  # an alternative pronunciation: "read(2)"
-
-
-class TimedOut:
-    """Optional timed output, `hyp.timed.jsonl` beside hyp.tsv (models/README.md): one line
-    per utterance with the decoder's word times. The shared loop hands `transcribe_one` only
-    the wav path, so the IDs come from the wav list; a list that is not a regular file (the
-    named pipe `ops/serve` streams) gets no timed output."""
-
-    def __init__(self, argv: list[str]):
-        self.ids: dict[str, list[str]] = {}
-        self.path: Path | None = None
-        if len(argv) == 2 and os.path.isfile(argv[0]):
-            for line in Path(argv[0]).read_text(encoding="utf-8").splitlines():
-                uid, _, wav = line.partition("\t")
-                self.ids.setdefault(wav, []).append(uid)
-            self.path = Path(argv[1]) / "hyp.timed.jsonl"
-
-    def write(self, wav: str, segments: list[dict], words: list[dict]) -> None:
-        if self.path is None:
-            return
-        with open(self.path, "a", encoding="utf-8") as fh:
-            for uid in self.ids.get(wav, []):
-                line = {"id": uid, "segments": segments, "words": words}
-                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-
-
-TIMED = TimedOut([])
+TIMED = TimedOut([])  # the decoder's word times (`contract.TimedOut`)
 
 
 def word_times(decoder: Decoder, text: str) -> tuple[list[dict], list[dict]]:

@@ -11,60 +11,30 @@ for every utterance.
 
 from __future__ import annotations
 
-from pathlib import Path
+from runtime_cases import RuntimeTemplate, weights_fixture
+from tiny_onnx import image_tools, onnx_asr_nemo_ctc, onnx_asr_nemo_tdt
 
-import pytest
-from models_support import require
-from tiny_onnx import (
-    bench_docker,
-    check_cell,
-    image_tools,
-    onnx_asr_nemo_ctc,
-    onnx_asr_nemo_tdt,
-    template_copy,
-)
-
-from asrbench.errors import AsrbenchError
-from asrbench.images import engine_available
 from asrbench.modelcard import load_model
 
-VARIABLE = "ASRBENCH_ONNX_ASR_WEIGHTS"  # the template's weights.dir
-TEMPLATE = "onnx_asr_template"
-
-
-@pytest.fixture(scope="module")
-def weights(tmp_path_factory) -> Path:
-    return onnx_asr_nemo_ctc(tmp_path_factory.mktemp("onnx-asr-nemo-ctc"))
+ONNX_ASR = RuntimeTemplate("onnx_asr_template", "ASRBENCH_ONNX_ASR_WEIGHTS")
+weights = weights_fixture(onnx_asr_nemo_ctc, "onnx-asr-nemo-ctc")
 
 
 def test_tiny_nemo_ctc_runs_through_the_platform(weights, mini, tmp_path, monkeypatch):
-    require("docker", engine_available(), "no Docker Engine answers")
-    monkeypatch.setenv(VARIABLE, str(weights))
-    folder = template_copy(TEMPLATE, tmp_path, weights)
-    cell = bench_docker(folder, tmp_path, 3)
-    check_cell(cell, {u.id: u.duration for u in mini.utterances}, 3)
+    folder = ONNX_ASR.bench(weights, mini, tmp_path, monkeypatch)
     assert image_tools(folder) == ""  # no compiler, no package installer in the image
 
 
 def test_tiny_tdt_runs_from_the_same_template(mini, tmp_path, monkeypatch):
     """Parakeet's kind, a token-and-duration transducer: a card edit (the weights' files; with
     no `runtime.kind`, onnx-asr takes the type from the folder's config.json)."""
-    require("docker", engine_available(), "no Docker Engine answers")
     weights = onnx_asr_nemo_tdt(tmp_path / "tdt")
-    monkeypatch.setenv(VARIABLE, str(weights))
     files = ["config.json", "decoder_joint-model.onnx", "encoder-model.onnx", "vocab.txt"]
-    folder = template_copy(TEMPLATE, tmp_path, weights, weight_files=files, kind=None)
-    cell = bench_docker(folder, tmp_path, 3)
-    check_cell(cell, {u.id: u.duration for u in mini.utterances}, 3)
+    ONNX_ASR.bench(weights, mini, tmp_path, monkeypatch, weight_files=files, kind=None)
 
 
 def test_unknown_model_type_stops_the_run_in_one_line(weights, tmp_path, monkeypatch):
-    require("docker", engine_available(), "no Docker Engine answers")
-    monkeypatch.setenv(VARIABLE, str(weights))
-    folder = template_copy(TEMPLATE, tmp_path, weights, kind="nemo-conformer-cttc")
-    with pytest.raises(AsrbenchError) as err:
-        bench_docker(folder, tmp_path, 1)
-    message = str(err.value)
+    message = ONNX_ASR.refusal(weights, tmp_path, monkeypatch, kind="nemo-conformer-cttc")
     assert "onnx-asr cannot load runtime.kind 'nemo-conformer-cttc'" in message, message
     assert "not supported" in message and "Traceback" not in message
 

@@ -11,61 +11,37 @@ cell holds a hypothesis, a timing and a score for every utterance.
 
 from __future__ import annotations
 
-from pathlib import Path
+from runtime_cases import RuntimeTemplate, weights_fixture
+from tiny_onnx import image_tools, sherpa_nemo_ctc, sherpa_transducer
 
-import pytest
-from models_support import require
-from tiny_onnx import (
-    bench_docker,
-    check_cell,
-    image_tools,
-    sherpa_nemo_ctc,
-    sherpa_transducer,
-    template_copy,
-)
-
-from asrbench.errors import AsrbenchError
-from asrbench.images import engine_available
 from asrbench.modelcard import load_model
 
-VARIABLE = "ASRBENCH_SHERPA_ONNX_WEIGHTS"  # the template's weights.dir
-TEMPLATE = "sherpa_onnx_template"
-
-
-@pytest.fixture(scope="module")
-def weights(tmp_path_factory) -> Path:
-    return sherpa_nemo_ctc(tmp_path_factory.mktemp("sherpa-nemo-ctc"))
+SHERPA = RuntimeTemplate("sherpa_onnx_template", "ASRBENCH_SHERPA_ONNX_WEIGHTS")
+weights = weights_fixture(sherpa_nemo_ctc, "sherpa-nemo-ctc")
 
 
 def test_tiny_nemo_ctc_runs_through_the_platform(weights, mini, tmp_path, monkeypatch):
-    require("docker", engine_available(), "no Docker Engine answers")
-    monkeypatch.setenv(VARIABLE, str(weights))
-    folder = template_copy(TEMPLATE, tmp_path, weights)
-    cell = bench_docker(folder, tmp_path, 3)
-    check_cell(cell, {u.id: u.duration for u in mini.utterances}, 3)
+    folder = SHERPA.bench(weights, mini, tmp_path, monkeypatch)
     assert image_tools(folder) == ""  # no compiler, no package installer in the image
 
 
 def test_tiny_transducer_runs_from_the_same_template(mini, tmp_path, monkeypatch):
     """Another kind is a card edit: `runtime.kind`, `runtime.files` and the weights' files."""
-    require("docker", engine_available(), "no Docker Engine answers")
     weights = sherpa_transducer(tmp_path / "transducer")
-    monkeypatch.setenv(VARIABLE, str(weights))
     parts = {p: f"{p}.onnx" for p in ("encoder", "decoder", "joiner")} | {"tokens": "tokens.txt"}
-    folder = template_copy(
-        TEMPLATE, tmp_path, weights, weight_files=parts.values(), kind="transducer", files=parts
+    SHERPA.bench(
+        weights,
+        mini,
+        tmp_path,
+        monkeypatch,
+        weight_files=parts.values(),
+        kind="transducer",
+        files=parts,
     )
-    cell = bench_docker(folder, tmp_path, 3)
-    check_cell(cell, {u.id: u.duration for u in mini.utterances}, 3)
 
 
 def test_unknown_kind_stops_the_run_naming_the_card_field(weights, tmp_path, monkeypatch):
-    require("docker", engine_available(), "no Docker Engine answers")
-    monkeypatch.setenv(VARIABLE, str(weights))
-    folder = template_copy(TEMPLATE, tmp_path, weights, kind="nemo_ctcx")
-    with pytest.raises(AsrbenchError) as err:
-        bench_docker(folder, tmp_path, 1)
-    message = str(err.value)
+    message = SHERPA.refusal(weights, tmp_path, monkeypatch, kind="nemo_ctcx")
     assert "field 'runtime.kind': 'nemo_ctcx' is not an offline model kind" in message, message
     assert "transducer" in message and "Traceback" not in message
 

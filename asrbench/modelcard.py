@@ -91,6 +91,12 @@ def pin_name(pin: str) -> str:
     return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
 
 
+def pinned_twice(pins: list[str]) -> list[str]:
+    """The project names that more than one of `pins` names, sorted."""
+    names = [pin_name(p) for p in pins]
+    return sorted({n for n in names if names.count(n) > 1})
+
+
 class CudaSpec(_Strict):
     """The image's CUDA variant (`ops/build --gpus`): the CUDA userspace from wheels."""
 
@@ -101,8 +107,7 @@ class CudaSpec(_Strict):
 
     @model_validator(mode="after")
     def _check(self) -> CudaSpec:
-        names = [pin_name(p) for p in self.requirements]
-        twice = sorted({n for n in names if names.count(n) > 1})
+        twice = pinned_twice(self.requirements)
         if twice:
             raise ValueError(f"image.cuda.requirements: {', '.join(twice)} pinned twice")
         if DEVICE_ENV in self.env:
@@ -127,9 +132,15 @@ class ImageSpec(_Strict):
     # the CUDA variant built for `--gpus` (docs/MODELS.md, "GPU images"), or why there is none
     cuda: CudaSpec | None = None
     cuda_unavailable: Text | None = None
+    # requirements.txt pins that exist only as source distributions and are pure Python: the
+    # host builds each into a `py3-none-any` wheel for the image (images.build.sdist_wheels)
+    sdists: list[Pin] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _check(self) -> ImageSpec:
+        twice = pinned_twice(self.sdists)
+        if twice:
+            raise ValueError(f"image.sdists: {', '.join(twice)} named twice")
         if self.cuda is not None and self.cuda_unavailable is not None:
             raise ValueError("image: give cuda or cuda_unavailable, not both")
         clash = sorted(set(self.build_args) & set(PLATFORM_BUILD_ARGS))

@@ -10,9 +10,9 @@ One `Runtime` per scheme in `SCHEMES`: the template card folder for each task it
 guessed from the name when not given, the hub files a folder of that task usually holds, and
 the decoding options the written card pins. `hf:` is the Hugging Face `transformers` runtime
 (models/_common/transformers_asr.py), `sherpa:` sherpa-onnx, `onnx:` onnx-asr (NeMo's CTC,
-RNN-T, TDT and Canary exports). `nemo:` (NeMo's own `.nemo` files) has no runtime here
-(`nemo-toolkit` is not packaged: docs/MODELS.md, "NeMo"): it is refused with a line that names
-the ONNX schemes which run NeMo's models.
+RNN-T, TDT and Canary exports), `nemo:` NVIDIA NeMo's own `.nemo` files
+(models/_common/nemo_asr.py): `nemo:ORG/NAME[@REVISION]` fetches `NAME.nemo` from the hub,
+`nemo:PATH.nemo` takes a file on this host (`weights.dir`, its folder; `weights.files`, it).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text
 
 __all__ = [
-    "NOT_PACKAGED",
     "SCHEMES",
     "ModelRef",
     "Runtime",
@@ -49,9 +48,12 @@ class ModelRef:
     scheme: str
     repo: str
     revision: str | None = None
+    path: Path | None = None  # a weights file on this host (`nemo:PATH.nemo`), not a hub name
 
     @property
     def text(self) -> str:
+        if self.path is not None:
+            return f"{self.scheme}:{self.path}"
         return f"{self.scheme}:{self.repo}" + (f"@{self.revision}" if self.revision else "")
 
 
@@ -63,7 +65,8 @@ class Runtime:
     what: str  # in words, for help and errors
     templates: dict[str, str]  # task -> template card folder under models/
     guess_task: Callable[[str], str]  # the task when the user names none, from the repo name
-    hub_files: dict[str, tuple[str, ...]]  # task -> the files a hub folder of that task holds
+    # task -> the files a hub folder of that task holds; `{name}`: the repository's name
+    hub_files: dict[str, tuple[str, ...]]
     decoding: Callable[[str, str], dict[str, Any]] = field(default=lambda repo, task: {})
     task_field: str = "task"  # the card's `runtime` field that names the task
 
@@ -107,15 +110,8 @@ _NEMO_AED = (
     "encoder-model.onnx.data",
     "vocab.txt",
 )
-# Schemes of runtimes that are not packaged, and what runs their models instead.
-NOT_PACKAGED = {
-    "nemo": (
-        'NeMo\'s own runtime (nemo-toolkit) is not packaged here (docs/MODELS.md, "NeMo"); '
-        "run the model's ONNX export instead: onnx:ORG/NAME (onnx-asr: NeMo CTC, RNN-T, TDT "
-        "and Canary exports, e.g. onnx:istupakov/parakeet-tdt-0.6b-v2-onnx) or sherpa:ORG/NAME "
-        "(sherpa-onnx: NeMo CTC exports; its NeMo transducer and Canary kinds by a card edit)"
-    ),
-}
+# Schemes whose name may also be a weights file on this host, and that file's suffix.
+LOCAL_FILES = {"nemo": ".nemo"}
 
 
 def _hf_decoding(repo: str, task: str) -> dict[str, Any]:
@@ -193,6 +189,17 @@ SCHEMES: dict[str, Runtime] = {
         },
         task_field="kind",
     ),
+    # NeMo (models/_common/nemo_asr.py): ASRModel.restore_from builds the class the .nemo's
+    # own config names, so one template runs CTC, RNN-T/TDT and AED models alike.
+    "nemo": Runtime(
+        scheme="nemo",
+        what="NVIDIA NeMo",
+        templates={"auto": "nemo_template"},
+        guess_task=lambda repo: "auto",
+        hub_files={"auto": ("{name}.nemo",)},  # NVIDIA's repositories: nvidia/X holds X.nemo
+        decoding=lambda repo, task: {"method": "the model's own, as saved in the .nemo file"},
+        task_field="kind",
+    ),
 }
 
 _REF = re.compile(
@@ -204,14 +211,27 @@ _REF = re.compile(
 def is_ref(text: str) -> bool:
     """Whether `text` names a model by scheme (`hf:ORG/NAME`), not by ID or folder."""
     scheme, sep, _ = text.partition(":")
-    return bool(sep) and (scheme in SCHEMES or scheme in NOT_PACKAGED)
+    return bool(sep) and scheme in SCHEMES
+
+
+def _local_ref(scheme: str, raw: str) -> ModelRef:
+    """`nemo:PATH.nemo`: an existing file on this host (InputError naming it otherwise)."""
+    path = Path(raw).expanduser().resolve()
+    if not path.is_file():
+        raise InputError(
+            f"{scheme}:{raw}: {path} is not a file; name an existing {LOCAL_FILES[scheme]} "
+            f"file, or a hub model as {scheme}:ORG/NAME[@REVISION]"
+        )
+    return ModelRef(scheme, repo=path.stem, path=path)
 
 
 def parse_ref(text: str) -> ModelRef:
-    """`hf:ORG/NAME[@REVISION]` (InputError naming the forms and schemes otherwise)."""
+    """`hf:ORG/NAME[@REVISION]`, or `nemo:PATH.nemo` (InputError naming the forms and schemes
+    otherwise)."""
+    scheme, _, rest = text.partition(":")
+    if scheme in LOCAL_FILES and rest.endswith(LOCAL_FILES[scheme]):
+        return _local_ref(scheme, rest)
     m = _REF.match(text)
-    if m is not None and m["scheme"] in NOT_PACKAGED:
-        raise InputError(f"{text}: {NOT_PACKAGED[m['scheme']]}")
     if m is None or m["scheme"] not in SCHEMES:
         raise InputError(
             f"{text!r}: expected SCHEME:ORG/NAME[@REVISION] with SCHEME one of "
@@ -221,20 +241,46 @@ def parse_ref(text: str) -> ModelRef:
 
 
 def default_id(ref: ModelRef) -> str:
-    """A card ID from the name: `hf:facebook/wav2vec2-base` -> `facebook_wav2vec2_base`."""
+    """A card ID from the name: `hf:facebook/wav2vec2-base` -> `facebook_wav2vec2_base`
+    (a local file: its name without the suffix)."""
     return re.sub(r"[^a-z0-9]+", "_", ref.repo.lower()).strip("_")
+
+
+def _weights(ref: ModelRef, runtime: Runtime, task: str) -> dict[str, Any]:
+    """The card's `weights`: the hub files at the revision, or the one local file."""
+    if ref.path is not None:
+        return {
+            "source": f"user-supplied, {ref.path}, pinned by weights.lock on the first build",
+            "dir": str(ref.path.parent),
+            "files": {ref.path.name: ref.path.name},
+        }
+    revision = ref.revision or "main"
+    name = ref.repo.split("/")[1]
+    return {
+        "source": f"{_page(ref)} at revision {revision}, pinned by weights.lock on the first build",
+        "hub": {
+            "repo": ref.repo,
+            "revision": revision,
+            "files": [f.format(name=name) for f in runtime.hub_files[task]],
+        },
+    }
+
+
+def _page(ref: ModelRef) -> str:
+    if ref.path is not None:
+        return str(ref.path)
+    return f"https://huggingface.co/{ref.repo}" if ref.scheme in ("hf", "nemo") else ref.repo
 
 
 def card_for(ref: ModelRef, task: str, model_id: str, template: dict[str, Any]) -> dict[str, Any]:
     """The template card filled in for `ref`: ID, name, the hub weights, the task, decoding."""
     runtime = SCHEMES[ref.scheme]
-    revision = ref.revision or "main"
-    page = f"https://huggingface.co/{ref.repo}" if ref.scheme == "hf" else ref.repo
+    page = _page(ref)
     card = dict(template)
     card.update(
         id=model_id,
         name=f"{ref.repo} ({runtime.what}, {task})",
-        family=ref.repo.split("/")[1].split("-")[0].lower(),
+        family=ref.repo.split("/")[-1].split("-")[0].lower(),
         architecture=f"{ref.repo} as published (fill in: layers, width, vocabulary)",
         licence=f"as published at {page} (fill in)",
         training_data=f"as published at {page} (fill in)",
@@ -242,11 +288,10 @@ def card_for(ref: ModelRef, task: str, model_id: str, template: dict[str, Any]) 
     )
     for fact in ("parameters", "size_bytes"):
         card.pop(fact, None)  # unknown until the weights are fetched: fill in
-    card["weights"] = {
-        "source": f"{page} at revision {revision}, pinned by weights.lock on the first build",
-        "hub": {"repo": ref.repo, "revision": revision, "files": list(runtime.hub_files[task])},
-    }
+    card["weights"] = _weights(ref, runtime, task)
     card["runtime"] = {**(template.get("runtime") or {}), runtime.task_field: task}
+    if ref.path is not None:
+        card["runtime"]["file"] = ref.path.name
     card["decoding"] = runtime.decoding(ref.repo, task)
     return card
 
@@ -256,6 +301,12 @@ HEADER = """\
 # Fill in the facts marked "fill in" from the model's own card. `weights.hub.files` lists the
 # files a {task} folder usually holds: make it the files this repository has. The first
 # network build fetches them and pins their SHA-256 in weights.lock beside this card.
+"""
+LOCAL_HEADER = """\
+# Written by `ops/models add {ref}` from models/{template}/ (the {what} runtime template).
+# Fill in the facts marked "fill in" from the model's own card. The first build copies the
+# file of `weights.files` from `weights.dir` and pins its SHA-256 in weights.lock beside this
+# card; every later build checks it.
 """
 
 
@@ -283,7 +334,7 @@ def write_card_folder(
     card = card_for(ref, task, model_id, template)
     folder.mkdir(parents=True)
     shutil.copy2(template_dir / "requirements.txt", folder / "requirements.txt")
-    text = HEADER.format(
+    text = (LOCAL_HEADER if ref.path is not None else HEADER).format(
         ref=ref.text, template=runtime.templates[task], what=runtime.what, task=task
     ) + yaml.safe_dump(card, sort_keys=False, allow_unicode=True, width=100)
     atomic_write_text(folder / "model.yaml", text)
@@ -298,12 +349,19 @@ def ensure_card_folder(text: str, models_root: Path, templates: Path | None = No
     card_path = folder / "model.yaml"
     if not card_path.is_file():
         return write_card_folder(ref, models_root, templates=templates)
-    hub = ((yaml.safe_load(card_path.read_text(encoding="utf-8")) or {}).get("weights") or {}).get(
-        "hub"
-    ) or {}
-    if (hub.get("repo"), hub.get("revision")) != (ref.repo, ref.revision or "main"):
+    weights = (yaml.safe_load(card_path.read_text(encoding="utf-8")) or {}).get("weights") or {}
+    if ref.path is not None:
+        held = f"{weights.get('dir')}/{next(iter(weights.get('files') or {}), '')}"
+        wanted = str(ref.path)
+    else:
+        hub = weights.get("hub") or {}
+        held, wanted = (
+            f"{hub.get('repo')}@{hub.get('revision')}",
+            f"{ref.repo}@{ref.revision or 'main'}",
+        )
+    if held != wanted:
         raise InputError(
-            f"{text}: {card_path} holds another model ({hub.get('repo')}@{hub.get('revision')}); "
+            f"{text}: {card_path} holds another model ({held}); "
             f"name that card by its folder, or write this one with `ops/models add {text} --id ID`"
         )
     return folder

@@ -63,13 +63,17 @@ def models(
 @app.command("add")
 def add(
     name: str = typer.Argument(
-        ..., help="SCHEME:ORG/NAME[@REVISION], e.g. hf:facebook/wav2vec2-base-960h@main"
+        ...,
+        help="SCHEME:ORG/NAME[@REVISION] (hf:, sherpa:, onnx:, nemo:), e.g. "
+        "hf:facebook/wav2vec2-base-960h@main, or nemo:PATH.nemo for a local .nemo file",
     ),
     model_id: str = typer.Option(None, "--id", help="the card's ID (default: from the name)"),
     task: str = typer.Option(
         None,
         "--task",
-        help="hf: ctc or seq2seq (default: seq2seq for Whisper-like names, else ctc); onnx:/sherpa: nemo-conformer-ctc, -rnnt, -tdt or -aed (default: guessed from the name)",
+        help="hf: ctc or seq2seq (default: seq2seq for Whisper-like names, else ctc); onnx: "
+        "nemo-conformer-ctc, -rnnt, -tdt or -aed (default: guessed from the name); nemo: the "
+        "model class is read from the .nemo file (runtime.kind: auto)",
     ),
     root: Path = typer.Option(None, "--root", help="folder of model folders (default models/)"),
 ) -> None:
@@ -81,6 +85,13 @@ def add(
     home = settings().models_dir  # the runtime template cards live there
     folder = write_card_folder(ref, root or home, task, model_id, templates=home)
     arg = folder.name if root is None else str(folder)
+    if ref.path is not None:  # a local weights file: no network, the lock pins it
+        typer.echo(
+            f"wrote {folder}/model.yaml ({ref.text}); check its facts, then\n"
+            f"  ops/build -m {arg}    # copies and checks the weights, writes weights.lock\n"
+            f"  ops/benchmark -m {arg} -d mini_en"
+        )
+        return
     typer.echo(
         f"wrote {folder}/model.yaml ({ref.text}); check its facts and weights.hub.files, then\n"
         f"  ops/build -m {arg} --build-mode network    # fetches the weights, writes "

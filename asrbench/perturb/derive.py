@@ -10,6 +10,12 @@ code and libraries, its noise/RIR assets): see asrbench/perturb/bank.py. The der
 hard-links (or copies) the cached file, so every model and every rerun reuses the same bytes; a
 folder that already holds the same derivation (same `derived_from`, utterances and audio files) is
 used as it is, so every campaign asking for it (ops/robustness, ops/fairness) shares one folder.
+
+A one-step spec whose perturbation function carries a batch hook (`perturb_batch`: `pgd`, see
+asrbench/perturb/adversarial.py) runs the utterances not cached yet ASRBENCH_ATTACK_BATCH at a
+time (grouped by length, deterministically; each batch's files written as it ends). The keys
+and bytes are those of one by one (tests/adversarial/test_attack_batch.py): the batch size is
+no part of any identity, so batched and one-by-one runs share one cache.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import shutil
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import soundfile as sf
@@ -31,13 +38,17 @@ from asrbench.fsio import atomic_write_bytes, replace_dir, stage_dir
 from asrbench.identity import bytes_sha256, canonical, digest, files_sha256, short
 from asrbench.ids import check_id, inside
 from asrbench.longform.segments import DEFAULT_FILE, write_timed
-from asrbench.perturb.apply import apply_spec
+from asrbench.perturb.apply import apply_spec, utterance_rng
 from asrbench.perturb.bank import asset_identity, assets_digest, code_digest, perturb_key
 from asrbench.perturb.dsp import PerturbError
 from asrbench.perturb.noise import Context, babble_pool
 from asrbench.perturb.spec import canonical_spec, parse_spec, spec_slug
 from asrbench.resolve import resolve_dataset
 from asrbench.settings import settings
+
+# Attacks with a batch hook (pgd) run this many not-yet-cached utterances at once; the cache keys
+# and the bytes do not depend on it (docs/ROBUSTNESS.md, "Cost"; docs/BENCHMARKS.md).
+ATTACK_BATCH_ENV = "ASRBENCH_ATTACK_BATCH"  # read by asrbench.settings
 
 
 def encode_wav(y: np.ndarray, sr: int) -> bytes:
@@ -209,6 +220,9 @@ def _perturb_all(
     An attack (a spec with dependencies) is given jobs=1 by the caller: it runs its torch model
     in this process, where a forked worker would inherit torch's thread pool with its locks held
     and hang; torch uses every core in one process anyway."""
+    hook = batch_hook(canon)
+    if jobs <= 1 and hook is not None and attack_batch() > 1:
+        return _perturb_batched(ds, indices, canon, seed, keys, hook)
     if jobs <= 1:
         return [
             perturb_utterance(ds, i, canon, seed, k) for i, k in zip(indices, keys, strict=True)
@@ -216,6 +230,104 @@ def _perturb_all(
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         work = [(str(ds.root), i, canon, seed, k) for i, k in zip(indices, keys, strict=True)]
         return list(pool.map(_worker, work))
+
+
+def attack_batch() -> int:
+    """How many utterances a perturbation with a batch hook (`pgd`) runs at once:
+    ASRBENCH_ATTACK_BATCH (asrbench.settings, default 4); 1 runs them one by one."""
+    return settings().attack_batch
+
+
+def batch_hook(canon: str) -> Any:
+    """The batch hook of a one-step spec whose perturbation has one (`perturb_batch` on its
+    function, see asrbench/perturb/adversarial.py's BatchHook), else None: composed specs and
+    every other perturbation run utterance by utterance."""
+    steps = parse_spec(canon)
+    return getattr(steps[0].perturbation.fn, "perturb_batch", None) if len(steps) == 1 else None
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """An utterance whose perturbed audio is not cached yet: its length and where it goes."""
+
+    index: int
+    key: str
+    frames: int
+    sr: int
+
+
+def _perturb_batched(
+    ds: Dataset, indices: list[int], canon: str, seed: int, keys: list[str], hook: Any
+) -> list[tuple[str, Path | None, float]]:
+    """Like the one-by-one path, byte for byte and key for key, but the utterances not cached
+    yet run `attack_batch()` at a time through the hook; each batch's files are written as soon
+    as it ends, so a killed run resumes from the last finished batch."""
+    done: dict[int, tuple[str, Path | None, float]] = {}
+    pending = []
+    for i, k in zip(indices, keys, strict=True):
+        if audio_cache_path(k).is_file():  # served (and checked) as the one-by-one path does
+            done[i] = perturb_utterance(ds, i, canon, seed, k)
+            continue
+        info = sf.info(str(ds.audio_path(ds.utterances[i])))  # read when its batch runs
+        pending.append(_Pending(i, k, info.frames, info.samplerate))
+    for group in _groups(ds, pending, attack_batch(), hook.max_seconds, hook.same_length):
+        done.update(_run_group(ds, group, canon, seed, hook))
+    return [done[i] for i in indices]
+
+
+def _groups(
+    ds: Dataset, pending: list[_Pending], size: int, max_seconds: float, same_length: bool
+) -> list[list[_Pending]]:
+    """Batches of at most `size`, by sample rate then length (little padding), deterministic
+    (ties by utterance ID); an utterance over `max_seconds` is a batch of its own, and with
+    `same_length` only utterances of one sample count share a batch."""
+    order = sorted(pending, key=lambda p: (p.sr, p.frames, ds.utterances[p.index].id))
+    groups: list[list[_Pending]] = []
+    for p in order:
+        last = groups[-1] if groups else None
+        if last and len(last) < size and _fits(last[0], p, max_seconds, same_length):
+            last.append(p)
+        else:
+            groups.append([p])
+    return groups
+
+
+def _fits(first: _Pending, p: _Pending, max_seconds: float, same_length: bool) -> bool:
+    """Whether `p` may join the batch that `first` opened."""
+    short = first.frames <= max_seconds * first.sr and p.frames <= max_seconds * p.sr
+    return short and first.sr == p.sr and (not same_length or first.frames == p.frames)
+
+
+def _run_group(
+    ds: Dataset, group: list[_Pending], canon: str, seed: int, hook: Any
+) -> dict[int, tuple[str, Path | None, float]]:
+    """One batch through the hook, with the RNG, context and checks of apply_spec's one step;
+    each result written to the cache (the bytes perturb_utterance writes)."""
+    (step,) = parse_spec(canon)
+    utts = [ds.utterances[p.index] for p in group]
+    spec = canonical_spec([step])
+    rngs = [utterance_rng(seed, spec, u.id, 0) for u in utts]
+    ctxs = [Context(dataset=ds, utt=u) for u in utts]
+    sr = group[0].sr
+    names = ", ".join(u.id for u in utts)
+    xs = [sf.read(str(ds.audio_path(u)), dtype="float64", always_2d=True)[0] for u in utts]
+    try:
+        ys = hook.run([x.mean(axis=1) for x in xs], sr, rngs, ctxs, **step.params)
+    except PerturbError as exc:
+        raise PerturbError(f"utterances {names}, step {step.canonical()}: {exc}") from exc
+    out = {}
+    for p, u, y in zip(group, utts, ys, strict=True):
+        y = np.asarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y)):
+            raise PerturbError(
+                f"utterance {u.id}, step {step.canonical()}: produced NaN/inf samples"
+            )
+        if len(y) == 0:
+            out[p.index] = (u.id, None, 0.0)
+            continue
+        atomic_write_bytes(audio_cache_path(p.key), encode_wav(y, sr))
+        out[p.index] = (u.id, audio_cache_path(p.key), len(y) / sr)
+    return out
 
 
 def _depends(canon: str) -> dict:

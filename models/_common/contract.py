@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "LookAhead",
     "ModelSetupError",
     "ResultWriter",
     "TimedOut",
@@ -148,6 +149,36 @@ def read_todo(wav_list: str | Path, result_dir: str | Path) -> tuple[list[tuple[
         if uid not in skip:
             todo.append((uid, path))
     return todo, len(skip)
+
+
+class LookAhead:
+    """The wav list's paths still to do, for a program that batches inside the one loop:
+    `contract.run` asks for one utterance at a time, so on a miss the program decodes that one
+    with the next `size - 1` of the list (a regular file; a named pipe, as `ops/serve` streams,
+    gets batches of one) and keeps their results for the calls that follow."""
+
+    def __init__(self, argv: list[str], size: int):
+        self.size = size
+        self.paths: list[str] = []
+        if size > 1 and len(argv) == 2 and _is_regular_file(argv[0]):
+            todo, _ = read_todo(argv[0], argv[1])
+            self.paths = [path for _uid, path in todo]
+
+    def batch_for(self, path: str) -> list[str]:
+        """`path` and the next paths of the list, at most `size` in all (each once)."""
+        if path not in self.paths:
+            return [path]
+        start = self.paths.index(path)
+        batch = self.paths[start : start + self.size]
+        del self.paths[: start + len(batch)]
+        return list(dict.fromkeys(batch))
+
+
+def _is_regular_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def wav_seconds(path: str | Path) -> float:

@@ -26,7 +26,6 @@ a CUDA image with a GPU visible (`contract.use_cuda`).
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import tarfile
 import tempfile
@@ -34,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from contract import (
+    LookAhead,
     ModelSetupError,
     TimedOut,
     load_card,
-    read_todo,
     run,
     use_cuda,
     wav_seconds,
@@ -165,21 +164,14 @@ class Batcher:
 
     def __init__(self, model: Model, argv: list[str]):
         self.model = model
-        self.ahead: list[str] = []
+        self.ahead = LookAhead(argv, model.batch_size)
         self.done: dict[str, Decoded] = {}
         self.timed = TimedOut(argv)
-        if model.batch_size > 1 and len(argv) == 2 and _is_file(argv[0]):
-            self.ahead = [path for _uid, path in read_todo(argv[0], argv[1])[0]]
 
     def transcribe(self, path: str) -> tuple[str, float]:
         seconds = wav_seconds(path)  # an unreadable file fails here, alone
         if path not in self.done:
-            batch = [path]
-            if path in self.ahead:
-                start = self.ahead.index(path)
-                batch = list(dict.fromkeys(self.ahead[start : start + self.model.batch_size]))
-                del self.ahead[: start + len(batch)]
-            self._run(batch)
+            self._run(self.ahead.batch_for(path))
         text, segments, words = self.done.pop(path)
         if segments:
             self.timed.write(path, segments, words)
@@ -192,13 +184,6 @@ class Batcher:
             if len(batch) == 1:
                 raise
             self.done[batch[0]] = self.model.decode(batch[:1])[0]  # the rest: when asked
-
-
-def _is_file(path: str) -> bool:
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
 
 
 def transcribe_one(batcher: Batcher, path: str) -> tuple[str, float]:

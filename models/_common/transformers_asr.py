@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import Any
 
 from audio import read_wav
-from contract import load_card, read_todo, run, use_cuda
+from contract import LookAhead, load_card, run, use_cuda
 
 TASKS = ("ctc", "seq2seq")
 
@@ -137,24 +136,12 @@ class Batcher:
 
     def __init__(self, model: Model, argv: list[str]):
         self.model = model
-        self.ahead: list[str] = []
+        self.ahead = LookAhead(argv, model.batch_size)
         self.done: dict[str, tuple[str, float] | Exception] = {}
-        if model.batch_size > 1 and len(argv) == 2 and _is_file(argv[0]):
-            todo, _ = read_todo(argv[0], argv[1])
-            self.ahead = [path for _uid, path in todo]
-
-    def batch_for(self, path: str) -> list[str]:
-        """`path` and the next paths of the list, at most `batch_size` in all."""
-        if path in self.ahead:
-            start = self.ahead.index(path)
-            batch = self.ahead[start : start + self.model.batch_size]
-            del self.ahead[: start + len(batch)]
-            return list(dict.fromkeys(batch))
-        return [path]
 
     def transcribe(self, path: str) -> tuple[str, float]:
         if path not in self.done:
-            self._run(self.batch_for(path))
+            self._run(self.ahead.batch_for(path))
         result = self.done.pop(path)
         if isinstance(result, Exception):
             raise result
@@ -174,13 +161,6 @@ class Batcher:
         if readable:
             for p, text, secs in zip(readable, self.model.decode(audios), seconds, strict=True):
                 self.done[p] = (text, secs)
-
-
-def _is_file(path: str) -> bool:
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
 
 
 def transcribe_one(batcher: Batcher, path: str) -> tuple[str, float]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -75,3 +76,22 @@ def test_the_gpu_only_in_the_cuda_image_and_only_when_one_is_visible(contract, m
     assert capsys.readouterr().err == (
         "m: ASRBENCH_DEVICE=cuda but no GPU is visible: running on the CPU\n"
     )
+
+
+def test_look_ahead_batches_the_paths_still_to_do_in_list_order(contract, tmp_path):
+    rows = [("a", "/x/1.wav"), ("b", "/x/2.wav"), ("c", "/x/3.wav"), ("d", "/x/1.wav")]
+    rows += [("e", "/x/5.wav")]
+    wav_list = tmp_path / "wav.list"
+    wav_list.write_text("".join(f"{u}\t{p}\n" for u, p in rows), encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "hyp.tsv").write_text("b\tdone before\n", encoding="utf-8")  # resumed: b is done
+    ahead = contract.LookAhead([str(wav_list), str(out)], 3)
+    assert ahead.batch_for("/x/1.wav") == ["/x/1.wav", "/x/3.wav"]  # the repeat goes once
+    assert ahead.batch_for("/x/5.wav") == ["/x/5.wav"]
+    assert ahead.batch_for("/x/9.wav") == ["/x/9.wav"]  # not in the list: alone
+    # batch 1, or a named pipe (ops/serve): never ahead
+    assert contract.LookAhead([str(wav_list), str(out)], 1).batch_for("/x/1.wav") == ["/x/1.wav"]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert contract.LookAhead([str(fifo), str(out)], 4).paths == []

@@ -110,13 +110,16 @@ def test_template_runs_in_docker_through_ops_benchmark(template, tiny, tmp_path,
 def program(monkeypatch, tmp_path):
     """`run(folder, weights, wav_list, out)`: the runtime program of a card folder, run in this
     process (torch is loaded once for all) as the local runner runs it (ASRBENCH_WEIGHTS_SRC)."""
-    monkeypatch.syspath_prepend(str(MODELS / "_common"))  # its `contract` and `audio`
     monkeypatch.setenv("ASRBENCH_CPU_THREADS", "1")
     before = set(sys.modules)
 
     def run(folder: Path, weights: Path, wav_list: Path, out: Path) -> int:
         src = tmp_path / f"src-{out.name}"
         load_model(folder).assemble(src)
+        # its `contract` and `audio` are the copies beside the card, as in the image
+        monkeypatch.syspath_prepend(str(src))
+        for name in ("contract", "audio"):
+            sys.modules.pop(name, None)
         spec = importlib.util.spec_from_file_location(
             f"_tasr_{out.name}", src / "transformers_asr.py"
         )

@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 APT_PACKAGES := python3-venv python3-dev build-essential git docker.io debootstrap sctk sox \
-	libsox-fmt-all ffmpeg libsndfile1 pocketsphinx-testdata asterisk-moh-opsound-wav flite \
+	libsox-fmt-all ffmpeg libsndfile1 pocketsphinx-testdata asterisk-moh-opsound-wav flite espeak-ng \
 	ca-certificates chromium
 MODEL ?= pocketsphinx_en
 DATASET ?= mini_en

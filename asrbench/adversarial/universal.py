@@ -111,6 +111,14 @@ def perturbation_for(
             f"dataset {ds.id} has no utterance outside {utt_id}'s fold to fit a universal "
             "perturbation on: it needs at least two utterances"
         )
+    untexted = [u.id for u in dev if not u.text.strip()]
+    if untexted:
+        raise InputError(
+            f"the universal perturbation for {utt_id} is fitted on the other fold of {ds.id}, "
+            f"and {len(untexted)} of its utterances have no reference text "
+            f"({', '.join(untexted[:3])}{', ...' if len(untexted) > 3 else ''}): the fit "
+            "needs the true transcript of every dev utterance; attack a dataset with TEXT"
+        )
     v, _ = fitted(target, ds, dev, settings)
     return scaled(v, x, settings.snr)
 

@@ -82,6 +82,13 @@ def _text(ctx: Context, name: str) -> tuple[str, str]:
             f"{name} attacks the utterance's reference text, and none was given: run it on a "
             "dataset (ops/perturb -d DATASET -p ...), not on bare audio"
         )
+    if not ctx.utt.text.strip():
+        raise PerturbError(
+            f"{name} attacks the utterance's reference text, and utterance {ctx.utt.id} has "
+            "none (an empty TEXT, as in a reference-free dataset): the attack would push the "
+            "target away from silence, not from what was said. Attack a dataset with TEXT, or "
+            "leave the utterance out (--utts)"
+        )
     return ctx.utt.id, ctx.utt.text
 
 

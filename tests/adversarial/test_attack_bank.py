@@ -14,6 +14,7 @@ from asrbench.perturb import apply_spec, parse_spec
 from asrbench.perturb.derive import _keyed, _step_identities, derive_dataset
 from asrbench.perturb.dsp import PerturbError
 from asrbench.perturb.registry import SpecError
+from asrbench.settings import REPO_ROOT
 
 UTT = "LJ001-0002"
 SPEC = "pgd:snr=30,steps=1"
@@ -36,6 +37,19 @@ def test_attack_specs_severities_and_errors() -> None:
 def test_an_attack_needs_the_reference_text() -> None:
     with pytest.raises(PerturbError, match="reference text.*ops/perturb -d DATASET"):
         apply_spec(np.zeros(1600), 16000, "pgd:1", utt_id="u1")
+
+
+def test_an_utterance_without_text_is_refused_by_name(tmp_path, monkeypatch) -> None:
+    """ls_gender is reference-free: an attack there would push the target off silence."""
+    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    for spec in ("pgd:snr=30,steps=1", "universal:snr=30,epochs=1"):
+        with pytest.raises(PerturbError, match="utterance 367-130732-0000 has none"):
+            derive_dataset(
+                REPO_ROOT / "datasets" / "ls_gender",
+                spec,
+                out=tmp_path / "o",
+                utt_ids=["367-130732-0000"],
+            )
 
 
 def _wav(root, utt: str) -> np.ndarray:

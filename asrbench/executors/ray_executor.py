@@ -44,7 +44,7 @@ from asrbench.executors.base import (
 from asrbench.executors.progress import ClusterProgress
 from asrbench.executors.publish import Publisher
 from asrbench.executors.worker import NodeError, ShardReturn, ShardSpec, code_files
-from asrbench.fsio import atomic_write_bytes
+from asrbench.fsio import atomic_write_bytes, replace_dir, stage_dir
 
 PROBE_TIMEOUT_S = 60.0
 CONNECT_TIMEOUT_S = 5.0
@@ -370,7 +370,14 @@ class RayExecutor(Executor):
         self._cancelled.set()
 
     def _store(self, oc: ShardOutcome, ret: ShardReturn, latency: float) -> None:
-        """Write a shard's files where the local executor would have left them."""
+        """Write a shard's files where the local executor would have left them, in one step.
+
+        The files are staged in a hidden sibling folder and renamed into place together: a
+        driver killed while storing leaves either the whole shard or none of it (never a
+        hypothesis whose timing or failure table is missing, which a rerun would harvest).
+        """
+        stage = stage_dir(oc.work_dir)
+        (stage / "out").mkdir()
         for rel in (
             "wav.lst",
             "out/hyp.tsv",
@@ -380,8 +387,8 @@ class RayExecutor(Executor):
             "run.log",
         ):
             if rel in ret.files:
-                atomic_write_bytes(oc.work_dir / rel, ret.files[rel])
-        (oc.work_dir / "out").mkdir(parents=True, exist_ok=True)
+                atomic_write_bytes(stage / rel, ret.files[rel])
+        replace_dir(stage, oc.work_dir)
         oc.error = ret.error
         oc.startup_s = ret.startup_s
         oc.wall_s = ret.run_s  # the program's wall, as the local executor records it

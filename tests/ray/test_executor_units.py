@@ -91,3 +91,44 @@ def test_the_platform_imports_and_runs_locally_without_ray() -> None:
     )
     assert p.returncode == 0, p.stderr
     assert "ERR --executor ray needs the `ray` package: pip install 'asrbench[ray]'" in p.stdout
+
+
+def test_a_shard_is_stored_whole_or_not_at_all(tmp_path, monkeypatch) -> None:
+    """A driver killed while writing a shard's files must not leave a hypothesis without its
+    timing (the rerun would harvest it and the cell would count one utterance untimed)."""
+    from asrbench.benchmark.cache import HypCache
+    from asrbench.executors import ray_executor
+    from asrbench.executors.base import ShardOutcome
+    from asrbench.executors.worker import ShardReturn
+
+    files = {
+        "wav.lst": b"u1\t/a/u1.wav\nu2\t/a/u2.wav\n",
+        "out/hyp.tsv": b"u1\thello\nu2\tworld\n",
+        "out/timing.tsv": b"u1\t0.0100\t1.000\nu2\t0.0100\t1.000\n",
+        "out/failed.tsv": b"",
+        "run.log": b"ran\n",
+    }
+    ret = ShardReturn(files, None, {"id": "n1"}, 1.0, 0.1, 0.0, 0.9)
+    cache = HypCache(tmp_path / "cache", "k", {})
+    shard = cache.attempt_dir([["u1", "u2"]], 0) / "shard-0"
+    ex = ray_executor.RayExecutor("127.0.0.1:1", progress=False)
+
+    real = ray_executor.atomic_write_bytes
+
+    def dies_after_the_hypotheses(path, data):
+        if path.name == "timing.tsv":
+            raise KeyboardInterrupt  # the driver stops between two files
+        real(path, data)
+
+    monkeypatch.setattr(ray_executor, "atomic_write_bytes", dies_after_the_hypotheses)
+    with pytest.raises(KeyboardInterrupt):
+        ex._store(ShardOutcome(0, 2, shard), ret, 1.0)
+    assert not shard.exists() and not cache.shard_dirs()
+    rec, recovered, _, _ = cache.harvest()
+    assert (recovered, rec.hyp, rec.timing) == (0, {}, {})
+
+    monkeypatch.setattr(ray_executor, "atomic_write_bytes", real)
+    ex._store(ShardOutcome(0, 2, shard), ret, 1.0)
+    assert [p.name for p in cache.shard_dirs()] == ["shard-0"]
+    rec, recovered, _, _ = cache.harvest()
+    assert recovered == 2 and sorted(rec.hyp) == sorted(rec.timing) == ["u1", "u2"]

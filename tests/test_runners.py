@@ -314,3 +314,46 @@ def test_runner_redacts_declared_secrets_from_log_and_error(
     log = err.value.log_path.read_text()
     assert secret not in log and secret[:12] not in log.replace("[REDACTED", "")
     assert log.count("[REDACTED:LEAKY_API_KEY]") == 3, log  # clear, split in two, in an error
+
+
+def test_kill_leftovers_stops_a_program_and_a_container_on_the_folder(
+    docker_runner, tmp_path
+) -> None:
+    """What a rerun does before harvesting: a process whose command line names the folder and a
+    labelled container with a mount under it are stopped; one elsewhere is left alone."""
+    import subprocess
+    import sys
+
+    from asrbench.images import client
+    from asrbench.runners.leftovers import kill_leftovers
+    from asrbench.settings import BASE_IMAGE
+
+    work, other = tmp_path / "attempts" / "a1" / "shard-0", tmp_path / "elsewhere"
+    work.mkdir(parents=True)
+    other.mkdir()
+    nap = [sys.executable, "-c", "import time; time.sleep(300)"]
+    mine = subprocess.Popen([*nap, str(work / "wav.lst")], start_new_session=True)
+    theirs = subprocess.Popen([*nap, str(other / "wav.lst")], start_new_session=True)
+    engine = client()
+    box = engine.containers.run(
+        BASE_IMAGE,
+        ["sleep", "300"],
+        detach=True,
+        labels={"org.asrbench.model": "leftover_test"},
+        volumes={str(work): {"bind": "/work", "mode": "rw"}},
+        network_disabled=True,
+    )
+    try:
+        assert kill_leftovers(tmp_path / "attempts") == 2
+        mine.wait(timeout=30)  # gone (kill_leftovers reaped it: the status is not ours to see)
+        assert theirs.poll() is None
+        assert [c.id for c in engine.containers.list(all=True) if c.id == box.id] == []
+    finally:
+        theirs.kill()
+        theirs.wait()
+        mine.kill()
+        mine.wait()
+        try:
+            box.remove(force=True)
+        except Exception:
+            pass

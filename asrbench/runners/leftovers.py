@@ -28,7 +28,7 @@ def kill_leftovers(folder: Path) -> int:
     """
     folder = Path(folder).resolve()
     prefix = str(folder) + os.sep
-    killed = _kill_containers(prefix)
+    killed = 0
     for proc in psutil.process_iter(["pid", "cmdline"]):
         args = proc.info.get("cmdline") or []
         if not any(a.startswith(prefix) for a in args):
@@ -45,7 +45,8 @@ def kill_leftovers(folder: Path) -> int:
                 f"still writes into {folder} and cannot be stopped ({exc}); "
                 "stop it by hand, then rerun"
             ) from None
-    return killed
+    # Local programs first (no daemon to wait for), then containers.
+    return killed + _kill_containers(prefix)
 
 
 def _kill_containers(prefix: str) -> int:
@@ -60,7 +61,8 @@ def _kill_containers(prefix: str) -> int:
 
     killed = 0
     try:
-        containers = engine.containers.list(filters={"label": "org.asrbench.model"})
+        # sparse: one list call (its summaries carry the mounts), no inspect per container
+        containers = engine.containers.list(filters={"label": "org.asrbench.model"}, sparse=True)
     except APIError as exc:
         raise RunnerError(
             f"cannot list containers to stop leftovers of an interrupted run "

@@ -85,3 +85,45 @@ def cli(capsys):
         return code, out.out, out.err
 
     return run
+
+
+def communicate_or_explain(proc, timeout: float) -> tuple[str, str]:
+    """`proc.communicate(timeout)` for an `ops/*` command started with `start_new_session`;
+    when it does not exit in time, fail with what it was doing: every thread's stack (the CLI
+    prints them on SIGUSR1) and the processes it started, then kill its session."""
+    import contextlib
+    import signal
+    import subprocess
+
+    import psutil
+
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pass
+    tree = []
+    try:
+        for c in [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                tree.append(
+                    f"{c.pid} (parent {c.ppid()}, {c.status()}): {' '.join(c.cmdline())[:300]}"
+                )
+    except psutil.NoSuchProcess:
+        tree.append(f"{proc.pid} has exited; a process it started holds its output pipes")
+    try:
+        proc.send_signal(signal.SIGUSR1)
+        _, err = proc.communicate(timeout=10)  # if it exits now, we still have the stacks
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # a process outside the session holds the pipes
+            proc.kill()
+            err = "(its output pipes stayed open after the session was killed)"
+    pytest.fail(
+        f"{proc.args[0]} did not exit within {timeout:.0f} s (rc now {proc.returncode}); "
+        "it and its descendants:\n  "
+        + "\n  ".join(tree)
+        + "\nstderr (stacks at the end):\n"
+        + (err or "")[-12000:]
+    )

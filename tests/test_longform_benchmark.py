@@ -26,6 +26,7 @@ from asrbench.resolve import resolve_dataset
 from asrbench.segment import SegmentationError
 from asrbench.settings import REPO_ROOT
 from tests.benchmark.conftest import make_fake_model
+from tests.conftest import communicate_or_explain
 
 
 @pytest.fixture
@@ -172,7 +173,7 @@ def test_interrupted_run_resumes_at_the_missing_pieces(env: Path, tmp_path: Path
         time.sleep(0.1)  # waiting on the state: one piece per shard written, both blocked
     assert done == 2 and proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = communicate_or_explain(proc, 120)
     assert proc.returncode == 130, err
     assert not results.exists() or not list(results.rglob("summary.json"))
     gate.write_text("open")

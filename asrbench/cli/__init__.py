@@ -111,8 +111,19 @@ cli = LazyGroup(
 )
 
 
+def _stacks_on_sigusr1() -> None:
+    """`kill -USR1 PID` makes a running command print every thread's stack to stderr and go
+    on: what a job that seems stuck is waiting for (docs/RELIABILITY.md)."""
+    import faulthandler
+    import signal
+
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `asrbench` and of every `ops/*` alias; returns the exit code."""
+    _stacks_on_sigusr1()
     if argv is None and _runs_only(("score",), sys.argv[1:]) and "numpy" not in sys.modules:
         # Scoring multiplies no floats (its bootstrap products are integer ones), but OpenBLAS
         # starts a worker thread per core as numpy loads (with the scorer, once the command

@@ -15,6 +15,7 @@ from pathlib import Path
 import psutil
 
 from asrbench.settings import REPO_ROOT
+from tests.conftest import communicate_or_explain
 
 
 def _running_under(folder: Path) -> list[int]:
@@ -62,7 +63,7 @@ def test_ctrl_c_stops_shards_and_rerun_resumes(fake_models, tmp_path: Path) -> N
         time.sleep(0.1)
     assert done == 2 and proc.poll() is None, proc.communicate()  # one per shard, both blocked
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    out, err = communicate_or_explain(proc, 120)
     assert proc.returncode == 130, err
     assert "rerun the same command to continue" in err
     assert _running_under(cache) == []  # no model program outlives the job
@@ -74,3 +75,41 @@ def test_ctrl_c_stops_shards_and_rerun_resumes(fake_models, tmp_path: Path) -> N
     run = json.loads((cell / "run.json").read_text())
     assert run["cache"]["utts_run"] == 4
     assert (cell / "hyp.raw.tsv").read_text().count("\n") == 6
+
+
+def test_a_job_that_does_not_exit_is_explained(fake_models, tmp_path: Path) -> None:
+    """The diagnosis the Ctrl-C tests fail with: a job blocked on its model program prints its
+    threads' stacks on SIGUSR1, and the failure lists the processes it started."""
+    import pytest
+
+    gate = tmp_path / "never-opened"
+    model = fake_models("fake_gated", mode="gate", marker=gate)
+    cache = tmp_path / "cache"
+    proc = subprocess.Popen(
+        [
+            str(REPO_ROOT / "ops" / "benchmark"),
+            *("-m", str(model), "-d", "mini_en", "--runner", "local", "--max-utts", "2"),
+            *("--cache", str(cache), "--results", str(tmp_path / "r"), "--no-progress"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any(p.read_text() for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv")):
+            break  # one utterance written, the program now waits on the gate
+        time.sleep(0.1)
+    assert proc.poll() is None, proc.communicate()
+    with pytest.raises(pytest.fail.Exception) as failed:
+        communicate_or_explain(proc, 1)
+    why = str(failed.value)
+    assert "did not exit within 1 s" in why
+    assert "fake.py" in why and "watchdog.py" in why  # the program under its watchdog
+    assert "Thread 0x" in why and "run_shards" in why  # faulthandler's stacks, every thread
+    assert proc.returncode is not None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _running_under(cache):
+        time.sleep(0.1)  # the watchdog takes the program down once its job is gone
+    assert _running_under(cache) == []

@@ -115,3 +115,25 @@ def test_universal_through_the_bank_fits_on_the_other_speaker(
         (tmp_path / "u" / u.audio).read_bytes() == (again.path / u.audio).read_bytes()
         for u in attacked.utterances
     ] == [True, True]
+
+
+def test_a_dev_fold_without_text_is_refused_by_name(tmp_path, monkeypatch, mini_en) -> None:
+    """The attacked utterance has its text, but the other fold (where the perturbation is
+    fitted) does not: the fit would push the target off an empty transcript."""
+    from asrbench.perturb.dsp import PerturbError
+
+    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    parent = _two_speaker_set(tmp_path, mini_en)
+    table = parent / "metadata.tsv"
+    rows = [r.split("\t") for r in table.read_text().splitlines()]
+    col = rows[0].index("TEXT")
+    for r in rows[1:]:
+        if r[0] == "cmu_arctic_us_axb_a0005":
+            r[col] = ""
+    table.write_text("".join("\t".join(r) + "\n" for r in rows))
+    with pytest.raises((InputError, PerturbError), match=r"1 of its utterances have no refer"):
+        derive_dataset(
+            parent, "universal:snr=20,epochs=1", out=tmp_path / "u", utt_ids=["LJ001-0002"]
+        )
+    assert not (tmp_path / "u").exists()
+    assert not list((tmp_path / "cache").rglob("*.npy"))  # nothing was fitted

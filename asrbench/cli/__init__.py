@@ -117,8 +117,12 @@ def _stacks_on_sigusr1() -> None:
     import faulthandler
     import signal
 
-    if hasattr(signal, "SIGUSR1"):
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    if not hasattr(signal, "SIGUSR1"):
+        return
+    try:
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr.fileno(), all_threads=True)
+    except (AttributeError, OSError, ValueError):
+        pass  # stderr is not a file (the CLI called in-process, output captured): no stacks
 
 
 def main(argv: Sequence[str] | None = None) -> int:

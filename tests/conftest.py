@@ -87,6 +87,12 @@ def cli(capsys):
     return run
 
 
+def hyp_lines_written(cache: Path) -> int:
+    """Hypothesis lines the shards of a running `ops/benchmark` have written so far into the
+    attempt folders of its `--cache` (what the interruption tests wait on)."""
+    return sum(p.read_text().count("\n") for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv"))
+
+
 def communicate_or_explain(proc, timeout: float) -> tuple[str, str]:
     """`proc.communicate(timeout)` for an `ops/*` command started with `start_new_session`;
     when it does not exit in time, fail with what it was doing: every thread's stack (the CLI
@@ -103,7 +109,8 @@ def communicate_or_explain(proc, timeout: float) -> tuple[str, str]:
         pass
     tree = []
     try:
-        for c in [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]:
+        job = psutil.Process(proc.pid)
+        for c in [job, *job.children(recursive=True)]:
             with contextlib.suppress(psutil.Error):
                 tree.append(
                     f"{c.pid} (parent {c.ppid()}, {c.status()}): {' '.join(c.cmdline())[:300]}"

@@ -26,7 +26,7 @@ from asrbench.resolve import resolve_dataset
 from asrbench.segment import SegmentationError
 from asrbench.settings import REPO_ROOT
 from tests.benchmark.conftest import make_fake_model
-from tests.conftest import communicate_or_explain
+from tests.conftest import communicate_or_explain, hyp_lines_written
 
 
 @pytest.fixture
@@ -167,9 +167,7 @@ def test_interrupted_run_resumes_at_the_missing_pieces(env: Path, tmp_path: Path
     )
     deadline, done = time.monotonic() + 120, 0
     while time.monotonic() < deadline and proc.poll() is None and done < 2:
-        done = sum(
-            p.read_text().count("\n") for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv")
-        )
+        done = hyp_lines_written(cache)
         time.sleep(0.1)  # waiting on the state: one piece per shard written, both blocked
     assert done == 2 and proc.poll() is None, proc.communicate()
     proc.send_signal(signal.SIGINT)

@@ -16,7 +16,7 @@ import pytest
 
 from asrbench.images import engine_available
 from asrbench.settings import REPO_ROOT
-from tests.conftest import require
+from tests.conftest import hyp_lines_written, require
 
 N = "8"
 COMMON = ["-d", "mini_en", "--runner", "docker", "--max-utts", N, "--seed", "0", "--no-progress"]
@@ -138,9 +138,7 @@ def test_sigkill_half_way_resumes_to_the_uninterrupted_result(
     deadline = time.monotonic() + 600
     done = 0
     while time.monotonic() < deadline and proc.poll() is None:
-        done = sum(
-            p.read_text().count("\n") for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv")
-        )
+        done = hyp_lines_written(cache)
         if done >= 1:  # kill as early as possible: the job must not finish first
             break
         time.sleep(0.2)

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 
 from asrbench.settings import REPO_ROOT
-from tests.conftest import communicate_or_explain
+from tests.conftest import communicate_or_explain, hyp_lines_written
 
 
 def _running_under(folder: Path) -> list[int]:
@@ -57,9 +57,7 @@ def test_ctrl_c_stops_shards_and_rerun_resumes(fake_models, tmp_path: Path) -> N
     deadline = time.monotonic() + 300
     done = 0
     while time.monotonic() < deadline and proc.poll() is None and done < 2:
-        done = sum(
-            p.read_text().count("\n") for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv")
-        )
+        done = hyp_lines_written(cache)
         time.sleep(0.1)
     assert done == 2 and proc.poll() is None, proc.communicate()  # one per shard, both blocked
     proc.send_signal(signal.SIGINT)
@@ -98,7 +96,7 @@ def test_a_job_that_does_not_exit_is_explained(fake_models, tmp_path: Path) -> N
     )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
-        if any(p.read_text() for p in cache.glob("*/attempts/*/shard-*/out/hyp.tsv")):
+        if hyp_lines_written(cache):
             break  # one utterance written, the program now waits on the gate
         time.sleep(0.1)
     assert proc.poll() is None, proc.communicate()

@@ -150,10 +150,9 @@ def test_ray_matrix_equals_local_and_nodes_never_read_driver_paths(
     assert used == {str(nodes["a"].cache), str(nodes["b"].cache)}, used
     # each node fetched the datasets of the shards it ran from the zoo into its own cache
     # (which node runs which shard is Ray's choice: a node may never see one of the datasets)
-    node_of = {str(n.cache): n.name for n in cluster.nodes}
+    by_cache = {str(n.cache): n for n in cluster.nodes}
     for s in ran:
-        node = nodes[node_of[s["node"]["cache"]]]
-        dataset = s["cell"].split("/")[1].split("~")[0].split("__")[0]
+        node, dataset = by_cache[s["node"]["cache"]], s["cell"].split("/")[1]
         got = {p.name for p in (node.cache / "executor" / "datasets").glob("*/*")}
         assert dataset in {"tiny_a", "tiny_b"} and dataset in got, (node.name, s["cell"], got)
     run = json.loads((next(iter((out / "results").glob("*/*/run.json")))).read_text())

@@ -87,6 +87,16 @@ def cli(capsys):
     return run
 
 
+def sigint_as_in_a_terminal() -> None:
+    """`preexec_fn` for a command a test will Ctrl-C: SIGINT back to its default. A process
+    started where SIGINT is ignored (a test run launched as a background job of a script, or
+    under nohup) passes the ignore on to its children, and Python then installs no
+    KeyboardInterrupt handler: the command would never see the test's SIGINT."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def hyp_lines_written(cache: Path) -> int:
     """Hypothesis lines the shards of a running `ops/benchmark` have written so far into the
     attempt folders of its `--cache` (what the interruption tests wait on)."""

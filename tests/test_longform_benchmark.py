@@ -26,7 +26,11 @@ from asrbench.resolve import resolve_dataset
 from asrbench.segment import SegmentationError
 from asrbench.settings import REPO_ROOT
 from tests.benchmark.conftest import make_fake_model
-from tests.conftest import communicate_or_explain, hyp_lines_written
+from tests.conftest import (
+    communicate_or_explain,
+    hyp_lines_written,
+    sigint_as_in_a_terminal,
+)
 
 
 @pytest.fixture
@@ -163,7 +167,12 @@ def test_interrupted_run_resumes_at_the_missing_pieces(env: Path, tmp_path: Path
         *("--score-opt", "nsw=false"),
     ]
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     deadline, done = time.monotonic() + 120, 0
     while time.monotonic() < deadline and proc.poll() is None and done < 2:

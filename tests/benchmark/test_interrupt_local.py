@@ -15,7 +15,11 @@ from pathlib import Path
 import psutil
 
 from asrbench.settings import REPO_ROOT
-from tests.conftest import communicate_or_explain, hyp_lines_written
+from tests.conftest import (
+    communicate_or_explain,
+    hyp_lines_written,
+    sigint_as_in_a_terminal,
+)
 
 
 def _running_under(folder: Path) -> list[int]:
@@ -52,7 +56,12 @@ def test_ctrl_c_stops_shards_and_rerun_resumes(fake_models, tmp_path: Path) -> N
         "nsw=false",
     ]
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=sigint_as_in_a_terminal,
     )
     deadline = time.monotonic() + 300
     done = 0

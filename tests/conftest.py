@@ -97,6 +97,21 @@ def sigint_as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def start_job(cmd: list[str]):
+    """Start an `ops/*` command as the interruption tests need it: in its own session (the test
+    signals it, or kills the whole session), output piped as text, SIGINT at its default."""
+    import subprocess
+
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=sigint_as_in_a_terminal,
+    )
+
+
 def hyp_lines_written(cache: Path) -> int:
     """Hypothesis lines the shards of a running `ops/benchmark` have written so far into the
     attempt folders of its `--cache` (what the interruption tests wait on)."""

@@ -29,7 +29,7 @@ from tests.benchmark.conftest import make_fake_model
 from tests.conftest import (
     communicate_or_explain,
     hyp_lines_written,
-    sigint_as_in_a_terminal,
+    start_job,
 )
 
 
@@ -166,14 +166,7 @@ def test_interrupted_run_resumes_at_the_missing_pieces(env: Path, tmp_path: Path
         *("--cache", str(cache), "--results", str(results), "--no-progress"),
         *("--score-opt", "nsw=false"),
     ]
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=sigint_as_in_a_terminal,
-    )
+    proc = start_job(cmd)
     deadline, done = time.monotonic() + 120, 0
     while time.monotonic() < deadline and proc.poll() is None and done < 2:
         done = hyp_lines_written(cache)

@@ -18,7 +18,7 @@ from asrbench.settings import REPO_ROOT
 from tests.conftest import (
     communicate_or_explain,
     hyp_lines_written,
-    sigint_as_in_a_terminal,
+    start_job,
 )
 
 
@@ -55,14 +55,7 @@ def test_ctrl_c_stops_shards_and_rerun_resumes(fake_models, tmp_path: Path) -> N
         "--score-opt",
         "nsw=false",
     ]
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=sigint_as_in_a_terminal,
-    )
+    proc = start_job(cmd)
     deadline = time.monotonic() + 300
     done = 0
     while time.monotonic() < deadline and proc.poll() is None and done < 2:
@@ -92,16 +85,12 @@ def test_a_job_that_does_not_exit_is_explained(fake_models, tmp_path: Path) -> N
     gate = tmp_path / "never-opened"
     model = fake_models("fake_gated", mode="gate", marker=gate)
     cache = tmp_path / "cache"
-    proc = subprocess.Popen(
+    proc = start_job(
         [
             str(REPO_ROOT / "ops" / "benchmark"),
             *("-m", str(model), "-d", "mini_en", "--runner", "local", "--max-utts", "2"),
             *("--cache", str(cache), "--results", str(tmp_path / "r"), "--no-progress"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+        ]
     )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:

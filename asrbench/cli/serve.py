@@ -45,19 +45,30 @@ def serve(
         600, "--timeout", help="seconds a request may take inside the model"
     ),
     max_audio_s: float = typer.Option(
-        600, "--max-audio-s", help="longest upload in seconds of audio; longer ones get 413"
+        600,
+        "--max-audio-s",
+        help="longest upload in seconds of audio; longer ones get 413 (a longer WebSocket "
+        "utterance: close 1009)",
     ),
     queue: int = typer.Option(
         4,
         "--queue",
-        help="requests that may wait while the model transcribes another; "
-        "more get 503 with Retry-After",
+        help="requests that may wait while the model transcribes another (the streaming "
+        "program has its own queue, for stream=true and WebSocket utterances); more get 503 "
+        "with Retry-After, or a WebSocket close 1013",
     ),
     idle_timeout: int = typer.Option(
         60,
         "--idle-timeout",
-        help="seconds a client may send nothing (mid-request or between requests) before "
-        "its connection is closed",
+        help="seconds a client may send nothing (mid-request or between requests, HTTP or "
+        "WebSocket) before its connection is closed (WebSocket: close 1008)",
+    ),
+    write_timeout: float = typer.Option(
+        20,
+        "--write-timeout",
+        help="seconds a WebSocket client may leave what it is sent unread (a keepalive ping "
+        "unanswered, a send that cannot go out) before it is dropped; detected within twice "
+        "this",
     ),
 ) -> None:
     if not timeout > 0:
@@ -69,7 +80,12 @@ def serve(
     from asrbench.resolve import resolve_model
     from asrbench.runners import RunOptions, get_runner
 
-    limits = Limits(max_audio_s=max_audio_s, queue=queue, idle_timeout_s=idle_timeout)
+    limits = Limits(
+        max_audio_s=max_audio_s,
+        queue=queue,
+        idle_timeout_s=idle_timeout,
+        write_timeout_s=write_timeout,
+    )
     key = None
     if api_key_env:
         key = os.environ.get(api_key_env)
@@ -126,7 +142,6 @@ def _websocket(service: TranscriptionService, host: str, port: int, key: str | N
         from asrbench.serve.ws import WsServer
     except ImportError as exc:  # websockets is in the `models` extra
         raise InputError(f"--ws-port needs {exc.name}: pip install -e '.[models]'") from None
-    assert service.live is not None  # checked: the card has a streaming program
-    ws = WsServer(service.live, service.model.card.sample_rate, host, port, key)
+    ws = WsServer(service, host, port, key)  # checked: the card has a streaming program
     threading.Thread(target=ws.serve_forever, daemon=True).start()
     return ws

@@ -13,12 +13,18 @@ word is sent as a delta once two successive hypotheses agree on it (and everythi
 the LocalAgreement rule, so revisions of the unstable tail are never sent; `done.text` is the
 final hypothesis, and the deltas add up to it unless the model changed a word it had kept
 stable over two partials (then `done` is what counts, as in OpenAI's API).
+
+Sessions never see each other's events: each has its own ID in the program's events, and a
+session that ends early (a client gone mid-stream, a WebSocket closed as idle or not reading)
+is ended and its events read up to its final before the next one starts; a program that does
+not give that final is stopped, and the next session starts it afresh.
 """
 
 from __future__ import annotations
 
 import io
 import itertools
+import sys
 import threading
 import wave
 from collections.abc import Callable, Iterator
@@ -28,6 +34,7 @@ from typing import IO
 
 from asrbench.modelcard import Model
 from asrbench.runners import RunOptions
+from asrbench.serve.admission import Admission
 from asrbench.streaming import framing
 from asrbench.streaming.feed import (
     FINAL_TIMEOUT_S,
@@ -46,12 +53,19 @@ _IDS = itertools.count(1)
 
 
 class LiveModel:
-    """One warm streaming program; `events` feeds one request and yields its events."""
+    """One warm streaming program; `events` feeds one request and yields its events.
+    `admission`: the bounded queue of requests and WebSocket sessions waiting for it."""
 
     def __init__(
-        self, model: Model, runner: str, options: RunOptions, log_path: Callable[[], Path]
+        self,
+        model: Model,
+        runner: str,
+        options: RunOptions,
+        log_path: Callable[[], Path],
+        admission: Admission,
     ):
         self.model, self.runner, self.options, self.log_path = model, runner, options, log_path
+        self.admission = admission
         self._lock = threading.Lock()
         self._started: Started | None = None
         self._reader: Reader | None = None
@@ -92,12 +106,24 @@ class LiveModel:
             live = Session(f"req{next(_IDS)}", rate, self._writer, self._reader)
             try:
                 yield live
-                live.end()
-                for _ in live.events():  # what the caller left unread: the program's queue
-                    pass  # must hold no event of this session when the next one starts
             except (StreamError, OSError):
                 self.close()  # started afresh by the next session
                 raise
+            finally:  # also when the caller left early (GeneratorExit: an HTTP client gone)
+                if self._started is not None:
+                    self._finish(live)
+
+    def _finish(self, live: Session) -> None:
+        """End `live` and read what its caller left unread, up to its final: the program's
+        queue must hold no event of this session when the next one starts. A program that
+        does not give it is stopped (the next session starts it afresh)."""
+        try:
+            live.end()
+            for _ in live.events():
+                pass
+        except (StreamError, OSError) as exc:
+            print(f"serve: the streaming program did not end {live.uid}: {exc}", file=sys.stderr)
+            self.close()
 
     def close(self) -> None:
         if self._started is not None:

@@ -42,6 +42,7 @@ from asrbench.errors import AsrbenchError, InputError
 from asrbench.modelcard import Model
 from asrbench.runners import Runner, RunOptions
 from asrbench.secrets import for_models
+from asrbench.serve.admission import Admission, QueueFull
 from asrbench.serve.audio import AudioError, to_model_wav
 from asrbench.serve.formats import FORMATS, render
 from asrbench.serve.live import LiveModel, TextDeltas
@@ -60,6 +61,8 @@ class Limits:
     max_audio_s: float = 600.0  # --max-audio-s: longer uploads are refused (413)
     queue: int = 4  # --queue: requests that may wait while the model is busy; more get 503
     idle_timeout_s: int = 60  # --idle-timeout: a connection silent this long is closed
+    # --write-timeout: a WebSocket client that leaves what it is sent unread this long is dropped
+    write_timeout_s: float = 20.0
 
     def __post_init__(self) -> None:
         checks = (
@@ -71,6 +74,7 @@ class Limits:
                 self.idle_timeout_s >= 1,
                 "a whole number of seconds, 1 or more",
             ),
+            ("--write-timeout", self.write_timeout_s, self.write_timeout_s > 0, "more than 0"),
         )
         for option, value, ok, want in checks:  # `ok` is False for NaN too
             if not ok:
@@ -148,8 +152,7 @@ class TranscriptionService:
         self.limits = limits or Limits()
         self.warm = WarmModel(model, runner, options or RunOptions(timeout_s=600), work_root)
         self.redactor = for_models([model])
-        self._admitted = 0  # requests in the model or waiting for it
-        self._admit_lock = threading.Lock()
+        self.admission = Admission(self.limits.queue)  # the batch model's requests
         self.live: LiveModel | None = None  # the streaming program, started on first use
         if model.card.streaming:
             self.live = LiveModel(
@@ -157,6 +160,7 @@ class TranscriptionService:
                 runner.name,
                 options or RunOptions(timeout_s=600),
                 lambda: Path(self.warm.work_root or ".") / "stream.log",
+                Admission(self.limits.queue),
             )
 
     def prepare(self) -> str:
@@ -175,22 +179,15 @@ class TranscriptionService:
         if self.live is not None:
             self.live.close()
 
-    def _admit(self) -> None:
-        with self._admit_lock:
-            if self._admitted > self.limits.queue:
-                raise ServeError(
-                    503,
-                    f"the model is busy with another request and {self.limits.queue} "
-                    f"more wait for it (ops/serve --queue {self.limits.queue}); retry "
-                    "later",
-                    "server_error",
-                    headers={"Retry-After": str(RETRY_AFTER_S)},
-                )
-            self._admitted += 1
-
-    def _leave(self) -> None:
-        with self._admit_lock:
-            self._admitted -= 1
+    @staticmethod
+    def _admit(admission: Admission) -> None:
+        """A place in `admission`'s queue, or a 503 with Retry-After naming `--queue`."""
+        try:
+            admission.enter()
+        except QueueFull as exc:
+            raise ServeError(
+                503, str(exc), "server_error", headers={"Retry-After": str(RETRY_AFTER_S)}
+            ) from None
 
     def _model_wav(self, data: bytes, filename: str) -> tuple[bytes, float]:
         """(WAV bytes at the card's rate, seconds) of an upload; a bad one is a ServeError."""
@@ -208,22 +205,24 @@ class TranscriptionService:
     def transcribe(self, data: bytes, filename: str = "upload") -> tuple[str, float, float]:
         """(text, audio seconds, processing seconds) of one upload; ServeError otherwise."""
         wav, seconds = self._model_wav(data, filename)
-        self._admit()
+        self._admit(self.admission)
         try:
             result = self.warm.transcribe(wav)
         except WarmError as exc:
             raise ServeError(exc.status, self.redactor.redact(str(exc)), "server_error") from None
         finally:
-            self._leave()
+            self.admission.leave()
         return result.text, seconds, result.processing_s
 
     def stream(self, data: bytes, filename: str = "upload") -> Iterable[bytes]:
         """OpenAI's streamed transcription: server-sent `transcript.text.delta` events, then
         `transcript.text.done` (`live.TextDeltas`). The upload is checked (and the request
-        admitted) before the first byte, so a bad one is an ordinary error answer."""
+        admitted) before the first byte, so a bad one is an ordinary error answer. It waits in
+        the queue of the program it will use: the streaming one, or the batch one."""
         wav, _ = self._model_wav(data, filename)
-        self._admit()
-        return _Stream(self._sse(wav), self._leave)
+        admission = self.live.admission if self.live is not None else self.admission
+        self._admit(admission)
+        return _Stream(self._sse(wav), admission.leave)
 
     def _sse(self, wav: bytes) -> Iterator[bytes]:
         deltas, text = TextDeltas(), ""

@@ -10,36 +10,62 @@ Errors are a JSON `{"type": "error", "message": ...}` and a close with code 1008
 or 1011 (the model failed). With `--api-key-env`, the handshake needs `Authorization: Bearer`.
 
 The model is the same warm streaming program `stream=true` uses (`live.LiveModel`), one
-utterance at a time: a second client waits for the first utterance to end. WebSocket is
-`websockets`' synchronous server (docs/DEPENDENCIES.md), in its own thread.
+utterance at a time, and no client can hold it for long (`server.Limits`, options of
+`ops/serve`): at most `--queue` utterances (WebSocket or `stream=true`) wait for it, more are
+closed with 1013 (try again later); a client that sends nothing for `--idle-timeout` seconds is
+closed with 1008, mid-utterance or between utterances; one that leaves what it is sent unread
+(a keepalive ping unanswered, or a send that cannot go out) for `--write-timeout` seconds is
+dropped; an utterance longer than `--max-audio-s` is closed with 1009. Each reason names the
+option. The utterance such a client leaves is ended and its events drained before the next
+session starts. WebSocket is `websockets`' synchronous server (docs/DEPENDENCIES.md), in its
+own thread, one thread per connection.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+import socket
+import struct
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from asrbench.serve.live import LiveModel, Session
+from asrbench.serve.admission import QueueFull
+from asrbench.serve.live import Session
 from asrbench.streaming.feed import StreamError
 
+if TYPE_CHECKING:
+    from asrbench.serve.server import TranscriptionService
+
 PATH = "/v1/stream"
+IDLE, BUSY, TOO_LONG = 1008, 1013, 1009  # close codes: policy, try again later, too big
 
 
 class WsServer:
-    """The WebSocket server of one warm streaming model; `serve_forever` in a thread."""
+    """The WebSocket server of one service's warm streaming model; `serve_forever` in a thread."""
 
     def __init__(
-        self, live: LiveModel, rate: int, host: str, port: int, api_key: str | None = None
+        self, service: TranscriptionService, host: str, port: int, api_key: str | None = None
     ):
         from websockets.sync.server import serve
 
-        self.live, self.rate, self.api_key = live, rate, api_key
+        assert service.live is not None  # the card has a streaming program
+        self.live, self.limits, self.api_key = service.live, service.limits, api_key
+        self.rate = service.model.card.sample_rate
+        wait = self.limits.write_timeout_s
+        # A client that stops reading stops answering pings: websockets drops it after
+        # `wait` (and waits no longer than that for the closing handshake either).
         self._server = serve(
-            self._handle, host, port, process_request=self._check, compression=None
+            self._handle,
+            host,
+            port,
+            process_request=self._check,
+            compression=None,
+            ping_interval=wait,
+            ping_timeout=wait,
+            close_timeout=wait,
         )
         self.host, self.port = self._server.socket.getsockname()[:2]
 
@@ -54,6 +80,7 @@ class WsServer:
         return None
 
     def _handle(self, conn: Any) -> None:
+        _send_timeout(conn.socket, self.limits.write_timeout_s)
         query = parse_qs(urlsplit(conn.request.path).query)
         try:
             rate = int(query.get("sample_rate", [str(self.rate)])[0])
@@ -70,36 +97,69 @@ class WsServer:
             _error(conn, 1011, f"the model failed: {exc}")
 
     def _utterance(self, conn: Any, rate: int) -> bool:
-        """One utterance: audio in until `end`, events out as they come. False when the
-        client has gone (or closed before sending audio)."""
+        """One utterance: a place in the model's queue, then audio in until `end` and events
+        out as they come. False when the client has gone or was closed."""
         from websockets.exceptions import ConnectionClosed
 
         try:
-            first = conn.recv()
+            first = conn.recv(timeout=self.limits.idle_timeout_s)
+        except TimeoutError:
+            _error(conn, IDLE, self._idle())
+            return False
         except ConnectionClosed:
             return False
-        with self.live.session(rate) as live:
-            out = threading.Thread(target=_forward, args=(conn, live), daemon=True)
-            out.start()
-            message: Any = first
-            try:
-                while not _is_end(message):
-                    if isinstance(message, bytes):
-                        live.send(message)
-                    message = conn.recv()
-            except ConnectionClosed:
-                live.end()
-                out.join()
-                return False
+        try:
+            with self.live.admission.place(), self.live.session(rate) as live:
+                return self._feed(conn, live, first)
+        except QueueFull as exc:
+            _error(conn, BUSY, str(exc))
+            return False
+
+    def _feed(self, conn: Any, live: Session, message: Any) -> bool:
+        """Feed the client's audio to `live` until `end` while a thread sends its events.
+        Whatever ends it, the utterance is ended and every event read before this returns."""
+        from websockets.exceptions import ConnectionClosed
+
+        out = threading.Thread(target=_forward, args=(conn, live), daemon=True)
+        out.start()
+        cap = self.limits.max_audio_s
+        try:
+            while not _is_end(message):
+                if isinstance(message, bytes):
+                    live.send(message)
+                    if live.audio_s > cap:
+                        too_long = f"utterance over {cap:g} s (ops/serve --max-audio-s)"
+                        _error(conn, TOO_LONG, too_long)
+                        return False
+                message = conn.recv(timeout=self.limits.idle_timeout_s)
+        except TimeoutError:
+            _error(conn, IDLE, self._idle())
+            return False
+        except ConnectionClosed:
+            return False
+        finally:
             live.end()
             out.join()
         return True
+
+    def _idle(self) -> str:
+        idle = self.limits.idle_timeout_s
+        return f"nothing received for {idle} s (ops/serve --idle-timeout {idle})"
 
     def serve_forever(self) -> None:
         self._server.serve_forever()
 
     def close(self) -> None:
         self._server.shutdown()
+
+
+def _send_timeout(sock: socket.socket, seconds: float) -> None:
+    """A send to `sock` that cannot go out for `seconds` fails (SO_SNDTIMEO) instead of
+    blocking: websockets sends under a lock that its keepalive pings need too, so a client
+    whose buffers are full would otherwise hold the connection, and the model, forever."""
+    whole = int(seconds)
+    micro = int((seconds - whole) * 1_000_000)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", whole, micro))
 
 
 def _is_end(message: Any) -> bool:

@@ -67,8 +67,7 @@ def serve(
         20,
         "--write-timeout",
         help="seconds a WebSocket client may leave what it is sent unread (a keepalive ping "
-        "unanswered, a send that cannot go out) before it is dropped; detected within twice "
-        "this",
+        "unanswered, a send that cannot go out) before it is dropped",
     ),
 ) -> None:
     if not timeout > 0:

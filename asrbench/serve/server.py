@@ -15,7 +15,8 @@ validates `Content-Length`, decodes chunked bodies, caps the body size and close
 idle for `Limits.idle_timeout_s`. Its own refusals are answered in OpenAI's error format too
 (`_JsonErrorTask`). Requests are independent: audio longer than `Limits.max_audio_s` is
 refused (413) before it reaches the model, and at most `Limits.queue` requests wait for the
-model while it transcribes another; more are answered 503 with `Retry-After`.
+model while it transcribes another; more are answered 503 with `Retry-After`. The streaming
+program (`stream=true`, and the WebSocket of `ws.py`) has a queue of its own of that bound.
 """
 
 from __future__ import annotations

@@ -54,9 +54,10 @@ class WsServer:
         assert service.live is not None  # the card has a streaming program
         self.live, self.limits, self.api_key = service.live, service.limits, api_key
         self.rate = service.model.card.sample_rate
-        wait = self.limits.write_timeout_s
-        # A client that stops reading stops answering pings: websockets drops it after
-        # `wait` (and waits no longer than that for the closing handshake either).
+        # A client that stops reading stops answering pings: a ping at most a third of
+        # --write-timeout after it stopped, a third to answer it, a third for the closing
+        # handshake, so it is dropped within --write-timeout.
+        wait = self.limits.write_timeout_s / 3
         self._server = serve(
             self._handle,
             host,

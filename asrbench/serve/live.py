@@ -49,6 +49,7 @@ from asrbench.streaming.framing import Event
 from asrbench.streaming.program import Started
 
 CHUNK_S = 0.1
+WAIT_POLL_S = 0.1  # how often a session waiting for the program calls its `waiting`
 _IDS = itertools.count(1)
 
 
@@ -95,10 +96,14 @@ class LiveModel:
             yield from live.events()
 
     @contextmanager
-    def session(self, rate: int) -> Iterator[Session]:
+    def session(self, rate: int, waiting: Callable[[], None] | None = None) -> Iterator[Session]:
         """One utterance fed as it comes (`Session.send`, `end`, `events`). The program is
-        started on first use and again after it failed; one session at a time."""
-        with self._lock:
+        started on first use and again after it failed; one session at a time. While another
+        holds it, `waiting` (if given) is called every WAIT_POLL_S: a WebSocket keeps reading
+        its client meanwhile; what it raises ends the wait."""
+        while not self._lock.acquire(timeout=WAIT_POLL_S if waiting else -1):
+            waiting()  # type: ignore[misc]
+        with _released(self._lock):
             if self._started is None or self._started.proc.poll() is not None:
                 self.close()
                 self._start()
@@ -132,6 +137,15 @@ class LiveModel:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+@contextmanager
+def _released(lock: threading.Lock) -> Iterator[None]:
+    """Release `lock` (acquired by the caller) when the block ends."""
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 class Session:

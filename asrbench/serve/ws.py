@@ -29,6 +29,7 @@ import socket
 import struct
 import sys
 import threading
+from collections import deque
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -90,49 +91,55 @@ class WsServer:
         if rate != self.rate:
             _error(conn, 1008, f"sample_rate must be the model's, {self.rate} Hz")
             return
+        inbox = _Inbox(conn, self.limits.idle_timeout_s, int(self.limits.max_audio_s * rate * 2))
         try:
-            while self._utterance(conn, rate):
+            while self._utterance(conn, inbox, rate):
                 pass
         except (StreamError, OSError) as exc:
             print(f"serve: websocket: the model failed: {exc}", file=sys.stderr)
             _error(conn, 1011, f"the model failed: {exc}")
 
-    def _utterance(self, conn: Any, rate: int) -> bool:
+    def _utterance(self, conn: Any, inbox: _Inbox, rate: int) -> bool:
         """One utterance: a place in the model's queue, then audio in until `end` and events
         out as they come. False when the client has gone or was closed."""
         from websockets.exceptions import ConnectionClosed
 
         try:
-            first = conn.recv(timeout=self.limits.idle_timeout_s)
+            first = inbox.next()
         except TimeoutError:
             _error(conn, IDLE, self._idle())
             return False
         except ConnectionClosed:
             return False
         try:
-            with self.live.admission.place(), self.live.session(rate) as live:
-                return self._feed(conn, live, first)
+            with (
+                self.live.admission.place(),
+                self.live.session(rate, inbox.read_ahead) as live,
+            ):
+                return self._feed(conn, inbox, live, first)
         except QueueFull as exc:
             _error(conn, BUSY, str(exc))
-            return False
+        except _TooLong:  # sent while it waited for the model
+            _error(conn, TOO_LONG, self._too_long())
+        except ConnectionClosed:  # gone while it waited for the model
+            pass
+        return False
 
-    def _feed(self, conn: Any, live: Session, message: Any) -> bool:
+    def _feed(self, conn: Any, inbox: _Inbox, live: Session, message: Any) -> bool:
         """Feed the client's audio to `live` until `end` while a thread sends its events.
         Whatever ends it, the utterance is ended and every event read before this returns."""
         from websockets.exceptions import ConnectionClosed
 
         out = threading.Thread(target=_forward, args=(conn, live), daemon=True)
         out.start()
-        cap = self.limits.max_audio_s
         try:
             while not _is_end(message):
                 if isinstance(message, bytes):
                     live.send(message)
-                    if live.audio_s > cap:
-                        too_long = f"utterance over {cap:g} s (ops/serve --max-audio-s)"
-                        _error(conn, TOO_LONG, too_long)
+                    if live.audio_s > self.limits.max_audio_s:
+                        _error(conn, TOO_LONG, self._too_long())
                         return False
-                message = conn.recv(timeout=self.limits.idle_timeout_s)
+                message = inbox.next()
         except TimeoutError:
             _error(conn, IDLE, self._idle())
             return False
@@ -147,11 +154,50 @@ class WsServer:
         idle = self.limits.idle_timeout_s
         return f"nothing received for {idle} s (ops/serve --idle-timeout {idle})"
 
+    def _too_long(self) -> str:
+        return f"utterance over {self.limits.max_audio_s:g} s (ops/serve --max-audio-s)"
+
     def serve_forever(self) -> None:
         self._server.serve_forever()
 
     def close(self) -> None:
         self._server.shutdown()
+
+
+class _TooLong(Exception):
+    """More audio than --max-audio-s, in one utterance or waiting in a client's inbox."""
+
+
+class _Inbox:
+    """A client's messages, read ahead while its utterance waits for the model: websockets
+    stops reading a socket once 16 messages wait unread, and would then miss the client's
+    answers to its keepalive pings and drop a client that did nothing wrong. What waits is
+    bounded by --max-audio-s of audio (`_TooLong` past it)."""
+
+    def __init__(self, conn: Any, idle_s: float, max_bytes: int):
+        self.conn, self.idle_s, self.max_bytes = conn, idle_s, max_bytes
+        self._waiting: deque[Any] = deque()
+        self._bytes = 0
+
+    def next(self) -> Any:
+        """The next message; TimeoutError after `idle_s` of nothing, ConnectionClosed."""
+        if self._waiting:
+            message = self._waiting.popleft()
+            self._bytes -= len(message) if isinstance(message, bytes) else 0
+            return message
+        return self.conn.recv(timeout=self.idle_s)
+
+    def read_ahead(self) -> None:
+        """Take every message already received (without waiting)."""
+        while True:
+            try:
+                message = self.conn.recv(timeout=0)
+            except TimeoutError:
+                return
+            self._waiting.append(message)
+            self._bytes += len(message) if isinstance(message, bytes) else 0
+            if self._bytes > self.max_bytes:
+                raise _TooLong
 
 
 def _send_timeout(sock: socket.socket, seconds: float) -> None:

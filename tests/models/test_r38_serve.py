@@ -184,6 +184,18 @@ def test_a_websocket_client_that_does_not_read_is_dropped_and_the_next_one_is_se
         closed_with(hostage)  # what was in its buffers, then the end of the connection
 
 
+def test_a_client_waiting_for_the_model_is_not_dropped_as_not_reading(serve):
+    """A client sends its whole utterance (40 messages) while another holds the model: the
+    server reads it ahead as it waits, so it sees the client's answers to its pings (every
+    0.1 s here) and does not drop it; it is answered once the idle holder is closed (3 s)."""
+    srv = serve(idle_timeout_s=3, write_timeout_s=0.3)
+    with connect(srv.ws) as idle:
+        holds_the_model(idle)
+        events = utterance(srv.ws, 40)
+        assert events[-1]["type"] == "final" and events[-1]["text"] == "4.0 seconds", events
+        assert closed_with(idle).code == 1008
+
+
 def test_over_the_queue_bound_stream_true_gets_503_and_a_websocket_1013(serve):
     """`--queue 0`: while a WebSocket client's utterance is in the streaming program, a
     `stream=true` request is answered 503 with Retry-After and another WebSocket client is

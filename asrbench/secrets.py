@@ -112,3 +112,19 @@ def weak_secrets(
             if why:
                 out.append((str(getattr(m, "id", "?")), name, why))
     return out
+
+
+def unset_secrets(
+    models: Iterable[object], env: Mapping[str, str] | None = None
+) -> list[tuple[str, list[str]]]:
+    """(model ID, its declared secret NAMES) for each model that declares secrets but gets none
+    of them from `env` (default: os.environ): it has no credential at all. Only none set
+    counts: cards list alternatives (an API key or an access token) and optional ones (a
+    session token), so one missing name alone says nothing."""
+    env = os.environ if env is None else env
+    out = []
+    for m in models:
+        names = list(getattr(getattr(m, "card", None), "secrets", []))
+        if names and not any(env.get(n) for n in names):
+            out.append((str(getattr(m, "id", "?")), names))
+    return out

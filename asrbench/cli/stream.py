@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from asrbench.cli.options import ResultsOpt
+from asrbench.errors import EXIT_FAILED, InputError
+
+if TYPE_CHECKING:
+    from asrbench.modelcard import Model
+    from asrbench.streaming.run import StreamSpec
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -40,16 +46,26 @@ def stream_cmd(
         help="probe 1, 2, 4, ... up to N simultaneous streams; the largest sustained "
         "(docs/STREAMING.md, 'Capacity')",
     ),
+    max_failed: str = typer.Option(
+        "0",
+        "--max-failed",
+        help="failure budget: a count (3) or a share (2%) of the utterances; more failed "
+        "utterances make the command exit 1 (they are still stored, counted as deletions)",
+    ),
 ) -> None:
     """Stream a dataset through a model at real time (or N x), print latency metrics with CIs."""
+    from asrbench.cli.benchmark import _budget  # ops/benchmark's rule, not a second one
     from asrbench.resolve import resolve_dataset, resolve_model
     from asrbench.streaming.run import StreamSpec, describe, print_progress, stream_cell
 
+    budget = _budget(max_failed)
     spec = StreamSpec(runner, chunk_ms, speed, max_utts, seed, results)
+    mdl = resolve_model(model)
+    _check_secrets(mdl)
     if capacity is not None:
-        _capacity(model, dataset, spec, capacity, as_json)
+        _capacity(mdl, dataset, spec, capacity, as_json)
         return
-    res = stream_cell(resolve_model(model), resolve_dataset(dataset), spec, print_progress)
+    res = stream_cell(mdl, resolve_dataset(dataset), spec, print_progress)
     if as_json:
         rec = res.record
         typer.echo(
@@ -66,10 +82,37 @@ def stream_cmd(
         )
     else:
         typer.echo(describe(res))
+    n_failed, n = res.record.n_failed, res.record.n_utts
+    if n_failed > budget(n):
+        typer.echo(
+            f"error: {res.record.model} x {res.record.dataset}: {n_failed} of {n} utterance(s) "
+            f"failed (listed under `failed` in {res.folder / 'summary.json'}, counted as "
+            "deletions); --max-failed sets a failure budget",
+            err=True,
+        )
+        raise typer.Exit(EXIT_FAILED)
 
 
-def _capacity(model: str, dataset: str, spec, max_n: int, as_json: bool) -> None:
-    from asrbench.resolve import resolve_dataset, resolve_model
+def _check_secrets(mdl: Model) -> None:
+    """The checks ops/benchmark makes of a model's declared secrets (a value too weak to be a
+    credential), and one more before a program starts: a card that declares secrets but gets
+    none of them, which would only connect to be refused (or, from a local stand-in of the
+    service, answer as if it had a key)."""
+    from asrbench.benchmark.request import JobSpec
+    from asrbench.benchmark.run import check_secrets
+    from asrbench.secrets import unset_secrets
+
+    check_secrets(mdl, JobSpec())
+    for model_id, names in unset_secrets([mdl]):
+        which = names[0] if len(names) == 1 else f"one of {', '.join(names)}"
+        raise InputError(
+            f"model {model_id}: its declared secret {which} is not set in the environment; "
+            "set the credential in the host environment (models/README.md, secrets)"
+        )
+
+
+def _capacity(mdl: Model, dataset: str, spec: StreamSpec, max_n: int, as_json: bool) -> None:
+    from asrbench.resolve import resolve_dataset
     from asrbench.streaming import capacity
 
     def progress(level: dict) -> None:
@@ -77,7 +120,7 @@ def _capacity(model: str, dataset: str, spec, max_n: int, as_json: bool) -> None
         typer.echo(f"  N={level['n']}: {state}", err=True)
 
     folder, rec = capacity.capacity(
-        resolve_model(model), resolve_dataset(dataset), spec, capacity.Probe(max_n), progress
+        mdl, resolve_dataset(dataset), spec, capacity.Probe(max_n), progress
     )
     if as_json:
         typer.echo(json.dumps({**rec.to_dict(), "folder": str(folder)}, indent=2, sort_keys=True))

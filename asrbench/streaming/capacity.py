@@ -54,6 +54,10 @@ from asrbench.streaming.run import StreamSpec, cell_dir, check_spec, read_pcm, s
 
 FACTOR = 1.5  # criterion 2: p90 end of speech -> final within this many times N=1's
 GROWTH = 0.1  # criterion 3: median backlog growth at most this (wall s per audio s)
+# The most streams one probe starts: each is a model program (a container or process holding
+# its model), started at once on this machine; 256 is past any one machine's real-time share
+# (docs/STREAMING.md, 'Capacity'), and a larger N only exhausts it before any figure is made.
+MAX_STREAMS = 256
 
 
 @dataclass(frozen=True)
@@ -79,8 +83,10 @@ class Probe:
 
 def levels(max_n: int) -> list[int]:
     """1, 2, 4, ... up to max_n (max_n itself last when it is not a power of two)."""
-    if max_n < 1:
-        raise InputError(f"--capacity {max_n}: give the largest number of streams to try, >= 1")
+    if not 1 <= max_n <= MAX_STREAMS:
+        raise InputError(
+            f"--capacity {max_n}: give the largest number of streams to try, 1 to {MAX_STREAMS}"
+        )
     out = [1]
     while out[-1] * 2 <= max_n:
         out.append(out[-1] * 2)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -50,6 +50,7 @@ from asrbench.segment import (
     cut_spans,
     frames,
     merge_texts,
+    parse_options,
     segment_vad,
     window_spans,
 )
@@ -114,24 +115,8 @@ def _params(method: str, max_input_s: float | None, options: Mapping[str, Any]) 
             WindowParams,
             {"window_s": window, "overlap_s": min(DEFAULT_OVERLAP_S, window / 4)},
         )
-    known = {f.name for f in fields(kind)} - ({"method"} if kind is WindowParams else set())
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise SegmentationError(
-            f"--segment-opt {', '.join(unknown)}: not a parameter of --segment {method}; "
-            f"known: {', '.join(sorted(known))}"
-        )
-    # 20 and 20.0 are one parameter: numbers as floats, so the record (and the key) is one
-    given = {
-        k: float(v)
-        if isinstance(v, int) and not isinstance(v, bool) and k != "aggressiveness"
-        else v
-        for k, v in options.items()
-    }
-    try:
-        return kind(**{**base, **given})
-    except TypeError as exc:  # a value of the wrong type reaching a comparison
-        raise SegmentationError(f"--segment-opt: {exc}") from None
+    # every name, type and range by the segmenter's own table, before anything runs
+    return parse_options(kind, base, options, "--segment-opt")
 
 
 def _segmentation(params: Any) -> Segmentation:

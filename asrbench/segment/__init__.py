@@ -23,6 +23,8 @@ from asrbench.segment.records import (
     Span,
     VadParams,
     WindowParams,
+    check_options,
+    parse_options,
 )
 from asrbench.segment.vad import segment_vad
 from asrbench.segment.windows import segment_windows, window_spans
@@ -36,9 +38,11 @@ __all__ = [
     "VadParams",
     "WindowParams",
     "Word",
+    "check_options",
     "cut_spans",
     "merge_texts",
     "merge_words",
+    "parse_options",
     "segment_vad",
     "segment_windows",
     "window_spans",

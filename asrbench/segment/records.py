@@ -8,6 +8,7 @@ run records it in its provenance (`to_dict`) and a rerun rebuilds it (`from_dict
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
@@ -69,13 +70,7 @@ class VadParams:
     aggressiveness: int = 3
 
     def __post_init__(self) -> None:
-        _check(0 < self.threshold <= 1, "threshold", self.threshold, "in (0, 1]")
-        for name in ("min_speech_s", "min_silence_s", "pad_s"):
-            value = getattr(self, name)
-            _check(value >= 0, name, value, ">= 0")
-        if self.max_segment_s is not None:
-            _check(self.max_segment_s >= 1, "max_segment_s", self.max_segment_s, ">= 1 s")
-        _check(self.aggressiveness in (0, 1, 2, 3), "aggressiveness", self.aggressiveness, "0-3")
+        check_params(VadParams, asdict(self))
 
 
 @dataclass(frozen=True)
@@ -93,8 +88,7 @@ class WindowParams:
     method: Literal["windows"] = "windows"
 
     def __post_init__(self) -> None:
-        _check(self.window_s > 0, "window_s", self.window_s, "> 0")
-        _check(0 <= self.overlap_s < self.window_s, "overlap_s", self.overlap_s, "in [0, window_s)")
+        check_params(WindowParams, asdict(self))
 
     @property
     def hop_s(self) -> float:
@@ -102,6 +96,108 @@ class WindowParams:
 
 
 Params = VadParams | WindowParams
+
+
+@dataclass(frozen=True)
+class Option:
+    """One segmenter parameter: its type (float takes whole numbers too, never true/false), the
+    values it takes (`ok`) and those values in words (`want`), for the one-line error."""
+
+    kind: type
+    ok: Callable[[Any], bool]
+    want: str
+    none: bool = False  # None (no value) is allowed
+
+    def accepts(self, value: Any) -> bool:
+        if value is None:
+            return self.none
+        if isinstance(value, bool):
+            return False
+        kinds = (int, float) if self.kind is float else (self.kind,)
+        return isinstance(value, kinds) and self.ok(value)
+
+
+def _seconds(low: float, strict: bool = False) -> Option:
+    """Finite seconds >= low (> low with `strict`): inf and nan are refused here, by name,
+    not later as a span that cannot be laid (0 * inf is nan)."""
+    return Option(
+        float,
+        lambda v: math.isfinite(v) and (v > low if strict else v >= low),
+        f"finite seconds {'>' if strict else '>='} {low:g}",
+    )
+
+
+# The declared table of every segmenter parameter: its type and range, checked by name in one
+# place (`check_options`) wherever parameters enter: `--segment-opt`, a request file, a record
+# read back from run.json, a direct construction. A method not listed is refused, never taken
+# for another detector (and recorded under its misspelt name).
+VAD_OPTIONS: dict[str, Option] = {
+    "method": Option(str, lambda v: v in ("silero", "webrtc"), "silero or webrtc"),
+    "threshold": Option(float, lambda v: 0 < v <= 1, "a number in (0, 1]"),
+    "min_speech_s": _seconds(0),
+    "min_silence_s": _seconds(0),
+    "pad_s": _seconds(0),
+    "max_segment_s": Option(
+        float, lambda v: math.isfinite(v) and v >= 1, "finite seconds >= 1", none=True
+    ),
+    "aggressiveness": Option(int, lambda v: 0 <= v <= 3, "a whole number 0 to 3"),
+}
+WINDOW_OPTIONS: dict[str, Option] = {
+    "window_s": _seconds(0, strict=True),
+    "overlap_s": _seconds(0),  # and less than window_s (WindowParams)
+    "method": Option(str, lambda v: v == "windows", "windows"),
+}
+
+
+def check_options(
+    table: Mapping[str, Option], values: Mapping[str, Any], label: str = "segmentation parameter"
+) -> None:
+    """Every value of `values` by `table`: a known name, its type, its range (SegmentationError
+    naming the first bad one, as `label NAME=VALUE`)."""
+    for name, value in values.items():
+        if name not in table:
+            raise SegmentationError(f"{label} {name}: unknown; known: {', '.join(sorted(table))}")
+        _check(table[name].accepts(value), name, value, table[name].want, label)
+
+
+def check_params(
+    kind: type[VadParams] | type[WindowParams],
+    values: Mapping[str, Any],
+    label: str = "segmentation parameter",
+) -> None:
+    """A whole parameter set: each value by the table, then the one rule between two values
+    (a window longer than its overlap)."""
+    check_options(VAD_OPTIONS if kind is VadParams else WINDOW_OPTIONS, values, label)
+    if kind is WindowParams:
+        window, overlap = values["window_s"], values["overlap_s"]
+        _check(overlap < window, "overlap_s", overlap, f"less than window_s ({window:g})", label)
+
+
+def parse_options(
+    kind: type[VadParams] | type[WindowParams],
+    defaults: Mapping[str, Any],
+    options: Mapping[str, Any],
+    label: str,
+) -> Params:
+    """The parameters a user's `options` (NAME -> value) make over `defaults`, each checked by
+    the table and named under `label` (e.g. `--segment-opt`), before anything runs."""
+    table = VAD_OPTIONS if kind is VadParams else WINDOW_OPTIONS
+    known = set(table) - ({"method"} if kind is WindowParams else set())
+    unknown = sorted(set(options) - known)
+    if unknown:
+        method = "windows" if kind is WindowParams else "vad"
+        raise SegmentationError(
+            f"{label} {', '.join(unknown)}: not a parameter of --segment {method}; "
+            f"known: {', '.join(sorted(known))}"
+        )
+    check_options(table, options, label)
+    # 20 and 20.0 are one parameter: numbers as floats, so the record (and the key) is one
+    given = {
+        k: float(v) if table[k].kind is float and v is not None else v for k, v in options.items()
+    }
+    values = {**defaults, **given}
+    check_params(kind, values, label)
+    return kind(**values)
 
 
 @dataclass(frozen=True)
@@ -148,6 +244,8 @@ class Segments:
         return total
 
 
-def _check(ok: bool, name: str, value: object, want: str) -> None:
+def _check(
+    ok: bool, name: str, value: object, want: str, label: str = "segmentation parameter"
+) -> None:
     if not ok:
-        raise SegmentationError(f"segmentation parameter {name}={value!r}: must be {want}")
+        raise SegmentationError(f"{label} {name}={value!r}: must be {want}")

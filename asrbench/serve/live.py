@@ -27,6 +27,7 @@ import itertools
 import sys
 import threading
 import wave
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,7 +68,7 @@ class LiveModel:
     ):
         self.model, self.runner, self.options, self.log_path = model, runner, options, log_path
         self.admission = admission
-        self._lock = threading.Lock()
+        self._turns = _Turns()
         self._started: Started | None = None
         self._reader: Reader | None = None
         self._writer: Writer | None = None
@@ -99,11 +100,10 @@ class LiveModel:
     def session(self, rate: int, waiting: Callable[[], None] | None = None) -> Iterator[Session]:
         """One utterance fed as it comes (`Session.send`, `end`, `events`). The program is
         started on first use and again after it failed; one session at a time. While another
-        holds it, `waiting` (if given) is called every WAIT_POLL_S: a WebSocket keeps reading
-        its client meanwhile; what it raises ends the wait."""
-        while not self._lock.acquire(timeout=WAIT_POLL_S if waiting else -1):
-            waiting()  # type: ignore[misc]
-        with _released(self._lock):
+        holds it, sessions wait their turn in order of arrival, and `waiting` (if given) is
+        called every WAIT_POLL_S: a WebSocket keeps reading its client meanwhile; what it
+        raises ends the wait."""
+        with self._turns.turn(waiting):
             if self._started is None or self._started.proc.poll() is not None:
                 self.close()
                 self._start()
@@ -139,13 +139,49 @@ class LiveModel:
             self._log = None
 
 
-@contextmanager
-def _released(lock: threading.Lock) -> Iterator[None]:
-    """Release `lock` (acquired by the caller) when the block ends."""
-    try:
-        yield
-    finally:
-        lock.release()
+class _Turns:
+    """Turns at the program, first come first served. (A plain Lock is not: a waiter that
+    polls, as a WebSocket's does to keep reading its client, loses to one that blocks, and
+    the first hostage run showed WebSocket clients answered last, up to 115 s.)"""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._queue: deque[object] = deque()  # waiting, first in line first
+        self._busy = False
+
+    @contextmanager
+    def turn(self, waiting: Callable[[], None] | None) -> Iterator[None]:
+        me = object()
+        with self._cond:
+            self._queue.append(me)
+        try:
+            while not self._take(me, waiting):
+                waiting()  # type: ignore[misc]  # outside the lock: it reads a socket
+        except BaseException:  # the waiter gave up (its client left): the next one's turn
+            with self._cond:
+                self._queue.remove(me)
+                self._cond.notify_all()
+            raise
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+    def _take(self, me: object, waiting: Callable[[], None] | None) -> bool:
+        """Take the turn if it is `me`'s, else wait (at most WAIT_POLL_S with `waiting`)."""
+        with self._cond:
+            while self._busy or self._queue[0] is not me:
+                if waiting is not None:
+                    self._cond.wait(WAIT_POLL_S)
+                    if self._busy or self._queue[0] is not me:
+                        return False
+                else:
+                    self._cond.wait()
+            self._queue.popleft()
+            self._busy = True
+            return True
 
 
 class Session:

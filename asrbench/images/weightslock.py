@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ from asrbench.settings import settings
 
 LOCK_NAME = "weights.lock"
 LOCK_FORMAT = "asrbench-weights-lock/1"
+HUB = "https://huggingface.co"  # huggingface_hub's default endpoint
+PROBE_TIMEOUT_S = 10.0
 __all__ = [
     "LOCK_NAME",
     "HubFetchError",
@@ -122,13 +125,29 @@ def fetch_hub(card_path: Path, hub: Any, mode: str) -> tuple[Path, dict[str, str
 
     endpoint = os.environ.get("HF_ENDPOINT") or None  # read now: the library reads it at import
     cache = _hub_cache()
+    # One request first: a hub that does not answer is one line at once; the library would
+    # retry five times with backoff (23 s) and log two warning lines a try before its error.
+    unreachable = _unreachable(endpoint or HUB)
     local = ""
     for name in hub.files:
         try:
             local = hf_hub_download(
-                hub.repo, name, revision=hub.revision, cache_dir=cache, endpoint=endpoint
+                hub.repo,
+                name,
+                revision=hub.revision,
+                cache_dir=cache,
+                endpoint=endpoint,
+                local_files_only=unreachable is not None,  # offline: the files fetched before
             )
         except Exception as exc:  # the library's errors (not found, offline, HTTP) are many
+            if unreachable is not None:
+                raise HubFetchError(
+                    f"{card_path}: weights.hub: the hub {endpoint or HUB} cannot be reached "
+                    f"({unreachable}) and {name} of {hub.repo}@{hub.revision} is not in the "
+                    f"cache ({cache}); fetch once where the hub is reachable (HF_ENDPOINT names "
+                    "a mirror), or give the files as weights.dir, which the default "
+                    "--build-mode wheelhouse builds without any network"
+                ) from None
             first = str(exc).splitlines()[0] if str(exc) else ""
             raise HubFetchError(
                 f"{card_path}: weights.hub: cannot fetch {name} of {hub.repo}@{hub.revision} "
@@ -141,6 +160,19 @@ def fetch_hub(card_path: Path, hub: Any, mode: str) -> tuple[Path, dict[str, str
         folder = folder.parent
     source = {"hub": hub.repo, "revision": hub.revision, "commit": folder.name}
     return folder, source
+
+
+def _unreachable(url: str) -> str | None:
+    """Why `url` gives no HTTP answer within PROBE_TIMEOUT_S (one try), or None: any answer,
+    an error status included, means the hub is there."""
+    import requests
+
+    try:
+        requests.head(url, timeout=PROBE_TIMEOUT_S, allow_redirects=False)
+    except requests.RequestException as exc:
+        cause = re.search(r"\[Errno -?\d+\][^'\")]*", str(exc))  # the socket's own words
+        return type(exc).__name__ + (f": {cause.group(0).strip()}" if cause else "")
+    return None
 
 
 def _hub_cache() -> Path:

@@ -9,6 +9,7 @@ The program's stderr goes to the cell's stream.log.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import uuid
 from dataclasses import dataclass
@@ -68,8 +69,12 @@ def docker_command(model: Model, tag: str, name: str, options: RunOptions) -> li
     from asrbench.runners.docker import _user_and_owner
 
     user, _ = _user_and_owner()
+    # As the batch runner: this model's declared secrets (by name only: `docker run` takes each
+    # value from its own environment, so none is on a command line) and the run's settings.
+    env = [a for s in model.card.secrets if s in os.environ for a in ("-e", s)]
+    env += [a for k, v in sorted(options.env.items()) for a in ("-e", f"{k}={v}")]
     return [
-        "docker", "run", "-i", "--rm", "--name", name,
+        "docker", "run", "-i", "--rm", "--name", name, *env,
         "--network", "bridge" if model.card.network else "none",
         "--user", user,
         "--memory", options.memory or model.card.memory,

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from asrbench.resolve import resolve_model
+from asrbench.runners import RunOptions
+from asrbench.streaming import program
 from asrbench.streaming.capacity import MAX_STREAMS
 
 # Answers utterance 1 fully; on utterance 2 does what BREAK says; answers the rest if alive.
@@ -134,3 +137,20 @@ def test_capacity_above_its_bound_is_refused_before_any_stream_starts(cli, tmp_p
     assert code == 2, err
     assert f"--capacity {MAX_STREAMS + 1}" in err and f"1 to {MAX_STREAMS}" in err
     assert not mark.exists()
+
+
+def test_the_docker_stream_passes_the_declared_secret_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--runner docker`: the container gets the card's secret (as the batch runner passes it),
+    named on the command line, its value taken by `docker run` from its environment."""
+    value = "dg-r38-0123456789abcdef"
+    monkeypatch.setenv("DEEPGRAM_API_KEY", value)
+    model = resolve_model("deepgram_en")
+    options = RunOptions(env={"DEEPGRAM_BASE_URL": "http://127.0.0.1:8000"})
+    cmd = program.docker_command(model, "asrbench/deepgram_en:tag", "name", options)
+    assert cmd[cmd.index("DEEPGRAM_API_KEY") - 1] == "-e"
+    assert cmd[cmd.index("DEEPGRAM_BASE_URL=http://127.0.0.1:8000") - 1] == "-e"
+    assert not any(value in arg for arg in cmd)
+    monkeypatch.delenv("DEEPGRAM_API_KEY")
+    assert "DEEPGRAM_API_KEY" not in program.docker_command(model, "t", "name", RunOptions())

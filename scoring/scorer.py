@@ -108,8 +108,9 @@ class ScorerConfig:
     alternations: bool = True
     # sclite's `-F`: a fragment (`th-`, `-ing`) is correct against a word it begins or ends
     fragments: bool = False
-    # pair hypothesis and reference IDs that differ only in case, as sclite does
-    ignore_id_case: bool = False
+    # pair hypothesis and reference IDs that differ only in case, as sclite does; None: the
+    # mode's default (on in the exact sclite mode, which folds them as sclite does; else off)
+    ignore_id_case: bool | None = None
 
     def __post_init__(self) -> None:
         profile = resolve(self.lang)  # ScoringError for a malformed tag
@@ -152,6 +153,8 @@ class ScorerConfig:
             raise ScoringError(
                 f"align (--align) must be one of {', '.join(ALIGNS)}, not {self.align!r}"
             )
+        if self.ignore_id_case is None:
+            self.ignore_id_case = self.align == "sclite"
         if self.align == "sclite":
             if self.engine == "fst":
                 raise ScoringError("align='sclite' (--align sclite) has no FST engine")
@@ -515,6 +518,14 @@ def _align_networks(texts: _Texts, plan: _Plan, exact: bool) -> None:
             texts.ref_opt[u] = ropt
 
 
+def _non_ascii_capital(text: str) -> str | None:
+    """The first word of `text` holding a letter outside ASCII that lower-casing changes."""
+    for word in text.split():
+        if not word.isascii() and any(not c.isascii() and c.lower() != c for c in word):
+            return word
+    return None
+
+
 def _match_id_case(refs: dict[str, str], hyps: dict[str, str]) -> dict[str, str]:
     """`ignore_id_case`: hypothesis IDs renamed to the reference ID they equal but for case."""
     folded: dict[str, str] = {}
@@ -523,7 +534,8 @@ def _match_id_case(refs: dict[str, str], hyps: dict[str, str]) -> dict[str, str]
         if other != key:
             raise ScoringError(
                 f"reference IDs {other!r} and {key!r} differ only in case: with "
-                "ignore_id_case (--ignore-id-case) they cannot be told apart; rename one"
+                "ignore_id_case (--ignore-id-case, the exact sclite mode's default) they "
+                "cannot be told apart; rename one, or match IDs exactly (--no-ignore-id-case)"
             )
     out: dict[str, str] = {}
     for key, text in hyps.items():
@@ -619,6 +631,10 @@ class Scorer:
             text_steps.append(UnicodeForm(cfg.unicode_form))
         if cfg.nonspeech and "nonspeech_markers" in self.files:
             text_steps.append(NonSpeech(self.files["nonspeech_markers"]))
+        if cfg.alternations and cfg.unit != "char":
+            # sclite's markup before any step that reads text: NSW would read the `/` of
+            # `{ a / b }` as "slash" and a null word `@` as "at"
+            text_steps.append(Alternation())
         self.nsw: Nsw | Num2Words | None = None
         if cfg.nsw and profile.nsw:  # nemo's grammar for the language, else num2words, else none
             self.nsw = nsw_step(profile.language, cfg.cache_dir)
@@ -626,8 +642,6 @@ class Scorer:
                 text_steps.append(self.nsw)
         if profile.fullwidth:
             text_steps.append(FullWidth())
-        if cfg.alternations and cfg.unit != "char":
-            text_steps.append(Alternation())
         if cfg.fragments and cfg.unit != "char":
             text_steps.append(Fragment())
         self.optional = cfg.optional
@@ -680,6 +694,8 @@ class Scorer:
         if out["align"] == "minimal":
             del out["align"]  # the default: config hashes as before the exact mode existed
         for key, default in _SCLITE_INPUT_DEFAULTS.items():
+            if key == "ignore_id_case":
+                default = self.config.align == "sclite"  # each mode's own default
             if out[key] == default:
                 del out[key]  # likewise for sclite's input conventions (issue 25)
         if out["diacritics"] == "keep":
@@ -691,6 +707,28 @@ class Scorer:
         out["steps"] = self.pipeline.names + (["DAE"] if self.alternatives else [])
         out["data_files"] = {k: {"path": str(p)} for k, p in sorted(self.files.items())}
         return out
+
+    def case_warning(self, refs: dict[str, str], hyps: dict[str, str]) -> str | None:
+        """In the exact sclite mode with CASE on, a warning when texts hold capitals outside
+        ASCII, whose case that mode keeps as sclite does (None: nothing to say)."""
+        if self.config.align != "sclite" or not self.config.case:
+            return None
+        found = [
+            (key, word)
+            for key, text in itertools.chain(refs.items(), hyps.items())
+            if not text.isascii() and (word := _non_ascii_capital(text)) is not None
+        ]
+        if not found:
+            return None
+        n = len({key for key, _ in found})
+        key, word = found[0]
+        return (
+            f"the exact sclite mode (--align sclite) folds the case of ASCII letters only, as "
+            f"sclite does: {n} utterance(s) hold capitals outside ASCII (e.g. {word!r} in "
+            f"{key!r}), and a word that differs from another only in their case counts as an "
+            "error; to fold every letter's case, score with --align minimal (the default), or "
+            "lower-case both files first"
+        )
 
     def normalize(self, text: str) -> list[str]:
         """Tokens of one transcript after the pipeline (the same for reference and hypothesis)."""

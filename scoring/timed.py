@@ -4,7 +4,9 @@
 - STM (sclite reference): `file channel speaker start end [<label>] words`; `;;` comments.
   Words are kept verbatim (alternations, `IGNORE_TIME_SEGMENT_IN_SCORING`, ... are the scorer's).
 - CTM (sclite hypothesis): `file channel start duration word [confidence]`; `;;` comments. Within
-  a (file, channel) the start times must not decrease, as sclite requires.
+  a (file, channel) the start times must not decrease, as sclite requires. sclite's alternation
+  lines (`file channel * * <ALT_BEGIN>`, `<ALT>`, `<ALT_END>` around the branches' words) read
+  as one `CtmAlternation`, whose word is the alternation's text `{ a b / c }`.
 - SegLST (MeetEval, CHiME): a JSON list of `{session_id, speaker, start_time, end_time, words}`.
 - RTTM (speaker turns): `SPEAKER file channel start duration <NA> <NA> speaker <NA> <NA>`; other
   line types are skipped; the segments carry no words.
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from scoring.errors import ScoringError
@@ -135,12 +138,110 @@ def stm_text(segments: Iterable[Segment]) -> str:
 # ----------------------------------------------------------------------------- CTM
 
 
+# sclite's alternation lines (`file channel * * <ALT_BEGIN>`, `<ALT>`, `<ALT_END>`), matched
+# without case as sclite matches them.
+_ALT_BEGIN, _ALT, _ALT_END = "<ALT_BEGIN>", "<ALT>", "<ALT_END>"
+_ALT_MARKERS = (_ALT_BEGIN, _ALT, _ALT_END)
+
+
+@dataclass(frozen=True)
+class CtmAlternation(TimedWord):
+    """A CTM alternation (`<ALT_BEGIN> a b <ALT> c <ALT_END>`) as one timed word: `word` is its
+    sclite text (`{ a b / c }`, an empty branch `@`), which the scorer reads as an alternation
+    (hypothesis alternatives in a CTM hypothesis, a reference alternation in a CTM reference);
+    its span covers its words. `midpoint` is the latest of its words' midpoints (0 without
+    words): sclite hands an alternation whole to the segment that holds it (`stm2ctm.c`)."""
+
+    branches: tuple[tuple[TimedWord, ...], ...] = ()
+
+    @property
+    def midpoint(self) -> float:
+        return max((w.midpoint for b in self.branches for w in b), default=0.0)
+
+    @property
+    def timed(self) -> bool:
+        """Whether any branch holds a word (an alternation of null words has no time)."""
+        return any(self.branches)
+
+
 def read_ctm(path: str | Path) -> list[TimedWord]:
-    """sclite CTM words in file order; start times must not decrease within a (file, channel)."""
+    """sclite CTM words in file order, each alternation one `CtmAlternation`; start times must
+    not decrease within a (file, channel)."""
     path = Path(path)
-    words = [_ctm_line(line, f"{path}:{no}", no) for no, line in _content(path)]
+    words = _ctm_words(path)
     _check_ctm_order(words, path)
     return words
+
+
+def _ctm_words(path: Path) -> list[TimedWord]:
+    out: list[TimedWord] = []
+    opened: tuple[int, list[str], list[list[TimedWord]]] | None = None  # line, fields, branches
+    for no, line in _content(path):
+        where = f"{path}:{no}"
+        parts = line.split()
+        marker = parts[4].upper() if len(parts) in (5, 6) else ""
+        if not marker.startswith("<ALT"):
+            word = _ctm_line(line, where, no)
+            if opened is not None:
+                _same_channel(opened[1], parts, where)
+                opened[2][-1].append(word)
+            else:
+                out.append(word)
+            continue
+        if marker not in _ALT_MARKERS:
+            raise ScoringError(
+                f"{where}: {parts[4]!r} is not a CTM alternation line; sclite's are "
+                f"{', '.join(_ALT_MARKERS)}"
+            )
+        if marker == _ALT_BEGIN:
+            if opened is not None:
+                raise ScoringError(
+                    f"{where}: <ALT_BEGIN> inside the alternation opened at line {opened[0]}; "
+                    "close it with <ALT_END> first (alternations do not nest in a CTM)"
+                )
+            opened = (no, parts, [[]])
+            continue
+        if opened is None:
+            raise ScoringError(
+                f"{where}: {marker} outside an alternation; open one with "
+                "`FILE CHANNEL * * <ALT_BEGIN>` before it"
+            )
+        _same_channel(opened[1], parts, where)
+        if marker == _ALT:
+            opened[2].append([])
+        else:
+            out.append(_alternation(opened[1], opened[2], opened[0]))
+            opened = None
+    if opened is not None:
+        raise ScoringError(
+            f"{path}:{opened[0]}: <ALT_BEGIN> never closed; end the alternation with "
+            "`FILE CHANNEL * * <ALT_END>`"
+        )
+    return out
+
+
+def _same_channel(begin: list[str], parts: list[str], where: str) -> None:
+    if (parts[0], parts[1]) != (begin[0], begin[1]):
+        raise ScoringError(
+            f"{where}: file {parts[0]!r} channel {parts[1]!r} inside an alternation of file "
+            f"{begin[0]!r} channel {begin[1]!r}; close it with <ALT_END> first"
+        )
+
+
+def _alternation(begin: list[str], branches: list[list[TimedWord]], no: int) -> CtmAlternation:
+    words = [w for b in branches for w in b]
+    start = min((w.start_time for w in words), default=0.0)
+    end = max((w.end_time for w in words), default=start)
+    text = " / ".join(" ".join(w.word for w in b) or "@" for b in branches)
+    return CtmAlternation(
+        begin[0],
+        start,
+        end - start,
+        "{ " + text + " }",
+        begin[1],
+        line=no,
+        branches=tuple(map(tuple, branches)),
+    )
 
 
 def _ctm_line(line: str, where: str, no: int) -> TimedWord:
@@ -166,6 +267,8 @@ def _ctm_line(line: str, where: str, no: int) -> TimedWord:
 def _check_ctm_order(words: Sequence[TimedWord], path: Path) -> None:
     last: dict[tuple[str, str], TimedWord] = {}
     for word in words:
+        if isinstance(word, CtmAlternation) and not word.timed:
+            continue  # null words only: no time to check
         key = (word.session_id, word.channel)
         prev = last.get(key)
         if prev is not None and word.start_time < prev.start_time:
@@ -179,21 +282,33 @@ def _check_ctm_order(words: Sequence[TimedWord], path: Path) -> None:
 
 
 def ctm_text(words: Iterable[TimedWord]) -> str:
-    """Write words as CTM in the order given; a confidence column only where one is known."""
+    """Write words as CTM in the order given; a confidence column only where one is known; an
+    alternation as sclite's `<ALT_BEGIN>`, `<ALT>`, `<ALT_END>` lines around its words."""
     lines = []
     for i, w in enumerate(words, 1):
         where = f"word {i} (session {w.session_id!r})"
-        fields = [
-            _token(w.session_id, "session_id", where),
-            _token(w.channel, "channel", where),
-            fmt_time(w.start_time),
-            fmt_time(w.duration),
-            _token(w.word, "word", where),
-        ]
-        if w.confidence is not None:
-            fields.append(f"{w.confidence:g}")
-        lines.append(" ".join(fields) + "\n")
+        if not isinstance(w, CtmAlternation):
+            lines.append(_ctm_word_line(w, where))
+            continue
+        head = f"{_token(w.session_id, 'session_id', where)} {_token(w.channel, 'channel', where)}"
+        for b, branch in enumerate(w.branches):
+            lines.append(f"{head} * * {_ALT if b else _ALT_BEGIN}\n")
+            lines.extend(_ctm_word_line(x, where) for x in branch)
+        lines.append(f"{head} * * {_ALT_END}\n")
     return "".join(lines)
+
+
+def _ctm_word_line(w: TimedWord, where: str) -> str:
+    fields = [
+        _token(w.session_id, "session_id", where),
+        _token(w.channel, "channel", where),
+        fmt_time(w.start_time),
+        fmt_time(w.duration),
+        _token(w.word, "word", where),
+    ]
+    if w.confidence is not None:
+        fields.append(f"{w.confidence:g}")
+    return " ".join(fields) + "\n"
 
 
 # ----------------------------------------------------------------------------- SegLST

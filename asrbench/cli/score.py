@@ -168,7 +168,10 @@ def score(
         False, help="sclite's -F: a fragment (th-, -ing) matches a word it begins or ends"
     ),
     ignore_id_case: bool = typer.Option(
-        False, help="pair IDs that differ only in case (sclite does)"
+        None,
+        "--ignore-id-case/--no-ignore-id-case",
+        help="pair IDs that differ only in case, as sclite does (default: on with --align "
+        "sclite, else off)",
     ),
     metric: str = typer.Option(
         None,
@@ -204,7 +207,7 @@ def score(
         ("diacritics", diacritics, "keep"),
         ("alternations", alternations, True),
         ("fragments", fragments, False),
-        ("ignore_id_case", ignore_id_case, False),
+        ("ignore_id_case", ignore_id_case, None),
     ):
         if value != default:
             options[key] = value
@@ -277,6 +280,9 @@ def _score(
         )
     if not timed:
         hyps = read_transcripts(hyp, hyp_format)
+    note = scorer.case_warning(refs, hyps)
+    if note is not None:
+        print(f"warning: {note}", file=sys.stderr)
     utts = scorer.utterances(refs, hyps)
     # The corpus metrics' bootstrap is mostly numpy drawing with the GIL released: it runs in
     # a thread while this one writes utterances.jsonl (the same numbers, less time waited).

@@ -2,9 +2,11 @@
 
 String steps run first, in this order: INVISIBLE (terminal escapes, control and invisible
 format characters removed), UNICODE (NFC or NFKC normalisation), NONSPEECH (markers such as
-`<beep>`, `[noise]`; before anything reads inside them), NSW (verbalise numbers; needs case
-and punctuation), FW (full-width to half-width: Chinese, Cantonese, Japanese), OPTIONAL (marks
-sclite's parenthesised optional words before PUNC strips the parentheses), CASE, then the
+`<beep>`, `[noise]`; before anything reads inside them), ALTERNATION (sclite's `{ a / b }` and
+null word `@`, marked before NSW could read `/` and `@` as words), NSW (verbalise numbers;
+needs case and punctuation), FW (full-width to half-width: Chinese, Cantonese, Japanese),
+OPTIONAL (marks sclite's parenthesised optional words before PUNC strips the parentheses),
+CASE, then the
 script's own steps (DIACRITICS when asked, ELISION for French, Italian and Catalan clitics,
 GERESH for Hebrew and Yiddish; `script.py`), PUNC. The text is then tokenised (words, or
 characters for character-level languages) and the token steps run: ITJ, UK-US. Reference and

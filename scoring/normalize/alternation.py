@@ -7,7 +7,10 @@ correct against any word it begins or ends.
 
 Like OPTIONAL, these steps only mark what PUNC would otherwise remove: the braces, the
 separators inside them and a lone `@` become private-use characters standing alone (tokens of
-their own), a fragment's hyphen a private-use character inside the word. `parse` turns a text's
+their own), a fragment's hyphen a private-use character inside the word. ALTERNATION runs
+before NSW (which would read `/` as "slash" and `@` as "at"; NSW reads the stretches between
+the marks one by one); a `@` beside a brace or a separator (`{d / @}`, `{ fi /@ }`) is the
+null word, as sclite reads it. `parse` turns a text's
 tokens into a small tree (`Word`, `Alt`) that `scoring.sclite_align.Net` aligns. `check` finds
 malformed alternations in the raw text, so that the reader (naming the line) and the scorer
 (naming the utterance) can say what is wrong.
@@ -40,11 +43,13 @@ class Alternation:
     batchable = True  # no mark crosses a newline
 
     def __call__(self, text: str) -> str:
+        # Braces and separators first: sclite reads `{d / @}` and `{ fi /@ }` (as SCTK's own
+        # test files write them) with `@` the null word, though no space parts it from a mark.
+        if "{" in text:
+            text = "\n".join(map(_mark_line, text.split("\n")))
         if "@" in text:
             text = _NULL.sub(f" {NULL} ", text)
-        if "{" not in text:
-            return text
-        return "\n".join(map(_mark_line, text.split("\n")))
+        return text
 
 
 def _mark_line(line: str) -> str:

@@ -10,7 +10,8 @@ the first time, so this step (1) only sends strings that hold something it verba
 (`NEEDS_NSW`: a digit, a spoken symbol, or a dot between two word characters as in
 `www.asterisk.org`, `A.M.`, `e.g.`), (2) keeps every result in a persistent SQLite cache keyed
 by the Normalizer's version and settings, and (3) builds the Normalizer lazily, from its own
-grammar cache, only when a string is not cached yet.
+grammar cache, only when a string is not cached yet. sclite's alternations are marked before
+this step (ALTERNATION): the stretches between their marks are read one by one.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import threading
 from pathlib import Path
 
 from scoring.errors import ScoringError
+from scoring.normalize.alternation import ALT_MARKS
 
 # The symbols nemo says aloud (`*` asterisk, `#` hash, `@` at, `&` and, `©` copyright, ...).
 # Left out on purpose: `|` (a word separator in some corpora), `~ ^ _ ® ™` (rarely read
@@ -39,6 +41,8 @@ _PLURAL_S = re.compile(r"(?<=\d)S\b")
 # Outside English, a space (or a no-break space) between digit groups of three is a thousands
 # separator, as the Open ASR Leaderboard's normaliser reads it too.
 _GROUPS = re.compile(r"(?<=\d)[ \u00a0\u202f](?=\d{3}(?!\d))")
+# ALTERNATION's marks (`scoring.normalize.alternation`), one a match.
+_MARKED = re.compile("([" + "".join(sorted(ALT_MARKS)) + "])")
 
 
 # nemo-text-processing 1.2.0's text-normalisation grammars that build with pynini 2.1.6.post1
@@ -211,6 +215,11 @@ class Nsw:
     def __call__(self, text: str) -> str:
         if not self._needs.search(text):
             return text
+        if _MARKED.search(text):
+            # ALTERNATION's marks (it runs first): each stretch between them is read on its
+            # own, so nemo never sees a mark and a branch's number stays in its branch
+            parts = _MARKED.split(text)
+            return "".join(self(p) if i % 2 == 0 else f" {p} " for i, p in enumerate(parts))
         memo = self._load()
         # The cache is keyed by what nemo is given, so a rewrite never meets a stale result.
         if self.lang == "en":

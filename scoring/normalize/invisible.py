@@ -27,9 +27,13 @@ hieroglyph controls, tag characters) are visible or shape letters, and are left 
 UNICODE, NFC (default) or NFKC: Unicode normalisation, so that the composed and decomposed
 spellings of a letter are the same word. NFC changes no letter's identity; NFKC also folds
 compatibility forms (ligature `ﬁ` -> `fi`, superscript `²` -> `2`, full-width `Ａ` -> `A`),
-which is right for some corpora and not others, hence a choice. Combining marks stay on their
-letter (no step splits a word at a mark: PUNC removes only category P, tokenisers split only
-at whitespace).
+which is right for some corpora and not others, hence a choice. In either form every decimal
+digit (category Nd: Arabic-Indic `١٢٣`, Persian `۱۲۳`, Devanagari `१२३`, Thai, Tamil, Burmese...,
+66 scripts) becomes the ASCII digit of its value: one number, whichever script writes it. NSW
+then reads it in the language (nemo's grammars read ASCII digits only: Arabic's left `١٢٣` as
+written), and a language without NSW compares `௧௨௩` and `123` as the same token. Combining
+marks stay on their letter (no step splits a word at a mark: PUNC removes only category P,
+tokenisers split only at whitespace).
 
 Both run first, INVISIBLE then UNICODE (a zero-width character between a letter and its accent would
 keep NFC from composing them), so that every later step sees visible, normalised text. Neither
@@ -58,6 +62,8 @@ _FORMAT = "\u00ad\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f
 # \x85: those stay).
 _CONTROL = "\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"
 _REMOVE = re.compile(f"[{_CONTROL}{_FORMAT}]+")
+# A decimal digit (Nd) of any script but ASCII (`re`'s `\d` is exactly category Nd).
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")
 # A quick test: does the text hold anything this step may change? One substring scan per
 # character (memchr-fast) beats a character-class search several times over.
 _ASCII_CONTROLS = tuple(chr(c) for c in (*range(0x09), *range(0x0E, 0x1C), 0x7F))
@@ -121,8 +127,9 @@ FORMS = ("NFC", "NFKC")
 
 
 class UnicodeForm:
-    """Unicode normalisation to `form` (NFC or NFKC). Named UNICODE after its switch
-    (`ScorerConfig.unicode`), as every step is; the form is `ScorerConfig.unicode_form`."""
+    """Unicode normalisation to `form` (NFC or NFKC), and every decimal digit to the ASCII
+    digit of its value. Named UNICODE after its switch (`ScorerConfig.unicode`), as every step
+    is; the form is `ScorerConfig.unicode_form`."""
 
     name = "UNICODE"
     batchable = True  # a newline never composes with a neighbour: joined texts give the same
@@ -135,11 +142,17 @@ class UnicodeForm:
 
     def batch(self, texts: list[str]) -> list[str]:
         """`[self(t) for t in texts]`; one check of all texts when all are normalised."""
-        if unicodedata.is_normalized(self.form, "\n".join(texts)):
+        joined = "\n".join(texts)
+        if unicodedata.is_normalized(self.form, joined) and not _OTHER_DIGIT.search(joined):
             return list(texts)
         return [self(t) for t in texts]
 
     def __call__(self, text: str) -> str:
         if text.isascii():
             return text
-        return unicodedata.normalize(self.form, text)
+        # after normalising: NFKC makes ASCII digits of some (full-width `１`, math `𝟏`) itself
+        return _OTHER_DIGIT.sub(_ascii_digit, unicodedata.normalize(self.form, text))
+
+
+def _ascii_digit(m: re.Match[str]) -> str:
+    return "0123456789"[unicodedata.decimal(m.group())]

@@ -171,7 +171,7 @@ class Hostages:
             except TimeoutError:
                 self.report["idle"] = f"still connected after {WAIT_S:.0f} s"
 
-    def not_reading(self) -> None:
+    def not_reading(self, sending: threading.Event) -> None:
         """Sends its audio over and over in real time; reads nothing (max_queue=1)."""
         from websockets.exceptions import ConnectionClosed
         from websockets.sync.client import connect
@@ -184,6 +184,7 @@ class Hostages:
                     for part in frames(self.pcm, self.rate):
                         conn.send(part)
                         sent += 1
+                        sending.set()
                         time.sleep(FRAME_S)  # a live source: real time
                 self.report["not reading"] = f"still connected after {WAIT_S:.0f} s"
             except (ConnectionClosed, OSError) as exc:
@@ -208,8 +209,12 @@ def main() -> int:
             threads[-1].start()
             if not holding.wait(WAIT_S):
                 sys.exit("the idle client never got the streaming program")
-            threads.append(threading.Thread(target=hostages.not_reading))
+            sending = threading.Event()
+            threads.append(threading.Thread(target=hostages.not_reading, args=(sending,)))
             threads[-1].start()
+            if not sending.wait(WAIT_S):
+                sys.exit("the non-reading client could not send")
+            time.sleep(1)  # a benchmark, not a test: let the server queue it first in line
         results: dict[int, tuple[str, str, str, float, str]] = {}
 
         def client(i: int, uid: str, pcm: bytes) -> None:

@@ -10,10 +10,9 @@ separators inside them and a lone `@` become private-use characters standing alo
 their own), a fragment's hyphen a private-use character inside the word. ALTERNATION runs
 before NSW (which would read `/` as "slash" and `@` as "at"; NSW reads the stretches between
 the marks one by one); a `@` beside a brace or a separator (`{d / @}`, `{ fi /@ }`) is the
-null word, as sclite reads it. `parse` turns a text's
-tokens into a small tree (`Word`, `Alt`) that `scoring.sclite_align.Net` aligns. `check` finds
-malformed alternations in the raw text, so that the reader (naming the line) and the scorer
-(naming the utterance) can say what is wrong.
+null word, as sclite reads it. `parse` turns a text's tokens into a small tree (`Word`, `Alt`)
+that `scoring.sclite_align.Net` aligns. `check` finds malformed alternations in the raw text, so
+that the reader (naming the line) and the scorer (naming the utterance) can say what is wrong.
 """
 
 from __future__ import annotations

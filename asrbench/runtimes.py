@@ -28,6 +28,7 @@ import yaml
 
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text
+from asrbench.ids import MAX_ID_LEN
 
 __all__ = [
     "SCHEMES",
@@ -310,6 +311,21 @@ LOCAL_HEADER = """\
 """
 
 
+def card_id(ref: ModelRef, model_id: str | None = None) -> str:
+    """The card's ID: `model_id` (`--id`) or the one made from the name, checked before it
+    names a folder (InputError naming the fix otherwise)."""
+    given = model_id is not None
+    model_id = model_id or default_id(ref)
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_]*", model_id):
+        raise InputError(f"--id {model_id!r}: lower-case letters, digits and _ only")
+    if len(model_id) > MAX_ID_LEN:  # a folder name the file system would refuse
+        raise InputError(
+            f"{'--id' if given else 'the ID made from the name'} is {len(model_id)} "
+            f"characters long; a model ID has at most {MAX_ID_LEN}: pass a shorter --id"
+        )
+    return model_id
+
+
 def write_card_folder(
     ref: ModelRef,
     models_root: Path,
@@ -321,9 +337,7 @@ def write_card_folder(
     card in `templates` (default: `models_root`); refuses to overwrite a folder."""
     runtime = SCHEMES[ref.scheme]
     task = runtime.task(ref.repo, task)
-    model_id = model_id or default_id(ref)
-    if not re.fullmatch(r"[a-z0-9][a-z0-9_]*", model_id):
-        raise InputError(f"--id {model_id!r}: lower-case letters, digits and _ only")
+    model_id = card_id(ref, model_id)
     folder = Path(models_root) / model_id
     if folder.exists():
         raise InputError(f"{folder} already exists: choose another --id, or edit that card")
@@ -332,7 +346,13 @@ def write_card_folder(
         raise InputError(f"{template_dir}/model.yaml not found: the {task} template card")
     template = yaml.safe_load((template_dir / "model.yaml").read_text(encoding="utf-8"))
     card = card_for(ref, task, model_id, template)
-    folder.mkdir(parents=True)
+    try:
+        folder.mkdir(parents=True)
+    except (NotADirectoryError, PermissionError) as exc:  # --root names a file, or no rights
+        raise InputError(
+            f"cannot create {folder}: {exc.strerror}; give --root a folder of model folders "
+            "you can write to"
+        ) from None
     shutil.copy2(template_dir / "requirements.txt", folder / "requirements.txt")
     text = (LOCAL_HEADER if ref.path is not None else HEADER).format(
         ref=ref.text, template=runtime.templates[task], what=runtime.what, task=task
@@ -345,7 +365,7 @@ def ensure_card_folder(text: str, models_root: Path, templates: Path | None = No
     """The card folder of `hf:ORG/NAME[@REV]` as a model spec (`ops/benchmark -m hf:...`): the
     one `ops/models add` wrote for that repository and revision, else written now."""
     ref = parse_ref(text)
-    folder = Path(models_root) / default_id(ref)
+    folder = Path(models_root) / card_id(ref)
     card_path = folder / "model.yaml"
     if not card_path.is_file():
         return write_card_folder(ref, models_root, templates=templates)

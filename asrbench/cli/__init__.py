@@ -144,8 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = "asrbench"
     command: Any = cli
     if len(args) >= 3 and args[0] == ALIAS_FLAG:
-        # `ops/benchmark ...`: run the subcommand directly so usage reads `ops/benchmark [...]`.
-        prog = os.path.relpath(args[1]) if os.path.isabs(args[1]) else args[1]
+        # `ops/benchmark ...`: run the subcommand directly so usage reads `ops/benchmark [...]`,
+        # whatever path the script was typed as (`../main/ops/import`, an absolute one).
+        prog = f"ops/{args[2]}"
         command, args = load_command(args[2]), args[3:]
     try:
         result = command.main(args=args, prog_name=prog, standalone_mode=False)

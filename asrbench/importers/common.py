@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import soundfile as sf
 import soxr
 
-from asrbench.dataset import DatasetError, Utterance, check_dataset_id, load_dataset, write_dataset
-from asrbench.entries import check_replaceable
+from asrbench.dataset import _CONTROL_RE as CONTROL_CHARACTER
+from asrbench.dataset import (
+    DatasetError,
+    Utterance,
+    check_dataset_id,
+    load_dataset,
+    write_dataset,
+)
+from asrbench.entries import check_out
 from asrbench.errors import InputError
-from asrbench.fsio import clean_stale, replace_dir, stage_dir
+from asrbench.fsio import clean_stale, disk_full_is_one_line, replace_dir, stage_dir
 
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 FFMPEG_TIMEOUT_S = 600
@@ -46,23 +55,32 @@ class Item:
     end: float | None = None
     extra: dict[str, str] = field(default_factory=dict)
     where: str = ""  # file:line (or file) of the entry, for error messages
+    # the file `load` decodes, when it is one whole recording: converted in blocks if
+    # libsndfile reads it (asrbench.importers.common.write_item_audio)
+    path: Path | None = None
 
     @property
     def label(self) -> str:
         return f"{self.where}: {self.id}" if self.where else self.id
 
 
-def inside(root: Path, rel: str, where: str, hint: str = "", base: Path | None = None) -> Path:
+def inside(
+    root: Path,
+    rel: str,
+    where: str,
+    hint: str = "",
+    base: Path | None = None,
+    keep: str = "the manifest's folder",
+) -> Path:
     """`base / rel` (base defaults to root) if it stays inside `root` (symlinks followed), else
-    an ImportProblem naming the entry as written."""
+    an ImportProblem naming the entry as written (and where to `keep` the audio)."""
     path = Path(rel)
     full = path if path.is_absolute() else (base or root) / path
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(full))
     if real != real_root and real_root not in real.parents:
         raise ImportProblem(
-            f"{where}: {rel!r} points outside {root}; keep the audio inside the "
-            f"manifest's folder{hint}"
+            f"{where}: {rel!r} points outside {root}; keep the audio inside {keep}{hint}"
         )
     return full
 
@@ -187,6 +205,141 @@ def convert(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
     return np.clip(mono, -1.0, 1.0).astype(np.float32)
 
 
+def check_out_folder(out: Path, force: bool) -> None:
+    """`--out` of every import: refused when it exists, unless `--force` and it holds a dataset
+    or nothing (`entries.check_out`), as an ImportProblem."""
+    try:
+        check_out(out, "dataset", force)
+    except InputError as exc:
+        raise ImportProblem(str(exc)) from None
+
+
+def _refused(item: Item, uid: str, seen: dict[str, str], reference_free: bool) -> str | None:
+    """Why `item` cannot be imported before its audio is read (a duplicate ID, a transcript in
+    a reference-free import, a control character), or None."""
+    if uid in seen:
+        return (
+            f"{item.label}: ID {uid!r} already used by {seen[uid]}; IDs "
+            "must be unique across the whole dataset (all splits)"
+        )
+    if reference_free and item.text.strip():
+        return (
+            f"{item.label}: has a transcript but the import is "
+            "--reference-free; drop the flag or the text"
+        )
+    for name, value in (("transcript", item.text), *item.extra.items()):
+        m = CONTROL_CHARACTER.search(clean_text(value))
+        if m:  # else the error would name the staging folder's metadata.tsv
+            return (
+                f"{item.label}: the {name} holds the control character U+{ord(m.group()):04X} "
+                f"at character {m.start() + 1}; remove it (it is no part of a transcript)"
+            )
+    return None
+
+
+def write_item_audio(
+    item: Item, dest: Path, rate: int, decoded: dict[str, tuple[np.ndarray, int]]
+) -> int:
+    """Convert `item`'s audio to a 16-bit mono WAV at `dest` (`rate` Hz); returns its frames.
+
+    A whole recording in a file libsndfile reads (`item.path`) is converted in blocks, never
+    held whole (a 1-hour meeting is 230 MB as float32, several times over while converted).
+    Anything else is decoded whole, once per recording (`decoded` keeps the last one, for the
+    segments of one recording that follow each other), then cut and converted.
+    """
+    if item.path is not None and item.start is None:
+        frames = _stream_convert(item.path, rate, dest)
+        if frames:
+            return frames
+    if item.key not in decoded:
+        decoded.clear()
+        decoded[item.key] = item.load()
+    samples, src_rate = decoded[item.key]
+    if item.start is not None:
+        samples = _cut(item, samples, src_rate)
+    audio = convert(samples, src_rate, rate)
+    if len(audio) == 0:
+        raise ImportProblem(f"{item.label}: empty audio (0 samples)")
+    with wav_writer(dest, rate) as out:
+        out.write(audio)
+    return len(audio)
+
+
+def _cut(item: Item, samples: np.ndarray, src_rate: int) -> np.ndarray:
+    """The samples of `item`'s segment (start/end in seconds) of its decoded recording."""
+    a = int(round(item.start * src_rate))  # type: ignore[operator]
+    b = len(samples) if item.end is None else int(round(item.end * src_rate))
+    if not 0 <= a < b <= len(samples) + int(SEGMENT_SLACK_S * src_rate):
+        raise ImportProblem(
+            f"{item.label}: segment {item.start:.3f}-"
+            f"{'end' if item.end is None else f'{item.end:.3f}'} s lies outside "
+            f"its recording {item.key} ({len(samples) / src_rate:.3f} s); fix "
+            "the segment times"
+        )
+    return samples[a:b]
+
+
+def _stream_convert(path: Path, rate: int, dest: Path) -> int | None:
+    """`path` converted as `convert` does (mono, soxr VHQ, clipped) in blocks into the WAV
+    `dest`; returns its frames, or None when libsndfile cannot read the file (the caller
+    decodes it whole, through ffmpeg where needed). The output equals `convert`'s, sample for
+    sample: soxr's stream keeps its state between blocks."""
+    from asrbench.segment.records import SegmentationError
+    from asrbench.segment.stream import blocks, info
+
+    try:
+        info(path)
+    except SegmentationError:  # not a format libsndfile reads, or empty
+        return None
+    frames = 0
+    with wav_writer(dest, rate) as out:
+        for block in blocks(path, rate, quality="VHQ"):
+            out.write(np.clip(block, -1.0, 1.0))
+            frames += len(block)
+    return frames
+
+
+class _KeepsErrors:
+    """A file for libsndfile's virtual I/O that keeps the OSError of a failed write or seek:
+    libsndfile reports any of them as "System error.", which says nothing of a full disk."""
+
+    def __init__(self, f: BinaryIO):
+        self.f, self.error = f, None
+
+    def _call(self, fn: Callable, *args: object, failed: int) -> int:
+        try:
+            return fn(*args)
+        except OSError as exc:
+            self.error = self.error or exc
+            return failed
+
+    def write(self, data: bytes) -> int:
+        return self._call(self.f.write, data, failed=0)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._call(self.f.seek, offset, whence, failed=-1)
+
+    def tell(self) -> int:
+        return self._call(self.f.tell, failed=-1)
+
+
+@contextlib.contextmanager
+def wav_writer(path: Path, rate: int) -> Iterator[sf.SoundFile]:
+    """A 16-bit PCM mono WAV written at `path`; a write that fails (a full disk) raises its own
+    OSError naming `path`, which `fsio.disk_full_is_one_line` turns into the one-line error."""
+    with open(path, "wb") as f:
+        sink = _KeepsErrors(f)
+        try:
+            with sf.SoundFile(
+                sink, "w", samplerate=rate, channels=1, subtype="PCM_16", format="WAV"
+            ) as out:
+                yield out
+        except sf.SoundFileError:
+            if sink.error is None:
+                raise
+            raise OSError(sink.error.errno, sink.error.strerror, str(path)) from None
+
+
 def build_dataset(
     out: Path,
     items: Iterable[Item],
@@ -212,12 +365,7 @@ def build_dataset(
     out = Path(out)
     check_dataset_id(dataset_id)
     check_rate(rate)
-    if out.exists() and not force:
-        raise ImportProblem(f"{out} already exists; pass --force to replace it")
-    try:
-        check_replaceable(out, "dataset", "choose another --out or remove it")
-    except InputError as exc:
-        raise ImportProblem(str(exc)) from None
+    check_out_folder(out, force)
     clean_stale(out, ("importing-",))  # left by an import of an earlier version killed with SIGKILL
     staging = stage_dir(out)
     (staging / "audio").mkdir()
@@ -225,59 +373,32 @@ def build_dataset(
     rows: list[Utterance] = []
     extra_cols: list[str] = []
     seen: dict[str, str] = {}
-    cached_key, cached = None, None
+    decoded: dict[str, tuple[np.ndarray, int]] = {}  # the last recording decoded whole
     try:
-        for item in items:
-            uid = clean_id(item.id)
-            if uid in seen:
-                problems.append(
-                    f"{item.label}: ID {uid!r} already used by {seen[uid]}; IDs "
-                    "must be unique across the whole dataset (all splits)"
+        with disk_full_is_one_line(staging):  # the WAVs are written by libsndfile
+            for item in items:
+                uid = clean_id(item.id)
+                problem = _refused(item, uid, seen, reference_free)
+                seen.setdefault(uid, item.label)
+                if problem is None:
+                    rel = f"audio/{uid}.wav"
+                    try:
+                        frames = write_item_audio(item, staging / rel, rate, decoded)
+                    except ImportProblem as exc:
+                        problem = str(exc)
+                if problem is not None:
+                    problems.append(problem)
+                    continue
+                extra_cols.extend(k for k in item.extra if k not in extra_cols)
+                rows.append(
+                    Utterance(
+                        uid,
+                        rel,
+                        frames / rate,
+                        clean_text(item.text),
+                        {k: clean_text(v) for k, v in item.extra.items()},
+                    )
                 )
-                continue
-            seen[uid] = item.label
-            if reference_free and item.text.strip():
-                problems.append(
-                    f"{item.label}: has a transcript but the import is "
-                    "--reference-free; drop the flag or the text"
-                )
-                continue
-            try:
-                if item.key != cached_key:
-                    cached_key, cached = item.key, item.load()
-                samples, src_rate = cached  # type: ignore[misc]
-                if item.start is not None:
-                    a = int(round(item.start * src_rate))
-                    b = len(samples) if item.end is None else int(round(item.end * src_rate))
-                    if not 0 <= a < b <= len(samples) + int(SEGMENT_SLACK_S * src_rate):
-                        raise ImportProblem(
-                            f"{item.label}: segment {item.start:.3f}-"
-                            f"{'end' if item.end is None else f'{item.end:.3f}'} s lies outside "
-                            f"its recording {item.key} ({len(samples) / src_rate:.3f} s); fix "
-                            "the segment times"
-                        )
-                    samples = samples[a:b]
-                audio = convert(samples, src_rate, rate)
-            except ImportProblem as exc:
-                problems.append(str(exc))
-                continue
-            if len(audio) == 0:
-                problems.append(f"{item.label}: empty audio (0 samples)")
-                continue
-            rel = f"audio/{uid}.wav"
-            sf.write(staging / rel, audio, rate, subtype="PCM_16")
-            for k in item.extra:
-                if k not in extra_cols:
-                    extra_cols.append(k)
-            rows.append(
-                Utterance(
-                    uid,
-                    rel,
-                    len(audio) / rate,
-                    clean_text(item.text),
-                    {k: clean_text(v) for k, v in item.extra.items()},
-                )
-            )
         if problems:
             head = "\n  ".join(problems[:30])
             more = f"\n  ... and {len(problems) - 30} more" if len(problems) > 30 else ""

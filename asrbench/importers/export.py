@@ -21,6 +21,8 @@ from pathlib import Path
 import soundfile as sf
 
 from asrbench.dataset import Dataset
+from asrbench.entries import check_out
+from asrbench.errors import InputError
 from asrbench.fsio import replace_dir, stage_dir
 from asrbench.importers.common import ImportProblem
 from asrbench.longform.segments import by_session, write_timed
@@ -29,6 +31,11 @@ from scoring.segments import Segment
 
 TIMED = {"stm": "stm", "seglst": "seglst.json", "rttm": "rttm"}  # format: file extension
 FORMATS = ("kaldi", "nemo", "lhotse", *TIMED)
+# every manifest the Kaldi, NeMo and lhotse writers below can write (TIMED: `<ID>.<ext>`)
+EXPORT_FILES = frozenset(
+    {"wav.scp", "text", "utt2spk", "utt2dur", "spk2utt", "spk2gender", "manifest.json"}
+    | {"recordings.jsonl.gz", "supervisions.jsonl.gz", "cuts.jsonl.gz"}
+)
 
 
 def _durations(ds: Dataset) -> dict[str, float]:
@@ -162,13 +169,25 @@ def _lhotse(ds: Dataset, out: Path, cuts: bool = True) -> list[str]:
     return names
 
 
+def is_export(folder: Path) -> bool:
+    """Whether `folder` holds only manifests an export writes (an earlier export, which
+    `--force` may replace): never a folder of anything else."""
+    timed = tuple(f".{ext}" for ext in TIMED.values())
+    return all(
+        p.is_file() and not p.is_symlink() and (p.name in EXPORT_FILES or p.name.endswith(timed))
+        for p in Path(folder).iterdir()
+    )
+
+
 def export_dataset(ds: Dataset, fmt: str, out: Path, force: bool = False) -> list[Path]:
     """Write `ds` as `fmt` manifests into the folder `out`; returns the files written."""
     if fmt not in FORMATS:
         raise ImportProblem(f"--to {fmt!r}: choose one of {', '.join(FORMATS)}")
     out = Path(out)
-    if out.exists() and not force:
-        raise ImportProblem(f"{out} already exists; pass --force to replace it")
+    try:
+        check_out(out, "export", force, owned=is_export)
+    except InputError as exc:
+        raise ImportProblem(str(exc)) from None
     staging = stage_dir(out)
     try:
         writers = {"kaldi": _kaldi, "nemo": _nemo, "lhotse": _lhotse}

@@ -12,8 +12,9 @@ validated as a whole before it is moved into place.
 
 from __future__ import annotations
 
+import contextlib
 import math
-import tempfile
+import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,13 +22,17 @@ from pathlib import Path
 import numpy as np
 
 from asrbench.dataset import DatasetError, load_dataset, write_dataset
+from asrbench.fsio import replace_dir, stage_dir
 from asrbench.importers.common import (
+    CONTROL_CHARACTER,
     SEGMENT_SLACK_S,
     ImportProblem,
     Item,
     build_dataset,
+    check_out_folder,
     clean_id,
     clean_text,
+    inside,
     read_audio_file,
 )
 from asrbench.longform.compose import Session
@@ -66,17 +71,29 @@ def with_clean_ids(segments: Sequence[Segment]) -> tuple[Segment, ...]:
     return tuple(replace(s, session_id=clean_id(s.session_id)) for s in segments)
 
 
-def item_for(session: str, segments: Sequence[Segment], load, key: str, where: str) -> Item:
-    """The whole-recording item of one session: TEXT is its words in time order."""
+def item_for(
+    session: str,
+    segments: Sequence[Segment],
+    load,
+    key: str,
+    where: str,
+    path: Path | None = None,
+) -> Item:
+    """The whole-recording item of one session: TEXT is its words in time order. `path`: the
+    one file `load` decodes, converted in blocks instead where libsndfile reads it."""
     speakers = sorted({s.speaker for s in segments if s.speaker})
     extra = {"SPEAKERS": ",".join(speakers)} if speakers else {}
-    return Item(session, load, key, session_text(segments), extra=extra, where=where)
+    return Item(session, load, key, session_text(segments), extra=extra, where=where, path=path)
 
 
 def from_timed(path: Path, audio_dir: Path, fmt: str | None = None) -> LongformSource:
     """Segments from an STM, SegLST or RTTM file; each session's audio is the one file in
     `audio_dir` named `<session_id>.<ext>` (wav, flac, mp3, ...)."""
     path, audio_dir = Path(path), Path(audio_dir)
+    if not path.is_file():
+        raise ImportProblem(
+            f"--segments {path}: no such file; give the STM, SegLST or RTTM file of the recordings"
+        )
     try:
         segments = read_timed(path, fmt)
         if segments and not isinstance(segments[0], Segment):
@@ -90,10 +107,11 @@ def from_timed(path: Path, audio_dir: Path, fmt: str | None = None) -> LongformS
     if not segments:
         raise ImportProblem(f"{path}: no segments")
     segs = [s for s in segments if isinstance(s, Segment)]
+    _check_characters(segs, path)
     items = []
     for session, own in by_session(segs).items():
-        audio = _audio_file(audio_dir, session, path)
         where = f"{path}:{own[0].line}"
+        audio = _audio_file(audio_dir, session, where)
         items.append(
             item_for(
                 clean_id(session),
@@ -101,18 +119,42 @@ def from_timed(path: Path, audio_dir: Path, fmt: str | None = None) -> LongformS
                 lambda a=audio, w=where: read_audio_file(a, w),
                 str(audio),
                 where,
+                audio,
             )
         )
     return LongformSource(tuple(items), with_clean_ids(segs), str(path))
 
 
-def _audio_file(audio_dir: Path, session: str, origin: Path) -> Path:
-    found = [audio_dir / f"{session}{ext}" for ext in AUDIO_EXTENSIONS]
-    found = [p for p in found if p.is_file()]
+def _check_characters(segments: Sequence[Segment], path: Path) -> None:
+    """A control character (ESC, NUL...) in a segment is an error naming its line in `path`,
+    not the dataset folder the import would have written it to."""
+    for seg in segments:
+        for name, value in (
+            ("session", seg.session_id),
+            ("speaker", seg.speaker),
+            ("words", seg.words),
+        ):
+            m = CONTROL_CHARACTER.search(value)
+            if m:
+                raise ImportProblem(
+                    f"{path}:{seg.line}: the {name} holds the control character "
+                    f"U+{ord(m.group()):04X} at character {m.start() + 1}; remove it (it is no "
+                    "part of a transcript)"
+                )
+
+
+def _audio_file(audio_dir: Path, session: str, where: str) -> Path:
+    """The one recording `<session>.<ext>` in `audio_dir`; a session ID that leads out of it
+    (`../x`, an absolute path, a symlink out) is refused, as the folder importer refuses such
+    table entries."""
+    keep = f"{audio_dir} (a session ID names its recording there)"
+    inside(audio_dir, f"{session}.wav", f"{where}: session {session!r}", keep=keep)
+    names = [f"{session}{ext}" for ext in AUDIO_EXTENSIONS]
+    found = [inside(audio_dir, n, where, keep=keep) for n in names if (audio_dir / n).is_file()]
     if len(found) != 1:
         what = "no audio file" if not found else f"{len(found)} audio files"
         raise ImportProblem(
-            f"{origin}: session {session!r}: {what} named {session}.<ext> in {audio_dir} "
+            f"{where}: session {session!r}: {what} named {session}.<ext> in {audio_dir} "
             f"({', '.join(AUDIO_EXTENSIONS)}); put exactly one there or pass --audio-dir"
         )
     return found[0]
@@ -136,12 +178,10 @@ def build_longform(
     language = str(card.pop("language", "en"))
     licence = str(card.pop("licence", "unknown"))
     description = str(card.pop("description", ""))
-    if out.exists() and not force:
-        raise ImportProblem(f"{out} already exists; pass --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.longform-") as tmp:
+    check_out_folder(out, force)  # the staged build below never sees `out` itself
+    with _scratch_beside(out) as tmp:
         staged = build_dataset(
-            Path(tmp) / out.name,
+            tmp / out.name,
             source.items,
             dataset_id=dataset_id,
             rate=rate,
@@ -153,9 +193,19 @@ def build_longform(
             meta=card,
         )
         _add_segments(staged, source)
-        from asrbench.fsio import replace_dir
-
         return replace_dir(staged, out)
+
+
+@contextlib.contextmanager
+def _scratch_beside(out: Path) -> Iterator[Path]:
+    """A folder beside `out` to build the dataset in before it gets its segments: a staging
+    folder of `out` (`fsio.stage_dir`), so a full disk is the one-line error naming `out` and
+    the leftovers of a killed import are removed by the next one; removed when done."""
+    stage = stage_dir(out)
+    try:
+        yield stage
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def _add_segments(root: Path, source: LongformSource) -> None:
@@ -264,19 +314,16 @@ def _mixer(loads: list[Callable[[], tuple[np.ndarray, int]]]):
 def run_longform_recipe(recipe, out: Path, *, force: bool = False, **run_args) -> Path:
     """Run a meeting recipe (asrbench.importers.recipes.run_recipe, same `run_args`) for its
     long-form version: whole sessions with their segments instead of cut utterances."""
-    from asrbench.fsio import replace_dir
     from asrbench.importers.recipes import run_recipe
 
     out = Path(out)
-    if out.exists() and not force:
-        raise ImportProblem(f"{out} already exists; pass --force to replace it")
+    check_out_folder(out, force)
     collected: list[Segment] = []
     variant = replace(
         recipe, items=lambda root, o: sessions_from_items(recipe.items(root, o), collected)
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.longform-") as tmp:
-        staged = run_recipe(variant, Path(tmp) / out.name, **run_args)
+    with _scratch_beside(out) as tmp:
+        staged = run_recipe(variant, tmp / out.name, **run_args)
         _add_segments(staged, LongformSource((), tuple(collected), f"{recipe.name} segments"))
         return replace_dir(staged, out)
 

@@ -45,17 +45,20 @@ def info(path: Path) -> AudioInfo:
     return AudioInfo(Path(path), int(meta.samplerate), int(meta.channels), int(meta.frames))
 
 
-def blocks(path: Path, rate: int, block_s: float = BLOCK_S) -> Iterator[np.ndarray]:
+def blocks(
+    path: Path, rate: int, block_s: float = BLOCK_S, quality: str = "HQ"
+) -> Iterator[np.ndarray]:
     """The file as float32 mono blocks at `rate` Hz, in order (the last may be shorter).
 
     Channels are averaged (as the importers mix down); another rate is resampled with soxr
-    (HQ), whose stream keeps the total length equal to round(frames * rate / file rate).
+    (`quality`; the importers use VHQ), whose stream keeps the total length equal to
+    round(frames * rate / file rate).
     """
     meta = info(path)
     frames = max(1, int(block_s * meta.rate))
     stream = None
     if meta.rate != rate:
-        stream = soxr.ResampleStream(meta.rate, rate, 1, dtype="float32", quality="HQ")
+        stream = soxr.ResampleStream(meta.rate, rate, 1, dtype="float32", quality=quality)
     with sf.SoundFile(str(path)) as f:
         left = meta.frames
         for block in f.blocks(blocksize=frames, dtype="float32", always_2d=True):

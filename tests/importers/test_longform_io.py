@@ -124,7 +124,7 @@ def test_import_names_a_session_without_audio_and_refuses_a_ctm(
     audio, segs = _copy(tiny_root, tmp_path)
     (audio / "s1.wav").rename(audio / "other.wav")
     write_timed(tmp_path / "ref.stm", segs, "stm")
-    with pytest.raises(ImportProblem, match=r"ref\.stm: session 's1': no audio file named s1\."):
+    with pytest.raises(ImportProblem, match=r"ref\.stm:1: session 's1': no audio file named s1\."):
         from_timed(tmp_path / "ref.stm", audio)
     from scoring.segments import TimedWord
 

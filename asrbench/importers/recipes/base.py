@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from asrbench.errors import InputError
-from asrbench.importers.common import ImportProblem, Item, build_dataset
+from asrbench.importers.common import ImportProblem, Item, build_dataset, check_out_folder
 from asrbench.importers.download import Archive, DownloadError, extract, fetch, local
 
 UNPACK = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.bz2", ".tar.xz")
@@ -101,6 +101,8 @@ def run_recipe(
 ) -> Path:
     """Fetch, verify, extract and import one recipe into `out`; returns `out`."""
     from asrbench.settings import settings
+
+    check_out_folder(Path(out), force)  # before any download
 
     if (
         recipe.languages

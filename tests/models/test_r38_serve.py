@@ -172,9 +172,9 @@ def test_a_websocket_client_that_sends_nothing_is_closed(serve):
 def test_a_websocket_client_that_does_not_read_is_dropped_and_the_next_one_is_served(serve):
     """The client reads one event, then never again (its library stops reading the socket
     once one message waits), while the model answers each of its frames with a 1-MB partial:
-    the server's sends stop going out, `--write-timeout` (1 s here) drops it, and a client
+    the server's sends stop going out, `--write-timeout` (3 s here) drops it, and a client
     that came after it is answered. Its idle timeout is far off: it is the write timeout."""
-    srv = serve(env={"ECHO_PAD": str(1 << 20)}, write_timeout_s=1, idle_timeout_s=10 * WAIT_S)
+    srv = serve(env={"ECHO_PAD": str(1 << 20)}, write_timeout_s=3, idle_timeout_s=10 * WAIT_S)
     with connect(srv.ws, max_queue=1) as hostage:
         holds_the_model(hostage)
         for _ in range(40):  # ~40 MB of partials: more than both sockets' buffers hold
@@ -187,8 +187,8 @@ def test_a_websocket_client_that_does_not_read_is_dropped_and_the_next_one_is_se
 def test_a_client_waiting_for_the_model_is_not_dropped_as_not_reading(serve):
     """A client sends its whole utterance (40 messages) while another holds the model: the
     server reads it ahead as it waits, so it sees the client's answers to its pings (every
-    0.1 s here) and does not drop it; it is answered once the idle holder is closed (3 s)."""
-    srv = serve(idle_timeout_s=3, write_timeout_s=0.3)
+    0.5 s here) and does not drop it; it is answered once the idle holder is closed (3 s)."""
+    srv = serve(idle_timeout_s=3, write_timeout_s=1.5)
     with connect(srv.ws) as idle:
         holds_the_model(idle)
         events = utterance(srv.ws, 40)

@@ -50,6 +50,9 @@ from scoring.stats import bootstrap_metrics
 
 METRICS = ("wer", "cpwer", "tcpwer", "orcwer")
 DEFAULT_COLLAR = 5.0
+# A collar longer than any session pairs words anywhere in it (tcpWER becomes cpWER); beyond a
+# day it is a typo, and times widened by an absurd one lose their precision (1e308 + t == 1e308).
+MAX_COLLAR = 86_400.0
 MAX_SPEAKERS = 20  # per session, as MeetEval: more is almost always a mistake in the input
 SESSION_FORMAT = "asrbench-sessions-v1"  # summary.json's `session` field, sessions.jsonl
 CI_METHOD = "bootstrap over sessions (recordings), percentile"
@@ -173,8 +176,10 @@ def score_sessions(
     ref_source, hyp_source = sources
     if metric not in METRICS:
         raise ScoringError(f"metric must be one of {', '.join(METRICS)}, not {metric!r}")
-    if metric == "tcpwer" and not collar >= 0:
-        raise ScoringError(f"collar (--collar) must be 0 or more seconds, not {collar!r}")
+    if metric == "tcpwer" and not 0 <= collar <= MAX_COLLAR:
+        raise ScoringError(
+            f"collar (--collar) must be 0 to {MAX_COLLAR:g} seconds (a day), not {collar!r}"
+        )
     ref_by, hyp_by = _sessions(refs, hyps, ref_source, hyp_source)
     if metric in ("cpwer", "tcpwer"):
         _check_speakers(hyp_by, hyp_source)

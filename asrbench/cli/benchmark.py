@@ -23,7 +23,7 @@ from asrbench.cli.options import (
     SeedOpt,
     parse_pairs,
     positive_seconds,
-    typed_value,
+    typed_pairs,
 )
 from asrbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, AsrbenchError, InputError
 
@@ -127,12 +127,10 @@ def benchmark(
         utt_timeout_s=positive_seconds(utt_timeout, "--utt-timeout"),
         timeout_s=positive_seconds(timeout, "--timeout"),
         gpus=gpus,
-        scorer={k: typed_value(v) for k, v in parse_pairs(score_opt, "--score-opt").items()},
+        scorer=typed_pairs(score_opt, "--score-opt"),
         env=check_env(parse_pairs(env, "--env"), "--env"),
         segment=segment,
-        segment_opt={
-            k: typed_value(v) for k, v in parse_pairs(segment_opt, "--segment-opt").items()
-        },
+        segment_opt=typed_pairs(segment_opt, "--segment-opt"),
     )
     spec = JobSpec.build(
         req.options,

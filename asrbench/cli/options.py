@@ -53,6 +53,16 @@ def typed_value(value: str) -> bool | int | float | str:
         return value
 
 
+def typed_pairs(items: Iterable[str] | None, flag: str) -> dict[str, bool | int | float | str]:
+    """`parse_pairs` with each value through `typed_value`; a value that reads as nan or
+    infinity is an InputError naming the flag and key, as the float options refuse them."""
+    out = {k: typed_value(v) for k, v in parse_pairs(items, flag).items()}
+    for key, value in out.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"{flag} {key}={value}: not a finite number; give a number")
+    return out
+
+
 def existing_file(path: Path, what: str) -> Path:
     if not Path(path).is_file():
         raise InputError(f"{what} {path}: no such file")

@@ -178,7 +178,9 @@ def score(
         help="session mode (timed REF and HYP: SegLST .json, STM, CTM): wer (all words of a "
         "session), cpwer, tcpwer or orcwer (MeetEval's); writes sessions.jsonl and sessions.txt",
     ),
-    collar: str = typer.Option("5", help="tcpWER: seconds a hypothesis word may move (5)"),
+    collar: float = typer.Option(
+        5.0, help="tcpWER: seconds a hypothesis word may move, 0 to 86400 (5)"
+    ),
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
     options = {
@@ -340,7 +342,7 @@ def _score_sessions(
     formats: tuple[str, str],
     lang: str,
     options: dict,
-    session: tuple[str, str],
+    session: tuple[str, float],
 ) -> None:
     """Session mode: score timed files per session (scoring.meeting); summary.json (its
     metrics pooled over sessions, `session` naming the metric and collar), sessions.jsonl
@@ -352,18 +354,16 @@ def _score_sessions(
     from asrbench.identity import file_sha256
     from asrbench.results.summary import Selection, new_summary, write_summary
     from asrbench.scorers import get_scorer, scorer_identity
-    from scoring.meeting import METRICS, read_segments, score_sessions, sessions_table
+    from scoring.meeting import MAX_COLLAR, METRICS, read_segments, score_sessions, sessions_table
     from scoring.report import table_text
 
-    (ref, hyp), (metric, collar_text) = files, session
+    (ref, hyp), (metric, collar) = files, session
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file; give a folder (it is created if missing)")
     if metric not in METRICS:
         raise InputError(f"--metric must be one of {', '.join(METRICS)}, not {metric!r}")
-    try:
-        collar = float(collar_text)
-    except ValueError:
-        raise InputError(f"--collar must be seconds (e.g. 5), not {collar_text!r}") from None
+    if not 0 <= collar <= MAX_COLLAR:  # (nan and inf are refused as the option is parsed)
+        raise InputError(f"--collar {collar:g}: give seconds from 0 to {MAX_COLLAR:g} (a day)")
     for path in files:
         if not path.is_file():
             raise InputError(f"{path}: no such file; give the timed reference and hypothesis")

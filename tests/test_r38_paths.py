@@ -28,6 +28,9 @@ def test_models_add_with_a_file_as_root_is_one_line(cli, tmp_path: Path) -> None
     assert code == 2, (out, err)
     assert err.startswith("error: ") and "Traceback" not in err and "--root" in err, err
     assert a_file.read_text() == "not a folder\n"
+    for root in (a_file, tmp_path / "nosuch"):  # the listing too
+        code, out, err = cli("models", "--root", root)
+        assert code == 2 and err.startswith(f"error: --root {root}: not a folder"), (out, err)
 
 
 def test_usage_names_the_command_not_the_path_it_was_typed_as(

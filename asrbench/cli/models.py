@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from asrbench.cli.options import JsonOpt
-from asrbench.errors import EXIT_FAILED, EXIT_INPUT
+from asrbench.errors import EXIT_FAILED, EXIT_INPUT, InputError
 from asrbench.table import show
 
 app = typer.Typer(add_completion=False, help=__doc__)
@@ -34,6 +34,8 @@ def models(
     from asrbench import modelcard
     from asrbench.settings import settings
 
+    if root is not None and not root.is_dir():
+        raise InputError(f"--root {root}: not a folder; give the folder of model folders")
     found, problems = modelcard.load_all(root or settings().models_dir)
     for p in problems:
         typer.echo(f"error: {p}", err=True)

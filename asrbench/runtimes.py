@@ -319,9 +319,10 @@ def card_id(ref: ModelRef, model_id: str | None = None) -> str:
     if not re.fullmatch(r"[a-z0-9][a-z0-9_]*", model_id):
         raise InputError(f"--id {model_id!r}: lower-case letters, digits and _ only")
     if len(model_id) > MAX_ID_LEN:  # a folder name the file system would refuse
+        fix = "pass a shorter --id" if given else "name it with `ops/models add NAME --id ID`"
         raise InputError(
             f"{'--id' if given else 'the ID made from the name'} is {len(model_id)} "
-            f"characters long; a model ID has at most {MAX_ID_LEN}: pass a shorter --id"
+            f"characters long; a model ID has at most {MAX_ID_LEN}: {fix}"
         )
     return model_id
 

@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 import yaml
 
-from asrbench.adversarial.artifact import UniversalRecord, artifact_dir, load, save
+from asrbench.adversarial.artifact import UniversalRecord, artifact_dir, load, save, universal_key
 from asrbench.adversarial.pgd import SNR_TOL, snr_db
 from asrbench.adversarial.universal import cer, folds, scaled, tile
 from asrbench.dataset import Utterance, load_dataset
@@ -56,7 +56,11 @@ def test_cer() -> None:
 
 def test_artifact_round_trip_and_format_check(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path))
-    rec = UniversalRecord("k" * 64, {"seed": 0}, ["u1"], [0.1, 0.3, 0.2], 2, 16000)
+    # a record its key describes, of a 4-sample perturbation at unit RMS (tests/adversarial/
+    # test_r38_artifact.py: what load refuses)
+    settings = {"snr": 20.0, "seconds": 4 / 16000}
+    inputs = {"target": {"model": "m"}, "dev": [["u1", "0" * 64]], "settings": settings, "code": []}
+    rec = UniversalRecord(universal_key(inputs), inputs, ["u1"], [0.1, 0.3, 0.2], 2, 16000)
     assert load(rec.key) is None
     save(rec, np.ones(4))
     got, vec = load(rec.key)

@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from scoring.errors import ScoringError
+
 C, S, D, I, O = ord("C"), ord("S"), ord("D"), ord("I"), ord("O")  # noqa: E741 - edit letters
 EPS, SUB, DEL, INS, BEGIN, END = 0, 1, 2, 3, 4, 5
 FIRST_WORD = 6  # word ids start here; the ids below are FST specials
@@ -54,6 +56,33 @@ _LONG_CELLS = 1 << 22
 # beyond, every s-th row as above: a second pass over the rows costs more than the memory.
 _BAND_CELLS = 1 << 25
 INFEASIBLE = 1 << 62  # the cost of a pair whose strict tokens cannot all be matched
+# The most table cells one computation may fill (ORC-WER's table too: scoring.meeting). A pair's
+# alignment grows with n x m: every long pair's bit-parallel distance fills (n + 1) x
+# ceil((m + 1) / 64) machine words, which this bounds (`check_pair`): a 30,000-word pair needs
+# 14 million, 113,000 x 113,000 characters (about two hours of speech; 10-15 s here) the most;
+# a 1,000,000-character utterance under `--unit char` (15.6 billion words, some 12 minutes
+# here by the measured growth: 200,000 characters took 28 s) is refused at once.
+MAX_CELLS = 200_000_000
+
+
+class PairTooLong(ScoringError):
+    """A pair beyond `MAX_CELLS`; `pair` is its index in `align_arrays` (-1 elsewhere)."""
+
+    def __init__(self, n: int, m: int, words: int, pair: int = -1) -> None:
+        super().__init__(
+            f"{n:,} reference x {m:,} hypothesis tokens are too long to align ({words:,} "
+            f"table words, more than {MAX_CELLS:,}); split it into shorter utterances"
+        )
+        self.pair = pair
+
+
+def check_pair(n: int, m: int, pair: int = -1) -> None:
+    """PairTooLong when an n x m pair's bit-parallel table exceeds `MAX_CELLS` words."""
+    words = (n + 1) * (-(-(m + 1) // 64))
+    if words > MAX_CELLS:
+        raise PairTooLong(n, m, words, pair)
+
+
 # Back-trace codes: 0 origin, 1 C, 2 S, 3 D, 4 I, 5 O (an optional reference word omitted).
 _LETTERS = np.array([0, C, S, D, I, O], dtype=np.uint8)
 _ONE, _FOUR = np.uint8(1), np.uint8(4)
@@ -124,7 +153,10 @@ def align_arrays(
     else:
         ref_optional = None
     cells = (ref_len + 1) * (hyp_len + 1)
-    for p in np.flatnonzero(cells > _ROW_CELLS).tolist():
+    long_pairs = np.flatnonzero(cells > _ROW_CELLS).tolist()
+    for p in long_pairs:  # every one checked before any is aligned
+        check_pair(int(ref_len[p]), int(hyp_len[p]), p)
+    for p in long_pairs:
         r = ref[ref_off[p] : ref_off[p] + ref_len[p]]
         h = hyp[hyp_off[p] : hyp_off[p] + hyp_len[p]]
         st = hyp_strict[hyp_off[p] : hyp_off[p] + hyp_len[p]] if hyp_strict is not None else None
@@ -542,8 +574,9 @@ def levenshtein(ref: np.ndarray | list[int], hyp: np.ndarray | list[int]) -> int
     one Python integer, so each reference word is a dozen integer operations over m/64
     machine words, ~50x fewer steps than the cell-by-cell table. Used to bound the band of
     the exact aligner (`_align_band`) and as the distance of the speaker assignments
-    (`scoring.meeting`), which need the count only.
+    (`scoring.meeting`), which need the count only. PairTooLong beyond `MAX_CELLS`.
     """
+    check_pair(len(ref), len(hyp))
     return _myers(np.asarray(ref), np.asarray(hyp))[0]
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scoring.align import FIRST_WORD, align_timed, levenshtein
+from scoring.align import FIRST_WORD, MAX_CELLS, align_timed, levenshtein
 from scoring.errors import ScoringError
 from scoring.metrics import Interval, Metrics
 from scoring.segments import Segment, TimedWord
@@ -479,7 +479,7 @@ def read_segments(path: str | Path, fmt: str | None = None) -> list[Segment]:
 
 # ORC-WER's table has one cell per combination of positions in the hypothesis streams, for
 # every reference word: refused above this many (a product of stream lengths grows fast).
-ORC_MAX_CELLS = 200_000_000
+ORC_MAX_CELLS = MAX_CELLS  # the aligner's bound (scoring.align): one constant
 
 
 def _stream(seg: Segment) -> str:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scoring.align import FIRST_WORD, INFEASIBLE, align_arrays, levenshtein
+from scoring.align import FIRST_WORD, INFEASIBLE, PairTooLong, align_arrays, levenshtein
 from scoring.dae import Alternatives, Segment, Slot
 from scoring.errors import ScoringError
 from scoring.languages import Profile, resolve
@@ -1034,17 +1034,20 @@ class Scorer:
             ref_optional = np.zeros(len(plan.ref_flat), dtype=bool)
             for u, flags in texts.ref_opt.items():
                 ref_optional[plan.ref_off[u] : plan.ref_off[u + 1]] = flags
-        codes, costs = align_arrays(
-            plan.ref_flat,
-            ref_off[which],
-            n_ref[which],
-            np.array(pairs.hyp_flat, dtype=np.int64),
-            np.array(pairs.off, dtype=np.int64),
-            np.array(pairs.length, dtype=np.int64),
-            k,
-            hyp_strict=pairs.strict_flags(),
-            ref_optional=ref_optional,
-        )
+        try:
+            codes, costs = align_arrays(
+                plan.ref_flat,
+                ref_off[which],
+                n_ref[which],
+                np.array(pairs.hyp_flat, dtype=np.int64),
+                np.array(pairs.off, dtype=np.int64),
+                np.array(pairs.length, dtype=np.int64),
+                k,
+                hyp_strict=pairs.strict_flags(),
+                ref_optional=ref_optional,
+            )
+        except PairTooLong as exc:  # named by its utterance, before any pair is aligned
+            raise ScoringError(f"utterance {texts.ids[pairs.ref[exc.pair]]!r}: {exc}") from None
         return codes, costs.tolist()
 
     def _choose_forms(

@@ -1,5 +1,6 @@
 """Issue 38, items 4 and low (scoring): numbers in every script's digits, Russian letter names,
-and a bound on the pairs the aligner takes.
+and a bound on the pairs the aligner takes (`--unit char` on a 1,000,000-character utterance ran
+for tens of minutes: now refused at once, naming it, by ORC-WER's bound, `scoring.align.MAX_CELLS`).
 
 `--lang ar` scored `العدد ١٢٣` against `العدد 123` as TER 0.75: nemo's Arabic grammar reads only
 ASCII digits and left `١٢٣` as written (Persian went to num2words, whose `\\d` and `int()` take
@@ -19,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from scoring import Scorer, ScorerConfig
+from scoring.align import MAX_CELLS, PairTooLong, check_pair, levenshtein
+from scoring.meeting import ORC_MAX_CELLS
 from scoring.normalize import UnicodeForm
 from scoring.normalize.itj import load_wordlist
 
@@ -109,3 +112,30 @@ def test_russian_letter_names_are_not_hesitations() -> None:
     assert _counts(ru, "Эм.", "эм") == (1, 0, 0, 0)  # was an empty reference
     assert _counts(ru, "МВД: эм вэ дэ", "мвд эм вэ дэ") == (4, 0, 0, 0)
     assert ru.normalize("э-э, хм, ну да") == ["ну", "да"]  # the fillers still go
+
+
+# -- low: a bound on the pairs the aligner takes -------------------------------------------------
+
+
+@pytest.mark.timeout(120)  # unbounded before: tens of minutes
+def test_a_million_character_utterance_is_refused_naming_it(cli, tmp_path: Path) -> None:
+    text = ("abcdefghij " * 91_000)[:1_000_000]
+    ref, hyp = tmp_path / "ref.tsv", tmp_path / "hyp.tsv"
+    ref.write_text(f"short\thello\nhuge\t{text}\n", encoding="utf-8")
+    hyp.write_text(f"short\thello\nhuge\t{text}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, err = cli("score", ref, hyp, "-o", out, "--unit", "char", "--no-nsw")
+    err = err.strip()
+    assert code == 2, err
+    assert err.splitlines() == [err] and err.startswith("error: utterance 'huge': 1,000,000 ")
+    assert f"more than {MAX_CELLS:,}" in err and not out.exists()
+
+
+def test_the_bound_is_one_constant_and_leaves_long_form_pairs_alone() -> None:
+    assert ORC_MAX_CELLS is MAX_CELLS
+    check_pair(30_000, 30_000)  # a 3-hour session's words (tests/scoring/test_long.py)
+    check_pair(113_000, 113_000)  # about two hours of speech, in characters
+    with pytest.raises(PairTooLong, match="too long to align"):
+        check_pair(1_000_000, 1_000_000)
+    with pytest.raises(PairTooLong):
+        levenshtein([6] * 1_000_000, [7] * 1_000_000)  # the speaker assignment's distance too

@@ -153,10 +153,7 @@ def align_arrays(
     else:
         ref_optional = None
     cells = (ref_len + 1) * (hyp_len + 1)
-    long_pairs = np.flatnonzero(cells > _ROW_CELLS).tolist()
-    for p in long_pairs:  # every one checked before any is aligned
-        check_pair(int(ref_len[p]), int(hyp_len[p]), p)
-    for p in long_pairs:
+    for p in _long_pairs(cells, ref_len, hyp_len):
         r = ref[ref_off[p] : ref_off[p] + ref_len[p]]
         h = hyp[hyp_off[p] : hyp_off[p] + hyp_len[p]]
         st = hyp_strict[hyp_off[p] : hyp_off[p] + hyp_len[p]] if hyp_strict is not None else None
@@ -199,6 +196,15 @@ def align_arrays(
                 opt,
             )
     return codes, costs
+
+
+def _long_pairs(cells: np.ndarray, ref_len: np.ndarray, hyp_len: np.ndarray) -> list[int]:
+    """The pairs aligned one at a time (more than `_ROW_CELLS` cells), every one checked
+    against `MAX_CELLS` before any is aligned."""
+    out = np.flatnonzero(cells > _ROW_CELLS).tolist()
+    for p in out:
+        check_pair(int(ref_len[p]), int(hyp_len[p]), p)
+    return out
 
 
 def _any_in(flags: np.ndarray, off: np.ndarray, lens: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ app = typer.Typer(add_completion=False, help=__doc__)
 
 
 def _lean_coercion() -> Any:
-    """A value coercion for this command's plain options (paths, strings, an int) that does not
+    """A value coercion for this command's plain options (paths, strings, numbers) that does not
     build a pydantic TypeAdapter per option, as typer 0.29 does on first use (~0.1 s of every
     `ops/score`, pydantic's import included). None when typer's internals differ (then typer's
     own coercion runs: slower, the same values)."""
@@ -42,6 +42,13 @@ def _lean_coercion() -> Any:
                 except (TypeError, ValueError):
                     raise BadParameter(
                         f"{value!r} is not a valid integer.", ctx=ctx, param=param
+                    ) from None
+            if kind is float:  # (--collar; nan and inf are refused by the house rule after)
+                try:
+                    return float(value)
+                except (TypeError, ValueError):
+                    raise BadParameter(
+                        f"{value!r} is not a valid float.", ctx=ctx, param=param
                     ) from None
             if kind is Path:
                 return Path(value)
@@ -71,7 +78,7 @@ class _LeanCommand(TyperCommand):
             and desc is not None
             and getattr(param, "_runtime_param", 0) is None
             and not desc.file_annotation
-            and desc.annotation in (int, str, bool, Path)
+            and desc.annotation in (int, float, str, bool, Path)
         ):
             param._runtime_param = self._plain(
                 parameter_info=desc.parameter_info, annotation=desc.annotation

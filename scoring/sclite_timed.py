@@ -8,11 +8,12 @@ segment, a word before the first segment the first one, a word after the last se
 one (checked against the binary: `tests/scoring/test_sclite_timed.py`); a CTM alternation
 (`scoring.timed.CtmAlternation`) goes whole to one segment, by its latest word's midpoint, as
 sclite hands it. A segment whose text holds `IGNORE_TIME_SEGMENT_IN_SCORING` takes its words
-the same way and is then dropped, words and all. File names and channels match without case (`2347 a` in the STM, `2347 A` in the
-CTM), as sclite's; sclite reads STM times as single-precision floats (a midpoint equal to the
-end in decimal can be before it), and so does this module. Each segment becomes one
-utterance, `FILE-CHANNEL-SPEAKER-NNN` (NNN counts the speaker's segments), whose texts the
-`Scorer` then scores as any others: with `align="sclite"` the counts are sclite's.
+the same way and is then dropped, words and all. File names and channels match without case
+(`2347 a` in the STM, `2347 A` in the CTM), as sclite's; sclite reads STM times as
+single-precision floats (a midpoint equal to the end in decimal can be before it), and so does
+this module. Each segment becomes one utterance, `FILE-CHANNEL-SPEAKER-NNN` (NNN counts the
+speaker's segments), whose texts the `Scorer` then scores as any others: with `align="sclite"`
+the counts are sclite's.
 """
 
 from __future__ import annotations

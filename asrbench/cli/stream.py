@@ -56,11 +56,13 @@ def stream_cmd(
     """Stream a dataset through a model at real time (or N x), print latency metrics with CIs."""
     from asrbench.cli.benchmark import _budget  # ops/benchmark's rule, not a second one
     from asrbench.resolve import resolve_dataset, resolve_model
+    from asrbench.streaming.program import streaming_program
     from asrbench.streaming.run import StreamSpec, describe, print_progress, stream_cell
 
     budget = _budget(max_failed)
     spec = StreamSpec(runner, chunk_ms, speed, max_utts, seed, results)
     mdl = resolve_model(model)
+    streaming_program(mdl)  # a card that cannot stream is named first, whatever its secrets
     _check_secrets(mdl)
     if capacity is not None:
         _capacity(mdl, dataset, spec, capacity, as_json)

@@ -68,11 +68,8 @@ MAX_CELLS = 200_000_000
 class PairTooLong(ScoringError):
     """A pair beyond `MAX_CELLS`; `pair` is its index in `align_arrays` (-1 elsewhere)."""
 
-    def __init__(self, n: int, m: int, words: int, pair: int = -1) -> None:
-        super().__init__(
-            f"{n:,} reference x {m:,} hypothesis tokens are too long to align ({words:,} "
-            f"table words, more than {MAX_CELLS:,}); split it into shorter utterances"
-        )
+    def __init__(self, message: str, pair: int = -1) -> None:
+        super().__init__(message)
         self.pair = pair
 
 
@@ -80,7 +77,11 @@ def check_pair(n: int, m: int, pair: int = -1) -> None:
     """PairTooLong when an n x m pair's bit-parallel table exceeds `MAX_CELLS` words."""
     words = (n + 1) * (-(-(m + 1) // 64))
     if words > MAX_CELLS:
-        raise PairTooLong(n, m, words, pair)
+        raise PairTooLong(
+            f"{n:,} reference x {m:,} hypothesis tokens are too long to align ({words:,} "
+            f"table words, more than {MAX_CELLS:,}); split it into shorter utterances",
+            pair,
+        )
 
 
 # Back-trace codes: 0 origin, 1 C, 2 S, 3 D, 4 I, 5 O (an optional reference word omitted).

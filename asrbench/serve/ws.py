@@ -33,6 +33,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from asrbench.errors import AsrbenchError
 from asrbench.serve.admission import QueueFull
 from asrbench.serve.live import Session
 from asrbench.streaming.feed import StreamError
@@ -164,8 +165,9 @@ class WsServer:
         self._server.shutdown()
 
 
-class _TooLong(Exception):
-    """More audio than --max-audio-s, in one utterance or waiting in a client's inbox."""
+class _TooLong(AsrbenchError):
+    """More audio than --max-audio-s, in one utterance or waiting in a client's inbox (caught
+    here and answered with close 1009; an AsrbenchError so that, escaped, it still exits 1)."""
 
 
 class _Inbox:

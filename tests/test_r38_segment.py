@@ -80,7 +80,9 @@ def test_a_record_with_an_unknown_method_is_not_read_as_another_detector() -> No
     ("segment", "option", "named"),
     [
         ("vad", "method=nosuch", "--segment-opt method='nosuch': must be silero or webrtc"),
-        ("windows", "window_s=inf", "--segment-opt window_s=inf: must be finite seconds > 0"),
+        ("windows", "window_s=0", "--segment-opt window_s=0: must be finite seconds > 0"),
+        # nan and infinity are refused where KEY=VALUE options are read, as for --score-opt
+        ("windows", "window_s=inf", "--segment-opt window_s=inf: not a finite number"),
     ],
 )
 def test_ops_benchmark_refuses_a_bad_segment_option_before_anything_runs(

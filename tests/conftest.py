@@ -9,6 +9,7 @@ service fails the test instead of skipping it.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -100,8 +101,6 @@ def sigint_as_in_a_terminal() -> None:
 def start_job(cmd: list[str]):
     """Start an `ops/*` command as the interruption tests need it: in its own session (the test
     signals it, or kills the whole session), output piped as text, SIGINT at its default."""
-    import subprocess
-
     return subprocess.Popen(
         cmd,
         stdout=subprocess.PIPE,
@@ -124,7 +123,6 @@ def communicate_or_explain(proc, timeout: float) -> tuple[str, str]:
     prints them on SIGUSR1) and the processes it started, then kill its session."""
     import contextlib
     import signal
-    import subprocess
 
     import psutil
 
@@ -159,3 +157,25 @@ def communicate_or_explain(proc, timeout: float) -> tuple[str, str]:
         + "\nstderr (stacks at the end):\n"
         + (err or "")[-12000:]
     )
+
+
+@pytest.fixture
+def datasets_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty datasets folder the commands write to (ASRBENCH_DATASETS_DIR)."""
+    d = tmp_path / "datasets"
+    d.mkdir()
+    monkeypatch.setenv("ASRBENCH_DATASETS_DIR", str(d))
+    return d
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A real 2 MiB tmpfs, unmounted afterwards."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    p = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
+    require("tmpfs", p.returncode == 0, f"cannot mount a tmpfs: {p.stderr.strip()}")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], check=False)

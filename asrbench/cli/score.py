@@ -36,19 +36,13 @@ def _lean_coercion() -> Any:
     class Plain(RuntimeParam):
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
             kind = self.annotation
-            if kind is int:
+            if kind is int or kind is float:  # (--collar: nan and inf refused by the house rule)
                 try:
-                    return int(value)
+                    return kind(value)
                 except (TypeError, ValueError):
+                    name = "integer" if kind is int else "float"
                     raise BadParameter(
-                        f"{value!r} is not a valid integer.", ctx=ctx, param=param
-                    ) from None
-            if kind is float:  # (--collar; nan and inf are refused by the house rule after)
-                try:
-                    return float(value)
-                except (TypeError, ValueError):
-                    raise BadParameter(
-                        f"{value!r} is not a valid float.", ctx=ctx, param=param
+                        f"{value!r} is not a valid {name}.", ctx=ctx, param=param
                     ) from None
             if kind is Path:
                 return Path(value)

@@ -18,7 +18,6 @@ import pytest
 
 from asrbench.benchmark import JobSpec, run_benchmark
 from asrbench.settings import REPO_ROOT
-from tests.conftest import require
 
 OPS = REPO_ROOT / "ops"
 
@@ -94,19 +93,6 @@ def test_an_unreadable_reported_cell_is_never_replaced(fake_models, mini_en, tmp
         json.loads((reported / "summary.json").read_text())["dataset_hash"]
         == other.summary.dataset_hash
     )
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path):
-    """A real 2 MiB tmpfs, unmounted afterwards."""
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    p = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True
-    )
-    require("tmpfs", p.returncode == 0, f"cannot mount a tmpfs: {p.stderr.strip()}")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_disk_full_during_the_write_of_a_cell_is_one_line_and_leaves_nothing(

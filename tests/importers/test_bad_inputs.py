@@ -12,14 +12,6 @@ BAD = Path(__file__).resolve().parent.parent / "bad_inputs"
 
 
 @pytest.fixture
-def datasets_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    d = tmp_path / "datasets"
-    d.mkdir()
-    monkeypatch.setenv("ASRBENCH_DATASETS_DIR", str(d))
-    return d
-
-
-@pytest.fixture
 def work(tmp_path: Path) -> Path:
     """A copy of tests/bad_inputs (importers resolve audio next to the manifest)."""
     w = tmp_path / "in"

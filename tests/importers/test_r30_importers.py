@@ -11,14 +11,6 @@ import pytest
 import soundfile as sf
 
 
-@pytest.fixture
-def datasets_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    d = tmp_path / "datasets"
-    d.mkdir()
-    monkeypatch.setenv("ASRBENCH_DATASETS_DIR", str(d))
-    return d
-
-
 def _wav(path: Path, seconds: float, rate: int = 16000) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     t = np.arange(int(seconds * rate)) / rate

@@ -6,7 +6,6 @@ Real files, the real CLI; the full disk is a real small tmpfs (tests/benchmark/t
 
 from __future__ import annotations
 
-import subprocess
 import tracemalloc
 from pathlib import Path
 
@@ -16,15 +15,6 @@ import soundfile as sf
 
 from asrbench.importers.common import Item, build_dataset, read_audio_file
 from asrbench.importers.longform import build_longform, from_timed
-from tests.conftest import require
-
-
-@pytest.fixture
-def datasets_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    d = tmp_path / "datasets"
-    d.mkdir()
-    monkeypatch.setenv("ASRBENCH_DATASETS_DIR", str(d))
-    return d
 
 
 def _wav(path: Path, seconds: float, rate: int = 16000, channels: int = 1) -> Path:
@@ -119,19 +109,6 @@ def test_longform_import_of_a_missing_segments_file_is_one_line(
     assert err.startswith("error: ") and "Traceback" not in err and len(err.splitlines()) == 1
     assert f"--segments {missing}: no such file" in err
     assert not list(datasets_dir.iterdir())
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path):
-    """A real 2 MiB tmpfs, unmounted afterwards."""
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    p = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True
-    )
-    require("tmpfs", p.returncode == 0, f"cannot mount a tmpfs: {p.stderr.strip()}")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 @pytest.mark.parametrize("how", ["folder", "longform"])

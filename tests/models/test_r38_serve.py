@@ -24,6 +24,7 @@ from asrbench.modelcard import load_model
 from asrbench.runners import RunOptions
 from asrbench.runners.local import LocalRunner
 from asrbench.serve.warm import silence_wav
+from tests.streaming.fake_program import HEAD
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("websockets")
@@ -43,20 +44,10 @@ program: stream.py
 streaming: stream.py
 """
 
-PROGRAM = """\
-import json, os, struct, sys, time
-
+PROGRAM = (
+    HEAD
+    + """\
 pad = " " + "x" * int(os.environ.get("ECHO_PAD", "0"))
-
-
-def emit(**event):
-    event["t"] = time.time()
-    sys.stdout.buffer.write(json.dumps(event).encode() + b"\\n")
-    sys.stdout.buffer.flush()
-
-
-inp = sys.stdin.buffer
-emit(type="ready")
 while line := inp.readline():
     head = json.loads(line)
     uid, rate, samples, frames = head["id"], head["sample_rate"], 0, 0
@@ -66,6 +57,7 @@ while line := inp.readline():
         emit(id=uid, type="partial", text=f"{frames} frames{pad}".strip(), audio_s=samples / rate)
     emit(id=uid, type="final", text=f"{samples / rate:.1f} seconds", audio_s=samples / rate)
 """
+)
 
 
 @pytest.fixture(scope="module")

@@ -17,19 +17,11 @@ from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.results.records import read_stream
 from asrbench.results.summary import read_summary
 from asrbench.streaming.run import StreamSpec, stream_cell
+from tests.streaming.fake_program import HEAD
 
 DIES_AFTER = 2  # partials of the second utterance before the program exits
 
-PROGRAM = textwrap.dedent(f"""\
-    import json, struct, sys, time
-
-    def emit(**event):
-        event["t"] = time.time()
-        sys.stdout.buffer.write(json.dumps(event).encode() + b"\\n")
-        sys.stdout.buffer.flush()
-
-    inp = sys.stdin.buffer
-    emit(type="ready")
+PROGRAM = HEAD + textwrap.dedent(f"""\
     n_utt = 0
     while line := inp.readline():
         head = json.loads(line)

@@ -19,20 +19,11 @@ from asrbench.resolve import resolve_model
 from asrbench.runners import RunOptions
 from asrbench.streaming import program
 from asrbench.streaming.capacity import MAX_STREAMS
+from tests.streaming.fake_program import HEAD
 
 # Answers utterance 1 fully; on utterance 2 does what BREAK says; answers the rest if alive.
-PROGRAM = """\
-import json, struct, sys, time
-
+LOOP = """\
 BREAK = {how!r}
-
-def emit(**event):
-    event["t"] = time.time()
-    sys.stdout.buffer.write(json.dumps(event).encode() + b"\\n")
-    sys.stdout.buffer.flush()
-
-inp = sys.stdin.buffer
-emit(type="ready")
 n_utt = 0
 while line := inp.readline():
     uid, n_utt = json.loads(line)["id"], n_utt + 1
@@ -92,7 +83,7 @@ def _stream(cli, folder: Path, tmp_path: Path, *extra: str) -> tuple[int, str, s
 
 @pytest.mark.parametrize("how", ["dies", "no_final", "garbage"])
 def test_failed_utterances_make_ops_stream_exit_1(cli, tmp_path: Path, how: str) -> None:
-    folder = _model(tmp_path, f"breaks_{how}", PROGRAM.format(how=how))
+    folder = _model(tmp_path, f"breaks_{how}", HEAD + LOOP.format(how=how))
     code, out, err = _stream(cli, folder, tmp_path)
     assert code == 1, (out, err)
     assert "2 failed" in out  # the figures are printed and the cell stored all the same
@@ -103,7 +94,7 @@ def test_failed_utterances_make_ops_stream_exit_1(cli, tmp_path: Path, how: str)
 
 
 def test_failures_within_the_budget_exit_0_and_above_it_exit_1(cli, tmp_path: Path) -> None:
-    folder = _model(tmp_path, "breaks_dies", PROGRAM.format(how="dies"))
+    folder = _model(tmp_path, "breaks_dies", HEAD + LOOP.format(how="dies"))
     assert _stream(cli, folder, tmp_path, "--max-failed", "2")[0] == 0
     assert _stream(cli, folder, tmp_path, "--max-failed", "70%")[0] == 0
     assert _stream(cli, folder, tmp_path, "--max-failed", "50%")[0] == 1

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 import sqlite3
 import threading
 from pathlib import Path
 
-from scoring.errors import ScoringError
 from scoring.normalize.alternation import ALT_MARKS
 
 # The symbols nemo says aloud (`*` asterisk, `#` hash, `@` at, `&` and, `©` copyright, ...).
@@ -80,19 +80,32 @@ def nsw_backend(lang: str) -> str | None:
 
 def nsw_step(lang: str, cache_dir: str | Path | None) -> Nsw | Num2Words | None:
     """The NSW step for a language tag (None where neither backend has the language); nemo's
-    grammars and results live under `cache_dir`, which it must be given."""
+    grammars and results live under `cache_dir`, else under `default_cache_dir()`."""
     backend = nsw_backend(lang)
     primary = lang.replace("_", "-").split("-")[0].lower()
     if backend == "num2words":
         return Num2Words(primary)
     if backend is None:
         return None
-    if not cache_dir:
-        raise ScoringError(
-            "NSW needs a cache folder for its grammars and results: pass "
-            "ScorerConfig(cache_dir=...) or switch the step off with nsw=False"
-        )
-    return Nsw(Path(cache_dir), primary)
+    return Nsw(Path(cache_dir) if cache_dir else default_cache_dir(), primary)
+
+
+def default_cache_dir(root: Path | None = None, env: dict[str, str] | None = None) -> Path:
+    """Where NSW keeps its grammars and results when the caller names no folder.
+
+    In a checkout of the platform (`root`, the folder above `scoring/`, holds
+    `asrbench/settings.py`) and writable: `<root>/.cache`, the platform's default cache
+    (`ASRBENCH_CACHE` unset), so `scoring.wer(...)` reuses the grammars `ops/benchmark` built
+    (the first English build takes 1-2 minutes). Elsewhere `$XDG_CACHE_HOME/asrbench`, by
+    default `~/.cache/asrbench`. The library imports nothing from the platform, so it looks
+    for the checkout's files rather than asking `asrbench.settings`.
+    """
+    root = Path(__file__).resolve().parents[2] if root is None else root
+    if (root / "asrbench" / "settings.py").is_file() and os.access(root, os.W_OK):
+        return root / ".cache"
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "asrbench"
 
 
 class _WarningsOnly(logging.Filter):

@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import sqlite3
+import sys
 import threading
 from pathlib import Path
 
@@ -106,6 +107,24 @@ def default_cache_dir(root: Path | None = None, env: dict[str, str] | None = Non
     env = os.environ if env is None else env
     base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "asrbench"
+
+
+# nemo names each language's tagger grammar (the part that takes minutes to build) with
+# `<tag>_tn` in the file name; Japanese's is written under zh's tag. Its verbalizer and
+# post-processing files are small, and some languages write them under another's tag (hi: en).
+_TAGGER_TAG = {"ja": "zh"}
+_NOT_TAGGER = ("_verbalizer.far", "_post_processing.far")
+
+
+def grammars_cached(far_dir: Path, lang: str) -> bool:
+    """Whether nemo's tagger grammar for `lang` is already compiled in `far_dir`: then the
+    Normalizer loads in about a second; otherwise it builds for 2-160 s (docs/SCORING.md)."""
+    tag = f"{_TAGGER_TAG.get(lang, lang)}_tn"
+    try:
+        names = [p.name for p in Path(far_dir).iterdir()]
+    except OSError:  # no folder yet: nothing built
+        return False
+    return any(n.endswith(".far") and tag in n and not n.endswith(_NOT_TAGGER) for n in names)
 
 
 class _WarningsOnly(logging.Filter):
@@ -195,6 +214,15 @@ class Nsw:
                 from nemo_text_processing.text_normalization.normalize import Normalizer
 
                 far = self.cache_dir / "nemo_tn"
+                if not grammars_cached(far, self.lang):
+                    # minutes with nothing on screen otherwise; a plain line, as the library
+                    # configures no logging of its own
+                    print(
+                        f"building the NSW grammars for {self.lang} (first use, up to about 3 "
+                        f"min; cached in {far})",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 far.mkdir(parents=True, exist_ok=True)
                 self._normalizer = Normalizer(
                     input_case=self.input_case, lang=self.lang, cache_dir=str(far)

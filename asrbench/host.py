@@ -9,6 +9,7 @@ another speed, with and without AVX-512.
 
 from __future__ import annotations
 
+import functools
 import platform
 from collections.abc import Iterable
 from pathlib import Path
@@ -54,6 +55,7 @@ def _cpuinfo_field(names: tuple[str, ...], cpuinfo: Path) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8)  # each run asks; /proc/cpuinfo grows with the cores
 def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
     """The instruction-set flags of this machine's CPU (`flags` on x86, `Features` on ARM);
     empty where /proc/cpuinfo is missing (not Linux): unknown, not 'none'."""

@@ -55,12 +55,18 @@ def _cpuinfo_field(names: tuple[str, ...], cpuinfo: Path) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=8)  # each run asks; /proc/cpuinfo grows with the cores
-def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
-    """The instruction-set flags of this machine's CPU (`flags` on x86, `Features` on ARM);
-    empty where /proc/cpuinfo is missing (not Linux): unknown, not 'none'."""
+def cpu_flags(cpuinfo: Path | None = None) -> frozenset[str]:
+    """The instruction-set flags of this machine's CPU (`flags` on x86, `Features` on ARM), or
+    of the `cpuinfo` file given; empty where it cannot be read (not Linux): unknown, not 'none'."""
+    if cpuinfo is None:
+        return _this_cpu_flags()
     value = _cpuinfo_field(("flags", "Features"), cpuinfo)
     return frozenset(value.split()) if value else frozenset()
+
+
+@functools.cache  # every run asks, and /proc/cpuinfo grows with the number of cores
+def _this_cpu_flags() -> frozenset[str]:
+    return cpu_flags(CPUINFO)
 
 
 def cpu_model(cpuinfo: Path = CPUINFO) -> str | None:

@@ -17,7 +17,6 @@ the folder and what differs, never attacked with: delete the folder to fit it ag
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
@@ -29,7 +28,7 @@ import numpy as np
 
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_bytes, atomic_write_json
-from asrbench.identity import digest, tree_files
+from asrbench.identity import bytes_sha256, digest, tree_files
 from asrbench.settings import settings
 
 FORMAT = "asrbench.universal-perturbation/1"
@@ -92,7 +91,7 @@ def save(record: UniversalRecord, vector: np.ndarray) -> Path:
     np.save(buf, samples, allow_pickle=False)
     data = buf.getvalue()
     atomic_write_bytes(folder / "perturbation.npy", data)
-    stored = {"sha256": hashlib.sha256(data).hexdigest(), "samples": len(samples)}
+    stored = {"sha256": bytes_sha256(data), "samples": len(samples)}
     atomic_write_json(folder / "universal.json", {**record.to_dict(), "perturbation": stored})
     return folder
 
@@ -136,7 +135,7 @@ def _record_problem(key: str, inputs: dict[str, Any] | None, record: UniversalRe
 def _vector_problem(raw: dict[str, Any], record: UniversalRecord, data: bytes) -> str | None:
     """The perturbation file against the record's hash and length (seconds x sample rate)."""
     stored = raw.get("perturbation") or {}
-    if stored.get("sha256") != hashlib.sha256(data).hexdigest():
+    if stored.get("sha256") != bytes_sha256(data):
         return "perturbation.npy does not have the SHA-256 its record holds"
     seconds = (record.inputs.get("settings") or {}).get("seconds")
     want = round(seconds * record.sample_rate) if isinstance(seconds, (int, float)) else None

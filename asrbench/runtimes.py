@@ -470,14 +470,17 @@ def write_card_folder(
     return folder
 
 
-def ensure_card_folder(text: str, models_root: Path, templates: Path | None = None) -> Path:
+def ensure_card_folder(
+    text: str, models_root: Path, templates: Path | None = None, probe_hub: bool = False
+) -> Path:
     """The card folder of `hf:ORG/NAME[@REV]` as a model spec (`ops/benchmark -m hf:...`): the
-    one `ops/models add` wrote for that repository and revision, else written now."""
+    one `ops/models add` wrote for that repository and revision, else written now (with
+    `probe_hub`, only once the hub answered, or the cache holds the repository)."""
     ref = parse_ref(text)
     folder = Path(models_root) / card_id(ref)
     card_path = folder / "model.yaml"
     if not card_path.is_file():
-        if ref.path is None:  # hub weights: a hub that does not answer stops here, no folder
+        if probe_hub and ref.path is None:  # a hub that does not answer stops here, no folder
             from asrbench.images.weightslock import require_hub
 
             require_hub(text, ref.repo)

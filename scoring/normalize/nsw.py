@@ -23,6 +23,7 @@ import re
 import sqlite3
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from scoring.normalize.alternation import ALT_MARKS
@@ -104,8 +105,8 @@ def default_cache_dir(root: Path | None = None, env: dict[str, str] | None = Non
     root = Path(__file__).resolve().parents[2] if root is None else root
     if (root / "asrbench" / "settings.py").is_file() and os.access(root, os.W_OK):
         return root / ".cache"
-    env = os.environ if env is None else env
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    variables: Mapping[str, str] = os.environ if env is None else env
+    base = variables.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "asrbench"
 
 

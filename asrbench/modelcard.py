@@ -71,6 +71,8 @@ Program = Annotated[str, StringConstraints(pattern=r"\.py$"), AfterValidator(_re
 HelperName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")]
 PackageName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
 Memory = Annotated[str, StringConstraints(pattern=r"^[0-9]+(\.[0-9]+)?[bkmgBKMG]?$")]
+# An instruction-set flag as Linux names it in /proc/cpuinfo (avx2, avx512f, avx512_vnni).
+CpuFlag = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$", max_length=32)]
 Scalar = Annotated[Any, AfterValidator(_scalar)]
 # An exact pin, `name==version`, or `name===version` where a local build of the same version
 # (torch's `+cpu`) must not satisfy it.
@@ -191,6 +193,10 @@ class ModelCard(BaseModel):
     secrets: list[EnvName] = Field(default_factory=list)
     gpu: Literal["none", "optional", "required"] = "none"
     memory: Memory = "4g"
+    # the CPU flags the runtime needs beyond the x86-64 baseline ([]: none, e.g. a runtime that
+    # picks its kernels at run time); a CPU without them is refused before the model runs
+    # (asrbench.host.check_cpu), where it would die with SIGILL
+    cpu: list[CpuFlag] = Field(default_factory=list)
     # the longest input in seconds the model takes in one piece; the platform segments longer
     # audio (asrbench.segment). None: no limit (the model runs its own long-form decoding).
     max_input_s: Annotated[float, Field(ge=1.0, allow_inf_nan=False)] | None = None

@@ -42,7 +42,10 @@ def _runtime_card(spec: str | Path) -> Path | None:
     from asrbench.runtimes import ensure_card_folder, is_ref
     from asrbench.settings import settings
 
-    return ensure_card_folder(str(spec), settings().models_dir) if is_ref(str(spec)) else None
+    if not is_ref(str(spec)):
+        return None
+    # the command will fetch the weights: a hub that does not answer is said before any card
+    return ensure_card_folder(str(spec), settings().models_dir, probe_hub=True)
 
 
 def resolve_dir(kind: str, spec: str | Path, config: Path | None = None) -> Path:

@@ -13,10 +13,15 @@ the decoding options the written card pins. `hf:` is the Hugging Face `transform
 RNN-T, TDT and Canary exports), `nemo:` NVIDIA NeMo's own `.nemo` files
 (models/_common/nemo_asr.py): `nemo:ORG/NAME[@REVISION]` fetches `NAME.nemo` from the hub,
 `nemo:PATH.nemo` takes a file on this host (`weights.dir`, its folder; `weights.files`, it).
+
+A folder of weights on this host (`ops/models add ./my_model`) is recognised by its files
+(`detect_folder`: a Hugging Face `save_pretrained` folder, a `.nemo` file, an onnx-asr or
+sherpa-onnx export) and gets a card whose `weights.dir` is that folder, its lock beside the card.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable
@@ -35,7 +40,9 @@ __all__ = [
     "ModelRef",
     "Runtime",
     "card_for",
+    "detect_folder",
     "ensure_card_folder",
+    "folder_ref",
     "is_ref",
     "parse_ref",
     "write_card_folder",
@@ -49,10 +56,15 @@ class ModelRef:
     scheme: str
     repo: str
     revision: str | None = None
-    path: Path | None = None  # a weights file on this host (`nemo:PATH.nemo`), not a hub name
+    path: Path | None = None  # a weights file or folder on this host, not a hub name
+    task: str | None = None  # the task a folder's own files decide (`--task` overrides it)
+    # runtime fields the weights' own files decide (a folder's `.nemo` or ONNX file names)
+    runtime: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def text(self) -> str:
+        if self.path is not None and self.path.is_dir():
+            return str(self.path)
         if self.path is not None:
             return f"{self.scheme}:{self.path}"
         return f"{self.scheme}:{self.repo}" + (f"@{self.revision}" if self.revision else "")
@@ -236,9 +248,91 @@ def parse_ref(text: str) -> ModelRef:
     if m is None or m["scheme"] not in SCHEMES:
         raise InputError(
             f"{text!r}: expected SCHEME:ORG/NAME[@REVISION] with SCHEME one of "
-            f"{', '.join(s + ':' for s in SCHEMES)} (e.g. hf:facebook/wav2vec2-base-960h@main)"
+            f"{', '.join(s + ':' for s in SCHEMES)} (e.g. hf:facebook/wav2vec2-base-960h@main), "
+            "or a folder of weights on this host (ops/models add ./FOLDER)"
         )
     return ModelRef(m["scheme"], m["repo"], m["revision"])
+
+
+# What `detect_folder` looks for, in words, for the error that names a folder it did not know.
+FOLDER_KINDS = (
+    "a Hugging Face folder (config.json with model.safetensors or pytorch_model.bin, and "
+    "preprocessor_config.json), one NeMo .nemo file, or an ONNX export (*.onnx with vocab.txt "
+    "for onnx-asr, or with tokens.txt for sherpa-onnx)"
+)
+
+
+def _hf_folder_task(folder: Path, name: str) -> str:
+    """`ctc` or `seq2seq` from config.json as transformers_asr.py decides it when the card
+    names no task (`architectures`, `is_encoder_decoder`), else from the folder's name."""
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise InputError(
+            f"{folder}/config.json: not JSON; is this a save_pretrained folder?"
+        ) from None
+    config = config if isinstance(config, dict) else {}
+    archs = " ".join(str(a) for a in config.get("architectures") or [])
+    if "ForCTC" in archs:
+        return "ctc"
+    if config.get("is_encoder_decoder") or "ConditionalGeneration" in archs:
+        return "seq2seq"
+    return _hf_task(f"{config.get('model_type', '')} {name}")
+
+
+def _onnx_folder_kind(folder: Path, files: set[str]) -> str:
+    """onnx-asr's model type: the one config.json names, else from the files' layout."""
+    try:
+        kind = json.loads((folder / "config.json").read_text(encoding="utf-8"))["model_type"]
+    except (OSError, ValueError, KeyError, TypeError):
+        kind = None
+    if kind in SCHEMES["onnx"].templates:
+        return str(kind)
+    if "decoder-model.onnx" in files:
+        return "nemo-conformer-aed"
+    if "decoder_joint-model.onnx" in files:
+        guess = _onnx_asr_task(folder.name)
+        return guess if guess.endswith(("tdt", "rnnt")) else "nemo-conformer-rnnt"
+    return "nemo-conformer-ctc"
+
+
+def detect_folder(folder: Path) -> tuple[str, str, dict[str, Any]]:
+    """(scheme, task, runtime fields) of a folder of weights, from its files: a `.nemo` file,
+    a Hugging Face folder, an onnx-asr or a sherpa-onnx export (InputError naming what was
+    looked for otherwise)."""
+    files = {p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
+    nemo = sorted(f for f in files if f.endswith(".nemo"))
+    onnx = sorted(f for f in files if f.endswith(".onnx"))
+    if len(nemo) > 1:
+        raise InputError(
+            f"{folder}: {len(nemo)} .nemo files ({', '.join(nemo)}); add one of them with "
+            f"`ops/models add nemo:{folder / nemo[0]}`"
+        )
+    if nemo:
+        return "nemo", "auto", {"file": nemo[0]}
+    weights = any(f.endswith(".safetensors") for f in files) or "pytorch_model.bin" in files
+    if {"config.json", "preprocessor_config.json"} <= files and weights:
+        return "hf", _hf_folder_task(folder, folder.name), {}
+    if onnx and "vocab.txt" in files:
+        return "onnx", _onnx_folder_kind(folder, files), {}
+    if len(onnx) == 1 and "tokens.txt" in files:  # sherpa-onnx's from_nemo_ctc arguments
+        return "sherpa", "nemo_ctc", {"files": {"model": onnx[0], "tokens": "tokens.txt"}}
+    raise InputError(f"{folder}: no model weights recognised; looked for {FOLDER_KINDS}")
+
+
+def folder_ref(path: Path) -> ModelRef:
+    """A folder of weights on this host (or a `.nemo` file) as a reference to write a card
+    for: its runtime and task from its files."""
+    path = Path(path).expanduser().resolve()
+    if path.is_file() and path.suffix == LOCAL_FILES["nemo"]:
+        return ModelRef("nemo", repo=path.stem, path=path)
+    if not path.is_dir():
+        raise InputError(
+            f"{path}: not a folder; give a folder of model weights ({FOLDER_KINDS}), or a hub "
+            "model as SCHEME:ORG/NAME[@REVISION]"
+        )
+    scheme, task, runtime = detect_folder(path)
+    return ModelRef(scheme, repo=path.name, path=path, task=task, runtime=runtime)
 
 
 def default_id(ref: ModelRef) -> str:
@@ -248,7 +342,13 @@ def default_id(ref: ModelRef) -> str:
 
 
 def _weights(ref: ModelRef, runtime: Runtime, task: str) -> dict[str, Any]:
-    """The card's `weights`: the hub files at the revision, or the one local file."""
+    """The card's `weights`: the hub files at the revision, the one local file, or every file
+    of a local folder (`dir` without `files`)."""
+    if ref.path is not None and ref.path.is_dir():
+        return {
+            "source": f"user-supplied, {ref.path}, pinned by weights.lock on the first build",
+            "dir": str(ref.path),
+        }
     if ref.path is not None:
         return {
             "source": f"user-supplied, {ref.path}, pinned by weights.lock on the first build",
@@ -291,8 +391,9 @@ def card_for(ref: ModelRef, task: str, model_id: str, template: dict[str, Any]) 
         card.pop(fact, None)  # unknown until the weights are fetched: fill in
     card["weights"] = _weights(ref, runtime, task)
     card["runtime"] = {**(template.get("runtime") or {}), runtime.task_field: task}
-    if ref.path is not None:
+    if ref.path is not None and ref.path.is_file():
         card["runtime"]["file"] = ref.path.name
+    card["runtime"].update(ref.runtime)
     card["decoding"] = runtime.decoding(ref.repo, task)
     return card
 
@@ -308,6 +409,12 @@ LOCAL_HEADER = """\
 # Fill in the facts marked "fill in" from the model's own card. The first build copies the
 # file of `weights.files` from `weights.dir` and pins its SHA-256 in weights.lock beside this
 # card; every later build checks it.
+"""
+FOLDER_HEADER = """\
+# Written by `ops/models add {ref}` from models/{template}/ (the {what} runtime template).
+# Fill in the facts marked "fill in" from the model's own card. The first build copies every
+# file of `weights.dir` and pins their SHA-256 in weights.lock beside this card; every later
+# build checks them.
 """
 
 
@@ -337,7 +444,7 @@ def write_card_folder(
     """Write `models_root/<ID>/` (model.yaml, requirements.txt) for `ref` from the template
     card in `templates` (default: `models_root`); refuses to overwrite a folder."""
     runtime = SCHEMES[ref.scheme]
-    task = runtime.task(ref.repo, task)
+    task = runtime.task(ref.repo, task or ref.task)
     model_id = card_id(ref, model_id)
     folder = Path(models_root) / model_id
     if folder.exists():
@@ -355,20 +462,28 @@ def write_card_folder(
             "you can write to"
         ) from None
     shutil.copy2(template_dir / "requirements.txt", folder / "requirements.txt")
-    text = (LOCAL_HEADER if ref.path is not None else HEADER).format(
+    header = HEADER if ref.path is None else FOLDER_HEADER if ref.path.is_dir() else LOCAL_HEADER
+    text = header.format(
         ref=ref.text, template=runtime.templates[task], what=runtime.what, task=task
     ) + yaml.safe_dump(card, sort_keys=False, allow_unicode=True, width=100)
     atomic_write_text(folder / "model.yaml", text)
     return folder
 
 
-def ensure_card_folder(text: str, models_root: Path, templates: Path | None = None) -> Path:
+def ensure_card_folder(
+    text: str, models_root: Path, templates: Path | None = None, probe_hub: bool = False
+) -> Path:
     """The card folder of `hf:ORG/NAME[@REV]` as a model spec (`ops/benchmark -m hf:...`): the
-    one `ops/models add` wrote for that repository and revision, else written now."""
+    one `ops/models add` wrote for that repository and revision, else written now (with
+    `probe_hub`, only once the hub answered, or the cache holds the repository)."""
     ref = parse_ref(text)
     folder = Path(models_root) / card_id(ref)
     card_path = folder / "model.yaml"
     if not card_path.is_file():
+        if probe_hub and ref.path is None:  # a hub that does not answer stops here, no folder
+            from asrbench.images.weightslock import require_hub
+
+            require_hub(text, ref.repo)
         return write_card_folder(ref, models_root, templates=templates)
     weights = (yaml.safe_load(card_path.read_text(encoding="utf-8")) or {}).get("weights") or {}
     if ref.path is not None:

@@ -56,7 +56,7 @@ class ScorerConfig:
 
     Data files default to the curated ones in `scoring/data` for the language; `None` means the
     default, `""` means none. `cache_dir` is the folder where NSW keeps its grammars and
-    results; the caller chooses it (NSW needs one, the other steps none). `engine="fst"` sends
+    results (None: `scoring.normalize.nsw.default_cache_dir()`). `engine="fst"` sends
     every utterance through the FST (used to show that the fast path gives identical results).
     `nonspeech` removes the markers listed in `nonspeech_markers` (`<beep>`, `[noise]`) from
     both sides; `optional` applies sclite's convention to the reference: a parenthesised word

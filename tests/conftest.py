@@ -32,18 +32,6 @@ def require(service: str, available: bool, why: str) -> None:
     pytest.skip(f"{service} unavailable: {why}")
 
 
-def cpu_flags() -> set[str]:
-    """The instruction-set flags of this machine's CPU (Linux /proc/cpuinfo; empty elsewhere)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.partition(":")[2].split())
-    return set()
-
-
 def require_cpu(what: str, available: bool, why: str) -> None:
     """Skip a test this CPU cannot run (a library built for instructions it lacks). Unlike a
     service, no setup can provide an instruction set, so `all` does not cover it: name `what`

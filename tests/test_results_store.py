@@ -168,7 +168,7 @@ class _Matrix(HTMLParser):
 
 def test_leaderboard_and_report_give_the_same_ranks_and_mean_ranks(tmp_path: Path) -> None:
     root = _tree(tmp_path / "results")
-    board = leaderboard.build(root)
+    board = leaderboard.build(root, reps=200)
     out = build_site(
         ReportOptions(results=root, out=tmp_path / "site", audio="none", ablation=False, reps=200)
     ).out
@@ -185,7 +185,10 @@ def test_leaderboard_and_report_give_the_same_ranks_and_mean_ranks(tmp_path: Pat
         assert report_ranks == lb_ranks, m
         mean = board["mean_rank"][m]
         assert page.mean[m] == ("" if mean is None else str(mean)), m
-    assert board["mean_rank"] == {"m1": 1.0, "m2": 3.0, "m3": 1.0}
+    # on d1 (the common dataset) m2's 20 % against 10 % over four utterances is no significant
+    # difference: all three share rank 1 (by TER alone m2 would be 3rd)
+    assert board["cells"]["m2"]["d1"]["rank"] == 3 and board["cells"]["m2"]["d1"]["group"] == "1-3"
+    assert board["mean_rank"] == {"m1": 1.0, "m2": 1.0, "m3": 1.0}
 
 
 def test_samples_of_one_selection_share_a_folder_name_across_models(tmp_path: Path) -> None:

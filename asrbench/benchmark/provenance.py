@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 
+from asrbench.host import cpu_model, isa_level
 from asrbench.results.records import Provenance
 from asrbench.settings import REPO_ROOT
 
@@ -80,11 +81,15 @@ def package_versions() -> dict[str, str]:
 
 
 def host_info() -> dict:
+    # cpu_model and isa_level: CTranslate2 and ONNX Runtime pick their kernels by the CPU's
+    # instruction sets, and decode some utterances differently with and without AVX-512.
     return {
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
+        "cpu_model": cpu_model(),
+        "isa_level": isa_level(),
         "docker": _docker_version(),
     }
 

@@ -115,7 +115,8 @@ class CellResult:
             )
         rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
         return (
-            f"{s.model} on {s.dataset}: {m.name} {rate} ({m.errors}/{m.n_ref} {m.tokens_name}, "
+            f"{s.model} on {s.dataset}: {m.name} {rate} ({m.errors} errors in {m.n_ref} "
+            f"{m.tokens_name}, "
             f"coverage {m.coverage}, {tail}"
         )
 

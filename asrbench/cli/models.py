@@ -1,5 +1,6 @@
 """`asrbench models` (ops/models): the model cards as a table, or measured results per model;
-`ops/models add hf:ORG/NAME[@REVISION]` writes a card for a model named by runtime scheme."""
+`ops/models add hf:ORG/NAME[@REVISION]` writes a card for a model named by runtime scheme,
+`ops/models add ./FOLDER` one for a folder of weights on this host (its kind from its files)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,9 @@ def models(
 def add(
     name: str = typer.Argument(
         ...,
-        help="SCHEME:ORG/NAME[@REVISION] (hf:, sherpa:, onnx:, nemo:), e.g. "
+        help="a folder of weights on this host (Hugging Face save_pretrained, a .nemo file, an "
+        "onnx-asr or sherpa-onnx export: the runtime is read from its files), or "
+        "SCHEME:ORG/NAME[@REVISION] (hf:, sherpa:, onnx:, nemo:), e.g. "
         "hf:facebook/wav2vec2-base-960h@main, or nemo:PATH.nemo for a local .nemo file",
     ),
     model_id: str = typer.Option(None, "--id", help="the card's ID (default: from the name)"),
@@ -75,19 +78,22 @@ def add(
         "--task",
         help="hf: ctc or seq2seq (default: seq2seq for Whisper-like names, else ctc); onnx: "
         "nemo-conformer-ctc, -rnnt, -tdt or -aed (default: guessed from the name); nemo: the "
-        "model class is read from the .nemo file (runtime.kind: auto)",
+        "model class is read from the .nemo file (runtime.kind: auto); a folder: read from its "
+        "files",
     ),
     root: Path = typer.Option(None, "--root", help="folder of model folders (default models/)"),
 ) -> None:
     """Write a card folder for a model named by runtime scheme and say how to build and run it."""
-    from asrbench.runtimes import parse_ref, write_card_folder
+    from asrbench.runtimes import folder_ref, is_ref, parse_ref, write_card_folder
     from asrbench.settings import settings
 
-    ref = parse_ref(name)
+    # A name with a colon is a scheme's unless a path of that name exists (parse_ref lists them)
+    local = not is_ref(name) and (":" not in name or Path(name).expanduser().exists())
+    ref = folder_ref(Path(name)) if local else parse_ref(name)
     home = settings().models_dir  # the runtime template cards live there
     folder = write_card_folder(ref, root or home, task, model_id, templates=home)
     arg = folder.name if root is None else str(folder)
-    if ref.path is not None:  # a local weights file: no network, the lock pins it
+    if ref.path is not None:  # a local weights file or folder: no network, the lock pins it
         typer.echo(
             f"wrote {folder}/model.yaml ({ref.text}); check its facts, then\n"
             f"  ops/build -m {arg}    # copies and checks the weights, writes weights.lock\n"

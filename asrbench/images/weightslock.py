@@ -32,7 +32,7 @@ from typing import Any
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_json
 from asrbench.identity import file_sha256
-from asrbench.settings import settings
+from asrbench.settings import REPO_ROOT, settings
 
 LOCK_NAME = "weights.lock"
 LOCK_FORMAT = "asrbench-weights-lock/1"
@@ -46,7 +46,13 @@ __all__ = [
     "folder_files",
     "pin",
     "pinned_snapshot",
+    "require_hub",
 ]
+# Offline, the files come from a folder on this host: one command writes that folder's card.
+OFFLINE_ROUTE = (
+    "put the model's files in a folder here and run `ops/models add ./FOLDER`: its card's "
+    "weights.dir builds with the default --build-mode wheelhouse, without any network"
+)
 
 
 class HubFetchError(InputError):
@@ -93,6 +99,7 @@ def pin(card_path: Path, folder: Path, names: list[str], source: dict[str, str])
     """name -> SHA-256 of the files in `folder`, checked against the lock beside the card
     (written on the first call). A file missing, changed or new is an InputError."""
     lock_path = card_path.parent / LOCK_NAME
+    _refuse_shipped_template(card_path, folder, source)
     for name in names:
         if not (folder / name).is_file():
             raise InputError(
@@ -111,6 +118,21 @@ def pin(card_path: Path, folder: Path, names: list[str], source: dict[str, str])
                 "lock to pin these"
             )
     return got
+
+
+def _refuse_shipped_template(card_path: Path, folder: Path, source: dict[str, str]) -> None:
+    """A template shipped in the checkout's models/ that takes its weights from a variable
+    (`weights.dir: $ASRBENCH_..._WEIGHTS`) gets no lock: one written there would pin the first
+    folder the variable named and refuse every other model. Those weights get a card of their
+    own, with the lock beside it."""
+    shipped = (REPO_ROOT / "models").resolve()
+    if "$" not in source.get("dir", "") or card_path.parent.resolve().parent != shipped:
+        return
+    raise InputError(
+        f"{card_path.parent} is a shipped template ({source['dir']}): no lock is written into "
+        f"it; give these weights a card of their own with `ops/models add {folder}` and build "
+        "or run that card"
+    )
 
 
 def fetch_hub(card_path: Path, hub: Any, mode: str) -> tuple[Path, dict[str, str]]:
@@ -145,8 +167,7 @@ def fetch_hub(card_path: Path, hub: Any, mode: str) -> tuple[Path, dict[str, str
                     f"{card_path}: weights.hub: the hub {endpoint or HUB} cannot be reached "
                     f"({unreachable}) and {name} of {hub.repo}@{hub.revision} is not in the "
                     f"cache ({cache}); fetch once where the hub is reachable (HF_ENDPOINT names "
-                    "a mirror), or give the files as weights.dir, which the default "
-                    "--build-mode wheelhouse builds without any network"
+                    f"a mirror), or {OFFLINE_ROUTE}"
                 ) from None
             first = str(exc).splitlines()[0] if str(exc) else ""
             raise HubFetchError(
@@ -160,6 +181,24 @@ def fetch_hub(card_path: Path, hub: Any, mode: str) -> tuple[Path, dict[str, str
         folder = folder.parent
     source = {"hub": hub.repo, "revision": hub.revision, "commit": folder.name}
     return folder, source
+
+
+def require_hub(what: str, repo: str) -> None:
+    """Before a card is written for hub weights (`-m hf:ORG/NAME`): one probe of the hub, so
+    that a hub that does not answer, with no copy of `repo` in the cache, is one line at once
+    naming the offline route (HubFetchError), and no card folder is left for a model that
+    cannot be fetched."""
+    snapshots = _hub_cache() / f"models--{repo.replace('/', '--')}" / "snapshots"
+    if snapshots.is_dir() and any(snapshots.iterdir()):
+        return  # fetched before: a build may pin it from the cache
+    endpoint = os.environ.get("HF_ENDPOINT") or HUB
+    why = _unreachable(endpoint)
+    if why is not None:
+        raise HubFetchError(
+            f"{what}: the hub {endpoint} cannot be reached ({why}) and {repo} is not in the "
+            f"cache; no card was written. Offline, {OFFLINE_ROUTE}; online, HF_ENDPOINT names "
+            "a mirror"
+        )
 
 
 def _unreachable(url: str) -> str | None:

@@ -47,7 +47,7 @@ from asrbench.resolve import resolve_dataset
 from asrbench.settings import settings
 
 # Attacks with a batch hook (pgd) run this many not-yet-cached utterances at once; the cache keys
-# and the bytes do not depend on it (docs/ROBUSTNESS.md, "Cost"; docs/BENCHMARKS.md).
+# and the bytes do not depend on it (docs/ROBUSTNESS.md, "Cost"; docs/MEASUREMENTS.md).
 ATTACK_BATCH_ENV = "ASRBENCH_ATTACK_BATCH"  # read by asrbench.settings
 
 

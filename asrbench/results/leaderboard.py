@@ -1,11 +1,13 @@
 """The model x dataset TER matrix with per-dataset ranks, built from stored results only.
 
 Like Table VI of the SpeechColab Leaderboard paper: one row per model, one column per dataset,
-each cell `TER (rank)`; a missing cell is blank. Which cell is shown is `store.scan`'s rule,
-which cells are ranked and the mean rank are `ranking.py`'s: the HTML report uses the same two,
-so both give the same ranks. Other results stored beside the shown one are counted in `others`
-so the reader knows they exist. Unreadable summaries are listed in `problems` (file and
-reason) and the rest of the table is still built.
+each cell `TER [95 % CI] (rank)`; a missing cell is blank. Which cell is shown is `store.scan`'s
+rule, which cells are ranked, the significance ranges and the mean rank are `ranking.py`'s: the
+HTML report uses the same, so both give the same ranks. The Markdown puts the tables first
+(accuracy, long-form sessions, latency, non-speech: one table each), rows by mean rank, and
+the notes after them. Other results stored beside the shown one are counted in `others` so the
+reader knows they exist. Unreadable summaries are listed in `problems` (file and reason) and
+the rest of the table is still built.
 
 Beside the TER, the latency of each model's stored streaming cell on the dataset
 (`results/streaming/`, written by ops/stream): end of speech to final and first partial, the
@@ -24,13 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from asrbench.fsio import atomic_write_json, atomic_write_text
-from asrbench.results.ranking import mean_ranks, rank_dataset
+from asrbench.results.ranking import DEFAULT_LEVEL, DEFAULT_REPS, mean_ranks, rank_dataset
 from asrbench.results.records import RecordError, StreamRecord
 from asrbench.results.store import STREAM_TOP, StoredCell, read_analyses, read_cell, scan
 from asrbench.table import markdown
 
-# v3 adds `latency` and `latency_rule` (the streaming cells' latencies beside the TER)
-FORMAT = "asrbench-leaderboard-v3"
+# v3 adds `latency` and `latency_rule` (the streaming cells' latencies beside the TER); v4 the
+# significance ranges (`group`, `shared_rank` per cell, `significance`), and `mean_rank` is the
+# mean shared rank (ranking.py): models the paired bootstrap cannot tell apart tie
+FORMAT = "asrbench-leaderboard-v4"
 DEFAULT_CHUNK_MS = 100  # ops/stream's default --chunk-ms
 LATENCY_KEYS = ("eos_final_s", "first_partial_s")  # stream.json `pooled` keys, as stored
 LATENCY_RULE = (
@@ -63,6 +67,8 @@ def _cell_dict(c: StoredCell) -> dict[str, Any]:
         "path": str(c.folder),
         "kind": c.kind,
         "rank": None,
+        "group": None,
+        "shared_rank": None,
         "others": c.others,
         "not_ranked": None,
         "language": c.summary.scorer.get("lang"),
@@ -233,8 +239,10 @@ def _latency_dict(s: StreamCell, others: int) -> dict[str, Any]:
     }
 
 
-def build(results_root: Path) -> dict:
-    """The leaderboard as plain data: models, datasets, TER and rank per cell, mean rank."""
+def build(results_root: Path, reps: int = DEFAULT_REPS, level: float = DEFAULT_LEVEL) -> dict:
+    """The leaderboard as plain data: models, datasets, TER and rank per cell, mean rank.
+    `reps` > 0: pairwise paired-bootstrap tests per dataset (ranking.py), whose ranges and
+    shared ranks the cells and the mean rank carry; 0: ranks by TER alone."""
     scanned = scan(results_root)
     table, problems = _scored(scanned.cells.values()), scanned.problems
     models = sorted(table)
@@ -243,11 +251,14 @@ def build(results_root: Path) -> dict:
     rankings = {}
     for d in datasets:
         shown = [table[m][d] for m in models if d in table[m]]
-        rankings[d] = r = rank_dataset(shown)
+        rankings[d] = r = rank_dataset(shown, level, reps)
+        shared = r.shared
         for c in shown:
             cells[c.model][d] = {
                 **_cell_dict(c),
                 "rank": r.rank.get(c.model),
+                "group": r.group.get(c.model),
+                "shared_rank": shared.get(c.model),
                 "not_ranked": r.not_ranked.get(c.model),
             }
     means = mean_ranks(rankings)
@@ -261,6 +272,7 @@ def build(results_root: Path) -> dict:
         "mean_rank": {m: means.value.get(m) for m in models},
         "mean_rank_datasets": means.datasets,
         "n_ranked": {m: means.n_ranked.get(m, 0) for m in models},
+        "significance": {"reps": reps, "level": level},
         "hallucination": hallucination(scanned.cells.values()),
         "latency": lat,
         "latency_rule": LATENCY_RULE,
@@ -268,14 +280,21 @@ def build(results_root: Path) -> dict:
     }
 
 
+def _ci_text(ci: Any) -> str:
+    """` [8.1, 11.9]`: a stored TER interval in %, blank without one."""
+    if not isinstance(ci, dict) or ci.get("low") is None or ci.get("high") is None:
+        return ""
+    return f" [{100 * ci['low']:.1f}, {100 * ci['high']:.1f}]"
+
+
 def _cell_text(c: dict | None) -> str:
     if not c or c["ter"] is None:
         return ""
-    text = f"{100 * c['ter']:.2f}"
+    text = f"{100 * c['ter']:.2f}" + _ci_text(c.get("ci"))
     if c["sample"]:
         text += f"* (sample {c['n_utts']}/{c['n_dataset_utts']})"
     if c["rank"] is not None:
-        text += f" ({c['rank']})"
+        text += f" ({c.get('group') or c['rank']})"
     elif not c["sample"]:
         text += " (not ranked)"
     if c.get("others"):
@@ -357,41 +376,95 @@ LATENCY_NOTE = (
 )
 
 
-def to_markdown(board: dict) -> str:
-    lat_heads = [f"{_md(d)} {h}" for d in latency_datasets(board) for h in LATENCY_HEADS.values()]
-    head = ["model", *(_md(d) for d in board["datasets"]), *lat_heads, "mean rank"]
+def _is_longform(board: dict, d: str) -> bool:
+    return any(row.get(d, {}).get("longform") for row in board["cells"].values())
+
+
+def _rank_order(board: dict) -> list[str]:
+    """The models best mean rank first (none last), then by name."""
+    means = board["mean_rank"]
+    return sorted(board["models"], key=lambda m: (means[m] is None, means[m] or 0, m))
+
+
+def _mean_text(board: dict, m: str) -> str:
+    """`1.5`, `1 (tie)` where another model has the same mean rank, blank without one."""
+    value = board["mean_rank"][m]
+    if value is None:
+        return ""
+    tie = sum(v == value for v in board["mean_rank"].values()) > 1
+    return f"{value:g}" + (" (tie)" if tie else "")
+
+
+def _ter_table(board: dict, datasets: list[str], title: str, mean: bool) -> str:
+    head = ["model", *(_md(d) for d in datasets)] + (["mean rank"] if mean else [])
     rows = []
-    for m in board["models"]:
-        row = {
-            "model": _md(m),
-            "mean rank": "" if board["mean_rank"][m] is None else f"{board['mean_rank'][m]:g}",
-        }
-        row.update({_md(d): _cell_text(board["cells"][m].get(d)) for d in board["datasets"]})
-        row.update(_latency_columns(board, m))
+    for m in _rank_order(board):
+        row = {"model": _md(m), "mean rank": _mean_text(board, m)}
+        row.update({_md(d): _cell_text(board["cells"][m].get(d)) for d in datasets})
         rows.append(row)
+    return f"### {title}\n\n" + markdown(rows, head, fmt=str)
+
+
+def _latency_table(board: dict) -> str:
+    heads = [f"{_md(d)} {h}" for d in latency_datasets(board) for h in LATENCY_HEADS.values()]
+    rows = [{"model": _md(m), **_latency_columns(board, m)} for m in _rank_order(board)]
+    return "### Streaming latency: seconds, mean [95 % CI]\n\n" + markdown(
+        rows, ["model", *heads], fmt=str
+    )
+
+
+def _notes(board: dict, lat: bool) -> list[str]:
     common = board.get("mean_rank_datasets") or []
-    notes = (
-        "TER in % (word error rate, or character error rate for character-unit datasets); "
-        "rank per dataset in parentheses, 1 = best, among the results scored on the same "
-        'dataset content and utterances (docs/RESULTS.md, "Ranking"). `*` marks a '
-        "sample (--max-utts): ranked only beside samples of the same selection where no "
-        "full result exists; `+N` counts other results stored beside the shown one "
-        "(another dataset content, scorer options or sample). "
-        + (
-            f"Mean rank over {', '.join(_md(d) for d in common)}: the datasets every ranked "
-            "model is ranked on."
+    sig = board.get("significance") or {}
+    reps, level = sig.get("reps") or 0, sig.get("level") or DEFAULT_LEVEL
+    tested = (
+        f"`(1-2)`: the rank range the paired bootstrap allows ({reps} replicates over "
+        f"utterances, {100 * level:g} %): models it cannot tell apart share it"
+        if reps
+        else "no significance tests (--reps 0): ranks by TER alone"
+    )
+    notes = [
+        "TER in % (word error rate, or character error rate for character-unit datasets) "
+        "with its 95 % bootstrap CI over utterances in brackets.",
+        "`(N)`: rank on the dataset, 1 = best, among the results scored on the same dataset "
+        f'content and utterances (docs/RESULTS.md, "Ranking"); {tested}.',
+        (
+            f"Mean rank over {', '.join(_md(d) for d in common)} (the datasets every ranked "
+            "model is ranked on): a model gives up a rank only to a model significantly "
+            "better, so two models the tests cannot tell apart tie."
             if common
             else "No dataset is ranked for every model, so no mean rank is given."
-        )
-    )
-    notes += " " + _languages(board)
-    if any(c.get("longform") for row in board["cells"].values() for c in row.values()):
-        notes += " " + LONGFORM_NOTE
-    if lat_heads:
-        notes += " " + LATENCY_NOTE
-    text = notes + "\n\n" + markdown(rows, head, fmt=str)
+        ),
+        "`*`: a sample (--max-utts), ranked only beside samples of the same selection where "
+        "no full result exists; `+N`: other results stored beside the shown one (another "
+        "dataset content, scorer options or sample).",
+        _languages(board),
+    ]
+    if any(_is_longform(board, d) for d in board["datasets"]):
+        notes.append(LONGFORM_NOTE)
+    if lat:
+        notes.append(LATENCY_NOTE)
+    return notes
+
+
+def to_markdown(board: dict) -> str:
+    """Tables first (accuracy, long-form, latency, non-speech), then the notes, then what
+    could not be read."""
+    short = [d for d in board["datasets"] if not _is_longform(board, d)]
+    long = [d for d in board["datasets"] if _is_longform(board, d)]
+    tables = []
+    if short:
+        tables.append(_ter_table(board, short, "Accuracy: TER % [95 % CI] (rank)", True))
+    if long:
+        title = "Long-form: session TER % [95 % CI] (rank)"
+        tables.append(_ter_table(board, long, title, not short))
+    lat = bool(latency_datasets(board))
+    if lat:
+        tables.append(_latency_table(board))
     if board.get("hallucination"):
-        text += "\n" + hallucination_markdown(board)
+        tables.append(hallucination_markdown(board))
+    text = "\n".join(tables)
+    text += "\nNotes:\n" + "".join(f"- {n}\n" for n in _notes(board, lat))
     if board.get("problems"):
         text += "\nNot shown (unreadable):\n" + "".join(f"- {_md(p)}\n" for p in board["problems"])
     return text
@@ -444,8 +517,8 @@ def hallucination_markdown(board: dict) -> str:
     rows = hallucination_rows(board)
     head = list(rows[0]) if rows else []
     return (
-        "Hallucination on non-speech (reference-free datasets such as nonspeech_clips; "
-        "docs/LONGFORM.md): words per minute of non-speech and the share of clips with any "
+        "### Hallucination on non-speech\n\nReference-free datasets such as nonspeech_clips "
+        "(docs/LONGFORM.md): words per minute of non-speech and the share of clips with any "
         "output, 95 % bootstrap intervals over clips; beside them the model's long-form "
         "session TERs.\n\n" + markdown(rows, head, fmt=str)
     )
@@ -461,6 +534,8 @@ def to_csv(board: dict) -> str:
             *(f"{d} rank" for d in board["datasets"]),
             "mean rank",
             *(f"{d} {k}" for d in latency_datasets(board) for k in LATENCY_KEYS),
+            *(f"{d} TER% {end}" for d in board["datasets"] for end in ("low", "high")),
+            *(f"{d} rank range" for d in board["datasets"]),
         ]
     )
     for m in board["models"]:
@@ -477,9 +552,16 @@ def to_csv(board: dict) -> str:
                 *("" if not c or c["rank"] is None else c["rank"] for c in cells),
                 board["mean_rank"][m] if board["mean_rank"][m] is not None else "",
                 *_latency_csv(board, m),
+                *(_ci_end(c, end) for c in cells for end in ("low", "high")),
+                *("" if not c else c.get("group") or "" for c in cells),
             ]
         )
     return buf.getvalue()
+
+
+def _ci_end(c: dict | None, end: str) -> str:
+    ci = (c or {}).get("ci") or {}
+    return "" if ci.get(end) is None else f"{100 * ci[end]:.2f}"
 
 
 def _latency_csv(board: dict, m: str) -> list[str]:

@@ -17,9 +17,15 @@ p-value is below 1 - level. As in the WMT campaigns, model i's rank range is
 `1 + (#significantly better) .. N - (#significantly worse)`, shown as "1" when both ends agree.
 The tests are pairwise and uncorrected for multiplicity (as in WMT); the p-values are shown.
 
-**Mean rank.** Only over the datasets on which every model that has any rank is ranked (the
-common datasets), so a model ranked on one easy dataset never sits above one ranked on two;
-the datasets used are returned with it. With no common dataset there is no mean rank.
+**Shared rank** (`Ranking.shared`): 1 + the number of ranked models with a lower TER that this
+model is not shown to equal: where both were tested, only those the paired bootstrap finds
+significantly better (the lower end of the range above); otherwise every lower TER counts.
+Without tests it is the rank. Two models the tests cannot tell apart share the better rank.
+
+**Mean rank.** The mean of the shared ranks, only over the datasets on which every model that
+has any rank is ranked (the common datasets), so a model ranked on one easy dataset never sits
+above one ranked on two; the datasets used are returned with it. With no common dataset there
+is no mean rank. A mean rank of 1.0 against 2.0 thus says the tests separated the two.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from asrbench.results.store import StoredCell
 from scoring.stats import paired_bootstrap
 
 MEAN_RANK_DIGITS = 2
+DEFAULT_REPS = 1000  # paired-bootstrap replicates of ops/leaderboard and ops/report
+DEFAULT_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,21 @@ class Ranking:
     untested: dict[str, str] | None = None  # ranked model -> why it has no significance range
 
     @property
+    def shared(self) -> dict[str, int]:
+        """The shared rank of each ranked model (the module doc): a lower TER the paired
+        bootstrap does not find significant is no rank lost."""
+        return {
+            m: 1
+            + sum(
+                1
+                for x in self.order
+                if self.rank[x] < self.rank[m]
+                and not (x in self.pairs.get(m, {}) and not self.pairs[m][x]["significant"])
+            )
+            for m in self.order
+        }
+
+    @property
     def tested(self) -> list[str]:
         """Ranked models with pairwise tests (per-utterance results usable), best first."""
         return [m for m in self.order if m not in (self.untested or {})]
@@ -57,7 +80,7 @@ class Ranking:
 
 @dataclass(frozen=True)
 class MeanRanks:
-    """Mean rank per model over the datasets every ranked model has."""
+    """Mean shared rank per model over the datasets every ranked model has."""
 
     value: dict[str, float | None]
     datasets: list[str]  # the common datasets the means are taken over
@@ -173,17 +196,18 @@ def rank_dataset(
 
 
 def mean_ranks(rankings: dict[str, Ranking]) -> MeanRanks:
-    """Mean rank over the datasets every ranked model is ranked on (see the module doc)."""
+    """Mean shared rank over the datasets every ranked model is ranked on (the module doc)."""
     n_ranked: dict[str, int] = {}
     for r in rankings.values():
         for m in r.rank:
             n_ranked[m] = n_ranked.get(m, 0) + 1
     models = sorted(n_ranked)
     common = sorted(d for d, r in rankings.items() if r.rank and all(m in r.rank for m in models))
+    shared = {d: rankings[d].shared for d in common}
     value: dict[str, float | None] = {}
     for m in models:
         value[m] = (
-            round(sum(rankings[d].rank[m] for d in common) / len(common), MEAN_RANK_DIGITS)
+            round(sum(shared[d][m] for d in common) / len(common), MEAN_RANK_DIGITS)
             if common
             else None
         )

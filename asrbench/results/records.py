@@ -119,7 +119,8 @@ class Provenance:
 
     command: list[str]
     git: dict[str, Any]  # commit, dirty, dirty_files
-    host: dict[str, Any]  # hostname, platform, machine, cpus, docker
+    # hostname, platform, machine, cpus, cpu_model, isa_level (asrbench.host), docker
+    host: dict[str, Any]
     packages: dict[str, str]  # python and the platform's packages, by version
     started: str  # UTC, ISO 8601
     ended: str

@@ -14,6 +14,7 @@ from pathlib import Path
 import requests
 
 from asrbench.dataset import Dataset, Utterance
+from asrbench.host import check_cpu
 from asrbench.images import BuildOptions, build_model_image, client
 from asrbench.modelcard import Model
 from asrbench.runners.base import (
@@ -55,6 +56,8 @@ class DockerRunner(Runner):
         """(tag, image ID), built once per model source for this runner."""
         key = (model.root, model.source_hash(), model.variant)
         if key not in self._images:
+            # before the build: the container runs on this CPU and would die of SIGILL
+            check_cpu(model)
             self._images[key] = build_model_image(model, self.build)
         return self._images[key]
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from asrbench.dataset import Dataset, Utterance
 from asrbench.fsio import atomic_write_text
+from asrbench.host import check_cpu
 from asrbench.identity import digest, short
 from asrbench.modelcard import Model, has_requirements
 from asrbench.runners.base import (
@@ -98,6 +99,7 @@ class LocalRunner(Runner):
         return dest
 
     def prepare(self, model: Model) -> str:
+        check_cpu(model)  # before the virtualenv: a runtime this CPU cannot run dies with SIGILL
         self._verify_user_weights(model)
         self._assemble(model)
         venv = self.venv_dir(model)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from asrbench.errors import InputError
+from asrbench.host import check_cpu
 from asrbench.modelcard import Model
 from asrbench.runners.base import RunnerError, RunOptions
 
@@ -90,6 +91,7 @@ def start(model: Model, runner: str, log: IO[bytes], options: RunOptions | None 
     """Start the model's streaming program (building its image or virtualenv if need be)."""
     options = options or RunOptions()
     program = streaming_program(model)
+    check_cpu(model)  # before any image or virtualenv is made (both runners run on this CPU)
     if runner == "docker":
         from asrbench.images import build_model_image
 

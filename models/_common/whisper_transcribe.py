@@ -22,7 +22,7 @@ others from this batch without decoding again. The batch's time is recorded on i
 utterance (timing.tsv), the others show ~0 s: the total is right, per-utterance latency is not.
 An utterance longer than Whisper's 30-s window is decoded alone, cut by the pipeline's own VAD
 into clips that are batched. The pipeline decodes differently from the sequential path (one
-temperature, no fallback, no no-speech skipping: docs/BENCHMARKS.md, "Whisper batching").
+temperature, no fallback, no no-speech skipping: docs/MEASUREMENTS.md, "Whisper batching").
 """
 
 from __future__ import annotations

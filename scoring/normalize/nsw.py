@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 import sqlite3
+import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
-from scoring.errors import ScoringError
 from scoring.normalize.alternation import ALT_MARKS
 
 # The symbols nemo says aloud (`*` asterisk, `#` hash, `@` at, `&` and, `©` copyright, ...).
@@ -80,19 +82,50 @@ def nsw_backend(lang: str) -> str | None:
 
 def nsw_step(lang: str, cache_dir: str | Path | None) -> Nsw | Num2Words | None:
     """The NSW step for a language tag (None where neither backend has the language); nemo's
-    grammars and results live under `cache_dir`, which it must be given."""
+    grammars and results live under `cache_dir`, else under `default_cache_dir()`."""
     backend = nsw_backend(lang)
     primary = lang.replace("_", "-").split("-")[0].lower()
     if backend == "num2words":
         return Num2Words(primary)
     if backend is None:
         return None
-    if not cache_dir:
-        raise ScoringError(
-            "NSW needs a cache folder for its grammars and results: pass "
-            "ScorerConfig(cache_dir=...) or switch the step off with nsw=False"
-        )
-    return Nsw(Path(cache_dir), primary)
+    return Nsw(Path(cache_dir) if cache_dir else default_cache_dir(), primary)
+
+
+def default_cache_dir(root: Path | None = None, env: dict[str, str] | None = None) -> Path:
+    """Where NSW keeps its grammars and results when the caller names no folder.
+
+    In a checkout of the platform (`root`, the folder above `scoring/`, holds
+    `asrbench/settings.py`) and writable: `<root>/.cache`, the platform's default cache
+    (`ASRBENCH_CACHE` unset), so `scoring.wer(...)` reuses the grammars `ops/benchmark` built
+    (the first English build takes 1-2 minutes). Elsewhere `$XDG_CACHE_HOME/asrbench`, by
+    default `~/.cache/asrbench`. The library imports nothing from the platform, so it looks
+    for the checkout's files rather than asking `asrbench.settings`.
+    """
+    root = Path(__file__).resolve().parents[2] if root is None else root
+    if (root / "asrbench" / "settings.py").is_file() and os.access(root, os.W_OK):
+        return root / ".cache"
+    variables: Mapping[str, str] = os.environ if env is None else env
+    base = variables.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "asrbench"
+
+
+# nemo names each language's tagger grammar (the part that takes minutes to build) with
+# `<tag>_tn` in the file name; Japanese's is written under zh's tag. Its verbalizer and
+# post-processing files are small, and some languages write them under another's tag (hi: en).
+_TAGGER_TAG = {"ja": "zh"}
+_NOT_TAGGER = ("_verbalizer.far", "_post_processing.far")
+
+
+def grammars_cached(far_dir: Path, lang: str) -> bool:
+    """Whether nemo's tagger grammar for `lang` is already compiled in `far_dir`: then the
+    Normalizer loads in about a second; otherwise it builds for 2-160 s (docs/SCORING.md)."""
+    tag = f"{_TAGGER_TAG.get(lang, lang)}_tn"
+    try:
+        names = [p.name for p in Path(far_dir).iterdir()]
+    except OSError:  # no folder yet: nothing built
+        return False
+    return any(n.endswith(".far") and tag in n and not n.endswith(_NOT_TAGGER) for n in names)
 
 
 class _WarningsOnly(logging.Filter):
@@ -182,6 +215,15 @@ class Nsw:
                 from nemo_text_processing.text_normalization.normalize import Normalizer
 
                 far = self.cache_dir / "nemo_tn"
+                if not grammars_cached(far, self.lang):
+                    # minutes with nothing on screen otherwise; a plain line, as the library
+                    # configures no logging of its own
+                    print(
+                        f"building the NSW grammars for {self.lang} (first use, up to about 3 "
+                        f"min; cached in {far})",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 far.mkdir(parents=True, exist_ok=True)
                 self._normalizer = Normalizer(
                     input_case=self.input_case, lang=self.lang, cache_dir=str(far)

@@ -169,7 +169,9 @@ def test_leaderboard_ranks_per_dataset(tmp_path: Path) -> None:
     assert board["n_ranked"] == {"m1": 2, "m2": 2, "m3": 1}
     paths = leaderboard.write(board, tmp_path)
     md = paths["md"].read_text()
-    assert "| m1 | 10.00 (1) | 30.00 (2) | 1 |" in md and "Mean rank over d1:" in md
+    # no per-utterance results here: no significance test, ranks by TER; m1 and m3 tie
+    assert "| m1 | 10.00 (1) | 30.00 (2) | 1 (tie) |" in md and "Mean rank over d1 (" in md
+    assert "| m2 | 20.00 (3) | 5.00 (1) | 3 |" in md and "--reps 0" not in md
     assert paths["csv"].read_text().splitlines()[2].startswith("m2,20.00,5.00,3,1")
     # A sample shows only where no full result exists, marked and unranked; results stored
     # beside a reported one are counted; an unreadable summary is named, the rest still built.

@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 from models_support import require
 
+from asrbench.host import CpuError, cpu_flags
 from asrbench.images import engine_available
 from asrbench.resolve import resolve_model
 from asrbench.runners import read_tsv_pairs
 from asrbench.runners.base import RunnerError
 from asrbench.settings import REPO_ROOT
-from tests.conftest import cpu_flags, require_cpu
+from tests.conftest import require_cpu
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 GOLDEN = REPO_ROOT / "tests" / "golden" / "before_consolidation"
@@ -123,6 +124,9 @@ def test_local_family_ter_on_mini_en_in_docker(model_id, docker_runner, mini, tm
     utts = [by_length[i] for i in (0, 8, 16, 24)]
     try:
         result = docker_runner.run(resolve_model(model_id), mini, tmp_path, utts)
+    except CpuError as exc:  # the card names CPU instructions this machine lacks
+        require_cpu(model_id, False, str(exc))
+        raise
     except RunnerError as exc:  # libmoonshine needs CPU instructions some machines lack
         require_cpu(model_id, "killed by signal 4" not in str(exc), str(exc))
         raise
@@ -280,6 +284,9 @@ def test_8khz_audio_is_resampled_by_the_program(model_id, docker_runner, tmp_pat
     utts = [next(u for u in fsdd.utterances if u.text == d) for d in ("three", "five", "seven")]
     try:
         result = docker_runner.run(resolve_model(model_id), fsdd, tmp_path, utts)
+    except CpuError as exc:  # the card names CPU instructions this machine lacks
+        require_cpu(model_id, False, str(exc))
+        raise
     except RunnerError as exc:  # libmoonshine needs CPU instructions some machines lack
         require_cpu(model_id, "killed by signal 4" not in str(exc), str(exc))
         raise

@@ -325,9 +325,10 @@ def test_metrics_from_dict_recomputes_rates() -> None:
     assert Metrics.from_dict(d).ter == 0.2
 
 
-def test_nsw_needs_a_cache_folder() -> None:
-    with pytest.raises(ScoringError, match="cache_dir"):
-        Scorer(ScorerConfig())
+def test_nsw_defaults_to_a_cache_folder_and_can_be_switched_off() -> None:
+    from scoring.normalize.nsw import default_cache_dir
+
+    assert Scorer(ScorerConfig()).nsw.cache_dir == default_cache_dir()
     assert Scorer(ScorerConfig(nsw=False)).nsw is None
 
 

@@ -17,7 +17,7 @@ from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.results.records import read_stream
 from asrbench.results.summary import read_summary
 from asrbench.streaming.run import StreamSpec, stream_cell
-from tests.streaming.fake_program import HEAD
+from tests.streaming.fake_program import HEAD, stand_in
 
 DIES_AFTER = 2  # partials of the second utterance before the program exits
 
@@ -38,30 +38,11 @@ PROGRAM = HEAD + textwrap.dedent(f"""\
     """)
 
 
-def _model(root: Path) -> Path:
-    folder = root / "dies_midway"
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(
-        textwrap.dedent("""\
-        id: dies_midway
-        name: Stand-in that dies mid-utterance
-        family: test
-        architecture: none
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: stream.py
-        streaming: stream.py
-        """)
-    )
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "stream.py").write_text(PROGRAM)
-    return folder
-
-
 def test_partials_of_an_utterance_the_program_died_on_are_kept(tmp_path: Path) -> None:
     spec = StreamSpec("local", 100, 20.0, 3, 0, tmp_path / "results", 50)
-    res = stream_cell(resolve_model(_model(tmp_path)), resolve_dataset("mini_en"), spec)
+    res = stream_cell(
+        resolve_model(stand_in(tmp_path, "dies_midway", PROGRAM)), resolve_dataset("mini_en"), spec
+    )
     lines = [json.loads(x) for x in (res.folder / "events.jsonl").read_text().splitlines()]
     first, died, rest = lines
     assert first["failed"] is None and first["events"][-1]["type"] == "final"

@@ -10,7 +10,6 @@ and run through the real CLI with the local runner, as a user types `ops/stream`
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from asrbench.resolve import resolve_model
 from asrbench.runners import RunOptions
 from asrbench.streaming import program
 from asrbench.streaming.capacity import MAX_STREAMS
-from tests.streaming.fake_program import HEAD
+from tests.streaming.fake_program import HEAD, stand_in
 
 # Answers utterance 1 fully; on utterance 2 does what BREAK says; answers the rest if alive.
 LOOP = """\
@@ -51,29 +50,6 @@ sys.exit(3)
 """
 
 
-def _model(root: Path, name: str, program: str, secrets: str = "") -> Path:
-    folder = root / name
-    folder.mkdir(parents=True)
-    extra = f"network: true\nsecrets: [{secrets}]\n" if secrets else ""
-    (folder / "model.yaml").write_text(
-        textwrap.dedent(f"""\
-        id: {name}
-        name: Stand-in streaming program
-        family: test
-        architecture: none
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: stream.py
-        streaming: stream.py
-        """)
-        + extra
-    )
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "stream.py").write_text(program)
-    return folder
-
-
 def _stream(cli, folder: Path, tmp_path: Path, *extra: str) -> tuple[int, str, str]:
     return cli(
         "stream", "-m", folder, "-d", "mini_en", "--runner", "local", "--speed", "20",
@@ -83,7 +59,7 @@ def _stream(cli, folder: Path, tmp_path: Path, *extra: str) -> tuple[int, str, s
 
 @pytest.mark.parametrize("how", ["dies", "no_final", "garbage"])
 def test_failed_utterances_make_ops_stream_exit_1(cli, tmp_path: Path, how: str) -> None:
-    folder = _model(tmp_path, f"breaks_{how}", HEAD + LOOP.format(how=how))
+    folder = stand_in(tmp_path, f"breaks_{how}", HEAD + LOOP.format(how=how))
     code, out, err = _stream(cli, folder, tmp_path)
     assert code == 1, (out, err)
     assert "2 failed" in out  # the figures are printed and the cell stored all the same
@@ -94,7 +70,7 @@ def test_failed_utterances_make_ops_stream_exit_1(cli, tmp_path: Path, how: str)
 
 
 def test_failures_within_the_budget_exit_0_and_above_it_exit_1(cli, tmp_path: Path) -> None:
-    folder = _model(tmp_path, "breaks_dies", HEAD + LOOP.format(how="dies"))
+    folder = stand_in(tmp_path, "breaks_dies", HEAD + LOOP.format(how="dies"))
     assert _stream(cli, folder, tmp_path, "--max-failed", "2")[0] == 0
     assert _stream(cli, folder, tmp_path, "--max-failed", "70%")[0] == 0
     assert _stream(cli, folder, tmp_path, "--max-failed", "50%")[0] == 1
@@ -102,7 +78,7 @@ def test_failures_within_the_budget_exit_0_and_above_it_exit_1(cli, tmp_path: Pa
 
 def test_a_bad_failure_budget_is_refused_before_anything_runs(cli, tmp_path: Path) -> None:
     mark = tmp_path / "started"
-    folder = _model(tmp_path, "starts", STARTS.format(mark=str(mark)))
+    folder = stand_in(tmp_path, "starts", STARTS.format(mark=str(mark)))
     code, _, err = _stream(cli, folder, tmp_path, "--max-failed", "some")
     assert code == 2 and "--max-failed 'some'" in err
     assert not mark.exists()
@@ -113,7 +89,7 @@ def test_a_card_whose_declared_secret_is_unset_is_refused_before_it_starts(
 ) -> None:
     monkeypatch.delenv("ASRBENCH_R38_TOKEN", raising=False)
     mark = tmp_path / "started"
-    folder = _model(tmp_path, "needs_key", STARTS.format(mark=str(mark)), "ASRBENCH_R38_TOKEN")
+    folder = stand_in(tmp_path, "needs_key", STARTS.format(mark=str(mark)), "ASRBENCH_R38_TOKEN")
     code, out, err = _stream(cli, folder, tmp_path)
     assert code == 2, (out, err)
     assert "ASRBENCH_R38_TOKEN is not set" in err and len(err.strip().splitlines()) == 1
@@ -123,7 +99,7 @@ def test_a_card_whose_declared_secret_is_unset_is_refused_before_it_starts(
 
 def test_capacity_above_its_bound_is_refused_before_any_stream_starts(cli, tmp_path: Path) -> None:
     mark = tmp_path / "started"
-    folder = _model(tmp_path, "starts", STARTS.format(mark=str(mark)))
+    folder = stand_in(tmp_path, "starts", STARTS.format(mark=str(mark)))
     code, _, err = _stream(cli, folder, tmp_path, "--capacity", str(MAX_STREAMS + 1))
     assert code == 2, err
     assert f"--capacity {MAX_STREAMS + 1}" in err and f"1 to {MAX_STREAMS}" in err

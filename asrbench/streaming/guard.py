@@ -179,18 +179,20 @@ def _reasons(m: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     late, grow = m["feed_lateness_p90_s"], m["backlog_growth_p50"]
     if late is not None and late > FEED_LATE_S:
-        why = f"the feed's send lateness p90 {1000 * late:.0f} ms > {1000 * FEED_LATE_S:.0f} ms"
+        why = (
+            f"the feed's send lateness p90 {1000 * late:.0f} ms, above {1000 * FEED_LATE_S:.0f} ms"
+        )
         out.append(_reason("feed_late", why, late, FEED_LATE_S))
     if grow is not None and grow > GROWTH:
         why = (
-            f"the decoder fell behind the feed: median backlog growth {grow:.2f} s per audio s "
-            f"> {GROWTH:g} ({m['utterances_behind']} of {m['utterances_judged']} utterances)"
+            f"the decoder fell behind the feed: median backlog growth {grow:.2f} s per audio s, "
+            f"above {GROWTH:g} ({m['utterances_behind']} of {m['utterances_judged']} utterances)"
         )
         out.append(_reason("decoder_behind", why, grow, GROWTH))
     limit = LOAD_PER_CPU * m["cpus"]
     if m["load_avg_1m_max"] > limit:
         why = (
-            f"the host was busy: load average {m['load_avg_1m_max']:.1f} > {LOAD_PER_CPU:g} x "
+            f"the host was busy: load average {m['load_avg_1m_max']:.1f}, above {LOAD_PER_CPU:g} x "
             f"{m['cpus']} CPUs"
         )
         out.append(_reason("host_busy", why, m["load_avg_1m_max"], limit))

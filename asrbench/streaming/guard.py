@@ -23,6 +23,11 @@ the report):
 - `host_busy`: the host's 1-minute load average (the larger of the run's start and end) above
   LOAD_PER_CPU times the CPUs this process may use: other work competed with the decoder (a
   final's end-of-utterance work waits for a core even when the decoder keeps pace).
+- `cpu_starved`: the program's own threads spent more than WAIT_SHARE of their runnable time
+  waiting for a CPU (the kernel's run-queue delay, /proc/PID/task/*/schedstat, read at the end
+  of the feed, model load included): the decoder was ready to work and no core was free. This
+  is the program's own measure of what `host_busy` infers from the machine's load; processes
+  the program starts are not counted. Not judged where schedstat cannot be read.
 
 RTF under pacing is not a rule: it is at least 1 by construction (the final comes after the
 audio ends) and mixes endpointing with compute; it is reported beside the guard. `measured`
@@ -35,9 +40,11 @@ from __future__ import annotations
 
 import os
 import resource
+import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,10 +56,12 @@ GUARD_VERSION = 1  # the rules and thresholds below; a change of either bumps it
 FEED_LATE_S = 0.050  # feed_late: p90 send lateness above half a default 100-ms chunk
 GROWTH = 0.1  # decoder_behind: median audio seconds behind per audio second (capacity's)
 LOAD_PER_CPU = 1.5  # host_busy: 1-min load average per usable CPU
+WAIT_SHARE = 0.5  # cpu_starved: run-queue wait over (on-CPU + wait) time of the program
 ADVICE = {
     "feed_late": "rerun on an idle machine or with fewer simultaneous jobs",
     "decoder_behind": "rerun on an idle or faster machine, or at a lower --speed",
     "host_busy": "rerun on an idle machine (stop other work, fewer --jobs elsewhere)",
+    "cpu_starved": "rerun on an idle machine, or with fewer simultaneous jobs",
 }
 
 
@@ -90,6 +99,37 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def schedstat(pid: int | None) -> tuple[float, float] | None:
+    """(on-CPU, waiting-for-a-CPU) seconds of a live process's threads since they started
+    (/proc/PID/task/*/schedstat, nanoseconds); None where it cannot be read."""
+    if pid is None:
+        return None
+    run = wait = 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return None
+    for task in tasks:
+        try:
+            a, b, _ = (task / "schedstat").read_text().split()
+        except (OSError, ValueError):
+            continue  # a thread that ended meanwhile
+        run, wait = run + int(a), wait + int(b)
+    return run / 1e9, wait / 1e9
+
+
+def container_pid(name: str) -> int | None:
+    """The host PID of a running container's main process (`docker inspect`); None if unknown."""
+    done = subprocess.run(
+        ["docker", "inspect", "-f", "{{.State.Pid}}", name],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    pid = done.stdout.strip()
+    return int(pid) if done.returncode == 0 and pid.isdigit() and pid != "0" else None
+
+
 @dataclass
 class Host:
     """The host's state around one streaming run: load, CPUs, the program's CPU time."""
@@ -100,12 +140,18 @@ class Host:
     load_end: float | None = None
     program_cpu_s: float | None = None
     wall_s: float | None = None
+    sched: tuple[float, float] | None = None  # the program's (on-CPU, run-queue wait) seconds
     _cpu0: float = 0.0
     _t0: float = 0.0
 
     def started(self) -> None:
         """The program is up: its CPU and the wall clock count from here (builds excluded)."""
         self._cpu0, self._t0 = children_cpu(), time.monotonic()
+
+    def feed_ended(self, pid: int | None, container: str | None) -> None:
+        """Before the program is stopped: its threads' scheduler counts (a container's main
+        process through its host PID)."""
+        self.sched = schedstat(container_pid(container) if container else pid)
 
     def stopped(self) -> None:
         """The program was waited for: its rusage is in this process's children's now."""
@@ -127,7 +173,17 @@ class Host:
             "program_cpu_s": self.program_cpu_s,
             "wall_s": self.wall_s,
             "program_cores": cores,
+            "program_sched_cpu_s": self.sched[0] if self.sched else None,
+            "program_sched_wait_s": self.sched[1] if self.sched else None,
+            "program_wait_share": _share(self.sched),
         }
+
+
+def _share(sched: tuple[float, float] | None) -> float | None:
+    """Run-queue wait over (on-CPU + wait) time; None without counts or time."""
+    if not sched or sum(sched) <= 0:
+        return None
+    return sched[1] / (sched[0] + sched[1])
 
 
 def _p90(values: Sequence[float]) -> float | None:
@@ -170,9 +226,17 @@ def judge(
             "feed_lateness_p90_s": FEED_LATE_S,
             "backlog_growth": GROWTH,
             "load_per_cpu": LOAD_PER_CPU,
+            "wait_share": WAIT_SHARE,
         },
-        "unjudged": [] if grow else ["decoder_behind: no utterance had 3 partials to judge by"],
+        "unjudged": _unjudged(grow, host),
     }
+
+
+def _unjudged(grow: list[float], host: dict[str, Any]) -> list[str]:
+    out = [] if grow else ["decoder_behind: no utterance had 3 partials to judge by"]
+    if host.get("program_wait_share") is None:
+        out.append("cpu_starved: the program's scheduler counts could not be read")
+    return out
 
 
 def _reasons(m: dict[str, Any]) -> list[dict[str, Any]]:
@@ -196,6 +260,14 @@ def _reasons(m: dict[str, Any]) -> list[dict[str, Any]]:
             f"{m['cpus']} CPUs"
         )
         out.append(_reason("host_busy", why, m["load_avg_1m_max"], limit))
+    share = m.get("program_wait_share")
+    if share is not None and share > WAIT_SHARE:
+        why = (
+            f"the program waited for a CPU {m['program_sched_wait_s']:.1f} s against "
+            f"{m['program_sched_cpu_s']:.1f} s on one ({100 * share:.0f} % of its runnable time, "
+            f"above {100 * WAIT_SHARE:.0f} %)"
+        )
+        out.append(_reason("cpu_starved", why, share, WAIT_SHARE))
     return out
 
 

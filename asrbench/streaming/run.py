@@ -131,6 +131,7 @@ def stream_cell(
             audio = ((u.id, read_pcm(ds, u, rate)) for u in utts)
             fed = _feed(started, audio, feed.Pace(rate, spec.chunk_ms, spec.speed), progress)
         finally:
+            host.feed_ended(started.proc.pid, started.container)
             started.stop()
             host.stopped()
     if fed is None:

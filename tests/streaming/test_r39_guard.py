@@ -39,7 +39,14 @@ while line := inp.readline():
 """
 SPEED = 4.0
 SLOW = 3.0 / SPEED  # three times the feed's own interval between chunks
-QUIET = {"load_avg_1m_start": 0.0, "load_avg_1m_end": 0.0, "cpus": 2}
+QUIET = {
+    "load_avg_1m_start": 0.0,
+    "load_avg_1m_end": 0.0,
+    "cpus": 2,
+    "program_sched_cpu_s": 1.0,
+    "program_sched_wait_s": 0.0,
+    "program_wait_share": 0.0,
+}
 
 
 def _feed(tmp_path: Path, delay: float, seconds: float = 1.5) -> list[feed.FedUtterance]:
@@ -92,6 +99,9 @@ def test_a_decoder_that_keeps_up_is_judged_attributable_on_a_quiet_host(tmp_path
     busy = _judge(fed, {**QUIET, "load_avg_1m_end": 40.0})
     assert "host_busy" in _rules(busy) and not busy["attributable"]
     assert busy["measured"]["load_avg_1m_max"] == 40.0
+    waited = {**QUIET, "program_sched_wait_s": 3.0, "program_wait_share": 0.75}
+    starved = _judge(fed, waited)
+    assert _rules(starved) >= {"cpu_starved"} and "3.0 s against 1.0 s" in guard.warning(starved)
 
 
 def test_a_program_without_partials_is_not_judged_by_the_decoder_rule(tmp_path: Path) -> None:
@@ -121,6 +131,7 @@ def test_ops_stream_warns_when_the_decoder_falls_behind(cli, tmp_path: Path) -> 
     g = rec["latency_guard"]
     assert g["attributable"] is False and "decoder_behind" in _rules(g)
     assert g["measured"]["program_cpu_s"] is not None  # the local runner's child is seen
+    assert g["measured"]["program_wait_share"] is not None  # its scheduler counts were read
     warned = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warned) == 1 and "not attributable to the model" in warned[0]
     assert "decoder_behind" in warned[0] and "--speed" in warned[0]

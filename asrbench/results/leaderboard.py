@@ -390,7 +390,8 @@ LATENCY_NOTE = (
     "cell on the dataset. Shown cell: " + LATENCY_RULE + " (`(xS, C ms)`: its speed and "
     "chunk). The report's streaming page plots WER against this latency (Pareto view). "
     f"`{NOT_MODELS}`: the latency guard fired (the feed or the decoder fell behind real time, "
-    "or the host was busy): the figure is not the model's alone; the reasons follow."
+    "the host was busy, or the program waited for a CPU): the figure is not the model's "
+    "alone; the reasons follow."
 )
 
 

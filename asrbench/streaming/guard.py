@@ -23,9 +23,10 @@ the report):
 - `host_busy`: the host's 1-minute load average (the larger of the run's start and end) above
   LOAD_PER_CPU times the CPUs this process may use: other work competed with the decoder (a
   final's end-of-utterance work waits for a core even when the decoder keeps pace).
-- `cpu_starved`: the program's own threads spent more than WAIT_SHARE of their runnable time
-  waiting for a CPU (the kernel's run-queue delay, /proc/PID/task/*/schedstat, read at the end
-  of the feed, model load included): the decoder was ready to work and no core was free. This
+- `cpu_starved`: the program's own threads spent more than WAIT_SHARE of their runnable time,
+  and at least WAIT_MIN_S in all, waiting for a CPU (the kernel's run-queue delay,
+  /proc/PID/task/*/schedstat, read at the end of the feed, model load included): the decoder
+  was ready to work and no core was free. This
   is the program's own measure of what `host_busy` infers from the machine's load; processes
   the program starts are not counted. Not judged where schedstat cannot be read.
 
@@ -57,10 +58,12 @@ FEED_LATE_S = 0.050  # feed_late: p90 send lateness above half a default 100-ms 
 GROWTH = 0.1  # decoder_behind: median audio seconds behind per audio second (capacity's)
 LOAD_PER_CPU = 1.5  # host_busy: 1-min load average per usable CPU
 WAIT_SHARE = 0.5  # cpu_starved: run-queue wait over (on-CPU + wait) time of the program
+WAIT_MIN_S = 0.5  # cpu_starved: ... and at least this much wait (a near-idle program's share
+# of a few milliseconds says nothing about its latencies)
 ADVICE = {
     "feed_late": "rerun on an idle machine or with fewer simultaneous jobs",
     "decoder_behind": "rerun on an idle or faster machine, or at a lower --speed",
-    "host_busy": "rerun on an idle machine (stop other work, fewer --jobs elsewhere)",
+    "host_busy": "rerun on an idle machine (stop other work first)",
     "cpu_starved": "rerun on an idle machine, or with fewer simultaneous jobs",
 }
 
@@ -227,6 +230,7 @@ def judge(
             "backlog_growth": GROWTH,
             "load_per_cpu": LOAD_PER_CPU,
             "wait_share": WAIT_SHARE,
+            "wait_min_s": WAIT_MIN_S,
         },
         "unjudged": _unjudged(grow, host),
     }
@@ -261,11 +265,11 @@ def _reasons(m: dict[str, Any]) -> list[dict[str, Any]]:
         )
         out.append(_reason("host_busy", why, m["load_avg_1m_max"], limit))
     share = m.get("program_wait_share")
-    if share is not None and share > WAIT_SHARE:
+    wait = m.get("program_sched_wait_s") or 0.0
+    if share is not None and share > WAIT_SHARE and wait >= WAIT_MIN_S:
         why = (
-            f"the program waited for a CPU {m['program_sched_wait_s']:.1f} s against "
-            f"{m['program_sched_cpu_s']:.1f} s on one ({100 * share:.0f} % of its runnable time, "
-            f"above {100 * WAIT_SHARE:.0f} %)"
+            f"the program waited for a CPU {wait:.2f} s against {m['program_sched_cpu_s']:.2f} s "
+            f"on one ({100 * share:.0f} % of its runnable time, above {100 * WAIT_SHARE:.0f} %)"
         )
         out.append(_reason("cpu_starved", why, share, WAIT_SHARE))
     return out

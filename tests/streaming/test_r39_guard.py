@@ -101,7 +101,9 @@ def test_a_decoder_that_keeps_up_is_judged_attributable_on_a_quiet_host(tmp_path
     assert busy["measured"]["load_avg_1m_max"] == 40.0
     waited = {**QUIET, "program_sched_wait_s": 3.0, "program_wait_share": 0.75}
     starved = _judge(fed, waited)
-    assert _rules(starved) >= {"cpu_starved"} and "3.0 s against 1.0 s" in guard.warning(starved)
+    assert _rules(starved) >= {"cpu_starved"} and "3.00 s against 1.00 s" in guard.warning(starved)
+    tiny = {**waited, "program_sched_cpu_s": 0.01, "program_sched_wait_s": 0.03}
+    assert "cpu_starved" not in _rules(_judge(fed, tiny))  # a near-idle program's share
 
 
 def test_a_program_without_partials_is_not_judged_by_the_decoder_rule(tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ def stream_cmd(
     """Stream a dataset through a model at real time (or N x), print latency metrics with CIs."""
     from asrbench.cli.benchmark import _budget  # ops/benchmark's rule, not a second one
     from asrbench.resolve import resolve_dataset, resolve_model
+    from asrbench.streaming.guard import warning
     from asrbench.streaming.program import streaming_program
     from asrbench.streaming.run import StreamSpec, describe, print_progress, stream_cell
 
@@ -76,6 +77,7 @@ def stream_cmd(
                     "pooled": rec.pooled,
                     "pacing": rec.pacing,
                     "overhead_s": rec.overhead_s,
+                    "latency_guard": rec.latency_guard,
                     "folder": str(res.folder),
                 },
                 indent=2,
@@ -84,6 +86,8 @@ def stream_cmd(
         )
     else:
         typer.echo(describe(res))
+    if why := warning(res.record.latency_guard):  # stderr too: seen even under --json
+        typer.echo(f"warning: {res.record.model} x {res.record.dataset}: {why}", err=True)
     n_failed, n = res.record.n_failed, res.record.n_utts
     if n_failed > budget(n):
         typer.echo(

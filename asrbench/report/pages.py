@@ -534,7 +534,7 @@ def _streaming(site: Site) -> None:
         except RecordError as exc:
             site.notes.append(f"{exc}; its WER is left out of the streaming page")
             summary = None
-        rows.append(streaming.row(path, rec, summary))
+        rows.append(streaming.row(path, rec, summary, site.r.cell(rec.model, rec.dataset)))
         keys = []
         for uid, fig in streaming.timelines(path.parent / "events.jsonl"):
             key = f"timeline-{len(figs)}"

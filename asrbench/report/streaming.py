@@ -5,7 +5,9 @@ latencies with theirs (first partial, end of speech to final, word emission and 
 where the record has them), stability, RTF under pacing and the feed's own accuracy; a Pareto
 view of WER against end-of-speech latency (the points no other point beats on both); and per
 utterance, the event timeline: when each partial and final arrived against how much audio had
-been sent.
+been sent. Each cell carries its latency guard (streaming/guard.py: whether the latencies are
+the model's, and why not) and, where a batch cell of the same model and dataset is stored, its
+WER beside the streamed finals'.
 """
 
 from __future__ import annotations
@@ -39,8 +41,38 @@ def _stat(pooled: dict[str, Any], key: str, value: str, ci_key: str) -> dict[str
     return {"mean": s[value], "low": ci.get("low"), "high": ci.get("high"), "n": s.get("n")}
 
 
-def row(path: Path, rec: Any, summary: Summary | None) -> dict[str, Any]:
-    """One streaming cell as the page's table row."""
+def guard(rec: Any) -> dict[str, Any]:
+    """The cell's latency guard as the page shows it: `attributable` (None: a record written
+    before the guard) and the reasons (rule, why, what to do)."""
+    g = rec.latency_guard or {}
+    return {
+        "attributable": g.get("attributable") if g else None,
+        "reasons": [
+            {"rule": r.get("rule"), "why": r.get("why"), "do": r.get("do")}
+            for r in g.get("reasons") or []
+        ],
+        "unjudged": list(g.get("unjudged") or []),
+    }
+
+
+def batch(cell: Any) -> dict[str, Any] | None:
+    """The batch cell of the same model and dataset (ops/benchmark), shown beside the
+    streamed finals' WER: its WER, CI and utterance count; None without one."""
+    m = cell.summary.metrics if cell is not None else None
+    if m is None:
+        return None
+    ci = m.ter_ci
+    return {
+        "wer": m.ter,
+        "wer_ci": [ci.low, ci.high] if ci and ci.low is not None else None,
+        "n_utts": m.n_utts,
+        "sample": cell.summary.selection.is_sample,
+    }
+
+
+def row(path: Path, rec: Any, summary: Summary | None, batch_cell: Any = None) -> dict[str, Any]:
+    """One streaming cell as the page's table row (`batch_cell`: the stored batch cell of
+    the same model and dataset, if any)."""
     m = summary.metrics if summary else None
     ci = m.ter_ci if m else None
     stab = rec.pooled.get("stability_revised") or {}
@@ -60,6 +92,8 @@ def row(path: Path, rec: Any, summary: Summary | None) -> dict[str, Any]:
         "revised": stab.get("value"),
         "lateness_p99_s": (rec.pacing.get("lateness_s") or {}).get("p99"),
         "overhead_p99_s": rec.overhead_s.get("p99"),
+        "guard": guard(rec),
+        "batch": batch(batch_cell),
     }
 
 

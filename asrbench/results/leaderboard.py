@@ -33,8 +33,9 @@ from asrbench.table import markdown
 
 # v3 adds `latency` and `latency_rule` (the streaming cells' latencies beside the TER); v4 the
 # significance ranges (`group`, `shared_rank` per cell, `significance`), and `mean_rank` is the
-# mean shared rank (ranking.py): models the paired bootstrap cannot tell apart tie
-FORMAT = "asrbench-leaderboard-v4"
+# mean shared rank (ranking.py): models the paired bootstrap cannot tell apart tie; v5 the
+# latency guard per latency cell (`attributable`, `guard_reasons`: streaming/guard.py)
+FORMAT = "asrbench-leaderboard-v5"
 DEFAULT_CHUNK_MS = 100  # ops/stream's default --chunk-ms
 LATENCY_KEYS = ("eos_final_s", "first_partial_s")  # stream.json `pooled` keys, as stored
 LATENCY_RULE = (
@@ -44,6 +45,7 @@ LATENCY_RULE = (
     "otherwise is shown only where none is, marked with its feed"
 )
 NO_LATENCY = "\u2014"  # a model with no streaming cell on the dataset
+NOT_MODELS = "!"  # the latency guard fired: the figure is not the model's alone
 
 
 def _cell_dict(c: StoredCell) -> dict[str, Any]:
@@ -236,6 +238,18 @@ def _latency_dict(s: StreamCell, others: int) -> dict[str, Any]:
         "result_key": r.result_key,
         "path": str(s.cell.folder),
         "others": others,
+        **guard_fields(r.latency_guard),
+    }
+
+
+def guard_fields(g: dict[str, Any] | None) -> dict[str, Any]:
+    """A latency cell's guard (streaming/guard.py): `attributable` (None: a record written
+    before the guard, not judged) and each reason's `why` (empty when attributable)."""
+    if not g:
+        return {"attributable": None, "guard_reasons": []}
+    return {
+        "attributable": bool(g.get("attributable")),
+        "guard_reasons": [f"{r['rule']}: {r['why']}" for r in g.get("reasons") or []],
     }
 
 
@@ -355,6 +369,8 @@ def latency_text(lat: dict[str, Any] | None, key: str) -> str:
         text += f" (x{lat.get('speed'):g}, {lat.get('chunk_ms')} ms)"
     if lat.get("others"):
         text += f" +{lat['others']}"
+    if lat.get("attributable") is False:
+        text += f" {NOT_MODELS}"
     return text
 
 
@@ -372,7 +388,10 @@ LATENCY_NOTE = (
     "end of speech to final and first partial, the mean over utterances in wall seconds with "
     "its 95 % bootstrap CI, as stream.json pools them; \u2014: the model has no streaming "
     "cell on the dataset. Shown cell: " + LATENCY_RULE + " (`(xS, C ms)`: its speed and "
-    "chunk). The report's streaming page plots WER against this latency (Pareto view)."
+    "chunk). The report's streaming page plots WER against this latency (Pareto view). "
+    f"`{NOT_MODELS}`: the latency guard fired (the feed or the decoder fell behind real time, "
+    "the host was busy, or the program waited for a CPU): the figure is not the model's "
+    "alone; the reasons follow."
 )
 
 
@@ -444,7 +463,22 @@ def _notes(board: dict, lat: bool) -> list[str]:
         notes.append(LONGFORM_NOTE)
     if lat:
         notes.append(LATENCY_NOTE)
+        notes += _guard_notes(board)
     return notes
+
+
+def _guard_notes(board: dict) -> list[str]:
+    """One footnote per latency cell the guard marked `!`, with its reasons."""
+    out = []
+    for m, by_ds in sorted((board.get("latency") or {}).items()):
+        for d, lat in sorted(by_ds.items()):
+            if lat.get("attributable") is False:
+                out.append(
+                    f"`{NOT_MODELS}` {_md(m)} on {_md(d)}: latencies not attributable to the "
+                    f'model (docs/STREAMING.md, "Latency guard"): '
+                    + "; ".join(_md(r) for r in lat.get("guard_reasons") or [])
+                )
+    return out
 
 
 def to_markdown(board: dict) -> str:

@@ -31,7 +31,6 @@ after each N.
 from __future__ import annotations
 
 import os
-import resource
 import threading
 import time
 from collections.abc import Callable
@@ -39,8 +38,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from asrbench.dataset import Dataset
 from asrbench.errors import InputError
@@ -50,6 +47,7 @@ from asrbench.results.records import CapacityRecord, write_capacity
 from asrbench.results.summary import Selection
 from asrbench.runners.base import RunnerError, log_tail
 from asrbench.streaming import feed, metrics, program
+from asrbench.streaming.guard import backlogs, children_cpu, growth
 from asrbench.streaming.run import StreamSpec, cell_dir, check_spec, read_pcm, select
 
 FACTOR = 1.5  # criterion 2: p90 end of speech -> final within this many times N=1's
@@ -91,26 +89,6 @@ def levels(max_n: int) -> list[int]:
     while out[-1] * 2 <= max_n:
         out.append(out[-1] * 2)
     return out if out[-1] == max_n else [*out, max_n]
-
-
-def backlogs(fed: feed.FedUtterance) -> list[float]:
-    """Per partial: its receipt minus the send of the chunk that completed the audio it had
-    consumed (wall seconds): how far behind the feed the program was when it wrote it."""
-    return [
-        e.mono_recv - metrics.eos_send(fed, e.audio_s)
-        for e in fed.events
-        if e.type == "partial" and fed.sends
-    ]
-
-
-def growth(fed: feed.FedUtterance) -> float | None:
-    """The least-squares slope of the partials' backlogs against their audio position (wall
-    seconds per audio second); None with fewer than 3 partials or no spread of position."""
-    pos = [e.audio_s for e in fed.events if e.type == "partial"]
-    back = backlogs(fed)
-    if len(pos) < 3 or len(back) != len(pos) or max(pos) == min(pos):
-        return None
-    return float(np.polyfit(pos, back, 1)[0])
 
 
 def p90(values: list[float]) -> float | None:
@@ -269,12 +247,12 @@ def _probe(
     results: list[dict[str, Any]] = []
     identity = ""
     for n in levels(probe.max_n):
-        t, cpu = time.monotonic(), _children_cpu()
+        t, cpu = time.monotonic(), children_cpu()
         streams, identity = run_level(model, audio, n, spec, logs)
         fig = level_figures(streams, spec.speed, spec.reps, spec.seed)
         fig["wall_s"] = time.monotonic() - t
         fed_s = n * sum(len(pcm) for _, pcm in audio) / 2 / model.card.sample_rate
-        fig["cores_per_stream"] = _cores_per_stream(spec, _children_cpu() - cpu, fed_s)
+        fig["cores_per_stream"] = _cores_per_stream(spec, children_cpu() - cpu, fed_s)
         fig["not_sustained"] = judge(fig, results[0] if results else None, probe.criterion)
         fig["sustained"] = not fig["not_sustained"]
         results.append(fig)
@@ -283,12 +261,6 @@ def _probe(
         if probe.until_fail and not fig["sustained"]:
             break
     return results, identity
-
-
-def _children_cpu() -> float:
-    """CPU seconds (user + system) of this process's children that have been waited for."""
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def _cores_per_stream(spec: StreamSpec, cpu_s: float, audio_s: float) -> float | None:

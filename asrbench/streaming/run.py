@@ -6,7 +6,8 @@
 under the results root's `streaming/` folder, not beside the batch cells: the stored-cell
 reader (`asrbench/results/store.py`) reads `<root>/<model>/<dataset>` folders, and a stream
 cell is another kind of result (latency under a paced feed, not a batch run). Its summary.json
-has producer `stream`; stream.json is `asrbench-stream-v2`.
+has producer `stream`; stream.json is `asrbench-stream-v3` (with the latency guard,
+`guard.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 import time
 import wave
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from asrbench.results.records import StreamRecord, write_stream
 from asrbench.results.store import STREAM_TOP
 from asrbench.results.summary import Selection, Summary, new_summary, write_summary
 from asrbench.runners.base import RunnerError, log_tail
-from asrbench.streaming import align, feed, match, metrics, program
+from asrbench.streaming import align, feed, guard, match, metrics, program
 
 
 @dataclass(frozen=True)
@@ -122,19 +123,24 @@ def stream_cell(
     target = cell_dir(root, model.id, ds.id, spec, sel)
     stage = stage_dir(target)
     log_path = stage / "stream.log"
+    host = guard.Host(spec.runner)
     with open(log_path, "ab") as log:
         started = program.start(model, spec.runner, log)
+        host.started()
         try:
             audio = ((u.id, read_pcm(ds, u, rate)) for u in utts)
             fed = _feed(started, audio, feed.Pace(rate, spec.chunk_ms, spec.speed), progress)
         finally:
+            host.feed_ended(started.proc.pid, started.container)
             started.stop()
+            host.stopped()
     if fed is None:
         raise RunnerError(
             f"model {model.id}: its streaming program stopped before it was ready; "
             f"its log, tail:\n{log_tail(log_path)}"
         )
     summary, record = _score(model, ds, fed, spec, sel, started)
+    record = replace(record, latency_guard=guard.judge(fed, record.utterances, host.to_dict()))
     write_stream(stage / "stream.json", record)
     atomic_write_text(
         stage / "events.jsonl", "".join(json.dumps(f.to_dict(), sort_keys=True) + "\n" for f in fed)
@@ -205,7 +211,13 @@ def _score(
         timing={"audio_s": sum(f.audio_s for f in fed), "score_s": score_s},
     )
     timings, notes = _timings(ds, fed, scorer)
-    rows = [metrics.per_utterance(f, spec.speed, timings.get(f.uid)) for f in fed]
+    rows = [
+        {
+            **metrics.per_utterance(f, spec.speed, timings.get(f.uid)),
+            **guard.per_utterance(f, spec.speed),
+        }
+        for f in fed
+    ]
     record = StreamRecord(
         model=model.id,
         model_identity=started.identity,
@@ -299,8 +311,21 @@ def describe(res: StreamResult) -> str:
         f"  overhead per event: mean {_ms(ov['mean'])}, p99 {_ms(ov['p99'])}, "
         f"max {_ms(ov['max'])} ({ov['n']} events)"
     )
+    lines += _describe_guard(rec.latency_guard)
     lines.append(f"  stored in {res.folder}")
     return "\n".join(lines)
+
+
+def _describe_guard(g: dict[str, Any] | None) -> list[str]:
+    """The latency guard's verdict: one line when the latencies are the model's, else one
+    line per reason (the CLI also warns on stderr, `guard.warning`)."""
+    if not g:
+        return []
+    if g["attributable"]:
+        extra = f" ({'; '.join(g['unjudged'])})" if g.get("unjudged") else ""
+        return [f"  latency guard: latencies attributable to the model{extra}"]
+    lines = ["  latency guard: NOT the model's latencies (docs/STREAMING.md, 'Latency guard'):"]
+    return lines + [f"    {r['rule']}: {r['why']}; {r['do']}" for r in g["reasons"]]
 
 
 def _describe_words(p: dict[str, Any]) -> list[str]:

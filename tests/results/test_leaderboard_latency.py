@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from asrbench.cli import main
-from asrbench.results.leaderboard import NO_LATENCY
+from asrbench.results.leaderboard import NO_LATENCY, NOT_MODELS
 from tests.benchmark.conftest import make_fake_model
 
 pytest.importorskip("pocketsphinx")
@@ -80,7 +80,7 @@ def _cells(row: str) -> list[str]:
 def test_the_real_time_stream_cell_is_shown_beside_wer(root: Path, tmp_path: Path) -> None:
     cell, stored = _stored(root, "100ms-x1")
     board, md, rows = _leaderboard(root, tmp_path)
-    assert board["format"] == "asrbench-leaderboard-v4" and board["latency_rule"]
+    assert board["format"] == "asrbench-leaderboard-v5" and board["latency_rule"]
     assert sorted(board["models"]) == ["no_stream_en", "pocketsphinx_en"]
     lat = board["latency"]["pocketsphinx_en"]["mini_en"]
     pooled = stored["pooled"]
@@ -95,7 +95,9 @@ def test_the_real_time_stream_cell_is_shown_beside_wer(root: Path, tmp_path: Pat
     assert "mini_en end of speech -> final s" in head and "mini_en first partial s" in head
     assert "end of speech" not in _md_row(md, "model")  # not in the accuracy table
     ps = _md_row(lat_md, "pocketsphinx_en")
-    assert f"| {eos}* +1 | {first}* +1 |" in ps  # a sample, one other stream cell
+    # a sample, one other stream cell; `!` where the latency guard fired (a loaded machine)
+    mark = _mark(stored)
+    assert f"| {eos}* +1{mark} | {first}* +1{mark} |" in ps
     assert _cells(_md_row(lat_md, "no_stream_en"))[1:3] == [NO_LATENCY, NO_LATENCY]
     by_model = {r["model"]: r for r in rows}
     assert (
@@ -116,9 +118,15 @@ def test_without_a_real_time_cell_the_other_feed_is_shown_marked(
     lat = board["latency"]["pocketsphinx_en"]["mini_en"]
     assert (lat["speed"], lat["chunk_ms"], lat["others"]) == (4.0, 200, 0)
     assert lat["eos_final_s"] == stored["pooled"]["eos_final_s"]
-    assert f"| {_text(stored['pooled']['eos_final_s'])}* (x4, 200 ms) |" in _md_row(
+    eos = _text(stored["pooled"]["eos_final_s"])
+    assert f"| {eos}* (x4, 200 ms){_mark(stored)} |" in _md_row(
         _latency_table(md), "pocketsphinx_en"
     )
+
+
+def _mark(stored: dict) -> str:
+    """The latency guard's mark on a cell's latency text (streaming/guard.py)."""
+    return f" {NOT_MODELS}" if stored["latency_guard"]["attributable"] is False else ""
 
 
 def test_the_report_leaderboard_has_the_latency_column(root: Path, tmp_path: Path) -> None:

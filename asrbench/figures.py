@@ -128,7 +128,7 @@ def _pct(x: float | None) -> str:
 def _machine(row: dict[str, Any]) -> str:
     m = row["machine"]
     cpus = f", {m['cpus']} CPUs" if m.get("cpus") else ""
-    return f"{m.get('cpu_model') or 'unknown CPU'} ({m.get('isa_level') or 'unknown ISA'}{cpus})"
+    return f"{m.get('cpu_model') or 'unknown CPU'}, {m.get('isa_level') or 'unknown ISA'}{cpus}"
 
 
 def _provenance(rows: Iterable[dict[str, Any]]) -> list[str]:
@@ -140,7 +140,7 @@ def _provenance(rows: Iterable[dict[str, Any]]) -> list[str]:
     lines = []
     for (machine, commit, date), models in groups.items():
         who = "all rows" if len(groups) == 1 else ", ".join(models)
-        lines.append(f"Ran on {machine}, commit {commit}, {date} ({who}).")
+        lines.append(f"- Ran on {machine}; commit {commit}; {date} ({who}).")
     return lines
 
 
@@ -156,9 +156,9 @@ def _as_typed(argv: Sequence[str]) -> str:
 def _commands(data: dict[str, Any]) -> list[str]:
     """The benchmark command(s) that stored the results, then the ones that make this table."""
     runs = {_as_typed(r["command"]) for r in data["rows"] if r["command"]}
-    lines = [f"Results: `{c}`." for c in sorted(runs)]
+    lines = [f"- Results: `{c}`." for c in sorted(runs)]
     if data.get("collect"):
-        lines.append(f"Table: `{shlex.join(data['collect'])} && {RENDER}`.")
+        lines.append(f"- Table: `{shlex.join(data['collect'])} && {RENDER}`.")
     return lines
 
 

@@ -96,7 +96,7 @@ def test_collect_and_render_name_the_machine_and_commit(stored: Path) -> None:
     assert f"| pocketsphinx_en | {100 * row['wer']:.2f} |" in text
     assert f"{row['errors']} / {row['words']}" in text
     assert (
-        f"Ran on {cpu_model()} ({isa_level() or 'unknown ISA'}" in text
+        f"Ran on {cpu_model()}, {isa_level() or 'unknown ISA'}" in text
         and f"commit {head[:12]}" in text
     )
     assert f"`ops/benchmark -m pocketsphinx_en -d {stored / 'mini3_en'} " in text  # what stored it

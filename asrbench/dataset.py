@@ -94,6 +94,16 @@ class _Archive(BaseModel):
     verified: str | None = None
 
 
+class _Change(BaseModel):
+    """One item of `changes:`, the card's history: content that changed under the same ID."""
+
+    model_config = ConfigDict(extra="forbid")
+    date: str
+    what: str
+    why: str
+    previous_hash: str | None = None
+
+
 class DatasetCard(BaseModel):
     """The schema of dataset.yaml. Unknown top-level keys are kept and reported as warnings."""
 
@@ -115,6 +125,9 @@ class DatasetCard(BaseModel):
     columns: dict[str, str] | None = None
     kind: Literal["utterances", "longform"] | None = None
     segments: str | None = None
+    # content changed under the same ID (a corrected reference): when, what, why, and the content
+    # hash results computed before it carry
+    changes: list[_Change] | None = None
     # non-speech clips (reference-free): every word a model writes is a hallucination, and
     # ops/benchmark writes the hallucination figures into summary.json
     nonspeech: StrictBool = False

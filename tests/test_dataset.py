@@ -315,7 +315,7 @@ def test_mini_en_yaml_keeps_the_cmu_arctic_source_whole(mini_en: Path) -> None:
     import yaml
 
     sources = yaml.safe_load((mini_en / "dataset.yaml").read_text())["sources"]
-    assert "CMU ARCTIC (aew, axb, a0010)" in [s["name"] for s in sources]
+    assert "CMU ARCTIC (aew, axb; arctic_a0010 speaks prompt a0009)" in [s["name"] for s in sources]
     assert not [
         p for p in validate(mini_en, check_audio=False) if p.code in ("schema", "unknown-key")
     ]

@@ -18,6 +18,7 @@ none. Which cell, when several exist, is `LATENCY_RULE` (`latency`).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import html
 import io
 from collections.abc import Iterable
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from asrbench.fsio import atomic_write_json, atomic_write_text
+from asrbench.results import audit
 from asrbench.results.ranking import DEFAULT_LEVEL, DEFAULT_REPS, mean_ranks, rank_dataset
 from asrbench.results.records import RecordError, StreamRecord
 from asrbench.results.store import STREAM_TOP, StoredCell, read_analyses, read_cell, scan
@@ -33,8 +35,9 @@ from asrbench.table import markdown
 
 # v3 adds `latency` and `latency_rule` (the streaming cells' latencies beside the TER); v4 the
 # significance ranges (`group`, `shared_rank` per cell, `significance`), and `mean_rank` is the
-# mean shared rank (ranking.py): models the paired bootstrap cannot tell apart tie
-FORMAT = "asrbench-leaderboard-v4"
+# mean shared rank (ranking.py): models the paired bootstrap cannot tell apart tie; v5 the
+# reference audit (`audit` per cell and per dataset, `exclude_suspects`: ops/audit)
+FORMAT = "asrbench-leaderboard-v5"
 DEFAULT_CHUNK_MS = 100  # ops/stream's default --chunk-ms
 LATENCY_KEYS = ("eos_final_s", "first_partial_s")  # stream.json `pooled` keys, as stored
 LATENCY_RULE = (
@@ -75,7 +78,52 @@ def _cell_dict(c: StoredCell) -> dict[str, Any]:
         "forced_language": c.summary.forced_language,
         "longform": is_longform(c),
         "segmentation": segmentation(c),
+        "audit": None,
     }
+
+
+def _audit_cell(c: StoredCell, current: bool) -> dict[str, Any] | None:
+    """The cell's audit block in brief: how many suspects, its TER without them, whether the
+    audit was run over the cells stored now."""
+    block = c.summary.audit
+    if not block:
+        return None
+    without = block.get("without_suspects") or {}
+    return {
+        "n_suspects": block.get("n_suspects", 0),
+        "ter_without": without.get("ter"),
+        "current": current,
+    }
+
+
+def _audits(cells: dict[tuple[str, str], StoredCell]) -> dict[str, dict[str, Any]]:
+    """Per dataset: the suspects of its newest audit block and whether it is current."""
+    out: dict[str, dict[str, Any]] = {}
+    for d in sorted({d for _, d in cells}):
+        mine = {m: c for (m, dd), c in cells.items() if dd == d}
+        block = next((c.summary.audit for c in mine.values() if c.summary.audit), None)
+        if block:
+            out[d] = {
+                "suspects": [s["id"] for s in block.get("suspects", [])],
+                "n_suspects": block.get("n_suspects", 0),
+                "thresholds": block.get("thresholds"),
+                "voters": [v["name"] for v in block.get("voters", [])],
+                "current": audit.is_current(block, mine),
+            }
+    return out
+
+
+def _without_suspects(cells: dict[tuple[str, str], StoredCell]) -> None:
+    """--exclude-suspects: each audited cell becomes a view without its dataset's suspects
+    (metrics and CIs recomputed from its per-utterance records, ranks tested on the rest)."""
+    for key, c in cells.items():
+        block = c.summary.audit
+        if not block or not block.get("suspects") or c.utterances() is None:
+            continue
+        ids = {s["id"] for s in block["suspects"]}
+        kept = [u for u in c.utterances() or [] if u["id"] not in ids]
+        summary = dataclasses.replace(c.summary, metrics=audit.metrics_without(c, ids))
+        cells[key] = dataclasses.replace(c, summary=summary, _utts=kept)
 
 
 def is_longform(c: StoredCell) -> bool:
@@ -239,11 +287,21 @@ def _latency_dict(s: StreamCell, others: int) -> dict[str, Any]:
     }
 
 
-def build(results_root: Path, reps: int = DEFAULT_REPS, level: float = DEFAULT_LEVEL) -> dict:
+def build(
+    results_root: Path,
+    reps: int = DEFAULT_REPS,
+    level: float = DEFAULT_LEVEL,
+    exclude_suspects: bool = False,
+) -> dict:
     """The leaderboard as plain data: models, datasets, TER and rank per cell, mean rank.
     `reps` > 0: pairwise paired-bootstrap tests per dataset (ranking.py), whose ranges and
-    shared ranks the cells and the mean rank carry; 0: ranks by TER alone."""
+    shared ranks the cells and the mean rank carry; 0: ranks by TER alone.
+    `exclude_suspects`: every cell scored without the references its dataset's audit flagged
+    (ops/audit), ranks and CIs included."""
     scanned = scan(results_root)
+    audits = _audits(scanned.cells)
+    if exclude_suspects:
+        _without_suspects(scanned.cells)
     table, problems = _scored(scanned.cells.values()), scanned.problems
     models = sorted(table)
     datasets = sorted({d for row in table.values() for d in row})
@@ -260,6 +318,7 @@ def build(results_root: Path, reps: int = DEFAULT_REPS, level: float = DEFAULT_L
                 "group": r.group.get(c.model),
                 "shared_rank": shared.get(c.model),
                 "not_ranked": r.not_ranked.get(c.model),
+                "audit": _audit_cell(c, audits.get(d, {}).get("current", False)),
             }
     means = mean_ranks(rankings)
     found, stream_problems = read_streams(results_root)
@@ -276,6 +335,8 @@ def build(results_root: Path, reps: int = DEFAULT_REPS, level: float = DEFAULT_L
         "hallucination": hallucination(scanned.cells.values()),
         "latency": lat,
         "latency_rule": LATENCY_RULE,
+        "audit": audits,
+        "exclude_suspects": exclude_suspects,
         "problems": problems + stream_problems,
     }
 
@@ -299,6 +360,8 @@ def _cell_text(c: dict | None) -> str:
         text += " (not ranked)"
     if c.get("others"):
         text += f" +{c['others']}"
+    if (c.get("audit") or {}).get("n_suspects"):
+        text += f" !{c['audit']['n_suspects']}"
     if c.get("forced_language"):
         text += " [forced language]"
     if c.get("longform"):
@@ -440,6 +503,7 @@ def _notes(board: dict, lat: bool) -> list[str]:
         "dataset content, scorer options or sample).",
         _languages(board),
     ]
+    notes += _audit_notes(board)
     if any(_is_longform(board, d) for d in board["datasets"]):
         notes.append(LONGFORM_NOTE)
     if lat:
@@ -468,6 +532,28 @@ def to_markdown(board: dict) -> str:
     if board.get("problems"):
         text += "\nNot shown (unreadable):\n" + "".join(f"- {_md(p)}\n" for p in board["problems"])
     return text
+
+
+def _audit_notes(board: dict) -> list[str]:
+    audits = board.get("audit") or {}
+    if not audits:
+        return []
+    each = "; ".join(
+        f"{_md(d)}: {a['n_suspects']} ({', '.join(_md(i) for i in a['suspects']) or 'none'})"
+        + ("" if a["current"] else f", stale: rerun ops/audit -d {_md(d)}")
+        for d, a in sorted(audits.items())
+    )
+    left = (
+        "suspect references left out (--exclude-suspects): TER, CIs and ranks are over the "
+        "other utterances."
+        if board.get("exclude_suspects")
+        else "`--exclude-suspects` scores without them."
+    )
+    return [
+        "`!N`: N references of the dataset are suspect: independent models (different weights) "
+        f"agree with each other and all disagree with them (ops/audit; docs/SCORING.md). {each}. "
+        + left
+    ]
 
 
 LONGFORM_NOTE = (

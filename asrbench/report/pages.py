@@ -15,6 +15,7 @@ from asrbench.report.collect import Cell
 from asrbench.report.robustness import match_cells
 from asrbench.report.robustness import view as robustness_view
 from asrbench.report.site import Site, _cell_numbers, _provenance, safe_name
+from asrbench.results import audit
 from asrbench.results.leaderboard import (
     DEFAULT_CHUNK_MS,
     LATENCY_RULE,
@@ -321,6 +322,7 @@ def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
         },
         "hashes": sorted({c.summary.dataset_hash or "-" for c in cells}),
     }
+    audit_view = _audit_view(cells)
     site.render(
         here,
         "dataset.html.j2",
@@ -331,7 +333,28 @@ def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
         ranking=ranking,
         info=info,
         cells=sorted(cells, key=lambda c: c.model),
+        audit=audit_view,
     )
+
+
+def _audit_view(cells: list[Cell]) -> dict[str, Any] | None:
+    """The dataset's reference audit as its cells stored it (ops/audit): the suspects with their
+    evidence, each model's TER without them, and whether it was run over these cells."""
+    blocks = [c for c in cells if c.summary.audit]
+    if not blocks:
+        return None
+    block = blocks[0].summary.audit or {}
+    return {
+        "suspects": block.get("suspects", []),
+        "voters": [v["name"] for v in block.get("voters", [])],
+        "thresholds": block.get("thresholds") or {},
+        "left_out": block.get("left_out") or {},
+        "current": audit.is_current(block, {c.model: c for c in cells}),
+        "without": {
+            c.model: (c.summary.audit or {}).get("without_suspects") or {}
+            for c in sorted(blocks, key=lambda c: c.model)
+        },
+    }
 
 
 def _model(site: Site, m: str) -> None:

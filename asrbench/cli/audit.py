@@ -60,7 +60,7 @@ def audit_cmd(
     agree_max: float = typer.Option(
         None,
         "--agree-max",
-        help="and at least two voters are within this mTER of each other (default 0.1)",
+        help="and at least two voters are within this mTER of each other (default 0.2)",
     ),
 ) -> None:
     """Flag references that independent models agree are wrong; write the evidence."""

@@ -19,6 +19,7 @@ set, whose real faults it should flag).
 
     .venv/bin/python benchmarks/reference_audit.py --results results -d mini_en \
         --fix 'arctic_a0010=...' --fix 'LJ001-0024=...' --seeds 10 --per-kind 2 [--json out.json]
+        [-m MODEL ...]   # only these models' cells (default: every model stored on the dataset)
 """
 
 from __future__ import annotations
@@ -80,8 +81,8 @@ def plant(kind: str, uid: str, refs: dict[str, str], rng: random.Random) -> str 
     return " ".join(words)
 
 
-def _cells(results: Path, dataset: str) -> list[StoredCell]:
-    found = scan(results, datasets=[dataset])
+def _cells(results: Path, dataset: str, models: list[str]) -> list[StoredCell]:
+    found = scan(results, models or None, [dataset])
     return [c for (_, d), c in sorted(found.cells.items()) if d == dataset]
 
 
@@ -206,13 +207,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, default=ROOT / "results")
     ap.add_argument("-d", "--dataset", default="mini_en")
+    ap.add_argument("-m", "--model", action="append", default=[], help="only these models")
     ap.add_argument("--fix", action="append", default=[], help="ID=TEXT: the true reference")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--per-kind", type=int, default=2)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
     fixes = dict(f.split("=", 1) for f in a.fix)
-    setup = Setup(_cells(a.results, a.dataset), fixes)
+    setup = Setup(_cells(a.results, a.dataset, a.model), fixes)
     print(f"voters: {', '.join(v.name + ' (' + v.speaker + ')' for v in setup.voters)}")
     grid = {k: summarise(v) for k, v in evaluate(setup, a.seeds, a.per_kind).items()}
     default = (audit.DEFAULT_REF_MIN, audit.DEFAULT_AGREE_MAX)

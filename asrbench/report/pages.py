@@ -322,7 +322,7 @@ def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
         },
         "hashes": sorted({c.summary.dataset_hash or "-" for c in cells}),
     }
-    audit_view = _audit_view(cells)
+    audit_view = _audit_view(site, d, cells)
     site.render(
         here,
         "dataset.html.j2",
@@ -337,22 +337,26 @@ def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
     )
 
 
-def _audit_view(cells: list[Cell]) -> dict[str, Any] | None:
-    """The dataset's reference audit as its cells stored it (ops/audit): the suspects with their
-    evidence, each model's TER without them, and whether it was run over these cells."""
-    blocks = [c for c in cells if c.summary.audit]
-    if not blocks:
+def _audit_view(site: Site, d: str, cells: list[Cell]) -> dict[str, Any] | None:
+    """The dataset's reference audit as ops/audit stored it (`audit/<dataset>/audit.json`): the
+    suspects with their evidence, each model's TER without them (its summary.json block), and
+    whether it was run over these cells."""
+    try:
+        record = audit.read_audit(site.r.root, d)
+    except RecordError:
+        return None  # the leaderboard names the unreadable file
+    if record is None:
         return None
-    block = blocks[0].summary.audit or {}
+    shown = {c.model: c for c in cells}
     return {
-        "suspects": block.get("suspects", []),
-        "voters": [v["name"] for v in block.get("voters", [])],
-        "thresholds": block.get("thresholds") or {},
-        "left_out": block.get("left_out") or {},
-        "current": audit.is_current(block, {c.model: c for c in cells}),
+        "suspects": record.suspects,
+        "voters": [v["name"] for v in record.voters],
+        "thresholds": record.thresholds,
+        "left_out": record.left_out,
+        "current": audit.is_current(record, shown),
         "without": {
-            c.model: (c.summary.audit or {}).get("without_suspects") or {}
-            for c in sorted(blocks, key=lambda c: c.model)
+            m: (c.summary.audit or {}).get("without_suspects") or {}
+            for m, c in sorted(shown.items())
         },
     }
 

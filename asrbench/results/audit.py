@@ -222,7 +222,7 @@ class AuditRecord:
     dataset_hash: str | None
     thresholds: dict[str, float]
     voters: list[dict[str, Any]]
-    cells: dict[str, str]  # model -> result_key of the cell audited
+    cells: dict[str, str]  # model -> result_key of every scored cell shown (voters or not)
     suspects: list[dict[str, Any]]
     left_out: dict[str, str] = field(default_factory=dict)  # model -> why it did not vote
 
@@ -293,7 +293,8 @@ def audit_dataset(
 ) -> AuditRecord:
     """Audit one dataset's stored reported cells; AuditUnavailable with fewer than 2 voters."""
     found = scan(root, datasets=[dataset]).cells
-    cells, left_out = _candidates([c for (_, d), c in sorted(found.items()) if d == dataset])
+    shown = [c for (_, d), c in sorted(found.items()) if d == dataset]
+    cells, left_out = _candidates(shown)
     by_model = {c.model: c for c in cells}
     ter = {m: c.summary.metrics.ter for m, c in by_model.items() if c.summary.metrics}
     voters = group_voters({m: c.card for m, c in by_model.items()}, ter)
@@ -315,7 +316,7 @@ def audit_dataset(
         dataset_hash=first.dataset_hash,
         thresholds=th.to_dict(),
         voters=[v.to_dict() for v in voters],
-        cells={m: c.summary.result_key for m, c in sorted(by_model.items())},
+        cells={c.model: c.summary.result_key for c in shown if c.summary.metrics},
         suspects=[s.to_dict() for s in suspects],
         left_out=left_out,
     )
@@ -359,9 +360,8 @@ def write_audit(root: Path, record: AuditRecord) -> list[Path]:
     return written
 
 
-def is_current(block: dict[str, Any] | None, cells: dict[str, StoredCell]) -> bool:
-    """True when an audit block was computed over exactly these cells (same result keys)."""
-    if not block:
-        return False
-    now = {m: c.summary.result_key for m, c in cells.items()}
-    return all(now.get(m) == k for m, k in (block.get("cells") or {}).items())
+def is_current(record: AuditRecord, cells: dict[str, StoredCell]) -> bool:
+    """True when the audit was run over exactly the scored cells shown now (same models, same
+    result keys); false after a new model's benchmark or a change of dataset or scorer."""
+    scored = {m: c.summary.result_key for m, c in cells.items() if c.summary.metrics}
+    return scored == record.cells

@@ -82,45 +82,54 @@ def _cell_dict(c: StoredCell) -> dict[str, Any]:
     }
 
 
-def _audit_cell(c: StoredCell, current: bool) -> dict[str, Any] | None:
-    """The cell's audit block in brief: how many suspects, its TER without them, whether the
-    audit was run over the cells stored now."""
-    block = c.summary.audit
-    if not block:
+def _audit_cell(c: StoredCell, found: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The dataset's audit as this cell sees it: how many suspects, the cell's TER without them
+    (its summary.json block; null where ops/audit did not write one), whether it is current."""
+    if not found:
         return None
-    without = block.get("without_suspects") or {}
+    without = (c.summary.audit or {}).get("without_suspects") or {}
     return {
-        "n_suspects": block.get("n_suspects", 0),
+        "n_suspects": found["n_suspects"],
         "ter_without": without.get("ter"),
-        "current": current,
+        "current": found["current"],
     }
 
 
-def _audits(cells: dict[tuple[str, str], StoredCell]) -> dict[str, dict[str, Any]]:
-    """Per dataset: the suspects of its newest audit block and whether it is current."""
+def _audits(
+    root: Path, cells: dict[tuple[str, str], StoredCell], problems: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Per dataset with a stored audit (`<root>/audit/<dataset>/audit.json`, which a benchmark
+    rerun leaves in place): its suspects, and whether it was run over the cells shown now."""
     out: dict[str, dict[str, Any]] = {}
     for d in sorted({d for _, d in cells}):
+        try:
+            record = audit.read_audit(root, d)
+        except RecordError as exc:
+            problems.append(f"{exc}; the audit of {d} is left out")
+            continue
+        if record is None:
+            continue
         mine = {m: c for (m, dd), c in cells.items() if dd == d}
-        block = next((c.summary.audit for c in mine.values() if c.summary.audit), None)
-        if block:
-            out[d] = {
-                "suspects": [s["id"] for s in block.get("suspects", [])],
-                "n_suspects": block.get("n_suspects", 0),
-                "thresholds": block.get("thresholds"),
-                "voters": [v["name"] for v in block.get("voters", [])],
-                "current": audit.is_current(block, mine),
-            }
+        out[d] = {
+            "suspects": record.suspect_ids,
+            "n_suspects": len(record.suspects),
+            "thresholds": record.thresholds,
+            "voters": [v["name"] for v in record.voters],
+            "current": audit.is_current(record, mine),
+        }
     return out
 
 
-def _without_suspects(cells: dict[tuple[str, str], StoredCell]) -> None:
-    """--exclude-suspects: each audited cell becomes a view without its dataset's suspects
-    (metrics and CIs recomputed from its per-utterance records, ranks tested on the rest)."""
+def _without_suspects(
+    cells: dict[tuple[str, str], StoredCell], audits: dict[str, dict[str, Any]]
+) -> None:
+    """--exclude-suspects: every cell of an audited dataset becomes a view without the
+    dataset's suspects (the same utterances left out of each, so they stay comparable; metrics
+    and CIs recomputed from its per-utterance records, ranks tested on the rest)."""
     for key, c in cells.items():
-        block = c.summary.audit
-        if not block or not block.get("suspects") or c.utterances() is None:
+        ids = set((audits.get(c.dataset) or {}).get("suspects") or [])
+        if not ids or c.summary.metrics is None or c.utterances() is None:
             continue
-        ids = {s["id"] for s in block["suspects"]}
         kept = [u for u in c.utterances() or [] if u["id"] not in ids]
         summary = dataclasses.replace(c.summary, metrics=audit.metrics_without(c, ids))
         cells[key] = dataclasses.replace(c, summary=summary, _utts=kept)
@@ -299,10 +308,11 @@ def build(
     `exclude_suspects`: every cell scored without the references its dataset's audit flagged
     (ops/audit), ranks and CIs included."""
     scanned = scan(results_root)
-    audits = _audits(scanned.cells)
+    problems = list(scanned.problems)
+    audits = _audits(results_root, scanned.cells, problems)
     if exclude_suspects:
-        _without_suspects(scanned.cells)
-    table, problems = _scored(scanned.cells.values()), scanned.problems
+        _without_suspects(scanned.cells, audits)
+    table = _scored(scanned.cells.values())
     models = sorted(table)
     datasets = sorted({d for row in table.values() for d in row})
     cells: dict[str, dict[str, dict]] = {m: {} for m in models}
@@ -318,7 +328,7 @@ def build(
                 "group": r.group.get(c.model),
                 "shared_rank": shared.get(c.model),
                 "not_ranked": r.not_ranked.get(c.model),
-                "audit": _audit_cell(c, audits.get(d, {}).get("current", False)),
+                "audit": _audit_cell(c, audits.get(d)),
             }
     means = mean_ranks(rankings)
     found, stream_problems = read_streams(results_root)

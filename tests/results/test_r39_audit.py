@@ -170,3 +170,21 @@ def test_leaderboard_marks_and_can_exclude_the_suspects(cli, setup) -> None:
         cells[("tiny_a", "tiny_audit")].summary.audit["without_suspects"]["ter"]
     )
     assert "suspect references left out" in out
+
+
+def test_a_rerun_keeps_the_audit_and_a_new_model_makes_it_stale(cli, setup) -> None:
+    _bench(cli, setup, "tiny_a", "other_b")
+    assert cli("audit", "-d", "tiny_audit", "--results", setup["results"])[0] == 0
+    # a benchmark rerun rewrites tiny_a's summary.json without the block (same result key)
+    _bench(cli, setup, "tiny_a")
+    summary = json.loads((setup["results"] / "tiny_a" / "tiny_audit" / "summary.json").read_text())
+    assert "audit" not in summary
+    board = leaderboard.build(setup["results"], reps=0, exclude_suspects=True)
+    # the dataset's suspect is still left out of every cell: they stay comparable
+    assert board["audit"]["tiny_audit"]["current"] is True
+    assert {board["cells"][m]["tiny_audit"]["n_utts"] for m in ("tiny_a", "other_b")} == {3}
+    # a model benchmarked after the audit: the audit is stale, and says how to refresh it
+    _bench(cli, setup, "tiny_a_cpp")
+    board = leaderboard.build(setup["results"], reps=0)
+    assert board["audit"]["tiny_audit"]["current"] is False
+    assert "stale: rerun ops/audit -d tiny_audit" in leaderboard.to_markdown(board)

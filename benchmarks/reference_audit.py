@@ -95,7 +95,7 @@ class Setup:
         self.voters = audit.group_voters({m: c.card for m, c in by.items()}, ter)
         self.speakers = [v.speaker for v in self.voters]
         recs = {m: by[m].records() for m in self.speakers}
-        self.hyps = {m: audit._voiced(recs[m]) for m in self.speakers}
+        self.hyps = {m: audit.voiced(recs[m]) for m in self.speakers}
         self.stored_refs = {u: r["ref"] for u, r in recs[self.speakers[0]].items()}
         self.refs = {**self.stored_refs, **fixes}
         sc = by[self.speakers[0]].summary.scorer

@@ -269,13 +269,18 @@ def _candidates(cells: list[StoredCell]) -> tuple[list[StoredCell], dict[str, st
             left_out[c.model] = f"per-utterance results unusable ({c.utts_problem})"
         else:
             scored.append(c)
-    content = [c.comparable_on for c in scored]
+    content = [_scored_on(c) for c in scored]
     common = max(set(content), key=lambda k: (content.count(k), str(k)), default=None)
-    kept = [c for c in scored if c.comparable_on == common]
+    kept = [c for c in scored if _scored_on(c) == common]
     for c in scored:
-        if c.comparable_on != common:
+        if _scored_on(c) != common:
             left_out[c.model] = "scored on other dataset content or scorer options"
     return kept, left_out
+
+
+def _scored_on(c: StoredCell) -> tuple[str | None, str, Any]:
+    """Cells that may be compared: the same content, utterances and scorer configuration."""
+    return (*c.comparable_on, c.summary.scorer.get("config_hash"))
 
 
 def _unavailable(dataset: str, voters: list[Voter], left_out: dict[str, str]) -> str:
@@ -302,7 +307,7 @@ def audit_dataset(
         raise AuditUnavailable(_unavailable(dataset, voters, left_out))
     recs = {m: c.records() for m, c in by_model.items()}
     speakers = [v.speaker for v in voters]
-    hyps = {m: _voiced(recs[m]) for m in speakers}
+    hyps = {m: voiced(recs[m]) for m in speakers}
     ref_mter = {m: {u: float(r["mter"]) for u, r in recs[m].items()} for m in by_model}
     refs = {u: r["ref"] for u, r in recs[speakers[0]].items()}
     sc = by_model[speakers[0]].summary.scorer
@@ -322,7 +327,7 @@ def audit_dataset(
     )
 
 
-def _voiced(records: dict[str, dict[str, Any]]) -> dict[str, str]:
+def voiced(records: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Hypotheses a voter actually gave: a missing or failed utterance abstains."""
     return {
         u: r.get("hyp") or ""

@@ -188,3 +188,21 @@ def test_a_rerun_keeps_the_audit_and_a_new_model_makes_it_stale(cli, setup) -> N
     board = leaderboard.build(setup["results"], reps=0)
     assert board["audit"]["tiny_audit"]["current"] is False
     assert "stale: rerun ops/audit -d tiny_audit" in leaderboard.to_markdown(board)
+
+
+def test_the_shipped_cards_group_the_two_tiny_en_runtimes_into_one_voter() -> None:
+    import yaml
+
+    names = ("whisper_tiny_en", "whispercpp_tiny_en", "whisper_base", "moonshine_base_en")
+    cards = {
+        m: yaml.safe_load((REPO_ROOT / "models" / m / "model.yaml").read_text()) for m in names
+    }
+    ter = {"whisper_tiny_en": 0.11, "whispercpp_tiny_en": 0.10, "whisper_base": 0.09}
+    voters = audit.group_voters(cards, ter)
+    assert [v.models for v in voters] == [
+        ("moonshine_base_en",),
+        ("whisper_base",),
+        ("whisper_tiny_en", "whispercpp_tiny_en"),
+    ]
+    # the group speaks through its member with the lowest TER
+    assert voters[2].speaker == "whispercpp_tiny_en"

@@ -254,8 +254,9 @@ def read_audit(root: Path, dataset: str) -> AuditRecord | None:
 
 
 def _candidates(cells: list[StoredCell]) -> tuple[list[StoredCell], dict[str, str]]:
-    """The cells that may vote (scored, not forced, on the most common content) and why the
-    others may not."""
+    """The cells that may vote (scored, not forced, on the most common content, utterances and
+    scorer) and why the others may not. The store shows a sample only where no full result
+    exists, and samples of one selection (`--max-utts N --seed S`) vote together."""
     left_out: dict[str, str] = {}
     scored = []
     for c in cells:
@@ -263,8 +264,6 @@ def _candidates(cells: list[StoredCell]) -> tuple[list[StoredCell], dict[str, st
             left_out[c.model] = "no reference text (hypotheses only)"
         elif c.summary.forced_language:
             left_out[c.model] = "run with --force on a language its card does not list"
-        elif c.kind != "reported":
-            left_out[c.model] = f"only a {c.kind} is stored (the audit reads full results)"
         elif c.utterances() is None:
             left_out[c.model] = f"per-utterance results unusable ({c.utts_problem})"
         else:

@@ -42,6 +42,7 @@ RERUN = "rerun ops/audit -d DATASET"
 # other.
 DEFAULT_REF_MIN = 0.2
 DEFAULT_AGREE_MAX = 0.2
+NO_REFERENCE = "no reference text (hypotheses only)"  # why a reference-free cell does not vote
 
 
 class AuditUnavailable(InputError):
@@ -261,7 +262,7 @@ def _candidates(cells: list[StoredCell]) -> tuple[list[StoredCell], dict[str, st
     scored = []
     for c in cells:
         if c.summary.metrics is None or c.summary.metrics.ter is None:
-            left_out[c.model] = "no reference text (hypotheses only)"
+            left_out[c.model] = NO_REFERENCE
         elif c.summary.forced_language:
             left_out[c.model] = "run with --force on a language its card does not list"
         elif c.utterances() is None:
@@ -283,6 +284,11 @@ def _scored_on(c: StoredCell) -> tuple[str | None, str, Any]:
 
 
 def _unavailable(dataset: str, voters: list[Voter], left_out: dict[str, str]) -> str:
+    if not voters and left_out and set(left_out.values()) == {NO_REFERENCE}:
+        return (
+            f"audit of {dataset} cannot run: the dataset has no reference text (reference-free), "
+            "so there is no reference to audit"
+        )
     have = ", ".join(v.name for v in voters) or "none"
     why = "".join(f"; {m} left out: {r}" for m, r in sorted(left_out.items()))
     return (

@@ -89,16 +89,16 @@ def _cells(results: Path, dataset: str, models: list[str]) -> list[StoredCell]:
 class Setup:
     """The voters' speakers, their raw hypotheses, the clean references, the cached scorer."""
 
-    def __init__(self, cells: list[StoredCell], fixes: dict[str, str]) -> None:
-        by = {c.model: c for c in cells}
-        ter = {m: c.summary.metrics.ter for m, c in by.items() if c.summary.metrics}
-        self.voters = audit.group_voters({m: c.card for m, c in by.items()}, ter)
+    def __init__(self, cells: list[StoredCell], fixes: dict[str, str], by: str) -> None:
+        models = {c.model: c for c in cells}
+        ter = {m: c.summary.metrics.ter for m, c in models.items() if c.summary.metrics}
+        self.voters = audit.group_voters({m: c.card for m, c in models.items()}, ter, by)
         self.speakers = [v.speaker for v in self.voters]
-        recs = {m: by[m].records() for m in self.speakers}
+        recs = {m: models[m].records() for m in self.speakers}
         self.hyps = {m: audit.voiced(recs[m]) for m in self.speakers}
         self.stored_refs = {u: r["ref"] for u, r in recs[self.speakers[0]].items()}
         self.refs = {**self.stored_refs, **fixes}
-        sc = by[self.speakers[0]].summary.scorer
+        sc = models[self.speakers[0]].summary.scorer
         self.scorer = get_scorer(sc.get("lang", "en"), sc.get("options") or {})
         inner = audit.scorer_mutual(sc.get("lang", "en"), sc.get("options") or {})
         self._mutual: dict[tuple[str, str, str], float] = {}
@@ -211,10 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fix", action="append", default=[], help="ID=TEXT: the true reference")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--per-kind", type=int, default=2)
+    ap.add_argument("--voters", choices=audit.VOTERS, default="weights")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
     fixes = dict(f.split("=", 1) for f in a.fix)
-    setup = Setup(_cells(a.results, a.dataset, a.model), fixes)
+    setup = Setup(_cells(a.results, a.dataset, a.model), fixes, a.voters)
     print(f"voters: {', '.join(v.name + ' (' + v.speaker + ')' for v in setup.voters)}")
     grid = {k: summarise(v) for k, v in evaluate(setup, a.seeds, a.per_kind).items()}
     default = (audit.DEFAULT_REF_MIN, audit.DEFAULT_AGREE_MAX)

@@ -62,6 +62,12 @@ def audit_cmd(
         "--agree-max",
         help="and at least two voters are within this mTER of each other (default 0.2)",
     ),
+    voters: str = typer.Option(
+        "weights",
+        "--voters",
+        help="one voter per set of weights (weights), or per card family too (family: "
+        "whisper_tiny_en and whisper_base vote once)",
+    ),
 ) -> None:
     """Flag references that independent models agree are wrong; write the evidence."""
     from asrbench.results import audit
@@ -72,6 +78,7 @@ def audit_cmd(
     th = audit.Thresholds(
         audit.DEFAULT_REF_MIN if ref_min is None else ref_min,
         audit.DEFAULT_AGREE_MAX if agree_max is None else agree_max,
+        voters,
     )
     names = list(dataset or scan(root).datasets)
     if not names:

@@ -56,6 +56,7 @@ class Thresholds:
 
     ref_min: float = DEFAULT_REF_MIN
     agree_max: float = DEFAULT_AGREE_MAX
+    voters: str = "weights"  # "family": one voter per card family as well as per weights
 
     def __post_init__(self) -> None:
         for name in ("ref_min", "agree_max"):
@@ -63,8 +64,8 @@ class Thresholds:
             if not isinstance(v, int | float) or not 0 <= v <= 1:
                 raise InputError(f"audit threshold {name} must be between 0 and 1, not {v!r}")
 
-    def to_dict(self) -> dict[str, float]:
-        return {"ref_min": self.ref_min, "agree_max": self.agree_max}
+    def to_dict(self) -> dict[str, Any]:
+        return {"ref_min": self.ref_min, "agree_max": self.agree_max, "voters": self.voters}
 
 
 @dataclass(frozen=True)
@@ -108,8 +109,25 @@ def weight_hashes(card: dict[str, Any]) -> set[str]:
     return found
 
 
-def group_voters(cards: dict[str, dict[str, Any]], ter: dict[str, float]) -> list[Voter]:
-    """Models -> voters: models whose cards share a weight hash are one (transitively)."""
+VOTERS = ("weights", "family")  # what makes two models one voter (--voters)
+
+
+def _keys(card: dict[str, Any], by: str) -> set[str]:
+    """What a model shares with another voter of the same kind: its weight hashes, and with
+    `family` also its card's `family:` (whisper_tiny_en and whisper_base: one training set)."""
+    keys = weight_hashes(card)
+    if by == "family" and card.get("family"):
+        keys.add(f"family:{card['family']}")
+    return keys
+
+
+def group_voters(
+    cards: dict[str, dict[str, Any]], ter: dict[str, float], by: str = "weights"
+) -> list[Voter]:
+    """Models -> voters: models whose cards share a weight hash (with `by="family"`, or a
+    `family:`) are one (transitively)."""
+    if by not in VOTERS:
+        raise InputError(f"--voters must be one of {', '.join(VOTERS)}, not {by!r}")
     parent = {m: m for m in cards}
 
     def root(m: str) -> str:
@@ -119,7 +137,7 @@ def group_voters(cards: dict[str, dict[str, Any]], ter: dict[str, float]) -> lis
 
     owner: dict[str, str] = {}
     for m in sorted(cards):
-        for h in weight_hashes(cards[m]):
+        for h in sorted(_keys(cards[m], by)):
             if h in owner:
                 parent[root(m)] = root(owner[h])
             else:
@@ -307,7 +325,7 @@ def audit_dataset(
     cells, left_out = _candidates(shown)
     by_model = {c.model: c for c in cells}
     ter = {m: c.summary.metrics.ter for m, c in by_model.items() if c.summary.metrics}
-    voters = group_voters({m: c.card for m, c in by_model.items()}, ter)
+    voters = group_voters({m: c.card for m, c in by_model.items()}, ter, th.voters)
     if len(voters) < 2:
         raise AuditUnavailable(_unavailable(dataset, voters, left_out))
     recs = {m: c.records() for m, c in by_model.items()}

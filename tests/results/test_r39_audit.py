@@ -206,3 +206,12 @@ def test_the_shipped_cards_group_the_two_tiny_en_runtimes_into_one_voter() -> No
     ]
     # the group speaks through its member with the lowest TER
     assert voters[2].speaker == "whispercpp_tiny_en"
+    # --voters family: one voter per card family as well (tiny.en joins base through `whisper`)
+    by_family = audit.group_voters(cards, ter, "family")
+    assert [v.models for v in by_family] == [
+        ("moonshine_base_en",),
+        ("whisper_base", "whisper_tiny_en", "whispercpp_tiny_en"),
+    ]
+    assert by_family[1].speaker == "whisper_base"
+    with pytest.raises(audit.InputError, match="--voters must be one of weights, family"):
+        audit.group_voters(cards, ter, "nonsense")

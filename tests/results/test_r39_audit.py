@@ -215,3 +215,20 @@ def test_the_shipped_cards_group_the_two_tiny_en_runtimes_into_one_voter() -> No
     assert by_family[1].speaker == "whisper_base"
     with pytest.raises(audit.InputError, match="--voters must be one of weights, family"):
         audit.group_voters(cards, ter, "nonsense")
+
+
+def test_a_reference_free_dataset_is_named_as_such(cli, setup) -> None:
+    ds = setup["ds"]
+    rows = (ds / "metadata.tsv").read_text().splitlines()
+    (ds / "metadata.tsv").write_text(
+        "\n".join([rows[0]] + ["\t".join(r.split("\t")[:3]) + "\t" for r in rows[1:]]) + "\n"
+    )
+    with (ds / "dataset.yaml").open("a") as f:
+        f.write("reference_free: true\n")
+    _bench(cli, setup, "tiny_a", "other_b")
+    code, _, err = cli("audit", "-d", "tiny_audit", "--results", setup["results"])
+    assert code == 2
+    assert err.strip().splitlines()[-1] == (
+        "audit of tiny_audit cannot run: the dataset has no reference text (reference-free), "
+        "so there is no reference to audit"
+    )

@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 COMMANDS: dict[str, tuple[str, str]] = {
     "benchmark": ("benchmark", "Run models on datasets (sharded, cached, resumable), score them."),
     "leaderboard": ("leaderboard", "Model x dataset table from stored results."),
+    "audit": ("audit", "Flag references that independent models agree are wrong."),
     "score": ("score", "Score hypothesis transcripts against references."),
     "validate": ("validate", "Report every problem in dataset folders."),
     "import": ("import_", "Import test sets by recipe, or Kaldi/NeMo/lhotse/HF/CSV datasets."),

@@ -14,14 +14,18 @@ from asrbench.errors import EXIT_FAILED
 app = typer.Typer(add_completion=False, help=__doc__)
 
 
-def show_leaderboard(results: Path | None, out: Path | None, reps: int | None = None) -> None:
+def show_leaderboard(
+    results: Path | None, out: Path | None, reps: int | None = None, exclude_suspects: bool = False
+) -> None:
     """Print the leaderboard and write leaderboard.{csv,json,md} (the one implementation)."""
     from asrbench.results import leaderboard
     from asrbench.results.ranking import DEFAULT_REPS
     from asrbench.settings import settings
 
     root = Path(results) if results else settings().results
-    board = leaderboard.build(root, DEFAULT_REPS if reps is None else reps)
+    board = leaderboard.build(
+        root, DEFAULT_REPS if reps is None else reps, exclude_suspects=exclude_suspects
+    )
     if not board["models"]:
         typer.echo(f"no results under {root}; run ops/benchmark first", err=True)
         raise typer.Exit(EXIT_FAILED)
@@ -43,7 +47,13 @@ def leaderboard_cmd(
         help="paired-bootstrap replicates per pair of models (rank ranges, ties in the mean "
         "rank); 0: ranks by TER alone",
     ),
+    exclude_suspects: bool = typer.Option(
+        False,
+        "--exclude-suspects",
+        help="score every cell without the references ops/audit flagged as suspect (TER, CIs "
+        "and ranks over the other utterances)",
+    ),
 ) -> None:
     """Print and write the TER matrix with CIs, per-dataset ranks and mean rank, and streaming
     latency, from stored results."""
-    show_leaderboard(results, out, reps)
+    show_leaderboard(results, out, reps, exclude_suspects)

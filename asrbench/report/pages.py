@@ -15,6 +15,7 @@ from asrbench.report.collect import Cell
 from asrbench.report.robustness import match_cells
 from asrbench.report.robustness import view as robustness_view
 from asrbench.report.site import Site, _cell_numbers, _provenance, safe_name
+from asrbench.results import audit
 from asrbench.results.leaderboard import (
     DEFAULT_CHUNK_MS,
     LATENCY_RULE,
@@ -321,6 +322,7 @@ def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
         },
         "hashes": sorted({c.summary.dataset_hash or "-" for c in cells}),
     }
+    audit_view = _audit_view(site, d, cells)
     site.render(
         here,
         "dataset.html.j2",
@@ -331,7 +333,32 @@ def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
         ranking=ranking,
         info=info,
         cells=sorted(cells, key=lambda c: c.model),
+        audit=audit_view,
     )
+
+
+def _audit_view(site: Site, d: str, cells: list[Cell]) -> dict[str, Any] | None:
+    """The dataset's reference audit as ops/audit stored it (`audit/<dataset>/audit.json`): the
+    suspects with their evidence, each model's TER without them (its summary.json block), and
+    whether it was run over these cells."""
+    try:
+        record = audit.read_audit(site.r.root, d)
+    except RecordError:
+        return None  # the leaderboard names the unreadable file
+    if record is None:
+        return None
+    shown = {c.model: c for c in cells}
+    return {
+        "suspects": record.suspects,
+        "voters": [v["name"] for v in record.voters],
+        "thresholds": record.thresholds,
+        "left_out": record.left_out,
+        "current": audit.is_current(record, shown),
+        "without": {
+            m: (c.summary.audit or {}).get("without_suspects") or {}
+            for m, c in sorted(shown.items())
+        },
+    }
 
 
 def _model(site: Site, m: str) -> None:

@@ -18,6 +18,7 @@ none. Which cell, when several exist, is `LATENCY_RULE` (`latency`).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import html
 import io
 from collections.abc import Iterable
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from asrbench.fsio import atomic_write_json, atomic_write_text
+from asrbench.results import audit
 from asrbench.results.ranking import DEFAULT_LEVEL, DEFAULT_REPS, mean_ranks, rank_dataset
 from asrbench.results.records import RecordError, StreamRecord
 from asrbench.results.store import STREAM_TOP, StoredCell, read_analyses, read_cell, scan
@@ -34,7 +36,8 @@ from asrbench.table import markdown
 # v3 adds `latency` and `latency_rule` (the streaming cells' latencies beside the TER); v4 the
 # significance ranges (`group`, `shared_rank` per cell, `significance`), and `mean_rank` is the
 # mean shared rank (ranking.py): models the paired bootstrap cannot tell apart tie; v5 the
-# latency guard per latency cell (`attributable`, `guard_reasons`: streaming/guard.py)
+# latency guard per latency cell (`attributable`, `guard_reasons`: streaming/guard.py) and the
+# reference audit (`audit` per cell and per dataset, `exclude_suspects`: ops/audit)
 FORMAT = "asrbench-leaderboard-v5"
 DEFAULT_CHUNK_MS = 100  # ops/stream's default --chunk-ms
 LATENCY_KEYS = ("eos_final_s", "first_partial_s")  # stream.json `pooled` keys, as stored
@@ -77,7 +80,61 @@ def _cell_dict(c: StoredCell) -> dict[str, Any]:
         "forced_language": c.summary.forced_language,
         "longform": is_longform(c),
         "segmentation": segmentation(c),
+        "audit": None,
     }
+
+
+def _audit_cell(c: StoredCell, found: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The dataset's audit as this cell sees it: how many suspects, the cell's TER without them
+    (its summary.json block; null where ops/audit did not write one), whether it is current."""
+    if not found:
+        return None
+    without = (c.summary.audit or {}).get("without_suspects") or {}
+    return {
+        "n_suspects": found["n_suspects"],
+        "ter_without": without.get("ter"),
+        "current": found["current"],
+    }
+
+
+def _audits(
+    root: Path, cells: dict[tuple[str, str], StoredCell], problems: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Per dataset with a stored audit (`<root>/audit/<dataset>/audit.json`, which a benchmark
+    rerun leaves in place): its suspects, and whether it was run over the cells shown now."""
+    out: dict[str, dict[str, Any]] = {}
+    for d in sorted({d for _, d in cells}):
+        try:
+            record = audit.read_audit(root, d)
+        except RecordError as exc:
+            problems.append(f"{exc}; the audit of {d} is left out")
+            continue
+        if record is None:
+            continue
+        mine = {m: c for (m, dd), c in cells.items() if dd == d}
+        out[d] = {
+            "suspects": record.suspect_ids,
+            "n_suspects": len(record.suspects),
+            "thresholds": record.thresholds,
+            "voters": [v["name"] for v in record.voters],
+            "current": audit.is_current(record, mine),
+        }
+    return out
+
+
+def _without_suspects(
+    cells: dict[tuple[str, str], StoredCell], audits: dict[str, dict[str, Any]]
+) -> None:
+    """--exclude-suspects: every cell of an audited dataset becomes a view without the
+    dataset's suspects (the same utterances left out of each, so they stay comparable; metrics
+    and CIs recomputed from its per-utterance records, ranks tested on the rest)."""
+    for key, c in cells.items():
+        ids = set((audits.get(c.dataset) or {}).get("suspects") or [])
+        if not ids or c.summary.metrics is None or c.utterances() is None:
+            continue
+        kept = [u for u in c.utterances() or [] if u["id"] not in ids]
+        summary = dataclasses.replace(c.summary, metrics=audit.metrics_without(c, ids))
+        cells[key] = dataclasses.replace(c, summary=summary, _utts=kept)
 
 
 def is_longform(c: StoredCell) -> bool:
@@ -253,12 +310,23 @@ def guard_fields(g: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def build(results_root: Path, reps: int = DEFAULT_REPS, level: float = DEFAULT_LEVEL) -> dict:
+def build(
+    results_root: Path,
+    reps: int = DEFAULT_REPS,
+    level: float = DEFAULT_LEVEL,
+    exclude_suspects: bool = False,
+) -> dict:
     """The leaderboard as plain data: models, datasets, TER and rank per cell, mean rank.
     `reps` > 0: pairwise paired-bootstrap tests per dataset (ranking.py), whose ranges and
-    shared ranks the cells and the mean rank carry; 0: ranks by TER alone."""
+    shared ranks the cells and the mean rank carry; 0: ranks by TER alone.
+    `exclude_suspects`: every cell scored without the references its dataset's audit flagged
+    (ops/audit), ranks and CIs included."""
     scanned = scan(results_root)
-    table, problems = _scored(scanned.cells.values()), scanned.problems
+    problems = list(scanned.problems)
+    audits = _audits(results_root, scanned.cells, problems)
+    if exclude_suspects:
+        _without_suspects(scanned.cells, audits)
+    table = _scored(scanned.cells.values())
     models = sorted(table)
     datasets = sorted({d for row in table.values() for d in row})
     cells: dict[str, dict[str, dict]] = {m: {} for m in models}
@@ -274,6 +342,7 @@ def build(results_root: Path, reps: int = DEFAULT_REPS, level: float = DEFAULT_L
                 "group": r.group.get(c.model),
                 "shared_rank": shared.get(c.model),
                 "not_ranked": r.not_ranked.get(c.model),
+                "audit": _audit_cell(c, audits.get(d)),
             }
     means = mean_ranks(rankings)
     found, stream_problems = read_streams(results_root)
@@ -290,6 +359,8 @@ def build(results_root: Path, reps: int = DEFAULT_REPS, level: float = DEFAULT_L
         "hallucination": hallucination(scanned.cells.values()),
         "latency": lat,
         "latency_rule": LATENCY_RULE,
+        "audit": audits,
+        "exclude_suspects": exclude_suspects,
         "problems": problems + stream_problems,
     }
 
@@ -313,6 +384,8 @@ def _cell_text(c: dict | None) -> str:
         text += " (not ranked)"
     if c.get("others"):
         text += f" +{c['others']}"
+    if (c.get("audit") or {}).get("n_suspects"):
+        text += f" !{c['audit']['n_suspects']}"
     if c.get("forced_language"):
         text += " [forced language]"
     if c.get("longform"):
@@ -459,6 +532,7 @@ def _notes(board: dict, lat: bool) -> list[str]:
         "dataset content, scorer options or sample).",
         _languages(board),
     ]
+    notes += _audit_notes(board)
     if any(_is_longform(board, d) for d in board["datasets"]):
         notes.append(LONGFORM_NOTE)
     if lat:
@@ -502,6 +576,28 @@ def to_markdown(board: dict) -> str:
     if board.get("problems"):
         text += "\nNot shown (unreadable):\n" + "".join(f"- {_md(p)}\n" for p in board["problems"])
     return text
+
+
+def _audit_notes(board: dict) -> list[str]:
+    audits = board.get("audit") or {}
+    if not audits:
+        return []
+    each = "; ".join(
+        f"{_md(d)}: {a['n_suspects']} ({', '.join(_md(i) for i in a['suspects']) or 'none'})"
+        + ("" if a["current"] else f", stale: rerun ops/audit -d {_md(d)}")
+        for d, a in sorted(audits.items())
+    )
+    left = (
+        "suspect references left out (--exclude-suspects): TER, CIs and ranks are over the "
+        "other utterances."
+        if board.get("exclude_suspects")
+        else "`--exclude-suspects` scores without them."
+    )
+    return [
+        "`!N`: N references of the dataset are suspect: independent models (different weights) "
+        f"agree with each other and all disagree with them (ops/audit; docs/SCORING.md). {each}. "
+        + left
+    ]
 
 
 LONGFORM_NOTE = (

@@ -9,7 +9,8 @@ cells; the rules of which folder is which are written once, here:
                                                name) is shown, the rest are counted in `others`
     results/<model>/<dataset>~<key>/           variant: another dataset content or scorer options;
                                                counted in `others`, never shown or ranked
-    results/robustness/, results/fairness/     analyses, not model folders (skipped)
+    results/robustness/, results/fairness/,    analyses, not model folders (skipped)
+    results/streaming/, results/audit/
     .<anything>                                staging and displaced folders (skipped)
 
 A folder that cannot be used (no summary.json, truncated JSON, an older schema) becomes one
@@ -32,7 +33,8 @@ from asrbench.results.summary import Summary
 
 # analysis and streaming outputs under a results root, not models
 STREAM_TOP = "streaming"  # stream cells: <root>/streaming/<model>/<cell>/ (ops/stream)
-ANALYSIS_TOPS = ("robustness", "fairness", STREAM_TOP)
+AUDIT_TOP = "audit"  # reference audits: <root>/audit/<dataset>/audit.json (ops/audit)
+ANALYSIS_TOPS = ("robustness", "fairness", STREAM_TOP, AUDIT_TOP)
 
 
 class CellReadError(RecordError):

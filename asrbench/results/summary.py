@@ -106,6 +106,9 @@ class Summary:
     # a non-speech dataset (dataset.yaml `nonspeech: true`): words per minute and share of clips
     # with output (scoring.hallucination.NonSpeechFigures.to_dict); written only when set
     hallucination: dict[str, Any] | None = None
+    # ops/audit: the dataset's reference audit (asrbench/results/audit.py) and this cell's TER
+    # without the suspects; written only when set
+    audit: dict[str, Any] | None = None
 
     @property
     def reference_free(self) -> bool:
@@ -125,6 +128,8 @@ class Summary:
             extra["session"] = self.session
         if self.hallucination is not None:
             extra["hallucination"] = self.hallucination
+        if self.audit is not None:
+            extra["audit"] = self.audit
         return {
             **extra,
             "format": FORMAT,
@@ -183,6 +188,7 @@ class Summary:
                 forced_language=d.get("forced_language") is True,
                 session=d.get("session"),
                 hallucination=d.get("hallucination"),
+                audit=d.get("audit"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise SummaryError(
@@ -209,6 +215,7 @@ class Details(TypedDict, total=False):
     forced_language: bool
     session: dict[str, Any] | None
     hallucination: dict[str, Any] | None
+    audit: dict[str, Any] | None
 
 
 def result_key(hyps: str, data: str, selection: Selection, scorer: dict[str, Any]) -> str:

@@ -324,7 +324,11 @@ def audit_dataset(
     shown = [c for (_, d), c in sorted(found.items()) if d == dataset]
     cells, left_out = _candidates(shown)
     by_model = {c.model: c for c in cells}
-    ter = {m: c.summary.metrics.ter for m, c in by_model.items() if c.summary.metrics}
+    ter = {
+        m: c.summary.metrics.ter
+        for m, c in by_model.items()
+        if c.summary.metrics and c.summary.metrics.ter is not None
+    }
     voters = group_voters({m: c.card for m, c in by_model.items()}, ter, th.voters)
     if len(voters) < 2:
         raise AuditUnavailable(_unavailable(dataset, voters, left_out))

@@ -48,15 +48,19 @@ def start(name: str, cmd: list[str], clone: Path, env: dict[str, str]) -> tuple:
 
 
 def wait_all(running: list[tuple]) -> dict[str, float]:
-    """Wait for each process; its wall seconds, or raise naming its log when it failed."""
-    took = {}
-    for name, proc, out, t0 in running:
-        code = proc.wait()
-        took[name] = round(time.perf_counter() - t0, 1)
-        out.close()
-        if code != 0:
-            raise SystemExit(f"{name} failed (exit {code}); see {out.name}")
-        log(f"{name}: {took[name]} s")
+    """Wait for every process; each one's own wall seconds (polled, so a step that ends first
+    is not charged its neighbour's time), or exit naming the log of one that failed."""
+    took: dict[str, float] = {}
+    while len(took) < len(running):
+        for name, proc, out, t0 in running:
+            if name in took or proc.poll() is None:
+                continue
+            took[name] = round(time.perf_counter() - t0, 1)
+            out.close()
+            if proc.returncode != 0:
+                raise SystemExit(f"{name} failed (exit {proc.returncode}); see {out.name}")
+            log(f"{name}: {took[name]} s")
+        time.sleep(0.5)
     return took
 
 

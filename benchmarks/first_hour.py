@@ -129,7 +129,8 @@ def yaml_language(clone: Path, dataset: str) -> str:
 
 def first_scores(clone: Path, env: dict[str, str]) -> dict:
     t0 = time.perf_counter()
-    subprocess.run(["ops/_py", "scripts/build_grammars.py"], cwd=clone, env=env, check=True)
+    grammars = ["ops/_py", "scripts/build_grammars.py"]
+    subprocess.run(grammars, cwd=clone, env=env, check=True, stdout=sys.stderr)  # stdout: JSON
     built = round(time.perf_counter() - t0, 1)
     scores = {}
     for lang, dataset in embedded_languages(clone).items():

@@ -54,3 +54,20 @@ def test_a_rebuild_leaves_no_dangling_image_of_its_own(engine, tmp_path: Path) -
     finally:
         for tag in tags:
             engine.images.remove(tag)
+
+
+def test_a_failed_build_leaves_no_dangling_image_of_its_own(engine, tmp_path: Path) -> None:
+    """A model's own Dockerfile whose last step fails: the step before it left an image."""
+    from asrbench.images.build import ImageBuildError
+
+    folder = tmp_path / "crashy_en"
+    shutil.copytree(CARD, folder)
+    (folder / "Dockerfile").write_text(
+        "ARG BASE_IMAGE=asrbench/base:bookworm\nFROM ${BASE_IMAGE}\n"
+        f"RUN echo {tmp_path.name} > /opt/step\nRUN false\n"
+    )
+    with pytest.raises(ImageBuildError) as failed:
+        build_model_image(load_model(folder))
+    ours = stage_images([{"stream": failed.value.log_tail}])
+    assert ours, failed.value.log_tail  # the first RUN committed an image
+    assert not ours & _dangling(engine)

@@ -209,8 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.keep and remove:
         subprocess.run(["docker", "rmi", *remove], capture_output=True)
     print(json.dumps(result, indent=1))
-    if not args.keep:
-        shutil.rmtree(clone, ignore_errors=True)
+    if not args.keep:  # the clone, its step logs and its score folders
+        for path in [clone, *clone.parent.glob(f"{clone.name}.*")]:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink()
     return 0
 
 

@@ -10,6 +10,7 @@ image is rebuilt exactly when one of them changes; the CUDA variant (`Model.vari
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -316,6 +317,43 @@ def build_context(
     return CONTEXT_NAME
 
 
+# The legacy builder prints ` ---> <short ID>` after each step: the image that step left.
+_STEP_IMAGE = re.compile(r"^ ---> ([0-9a-f]{12})\s*$", re.MULTILINE)
+
+
+def stage_images(logs: list[dict]) -> set[str]:
+    """The short IDs of the images a build's steps left (or took from its cache)."""
+    text = "".join(str(chunk.get("stream") or "") for chunk in logs)
+    return set(_STEP_IMAGE.findall(text))
+
+
+def remove_stage_images(c, logs: list[dict]) -> list[str]:
+    """Remove the untagged leaf images this build left; return their IDs.
+
+    The template's build stage ends in an image nothing tags or uses once the image has
+    copied its /opt: the engine keeps it as a `<none>` image of 0.2-2.8 GB per build (a
+    failed build leaves its last step the same way). Only images named in this build's own
+    log and dangling (untagged, no child) go, so nobody else's image is touched. The price: a
+    later build whose build stage is unchanged installs its requirements again.
+    """
+    from docker.errors import APIError
+
+    ours = stage_images(logs)
+    if not ours:
+        return []
+    removed = []
+    for image in c.images.list(filters={"dangling": True}):
+        short_id = image.id.split(":")[-1][:12]
+        if short_id not in ours:
+            continue
+        try:
+            c.images.remove(image.id)
+            removed.append(short_id)
+        except APIError:  # in use by a build running beside this one: its build removes it
+            continue
+    return removed
+
+
 def build_model_image(
     model: Model, opts: BuildOptions | None = None, log: TextIO | None = None
 ) -> tuple[str, str]:
@@ -341,8 +379,9 @@ def build_model_image(
         ctx = Path(ctx_name)
         dockerfile_path = build_context(model, opts, ctx, dockerfile)
         args = {"BASE_IMAGE": opts.base_image, "BUILD_MODE": opts.mode, **opts.build_args}
+        logs: list[dict] = []
         try:
-            _, logs = c.images.build(
+            _, stream = c.images.build(
                 path=str(ctx),
                 dockerfile=dockerfile_path,
                 tag=tag,
@@ -357,8 +396,10 @@ def build_model_image(
                     **({"org.asrbench.variant": model.variant} if model.variant != "cpu" else {}),
                 },
             )
+            logs = list(stream)
         except BuildError as exc:
-            tail = "".join(str(x.get("stream") or x.get("error") or "") for x in exc.build_log)
+            logs = list(exc.build_log)
+            tail = "".join(str(x.get("stream") or x.get("error") or "") for x in logs)
             raise ImageBuildError(model.id, exc.msg, tail) from None
         except APIError as exc:  # e.g. a Dockerfile the engine cannot parse
             raise ImageBuildError(
@@ -368,6 +409,8 @@ def build_model_image(
             raise ImageBuildError(
                 model.id, f"lost the Docker Engine during the build ({type(exc).__name__}: {exc})"
             ) from None
+        finally:
+            remove_stage_images(c, logs)
         if log is not None:
             for chunk in logs:
                 if "stream" in chunk:

@@ -33,7 +33,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+# after the repo, so that tests/scoring does not shadow the scoring package
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
 
 import yaml
 

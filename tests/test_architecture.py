@@ -274,3 +274,19 @@ def test_result_records_have_one_serialiser() -> None:
         and any(isinstance(c, ast.Constant) and c.value == "secret_in_hyp" for c in ast.walk(tree))
     ]
     assert serialisers == [], "the utterances.jsonl record is asrbench/results/reports.py's"
+
+
+# "Segments" meant three things; the VAD/windows result is `RecordingSpans`, the speaker turn
+# `scoring.segments.Segment`: no class may take the ambiguous plural again.
+def test_no_type_is_called_plain_segments() -> None:
+    sources = _sources() + [
+        (p.relative_to(REPO_ROOT).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
+        for p in sorted((REPO_ROOT / "scoring").rglob("*.py"))
+    ]
+    named = [
+        rel
+        for rel, tree in sources
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.name == "Segments"
+    ]
+    assert named == []

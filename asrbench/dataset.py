@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text
 from asrbench.ids import check_id as check_dataset_id  # the one ID check
+from asrbench.ids import contained
 from asrbench.longform import segments as longform
 from scoring.segments import Segment
 
@@ -304,9 +305,10 @@ def _inside(root: Path, rel: str) -> tuple[bool, str]:
         return False, f"AUDIO path {rel!r} is absolute; make it relative to the dataset folder"
     if ".." in Path(rel).parts:
         return False, f"AUDIO path {rel!r} contains '..' and would leave the dataset folder"
-    real_root = root.resolve()
-    real = (root / rel).resolve()
-    if real != real_root and real_root not in real.parents:
+    if not contained(root, root / rel):
+        real = (root / rel).resolve()
+        if real == root.resolve():
+            return False, f"AUDIO path {rel!r} names the dataset folder itself, not a file in it"
         return False, f"AUDIO path {rel!r} is a symlink that leaves the dataset folder ({real})"
     return True, ""
 

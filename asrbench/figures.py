@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from asrbench.errors import InputError
+from asrbench.fsio import atomic_write_text
 from asrbench.results.records import RunRecord, read_record
 from asrbench.results.summary import read_summary
 from asrbench.settings import REPO_ROOT
@@ -117,7 +118,7 @@ def collect(
     }
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{name}.json"
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     return path
 
 
@@ -212,7 +213,7 @@ def rewrite(path: Path, figures: Path = FIGURES) -> bool:
     text = path.read_text(encoding="utf-8")
     new = BLOCK.sub(lambda m: m["open"] + render(load(m["name"], figures)) + m["close"], text)
     if new != text:
-        path.write_text(new, encoding="utf-8")
+        atomic_write_text(path, new)
     return new != text
 
 

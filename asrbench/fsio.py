@@ -152,6 +152,27 @@ def atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+def atomic_link(src: Path, dst: Path) -> None:
+    """Place `dst` as a hard link to `src` (a copy when they are on different file systems),
+    atomically: a reader sees the old `dst` or the whole new one, never a partial copy."""
+    dst = Path(dst)
+    tmp = dst.with_name(f".{dst.name}.tmp{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    try:
+        try:
+            os.link(src, tmp)
+        except OSError as exc:  # another file system: copy instead
+            if exc.errno in _FULL:
+                raise
+            shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno not in _FULL:
+            raise
+        raise _disk_full(dst, None) from None
+
+
 def pid_alive(pid: int) -> bool:
     """True while a process with this PID exists on this host (ours included)."""
     if pid == os.getpid():

@@ -30,12 +30,19 @@ def check_id(value: object, what: str = "dataset ID", fix: str = "e.g. --id my_t
     return value
 
 
-def inside(root: Path, path: Path, what: str) -> Path:
-    """Return `path` if it lies under `root` once both are resolved (symlinks followed), else
-    raise InputError: the last line of defence before a folder is written or replaced."""
+def contained(root: Path, path: Path) -> bool:
+    """True if `path` lies strictly under `root` once both are resolved (symlinks followed, `..`
+    collapsed). The one containment rule: the root itself is not inside it, since every caller
+    asks about a file or a folder it will read, write or replace *within* the root, and replacing
+    or reading the root in place of one of its entries is always a mistake."""
     real_root = Path(os.path.realpath(root))
-    real = Path(os.path.realpath(path))
-    if real == real_root or real_root not in real.parents:
+    return real_root in Path(os.path.realpath(path)).parents
+
+
+def inside(root: Path, path: Path, what: str) -> Path:
+    """Return `path` if it lies under `root` (`contained`), else raise InputError: the last line
+    of defence before a folder is written or replaced."""
+    if not contained(root, path):
         raise InputError(
             f"{what} {path} is not inside {root}; nothing was written. Check the "
             "model and dataset IDs (dataset.yaml `id:`)"

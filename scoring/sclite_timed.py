@@ -7,13 +7,13 @@ channel takes every word left. So a word in a gap between two segments joins the
 segment, a word before the first segment the first one, a word after the last segment the last
 one (checked against the binary: `tests/scoring/test_sclite_timed.py`); a CTM alternation
 (`scoring.timed.CtmAlternation`) goes whole to one segment, by its latest word's midpoint, as
-sclite hands it. A segment whose text holds `IGNORE_TIME_SEGMENT_IN_SCORING` takes its words
-the same way and is then dropped, words and all. File names and channels match without case
-(`2347 a` in the STM, `2347 A` in the CTM), as sclite's; sclite reads STM times as
-single-precision floats (a midpoint equal to the end in decimal can be before it), and so does
-this module. Each segment becomes one utterance, `FILE-CHANNEL-SPEAKER-NNN` (NNN counts the
-speaker's segments), whose texts the `Scorer` then scores as any others: with `align="sclite"`
-the counts are sclite's.
+sclite hands it. A segment whose text holds `IGNORE_TIME_SEGMENT_IN_SCORING` (in any case:
+`scoring.timed.is_ignored`) takes its words the same way and is then dropped, words and all.
+File names and channels match without case (`2347 a` in the STM, `2347 A` in the CTM), as
+sclite's; sclite reads STM times as single-precision floats (a midpoint equal to the end in
+decimal can be before it), and so does this module. Each segment becomes one utterance,
+`FILE-CHANNEL-SPEAKER-NNN` (NNN counts the speaker's segments), whose texts the `Scorer` then
+scores as any others: with `align="sclite"` the counts are sclite's.
 """
 
 from __future__ import annotations
@@ -25,9 +25,7 @@ from scoring.errors import ScoringError
 from scoring.io import sclite_text
 from scoring.sclite_align import f32
 from scoring.segments import Segment, TimedWord
-from scoring.timed import read_ctm, read_stm
-
-IGNORE = ("IGNORE_TIME_SEGMENT_IN_SCORING", "IGNORETIMESEGMENTINSCORING")
+from scoring.timed import is_ignored, read_ctm, read_stm
 
 
 def _key(session: str, channel: str) -> tuple[str, str]:
@@ -59,11 +57,6 @@ def assign_words(
             out.append((seg, list(pending[at:end])))
             at = end
     return out
-
-
-def is_ignored(seg: Segment) -> bool:
-    """Whether sclite leaves the segment out of scoring (IGNORE_TIME_SEGMENT_IN_SCORING)."""
-    return any(tag in seg.words for tag in IGNORE)
 
 
 def stm_ctm_texts(

@@ -2,7 +2,8 @@
 `scoring.segments` (`Segment`, `TimedWord`), plus `validate_segments`.
 
 - STM (sclite reference): `file channel speaker start end [<label>] words`; `;;` comments.
-  Words are kept verbatim (alternations, `IGNORE_TIME_SEGMENT_IN_SCORING`, ... are the scorer's).
+  Words are kept verbatim (alternations are the scorer's); `is_ignored` is the one rule for
+  `IGNORE_TIME_SEGMENT_IN_SCORING` segments, for the scorer and the TED-LIUM importer alike.
 - CTM (sclite hypothesis): `file channel start duration word [confidence]`; `;;` comments. Within
   a (file, channel) the start times must not decrease, as sclite requires. sclite's alternation
   lines (`file channel * * <ALT_BEGIN>`, `<ALT>`, `<ALT_END>` around the branches' words) read
@@ -114,6 +115,19 @@ def _stm_line(line: str, where: str, no: int) -> Segment:
         if head.endswith(">"):
             label, rest = head, tail.strip()
     return Segment(session, speaker, start, end, rest, channel=channel, label=label, line=no)
+
+
+# sclite's rule (checked against the binary: tests/test_r40_homes.py): a segment whose text holds
+# either spelling anywhere, in any case (`ignore_time_segment_in_scoring`, as TED-LIUM writes it,
+# `fooIGNORE_TIME_SEGMENT_IN_SCORINGbar`), is left out of scoring, and so is its time region.
+STM_IGNORE = ("IGNORE_TIME_SEGMENT_IN_SCORING", "IGNORETIMESEGMENTINSCORING")
+
+
+def is_ignored(seg: Segment) -> bool:
+    """Whether sclite leaves this STM segment, and the hypothesis words in its time region, out
+    of scoring: its text holds `IGNORE_TIME_SEGMENT_IN_SCORING` (sclite's rule, `STM_IGNORE`)."""
+    text = seg.words.upper()
+    return any(tag in text for tag in STM_IGNORE)
 
 
 def stm_text(segments: Iterable[Segment]) -> str:

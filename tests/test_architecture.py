@@ -123,3 +123,170 @@ def test_every_setting_is_documented() -> None:
 
     doc = (REPO_ROOT / "docs" / "SETTINGS.md").read_text(encoding="utf-8")
     assert all(f"`ASRBENCH_{name}`" in doc for name in VARIABLES)
+
+
+# ---- Issue 40 item 4 (helper I): one home for staged writes and for path containment ----------
+
+# A write that could leave half a file behind goes through asrbench/fsio (atomic_write_*,
+# atomic_file, atomic_link, stage_dir + replace_dir). What else may write or rename directly, and
+# why: none of these is a result a reader could catch half-written. Appends ("a" modes: logs,
+# journals, lock files) are append-only by design and not counted.
+_WRITES_ALLOWED = {
+    "asrbench/fsio.py": "the home itself",
+    "asrbench/benchmark/cell.py": "a write probe, removed at once",
+    "asrbench/executors/worker.py": "a write probe and the work folder's .owner PID marker",
+    "asrbench/images/build.py": "the Docker build context, in a scratch folder",
+    "asrbench/importers/common.py": "wav_writer writes into a stage_dir folder",
+    "asrbench/importers/download.py": "the resumable download: a .part file renamed when whole",
+    "asrbench/zoo/pull.py": "the zoo's resumable pull: a .part file renamed when whole",
+    "asrbench/importers/recipes/base.py": "a recipe's scratch folder",
+    "asrbench/report/build.py": "moves a file written whole into its stage_dir into place",
+    "asrbench/report/site.py": "writes pages into the stage_dir folder build.py moves in whole",
+    "asrbench/runners/local.py": "first-wins placement of a content-addressed source folder; "
+    "the install log",
+    "asrbench/serve/audio.py": "an upload in a request's scratch folder",
+    "asrbench/serve/warm.py": "the warm server's scratch folder and in-memory WAV",
+    "asrbench/testing/raylocal.py": "test fixture (a local Ray cluster)",
+    "asrbench/testing/seaweed.py": "test fixture (a local S3 server)",
+}
+_WRITE_CALLS = {
+    ".write_text",
+    ".write_bytes",
+    "json.dump",
+    "os.replace",
+    "os.rename",
+    "tempfile.mkdtemp",
+    "tempfile.NamedTemporaryFile",
+}
+
+
+def _call_name(node: ast.Call) -> str:
+    f = node.func
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute):
+        base = f.value.id if isinstance(f.value, ast.Name) else ""
+        return f"{base}.{f.attr}" if base in ("os", "json", "tempfile") else f".{f.attr}"
+    return ""
+
+
+def _writes(tree: ast.AST) -> list[str]:
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _call_name(node)
+        if name in _WRITE_CALLS:
+            found.append(f"{node.lineno}: {name}")
+        elif name == "open":
+            modes = node.args[1:2] + [k.value for k in node.keywords if k.arg == "mode"]
+            mode = modes[0].value if modes and isinstance(modes[0], ast.Constant) else ""
+            if isinstance(mode, str) and set(mode) & set("wx"):
+                found.append(f"{node.lineno}: open({mode!r})")
+    return found
+
+
+def _sources() -> list[tuple[str, ast.AST]]:
+    return [
+        (p.relative_to(REPO_ROOT).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
+        for p in sorted((REPO_ROOT / "asrbench").rglob("*.py"))
+    ]
+
+
+def test_staged_writes_go_through_fsio() -> None:
+    offenders = {
+        rel: found
+        for rel, tree in _sources()
+        if rel not in _WRITES_ALLOWED and (found := _writes(tree))
+    }
+    assert offenders == {}, "write through asrbench.fsio (atomic_write_text, atomic_file, ...)"
+
+
+def test_write_check_sees_a_bypass() -> None:
+    tree = ast.parse('p.write_text("x")\nopen(p, "w")\nopen(p, mode="wb")\nopen(p, "ab")\n')
+    assert [w.split(": ")[1] for w in _writes(tree)] == [".write_text", "open('w')", "open('wb')"]
+
+
+# Whether a path lies inside a root is decided by asrbench.ids.contained alone (the root itself
+# is not inside). fsio only asks which named file of an OSError lies in a folder, for a message.
+_CONTAINMENT_ALLOWED = {"asrbench/ids.py", "asrbench/fsio.py"}
+
+
+def _containment_tests(tree: ast.AST) -> list[int]:
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if (
+            isinstance(node, ast.Compare)
+            and any(isinstance(c, ast.Attribute) and c.attr == "parents" for c in node.comparators)
+        )
+        or (isinstance(node, ast.Attribute) and node.attr in ("is_relative_to", "commonpath"))
+    ]
+
+
+def test_path_containment_has_one_home() -> None:
+    offenders = {
+        rel: lines
+        for rel, tree in _sources()
+        if rel not in _CONTAINMENT_ALLOWED and (lines := _containment_tests(tree))
+    }
+    assert offenders == {}, "use asrbench.ids.contained / inside"
+
+
+# The utterances.jsonl record has one serialiser (asrbench/results/reports.py: the scored record,
+# the unscored one and the secret flag) and one writer (`write_utterances`); hyp.timed.jsonl has
+# one reader and writer (asrbench/results/timed.py, whose `TIMED_FILE` names it everywhere else).
+_RECORD_HOMES = {
+    "utterances.jsonl": "asrbench/results/reports.py",
+    "hyp.timed.jsonl": "asrbench/results/timed.py",
+}
+_RAW_WRITERS = {"atomic_write_text", "atomic_write_bytes", "atomic_write_json", "atomic_file"}
+
+
+def _writes_of(tree: ast.AST, name: str) -> list[int]:
+    """Lines where `name` is written by a generic writer rather than by its home's writer."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (_call_name(node) in _RAW_WRITERS or _call_name(node) in (".write_text", "open"))
+        and any(
+            isinstance(c, ast.Constant) and c.value == name for a in node.args for c in ast.walk(a)
+        )
+    ]
+
+
+def test_result_records_have_one_serialiser() -> None:
+    sources = _sources()
+    for name, home in _RECORD_HOMES.items():
+        writers = {rel: lines for rel, tree in sources if (lines := _writes_of(tree, name))}
+        assert writers == {}, f"write {name} through {home}"
+    timed_literal = [
+        rel
+        for rel, tree in sources
+        if any(isinstance(c, ast.Constant) and c.value == "hyp.timed.jsonl" for c in ast.walk(tree))
+    ]
+    assert timed_literal == ["asrbench/results/timed.py"], "use results.timed.TIMED_FILE"
+    serialisers = [
+        rel
+        for rel, tree in sources
+        if rel != "asrbench/results/reports.py"
+        and any(isinstance(c, ast.Constant) and c.value == "secret_in_hyp" for c in ast.walk(tree))
+    ]
+    assert serialisers == [], "the utterances.jsonl record is asrbench/results/reports.py's"
+
+
+# "Segments" meant three things; the VAD/windows result is `RecordingSpans`, the speaker turn
+# `scoring.segments.Segment`: no class may take the ambiguous plural again.
+def test_no_type_is_called_plain_segments() -> None:
+    sources = _sources() + [
+        (p.relative_to(REPO_ROOT).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
+        for p in sorted((REPO_ROOT / "scoring").rglob("*.py"))
+    ]
+    named = [
+        rel
+        for rel, tree in sources
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.name == "Segments"
+    ]
+    assert named == []

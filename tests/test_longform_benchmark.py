@@ -256,7 +256,7 @@ def test_pocketsphinx_segmented_and_scored(env: Path, tmp_path: Path, short_long
 def test_timed_output_is_checked(tmp_path: Path) -> None:
     """A program's hyp.timed.jsonl: bad lines are contract problems, ignored; the last line
     of an ID wins; a torn last line is dropped."""
-    from asrbench.benchmark.timed import read_timed
+    from asrbench.results.timed import read_hyp_timed
 
     path = tmp_path / "hyp.timed.jsonl"
     good = {"id": "a", "segments": [{"start": 0, "end": 1.5, "text": "hi"}], "words": []}
@@ -270,7 +270,7 @@ def test_timed_output_is_checked(tmp_path: Path) -> None:
         json.dumps({"id": "a", "segments": []}),  # torn: no newline after it
     ]
     path.write_text("\n".join(lines))
-    timed, problems = read_timed(path, given={"a", "b", "c"})
+    timed, problems = read_hyp_timed(path, given={"a", "b", "c"})
     assert timed == {"a": {"id": "a", "segments": [good["segments"][0]], "words": []}}
     assert [p.split(":")[0] for p in problems] == [
         f"hyp.timed.jsonl line {n}" for n in (3, 4, 5, 6)

@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from asrbench.benchmark.output import Records, given_ids, read_output
-from asrbench.benchmark.timed import TIMED_FILE, write_timed
 from asrbench.fsio import atomic_write_bytes, atomic_write_json, atomic_write_text
 from asrbench.identity import digest, short
+from asrbench.results.timed import TIMED_FILE, write_timed
 from asrbench.secrets import Redactor
 
 

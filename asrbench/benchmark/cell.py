@@ -14,10 +14,9 @@ byte) plus one `timing` section with measured speeds; run-specific facts live in
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +26,13 @@ from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.output import Records
 from asrbench.dataset import Utterance
 from asrbench.fsio import atomic_write_text
-from asrbench.results.reports import utterance_lines, write_reports, write_utterances
+from asrbench.results.reports import (
+    flagged_lines,
+    unscored_lines,
+    utterance_lines,
+    write_reports,
+    write_utterances,
+)
 from asrbench.results.summary import Summary, write_summary
 from scoring.scorer import ScoreResult
 
@@ -121,17 +126,6 @@ def timing_stats(utts: Sequence[Utterance], rec: Records) -> dict:
     }
 
 
-def _flagged(lines: Iterable[str], hits: Mapping[str, list[str]]) -> Iterator[str]:
-    """utterances.jsonl lines, with `secret_in_hyp` (the secrets' NAMES) on those in `hits`."""
-    for line in lines:
-        if hits:
-            record = json.loads(line)
-            if record["id"] in hits:
-                record["secret_in_hyp"] = hits[record["id"]]
-                line = json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
-        yield line
-
-
 def write_cell_files(
     out: Path,
     utts: Sequence[Utterance],
@@ -162,22 +156,8 @@ def write_cell_files(
     if result is None:
         write_utterances(
             out / "utterances.jsonl",
-            _flagged(
-                (
-                    json.dumps(
-                        {
-                            "id": u.id,
-                            "hyp": rec.hyp.get(u.id),
-                            "duration": u.duration,
-                            "failed": rec.failed.get(u.id),
-                        },
-                        sort_keys=True,
-                        ensure_ascii=False,
-                    )
-                    + "\n"
-                    for u in utts
-                ),
-                hits,
+            flagged_lines(
+                unscored_lines([(u.id, u.duration) for u in utts], rec.hyp, rec.failed), hits
             ),
         )
     else:
@@ -189,7 +169,7 @@ def write_cell_files(
         )
         write_utterances(
             out / "utterances.jsonl",
-            _flagged(
+            flagged_lines(
                 utterance_lines(
                     result,
                     {u.id: u.text for u in utts},

@@ -17,7 +17,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from asrbench.benchmark.timed import TIMED_FILE, read_timed
+from asrbench.results.timed import TIMED_FILE, read_hyp_timed
 
 FILES = ("hyp.tsv", "timing.tsv", "failed.tsv", "cost.tsv")
 VALUES = ("timing.tsv", "cost.tsv")  # numbers, not texts: tabs kept
@@ -119,7 +119,7 @@ def read_output(folder: Path, given: Collection[str] | None = None) -> tuple[Rec
             table[uid] = value
         tables[name] = table
     rec = Records(tables["hyp.tsv"], tables["timing.tsv"], tables["failed.tsv"], tables["cost.tsv"])
-    timed, found = read_timed(Path(folder) / TIMED_FILE, given)
+    timed, found = read_hyp_timed(Path(folder) / TIMED_FILE, given)
     problems += found
     rec.timed = {uid: t for uid, t in timed.items() if uid in rec.hyp}
     both = set(rec.hyp) & set(rec.failed)

@@ -37,10 +37,10 @@ from typing import Any
 
 from asrbench.benchmark.output import Records
 from asrbench.benchmark.request import SEGMENT_MODES as MODES
-from asrbench.benchmark.timed import shifted
 from asrbench.dataset import Dataset, Utterance, load_dataset, write_dataset
 from asrbench.fsio import replace_dir, stage_dir
 from asrbench.identity import digest, short
+from asrbench.results.timed import shifted
 from asrbench.segment import (
     Segmentation,
     SegmentationError,

@@ -39,7 +39,6 @@ from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
 from asrbench.benchmark.request import JobSpec
 from asrbench.benchmark.shard import sample_utterances, split_shards
-from asrbench.benchmark.timed import TIMED_FILE, write_timed
 from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import AsrbenchError, InputError, InternalError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
@@ -49,6 +48,7 @@ from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.results import layout
 from asrbench.results.records import RunRecord, write_record
 from asrbench.results.summary import Selection, Summary, new_summary
+from asrbench.results.timed import TIMED_FILE, write_timed
 from asrbench.runners import Runner, RunOptions, shared_runner
 from asrbench.runners.leftovers import kill_leftovers
 from asrbench.scorers import get_scorer, scorer_config, scorer_identity

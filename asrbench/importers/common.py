@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 import shutil
 import subprocess
@@ -28,6 +27,7 @@ from asrbench.dataset import (
 from asrbench.entries import check_out
 from asrbench.errors import InputError
 from asrbench.fsio import clean_stale, disk_full_is_one_line, replace_dir, stage_dir
+from asrbench.ids import contained
 
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.\-]")
 FFMPEG_TIMEOUT_S = 600
@@ -76,9 +76,7 @@ def inside(
     an ImportProblem naming the entry as written (and where to `keep` the audio)."""
     path = Path(rel)
     full = path if path.is_absolute() else (base or root) / path
-    real_root = Path(os.path.realpath(root))
-    real = Path(os.path.realpath(full))
-    if real != real_root and real_root not in real.parents:
+    if not contained(root, full):
         raise ImportProblem(
             f"{where}: {rel!r} points outside {root}; keep the audio inside {keep}{hint}"
         )

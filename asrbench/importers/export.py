@@ -23,7 +23,7 @@ import soundfile as sf
 from asrbench.dataset import Dataset
 from asrbench.entries import check_out
 from asrbench.errors import InputError
-from asrbench.fsio import replace_dir, stage_dir
+from asrbench.fsio import atomic_write_text, replace_dir, stage_dir
 from asrbench.importers.common import ImportProblem
 from asrbench.longform.segments import by_session, write_timed
 from scoring.errors import ScoringError
@@ -70,7 +70,7 @@ def _kaldi(ds: Dataset, out: Path) -> list[str]:
                     f"{ds.root}: utterance {u.id}: {value!r} holds a space; Kaldi keys cannot"
                 )
     for name, lines in files.items():
-        (out / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        atomic_write_text(out / name, "\n".join(lines) + "\n")
     return sorted(files)
 
 
@@ -87,7 +87,7 @@ def _nemo(ds: Dataset, out: Path) -> list[str]:
         }
         row.update({k: u.extra[c] for c, k in keys.items() if u.extra.get(c)})
         lines.append(json.dumps(row, ensure_ascii=False))
-    (out / "manifest.json").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write_text(out / "manifest.json", "\n".join(lines) + "\n")
     return ["manifest.json"]
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import io
 import json
-import os
 import shutil
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ import numpy as np
 import soundfile as sf
 
 from asrbench.dataset import Dataset, DatasetError, load_dataset, write_dataset
-from asrbench.fsio import atomic_write_bytes, replace_dir, stage_dir
+from asrbench.fsio import atomic_link, atomic_write_bytes, replace_dir, stage_dir
 from asrbench.identity import bytes_sha256, canonical, digest, files_sha256, short
 from asrbench.ids import check_id, inside
 from asrbench.longform.segments import DEFAULT_FILE, write_timed
@@ -344,7 +343,7 @@ def _place_audio(
     rows = []
     for i, (uid, cached, dur) in zip(indices, results, strict=True):
         rel = f"audio/{uid}.wav"
-        _link(cached, out / rel)
+        atomic_link(cached, out / rel)
         rows.append(ds.utterances[i].replaced(audio=rel, duration=round(dur, 3)))
     return rows
 
@@ -379,13 +378,3 @@ def _up_to_date(folder: Path, derived_from: dict, ids: list[str]) -> bool:
         and [u.id for u in have.utterances] == ids
         and all(have.audio_path(u).is_file() for u in have.utterances)
     )
-
-
-def _link(src: Path, dst: Path) -> None:
-    tmp = dst.with_name(f".{dst.name}.tmp{os.getpid()}")
-    tmp.unlink(missing_ok=True)
-    try:
-        os.link(src, tmp)
-    except OSError:  # other file system: copy instead
-        shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)

@@ -17,12 +17,11 @@ from __future__ import annotations
 import gc
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from asrbench.errors import InputError
-from asrbench.fsio import replace_dir
+from asrbench.fsio import replace_dir, stage_dir
 from asrbench.report import pages
 from asrbench.report.audio import MODES
 from asrbench.report.collect import collect
@@ -58,7 +57,7 @@ def build_site(opts: ReportOptions) -> Built:
         _check_target(final_dir)
     results = collect(Path(opts.results), opts.models, opts.datasets)
     final_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{final_dir.name}.tmp", dir=final_dir.parent))
+    stage = stage_dir(final_dir)
     # The build holds millions of small acyclic objects (utterance records, alignments): the
     # cyclic garbage collector would rescan all of them many times over (as in Scorer.score).
     enabled = gc.isenabled()
@@ -69,7 +68,7 @@ def build_site(opts: ReportOptions) -> Built:
         site.write()
         if target is not None:
             final_dir.mkdir(parents=True, exist_ok=True)
-            os.replace(stage / target.name, target)
+            os.replace(stage / target.name, target)  # a whole staged file: one rename
             if site.audio_mode == "copy" and (stage / "audio").is_dir():
                 replace_dir(stage / "audio", final_dir / "audio")
         else:

@@ -22,6 +22,7 @@ from typing import Any
 
 from asrbench.report.collect import Cell
 from asrbench.results.leaderboard import is_longform
+from asrbench.results.timed import TIMED_FILE, read_hyp_timed
 
 __all__ = ["Timeline", "is_longform", "svg", "timeline", "timelines"]
 
@@ -105,24 +106,6 @@ def _op_times(ops: list, times: list[tuple[float, float]]) -> list[float]:
     return out
 
 
-def read_timed(cell: Cell) -> dict[str, dict[str, Any]]:
-    """hyp.timed.jsonl by recording ID ({} when the cell has none or it is unreadable: the
-    timeline is drawn without it)."""
-    import json
-
-    path = cell.folder / "hyp.timed.jsonl"
-    out: dict[str, dict[str, Any]] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        for line in lines:
-            if line.strip():
-                rec = json.loads(line)
-                out[str(rec["id"])] = rec
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
-    return out
-
-
 def _timed_output(timed: dict[str, Any] | None, segments: list, normalize, duration):
     """(spans with output, words in pauses) from one hyp.timed.jsonl record, or (None, None)."""
     from scoring.hallucination import hyp_points, pauses, words_in_pauses
@@ -199,7 +182,8 @@ def timelines(cell: Cell) -> tuple[list[Timeline], str | None]:
     if why:
         return [], why
     normalize = _scorer(cell).normalize
-    timed = read_timed(cell)
+    # the one reader of hyp.timed.jsonl; {} without one: the timeline is drawn without it
+    timed, _ = read_hyp_timed(cell.folder / TIMED_FILE)
     out = []
     for rec in sorted(utts, key=lambda u: u["id"]):
         segs = by_rec.get(rec["id"])

@@ -3,7 +3,10 @@
 One record schema for `utterances.jsonl` whoever scores (benchmark or `ops/score`): the scorer's
 per-utterance counts and alignment plus the raw and normalised texts, the duration when known
 and the failure reason when the model failed on that utterance. `utterance_record` defines it;
-`utterance_lines` writes the same JSON text without building the objects (tested equal).
+`utterance_lines` writes the same JSON text without building the objects (tested equal). The
+record of a cell that was not scored (a reference-free dataset: `unscored_lines`) and the
+`secret_in_hyp` flag (`flagged_lines`) are written here too: this module is the one serialiser
+of `utterances.jsonl`.
 
 The texts come from `scoring.report`; every file is written here, atomically.
 """
@@ -173,6 +176,34 @@ def utterance_lines(
             f'"n_hyp": {n_hyp}, "n_ref": {n_ref}, "ops": [{ops}], "ref": {ref_json}, '
             f'"ref_norm": {ref_norm_json}, "sub": {u.sub}, "ter": {ter}}}\n'
         )
+
+
+def _dumps(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def unscored_lines(
+    utts: Iterable[tuple[str, float | None]],
+    hyps: Mapping[str, str],
+    failed: Mapping[str, str],
+) -> Iterator[str]:
+    """The `utterances.jsonl` lines of a cell nothing was scored in (no reference): each
+    (ID, duration) with its hypothesis and failure reason, null where there is none."""
+    for uid, duration in utts:
+        yield _dumps(
+            {"id": uid, "hyp": hyps.get(uid), "duration": duration, "failed": failed.get(uid)}
+        )
+
+
+def flagged_lines(lines: Iterable[str], hits: Mapping[str, list[str]]) -> Iterator[str]:
+    """`utterances.jsonl` lines, with `secret_in_hyp` (the secrets' NAMES) on those in `hits`."""
+    for line in lines:
+        if hits:
+            record = json.loads(line)
+            if record["id"] in hits:
+                record["secret_in_hyp"] = hits[record["id"]]
+                line = _dumps(record)
+        yield line
 
 
 def write_utterances(path: Path, lines: Iterable[str]) -> None:

@@ -10,16 +10,16 @@ Two ways, each a frozen parameter record whose `Segmentation` goes into provenan
   or `merge_texts` (text only: the overlap aligned and cut in its middle).
 
 Both read the file in blocks (`stream.blocks`: soundfile + soxr), never whole, and return
-`Segments`: `Span`s in seconds of the original file. `cut_spans` writes each span's audio to
+`RecordingSpans`: `Span`s in seconds of the original file. `cut_spans` writes each span's audio to
 its own WAV at the model's rate, in one more streamed pass. docs/LONGFORM.md has the rules.
 """
 
 from asrbench.segment.cut import CutFile, cut_spans
 from asrbench.segment.merge import Word, merge_texts, merge_words
 from asrbench.segment.records import (
+    RecordingSpans,
     Segmentation,
     SegmentationError,
-    Segments,
     Span,
     VadParams,
     WindowParams,
@@ -31,9 +31,9 @@ from asrbench.segment.windows import segment_windows, window_spans
 
 __all__ = [
     "CutFile",
+    "RecordingSpans",
     "Segmentation",
     "SegmentationError",
-    "Segments",
     "Span",
     "VadParams",
     "WindowParams",

@@ -226,8 +226,12 @@ class Segmentation:
 
 
 @dataclass(frozen=True)
-class Segments:
-    """A recording cut into spans: where they came from and how they were chosen."""
+class RecordingSpans:
+    """A recording cut into spans: where they came from and how they were chosen.
+
+    Three things were called "segments": these spans of a VAD or window segmentation, a speaker
+    turn of a timed transcript (`scoring.segments.Segment`) and a long-form dataset's file of
+    turns (`asrbench.longform.segments`); this type was `Segments` until issue 40."""
 
     source: str  # the audio file, as given
     duration: float  # seconds, from the file's header

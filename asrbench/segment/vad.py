@@ -22,13 +22,15 @@ from pathlib import Path
 import numpy as np
 
 from asrbench.segment import frames
-from asrbench.segment.records import Segmentation, Segments, Span, VadParams
+from asrbench.segment.records import RecordingSpans, Segmentation, Span, VadParams
 from asrbench.segment.stream import BLOCK_S, blocks, info
 
 HYSTERESIS = 0.15  # silero's gap between the speech threshold and the end-of-speech threshold
 
 
-def segment_vad(path: Path, params: VadParams = VadParams(), block_s: float = BLOCK_S) -> Segments:
+def segment_vad(
+    path: Path, params: VadParams = VadParams(), block_s: float = BLOCK_S
+) -> RecordingSpans:
     """The speech spans of an audio file, read in `block_s` blocks (never whole)."""
     meta = info(path)
     stream = blocks(path, frames.RATE, block_s)
@@ -40,7 +42,7 @@ def segment_vad(path: Path, params: VadParams = VadParams(), block_s: float = BL
         model = frames.webrtc_model_id()
     found = spans(scores, params, meta.duration)
     record = Segmentation(params=params, model=model, rate=frames.RATE)
-    return Segments(str(path), meta.duration, tuple(found), record)
+    return RecordingSpans(str(path), meta.duration, tuple(found), record)
 
 
 def spans(scores: frames.FrameScores, params: VadParams, duration: float) -> list[Span]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from asrbench.segment.records import Segmentation, Segments, Span, WindowParams
+from asrbench.segment.records import RecordingSpans, Segmentation, Span, WindowParams
 from asrbench.segment.stream import info
 
 
@@ -28,8 +28,10 @@ def window_spans(duration: float, params: WindowParams) -> list[Span]:
         k += 1
 
 
-def segment_windows(path: Path, params: WindowParams = WindowParams()) -> Segments:
+def segment_windows(path: Path, params: WindowParams = WindowParams()) -> RecordingSpans:
     """The windows of an audio file (reads its header only)."""
     meta = info(path)
     spans = window_spans(meta.duration, params)
-    return Segments(str(path), meta.duration, tuple(spans), Segmentation(params, rate=meta.rate))
+    return RecordingSpans(
+        str(path), meta.duration, tuple(spans), Segmentation(params, rate=meta.rate)
+    )

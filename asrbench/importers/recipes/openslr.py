@@ -8,6 +8,8 @@ from pathlib import Path
 from asrbench.importers.common import ImportProblem, Item, read_audio_file, read_text_file
 from asrbench.importers.download import Archive
 from asrbench.importers.recipes.base import Recipe, RecipeOptions
+from scoring.errors import ScoringError
+from scoring.timed import is_ignored, read_stm
 
 OPENSLR = "https://www.openslr.org"
 # md5: OpenSLR's listing for SLR12 (openslr.org/12); sha256: torchaudio.datasets.librispeech.
@@ -99,28 +101,24 @@ TEDLIUM_DIR = "TEDLIUM_release-3/legacy/test"
 
 
 def parse_stm(path: Path) -> Iterator[tuple[int, str, str, float, float, str, str]]:
-    """(line, recording, speaker, start, end, label, text) of each scored STM segment."""
-    for lineno, line in enumerate(read_text_file(path).splitlines(), start=1):
-        if not line.strip() or line.startswith(";;"):
-            continue
-        parts = line.split(None, 6)
-        if len(parts) < 5:
-            raise ImportProblem(
-                f"{path}:{lineno}: expected `file channel speaker start end [<label>] text`"
+    """(line, recording, speaker, start, end, label, text) of each scored STM segment: the one
+    STM reader (`scoring.timed.read_stm`) and sclite's rule for the segments it does not score
+    (`scoring.timed.is_ignored`: `ignore_time_segment_in_scoring` in any case)."""
+    try:
+        segments = read_stm(path)
+    except ScoringError as exc:
+        raise ImportProblem(str(exc)) from None
+    for seg in segments:
+        if not is_ignored(seg):
+            yield (
+                seg.line,
+                seg.session_id,
+                seg.speaker,
+                seg.start_time,
+                seg.end_time,
+                seg.label,
+                seg.words,
             )
-        rec, _, spk, start, end = parts[:5]
-        rest = parts[5:]
-        label = rest[0] if rest and rest[0].startswith("<") else ""
-        text = " ".join(rest[1:] if label else rest)
-        if text.strip() == "ignore_time_segment_in_scoring":
-            continue
-        try:
-            t0, t1 = float(start), float(end)
-        except ValueError:
-            raise ImportProblem(
-                f"{path}:{lineno}: start/end {start!r} {end!r} are not numbers"
-            ) from None
-        yield lineno, rec, spk, t0, t1, label, text
 
 
 def tedlium_items(root: Path, options: RecipeOptions) -> Iterator[Item]:

@@ -49,10 +49,12 @@ def check_line(obj: Any) -> str | None:
     return None
 
 
-def read_timed(
+def read_hyp_timed(
     path: Path, given: Collection[str] | None = None
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """The timed hypotheses of one file by ID (the last line per ID), and the problems."""
+    """The timed hypotheses of one file by ID (the last line per ID), and the problems: the one
+    reader of `hyp.timed.jsonl`, for the benchmark and the report alike (the timed *files* of a
+    dataset or `ops/score`, STM/CTM/SegLST/RTTM, are `scoring.timed.read_timed`'s)."""
     if not Path(path).is_file():
         return {}, []
     out: dict[str, dict[str, Any]] = {}

@@ -44,9 +44,8 @@ import numpy as np
 
 from scoring.align import FIRST_WORD, MAX_CELLS, align_timed, levenshtein
 from scoring.errors import ScoringError
-from scoring.metrics import Counts, Interval, Metrics
+from scoring.metrics import Counts, Metrics
 from scoring.segments import Segment, TimedWord
-from scoring.stats import bootstrap_metrics
 
 DEFAULT_COLLAR = 5.0
 # A collar longer than any session pairs words anywhere in it (tcpWER becomes cpWER); beyond a
@@ -134,16 +133,8 @@ def pooled_sessions(sessions: Sequence[SessionScore], unit: str, cfg) -> Metrics
     """The platform's Metrics over sessions, with bootstrap intervals that resample whole
     sessions (`cfg`: the ScorerConfig's replicates, level and seed)."""
     met = Metrics.from_counts(unit, Counts.total(s.counts for s in sessions))
-    n_ref = [s.n_ref for s in sessions]
-    n_hyp = [s.n_hyp for s in sessions]
-    errs = [s.errors for s in sessions]
-    ci = bootstrap_metrics(errs, n_ref, n_hyp, cfg.bootstrap, cfg.confidence, cfg.seed)
-    return met.with_ci(
-        Interval.from_dict(ci["ter"]),
-        Interval.from_dict(ci["mter"]),
-        CI_METHOD,
-        mter_utt=Interval.from_dict(ci["mter_utt"]),
-    )
+    units = ([s.errors for s in sessions], [s.n_ref for s in sessions], [s.n_hyp for s in sessions])
+    return met.bootstrapped(units, cfg, CI_METHOD)
 
 
 def words_to_segments(words: Iterable[TimedWord]) -> list[Segment]:

@@ -16,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
+from typing import Any
+
+from scoring.stats import bootstrap_metrics
 
 
 @dataclass(slots=True)
@@ -401,7 +404,7 @@ class Metrics(_Rates):
 
     def to_dict(self) -> dict:
         """The serialised form (stored under `metrics` in every summary.json)."""
-        out = {
+        out: dict[str, Any] = {
             "unit": self.unit,
             "name": self.name,
             "n_utts": self.n_utts,
@@ -467,12 +470,26 @@ class Metrics(_Rates):
     @classmethod
     def from_counts(cls, unit: str, counts: Counts) -> Metrics:
         """The metrics of pooled counts in `unit` (no intervals: `with_ci` adds them)."""
-        return cls(unit, *_fields(counts))
+        return cls(unit, **{f: getattr(counts, f) for f in COUNT_FIELDS})
 
     @property
     def counts(self) -> Counts:
         """The additive counts these metrics are the rates of."""
         return Counts(*_fields(self))
+
+    def bootstrapped(
+        self, units: tuple[list[int], list[int], list[int]], cfg: Any, method: str = CI_METHOD
+    ) -> Metrics:
+        """These metrics with the bootstrap intervals of TER, mTER and mTER_utt, resampling
+        `units` (errors, |ref|, |hyp| of each utterance or session) as `cfg` (a ScorerConfig:
+        bootstrap, confidence, seed) says."""
+        ci = bootstrap_metrics(*units, cfg.bootstrap, cfg.confidence, cfg.seed)
+        return self.with_ci(
+            Interval.from_dict(ci["ter"]),
+            Interval.from_dict(ci["mter"]),
+            method,
+            mter_utt=Interval.from_dict(ci["mter_utt"]),
+        )
 
     def with_ci(
         self,

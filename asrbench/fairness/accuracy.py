@@ -38,7 +38,7 @@ class Fit:
     """Observed sums and bootstrap replicates of one model's per-group rates."""
 
     grouping: Grouping
-    metric: str  # "ter" or "mter_utt"
+    metric: str  # a scoring.metrics.group_rates() key: "ter" or "mter_utt"
     sums: np.ndarray  # (G, 3): errors, n_ref, mter_den
     boot: np.ndarray  # (reps, G, 3) cluster bootstrap
     perm_values: np.ndarray  # (U_perm, 2): errors, denominator of the metric

@@ -318,6 +318,8 @@ class Rate:
     label: str
     of: Callable[[_Rates], float | None]
     lower_is_better: bool = True
+    # True for TER, whose display name is the unit's (WER, CER; `UNITS`).
+    named_by_unit: bool = False
     # For a rate that is errors / a count summed per utterance: that count's field. Such a rate
     # pools over any subset (a speaker, a group), so fairness compares groups on it.
     per_unit_den: str | None = None
@@ -328,7 +330,7 @@ class Rate:
 RATES: dict[str, Rate] = {
     r.key: r
     for r in (
-        Rate("ter", "TER", lambda c: c.ter, per_unit_den="n_ref"),
+        Rate("ter", "TER", lambda c: c.ter, named_by_unit=True, per_unit_den="n_ref"),
         Rate("mter", "mTER", lambda c: c.mter),
         Rate("mter_utt", "mTER_utt", lambda c: c.mter_utt, per_unit_den="mter_den"),
         Rate("mer", "MER", lambda c: c.mer),
@@ -337,6 +339,12 @@ RATES: dict[str, Rate] = {
         Rate("ser", "SER", lambda c: c.ser),
     )
 }
+
+
+def rate_label(key: str, unit: str) -> str:
+    """The display name of the registered rate `key` for scores in `unit`."""
+    rate = RATES[key]
+    return UNITS.get(unit, (rate.label, ""))[0] if rate.named_by_unit else rate.label
 
 
 def group_rates() -> tuple[str, ...]:

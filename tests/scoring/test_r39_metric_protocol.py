@@ -13,7 +13,16 @@ import pytest
 from scoring import Scorer, ScorerConfig
 from scoring.errors import ScoringError
 from scoring.meeting import SESSION_METRICS, SessionScore, pooled_sessions, score_sessions
-from scoring.metrics import RATES, Counts, Metrics, Rate, pooled, register_rate
+from scoring.metrics import (
+    RATES,
+    Counts,
+    Metrics,
+    Rate,
+    group_rates,
+    pooled,
+    rate_label,
+    register_rate,
+)
 from scoring.segments import Segment
 
 REFS = {"a": "the cat sat on the mat", "b": "hello world", "c": "", "d": "one two three"}
@@ -42,6 +51,13 @@ def test_metrics_is_its_counts_plus_unit(utts) -> None:
     # every registered rate of the pooled counts is the stored one
     stored = m.to_dict()
     assert {k: stored[k] for k in RATES} == {k: r.of(m.counts) for k, r in RATES.items()}
+
+
+def test_rates_are_named_and_offered_from_the_registry() -> None:
+    # TER takes the unit's name; fairness offers the rates that pool over any subset
+    assert [rate_label("ter", u) for u in ("word", "char", "mixed")] == ["WER", "CER", "TER"]
+    assert rate_label("mter_utt", "word") == "mTER_utt"
+    assert group_rates() == ("ter", "mter_utt")
 
 
 def test_sessions_pool_through_the_same_counts() -> None:

@@ -36,19 +36,17 @@ substitutions among the paths of fewest edits), which may differ from kaldialign
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from scoring.align import FIRST_WORD, MAX_CELLS, align_timed, levenshtein
 from scoring.errors import ScoringError
-from scoring.metrics import Interval, Metrics
+from scoring.metrics import Counts, Metrics
 from scoring.segments import Segment, TimedWord
-from scoring.stats import bootstrap_metrics
 
-METRICS = ("wer", "cpwer", "tcpwer", "orcwer")
 DEFAULT_COLLAR = 5.0
 # A collar longer than any session pairs words anywhere in it (tcpWER becomes cpWER); beyond a
 # day it is a typo, and times widened by an absurd one lose their precision (1e308 + t == 1e308).
@@ -77,6 +75,13 @@ class SessionScore:
     @property
     def rate(self) -> float:
         return self.errors / self.n_ref if self.n_ref else float("nan")
+
+    @property
+    def counts(self) -> Counts:
+        """The session as one pooling unit (a session with no hypothesis words is missing; the
+        reference is never empty: `_check_words`)."""
+        c = Counts.one(self.sub, self.ins, self.dele, self.n_ref, self.n_hyp)
+        return replace(c, n_missing=int(not self.n_hyp), n_empty_ref=0)
 
     def to_dict(self) -> dict:
         return {
@@ -127,30 +132,9 @@ class MeetingScore:
 def pooled_sessions(sessions: Sequence[SessionScore], unit: str, cfg) -> Metrics:
     """The platform's Metrics over sessions, with bootstrap intervals that resample whole
     sessions (`cfg`: the ScorerConfig's replicates, level and seed)."""
-    n_ref = [s.n_ref for s in sessions]
-    n_hyp = [s.n_hyp for s in sessions]
-    errs = [s.errors for s in sessions]
-    met = Metrics(
-        unit=unit,
-        n_utts=len(sessions),
-        n_ref=sum(n_ref),
-        n_hyp=sum(n_hyp),
-        cor=sum(s.n_ref - s.sub - s.dele for s in sessions),
-        sub=sum(s.sub for s in sessions),
-        ins=sum(s.ins for s in sessions),
-        dele=sum(s.dele for s in sessions),
-        n_err_utts=sum(1 for e in errs if e),
-        mter_den=sum(map(max, n_ref, n_hyp)),
-        n_missing=sum(1 for n in n_hyp if not n),
-        n_empty_ref=0,
-    )
-    ci = bootstrap_metrics(errs, n_ref, n_hyp, cfg.bootstrap, cfg.confidence, cfg.seed)
-    return met.with_ci(
-        Interval.from_dict(ci["ter"]),
-        Interval.from_dict(ci["mter"]),
-        CI_METHOD,
-        mter_utt=Interval.from_dict(ci["mter_utt"]),
-    )
+    met = Metrics.from_counts(unit, Counts.total(s.counts for s in sessions))
+    units = ([s.errors for s in sessions], [s.n_ref for s in sessions], [s.n_hyp for s in sessions])
+    return met.bootstrapped(units, cfg, CI_METHOD)
 
 
 def words_to_segments(words: Iterable[TimedWord]) -> list[Segment]:
@@ -170,33 +154,25 @@ def score_sessions(
     collar: float = DEFAULT_COLLAR,
     sources: tuple[str | Path, str | Path] = ("reference", "hypothesis"),
 ) -> MeetingScore:
-    """Score `hyps` against `refs` per session with `metric` (one of METRICS) and the
+    """Score `hyps` against `refs` per session with `metric` (a key of SESSION_METRICS) and the
     `scoring.Scorer` `scorer`; intervals by the scorer's bootstrap settings. `sources` name
     the reference and hypothesis files in errors (with the segments' lines)."""
     ref_source, hyp_source = sources
-    if metric not in METRICS:
-        raise ScoringError(f"metric must be one of {', '.join(METRICS)}, not {metric!r}")
-    if metric == "tcpwer" and not 0 <= collar <= MAX_COLLAR:
+    if metric not in SESSION_METRICS:
+        raise ScoringError(f"metric must be one of {', '.join(SESSION_METRICS)}, not {metric!r}")
+    how = SESSION_METRICS[metric]
+    if how.collar and not 0 <= collar <= MAX_COLLAR:
         raise ScoringError(
             f"collar (--collar) must be 0 to {MAX_COLLAR:g} seconds (a day), not {collar!r}"
         )
     ref_by, hyp_by = _sessions(refs, hyps, ref_source, hyp_source)
-    if metric in ("cpwer", "tcpwer"):
+    if how.speakers:
         _check_speakers(hyp_by, hyp_source)
-    if metric == "wer":
-        sessions = _session_wer(scorer, ref_by, hyp_by)
-    elif metric == "orcwer":
-        sessions = _orcwer(scorer, ref_by, hyp_by)
-    elif metric == "cpwer":
-        sessions = _cpwer(scorer, ref_by, hyp_by)
-    else:
-        sessions = [
-            _tcpwer_session(scorer, sid, ref_by[sid], hyp_by[sid], collar) for sid in ref_by
-        ]
+    sessions = how.score(scorer, ref_by, hyp_by, collar)
     _check_words(sessions, ref_by, ref_source)
     cfg = scorer.config
     metrics = pooled_sessions(sessions, cfg.unit or "word", cfg)
-    return MeetingScore(metric, tuple(sessions), metrics, collar if metric == "tcpwer" else None)
+    return MeetingScore(metric, tuple(sessions), metrics, collar if how.collar else None)
 
 
 def _where(source: str | Path, seg: Segment) -> str:
@@ -449,7 +425,7 @@ def _tcpwer_session(scorer, sid: str, refs: list[Segment], hyps: list[Segment], 
 
 def sessions_table(result: MeetingScore) -> str:
     """The per-session table (sessions.txt): counts, rate and speaker assignment."""
-    name = {"wer": "WER", "cpwer": "cpWER", "tcpwer": "tcpWER", "orcwer": "ORC-WER"}[result.metric]
+    name = SESSION_METRICS[result.metric].label
     head = f"{name}" + (f" (collar {result.collar:g} s)" if result.collar is not None else "")
     rows = [
         head,
@@ -631,3 +607,28 @@ def _orc_start(d: np.ndarray, pos: list[int], s: int, words, hyp, k: int) -> int
         else:
             j -= 1
     return j
+
+
+@dataclass(frozen=True)
+class SessionMetric:
+    """A registered session metric: its display name, whether it needs a speaker on every
+    hypothesis segment, whether it takes a collar, and the function scoring every session."""
+
+    label: str
+    score: Callable[..., list[SessionScore]]  # (scorer, ref_by, hyp_by, collar)
+    speakers: bool = False
+    collar: bool = False
+
+
+def _tcpwer(scorer, ref_by, hyp_by, collar: float) -> list[SessionScore]:
+    return [_tcpwer_session(scorer, sid, ref_by[sid], hyp_by[sid], collar) for sid in ref_by]
+
+
+# Every session metric: the one place a new one is registered (docs/EXTENDING.md); the order
+# is `ops/score --session`'s choices.
+SESSION_METRICS: dict[str, SessionMetric] = {
+    "wer": SessionMetric("WER", lambda sc, r, h, _collar: _session_wer(sc, r, h)),
+    "cpwer": SessionMetric("cpWER", lambda sc, r, h, _collar: _cpwer(sc, r, h), speakers=True),
+    "tcpwer": SessionMetric("tcpWER", _tcpwer, speakers=True, collar=True),
+    "orcwer": SessionMetric("ORC-WER", lambda sc, r, h, _collar: _orcwer(sc, r, h)),
+}

@@ -16,7 +16,7 @@ from scoring.align import FIRST_WORD, INFEASIBLE, PairTooLong, align_arrays, lev
 from scoring.dae import Alternatives, Segment, Slot
 from scoring.errors import ScoringError
 from scoring.languages import Profile, resolve
-from scoring.metrics import UNITS, Interval, Metrics, UtteranceResult, pooled
+from scoring.metrics import UNITS, Metrics, UtteranceResult, pooled
 from scoring.normalize import (
     AsciiCase,
     Case,
@@ -38,7 +38,7 @@ from scoring.normalize.invisible import FORMS
 from scoring.normalize.nsw import Num2Words, nsw_step
 from scoring.normalize.optional import split_optional, strip_markers
 from scoring.normalize.script import Diacritics, Elision, Fold, Geresh
-from scoring.stats import MAX_BOOTSTRAP, MAX_BOOTSTRAP_REASON, bootstrap_metrics
+from scoring.stats import MAX_BOOTSTRAP, MAX_BOOTSTRAP_REASON
 
 if TYPE_CHECKING:
     from scoring.wfst import FstAligner
@@ -1081,13 +1081,6 @@ class Scorer:
     def summarize(self, utts: list[UtteranceResult]) -> Metrics:
         """Pooled metrics plus bootstrap confidence intervals of TER, mTER and mTER_utt."""
         cfg = self.config
-        met = pooled(utts, cfg.unit or "word")
         errs = [u.sub + u.ins + u.dele for u in utts]
-        n_ref = [len(u.ref) for u in utts]
-        n_hyp = [len(u.hyp) for u in utts]
-        ci = bootstrap_metrics(errs, n_ref, n_hyp, cfg.bootstrap, cfg.confidence, cfg.seed)
-        return met.with_ci(
-            Interval.from_dict(ci["ter"]),
-            Interval.from_dict(ci["mter"]),
-            mter_utt=Interval.from_dict(ci["mter_utt"]),
-        )
+        units = (errs, [len(u.ref) for u in utts], [len(u.hyp) for u in utts])
+        return pooled(utts, cfg.unit or "word").bootstrapped(units, cfg)

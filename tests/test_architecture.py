@@ -290,3 +290,46 @@ def test_no_type_is_called_plain_segments() -> None:
         if isinstance(node, ast.ClassDef) and node.name == "Segments"
     ]
     assert named == []
+
+
+# ---- issue 40, item 3: one metric protocol -------------------------------------------------
+# Counts pool through `scoring.metrics.Counts` and become `Metrics` through
+# `Metrics.from_counts`; corpus rates are registered in `scoring.metrics.RATES`, session
+# metrics in `scoring.meeting.SESSION_METRICS`.
+
+
+def _package_sources() -> list[tuple[str, ast.Module]]:
+    return [
+        (p.relative_to(REPO_ROOT).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
+        for pkg in ("asrbench", "scoring")
+        for p in sorted((REPO_ROOT / pkg).rglob("*.py"))
+    ]
+
+
+def test_metrics_are_built_from_counts_in_one_place() -> None:
+    """`Metrics(...)` with counts filled by hand only in scoring/metrics.py: everyone else
+    pools `Counts` and calls `Metrics.from_counts` (or reads `Metrics.from_dict`)."""
+    offenders = [
+        f"{rel}:{node.lineno}"
+        for rel, tree in _package_sources()
+        if rel != "scoring/metrics.py"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        if node.func.id == "Metrics"
+    ]
+    assert offenders == [], "pool with Counts and build with Metrics.from_counts"
+
+
+def test_session_metric_names_live_in_their_registry() -> None:
+    """A session metric is named in `SESSION_METRICS` (scoring/meeting.py), nowhere else."""
+    from scoring.meeting import SESSION_METRICS
+
+    names = set(SESSION_METRICS) - {"wer"}  # "wer" is also an ordinary word in other modules
+    offenders = [
+        f"{rel}:{node.lineno}"
+        for rel, tree in _package_sources()
+        if rel != "scoring/meeting.py"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in names
+    ]
+    assert offenders == [], "look the metric up in scoring.meeting.SESSION_METRICS"

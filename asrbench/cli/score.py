@@ -355,14 +355,20 @@ def _score_sessions(
     from asrbench.identity import file_sha256
     from asrbench.results.summary import Selection, new_summary, write_summary
     from asrbench.scorers import get_scorer, scorer_identity
-    from scoring.meeting import MAX_COLLAR, METRICS, read_segments, score_sessions, sessions_table
+    from scoring.meeting import (
+        MAX_COLLAR,
+        SESSION_METRICS,
+        read_segments,
+        score_sessions,
+        sessions_table,
+    )
     from scoring.report import table_text
 
     (ref, hyp), (metric, collar) = files, session
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file; give a folder (it is created if missing)")
-    if metric not in METRICS:
-        raise InputError(f"--metric must be one of {', '.join(METRICS)}, not {metric!r}")
+    if metric not in SESSION_METRICS:
+        raise InputError(f"--metric must be one of {', '.join(SESSION_METRICS)}, not {metric!r}")
     if not 0 <= collar <= MAX_COLLAR:  # (nan and inf are refused as the option is parsed)
         raise InputError(f"--collar {collar:g}: give seconds from 0 to {MAX_COLLAR:g} (a day)")
     for path in files:

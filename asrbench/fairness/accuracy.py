@@ -8,7 +8,7 @@ Inputs are per-utterance alignment counts (what `utterances.jsonl` stores), alig
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from asrbench.fairness.stats import (
     ratio,
     rng_for,
 )
-from scoring.metrics import Interval, Metrics
+from scoring.metrics import RATES, Counts, Interval, Metrics, group_rates
 
 COUNT_KEYS = ("cor", "sub", "ins", "del", "n_ref", "n_hyp", "missing")
 CI_SPEAKERS = "bootstrap over speakers within the group (stratified cluster bootstrap), percentile"
@@ -38,7 +38,7 @@ class Fit:
     """Observed sums and bootstrap replicates of one model's per-group rates."""
 
     grouping: Grouping
-    metric: str  # "ter" or "mter_utt"
+    metric: str  # a scoring.metrics.group_rates() key: "ter" or "mter_utt"
     sums: np.ndarray  # (G, 3): errors, n_ref, mter_den
     boot: np.ndarray  # (reps, G, 3) cluster bootstrap
     perm_values: np.ndarray  # (U_perm, 2): errors, denominator of the metric
@@ -49,7 +49,7 @@ class Fit:
 
     @property
     def den_col(self) -> int:
-        return 1 if self.metric == "ter" else 2
+        return den_col(self.metric)
 
     @property
     def rates(self) -> np.ndarray:
@@ -87,6 +87,22 @@ def _interval_obj(d: dict) -> Interval | None:
     return Interval(d["low"], d["high"], d["stderr"], d["level"], d["replicates"])
 
 
+# The columns of Fit.sums: errors, then each group rate's per-utterance denominator.
+_COLUMNS = ("errors", "n_ref", "mter_den")
+
+
+def den_col(metric: str) -> int:
+    """The column of `Fit.sums` dividing the errors for `metric` (a `group_rates()` key)."""
+    return _COLUMNS.index(RATES[metric].per_unit_den or "")
+
+
+def unit_den(metric: str, counts: dict[str, np.ndarray]) -> np.ndarray:
+    """Per-utterance denominators of `metric` from per-utterance count arrays."""
+    if RATES[metric].per_unit_den == "mter_den":
+        return np.maximum(counts["n_ref"], counts["n_hyp"])
+    return counts[RATES[metric].per_unit_den or ""]
+
+
 def fit(
     grouping: Grouping,
     counts: dict[str, np.ndarray],
@@ -107,8 +123,7 @@ def fit(
     boot = bootstrap_sums(
         grouping.boot, grouping.boot_sums(cols), reps, rng_for(seed, f"{name}/bootstrap")
     )
-    den = 1 if metric == "ter" else 2
-    perm_values = grouping.perm_sums(cols[:, [0, den]])
+    perm_values = grouping.perm_sums(cols[:, [0, den_col(metric)]])
     return Fit(grouping, metric, sums, boot, perm_values, level, reps, perms, seed)
 
 
@@ -124,8 +139,7 @@ def _group_metrics(
     m = grouping.group == g
     n_ref, n_hyp = counts["n_ref"][m], counts["n_hyp"][m]
     err = counts["sub"][m] + counts["ins"][m] + counts["del"][m]
-    return Metrics(
-        unit=unit,
+    pooled = Counts(
         n_utts=int(m.sum()),
         n_ref=int(n_ref.sum()),
         n_hyp=int(n_hyp.sum()),
@@ -137,9 +151,9 @@ def _group_metrics(
         mter_den=int(np.maximum(n_ref, n_hyp).sum()),
         n_missing=int(counts["missing"][m].sum()),
         n_empty_ref=int(np.count_nonzero(n_ref == 0)),
-        ter_ci=ter_ci,
-        mter_utt_ci=mter_utt_ci,
-        ci_method=method,
+    )
+    return replace(
+        Metrics.from_counts(unit, pooled), ter_ci=ter_ci, mter_utt_ci=mter_utt_ci, ci_method=method
     )
 
 
@@ -184,7 +198,8 @@ def group_accuracy(
     for g in range(G):
         enough = f.n_units(g) >= 2
         cis = {}
-        for key, col in (("ter", 1), ("mter_utt", 2)):
+        for key in group_rates():
+            col = den_col(key)
             r = ratio(f.boot[:, g, 0], f.boot[:, g, col])
             cis[key] = interval(r, level, _value(ratio(f.sums[g, 0], f.sums[g, col])))
             if not enough:

@@ -39,6 +39,7 @@ from asrbench.fairness.robustness import Condition, robustness_disparity
 from asrbench.fairness.tokens import Vocab, edit_distance
 from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.settings import settings
+from scoring.metrics import group_rates
 
 if TYPE_CHECKING:
     from asrbench.results.records import FairnessRecord
@@ -160,8 +161,8 @@ def model_ids(models: Sequence[str]) -> list[str]:
 
 def _check_options(opts: FairnessOptions) -> None:
     """The options that need no dataset: metric, analyses, level, replicates, jobs."""
-    if opts.metric not in (None, "ter", "mter_utt"):
-        raise InputError(f"--metric {opts.metric!r}: use ter or mter_utt")
+    if opts.metric not in (None, *group_rates()):
+        raise InputError(f"--metric {opts.metric!r}: use {' or '.join(group_rates())}")
     unknown = [a for a in (opts.analyses or ()) if a not in ANALYSES]
     if unknown:
         raise InputError(
@@ -364,7 +365,7 @@ def analyse(
             for c in p.conditions:
                 k = cells[(m, c.spec)].counts(ids)
                 err.append(k["sub"] + k["ins"] + k["del"])
-                den.append(k["n_ref"] if p.metric == "ter" else np.maximum(k["n_ref"], k["n_hyp"]))
+                den.append(acc_mod.unit_den(p.metric, k))
             base = p.base if p.base is not None else _best_clean(g, err[0], den[0])
             compares = p.compares or [k for k in range(g.n_groups) if k != base]
             out["robustness"].append(

@@ -12,7 +12,7 @@ from typing import Any
 from asrbench.campaign.base import write_outputs
 from asrbench.results.records import FairnessRecord, Provenance
 from asrbench.table import markdown
-from scoring.metrics import UNITS
+from scoring.metrics import rate_label
 
 TOP_WORDS = 10  # non-robust words per group and transformation kept in fairness.json
 TSV_COLUMNS = [
@@ -187,7 +187,7 @@ def to_markdown(record: FairnessRecord) -> str:
     ]
     for sec in report["accuracy"]:
         m = sec["metric"]
-        label = UNITS.get(sec["unit"], ("TER", ""))[0] if m == "ter" else "mTER_utt"
+        label = rate_label(m, sec["unit"])
         rows = []
         for r in sec["groups"]:
             t = r.get("test_vs_best") or {}

@@ -12,6 +12,7 @@ sees half a file).
 from __future__ import annotations
 
 import io
+import wave
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -23,6 +24,8 @@ from asrbench.fsio import atomic_write_bytes
 
 QUALITY = "VHQ"  # soxr's; named in cache identities (fairness/inputs.RESAMPLER)
 SUBTYPE = "PCM_16"
+# What reading a WAV as stored (`wav_pcm`) raises for a missing, short or non-PCM file.
+WAV_ERRORS = (OSError, wave.Error, EOFError)
 # What libsndfile raises for a failed read or write (callers catch it, never import soundfile).
 SoundFileError = sf.SoundFileError
 
@@ -65,6 +68,15 @@ def read_mono(path: Path | str, rate: int | None = None) -> np.ndarray:
     samples, sr = read(path)
     x = mono(samples)
     return x if rate is None else resample(x, sr, rate)
+
+
+def wav_pcm(path: Path | str, frames: bool = True) -> tuple[bytes, int, int, int]:
+    """(sample bytes as stored, rate, channels, bytes a sample) of a PCM WAV, neither decoded
+    nor resampled (stdlib `wave`: streaming feeds the stored bytes); b"" for the samples
+    without `frames` (a check of the header only). Raises one of WAV_ERRORS."""
+    with wave.open(str(path), "rb") as w:
+        rate, channels, width = w.getframerate(), w.getnchannels(), w.getsampwidth()
+        return (w.readframes(w.getnframes()) if frames else b""), rate, channels, width
 
 
 def open_read(path: Path | str) -> Any:

@@ -149,12 +149,10 @@ def _imported(text: str) -> set[str]:
 
 
 def test_audio_is_decoded_resampled_and_written_in_asrbench_audio_only() -> None:
-    """soundfile and soxr are imported by asrbench/audio.py alone. The stdlib `wave` reads raw
-    16-bit PCM without decoding or resampling, where nothing else is wanted (allowed below)."""
+    """soundfile, soxr and the stdlib `wave` are imported by asrbench/audio.py alone (streaming
+    reads the stored PCM through `audio.wav_pcm`); the serving protocol's in-memory bodies are
+    the one exception, with its reason."""
     wave_ok = {
-        # stream the stored PCM16 bytes as they are (no resampling: a wrong rate is refused)
-        "asrbench/streaming/run.py",
-        "asrbench/streaming/align.py",
         # request and response bodies of the serving protocol, in memory; other formats and
         # rates go through ffmpeg in serve/audio.py (the serving image carries no soundfile)
         "asrbench/serve/audio.py",

@@ -70,13 +70,22 @@ def read_mono(path: Path | str, rate: int | None = None) -> np.ndarray:
     return x if rate is None else resample(x, sr, rate)
 
 
-def wav_pcm(path: Path | str, frames: bool = True) -> tuple[bytes, int, int, int]:
-    """(sample bytes as stored, rate, channels, bytes a sample) of a PCM WAV, neither decoded
-    nor resampled (stdlib `wave`: streaming feeds the stored bytes); b"" for the samples
-    without `frames` (a check of the header only). Raises one of WAV_ERRORS."""
-    with wave.open(str(path), "rb") as w:
+def wav_pcm(source: Path | str | bytes, frames: bool = True) -> tuple[bytes, int, int, int]:
+    """(sample bytes as stored, rate, channels, bytes a sample) of a PCM WAV file, or of its
+    bytes, neither decoded nor resampled (stdlib `wave`: streaming and serving pass the stored
+    bytes on); without `frames`, the header only (the sample bytes b"" and, in their place,
+    nothing read). Raises one of WAV_ERRORS."""
+    src = io.BytesIO(source) if isinstance(source, bytes) else str(source)
+    with wave.open(src, "rb") as w:
         rate, channels, width = w.getframerate(), w.getnchannels(), w.getsampwidth()
         return (w.readframes(w.getnframes()) if frames else b""), rate, channels, width
+
+
+def wav_frames(source: Path | str | bytes) -> int:
+    """How many sample frames a PCM WAV (file or bytes) holds, from its header."""
+    src = io.BytesIO(source) if isinstance(source, bytes) else str(source)
+    with wave.open(src, "rb") as w:
+        return w.getnframes()
 
 
 def open_read(path: Path | str) -> Any:

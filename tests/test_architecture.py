@@ -149,22 +149,14 @@ def _imported(text: str) -> set[str]:
 
 
 def test_audio_is_decoded_resampled_and_written_in_asrbench_audio_only() -> None:
-    """soundfile, soxr and the stdlib `wave` are imported by asrbench/audio.py alone (streaming
-    reads the stored PCM through `audio.wav_pcm`); the serving protocol's in-memory bodies are
-    the one exception, with its reason."""
-    wave_ok = {
-        # request and response bodies of the serving protocol, in memory; other formats and
-        # rates go through ffmpeg in serve/audio.py (the serving image carries no soundfile)
-        "asrbench/serve/audio.py",
-        "asrbench/serve/warm.py",
-        "asrbench/serve/live.py",
-    }
+    """soundfile, soxr and the stdlib `wave` are imported by asrbench/audio.py alone: streaming
+    and serving read stored PCM through `audio.wav_pcm`, everything else decodes, resamples
+    and writes through its other functions."""
     offenders = [
         (path, sorted(names))
         for path, text in _sources()
         if path != "asrbench/audio.py"
         and (names := _imported(text) & {"soundfile", "soxr", "wave"})
-        and not (names == {"wave"} and path in wave_ok)
     ]
     assert offenders == []
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-import soundfile as sf
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
+from asrbench import audio
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text
 from asrbench.ids import check_id as check_dataset_id  # the one ID check
@@ -561,7 +561,7 @@ def _check(root: Path, check_audio: bool) -> tuple[list[Problem], dict, list[str
         if not check_audio:
             continue
         try:
-            info = sf.info(str(path))
+            info = audio.info(path)
         except Exception as exc:  # soundfile raises several types for corrupt files
             problems.append(
                 Problem(p, utt.line, "unreadable-audio", f"cannot read {utt.audio!r}: {exc}")

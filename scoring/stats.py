@@ -48,6 +48,24 @@ def check_reps(reps: int) -> None:
         )
 
 
+def resample_indices(rng: np.random.Generator, n: int, reps: int) -> np.ndarray:
+    """(reps, n): per replicate, the indices of n units drawn with replacement. With
+    `resample_group_counts`, the only two bootstrap draws of the project (asrbench's fairness,
+    robustness and attack tables draw here too; tests/test_architecture.py checks it): one
+    place decides what a replicate is, so the same seed gives the same intervals everywhere."""
+    return rng.integers(0, n, size=(reps, n))
+
+
+def resample_group_counts(
+    rng: np.random.Generator, counts: np.ndarray, reps: int | None = None
+) -> np.ndarray:
+    """How many of n = sum(counts) draws with replacement land in each group of identical
+    units (group g holds counts[g] of them), per replicate: multinomial, the distribution of
+    `resample_indices` summed by group at O(reps x groups); shape (reps, groups)."""
+    n = int(np.sum(counts))
+    return rng.multinomial(n, counts / n, size=reps)
+
+
 def chunk_size(n_groups: int) -> int:
     """Replicates drawn at a time for `n_groups` distinct rows (at least one)."""
     return max(1, CHUNK_CELLS // max(1, n_groups))
@@ -130,11 +148,10 @@ def _replicates(
     # stream (as in one chunk, the case of every count up to chunk_size(G)): past one chunk
     # the multinomials are drawn again, chunk by chunk, from a second generator with the seed.
     step = chunk or chunk_size(len(counts))
-    p = counts / n
     again = np.random.default_rng(seed) if split is not None and reps > step else None
     for start in range(0, reps, step):
         size = min(step, reps - start)
-        weights = rng.multinomial(n, p, size=size)
+        weights = resample_group_counts(rng, counts, size)
         out[start : start + size, :k] = (
             weights @ rows_m if exact else weights.astype(np.float64) @ rows_m
         )
@@ -144,7 +161,7 @@ def _replicates(
     if again is not None:
         for start in range(0, reps, step):
             size = min(step, reps - start)
-            weights = again.multinomial(n, p, size=size)
+            weights = resample_group_counts(again, counts, size)
             out[start : start + size, k] = _shared_out(rng, weights, counts, inverse, values)
             del weights
     return out

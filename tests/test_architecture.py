@@ -333,3 +333,80 @@ def test_session_metric_names_live_in_their_registry() -> None:
         if isinstance(node, ast.Constant) and node.value in names
     ]
     assert offenders == [], "look the metric up in scoring.meeting.SESSION_METRICS"
+
+
+# --- Issue 40 item 4 (helper H): one home for audio, bootstrap draws and seeded draws. ---------
+
+
+def _source_texts() -> list[tuple[str, str]]:
+    """(path relative to the repo, text) of every module of asrbench/ and scoring/."""
+    return [
+        (p.relative_to(REPO_ROOT).as_posix(), p.read_text(encoding="utf-8"))
+        for root in ("asrbench", "scoring")
+        for p in sorted((REPO_ROOT / root).rglob("*.py"))
+    ]
+
+
+def _imported(text: str) -> set[str]:
+    """Top-level names of every module imported, at load time or inside functions."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def test_audio_is_decoded_resampled_and_written_in_asrbench_audio_only() -> None:
+    """soundfile, soxr and the stdlib `wave` are imported by asrbench/audio.py alone: streaming
+    and serving read stored PCM through `audio.wav_pcm`, everything else decodes, resamples
+    and writes through its other functions."""
+    offenders = [
+        (path, sorted(names))
+        for path, text in _source_texts()
+        if path != "asrbench/audio.py"
+        and (names := _imported(text) & {"soundfile", "soxr", "wave"})
+    ]
+    assert offenders == []
+
+
+def test_bootstrap_draws_live_in_scoring_stats() -> None:
+    """Every bootstrap replicate is drawn by scoring.stats (`resample_indices`,
+    `resample_group_counts`): no other module draws `.multinomial(` or indices with
+    `.integers(0, n, size=(reps, n))`."""
+    import re
+
+    draw = re.compile(r"\.multinomial\(|\.integers\(\s*0\s*,.*\bsize=\(")
+    offenders = [p for p, text in _source_texts() if p != "scoring/stats.py" and draw.search(text)]
+    assert offenders == []
+
+
+def _unseeded_draws(text: str) -> int:
+    """Calls of `default_rng(...)` or `random.Random(...)` whose seed is not `derive_seed(...)`."""
+    n = 0
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        if name not in ("default_rng", "Random"):
+            continue
+        arg = node.args[0] if node.args else None
+        seeded = isinstance(arg, ast.Call) and getattr(arg.func, "id", "") == "derive_seed"
+        n += not seeded
+    return n
+
+
+def test_random_generators_are_seeded_through_derive_seed() -> None:
+    """A generator is seeded by `identity.derive_seed(...)`, so a seed means the same draws
+    everywhere it is used; the exceptions are listed with their reason."""
+    allowed = {
+        # scoring imports nothing from asrbench; its default_rng(seed) draws exactly what
+        # default_rng(derive_seed(seed)) does (identity.derive_seed, tests/test_seeds.py)
+        "scoring/stats.py": 2,
+        # the --max-utts sampler of ops/stream, which issue 40 item 1 replaces by the one sampler
+        "asrbench/streaming/run.py": 1,
+    }
+    found = {p: n for p, text in _source_texts() if (n := _unseeded_draws(text))}
+    assert found == allowed

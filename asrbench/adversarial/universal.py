@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-import soundfile as sf
 import torch
 
+from asrbench import audio
 from asrbench.adversarial.artifact import (
     UniversalRecord,
     attack_code,
@@ -93,8 +93,7 @@ def folds(utts: Sequence[Utterance]) -> dict[str, int]:
 
 
 def _read(ds: Dataset, u: Utterance) -> np.ndarray:
-    x, _ = sf.read(str(ds.audio_path(u)), dtype="float64", always_2d=True)
-    return x.mean(axis=1)
+    return audio.read_mono(ds.audio_path(u))
 
 
 def perturbation_for(
@@ -178,8 +177,8 @@ def _transcribe(target, x: np.ndarray) -> str:
 
 
 def _labels(target, x: np.ndarray) -> list[str]:
-    audio = torch.from_numpy(np.asarray(x, np.float32)).unsqueeze(0)
-    return long_labels(target, audio, torch.tensor([len(x)]))[0]
+    samples = torch.from_numpy(np.asarray(x, np.float32)).unsqueeze(0)
+    return long_labels(target, samples, torch.tensor([len(x)]))[0]
 
 
 def _sign_step(

@@ -117,17 +117,15 @@ def at_rate(root: Path, rate: int, cache: Path) -> Path:
             return out
     except (OSError, yaml.YAMLError, AttributeError):
         pass
-    import soundfile as sf
-    import soxr
+    from asrbench import audio
 
     stage = stage_dir(out)
     (stage / "audio").mkdir()
     rows = []
     for u in ds.utterances:
-        x, sr = sf.read(str(ds.audio_path(u)), dtype="float64", always_2d=True)
-        y = np.clip(soxr.resample(x.mean(axis=1), sr, rate, quality="VHQ"), -1.0, 1.0)
+        y = np.clip(audio.read_mono(ds.audio_path(u), rate), -1.0, 1.0)
         rel = f"audio/{u.id}.wav"
-        sf.write(str(stage / rel), y, rate, subtype="PCM_16")
+        audio.write_pcm16(stage / rel, y, rate)
         rows.append(u.replaced(audio=rel, duration=round(len(y) / rate, 3)))
     meta = {k: v for k, v in ds.meta.items() if k not in ("id", "derived_from")}
     meta.update(

@@ -65,7 +65,7 @@ class Units:
 
 def _resample_counts(rng: np.random.Generator, reps: int, n: int) -> np.ndarray:
     """(reps, n) how often each of n units is drawn when n are drawn with replacement."""
-    draws = rng.integers(0, n, size=(reps, n))
+    draws = scoring_stats.resample_indices(rng, n, reps)
     draws += (np.arange(reps) * n)[:, None]
     return np.bincount(draws.ravel(), minlength=reps * n).reshape(reps, n)
 
@@ -89,7 +89,7 @@ def bootstrap_sums(
             # Units with identical rows are interchangeable: how many draws land on each
             # distinct row is multinomial, the same distribution at a fraction of the cost
             # (utterance-level units: a few hundred distinct count rows among thousands).
-            draws = rng.multinomial(len(idx), freq / len(idx), size=reps)
+            draws = scoring_stats.resample_group_counts(rng, freq, reps)
             out[:, g] = draws.astype(np.float64) @ rows
             continue
         block = max(1, BLOCK_CELLS // len(idx))

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
-import soundfile as sf
-import soxr
 
+from asrbench import audio
 from asrbench.dataset import _CONTROL_RE as CONTROL_CHARACTER
 from asrbench.dataset import (
     DatasetError,
@@ -148,7 +146,7 @@ def clean_text(text: str) -> str:
 def decode_bytes(data: bytes, label: str) -> tuple[np.ndarray, int]:
     """Decode audio bytes (any format libsndfile reads)."""
     try:
-        samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        samples, rate = audio.decode(data)
     except Exception as exc:  # soundfile raises several types on bad input
         raise ImportProblem(f"{label}: cannot decode audio ({exc})") from exc
     return samples, rate
@@ -159,7 +157,7 @@ def read_audio_file(path: Path, label: str) -> tuple[np.ndarray, int]:
     if not path.is_file():
         raise ImportProblem(f"{label}: audio file {path} not found")
     try:
-        samples, rate = sf.read(str(path), dtype="float32", always_2d=True)
+        samples, rate = audio.read(path, dtype="float32")
         return samples, rate
     except Exception as exc:  # unsupported format or corrupt file
         ffmpeg = shutil.which("ffmpeg")
@@ -197,9 +195,7 @@ def read_audio_file(path: Path, label: str) -> tuple[np.ndarray, int]:
 
 def convert(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
     """Mix down to mono (mean of channels) and resample (soxr, high quality) to `target` Hz."""
-    mono = samples.mean(axis=1) if samples.ndim == 2 else samples
-    if rate != target:
-        mono = soxr.resample(mono, rate, target, quality="VHQ")
+    mono = audio.resample(audio.mono(samples), rate, target)
     return np.clip(mono, -1.0, 1.0).astype(np.float32)
 
 
@@ -322,17 +318,15 @@ class _KeepsErrors:
 
 
 @contextlib.contextmanager
-def wav_writer(path: Path, rate: int) -> Iterator[sf.SoundFile]:
+def wav_writer(path: Path, rate: int) -> Iterator[Any]:
     """A 16-bit PCM mono WAV written at `path`; a write that fails (a full disk) raises its own
     OSError naming `path`, which `fsio.disk_full_is_one_line` turns into the one-line error."""
     with open(path, "wb") as f:
         sink = _KeepsErrors(f)
         try:
-            with sf.SoundFile(
-                sink, "w", samplerate=rate, channels=1, subtype="PCM_16", format="WAV"
-            ) as out:
+            with audio.open_pcm16_writer(sink, rate) as out:
                 yield out
-        except sf.SoundFileError:
+        except audio.SoundFileError:
             if sink.error is None:
                 raise
             raise OSError(sink.error.errno, sink.error.strerror, str(path)) from None

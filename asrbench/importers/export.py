@@ -18,8 +18,7 @@ import json
 import shutil
 from pathlib import Path
 
-import soundfile as sf
-
+from asrbench import audio
 from asrbench.dataset import Dataset
 from asrbench.entries import check_out
 from asrbench.errors import InputError
@@ -41,7 +40,7 @@ EXPORT_FILES = frozenset(
 def _durations(ds: Dataset) -> dict[str, float]:
     out = {}
     for u in ds:
-        info = sf.info(str(ds.audio_path(u)))
+        info = audio.info(ds.audio_path(u))
         out[u.id] = info.frames / info.samplerate
     return out
 

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
-import soxr
 
+from asrbench import audio
 from scoring.segments import Segment
 
 RATE = 16000
@@ -42,9 +41,7 @@ class Clip:
 
 def read_mono(path: Path, rate: int = RATE) -> np.ndarray:
     """An audio file as mono float64 at `rate` (soxr VHQ where it must be resampled)."""
-    audio, sr = sf.read(str(path), dtype="float64", always_2d=True)
-    mono = audio.mean(axis=1)
-    return soxr.resample(mono, sr, rate, quality="VHQ") if sr != rate else mono
+    return audio.read_mono(path, rate)
 
 
 def trim(samples: np.ndarray, floor_db: float = -35.0, margin_frames: int = 5) -> np.ndarray:
@@ -129,8 +126,7 @@ def segments(session_id: str, placed: Sequence[Placed]) -> list[Segment]:
 
 def write_wav(path: Path, samples: np.ndarray) -> None:
     """16-bit PCM WAV at RATE (the format datasets hold)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sf.write(str(path), np.clip(samples, -1.0, 1.0), RATE, subtype="PCM_16")
+    audio.write_pcm16(path, samples, RATE)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from asrbench.identity import derive_seed
 from asrbench.perturb.spec import Step, canonical_spec, parse_spec
+from scoring.stats import resample_indices
 
 FAMILY = "attack"
 NOISE = "gaussian_noise"
@@ -101,7 +103,7 @@ def paired_difference(
     n_ref = np.array([attacked[i][1] for i in ids], dtype=float)
     diff = np.array([attacked[i][0] - noisy[i][0] for i in ids], dtype=float)
     point = diff.sum() / max(n_ref.sum(), 1.0)
-    idx = np.random.default_rng(seed).integers(0, len(ids), size=(n_boot, len(ids)))
+    idx = resample_indices(np.random.default_rng(derive_seed(seed)), len(ids), n_boot)
     draws = diff[idx].sum(axis=1) / np.maximum(n_ref[idx].sum(axis=1), 1.0)
     lo, hi = np.quantile(draws, [(1 - CI) / 2, (1 + CI) / 2])
     return float(point), float(lo), float(hi), len(ids)

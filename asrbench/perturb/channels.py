@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import scipy.signal
-import soundfile as sf
 
+from asrbench import audio
 from asrbench.perturb.dsp import PerturbError, avoid_overflow, fit_length, resample
 from asrbench.perturb.noise import Context
 from asrbench.perturb.registry import Param, register, sev_table
@@ -29,7 +29,7 @@ def _codec_roundtrip(
     y = avoid_overflow(resample(x, sr, codec_sr))
     with tempfile.TemporaryDirectory(prefix="asrbench-codec-") as tmp:
         src, enc, dec = Path(tmp, "in.wav"), Path(tmp, f"enc.{ext}"), Path(tmp, "out.wav")
-        sf.write(src, y, codec_sr, subtype="PCM_16")
+        audio.write_pcm16(src, y, codec_sr)  # |y| < 1 (avoid_overflow): the clip keeps it
         for cmd in (
             [sox, "-R", "-D", "-V1", str(src), *enc_args, str(enc)],
             [sox, "-R", "-D", "-V1", str(enc), "-b", "16", str(dec)],
@@ -40,9 +40,8 @@ def _codec_roundtrip(
                     f"codec {ext} failed: {proc.stderr.decode(errors='replace')}; "
                     "is libsox-fmt-all installed?"
                 )
-        out, out_sr = sf.read(dec, dtype="float64")
-    if out.ndim > 1:
-        out = out.mean(axis=1)
+        out, out_sr = audio.read(dec)
+    out = audio.mono(out)
     out = resample(out, out_sr, codec_sr)
     return fit_length(resample(remove_delay(y, out, codec_sr), codec_sr, sr), len(x))
 

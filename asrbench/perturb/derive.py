@@ -21,7 +21,6 @@ no part of any identity, so batched and one-by-one runs share one cache.
 from __future__ import annotations
 
 import functools
-import io
 import json
 import shutil
 from concurrent.futures import ProcessPoolExecutor
@@ -30,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import soundfile as sf
 
+from asrbench import audio
 from asrbench.dataset import Dataset, DatasetError, load_dataset, write_dataset
 from asrbench.fsio import atomic_link, atomic_write_bytes, replace_dir, stage_dir
 from asrbench.identity import bytes_sha256, canonical, digest, files_sha256, short
@@ -52,9 +51,7 @@ ATTACK_BATCH_ENV = "ASRBENCH_ATTACK_BATCH"  # read by asrbench.settings
 
 def encode_wav(y: np.ndarray, sr: int) -> bytes:
     """16-bit PCM WAV bytes (deterministic: soundfile writes no timestamps)."""
-    buf = io.BytesIO()
-    sf.write(buf, np.clip(y, -1.0, 1.0), sr, format="WAV", subtype="PCM_16")
-    return buf.getvalue()
+    return audio.pcm16_bytes(y, sr)
 
 
 def default_output(parent: Dataset, spec: str, seed: int, utt_ids: list[str] | None = None) -> Path:
@@ -81,11 +78,11 @@ def perturb_utterance(
     utt = ds.utterances[utt_index]
     out = audio_cache_path(key)
     if out.is_file():
-        info = sf.info(str(out))
+        info = audio.info(out)
         if info.frames > 0:
             return utt.id, out, info.frames / info.samplerate
         out.unlink(missing_ok=True)  # an empty result cached by an older version: never served
-    x, sr = sf.read(str(ds.audio_path(utt)), dtype="float64", always_2d=True)
+    x, sr = audio.read(ds.audio_path(utt))
     y = apply_spec(
         x.mean(axis=1), sr, spec, seed=seed, utt_id=utt.id, ctx=Context(dataset=ds, utt=utt)
     )
@@ -267,7 +264,7 @@ def _perturb_batched(
         if audio_cache_path(k).is_file():  # served (and checked) as the one-by-one path does
             done[i] = perturb_utterance(ds, i, canon, seed, k)
             continue
-        info = sf.info(str(ds.audio_path(ds.utterances[i])))  # read when its batch runs
+        info = audio.info(ds.audio_path(ds.utterances[i]))  # read when its batch runs
         pending.append(_Pending(i, k, info.frames, info.samplerate))
     for group in _groups(ds, pending, attack_batch(), hook.max_seconds, hook.same_length):
         done.update(_run_group(ds, group, canon, seed, hook))
@@ -309,7 +306,7 @@ def _run_group(
     ctxs = [Context(dataset=ds, utt=u) for u in utts]
     sr = group[0].sr
     names = ", ".join(u.id for u in utts)
-    xs = [sf.read(str(ds.audio_path(u)), dtype="float64", always_2d=True)[0] for u in utts]
+    xs = [audio.read(ds.audio_path(u))[0] for u in utts]
     try:
         ys = hook.run([x.mean(axis=1) for x in xs], sr, rngs, ctxs, **step.params)
     except PerturbError as exc:

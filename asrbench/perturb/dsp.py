@@ -6,8 +6,8 @@ import shutil
 import subprocess
 
 import numpy as np
-import soxr
 
+from asrbench import audio
 from asrbench.errors import AsrbenchError
 
 EPS = 1e-12
@@ -52,10 +52,8 @@ def avoid_overflow(y: np.ndarray, peak: float = 0.999) -> np.ndarray:
 
 
 def resample(x: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
-    """High-quality deterministic resampling (soxr VHQ)."""
-    if sr_in == sr_out:
-        return x
-    return soxr.resample(x, sr_in, sr_out, quality="VHQ")
+    """High-quality deterministic resampling (the project's one resampler, asrbench.audio)."""
+    return audio.resample(x, sr_in, sr_out)
 
 
 _SOX = shutil.which("sox")

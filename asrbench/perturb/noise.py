@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
+from asrbench import audio
 from asrbench.dataset import Dataset, Utterance
 from asrbench.perturb.bank import ASSET_DIR, BABBLE_DIR, MOH_DIR, audio_files
-from asrbench.perturb.dsp import PerturbError, resample, rms
+from asrbench.perturb.dsp import PerturbError, rms
 from asrbench.settings import Settings, settings
 
 SYNTHETIC = ("white", "pink", "brown")
@@ -92,9 +92,7 @@ def load_mono(path: str, sr: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def _load_mono(path: str, sr: int, size: int, mtime_ns: int) -> np.ndarray:
-    x, file_sr = sf.read(path, dtype="float64", always_2d=True)
-    x = x.mean(axis=1)
-    out = resample(x, file_sr, sr)
+    out = audio.read_mono(path, sr)
     out.setflags(write=False)
     return out
 

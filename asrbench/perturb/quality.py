@@ -15,8 +15,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
+from asrbench import audio
 from asrbench.fsio import atomic_write_json
 from asrbench.identity import digest, file_sha256
 from asrbench.perturb.dsp import resample
@@ -101,8 +101,8 @@ def cached_quality(ref_path: Path, deg_path: Path) -> dict[str, float | None]:
     cache = settings().cache / "perturb" / "quality" / key[:2] / f"{key}.json"
     if cache.is_file():
         return json.loads(cache.read_text(encoding="utf-8"))
-    ref, sr = sf.read(str(ref_path), dtype="float64", always_2d=True)
-    deg, sr2 = sf.read(str(deg_path), dtype="float64", always_2d=True)
+    ref, sr = audio.read(ref_path)
+    deg, sr2 = audio.read(deg_path)
     if sr2 != sr:
         deg = resample(deg.mean(axis=1), sr2, sr)[:, None]
     scores = quality_scores(ref.mean(axis=1), deg.mean(axis=1), sr)

@@ -15,11 +15,13 @@ from typing import Any
 import numpy as np
 
 from asrbench.errors import InputError
+from asrbench.identity import derive_seed
 from asrbench.perturb import attack_table, metrics
 from asrbench.perturb.attack_table import is_attack
 from asrbench.perturb.quality import METRICS
 from asrbench.perturb.spec import parse_spec
 from asrbench.results.records import RobustnessRecord
+from scoring.stats import resample_indices
 
 # Perturbations that mix in other talkers (the babble pool): named so a fallback is reported.
 BABBLE_USERS = ("crosstalk", "babble")
@@ -153,7 +155,7 @@ def _werd_draws(
     if n_ref.sum() == 0:
         raise InputError(f"dataset {sample.dataset}: no reference words in the selection")
     point = (errs.sum(axis=1) - clean.sum()) / n_ref.sum()
-    idx = rng.integers(0, len(ids), size=(n_boot, len(ids)))
+    idx = resample_indices(rng, len(ids), n_boot)
     denom = np.maximum(n_ref[idx].sum(axis=1), 1.0)  # a draw of empty references only: 0
     draws = (errs[:, idx].sum(axis=2) - clean[idx].sum(axis=1)) / denom
     return point, draws
@@ -175,7 +177,7 @@ def language_disparity(
     perturbed ones every dataset has). Per language: WERD per condition and their mean with
     a bootstrap CI; between each pair of languages (in the order given): the difference
     a - b of each, with a bootstrap CI from independent resampling within each language."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(derive_seed(seed))
     names = [*conditions, "mean"]
     stats = []
     for s in samples:

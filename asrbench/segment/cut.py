@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
+from asrbench import audio
 from asrbench.fsio import atomic_file
 from asrbench.segment.records import SegmentationError, Span
 from asrbench.segment.stream import BLOCK_S, blocks
@@ -37,9 +37,7 @@ class _Open:
     def __init__(self, path: Path, rate: int):
         self.stack = ExitStack()
         handle = self.stack.enter_context(atomic_file(path))
-        self.sound = self.stack.enter_context(
-            sf.SoundFile(handle, "w", samplerate=rate, channels=1, subtype="PCM_16", format="WAV")
-        )
+        self.sound = self.stack.enter_context(audio.open_pcm16_writer(handle, rate))
         self.samples = 0
 
     def write(self, data: np.ndarray) -> None:

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
-import soxr
 
+from asrbench import audio
 from asrbench.segment.records import SegmentationError
 
 BLOCK_S = 10.0  # seconds read per block: memory is a few of these, whatever the file's length
@@ -37,7 +36,7 @@ class AudioInfo:
 def info(path: Path) -> AudioInfo:
     """The header of an audio file, or a one-line error naming it."""
     try:
-        meta = sf.info(str(path))
+        meta = audio.info(path)
     except Exception as exc:  # soundfile raises several types for missing or corrupt files
         raise SegmentationError(f"{path}: not a readable audio file ({exc})") from None
     if meta.frames <= 0:
@@ -58,8 +57,8 @@ def blocks(
     frames = max(1, int(block_s * meta.rate))
     stream = None
     if meta.rate != rate:
-        stream = soxr.ResampleStream(meta.rate, rate, 1, dtype="float32", quality=quality)
-    with sf.SoundFile(str(path)) as f:
+        stream = audio.resample_stream(meta.rate, rate, quality)
+    with audio.open_read(path) as f:
         left = meta.frames
         for block in f.blocks(blocksize=frames, dtype="float32", always_2d=True):
             left -= len(block)

@@ -5,13 +5,12 @@ ffmpeg (Debian's `ffmpeg`, which the Makefile installs)."""
 
 from __future__ import annotations
 
-import io
 import shutil
 import subprocess
 import tempfile
-import wave
 from pathlib import Path
 
+from asrbench import audio
 from asrbench.errors import AsrbenchError
 
 FORMATS = "flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav, webm"
@@ -28,10 +27,9 @@ class AudioError(AsrbenchError):
 def _wav_as_is(data: bytes, rate: int) -> float | None:
     """Seconds of a WAV the model takes as it is (PCM 16-bit mono at `rate`), else None."""
     try:
-        with wave.open(io.BytesIO(data), "rb") as w:
-            if (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (rate, 1, 2):
-                return w.getnframes() / float(rate)
-    except (wave.Error, EOFError):
+        if audio.wav_pcm(data, frames=False)[1:] == (rate, 1, 2):
+            return audio.wav_frames(data) / float(rate)
+    except audio.WAV_ERRORS:
         return None
     return None
 

@@ -22,17 +22,16 @@ not give that final is stopped, and the next session starts it afresh.
 
 from __future__ import annotations
 
-import io
 import itertools
 import sys
 import threading
-import wave
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from asrbench import audio
 from asrbench.modelcard import Model
 from asrbench.runners import RunOptions
 from asrbench.serve.admission import Admission
@@ -89,8 +88,7 @@ class LiveModel:
 
     def events(self, wav: bytes) -> Iterator[Event]:
         """Feed one WAV file's bytes (at the card's rate) and yield its events up to the final."""
-        with wave.open(io.BytesIO(wav), "rb") as w:
-            rate, pcm = w.getframerate(), w.readframes(w.getnframes())
+        pcm, rate, _, _ = audio.wav_pcm(wav)
         with self.session(rate) as live:
             live.send(pcm)
             live.end()

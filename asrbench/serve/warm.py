@@ -14,17 +14,18 @@ request timeout is stopped (and restarted), and that request answers an error.
 from __future__ import annotations
 
 import errno
-import io
 import itertools
 import os
 import shutil
 import sys
 import threading
 import time
-import wave
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from asrbench import audio
 from asrbench.errors import AsrbenchError
 from asrbench.modelcard import Model
 from asrbench.runners import Runner, RunOptions
@@ -198,12 +199,12 @@ class WarmModel:
                     self._stop()
                 self._start()
             uid = f"req{next(self._ids):08d}"
-            audio = self.data_dir / f"{uid}.wav"
-            audio.write_bytes(wav)
-            os.chmod(audio, 0o644)
+            wav_path = self.data_dir / f"{uid}.wav"
+            wav_path.write_bytes(wav)
+            os.chmod(wav_path, 0o644)
             start = time.monotonic()
             try:
-                self._pipe.write(f"{uid}\t{self._worker.path_for(audio)}\n")
+                self._pipe.write(f"{uid}\t{self._worker.path_for(wav_path)}\n")
                 self._pipe.flush()
             except BrokenPipeError:
                 if self._closed:
@@ -212,7 +213,7 @@ class WarmModel:
             try:
                 return self._wait(uid, start)
             finally:
-                audio.unlink(missing_ok=True)
+                wav_path.unlink(missing_ok=True)
 
     def _wait(self, uid: str, start: float) -> Result:
         deadline = start + self.options.timeout_s
@@ -250,10 +251,4 @@ class WarmModel:
 
 def silence_wav(rate: int, seconds: float = 0.5) -> bytes:
     """A short silent WAV at `rate` (warm-up)."""
-    buf = io.BytesIO()
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(b"\0\0" * int(rate * seconds))
-    return buf.getvalue()
+    return audio.pcm16_bytes(np.zeros(int(rate * seconds)), rate)  # the bytes `wave` wrote

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-import wave
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from asrbench import audio
 from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_json
@@ -137,12 +137,12 @@ def _place(
 def read_pcm16(path: Path) -> tuple[bytes, int]:
     """A WAV's 16-bit mono PCM and its rate; InputError naming the file otherwise."""
     try:
-        with wave.open(str(path), "rb") as w:
-            if w.getnchannels() != 1 or w.getsampwidth() != 2:
-                raise InputError(f"{path}: the aligner reads 16-bit mono WAV only")
-            return w.readframes(w.getnframes()), w.getframerate()
-    except (OSError, wave.Error, EOFError) as exc:
+        pcm, rate, channels, width = audio.wav_pcm(path)
+    except audio.WAV_ERRORS as exc:
         raise InputError(f"{path}: cannot read as WAV ({exc})") from None
+    if channels != 1 or width != 2:
+        raise InputError(f"{path}: the aligner reads 16-bit mono WAV only")
+    return pcm, rate
 
 
 def energy_bounds(pcm: bytes, rate: int, floor_db: float = 35.0) -> tuple[float, float] | None:

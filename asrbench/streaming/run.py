@@ -16,12 +16,12 @@ import json
 import random
 import sys
 import time
-import wave
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from asrbench import audio
 from asrbench.dataset import Dataset, Utterance
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text, replace_dir, stage_dir
@@ -80,12 +80,11 @@ def read_pcm(ds: Dataset, utt: Utterance, rate: int, check_only: bool = False) -
     the file otherwise."""
     path = ds.audio_path(utt)
     try:
-        with wave.open(str(path), "rb") as w:
-            shape = (w.getframerate(), w.getnchannels(), w.getsampwidth())
-            if shape == (rate, 1, 2):
-                return b"" if check_only else w.readframes(w.getnframes())
-    except (OSError, wave.Error, EOFError) as exc:
+        pcm, *shape = audio.wav_pcm(path, frames=not check_only)
+    except audio.WAV_ERRORS as exc:
         raise InputError(f"{path}: cannot read as WAV ({exc})") from None
+    if tuple(shape) == (rate, 1, 2):
+        return pcm
     raise InputError(
         f"{path} (utterance {utt.id}): {shape[0]} Hz, {shape[1]} channel(s), {8 * shape[2]}-bit; "
         f"streaming feeds {rate} Hz mono 16-bit as stored (no resampling yet): use a dataset "
@@ -128,8 +127,8 @@ def stream_cell(
         started = program.start(model, spec.runner, log)
         host.started()
         try:
-            audio = ((u.id, read_pcm(ds, u, rate)) for u in utts)
-            fed = _feed(started, audio, feed.Pace(rate, spec.chunk_ms, spec.speed), progress)
+            pcms = ((u.id, read_pcm(ds, u, rate)) for u in utts)
+            fed = _feed(started, pcms, feed.Pace(rate, spec.chunk_ms, spec.speed), progress)
         finally:
             host.feed_ended(started.proc.pid, started.container)
             started.stop()

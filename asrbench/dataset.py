@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from asrbench import audio
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text
+from asrbench.identity import seed_digest
 from asrbench.ids import check_id as check_dataset_id  # the one ID check
 from asrbench.ids import contained
 from asrbench.longform import segments as longform
@@ -671,3 +672,24 @@ def write_dataset(root: Path, meta: dict, columns: list[str], utterances: list[U
     atomic_write_text(
         root / "dataset.yaml", yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
     )
+
+
+def sample_utterances(utts: Sequence[Utterance], n: int | None, seed: int = 0) -> list[Utterance]:
+    """A seeded sample of `n` utterances, kept in dataset order; all of them when n is None.
+
+    The one sampler: `ops/benchmark`, `ops/stream` (and its capacity probe) and the campaigns
+    (`ops/robustness`, `ops/fairness`) all select `--max-utts N --seed S` here, so one request
+    names the same utterances everywhere (tests/test_architecture.py keeps it the only one).
+    Each utterance is ranked by SHA-256(seed, ID) rather than by a PRNG stream, so the sample does
+    not depend on Python's random module, and growing n only adds utterances (nested samples).
+    """
+    if n is not None and n < 1:
+        raise InputError(f"--max-utts {n}: give at least 1 utterance (or leave it out for all)")
+    if n is None or n >= len(utts):
+        return list(utts)
+
+    def rank(u: Utterance) -> bytes:
+        return seed_digest(seed, u.id)
+
+    chosen = {u.id for u in sorted(utts, key=rank)[:n]}
+    return [u for u in utts if u.id in chosen]

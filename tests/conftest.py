@@ -147,6 +147,16 @@ def communicate_or_explain(proc, timeout: float) -> tuple[str, str]:
     )
 
 
+def own_cache(cache: Path) -> Path:
+    """A cache folder of a test's own (its derived datasets and hypotheses never meet the
+    checkout's) that shares the checkout's NSW grammars, whose compiling takes minutes."""
+    shared = REPO_ROOT / ".cache" / "nemo_tn"
+    shared.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True)
+    (cache / "nemo_tn").symlink_to(shared)
+    return cache
+
+
 @pytest.fixture
 def datasets_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty datasets folder the commands write to (ASRBENCH_DATASETS_DIR)."""

@@ -405,8 +405,60 @@ def test_random_generators_are_seeded_through_derive_seed() -> None:
         # scoring imports nothing from asrbench; its default_rng(seed) draws exactly what
         # default_rng(derive_seed(seed)) does (identity.derive_seed, tests/test_seeds.py)
         "scoring/stats.py": 2,
-        # the --max-utts sampler of ops/stream, which issue 40 item 1 replaces by the one sampler
-        "asrbench/streaming/run.py": 1,
     }
     found = {p: n for p, text in _source_texts() if (n := _unseeded_draws(text))}
     assert found == allowed
+
+
+# Draws of a subset that are not a selection of utterances by count and seed (issue 40).
+NOT_AN_UTTERANCE_SAMPLE = {
+    "asrbench/perturb/aequevox.py": "which chunks of one utterance's audio a perturbation drops",
+    "asrbench/fairness/localiser.py": "the seeded discovery/validation halves of each speaker",
+}
+DRAWS = {"sample", "choice", "choices", "shuffle", "permutation"}
+
+
+def _own_draws(tree: ast.AST) -> list[str]:
+    """The places a module draws or cuts a subset itself: the stdlib random module, a
+    `.sample/.choice/.shuffle/.permutation` call, or a slice of some `.utterances`."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "random" for a in node.names):
+            found.append(f"line {node.lineno}: import random")
+        elif isinstance(node, ast.ImportFrom) and node.module == "random":
+            found.append(f"line {node.lineno}: from random import")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in DRAWS
+        ):
+            found.append(f"line {node.lineno}: .{node.func.attr}(")
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.slice, ast.Slice)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "utterances"
+        ):
+            found.append(f"line {node.lineno}: a slice of .utterances")
+    return found
+
+
+def test_only_the_one_sampler_selects_utterances() -> None:
+    """`--max-utts N --seed S` picks utterances in one place (`dataset.sample_utterances`);
+    streaming's `random.Random` and the campaigns' first N made three answers to one request."""
+    offenders = {}
+    for path in sorted((REPO_ROOT / "asrbench").rglob("*.py")):
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        if rel == "asrbench/dataset.py" or rel in NOT_AN_UTTERANCE_SAMPLE:
+            continue
+        if found := _own_draws(ast.parse(path.read_text(encoding="utf-8"))):
+            offenders[rel] = found
+    assert offenders == {}, "select with asrbench.dataset.sample_utterances"
+
+
+def test_the_sampler_check_sees_the_old_ways() -> None:
+    old_stream = "import random\nkeep = random.Random(0).sample(range(9), 5)\n"
+    old_campaign = "ids = [u.id for u in ds.utterances[:5]]\n"
+    assert len(_own_draws(ast.parse(old_stream))) == 2
+    assert _own_draws(ast.parse(old_campaign)) == ["line 1: a slice of .utterances"]
+    assert _own_draws(ast.parse("utt = ds.utterances[3]\n")) == []

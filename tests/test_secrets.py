@@ -59,7 +59,7 @@ def test_redactor_covers_values_and_their_encodings() -> None:
 def test_echoed_key_is_redacted_everywhere(tmp_path: Path, mini_en: Path) -> None:
     mini = load_dataset(mini_en)
     stub = EchoingStub({sha(mini.audio_path(u).read_bytes()): u.text for u in mini})
-    from asrbench.benchmark.shard import sample_utterances
+    from asrbench.dataset import sample_utterances
 
     stub.victim = sample_utterances(mini.utterances, 3, 0)[0].text
     try:

@@ -18,8 +18,7 @@ def _draws(rng: np.random.Generator) -> list[int]:
 
 
 def test_a_seeded_sample_is_unchanged() -> None:
-    from asrbench.benchmark.shard import sample_utterances
-    from asrbench.dataset import Utterance
+    from asrbench.dataset import Utterance, sample_utterances
 
     utts = [Utterance(f"utt{i:02d}", f"audio/utt{i:02d}.wav", 1.0, "x") for i in range(20)]
     ids = [u.id for u in sample_utterances(utts, 7, seed=3)]

@@ -38,8 +38,8 @@ from asrbench.benchmark.pieces import (
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
 from asrbench.benchmark.request import JobSpec
-from asrbench.benchmark.shard import sample_utterances, split_shards
-from asrbench.dataset import Dataset, Utterance
+from asrbench.benchmark.shard import split_shards
+from asrbench.dataset import Dataset, Utterance, sample_utterances
 from asrbench.errors import AsrbenchError, InputError, InternalError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
 from asrbench.fsio import disk_full_is_one_line, stage_dir

@@ -1,7 +1,7 @@
-"""Which utterances run, and how they are split across parallel jobs.
+"""How the selected utterances are split across parallel jobs.
 
-Both functions are pure: the same inputs give the same output on every machine, which is what
-makes `--max-utts` samples reproducible and resumed runs land on the same shard folders.
+Pure: the same inputs give the same split on every machine, so resumed runs land on the same
+shard folders. Which utterances run (`--max-utts`) is `asrbench.dataset.sample_utterances`.
 """
 
 from __future__ import annotations
@@ -10,25 +10,6 @@ from collections.abc import Sequence
 
 from asrbench.dataset import Utterance
 from asrbench.errors import InputError
-from asrbench.identity import seed_digest
-
-
-def sample_utterances(utts: Sequence[Utterance], n: int | None, seed: int = 0) -> list[Utterance]:
-    """A seeded sample of `n` utterances, kept in dataset order; all of them when n is None.
-
-    Each utterance is ranked by SHA-256(seed, ID) rather than by a PRNG stream, so the sample does
-    not depend on Python's random module, and growing n only adds utterances (nested samples).
-    """
-    if n is not None and n < 1:
-        raise InputError(f"--max-utts {n}: give at least 1 utterance (or leave it out for all)")
-    if n is None or n >= len(utts):
-        return list(utts)
-
-    def rank(u: Utterance) -> bytes:
-        return seed_digest(seed, u.id)
-
-    chosen = {u.id for u in sorted(utts, key=rank)[:n]}
-    return [u for u in utts if u.id in chosen]
 
 
 def split_shards(utts: Sequence[Utterance], jobs: int) -> list[list[Utterance]]:

@@ -44,7 +44,7 @@ from asrbench.benchmark.progress import CampaignProgress
 from asrbench.benchmark.provenance import provenance, utc_now
 from asrbench.benchmark.request import JobSpec
 from asrbench.benchmark.run import CellResult, preflight, run_matrix
-from asrbench.dataset import Dataset
+from asrbench.dataset import Dataset, sample_utterances
 from asrbench.errors import InputError
 from asrbench.executors import Executor, LocalExecutor
 from asrbench.fsio import atomic_write_text, replace_dir, stage_dir
@@ -60,13 +60,12 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 
-def select_utterances(ds: Dataset, utts: Sequence[str] | int | None) -> list[str]:
-    """The selected utterance IDs in dataset order: every one (None), the first N, or the
-    IDs given (an ID not in the dataset is an input error)."""
-    if utts is None:
-        return [u.id for u in ds.utterances]
-    if isinstance(utts, int):
-        return [u.id for u in ds.utterances[:utts]]
+def select_utterances(ds: Dataset, utts: Sequence[str] | int | None, seed: int = 0) -> list[str]:
+    """The selected utterance IDs in dataset order: every one (None), the seeded sample of N
+    that `ops/benchmark --max-utts N --seed S` takes (the one sampler; until 2026-11-29 a
+    campaign took the first N), or the IDs given (an ID not in the dataset is an input error)."""
+    if utts is None or isinstance(utts, int):
+        return [u.id for u in sample_utterances(ds.utterances, utts, seed)]
     known = {u.id for u in ds.utterances}
     unknown = [i for i in utts if i not in known]
     if unknown:
@@ -92,8 +91,8 @@ class CampaignPlan:
     dataset: Dataset | str | Path  # an ID, folder or ID@VERSION; a Dataset once planned
     models: Sequence[str]  # model references as given, each run on every condition
     specs: Sequence[str] = ()  # perturbation specs; the clean condition is always there
-    ids: Sequence[str] | int | None = None  # the selection: IDs, the first N, None for all
-    seed: int = 0  # the perturbations' seed
+    ids: Sequence[str] | int | None = None  # the selection: IDs, a seeded sample of N, None: all
+    seed: int = 0  # the perturbations' seed and the sample's (--max-utts N --seed S)
     job: JobSpec = field(default_factory=lambda: JobSpec(progress=False))
     skip_underivable: bool = False  # skip (with a warning) a condition that cannot be made
     conditions: tuple[str, ...] = field(init=False)  # canonical, "clean" first
@@ -106,7 +105,7 @@ class CampaignPlan:
         ds = self.dataset
         if not isinstance(ds, Dataset):
             ds = resolve_dataset(ds, check_audio=False)
-        ids = select_utterances(ds, self.ids)
+        ids = select_utterances(ds, self.ids, self.seed)
         if not ids:
             raise InputError(f"no utterance of dataset {ds.id} is selected")
         object.__setattr__(self, "dataset", ds)

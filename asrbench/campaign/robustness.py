@@ -48,7 +48,7 @@ class RobustnessOptions:
     runner: str = "auto"
     jobs: int = 2
     normaliser: str = "dnsmos_ovrl"
-    utts: Sequence[str] | int | None = None  # IDs, or N for the first N utterances
+    utts: Sequence[str] | int | None = None  # IDs, or N: the seeded sample (--max-utts)
     results_root: Path | None = None
     force_language: bool = False  # run a card on a language it does not list (--force)
 

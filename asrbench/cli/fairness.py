@@ -12,7 +12,14 @@ from pathlib import Path
 import typer
 
 from asrbench.cli.executor_opts import AddressOpt, ExecutorOpt, ZooRemoteOpt, executor_from_flags
-from asrbench.cli.options import ModelsOpt, ResultsOpt, RunnerOpt
+from asrbench.cli.options import (
+    MaxUttsOpt,
+    ModelsOpt,
+    ResultsOpt,
+    RunnerOpt,
+    UttsOpt,
+    campaign_subset,
+)
 from asrbench.errors import InputError
 
 app = typer.Typer(add_completion=False, help=__doc__)
@@ -91,9 +98,8 @@ def fairness(
     ),
     level: float = typer.Option(0.95, "--level", help="confidence level of the intervals"),
     seed: int = typer.Option(0, "--seed", help="perturbation, bootstrap and permutation seed"),
-    utts: str = typer.Option(
-        None, "--utts", help="subset: comma-separated IDs, or N for the first N utterances"
-    ),
+    utts: str = UttsOpt,
+    max_utts: int = MaxUttsOpt,
     per_speaker: int = typer.Option(
         None,
         "--per-speaker",
@@ -137,9 +143,7 @@ def fairness(
     specs = (grid_specs(grid) if grid else []) + expand_transforms(list(transform or []))
     for s in specs:
         parse_spec(s)  # a bad spec fails before anything runs
-    subset: list[str] | int | None = None
-    if utts:
-        subset = int(utts) if utts.isdigit() else [u for u in utts.split(",") if u]
+    subset = campaign_subset(utts, max_utts)
     label = "+".join([grid_name(grid)] if grid else []) or None
     if transform:
         label = "+".join(filter(None, [label, *[t.replace(":", "-") for t in transform]]))

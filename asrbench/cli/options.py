@@ -22,6 +22,24 @@ JobsOpt = typer.Option(None, "-j", "--jobs", help="parallel containers/processes
 SeedOpt = typer.Option(None, "--seed", help="seed (default 0)")
 JsonOpt = typer.Option(False, "--json", help="print machine-readable JSON")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="no progress bar")
+MaxUttsOpt = typer.Option(
+    None, "--max-utts", help="a seeded sample of N utterances (--seed), as ops/benchmark takes"
+)
+UttsOpt = typer.Option(
+    None, "--utts", help="subset: comma-separated IDs (N alone: the same as --max-utts N)"
+)
+
+
+def campaign_subset(utts: str | None, max_utts: int | None) -> list[str] | int | None:
+    """A campaign's selection: the IDs of `--utts`, or N for the seeded sample of `--max-utts N`
+    (`--utts N` kept as its old spelling); None for every utterance."""
+    if utts and max_utts is not None:
+        raise InputError("--utts and --max-utts both given: keep one")
+    if max_utts is not None:
+        return max_utts
+    if not utts:
+        return None
+    return int(utts) if utts.isdigit() else [u for u in utts.split(",") if u]
 
 
 def parse_pairs(items: Iterable[str] | None, flag: str) -> dict[str, str]:

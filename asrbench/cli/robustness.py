@@ -12,7 +12,14 @@ from asrbench.cli.executor_opts import (
     ZooRemoteOpt,
     executor_from_flags,
 )
-from asrbench.cli.options import ModelsOpt, ResultsOpt, RunnerOpt
+from asrbench.cli.options import (
+    MaxUttsOpt,
+    ModelsOpt,
+    ResultsOpt,
+    RunnerOpt,
+    UttsOpt,
+    campaign_subset,
+)
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -45,9 +52,8 @@ def robustness(
     ),
     results: Path = ResultsOpt,
     out: Path = typer.Option(None, "--out", help="default <results>/robustness/<dataset>/<grid>"),
-    utts: str = typer.Option(
-        None, "--utts", help="subset: comma-separated IDs, or N for the first N utterances"
-    ),
+    utts: str = UttsOpt,
+    max_utts: int = MaxUttsOpt,
     force: bool = typer.Option(
         False,
         "--force",
@@ -70,9 +76,7 @@ def robustness(
     from asrbench.settings import settings
 
     root = Path(results) if results else settings().results
-    subset: list[str] | int | None = None
-    if utts:
-        subset = int(utts) if utts.isdigit() else [u for u in utts.split(",") if u]
+    subset = campaign_subset(utts, max_utts)
     opts = RobustnessOptions(seed, runner or "auto", jobs, normaliser, subset, root, force)
     datasets = list(dict.fromkeys(dataset or ["mini_en"]))
     models = list(model or [])

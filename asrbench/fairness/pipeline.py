@@ -70,7 +70,7 @@ class FairnessOptions:
     perms: int = 10000
     level: float = 0.95
     seed: int = 0
-    utts: Sequence[str] | int | None = None  # IDs, or N for the first N utterances
+    utts: Sequence[str] | int | None = None  # IDs, or N: the seeded sample (--max-utts)
     per_speaker: int | None = None
     runner: str = "auto"
     jobs: int = 2
@@ -127,7 +127,7 @@ def _transformations(specs: Sequence[str]) -> tuple[list[Condition], dict]:
 
 
 def _select(ds: Any, opts: FairnessOptions) -> list[str]:
-    wanted = set(select_utterances(ds, opts.utts))
+    wanted = set(select_utterances(ds, opts.utts, opts.seed))
     utts = [u for u in ds.utterances if u.id in wanted]
     if opts.per_speaker is not None:
         if SPEAKER not in ds.columns:

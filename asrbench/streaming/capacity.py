@@ -201,7 +201,7 @@ def capacity(
     check_spec(spec)
     program.streaming_program(model)
     steps = levels(probe.max_n)
-    utts = select(ds, spec.max_utts, spec.seed)
+    utts = select(ds, spec)
     rate = model.card.sample_rate
     audio = [(u.id, read_pcm(ds, u, rate)) for u in utts]
     root = Path(spec.results_root or settings().results)

@@ -13,7 +13,6 @@ has producer `stream`; stream.json is `asrbench-stream-v3` (with the latency gua
 from __future__ import annotations
 
 import json
-import random
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from asrbench import audio
-from asrbench.dataset import Dataset, Utterance
+from asrbench.dataset import Dataset, Utterance, sample_utterances
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_text, replace_dir, stage_dir
 from asrbench.identity import bytes_sha256, digest, short
@@ -66,12 +65,10 @@ def check_spec(spec: StreamSpec) -> None:
         raise InputError(f"--max-utts {spec.max_utts}: give at least 1")
 
 
-def select(ds: Dataset, max_utts: int | None, seed: int) -> list[Utterance]:
-    """Every utterance, or a seeded sample of `max_utts` in dataset order."""
-    if max_utts is None or max_utts >= len(ds.utterances):
-        return list(ds.utterances)
-    keep = set(random.Random(seed).sample(range(len(ds.utterances)), max_utts))
-    return [u for i, u in enumerate(ds.utterances) if i in keep]
+def select(ds: Dataset, spec: StreamSpec) -> list[Utterance]:
+    """Every utterance, or the seeded sample `ops/benchmark` takes for the same
+    `--max-utts N --seed S` (the one sampler; until 2026-11-29 streaming drew its own)."""
+    return sample_utterances(ds.utterances, spec.max_utts, spec.seed)
 
 
 def read_pcm(ds: Dataset, utt: Utterance, rate: int, check_only: bool = False) -> bytes:
@@ -113,7 +110,7 @@ def stream_cell(
 
     check_spec(spec)
     program.streaming_program(model)  # before any work: the card must name one
-    utts = select(ds, spec.max_utts, spec.seed)
+    utts = select(ds, spec)
     rate = model.card.sample_rate
     for u in utts:
         read_pcm(ds, u, rate, check_only=True)

@@ -12,8 +12,8 @@ from asrbench.benchmark.cell import check_writable, timing_stats
 from asrbench.benchmark.errors import BenchmarkError
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.request import load_request
-from asrbench.benchmark.shard import sample_utterances, split_shards
-from asrbench.dataset import Utterance, load_dataset
+from asrbench.benchmark.shard import split_shards
+from asrbench.dataset import Utterance, load_dataset, sample_utterances
 from asrbench.results import leaderboard
 from asrbench.results.summary import Selection, Summary, write_summary
 from asrbench.scorers import get_scorer

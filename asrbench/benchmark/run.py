@@ -407,7 +407,7 @@ def _prepare(
     # Shards elsewhere: the local runner's identity is a digest of the model's source and
     # environment; its virtualenv is built on the nodes, not here. An image is built here
     # either way (the nodes fetch it from the zoo).
-    identity = run.identity(mdl) if not runs_here and hasattr(run, "identity") else run.prepare(mdl)
+    identity = run.prepare(mdl) if runs_here else run.identity(mdl)
     prepare_s = time.monotonic() - t_prep
     red = for_models([mdl])  # this model's declared secrets, as the runner will pass them
     opts = spec.run_options()
@@ -653,7 +653,7 @@ def _finish(
                 "id": mdl.id,
                 "identity": identity,
                 "runner": run.name,
-                "image": _image_tag(run, mdl),
+                "image": run.image_tag(mdl),
                 "source_hash": mdl.source_hash(),
                 "card": mdl.card.to_dict(),
                 "folder": str(mdl.root),
@@ -808,11 +808,6 @@ def _run_until_settled(
         shards = solos + (split_shards(retry, spec.jobs) if retry else [])
     cache.save(rec)
     return rec, logs, info, problems
-
-
-def _image_tag(run: Runner, mdl: object) -> str | None:
-    tag = getattr(run, "image_tag", None)
-    return tag(mdl) if tag else None
 
 
 def _plain(obj: object) -> object:

@@ -150,10 +150,14 @@ def test_run_record_round_trip(tmp_path: Path) -> None:
     assert read_record(tmp_path / "run.json", RunRecord.from_dict) == rec
     assert json.loads((tmp_path / "run.json").read_text()) == raw
     # the typed sections keep the keys in the order ops/benchmark writes them
-    for section in ("model", "dataset", "placement", "cache", "times"):
+    for section in ("model", "dataset", "placement", "options", "cache", "times"):
         assert list(rec.to_dict()[section]) == list(raw[section]), section
     assert rec.times.wall_s == 1.0 and rec.cache.hit is False and rec.model.image is None
-    with_pieces = {**raw, "times": {**raw["times"], "segment_s": 0.5}}
+    with_pieces = {
+        **raw,
+        "options": {**raw["options"], "segmentation": {"mode": "vad"}},
+        "times": {**raw["times"], "segment_s": 0.5},
+    }
     assert RunRecord.from_dict(with_pieces).to_dict() == with_pieces
 
 

@@ -50,6 +50,7 @@ from asrbench.results import layout
 from asrbench.results.records import (
     RunCache,
     RunDataset,
+    RunJobOptions,
     RunModel,
     RunPlacement,
     RunRecord,
@@ -743,15 +744,15 @@ def _run_record(
         result_key=written.result_key,
         placement=written.placement,
         executor=executor.describe(),
-        options={
-            "jobs": spec.jobs,
-            "max_utts": spec.max_utts,
-            "seed": spec.seed,
-            "utt_timeout_s": spec.utt_timeout_s,
-            "run": _plain(asdict(p.opts)),
-            "scorer": scorer_options or {},
-            **({"segmentation": p.segmentation} if p.segmentation else {}),
-        },
+        options=RunJobOptions(
+            jobs=spec.jobs,
+            max_utts=spec.max_utts,
+            seed=spec.seed,
+            utt_timeout_s=spec.utt_timeout_s,
+            run=_plain_dict(asdict(p.opts)),
+            scorer=scorer_options or {},
+            segmentation=p.segmentation,
+        ),
         cache=RunCache(
             key=p.key,
             inputs=p.key_inputs,
@@ -863,7 +864,9 @@ def _run_until_settled(
     return rec, logs, info, problems
 
 
-def _plain(obj: object) -> object:
+def _plain_dict(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` as JSON would read it back (paths and other objects as strings)."""
     import json
 
-    return json.loads(json.dumps(obj, default=str))
+    plain: dict[str, Any] = json.loads(json.dumps(obj, default=str))
+    return plain

@@ -272,6 +272,43 @@ class RunPlacement:
 
 
 @dataclass(frozen=True)
+class RunJobOptions:
+    """run.json `options`: how the job was asked to run (what does not change the key too)."""
+
+    jobs: int
+    max_utts: int | None
+    seed: int
+    utt_timeout_s: float | None
+    run: dict[str, Any]  # the runner's RunOptions as plain JSON
+    scorer: dict[str, Any]  # the scorer options the user chose (`{}` for the defaults)
+    segmentation: dict[str, Any] | None = None  # only for a cell run on segments
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "jobs": self.jobs,
+            "max_utts": self.max_utts,
+            "seed": self.seed,
+            "utt_timeout_s": self.utt_timeout_s,
+            "run": self.run,
+            "scorer": self.scorer,
+            **({"segmentation": self.segmentation} if self.segmentation else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunJobOptions:
+        max_utts, timeout = d.get("max_utts"), d.get("utt_timeout_s")
+        return cls(
+            jobs=_int(d, "jobs"),
+            max_utts=None if max_utts is None else _int(d, "max_utts"),
+            seed=_int(d, "seed"),
+            utt_timeout_s=None if timeout is None else _num(d, "utt_timeout_s"),
+            run=_dict(d, "run"),
+            scorer=_dict(d, "scorer"),
+            segmentation=_dict(d, "segmentation") or None,
+        )
+
+
+@dataclass(frozen=True)
 class RunCache:
     """run.json `cache`: the hypothesis cache entry the cell was scored from."""
 
@@ -359,7 +396,7 @@ class RunRecord:
     result_key: str
     placement: RunPlacement
     executor: dict[str, Any]
-    options: dict[str, Any]  # jobs, max_utts, seed, utt_timeout_s, run, scorer (user's)
+    options: RunJobOptions
     cache: RunCache
     contract_problems: list[str]
     scorer: dict[str, Any]  # the scorer identity and its `config` (data files by SHA-256)
@@ -389,8 +426,7 @@ class RunRecord:
     @property
     def scorer_options(self) -> dict[str, Any]:
         """The scorer options the user chose (`{}` for the defaults)."""
-        opts = self.options.get("scorer")
-        return opts if isinstance(opts, dict) else {}
+        return self.options.scorer
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -404,7 +440,7 @@ class RunRecord:
             "result_key": self.result_key,
             "placement": self.placement.to_dict(),
             "executor": self.executor,
-            "options": self.options,
+            "options": self.options.to_dict(),
             "cache": self.cache.to_dict(),
             "contract_problems": self.contract_problems,
             "scorer": self.scorer,
@@ -429,7 +465,7 @@ class RunRecord:
                 result_key=str(d.get("result_key") or ""),
                 placement=RunPlacement.from_dict(_dict(d, "placement")),
                 executor=_dict(d, "executor"),
-                options=_dict(d, "options"),
+                options=RunJobOptions.from_dict(_dict(d, "options")),
                 cache=RunCache.from_dict(_dict(d, "cache")),
                 contract_problems=[str(p) for p in _list(d, "contract_problems")],
                 scorer=_dict(d, "scorer"),

@@ -145,7 +145,7 @@ class RayExecutor(Executor):
             if self._connected:
                 return
             ray = _import_ray()
-            if self.host is not None:
+            if self.host is not None and self.port is not None:  # parsed together
                 _tcp_check(self.address, self.host, self.port)  # a closed port fails at once
             if ray.is_initialized():
                 self._connected = True  # a caller (a test, a notebook) connected already

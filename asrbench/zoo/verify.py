@@ -103,9 +103,8 @@ def verify(
             for sha, (path, size) in sorted(objects.items(), key=lambda x: x[1][0]):
                 key = object_key(sha)
                 stored = rem.stat(key)
-                why: str | None
                 if stored is None:
-                    why = "missing"
+                    why: str | None = "missing"
                 elif stored != size:
                     why = f"size {stored}, expected {size}"
                 else:

@@ -78,11 +78,11 @@ def _row(cell: Path) -> dict[str, Any]:
         "utterances": m.n_utts,
         "coverage": m.coverage,
         "ci": [ci.low, ci.high] if ci and ci.low is not None else None,
-        "image": run.model.get("image"),
+        "image": run.model.image,
         "machine": {k: run.host.get(k) for k in ("cpu_model", "isa_level", "cpus")},
         "commit": run.git.get("commit"),
         "dirty": bool(run.git.get("dirty")),
-        "date": str(run.times.get("ended") or "")[:10],
+        "date": run.times.ended[:10],
         "command": run.command,
     }
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
@@ -244,7 +245,7 @@ class ModelCard(BaseModel):
         return self.model_dump(mode="json")
 
 
-def describe(errors: list[dict[str, Any]]) -> str:
+def describe(errors: Sequence[Mapping[str, Any]]) -> str:
     """pydantic's errors as one line: missing fields together, then each bad field."""
     missing = [".".join(map(str, e["loc"])) for e in errors if e["type"] == "missing"]
     parts = [f"missing field(s): {', '.join(missing)}"] if missing else []

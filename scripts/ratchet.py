@@ -6,8 +6,10 @@ worse; when one improves or disappears, the list must be tightened in the same c
     python scripts/ratchet.py --update   # after making functions simpler: write the lower list
 
 The measures are ruff's (C901 McCabe complexity, PLR0913 arguments, PLR0915 statements), with the
-limits in pyproject.toml's [tool.ruff.lint.mccabe] and [tool.ruff.lint.pylint]. Each offender is
-keyed by file, rule and qualified function name, so moving code around a file does not trip it.
+limits in pyproject.toml's [tool.ruff.lint.mccabe] and [tool.ruff.lint.pylint], and the ratchet's
+own LENGTH: a function's lines, `def` to its last line, over MAX_LINES (statements alone let a
+function of long expressions, a 268-line report builder, pass). Each offender is keyed by file,
+rule and qualified function name, so moving code around a file does not trip it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ TREES = ("asrbench", "scoring", "models", "benchmarks", "scripts")
 # command function, so it counts the options a command offers, not what a caller must pass.
 # Their complexity and length still are, and so are the CLI's plain helper functions.
 FORMAT = "asrbench.ratchet/1"
+LENGTH = "LENGTH"
+MAX_LINES = 100  # a function longer than a screen and a half is several steps without names
 _MEASURE = re.compile(r"\((\d+) > \d+\)")
 
 
@@ -47,23 +51,57 @@ def _is_typer_command(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(_is_typer_param(a, d) for a, d in zip(args, defaults, strict=True))
 
 
-def _functions(path: Path) -> dict[int, tuple[str, bool]]:
-    """Line of each `def` -> its qualified name (Class.method, outer.inner) and whether it is a
-    typer command, from one parse of the file."""
-    out: dict[int, tuple[str, bool]] = {}
+def _defs(tree: ast.AST) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function of a module with its qualified name (Class.method, outer.inner)."""
+    out: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
 
     def visit(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{child.name}"
                 if not isinstance(child, ast.ClassDef):
-                    out[child.lineno] = (name, _is_typer_command(child))
+                    out.append((name, child))
                 visit(child, f"{name}.")
             else:
                 visit(child, prefix)
 
-    visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    visit(tree, "")
     return out
+
+
+def _functions(path: Path) -> dict[int, tuple[str, bool]]:
+    """Line of each `def` -> its qualified name (Class.method, outer.inner) and whether it is a
+    typer command, from one parse of the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.lineno: (name, _is_typer_command(node)) for name, node in _defs(tree)}
+
+
+def _lengths(path: Path, limit: int = MAX_LINES) -> dict[str, int]:
+    """Qualified name -> lines, of the functions of `path` longer than `limit` lines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: dict[str, int] = {}
+    for name, node in _defs(tree):
+        lines = (node.end_lineno or node.lineno) - node.lineno + 1
+        if lines > limit:
+            found[name] = lines
+    return found
+
+
+def _long_functions() -> dict[str, int]:
+    """`path::Qual.name::LENGTH` -> lines, over the files ruff measures: those of TREES that git
+    does not ignore (built virtualenvs and caches under models/ are not code of ours)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *TREES],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    found: dict[str, int] = {}
+    for rel in sorted(r for r in listed if r.endswith(".py") and (ROOT / r).is_file()):
+        for name, lines in _lengths(ROOT / rel).items():
+            found[f"{rel}::{name}::{LENGTH}"] = lines
+    return found
 
 
 def measure() -> dict[str, int]:
@@ -90,6 +128,7 @@ def measure() -> dict[str, int]:
             continue  # a typer command's parameters are its options, declared, not passed
         m = _MEASURE.search(item["message"])
         found[f"{rel}::{name}::{item['code']}"] = int(m.group(1)) if m else 1
+    found.update(_long_functions())
     return dict(sorted(found.items()))
 
 
@@ -133,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if worse:
         return _refuse(
-            "complexity ratchet: new or worse offenders (split the function, or pass fewer "
-            "arguments, e.g. one frozen spec):",
+            "complexity ratchet: new or worse offenders (split the function into named steps, or "
+            "pass fewer arguments, e.g. one frozen spec):",
             worse,
         )
     if better:

@@ -462,3 +462,46 @@ def test_the_sampler_check_sees_the_old_ways() -> None:
     assert len(_own_draws(ast.parse(old_stream))) == 2
     assert _own_draws(ast.parse(old_campaign)) == ["line 1: a slice of .utterances"]
     assert _own_draws(ast.parse("utt = ds.utterances[3]\n")) == []
+
+
+# ---- issue 40 item 6: optional runner methods are declared on the Runner interface ----------
+# A runner's optional capability (identity without building, its image tag, a kept-running
+# worker) is a method of asrbench.runners.base.Runner with a default, never probed by name.
+# hasattr is allowed only where the probed object is not ours:
+_HASATTR_ALLOWED = {
+    "asrbench/cli/__init__.py",  # hasattr(signal, "SIGUSR1"): the platform's signal module
+}
+
+
+def _probes(tree: ast.AST) -> list[tuple[str, str]]:
+    """(function, attribute name) of each hasattr/getattr call with a literal attribute name."""
+    out = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("hasattr", "getattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+        ):
+            out.append((node.func.id, str(node.args[1].value)))
+    return out
+
+
+def test_no_runner_method_is_probed_by_name() -> None:
+    from asrbench.runners.base import Runner
+
+    methods = {name for name in dir(Runner) if not name.startswith("__")}
+    offenders = []
+    for path in sorted((REPO_ROOT / "asrbench").rglob("*.py")):
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        for func, attr in _probes(ast.parse(path.read_text(encoding="utf-8"))):
+            if func == "hasattr" and rel not in _HASATTR_ALLOWED:
+                offenders.append(f"{rel}: hasattr(..., {attr!r})")
+            elif func == "getattr" and attr in methods:
+                offenders.append(f"{rel}: getattr(..., {attr!r}): declare it on Runner")
+    assert offenders == []
+    assert {"identity", "image_tag", "start_worker"} <= methods
+
+
+# ---- end of issue 40 item 6 block --------------------------------------------------------------

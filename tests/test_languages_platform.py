@@ -162,7 +162,7 @@ def test_language_reaches_program_scorer_and_provenance(tmp_path, marker):
         "fr -",
     ]
     assert run.language["env"] == {"ASRBENCH_LANGUAGE": "fr"} and not run.forced_language
-    assert run.cache["inputs"]["runtime"]["env"] == {"ASRBENCH_LANGUAGE": "fr"}
+    assert run.cache.inputs["runtime"]["env"] == {"ASRBENCH_LANGUAGE": "fr"}
     assert summary.scorer["lang"] == "fr" and run.scorer["lang"] == "fr"
     assert "forced_language" not in json.loads((res.out_dir / "summary.json").read_text())
 
@@ -171,11 +171,10 @@ def test_english_cell_keeps_its_cache_key(tmp_path, marker):
     model = stand_in(tmp_path / "models", "echo_multi", "[en, fr]", echo(marker))
     res = run_benchmark(model, MINI_EN, spec(tmp_path, max_utts=1))
     run = read_record(res.out_dir / "run.json", RunRecord.from_dict)
-    inputs = run.cache["inputs"]
+    inputs = run.cache.inputs
     # the key as it was before languages were passed: no setting for the card's default
     assert (
-        run.cache["key"]
-        == cache_key(inputs["model"], inputs["dataset"], {"env": {}, "gpus": None})[0]
+        run.cache.key == cache_key(inputs["model"], inputs["dataset"], {"env": {}, "gpus": None})[0]
     )
     assert json.loads((res.out_dir / "utterances.jsonl").read_text())["hyp"] == "default -"
 

@@ -46,3 +46,25 @@ def test_typer_commands_are_not_counted_for_arguments_but_plain_helpers_are(
     )
     commands = {line for line, (_, command) in ratchet._functions(src).items() if command}
     assert commands == {3, 6}
+
+
+def test_long_functions_are_measured_by_lines_nested_ones_on_their_own(tmp_path: Path) -> None:
+    src = tmp_path / "long.py"
+    body = "".join(f"    x{i} = {i}\n" for i in range(5))
+    inner = "".join(f"        y{i} = {i}\n" for i in range(10))
+    src.write_text(
+        f"def short():\n{body}\n"
+        f"def outer():\n{body}    def inner():\n{inner}        return 1\n    return inner\n"
+    )
+    # outer: def + 5 + def inner + 10 + return 1 + return = 19 lines; inner: 12
+    assert ratchet._lengths(src, limit=10) == {"outer": 19, "outer.inner": 12}
+    assert ratchet._lengths(src, limit=19) == {}
+
+
+def test_the_length_rule_is_part_of_the_measure_and_recorded() -> None:
+    now = ratchet.measure()
+    longs = {k: v for k, v in now.items() if k.endswith(f"::{ratchet.LENGTH}")}
+    assert longs and all(v > ratchet.MAX_LINES for v in longs.values())
+    # a new long function fails the check like any other new offender
+    worse, _ = ratchet.compare(now, {**now, f"asrbench/x.py::f::{ratchet.LENGTH}": 101})
+    assert worse == [f"asrbench/x.py::f::{ratchet.LENGTH}: 101 (new)"]

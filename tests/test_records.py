@@ -80,7 +80,17 @@ def _run_json() -> dict:
         "scorer": {"config_hash": "sha256:4", "config": None},
         "packages": PROV.packages,
         "host": PROV.host,
-        "times": {"started": PROV.started, "ended": PROV.ended, "wall_s": 1.0},
+        "times": {
+            "started": PROV.started,
+            "ended": PROV.ended,
+            "wall_s": 1.0,
+            "prepare_s": 0.25,
+            "dataset_hash_s": 0.001,
+            "run_s": 0.5,
+            "score_s": 0.125,
+            "write_s": 0.05,
+            "overhead_s": 0.125,
+        },
         "shards": [{"shard": 0, "utts": 3}],
     }
 
@@ -139,6 +149,16 @@ def test_run_record_round_trip(tmp_path: Path) -> None:
     write_record(tmp_path / "run.json", rec)
     assert read_record(tmp_path / "run.json", RunRecord.from_dict) == rec
     assert json.loads((tmp_path / "run.json").read_text()) == raw
+    # the typed sections keep the keys in the order ops/benchmark writes them
+    for section in ("model", "dataset", "placement", "options", "cache", "times"):
+        assert list(rec.to_dict()[section]) == list(raw[section]), section
+    assert rec.times.wall_s == 1.0 and rec.cache.hit is False and rec.model.image is None
+    with_pieces = {
+        **raw,
+        "options": {**raw["options"], "segmentation": {"mode": "vad"}},
+        "times": {**raw["times"], "segment_s": 0.5},
+    }
+    assert RunRecord.from_dict(with_pieces).to_dict() == with_pieces
 
 
 def test_robustness_record_round_trip(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 from asrbench.benchmark.cache import HypCache, cache_key
 from asrbench.benchmark.cell import check_writable, cost_stats, timing_stats, write_cell_files
@@ -46,7 +46,16 @@ from asrbench.fsio import disk_full_is_one_line, stage_dir
 from asrbench.modelcard import Model, for_gpus
 from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.results import layout
-from asrbench.results.records import RunRecord, write_record
+from asrbench.results.records import (
+    RunCache,
+    RunDataset,
+    RunJobOptions,
+    RunModel,
+    RunPlacement,
+    RunRecord,
+    RunTimes,
+    write_record,
+)
 from asrbench.results.summary import Selection, Summary, new_summary
 from asrbench.results.timed import TIMED_FILE, write_timed
 from asrbench.runners import Runner, RunOptions, shared_runner
@@ -55,7 +64,7 @@ from asrbench.scorers import get_scorer, scorer_config, scorer_identity
 from asrbench.secrets import Redactor, for_models, weak_secrets
 from asrbench.settings import settings
 from scoring.metrics import Metrics
-from scoring.scorer import Scorer
+from scoring.scorer import Scorer, ScoreResult
 
 __all__ = ["BenchmarkError", "CellResult", "JobSpec", "preflight", "run_benchmark", "run_matrix"]
 
@@ -407,7 +416,7 @@ def _prepare(
     # Shards elsewhere: the local runner's identity is a digest of the model's source and
     # environment; its virtualenv is built on the nodes, not here. An image is built here
     # either way (the nodes fetch it from the zoo).
-    identity = run.identity(mdl) if not runs_here and hasattr(run, "identity") else run.prepare(mdl)
+    identity = run.prepare(mdl) if runs_here else run.identity(mdl)
     prepare_s = time.monotonic() - t_prep
     red = for_models([mdl])  # this model's declared secrets, as the runner will pass them
     opts = spec.run_options()
@@ -572,147 +581,192 @@ def _hallucination(ds: Dataset, selection: list[Utterance], rec: Records) -> dic
     return nonspeech_figures(clips).to_dict() if clips else None
 
 
+@dataclass(frozen=True)
+class _Scored:
+    """The selection scored: what summary.json and run.json say about the scorer."""
+
+    result: ScoreResult | None  # None: a reference-free dataset, nothing scored
+    sid: dict[str, Any]  # the scorer identity (summary.json `scorer`)
+    selection: Selection
+    hyps: dict[str, str]
+    score_s: float
+
+
+@dataclass(frozen=True)
+class _Written:
+    """Where and when the cell was written: run.json's result_key, placement and times."""
+
+    result_key: str
+    placement: RunPlacement
+    times: RunTimes
+
+
 def _finish(
     p: _Prepared, ran: _Ran, executor: Executor, t_start: float, started: str
 ) -> CellResult:
     """Score the selection and write the cell (summary, reports, run.json), moved into place."""
-    results_root, mdl, ds, selection, scorer, run = (
-        p.results_root,
-        p.mdl,
-        p.ds,
-        p.selection,
-        p.scorer,
-        p.run,
+    _check_accounted(p.label, p.selection, ran.rec)
+    secret_hits = _secret_hits(p, ran.rec)
+    scored = _score(p, ran.rec)
+    summary = _summary(p, ran, scored)
+    placement, displaced = layout.place(p.results_root, summary, replace=p.spec.replace)
+    staging = stage_dir(placement.path)  # beside it: the move into place is a rename
+    t_write = time.monotonic()
+    with disk_full_is_one_line(staging):  # logs and reports are written outside fsio
+        write_cell_files(
+            staging, p.selection, ran.rec, scored.result, summary, ran.logs, secret_hits
+        )
+        timed = _cell_timed(ran, p.selection)
+        if timed:
+            write_timed(staging / TIMED_FILE, timed)
+    write_s = time.monotonic() - t_write
+    wall = time.monotonic() - t_start
+    written = _Written(
+        summary.result_key,
+        RunPlacement(kind=placement.kind, note=placement.note),
+        _times(p, ran, started, wall, scored.score_s, write_s),
     )
-    identity, ds_hash, key, cache = p.identity, p.ds_hash, p.key, p.cache
-    spec, rec = p.spec, ran.rec
-    max_utts, seed, scorer_options = spec.max_utts, spec.seed, dict(spec.scorer_options)
-    _check_accounted(p.label, selection, rec)
-    secret_hits = {
-        u.id: names for u in selection if (names := p.red.names_in(rec.hyp.get(u.id, "")))
-    }
-    if secret_hits:
-        ids = sorted(secret_hits)
-        names = sorted({n for v in secret_hits.values() for n in v})
+    record = _run_record(p, ran, executor, scored, written)
+    write_record(staging / "run.json", record)
+    layout.commit(staging, placement, displaced)
+    return CellResult(
+        summary,
+        placement,
+        sum(1 for u in p.selection if u.id in ran.rec.hyp),
+        ran.cache_hit,
+        round(wall, 3),
+        round(ran.run_s, 3),
+    )
+
+
+def _secret_hits(p: _Prepared, rec: Records) -> dict[str, list[str]]:
+    """Utterance ID -> the declared secrets its hypothesis holds; warned about, scored as is."""
+    hits = {u.id: names for u in p.selection if (names := p.red.names_in(rec.hyp.get(u.id, "")))}
+    if hits:
+        ids = sorted(hits)
+        names = sorted({n for v in hits.values() for n in v})
         print(
             f"{p.label}: warning: {len(ids)} hypothesis(es) hold the value of declared "
             f"secret(s) {', '.join(names)} ({', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}"
             "); scored as written, flagged secret_in_hyp in utterances.jsonl",
             file=sys.stderr,
         )
+    return hits
+
+
+def _score(p: _Prepared, rec: Records) -> _Scored:
+    """Score the selection's hypotheses (none for a reference-free dataset)."""
+    scorer_options = dict(p.spec.scorer_options)
     t_score = time.monotonic()
-    refs = {u.id: u.text for u in selection}
-    hyps = {u.id: rec.hyp[u.id] for u in selection if u.id in rec.hyp}
-    result = scorer.score(refs, hyps) if scorer else None
+    refs = {u.id: u.text for u in p.selection}
+    hyps = {u.id: rec.hyp[u.id] for u in p.selection if u.id in rec.hyp}
+    result = p.scorer.score(refs, hyps) if p.scorer else None
     sid = (
-        scorer_identity(scorer, scorer_options).to_dict()
-        if scorer
+        scorer_identity(p.scorer, scorer_options).to_dict()
+        if p.scorer
         else {"config_hash": None, "options": dict(scorer_options or {})}
     )
     score_s = time.monotonic() - t_score
-    ids = list(refs)
-    sel = Selection.of(ids, len(ds.utterances), max_utts, seed)
-    summary = new_summary(
+    sel = Selection.of(list(refs), len(p.ds.utterances), p.spec.max_utts, p.spec.seed)
+    return _Scored(result, sid, sel, hyps, score_s)
+
+
+def _summary(p: _Prepared, ran: _Ran, scored: _Scored) -> Summary:
+    """summary.json of the cell: what was scored, by which scorer, from which hypotheses."""
+    rec, selection = ran.rec, p.selection
+    return new_summary(
         "benchmark",
-        result.metrics if result else None,
-        sel,
-        sid,
-        hyps=key,
-        data=ds_hash,
-        model=mdl.id,
-        model_identity=identity,
-        runner=run.name,
-        dataset=ds.id,
-        dataset_hash=ds_hash,
-        hyps_key=key,
-        failed=[{"id": i, "reason": rec.failed[i]} for i in ids if i in rec.failed],
-        reports=["alignment.txt", "hyp.pra", "hyp.sys", "table.txt"] if result else [],
+        scored.result.metrics if scored.result else None,
+        scored.selection,
+        scored.sid,
+        hyps=p.key,
+        data=p.ds_hash,
+        model=p.mdl.id,
+        model_identity=p.identity,
+        runner=p.run.name,
+        dataset=p.ds.id,
+        dataset_hash=p.ds_hash,
+        hyps_key=p.key,
+        failed=[{"id": u.id, "reason": rec.failed[u.id]} for u in selection if u.id in rec.failed],
+        reports=["alignment.txt", "hyp.pra", "hyp.sys", "table.txt"] if scored.result else [],
         timing=timing_stats(selection, rec),
         cost=cost_stats(selection, rec),
         forced_language=p.language.forced,
-        hallucination=_hallucination(ds, selection, rec),
+        hallucination=_hallucination(p.ds, selection, rec),
     )
-    result_key = summary.result_key
-    placement, displaced = layout.place(results_root, summary, replace=spec.replace)
-    staging = stage_dir(placement.path)  # beside it: the move into place is a rename
-    t_write = time.monotonic()
-    with disk_full_is_one_line(staging):  # logs and reports are written outside fsio
-        write_cell_files(staging, selection, rec, result, summary, ran.logs, secret_hits)
-        timed = _cell_timed(ran, selection)
-        if timed:
-            write_timed(staging / TIMED_FILE, timed)
-    write_s = time.monotonic() - t_write
-    wall = time.monotonic() - t_start
-    write_record(
-        staging / "run.json",
-        RunRecord(
-            command=list(spec.command) if spec.command is not None else sys.argv,
-            cwd=os.getcwd(),
-            git=git_state(),
-            model={
-                "id": mdl.id,
-                "identity": identity,
-                "runner": run.name,
-                "image": _image_tag(run, mdl),
-                "source_hash": mdl.source_hash(),
-                "card": mdl.card.to_dict(),
-                "folder": str(mdl.root),
-            },
-            dataset={
-                "id": ds.id,
-                "hash": ds_hash,
-                "folder": str(ds.root.resolve()),
-                "meta": ds.meta,
-                "n_utts": len(ds.utterances),
-            },
-            selection=sel.to_dict(),
-            result_key=result_key,
-            placement={"kind": placement.kind, "note": placement.note},
-            executor=executor.describe(),
-            options={
-                "jobs": spec.jobs,
-                "max_utts": max_utts,
-                "seed": seed,
-                "utt_timeout_s": spec.utt_timeout_s,
-                "run": _plain(asdict(p.opts)),
-                "scorer": scorer_options or {},
-                **({"segmentation": p.segmentation} if p.segmentation else {}),
-            },
-            cache={
-                "key": key,
-                "inputs": p.key_inputs,
-                "folder": str(cache.root),
-                "hit": ran.cache_hit,
-                "utts_run": len(ran.todo),
-            },
-            contract_problems=ran.problems,
-            scorer={**sid, "config": scorer_config(scorer) if scorer else None},
-            packages=package_versions(),
-            host=host_info(),
-            times={
-                "started": started,
-                "ended": utc_now(),
-                "wall_s": round(wall, 3),
-                "prepare_s": round(p.prepare_s, 3),
-                "dataset_hash_s": round(p.hash_s, 3),
-                **({"segment_s": round(p.pieces.segment_s, 3)} if p.pieces else {}),
-                "run_s": round(ran.run_s, 3),
-                "score_s": round(score_s, 3),
-                "write_s": round(write_s, 3),
-                "overhead_s": round(wall - ran.run_s - score_s - p.prepare_s, 3),
-            },
-            shards=ran.shard_info,
-            language=p.language.to_dict(),
+
+
+def _times(
+    p: _Prepared, ran: _Ran, started: str, wall: float, score_s: float, write_s: float
+) -> RunTimes:
+    """run.json `times`: the phases' seconds, rounded to the millisecond."""
+    return RunTimes(
+        started=started,
+        ended=utc_now(),
+        wall_s=round(wall, 3),
+        prepare_s=round(p.prepare_s, 3),
+        dataset_hash_s=round(p.hash_s, 3),
+        segment_s=round(p.pieces.segment_s, 3) if p.pieces else None,
+        run_s=round(ran.run_s, 3),
+        score_s=round(score_s, 3),
+        write_s=round(write_s, 3),
+        overhead_s=round(wall - ran.run_s - score_s - p.prepare_s, 3),
+    )
+
+
+def _run_record(
+    p: _Prepared, ran: _Ran, executor: Executor, scored: _Scored, written: _Written
+) -> RunRecord:
+    """run.json: how the cell was produced."""
+    spec, mdl, ds, scorer = p.spec, p.mdl, p.ds, p.scorer
+    scorer_options = dict(spec.scorer_options)
+    return RunRecord(
+        command=list(spec.command) if spec.command is not None else sys.argv,
+        cwd=os.getcwd(),
+        git=git_state(),
+        model=RunModel(
+            id=mdl.id,
+            identity=p.identity,
+            runner=p.run.name,
+            image=p.run.image_tag(mdl),
+            source_hash=mdl.source_hash(),
+            card=mdl.card.to_dict(),
+            folder=str(mdl.root),
         ),
-    )
-    layout.commit(staging, placement, displaced)
-    return CellResult(
-        summary,
-        placement,
-        sum(1 for u in selection if u.id in rec.hyp),
-        ran.cache_hit,
-        round(wall, 3),
-        round(ran.run_s, 3),
+        dataset=RunDataset(
+            id=ds.id,
+            hash=p.ds_hash,
+            folder=str(ds.root.resolve()),
+            meta=ds.meta,
+            n_utts=len(ds.utterances),
+        ),
+        selection=scored.selection.to_dict(),
+        result_key=written.result_key,
+        placement=written.placement,
+        executor=executor.describe(),
+        options=RunJobOptions(
+            jobs=spec.jobs,
+            max_utts=spec.max_utts,
+            seed=spec.seed,
+            utt_timeout_s=spec.utt_timeout_s,
+            run=_plain_dict(asdict(p.opts)),
+            scorer=scorer_options or {},
+            segmentation=p.segmentation,
+        ),
+        cache=RunCache(
+            key=p.key,
+            inputs=p.key_inputs,
+            folder=str(p.cache.root),
+            hit=ran.cache_hit,
+            utts_run=len(ran.todo),
+        ),
+        contract_problems=ran.problems,
+        scorer={**scored.sid, "config": scorer_config(scorer) if scorer else None},
+        packages=package_versions(),
+        host=host_info(),
+        times=written.times,
+        shards=ran.shard_info,
+        language=p.language.to_dict(),
     )
 
 
@@ -810,12 +864,9 @@ def _run_until_settled(
     return rec, logs, info, problems
 
 
-def _image_tag(run: Runner, mdl: object) -> str | None:
-    tag = getattr(run, "image_tag", None)
-    return tag(mdl) if tag else None
-
-
-def _plain(obj: object) -> object:
+def _plain_dict(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` as JSON would read it back (paths and other objects as strings)."""
     import json
 
-    return json.loads(json.dumps(obj, default=str))
+    plain: dict[str, Any] = json.loads(json.dumps(obj, default=str))
+    return plain

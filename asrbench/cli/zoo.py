@@ -57,10 +57,10 @@ def list_cmd(remote: str = RemoteOpt, config: Path = ConfigOpt, as_json: bool = 
             typer.echo("  (empty)")
         for e in info["entries"]:
             latest = next((v for v in e["versions"] if v["version"] == e["latest"]), None)
-            size = human(latest["bytes"]) if latest and "bytes" in latest else "?"
+            shown = human(latest["bytes"]) if latest and "bytes" in latest else "?"
             typer.echo(
                 f"  {e['kind']:<8} {e['id']:<24} {len(e['versions'])} version(s), "
-                f"latest {e['latest']} ({size})"
+                f"latest {e['latest']} ({shown})"
             )
     c = out["cache"]
     typer.echo(f"local cache {c['path']}: {c['objects']} object(s), {human(c['bytes'])}")

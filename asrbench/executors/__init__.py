@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from asrbench.executors.base import (
     Executor,
@@ -43,7 +44,7 @@ def get_executor(
     zoo_remote: str | None = None,
     zoo_config: Path | None = None,
     progress: bool = True,
-    **kwargs: object,
+    **kwargs: Any,
 ) -> Executor:
     """An executor by name; `address`, `zoo_remote` and `zoo_config` apply to `ray` only."""
     if name == "local":
@@ -59,5 +60,5 @@ def get_executor(
             zoo_config=zoo_config,
             progress=progress,
             **kwargs,
-        )  # type: ignore[arg-type]
+        )
     raise PreflightError(f"unknown executor {name!r}; choose one of {', '.join(NAMES)}")

@@ -54,8 +54,8 @@ class ShardOutcome:
     def log_path(self) -> Path:
         return self.work_dir / "run.log"
 
-    def to_dict(self) -> dict:
-        out = {
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "shard": self.index,
             "n_utts": self.n_utts,
             "wall_s": round(self.wall_s, 3),

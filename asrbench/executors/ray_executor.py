@@ -145,7 +145,7 @@ class RayExecutor(Executor):
             if self._connected:
                 return
             ray = _import_ray()
-            if self.host is not None:
+            if self.host is not None and self.port is not None:  # parsed together
                 _tcp_check(self.address, self.host, self.port)  # a closed port fails at once
             if ray.is_initialized():
                 self._connected = True  # a caller (a test, a notebook) connected already
@@ -279,12 +279,11 @@ class RayExecutor(Executor):
         if need not in self._checked:
             self.preflight([need])  # called as a library without a preflight first
         ds_ref = self.publisher.dataset(job.dataset, job.dataset_hash)
-        tag_of = getattr(job.runner, "image_tag", None)
         model_ref, image = self.publisher.model(
             job.model,
             job.runner.name,
             job.identity,
-            tag_of(job.model) if tag_of and job.runner.name == "docker" else None,
+            job.runner.image_tag(job.model) if job.runner.name == "docker" else None,
         )
         opts: dict[str, Any] = {
             "num_cpus": need.cpus,

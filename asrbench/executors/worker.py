@@ -448,8 +448,8 @@ def probe(
 
     info = node_info()
     problems: list[str] = []
-    mine = dict(map(tuple, code_files()))
-    theirs = dict(map(tuple, code))
+    mine: dict[str, str] = {path: sha for path, sha in code_files()}
+    theirs: dict[str, str] = {path: sha for path, sha in code}
     differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
     if differ:
         problems.append(

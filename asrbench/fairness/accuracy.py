@@ -226,8 +226,7 @@ def group_accuracy(
                 f"fewer than 2 {grouping.unit_kind}s: the between-"
                 f"{grouping.unit_kind} interval is undefined"
             )
-        diff = ratio_best = None
-        test = None
+        diff = ratio_best = test = None
         if best is not None and g != best and np.isfinite(rates[g]):
             both = enough and f.n_units(best) >= 2
             d_reps = rate_reps[:, g] - rate_reps[:, best]

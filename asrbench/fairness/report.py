@@ -185,6 +185,18 @@ def to_markdown(record: FairnessRecord) -> str:
             ["group", "speakers", "utterances", "small"],
         ),
     ]
+    lines += _accuracy_sections(report)
+    lines += _lwerr_sections(report)
+    lines += _robustness_sections(report)
+    lines += _testing_sections(report)
+    lines += _localiser_sections(report)
+    lines += _notes(report)
+    return "\n".join(lines)
+
+
+def _accuracy_sections(report: dict[str, Any]) -> list[str]:
+    """Per-group accuracy, one section per model and metric."""
+    lines: list[str] = []
     for sec in report["accuracy"]:
         m = sec["metric"]
         label = rate_label(m, sec["unit"])
@@ -232,6 +244,12 @@ def to_markdown(record: FairnessRecord) -> str:
             f"{'relabellings, exact' if t['exact'] else 'random permutations'}).",
             "",
         ]
+    return lines
+
+
+def _lwerr_sections(report: dict[str, Any]) -> list[str]:
+    """LWERR between groups, one section per model."""
+    lines: list[str] = []
     for sec in report["lwerr"]:
         rows = [
             {
@@ -261,6 +279,12 @@ def to_markdown(record: FairnessRecord) -> str:
                 ],
             ),
         ]
+    return lines
+
+
+def _robustness_sections(report: dict[str, Any]) -> list[str]:
+    """Robustness disparity (SRB), one section per model."""
+    lines: list[str] = []
     for sec in report["robustness"]:
         rows = [
             {
@@ -296,6 +320,12 @@ def to_markdown(record: FairnessRecord) -> str:
             "",
             markdown(slopes, ["model", "group", "base", "perturbation", "slope", "p", "units"]),
         ]
+    return lines
+
+
+def _testing_sections(report: dict[str, Any]) -> list[str]:
+    """Differential and metamorphic testing (AequeVox)."""
+    lines: list[str] = []
     for kind, title in (
         ("differential", "AequeVox differential testing"),
         ("metamorphic", "Single-recogniser metamorphic testing"),
@@ -371,6 +401,12 @@ def to_markdown(record: FairnessRecord) -> str:
                 "",
                 markdown(deg, ["group", "transformation", "severity", "D"]),
             ]
+    return lines
+
+
+def _localiser_sections(report: dict[str, Any]) -> list[str]:
+    """The fault localiser, one section per model and transformation."""
+    lines: list[str] = []
     for e in report["localiser"]:
         top = [r for r in e["top"] if r["group"] != "*"] + [
             r for r in e["top"] if r["group"] == "*"
@@ -412,13 +448,19 @@ def to_markdown(record: FairnessRecord) -> str:
                 f"(AequeVox: +{v['paper_more_errors_pct']} %).",
                 "",
             ]
+    return lines
+
+
+def _notes(report: dict[str, Any]) -> list[str]:
+    """Notes and warnings, when there are any."""
+    lines: list[str] = []
     if report["notes"] or report["warnings"]:
         lines += (
             ["Notes and warnings:", ""]
             + [f"- {w}" for w in report["notes"] + report["warnings"]]
             + [""]
         )
-    return "\n".join(lines)
+    return lines
 
 
 def _pct(v: float | None, ci: dict) -> str:

@@ -32,6 +32,7 @@ import numpy as np
 
 from asrbench import audio
 from asrbench.dataset import Dataset, DatasetError, load_dataset, write_dataset
+from asrbench.errors import InternalError
 from asrbench.fsio import atomic_link, atomic_write_bytes, replace_dir, stage_dir
 from asrbench.identity import bytes_sha256, canonical, digest, files_sha256, short
 from asrbench.ids import check_id, inside
@@ -311,7 +312,7 @@ def _run_group(
         ys = hook.run([x.mean(axis=1) for x in xs], sr, rngs, ctxs, **step.params)
     except PerturbError as exc:
         raise PerturbError(f"utterances {names}, step {step.canonical()}: {exc}") from exc
-    out = {}
+    out: dict[int, tuple[str, Path | None, float]] = {}
     for p, u, y in zip(group, utts, ys, strict=True):
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
@@ -340,6 +341,8 @@ def _place_audio(
     rows = []
     for i, (uid, cached, dur) in zip(indices, results, strict=True):
         rel = f"audio/{uid}.wav"
+        if cached is None:  # derive_dataset refuses empty outputs before anything is placed
+            raise InternalError(f"utterance {uid}: no perturbed audio to place")
         atomic_link(cached, out / rel)
         rows.append(ds.utterances[i].replaced(audio=rel, duration=round(dur, 3)))
     return rows

@@ -50,7 +50,7 @@ class Param:
                 )
             return value
         try:
-            value = self.kind(float(raw)) if self.kind is int else float(raw)
+            num = self.kind(float(raw)) if self.kind is int else float(raw)
             if self.kind is int and float(raw) != int(float(raw)):
                 raise ValueError
         except (TypeError, ValueError):
@@ -59,11 +59,11 @@ class Param:
                 f"{where}: {self.name}={raw!r} is not "
                 f"{'an integer' if self.kind is int else 'a number'}{extra}"
             ) from None
-        if not np.isfinite(value):
+        if not np.isfinite(num):
             raise SpecError(f"{where}: {self.name}={raw!r} must be finite")
-        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
-            raise SpecError(f"{where}: {self.name}={value:g} is outside [{self.lo:g}, {self.hi:g}]")
-        return value
+        if (self.lo is not None and num < self.lo) or (self.hi is not None and num > self.hi):
+            raise SpecError(f"{where}: {self.name}={num:g} is outside [{self.lo:g}, {self.hi:g}]")
+        return num
 
     def describe(self) -> str:
         if self.choices:

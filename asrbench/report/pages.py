@@ -392,7 +392,7 @@ def _model(site: Site, m: str) -> None:
             if not isinstance(v, dict | list) and v not in (None, "")
         },
         card_nested={k: v for k, v in sorted(card.items()) if isinstance(v, dict | list) and v},
-        image=run.model.get("image") if run else None,
+        image=run.model.image if run else None,
         identities=sorted({c.summary.model_identity or "-" for c in cells}),
     )
 

@@ -271,8 +271,8 @@ def _cell_numbers(cell: Cell) -> dict[str, Any]:
 
 def _provenance(site: Site, here: str, cell: Cell) -> dict[str, Any]:
     run = cell.run
-    model = run.model if run else {}
-    ds = run.dataset if run else {}
+    model = run.model if run else None
+    ds = run.dataset if run else None
     sc = run.scorer if run else {}
     cfg = dict(sc.get("config") or {})
     files = cfg.pop("data_files", {}) or {}
@@ -281,19 +281,19 @@ def _provenance(site: Site, here: str, cell: Cell) -> dict[str, Any]:
         "run_missing": run is None,
         "dataset_id": cell.dataset,
         "dataset_hash": cell.summary.dataset_hash,
-        "dataset_folder": ds.get("folder"),
-        "dataset_n": ds.get("n_utts"),
+        "dataset_folder": ds.folder if ds else None,
+        "dataset_n": ds.n_utts if ds else None,
         "derived_from": {
             k: v for k, v in (cell.derived_from or {}).items() if not isinstance(v, dict | list)
         },
         "model_id": cell.model,
         "model_identity": cell.summary.model_identity,
-        "image": model.get("image"),
+        "image": model.image if model else None,
         "runner": cell.summary.runner,
-        "source_hash": model.get("source_hash"),
+        "source_hash": model.source_hash if model else None,
         "card": {
             k: v
-            for k, v in sorted((model.get("card") or {}).items())
+            for k, v in sorted((model.card if model else {}).items())
             if not isinstance(v, dict | list) and v not in (None, "")
         },
         "scorer_code": cell.summary.scorer.get("code"),
@@ -305,7 +305,7 @@ def _provenance(site: Site, here: str, cell: Cell) -> dict[str, Any]:
         "command": run.command if run else None,
         "git": run.git if run else {},
         "packages": run.packages if run else {},
-        "times": run.times if run else {},
+        "times": run.times.to_dict() if run else {},
         "result_key": cell.summary.result_key,
         "hyps_key": cell.summary.hyps_key,
         "folder": str(cell.folder),

@@ -146,7 +146,7 @@ def segmentation(c: StoredCell) -> dict[str, Any] | None:
     """How a long recording was cut, from run.json's `options.segmentation` (docs/RESULTS.md):
     mode, method, merge and the detector (`record.method`); None when nothing was cut (the
     model's own long-form decoding, or a short-utterance cell)."""
-    seg = c.run.options.get("segmentation") if c.run else None
+    seg = c.run.options.segmentation if c.run else None
     if not isinstance(seg, dict):
         return None
     record = seg.get("record")

@@ -157,6 +157,232 @@ class Provenance:
 RUN_RERUN = "rerun the benchmark to record it (hypotheses are cached)"
 
 
+def _str(d: dict[str, Any], key: str) -> str:
+    v = d.get(key)
+    return "" if v is None else str(v)
+
+
+def _opt_str(d: dict[str, Any], key: str) -> str | None:
+    v = d.get(key)
+    return None if v is None else str(v)
+
+
+def _num(d: dict[str, Any], key: str) -> float:
+    v = d.get(key)
+    if v is None:
+        return 0.0
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise TypeError(f"`{key}` is {type(v).__name__}, expected a number")
+    return v
+
+
+def _int(d: dict[str, Any], key: str) -> int:
+    v = d.get(key)
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"`{key}` is {type(v).__name__}, expected an integer")
+    return v
+
+
+# The sections of run.json ops/benchmark fills (asrbench/benchmark/run.py): typed, written with
+# the keys in the order they always had, so run.json stays byte-identical. A key the section
+# does not know is not kept: run.json is versioned (RUN_FORMAT) and written by one writer.
+
+
+@dataclass(frozen=True)
+class RunModel:
+    """run.json `model`: what ran (the card as read, the image or environment it ran in)."""
+
+    id: str
+    identity: str
+    runner: str
+    image: str | None  # the Docker image tag; None for runners without images
+    source_hash: str
+    card: dict[str, Any]  # the model card as read (ModelCard.to_dict)
+    folder: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "identity": self.identity,
+            "runner": self.runner,
+            "image": self.image,
+            "source_hash": self.source_hash,
+            "card": self.card,
+            "folder": self.folder,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunModel:
+        return cls(
+            id=_str(d, "id"),
+            identity=_str(d, "identity"),
+            runner=_str(d, "runner"),
+            image=_opt_str(d, "image"),
+            source_hash=_str(d, "source_hash"),
+            card=_dict(d, "card"),
+            folder=_str(d, "folder"),
+        )
+
+
+@dataclass(frozen=True)
+class RunDataset:
+    """run.json `dataset`: the dataset as it was when the cell was run."""
+
+    id: str
+    hash: str
+    folder: str  # resolved, absolute
+    meta: dict[str, Any]  # dataset.yaml's meta section
+    n_utts: int  # the whole dataset's, not the selection's
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "hash": self.hash,
+            "folder": self.folder,
+            "meta": self.meta,
+            "n_utts": self.n_utts,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunDataset:
+        return cls(
+            id=_str(d, "id"),
+            hash=_str(d, "hash"),
+            folder=_str(d, "folder"),
+            meta=_dict(d, "meta"),
+            n_utts=_int(d, "n_utts"),
+        )
+
+
+@dataclass(frozen=True)
+class RunPlacement:
+    """run.json `placement`: where the results tree put the cell and why (results/layout.py)."""
+
+    kind: str  # "reported", "sample" or "variant"
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "note": self.note}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunPlacement:
+        return cls(kind=_str(d, "kind"), note=_opt_str(d, "note"))
+
+
+@dataclass(frozen=True)
+class RunJobOptions:
+    """run.json `options`: how the job was asked to run (what does not change the key too)."""
+
+    jobs: int
+    max_utts: int | None
+    seed: int
+    utt_timeout_s: float | None
+    run: dict[str, Any]  # the runner's RunOptions as plain JSON
+    scorer: dict[str, Any]  # the scorer options the user chose (`{}` for the defaults)
+    segmentation: dict[str, Any] | None = None  # only for a cell run on segments
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "jobs": self.jobs,
+            "max_utts": self.max_utts,
+            "seed": self.seed,
+            "utt_timeout_s": self.utt_timeout_s,
+            "run": self.run,
+            "scorer": self.scorer,
+            **({"segmentation": self.segmentation} if self.segmentation else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunJobOptions:
+        max_utts, timeout = d.get("max_utts"), d.get("utt_timeout_s")
+        return cls(
+            jobs=_int(d, "jobs"),
+            max_utts=None if max_utts is None else _int(d, "max_utts"),
+            seed=_int(d, "seed"),
+            utt_timeout_s=None if timeout is None else _num(d, "utt_timeout_s"),
+            run=_dict(d, "run"),
+            scorer=_dict(d, "scorer"),
+            segmentation=_dict(d, "segmentation") or None,
+        )
+
+
+@dataclass(frozen=True)
+class RunCache:
+    """run.json `cache`: the hypothesis cache entry the cell was scored from."""
+
+    key: str
+    inputs: dict[str, Any]  # what the key is a digest of
+    folder: str
+    hit: bool  # every hypothesis came from the cache
+    utts_run: int  # utterances the model ran on in this invocation
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "inputs": self.inputs,
+            "folder": self.folder,
+            "hit": self.hit,
+            "utts_run": self.utts_run,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunCache:
+        return cls(
+            key=_str(d, "key"),
+            inputs=_dict(d, "inputs"),
+            folder=_str(d, "folder"),
+            hit=d.get("hit") is True,
+            utts_run=_int(d, "utts_run"),
+        )
+
+
+@dataclass(frozen=True)
+class RunTimes:
+    """run.json `times`: when the cell ran and the seconds of each phase (rounded to ms)."""
+
+    started: str  # ISO 8601, UTC
+    ended: str
+    wall_s: float
+    prepare_s: float
+    dataset_hash_s: float
+    run_s: float
+    score_s: float
+    write_s: float
+    overhead_s: float  # wall less run, score and prepare
+    segment_s: float | None = None  # only for a cell run on segments of long recordings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "started": self.started,
+            "ended": self.ended,
+            "wall_s": self.wall_s,
+            "prepare_s": self.prepare_s,
+            "dataset_hash_s": self.dataset_hash_s,
+            **({"segment_s": self.segment_s} if self.segment_s is not None else {}),
+            "run_s": self.run_s,
+            "score_s": self.score_s,
+            "write_s": self.write_s,
+            "overhead_s": self.overhead_s,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunTimes:
+        return cls(
+            started=_str(d, "started"),
+            ended=_str(d, "ended"),
+            wall_s=_num(d, "wall_s"),
+            prepare_s=_num(d, "prepare_s"),
+            dataset_hash_s=_num(d, "dataset_hash_s"),
+            run_s=_num(d, "run_s"),
+            score_s=_num(d, "score_s"),
+            write_s=_num(d, "write_s"),
+            overhead_s=_num(d, "overhead_s"),
+            segment_s=_num(d, "segment_s") if d.get("segment_s") is not None else None,
+        )
+
+
 @dataclass(frozen=True)
 class RunRecord:
     """run.json: how one result cell was produced (the summary.json beside it says what)."""
@@ -164,19 +390,19 @@ class RunRecord:
     command: list[str]
     cwd: str
     git: dict[str, Any]
-    model: dict[str, Any]  # id, identity, runner, image, source_hash, card, folder
-    dataset: dict[str, Any]  # id, hash, folder, meta, n_utts
+    model: RunModel
+    dataset: RunDataset
     selection: dict[str, Any]  # as in summary.json
     result_key: str
-    placement: dict[str, Any]  # kind, note
+    placement: RunPlacement
     executor: dict[str, Any]
-    options: dict[str, Any]  # jobs, max_utts, seed, utt_timeout_s, run, scorer (user's)
-    cache: dict[str, Any]  # key, inputs, folder, hit, utts_run
+    options: RunJobOptions
+    cache: RunCache
     contract_problems: list[str]
     scorer: dict[str, Any]  # the scorer identity and its `config` (data files by SHA-256)
     packages: dict[str, str]
     host: dict[str, Any]
-    times: dict[str, Any]  # started, ended, wall_s and the phases' seconds
+    times: RunTimes
     shards: list[dict[str, Any]] = field(default_factory=list)
     # dataset, card, model (the card's tag given), forced, env (what the platform set), mixed
     language: dict[str, Any] = field(default_factory=dict)
@@ -187,24 +413,20 @@ class RunRecord:
 
     @property
     def dataset_folder(self) -> str | None:
-        folder = self.dataset.get("folder")
-        return str(folder) if folder else None
+        return self.dataset.folder or None
 
     @property
     def dataset_meta(self) -> dict[str, Any]:
-        meta = self.dataset.get("meta")
-        return meta if isinstance(meta, dict) else {}
+        return self.dataset.meta
 
     @property
     def card(self) -> dict[str, Any]:
-        card = self.model.get("card")
-        return card if isinstance(card, dict) else {}
+        return self.model.card
 
     @property
     def scorer_options(self) -> dict[str, Any]:
         """The scorer options the user chose (`{}` for the defaults)."""
-        opts = self.options.get("scorer")
-        return opts if isinstance(opts, dict) else {}
+        return self.options.scorer
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -212,19 +434,19 @@ class RunRecord:
             "command": self.command,
             "cwd": self.cwd,
             "git": self.git,
-            "model": self.model,
-            "dataset": self.dataset,
+            "model": self.model.to_dict(),
+            "dataset": self.dataset.to_dict(),
             "selection": self.selection,
             "result_key": self.result_key,
-            "placement": self.placement,
+            "placement": self.placement.to_dict(),
             "executor": self.executor,
-            "options": self.options,
-            "cache": self.cache,
+            "options": self.options.to_dict(),
+            "cache": self.cache.to_dict(),
             "contract_problems": self.contract_problems,
             "scorer": self.scorer,
             "packages": self.packages,
             "host": self.host,
-            "times": self.times,
+            "times": self.times.to_dict(),
             "shards": self.shards,
             **({"language": self.language} if self.language else {}),  # absent before issue 24
         }
@@ -237,19 +459,19 @@ class RunRecord:
                 command=[str(c) for c in _list(d, "command")],
                 cwd=str(d.get("cwd") or ""),
                 git=_dict(d, "git"),
-                model=_dict(d, "model"),
-                dataset=_dict(d, "dataset"),
+                model=RunModel.from_dict(_dict(d, "model")),
+                dataset=RunDataset.from_dict(_dict(d, "dataset")),
                 selection=_dict(d, "selection"),
                 result_key=str(d.get("result_key") or ""),
-                placement=_dict(d, "placement"),
+                placement=RunPlacement.from_dict(_dict(d, "placement")),
                 executor=_dict(d, "executor"),
-                options=_dict(d, "options"),
-                cache=_dict(d, "cache"),
+                options=RunJobOptions.from_dict(_dict(d, "options")),
+                cache=RunCache.from_dict(_dict(d, "cache")),
                 contract_problems=[str(p) for p in _list(d, "contract_problems")],
                 scorer=_dict(d, "scorer"),
                 packages=_dict(d, "packages"),
                 host=_dict(d, "host"),
-                times=_dict(d, "times"),
+                times=RunTimes.from_dict(_dict(d, "times")),
                 shards=_list(d, "shards"),
                 language=_dict(d, "language"),
             )

@@ -207,6 +207,16 @@ class Runner(abc.ABC):
         out; whatever `hyp.tsv` it wrote so far stays in place.
         """
 
+    def identity(self, model: Model) -> str:
+        """The identity `prepare` returns, for shards that run on other machines. By default it
+        is learnt by preparing here (an image is built here either way; the nodes fetch it); a
+        runner that builds on each node (local: its virtualenv) derives it without building."""
+        return self.prepare(model)
+
+    def image_tag(self, model: Model) -> str | None:
+        """The image the model runs in, recorded in run.json; None for a runner without one."""
+        return None
+
     def start_worker(
         self, model: Model, data_dir: Path, work_dir: Path, options: RunOptions | None = None
     ) -> Worker:

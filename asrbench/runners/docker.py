@@ -50,7 +50,7 @@ class DockerRunner(Runner):
 
     def __init__(self, build: BuildOptions | None = None):
         self.build = build or BuildOptions()
-        self._images: dict[tuple[Path, str], tuple[str, str]] = {}
+        self._images: dict[tuple[Path, str, str], tuple[str, str]] = {}
 
     def _image(self, model: Model) -> tuple[str, str]:
         """(tag, image ID), built once per model source for this runner."""

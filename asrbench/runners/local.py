@@ -271,8 +271,11 @@ class LocalRunner(Runner):
         if piped:
             sink = RedactingLog(log, redactor)
 
+            out = proc.stdout
+            assert out is not None  # piped: Popen was given stdout=PIPE
+
             def copy() -> None:
-                for line in iter(proc.stdout.readline, b""):
+                for line in iter(out.readline, b""):
                     sink.write(line)
                 sink.close()
 
@@ -337,8 +340,11 @@ class _LocalWorker(Worker):
         if piped:
             sink = RedactingLog(self._log, redactor)
 
+            out = self.proc.stdout
+            assert out is not None  # piped: Popen was given stdout=PIPE
+
             def copy() -> None:
-                for line in iter(self.proc.stdout.readline, b""):
+                for line in iter(out.readline, b""):
                     sink.write(line)
                 sink.close()
 

@@ -258,10 +258,10 @@ def parse_manifest(
         folded.add(f.path.casefold())
         files.append(FileEntry(f.path, f.size, f.sha256, f.executable))
     # A path that is also the folder of another path cannot be placed.
-    for f in files:
-        for parent in PurePosixPath(f.path).parents:
+    for entry in files:
+        for parent in PurePosixPath(entry.path).parents:
             if str(parent) != "." and str(parent) in seen:
-                raise bad(f"{f.path!r} lies under {str(parent)!r}, which is also a file")
+                raise bad(f"{entry.path!r} lies under {str(parent)!r}, which is also a file")
     image = man.get("image")
     expected = compute_version(kind, entry_id, files, checked.meta, image)
     if man.get("version") != expected:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # rich is imported when a bar is shown
+    from rich.progress import TaskID
 
 
 class Reporter:
@@ -57,7 +61,7 @@ class RichReporter(Reporter):
             console=self.console,
             transient=False,
         )
-        self._task = None
+        self._task: TaskID | None = None
 
     def start(self, label: str, total: int) -> None:
         self._progress.start()

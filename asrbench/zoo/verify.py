@@ -104,7 +104,7 @@ def verify(
                 key = object_key(sha)
                 stored = rem.stat(key)
                 if stored is None:
-                    why = "missing"
+                    why: str | None = "missing"
                 elif stored != size:
                     why = f"size {stored}, expected {size}"
                 else:

@@ -96,6 +96,15 @@ def test_rescoring_never_reruns_the_model(fake_models, tmp_path: Path) -> None:
     )
     run = json.loads((more.out_dir / "run.json").read_text())
     assert run["cache"]["utts_run"] == 3
+    # run.json's typed sections read back and write out byte for byte (issue 40 item 6)
+    from asrbench.results.records import RunRecord, read_record, write_record
+
+    rec = read_record(more.out_dir / "run.json", RunRecord.from_dict)
+    assert rec.cache.utts_run == 3 and rec.cache.hit is False and rec.times.segment_s is None
+    assert rec.model.id == "fake_ok" and rec.model.image is None and rec.dataset.n_utts == 35
+    write_record(tmp_path / "again.json", rec)
+    written = (more.out_dir / "run.json").read_bytes()
+    assert (tmp_path / "again.json").read_bytes() == written
 
 
 def test_matrix_failing_model_leaves_other_cells_alone(fake_models, tmp_path: Path) -> None:

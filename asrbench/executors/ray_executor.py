@@ -172,8 +172,11 @@ class RayExecutor(Executor):
             ray.init(address=target, **kwargs)
         except (ConnectionError, RuntimeError) as exc:
             # The Ray Client proxy starts a server process per connection; under load that
-            # start sometimes fails once ("Starting Ray client server failed"): try again.
-            if self.kind != "client" or "client server" not in str(exc):
+            # start sometimes fails once ("Starting Ray client server failed", or the proxy's
+            # psutil scan tripping over an exited, not yet reaped server process:
+            # "Initialization failure from server: ... ZombieProcess"): try again.
+            transient = ("client server", "Initialization failure from server")
+            if self.kind != "client" or not any(t in str(exc) for t in transient):
                 raise
             time.sleep(2.0)
             ray.init(address=target, **kwargs)

@@ -24,7 +24,13 @@ from pathlib import Path
 import yaml
 
 from asrbench.settings import settings
-from scoring.normalize.nsw import Nsw, grammars_cached, nsw_backend
+from scoring.normalize.nsw import Nsw, grammars_cached, nsw_backend, primary_language
+
+
+def _language(card: Path) -> str:
+    """The primary language of a dataset card (dataset.yaml), "" where it names none."""
+    meta = yaml.safe_load(card.read_text(encoding="utf-8")) or {}
+    return primary_language(str(meta.get("language", "")))
 
 
 def embedded_references(datasets_dir: Path, lang: str) -> dict[str, str]:
@@ -33,8 +39,7 @@ def embedded_references(datasets_dir: Path, lang: str) -> dict[str, str]:
 
     refs: dict[str, str] = {}
     for card in sorted(datasets_dir.glob("*/dataset.yaml")):
-        meta = yaml.safe_load(card.read_text(encoding="utf-8")) or {}
-        if str(meta.get("language", "")).replace("_", "-").split("-")[0].lower() != lang:
+        if _language(card) != lang:
             continue
         try:
             ds = load_dataset(card.parent, check_audio=False)
@@ -57,12 +62,8 @@ def warm(lang: str, cache: Path, datasets_dir: Path) -> int:
 
 def embedded_languages(datasets_dir: Path) -> list[str]:
     """The primary languages of the datasets under `datasets_dir` that nemo has grammars for."""
-    langs = set()
-    for card in sorted(datasets_dir.glob("*/dataset.yaml")):
-        lang = str((yaml.safe_load(card.read_text(encoding="utf-8")) or {}).get("language", ""))
-        if nsw_backend(lang) == "nemo":
-            langs.add(lang.replace("_", "-").split("-")[0].lower())
-    return sorted(langs)
+    langs = {_language(card) for card in datasets_dir.glob("*/dataset.yaml")}
+    return sorted(lang for lang in langs if nsw_backend(lang) == "nemo")
 
 
 def build(lang: str, cache: Path) -> float:

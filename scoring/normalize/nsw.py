@@ -70,9 +70,14 @@ LANGUAGES = NEMO_LANGUAGES + NUM2WORDS_LANGUAGES
 NEEDS_NSW_ANY = re.compile(r"[\d" + re.escape(SPOKEN_SYMBOLS) + r"]|\.(?<=\w\.)(?=\w)")
 
 
+def primary_language(lang: str) -> str:
+    """A BCP-47 tag's primary language subtag, lower case ("es_MX", "es-MX" -> "es")."""
+    return lang.replace("_", "-").split("-")[0].lower()
+
+
 def nsw_backend(lang: str) -> str | None:
     """The reader of a BCP-47 tag's primary language: "nemo", "num2words" or None (no NSW)."""
-    primary = lang.replace("_", "-").split("-")[0].lower()
+    primary = primary_language(lang)
     if primary in NEMO_LANGUAGES:
         return "nemo"
     if primary in NUM2WORDS_LANGUAGES:
@@ -84,7 +89,7 @@ def nsw_step(lang: str, cache_dir: str | Path | None) -> Nsw | Num2Words | None:
     """The NSW step for a language tag (None where neither backend has the language); nemo's
     grammars and results live under `cache_dir`, else under `default_cache_dir()`."""
     backend = nsw_backend(lang)
-    primary = lang.replace("_", "-").split("-")[0].lower()
+    primary = primary_language(lang)
     if backend == "num2words":
         return Num2Words(primary)
     if backend is None:

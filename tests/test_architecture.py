@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import sys
 import textwrap
@@ -186,11 +187,20 @@ def _writes(tree: ast.AST) -> list[str]:
     return found
 
 
-def _sources() -> list[tuple[str, ast.AST]]:
-    return [
-        (p.relative_to(REPO_ROOT).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
-        for p in sorted((REPO_ROOT / "asrbench").rglob("*.py"))
-    ]
+@functools.cache
+def _modules(*roots: str) -> tuple[tuple[str, str, ast.Module], ...]:
+    """(path relative to the repo, text, tree) of every module under `roots`, in path order:
+    read and parsed once for all the one-home checks below."""
+    out = []
+    for root in roots:
+        for p in sorted((REPO_ROOT / root).rglob("*.py")):
+            text = p.read_text(encoding="utf-8")
+            out.append((p.relative_to(REPO_ROOT).as_posix(), text, ast.parse(text)))
+    return tuple(out)
+
+
+def _sources() -> list[tuple[str, ast.Module]]:
+    return [(rel, tree) for rel, _, tree in _modules("asrbench")]
 
 
 def test_staged_writes_go_through_fsio() -> None:
@@ -299,11 +309,7 @@ def test_no_type_is_called_plain_segments() -> None:
 
 
 def _package_sources() -> list[tuple[str, ast.Module]]:
-    return [
-        (p.relative_to(REPO_ROOT).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
-        for pkg in ("asrbench", "scoring")
-        for p in sorted((REPO_ROOT / pkg).rglob("*.py"))
-    ]
+    return [(rel, tree) for rel, _, tree in _modules("asrbench", "scoring")]
 
 
 def test_metrics_are_built_from_counts_in_one_place() -> None:
@@ -340,11 +346,7 @@ def test_session_metric_names_live_in_their_registry() -> None:
 
 def _source_texts() -> list[tuple[str, str]]:
     """(path relative to the repo, text) of every module of asrbench/ and scoring/."""
-    return [
-        (p.relative_to(REPO_ROOT).as_posix(), p.read_text(encoding="utf-8"))
-        for root in ("asrbench", "scoring")
-        for p in sorted((REPO_ROOT / root).rglob("*.py"))
-    ]
+    return [(rel, text) for rel, text, _ in _modules("asrbench", "scoring")]
 
 
 def _imported(text: str) -> set[str]:
@@ -447,11 +449,10 @@ def test_only_the_one_sampler_selects_utterances() -> None:
     """`--max-utts N --seed S` picks utterances in one place (`dataset.sample_utterances`);
     streaming's `random.Random` and the campaigns' first N made three answers to one request."""
     offenders = {}
-    for path in sorted((REPO_ROOT / "asrbench").rglob("*.py")):
-        rel = path.relative_to(REPO_ROOT).as_posix()
+    for rel, tree in _sources():
         if rel == "asrbench/dataset.py" or rel in NOT_AN_UTTERANCE_SAMPLE:
             continue
-        if found := _own_draws(ast.parse(path.read_text(encoding="utf-8"))):
+        if found := _own_draws(tree):
             offenders[rel] = found
     assert offenders == {}, "select with asrbench.dataset.sample_utterances"
 
@@ -493,9 +494,8 @@ def test_no_runner_method_is_probed_by_name() -> None:
 
     methods = {name for name in dir(Runner) if not name.startswith("__")}
     offenders = []
-    for path in sorted((REPO_ROOT / "asrbench").rglob("*.py")):
-        rel = path.relative_to(REPO_ROOT).as_posix()
-        for func, attr in _probes(ast.parse(path.read_text(encoding="utf-8"))):
+    for rel, tree in _sources():
+        for func, attr in _probes(tree):
             if func == "hasattr" and rel not in _HASATTR_ALLOWED:
                 offenders.append(f"{rel}: hasattr(..., {attr!r})")
             elif func == "getattr" and attr in methods:

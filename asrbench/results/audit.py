@@ -32,7 +32,7 @@ from asrbench.errors import InputError
 from asrbench.results.records import check_format, read_record, write_record
 from asrbench.results.store import AUDIT_TOP, StoredCell, scan
 from asrbench.results.summary import write_summary
-from scoring.metrics import Metrics, UtteranceResult
+from scoring.metrics import Counts, Metrics, UtteranceResult
 
 FORMAT = "asrbench-audit-v1"
 
@@ -205,8 +205,7 @@ def scorer_mutual(lang: str, options: dict[str, Any]) -> Mutual:
 
     def mutual(uid: str, a: str, b: str) -> float:
         (u,) = scorer.utterances({uid: a}, {uid: b})
-        den = max(len(u.ref), len(u.hyp))
-        return (u.sub + u.ins + u.dele) / den if den else 0.0
+        return Counts.one(u.sub, u.ins, u.dele, u.n_ref, u.n_hyp).mter
 
     return mutual
 

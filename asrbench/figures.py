@@ -11,7 +11,7 @@ block of README.md and docs/*.md,
     <!-- /figure -->
 
 from `docs/figures/NAME.json` alone, so a table cannot drift from its data
-(tests/test_r39_figures.py checks that every block equals its rendering), and the text under each
+(tests/test_figures.py checks that every block equals its rendering), and the text under each
 table names the machine, the commit and the commands that produce it.
 
     .venv/bin/python scripts/figures.py collect NAME -d DATASET -m MODEL [-m MODEL ...]

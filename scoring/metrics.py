@@ -511,7 +511,7 @@ class Metrics(_Rates):
 
 def pooled(utts: list[UtteranceResult], unit: str = "word") -> Metrics:
     """Corpus totals: sums of counts; the rates are ratios of these sums. The same as
-    `Counts.total(u.counts for u in utts)` (tests/scoring/test_r39_metric_protocol.py), in one
+    `Counts.total(u.counts for u in utts)` (tests/scoring/test_metric_protocol.py), in one
     pass over plain attributes: a Counts per utterance made this 10 times slower, and it runs
     over every utterance of every cell."""
     cor = sub = ins = dele = n_ref = n_hyp = denom_m = missing = wrong = empty_ref = slots = 0

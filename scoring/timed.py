@@ -117,7 +117,7 @@ def _stm_line(line: str, where: str, no: int) -> Segment:
     return Segment(session, speaker, start, end, rest, channel=channel, label=label, line=no)
 
 
-# sclite's rule (checked against the binary: tests/test_r40_homes.py): a segment whose text holds
+# sclite's rule (checked against the binary: tests/test_one_home.py): a segment whose text holds
 # either spelling anywhere, in any case (`ignore_time_segment_in_scoring`, as TED-LIUM writes it,
 # `fooIGNORE_TIME_SEGMENT_IN_SCORINGbar`), is left out of scoring, and so is its time region.
 STM_IGNORE = ("IGNORE_TIME_SEGMENT_IN_SCORING", "IGNORETIMESEGMENTINSCORING")

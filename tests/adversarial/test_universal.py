@@ -57,7 +57,7 @@ def test_cer() -> None:
 def test_artifact_round_trip_and_format_check(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path))
     # a record its key describes, of a 4-sample perturbation at unit RMS (tests/adversarial/
-    # test_r38_artifact.py: what load refuses)
+    # test_stored_artifacts.py: what load refuses)
     settings = {"snr": 20.0, "seconds": 4 / 16000}
     inputs = {"target": {"model": "m"}, "dev": [["u1", "0" * 64]], "settings": settings, "code": []}
     rec = UniversalRecord(universal_key(inputs), inputs, ["u1"], [0.1, 0.3, 0.2], 2, 16000)

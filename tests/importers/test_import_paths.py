@@ -1,7 +1,7 @@
 """Import and export paths (issue 38): `--force` replaces only what the command itself writes,
 a session ID never leads out of `--audio-dir`, a missing `--segments` file or a full disk is one
 line, a control character is named on its STM line, and a long recording is converted in blocks.
-Real files, the real CLI; the full disk is a real small tmpfs (tests/benchmark/test_r30_cells.py).
+Real files, the real CLI; the full disk is a real small tmpfs (tests/benchmark/test_cell_writes.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The report's reference-audit section (issue 39, item 2), in the real headless Chromium.
 
-The audited results of tests/results/test_r39_audit.py (real local-runner cells, one wrong
+The audited results of tests/results/test_audit.py (real local-runner cells, one wrong
 reference) go through `ops/report`; the dataset page links to its audit section, which lists the
 suspect with its evidence; the page is screenshotted and loads with no script error.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.results.test_r39_audit import BAD, WRONG, _bench, setup  # noqa: F401
+from tests.results.test_audit import BAD, WRONG, _bench, setup  # noqa: F401
 
 
 def test_audit_section_renders_with_its_evidence(cli, setup, browser, tmp_path: Path) -> None:  # noqa: F811

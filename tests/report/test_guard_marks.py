@@ -4,7 +4,7 @@ page's streaming-vs-batch explanation.
 One stand-in recogniser (tests/report/conftest.py's `planted`, which writes the reference back
 with one planted substitution) gets a streaming program that falls behind by construction:
 after each chunk it sleeps three times the feed's interval between chunks (tests/streaming/
-test_r39_guard.py), so the guard's decoder rule fires whatever the machine's load. The real
+streaming/test_latency_guard.py), so the guard's decoder rule fires whatever the machine's load. The real
 CLI runs its batch cell (ops/benchmark), its streaming cell (ops/stream), ops/leaderboard and
 ops/report; the pages are loaded in the real headless Chromium (network blocked) and
 screenshotted. Structured things are asserted (elements present, flags, no JS errors).
@@ -20,7 +20,7 @@ import pytest
 
 from tests.report.conftest import make_model
 from tests.streaming.fake_program import HEAD
-from tests.streaming.test_r39_guard import LOOP, SLOW, SPEED
+from tests.streaming.test_latency_guard import LOOP, SLOW, SPEED
 
 MODEL = "guarded"
 

@@ -2,7 +2,7 @@
 
 `--collar` was declared a text option and read with `float()` later, so the house rule that
 refuses nan and infinity in every float option (`asrbench.cli._house_rules`, tested by
-`tests/test_r30_help.py`, which walks the options annotated `float`) never saw it. It is a
+`tests/test_help.py`, which walks the options annotated `float`) never saw it. It is a
 float option now, with a documented range (0 to `scoring.meeting.MAX_COLLAR`, a day). So that
 no number escapes that way again, this walks every option of every command: an option holding a
 number must be typed as one, unless it is listed below as a text that also takes other forms,
@@ -19,7 +19,7 @@ import pytest
 
 from asrbench.cli import main
 from scoring.meeting import MAX_COLLAR
-from tests.test_r30_help import COMMAND_PATHS, FLOAT_OPTIONS
+from tests.test_help import COMMAND_PATHS, FLOAT_OPTIONS
 
 # Options whose text is a number or something else: `3` or `2%` (`asrbench.cli.benchmark._budget`).
 TEXT_NUMBER_OPTIONS = {("benchmark", "--max-failed"), ("stream", "--max-failed")}
@@ -48,7 +48,7 @@ def test_every_option_holding_a_number_is_typed_as_one() -> None:
     }
     # `--collar` was here (a text "5"): its nan, inf and 1e308 reached the scorer
     assert text_numbers == TEXT_NUMBER_OPTIONS
-    assert (["score"], "--collar") in FLOAT_OPTIONS  # so test_r30_help's nan/inf walk covers it
+    assert (["score"], "--collar") in FLOAT_OPTIONS  # so test_help's nan/inf walk covers it
 
 
 @pytest.mark.parametrize(("command", "option"), sorted(TEXT_NUMBER_OPTIONS))

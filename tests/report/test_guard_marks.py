@@ -3,11 +3,12 @@ page's streaming-vs-batch explanation.
 
 One stand-in recogniser (tests/report/conftest.py's `planted`, which writes the reference back
 with one planted substitution) gets a streaming program that falls behind by construction:
-after each chunk it sleeps three times the feed's interval between chunks (tests/streaming/
-streaming/test_latency_guard.py), so the guard's decoder rule fires whatever the machine's load. The real
-CLI runs its batch cell (ops/benchmark), its streaming cell (ops/stream), ops/leaderboard and
-ops/report; the pages are loaded in the real headless Chromium (network blocked) and
-screenshotted. Structured things are asserted (elements present, flags, no JS errors).
+after each chunk it sleeps three times the feed's interval between chunks
+(tests/streaming/test_latency_guard.py), so the guard's decoder rule fires whatever the
+machine's load. The real CLI runs its batch cell (ops/benchmark), its streaming cell
+(ops/stream), ops/leaderboard and ops/report; the pages are loaded in the real headless
+Chromium (network blocked) and screenshotted. Structured things are asserted (elements
+present, flags, no JS errors).
 """
 
 from __future__ import annotations

@@ -117,7 +117,7 @@ def shifted(items: list[dict[str, Any]], offset: float) -> list[dict[str, Any]]:
     ]
 
 
-def write_timed(path: Path, timed: Mapping[str, dict[str, Any]]) -> None:
+def write_hyp_timed(path: Path, timed: Mapping[str, dict[str, Any]]) -> None:
     """One JSON line per ID, sorted by ID, keys sorted (byte-stable), written atomically."""
     lines = [json.dumps(timed[k], ensure_ascii=False, sort_keys=True) for k in sorted(timed)]
     atomic_write_text(path, "".join(line + "\n" for line in lines))

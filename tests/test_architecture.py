@@ -507,7 +507,8 @@ def test_no_runner_method_is_probed_by_name() -> None:
 # ---- end of issue 40 item 6 block --------------------------------------------------------------
 
 
-# ---- Issue 40 item 4 rest (helper H): one home for resumable downloads ------------------------
+# ---- Issue 40 item 4 rest (helper H): resumable downloads, timed transcripts --------------------
+# One home for resumable downloads.
 # A download that can be interrupted and resumed writes its `<name>.part` (and, filled by chunk,
 # its `<name>.done` journal) through asrbench/resumable.py alone, which also verifies it before
 # the one rename. The transports stay with their callers: the recipes' HTTP/file:// fetch
@@ -563,4 +564,39 @@ def test_resumable_check_sees_a_bypass() -> None:
     assert sorted(w.split(": ")[0] for w in _partial_downloads(tree)) == ["2", "3", "4", "5"]
 
 
-# ---- end of issue 40 item 4 rest (helper H): resumable downloads -------------------------------
+# Timed transcripts have one data model, `scoring.segments` (`Segment`, `TimedWord`), one reader
+# per format and names that tell the readers apart: `scoring.timed.read_timed` (STM, CTM, SegLST,
+# RTTM by extension) and `asrbench.results.timed.read_hyp_timed` (a model's hyp.timed.jsonl),
+# with their writers `asrbench.longform.segments.write_timed` and `write_hyp_timed`. A
+# hyp.timed.jsonl record becomes the model's types in `results.timed.as_transcript` alone.
+_TIMED_WORD_MAKERS = {"asrbench/results/timed.py"}  # besides scoring/, whose readers make them
+
+
+def _timed_functions() -> dict[str, list[str]]:
+    """Every module defining each function whose name reads or writes something timed."""
+    out: dict[str, list[str]] = {}
+    for rel, _, tree in _modules("asrbench", "scoring"):
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.FunctionDef)
+                and node.name.startswith(("read_", "write_"))
+                and "timed" in node.name
+            ):
+                out.setdefault(node.name, []).append(rel)
+    return out
+
+
+def test_timed_transcripts_have_one_reader_per_format_and_distinct_names() -> None:
+    defined = _timed_functions()
+    assert defined["read_timed"] == ["scoring/timed.py"]
+    assert {name: homes for name, homes in defined.items() if len(homes) > 1} == {}
+    makers = [
+        rel
+        for rel, _, tree in _modules("asrbench")
+        if rel not in _TIMED_WORD_MAKERS
+        and any(isinstance(n, ast.Call) and _call_name(n) == "TimedWord" for n in ast.walk(tree))
+    ]
+    assert makers == [], "read a hyp.timed.jsonl record with asrbench.results.timed.as_transcript"
+
+
+# ---- end of issue 40 item 4 rest (helper H) ---------------------------------------------------

@@ -599,4 +599,39 @@ def test_timed_transcripts_have_one_reader_per_format_and_distinct_names() -> No
     assert makers == [], "read a hyp.timed.jsonl record with asrbench.results.timed.as_transcript"
 
 
+# A segment is a timed stretch of transcript (`scoring.segments.Segment`); cutting audio is
+# segmentation (`asrbench/segmentation/`) and its pieces are spans. User-facing names stay
+# (`--segment`, `max_segment_s`), so only exact identifiers are refused.
+_SEGMENT_NAMES = {"segment", "segments", "Segment", "Segments"}
+
+
+def _identifiers(tree: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out.add(node.name)
+    return out
+
+
+def test_segmentation_names_spans_not_segments() -> None:
+    old = [rel for rel, _, _ in _modules("asrbench") if rel.startswith("asrbench/segment/")]
+    assert old == [], "the package is asrbench/segmentation"
+    named = {
+        rel: sorted(found)
+        for rel, _, tree in _modules("asrbench")
+        if rel.startswith("asrbench/segmentation/")
+        and (found := _identifiers(tree) & _SEGMENT_NAMES)
+    }
+    assert named == {}, "a piece of cut audio is a Span (RecordingSpans), not a segment"
+    assert _identifiers(
+        ast.parse("def f(segments): return Segment(x.segment)")
+    ) >= _SEGMENT_NAMES - {"Segments"}
+
+
 # ---- end of issue 40 item 4 rest (helper H) ---------------------------------------------------

@@ -2,10 +2,10 @@
 
 A download goes to `<cache>/downloads/<key>/<name>.part` (`asrbench.resumable.InOrderPart`, the
 one home of partial downloads); an interrupted one is resumed with an HTTP Range request (or a
-seek, for file://) on the next run. Once its size is reached it is
-checked against the published MD5/SHA-256, renamed to `<name>` and never re-downloaded. A file
-that fails its checksum is deleted (a half or corrupted archive is never kept) and fetched again
-once from scratch; a second mismatch is an error.
+seek, for file://) on the next run. Once its size is reached it is checked against the
+published MD5/SHA-256, renamed to `<name>` and never re-downloaded. A file that fails its
+checksum is deleted (a half or corrupted archive is never kept) and fetched again once from
+scratch; a second mismatch is an error.
 """
 
 from __future__ import annotations

@@ -199,7 +199,7 @@ class ModelCard(BaseModel):
     # (asrbench.host.check_cpu), where it would die with SIGILL
     cpu: list[CpuFlag] = Field(default_factory=list)
     # the longest input in seconds the model takes in one piece; the platform segments longer
-    # audio (asrbench.segment). None: no limit (the model runs its own long-form decoding).
+    # audio (asrbench.segmentation). None: no limit (the model runs its own long-form decoding).
     max_input_s: Annotated[float, Field(ge=1.0, allow_inf_nan=False)] | None = None
     type: Literal["open-source", "commercial-api"] = "open-source"
     image: ImageSpec = Field(default_factory=ImageSpec)

@@ -3,7 +3,7 @@
 Builds the recording once (real LibriSpeech utterances from datasets/ls_gender, in a loop,
 separated by pauses of quiet room tone so that speech is `--speech-share` of the hour),
 written in blocks so the builder never holds it either; then, for each method, a fresh child
-process segments it (`asrbench.segment.segment_vad`) and, with `--cut`, writes every span's
+process segments it (`asrbench.segmentation.segment_vad`) and, with `--cut`, writes every span's
 audio (`cut_spans`). Each child reports wall time, the real-time factor (seconds of work per
 second of audio), its peak RSS (getrusage, ONNX Runtime's own allocations included) and, in a
 second run under tracemalloc, Python's and numpy's traced peak (the figure that shows the
@@ -55,7 +55,7 @@ def build(path: Path, hours: float, speech_share: float, seed: int = 1) -> tuple
 
 def child(method: str, path: Path, cut_dir: Path | None, trace: bool) -> dict:
     """Runs in a fresh process: segment (and cut), report time and memory."""
-    from asrbench.segment import VadParams, cut_spans, segment_vad
+    from asrbench.segmentation import VadParams, cut_spans, segment_vad
 
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if trace:

@@ -138,8 +138,8 @@ _WRITES_ALLOWED = {
     "asrbench/executors/worker.py": "a write probe and the work folder's .owner PID marker",
     "asrbench/images/build.py": "the Docker build context, in a scratch folder",
     "asrbench/importers/common.py": "wav_writer writes into a stage_dir folder",
-    "asrbench/importers/download.py": "the resumable download: a .part file renamed when whole",
-    "asrbench/zoo/pull.py": "the zoo's resumable pull: a .part file renamed when whole",
+    "asrbench/importers/download.py": "extracts a zip's members into the import's scratch folder",
+    "asrbench/resumable.py": "resumable downloads: a .part file renamed when verified",
     "asrbench/importers/recipes/base.py": "a recipe's scratch folder",
     "asrbench/report/build.py": "moves a file written whole into its stage_dir into place",
     "asrbench/report/site.py": "writes pages into the stage_dir folder build.py moves in whole",
@@ -505,3 +505,133 @@ def test_no_runner_method_is_probed_by_name() -> None:
 
 
 # ---- end of issue 40 item 6 block --------------------------------------------------------------
+
+
+# ---- Issue 40 item 4 rest (helper H): resumable downloads, timed transcripts --------------------
+# One home for resumable downloads.
+# A download that can be interrupted and resumed writes its `<name>.part` (and, filled by chunk,
+# its `<name>.done` journal) through asrbench/resumable.py alone, which also verifies it before
+# the one rename. The transports stay with their callers: the recipes' HTTP/file:// fetch
+# (asrbench/importers/download.py) and the zoo's S3 ranges and thread pool (asrbench/zoo/pull.py).
+_RESUMABLE_HOME = "asrbench/resumable.py"
+_PARTIAL_SUFFIXES = (".part", ".done")
+_PARTIAL_CALLS = {"os.pwrite", "os.ftruncate"}  # writing a chunk in place, sizing a part
+
+
+def _partial_downloads(tree: ast.AST) -> list[str]:
+    """Lines naming a partial-download file (a `.part`/`.done` suffix joined to a name in code,
+    not in a docstring) or writing into a file by offset."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and node.value in _PARTIAL_SUFFIXES
+        ):
+            found.append(f"{node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.Call) and _call_name(node) in _PARTIAL_CALLS:
+            found.append(f"{node.lineno}: {_call_name(node)}")
+    return found
+
+
+def test_resumable_downloads_have_one_home() -> None:
+    offenders = {
+        rel: found
+        for rel, tree in _sources()
+        if rel != _RESUMABLE_HOME and (found := _partial_downloads(tree))
+    }
+    assert offenders == {}, "fetch through asrbench.resumable (InOrderPart, ChunkedPart)"
+    assert _partial_downloads(ast.parse((REPO_ROOT / _RESUMABLE_HOME).read_text()))
+
+
+def test_resumable_check_sees_a_bypass() -> None:
+    tree = ast.parse(
+        '"""Writes x.part."""\n'
+        'part = folder / f"{name}.part"\n'
+        'done = name + ".done"\n'
+        "os.pwrite(fd, data, 0)\n"
+        "os.ftruncate(fd, 9)\n"
+    )
+    assert sorted(w.split(": ")[0] for w in _partial_downloads(tree)) == ["2", "3", "4", "5"]
+
+
+# Timed transcripts have one data model, `scoring.segments` (`Segment`, `TimedWord`), one reader
+# per format and names that tell the readers apart: `scoring.timed.read_timed` (STM, CTM, SegLST,
+# RTTM by extension) and `asrbench.results.timed.read_hyp_timed` (a model's hyp.timed.jsonl),
+# with their writers `asrbench.longform.segments.write_timed` and `write_hyp_timed`. A
+# hyp.timed.jsonl record becomes the model's types in `results.timed.as_transcript` alone.
+_TIMED_WORD_MAKERS = {"asrbench/results/timed.py"}  # besides scoring/, whose readers make them
+
+
+def _timed_functions() -> dict[str, list[str]]:
+    """Every module defining each function whose name reads or writes something timed."""
+    out: dict[str, list[str]] = {}
+    for rel, _, tree in _modules("asrbench", "scoring"):
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.FunctionDef)
+                and node.name.startswith(("read_", "write_"))
+                and "timed" in node.name
+            ):
+                out.setdefault(node.name, []).append(rel)
+    return out
+
+
+def test_timed_transcripts_have_one_reader_per_format_and_distinct_names() -> None:
+    defined = _timed_functions()
+    assert defined["read_timed"] == ["scoring/timed.py"]
+    assert {name: homes for name, homes in defined.items() if len(homes) > 1} == {}
+    makers = [
+        rel
+        for rel, _, tree in _modules("asrbench")
+        if rel not in _TIMED_WORD_MAKERS
+        and any(isinstance(n, ast.Call) and _call_name(n) == "TimedWord" for n in ast.walk(tree))
+    ]
+    assert makers == [], "read a hyp.timed.jsonl record with asrbench.results.timed.as_transcript"
+
+
+# A segment is a timed stretch of transcript (`scoring.segments.Segment`); cutting audio is
+# segmentation (`asrbench/segmentation/`) and its pieces are spans. User-facing names stay
+# (`--segment`, `max_segment_s`), so only exact identifiers are refused.
+_SEGMENT_NAMES = {"segment", "segments", "Segment", "Segments"}
+
+
+def _identifiers(tree: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, ast.Attribute):
+            out.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out.add(node.name)
+    return out
+
+
+def test_segmentation_names_spans_not_segments() -> None:
+    old = [rel for rel, _, _ in _modules("asrbench") if rel.startswith("asrbench/segment/")]
+    assert old == [], "the package is asrbench/segmentation"
+    named = {
+        rel: sorted(found)
+        for rel, _, tree in _modules("asrbench")
+        if rel.startswith("asrbench/segmentation/")
+        and (found := _identifiers(tree) & _SEGMENT_NAMES)
+    }
+    assert named == {}, "a piece of cut audio is a Span (RecordingSpans), not a segment"
+    assert _identifiers(
+        ast.parse("def f(segments): return Segment(x.segment)")
+    ) >= _SEGMENT_NAMES - {"Segments"}
+
+
+# ---- end of issue 40 item 4 rest (helper H) ---------------------------------------------------

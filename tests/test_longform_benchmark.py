@@ -23,7 +23,7 @@ from asrbench.benchmark.request import JobSpec
 from asrbench.benchmark.run import run_benchmark
 from asrbench.errors import InputError
 from asrbench.resolve import resolve_dataset
-from asrbench.segment import SegmentationError
+from asrbench.segmentation import SegmentationError
 from asrbench.settings import REPO_ROOT
 from tests.benchmark.conftest import make_fake_model
 from tests.conftest import (

@@ -1,4 +1,4 @@
-"""Segmentation of long audio (asrbench/segment/) on real speech joined into a long recording.
+"""Segmentation of long audio (asrbench/segmentation/) on real speech joined into a long recording.
 
 The recording: real LibriSpeech utterances from datasets/ls_gender and datasets/mini_en, in
 order, separated by pauses of 0.8 to 2.5 s of low room tone (seeded), so where every
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from asrbench.segment import (
+from asrbench.segmentation import (
     Segmentation,
     SegmentationError,
     Span,
@@ -29,10 +29,10 @@ from asrbench.segment import (
     segment_windows,
     window_spans,
 )
-from asrbench.segment import frames as frames_mod
-from asrbench.segment.merge import Word
-from asrbench.segment.stream import blocks
-from asrbench.segment.vad import spans as vad_spans
+from asrbench.segmentation import frames as frames_mod
+from asrbench.segmentation.merge import Word
+from asrbench.segmentation.stream import blocks
+from asrbench.segmentation.vad import spans as vad_spans
 from asrbench.settings import REPO_ROOT
 
 RATE = 16000

@@ -2,7 +2,7 @@
 
 `--segment-opt method=nosuch` used to run webrtcvad and record `method: nosuch` in run.json;
 `--segment-opt window_s=inf` failed as "segment nan-nan: times must be finite", naming no
-option. Both now stop at the declared table of options (`asrbench/segment/records.py`), one
+option. Both now stop at the declared table of options (`asrbench/segmentation/records.py`), one
 line naming the option and what it takes, exit 2, before any model runs. The CLI runs for
 real (`ops/benchmark` in-process) with the packageless fake model and the local runner.
 """
@@ -16,7 +16,7 @@ import pytest
 
 from asrbench.benchmark.pieces import SegmentRequest, plan_segmentation
 from asrbench.resolve import resolve_dataset
-from asrbench.segment import Segmentation, SegmentationError, VadParams, WindowParams
+from asrbench.segmentation import Segmentation, SegmentationError, VadParams, WindowParams
 from tests.benchmark.conftest import make_fake_model
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from asrbench.benchmark.output import Records, given_ids, read_output
 from asrbench.fsio import atomic_write_bytes, atomic_write_json, atomic_write_text
 from asrbench.identity import digest, short
-from asrbench.results.timed import TIMED_FILE, write_timed
+from asrbench.results.timed import TIMED_FILE, write_hyp_timed
 from asrbench.secrets import Redactor
 
 
@@ -85,7 +85,7 @@ class HypCache:
             atomic_write_text(self.root / "cost.tsv", text(rec.cost))
         atomic_write_text(self.root / "failed.tsv", text(rec.failed))
         if rec.timed or (self.root / TIMED_FILE).exists():
-            write_timed(self.root / TIMED_FILE, rec.timed)
+            write_hyp_timed(self.root / TIMED_FILE, rec.timed)
         # hyp.tsv last: a reader that sees it sees the other two as well.
         atomic_write_text(self.root / "hyp.tsv", text(rec.hyp))
 

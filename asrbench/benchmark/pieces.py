@@ -18,12 +18,13 @@
 `build_pieces` writes one dataset (`reference_free`, rows `<recording>__<k:04d>` with PARENT,
 START and END columns: seconds of the recording) under `<cache>/segment/datasets/`, named by
 the parent's content hash, the segmentation and the recordings cut; recordings not cut are one
-piece each (the whole file at the card's rate). Audio is written by `asrbench.segment.cut_spans`
-streaming the file; the folder is staged and moved in whole, so a crash leaves none half made.
+piece each (the whole file at the card's rate). Audio is written by
+`asrbench.segmentation.cut_spans` streaming the file; the folder is staged and moved in whole,
+so a crash leaves none half made.
 
 `reassemble` joins each recording's pieces in time order (VAD: the texts joined with spaces;
-windows: `asrbench.segment.merge_texts`); a recording counts as done only when every piece has
-a hypothesis: a failed or missing piece fails the recording, the reason naming the piece.
+windows: `asrbench.segmentation.merge_texts`); a recording counts as done only when every piece
+has a hypothesis: a failed or missing piece fails the recording, the reason naming the piece.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from asrbench.dataset import Dataset, Utterance, load_dataset, write_dataset
 from asrbench.fsio import replace_dir, stage_dir
 from asrbench.identity import digest, short
 from asrbench.results.timed import shifted
-from asrbench.segment import (
+from asrbench.segmentation import (
     Segmentation,
     SegmentationError,
     Span,

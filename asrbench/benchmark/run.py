@@ -57,7 +57,7 @@ from asrbench.results.records import (
     write_record,
 )
 from asrbench.results.summary import Selection, Summary, new_summary
-from asrbench.results.timed import TIMED_FILE, write_timed
+from asrbench.results.timed import TIMED_FILE, write_hyp_timed
 from asrbench.runners import Runner, RunOptions, shared_runner
 from asrbench.runners.leftovers import kill_leftovers
 from asrbench.scorers import get_scorer, scorer_config, scorer_identity
@@ -618,7 +618,7 @@ def _finish(
         )
         timed = _cell_timed(ran, p.selection)
         if timed:
-            write_timed(staging / TIMED_FILE, timed)
+            write_hyp_timed(staging / TIMED_FILE, timed)
     write_s = time.monotonic() - t_write
     wall = time.monotonic() - t_start
     written = _Written(

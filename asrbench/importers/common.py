@@ -278,8 +278,8 @@ def _stream_convert(path: Path, rate: int, dest: Path) -> int | None:
     `dest`; returns its frames, or None when libsndfile cannot read the file (the caller
     decodes it whole, through ffmpeg where needed). The output equals `convert`'s, sample for
     sample: soxr's stream keeps its state between blocks."""
-    from asrbench.segment.records import SegmentationError
-    from asrbench.segment.stream import blocks, info
+    from asrbench.segmentation.records import SegmentationError
+    from asrbench.segmentation.stream import blocks, info
 
     try:
         info(path)

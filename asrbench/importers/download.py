@@ -1,16 +1,16 @@
 """Fetching archives for recipes: resumable HTTP(S)/file:// downloads, checksums, safe extraction.
 
-A download goes to `<cache>/downloads/<key>/<name>.part`; an interrupted one is resumed with an
-HTTP Range request (or a seek, for file://) on the next run. Once its size is reached it is
-checked against the published MD5/SHA-256, renamed to `<name>` and never re-downloaded. A file
-that fails its checksum is deleted (a half or corrupted archive is never kept) and fetched again
-once from scratch; a second mismatch is an error.
+A download goes to `<cache>/downloads/<key>/<name>.part` (`asrbench.resumable.InOrderPart`, the
+one home of partial downloads); an interrupted one is resumed with an HTTP Range request (or a
+seek, for file://) on the next run. Once its size is reached it is checked against the
+published MD5/SHA-256, renamed to `<name>` and never re-downloaded. A file that fails its
+checksum is deleted (a half or corrupted archive is never kept) and fetched again once from
+scratch; a second mismatch is an error.
 """
 
 from __future__ import annotations
 
 import http.client
-import os
 import shutil
 import sys
 import tarfile
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asrbench.errors import AsrbenchError, InputError
+from asrbench.resumable import InOrderPart
 
 CHUNK = 1 << 20
 TIMEOUT_S = 60
@@ -117,12 +118,9 @@ def _progress(total: int | None, name: str):
     )
 
 
-def _transfer(url: str, part: Path, expected: int | None) -> None:
-    offset = part.stat().st_size if part.exists() else 0
-    if expected is not None and offset > expected:
-        part.unlink()
-        offset = 0
-    if expected is not None and offset == expected:
+def _transfer(url: str, part: InOrderPart, expected: int | None) -> None:
+    offset = part.resume_from(expected)
+    if offset is None:
         return
     stream, total, resumed = _open(url, offset)
     if stream is None:
@@ -131,19 +129,17 @@ def _transfer(url: str, part: Path, expected: int | None) -> None:
         offset = 0
     total = expected or total
     try:
-        with _progress(total, part.name) as prog, open(part, "ab" if offset else "wb") as out:
-            task = prog.add_task(part.name.removesuffix(".part"), total=total, completed=offset)
-            while block := stream.read(CHUNK):
-                out.write(block)
-                prog.update(task, advance=len(block))
+        with _progress(total, part.name) as prog:
+            task = prog.add_task(part.name, total=total, completed=offset)
+            blocks = iter(lambda: stream.read(CHUNK), b"")
+            part.write(blocks, offset, lambda n: prog.update(task, advance=n))
     except (OSError, urllib.error.URLError, http.client.HTTPException) as exc:
         raise DownloadError(
-            f"{url}: interrupted after {part.stat().st_size} bytes ({exc}); "
-            "rerun the same command to resume"
+            f"{url}: interrupted after {part.size} bytes ({exc}); rerun the same command to resume"
         ) from None
     finally:
         stream.close()
-    got = part.stat().st_size
+    got = part.size
     if total is not None and got < total:
         raise DownloadError(
             f"{url}: connection closed after {got} of {total} bytes; rerun the "
@@ -156,8 +152,7 @@ def fetch(url: str, archive: Archive, cache: Path) -> tuple[Path, dict[str, str]
     from asrbench.identity import digest, short
 
     folder = cache / "downloads" / short(digest("download", source=url))
-    folder.mkdir(parents=True, exist_ok=True)
-    final, part = folder / archive.name, folder / f"{archive.name}.part"
+    final, part = folder / archive.name, InOrderPart(folder, archive.name)
     if final.is_file():
         try:
             return final, verify(final, archive)
@@ -166,18 +161,14 @@ def fetch(url: str, archive: Archive, cache: Path) -> tuple[Path, dict[str, str]
     for attempt in (1, 2):
         _transfer(url, part, archive.size)
         try:
-            got = verify(part, archive)
+            return final, part.commit(final, lambda p: verify(p, archive))
         except DownloadError as exc:
-            part.unlink(missing_ok=True)  # a corrupted file is never kept, nor resumed
             if attempt == 2:
                 raise DownloadError(
                     f"{exc}; downloaded twice, the file was removed. If you "
                     "trust this copy, pass --checksum "
                     f"{archive.name}=sha256:<its hash>"
                 ) from None
-            continue
-        os.replace(part, final)
-        return final, got
     raise AssertionError("unreachable")
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from asrbench.report.collect import Cell
 from asrbench.results.leaderboard import is_longform
-from asrbench.results.timed import TIMED_FILE, read_hyp_timed
+from asrbench.results.timed import TIMED_FILE, as_transcript, read_hyp_timed
 
 __all__ = ["Timeline", "is_longform", "svg", "timeline", "timelines"]
 
@@ -109,22 +109,14 @@ def _op_times(ops: list, times: list[tuple[float, float]]) -> list[float]:
 def _timed_output(timed: dict[str, Any] | None, segments: list, normalize, duration):
     """(spans with output, words in pauses) from one hyp.timed.jsonl record, or (None, None)."""
     from scoring.hallucination import hyp_points, pauses, words_in_pauses
-    from scoring.segments import Segment, TimedWord
 
     if not timed:
         return None, None
-    sid = segments[0].session_id
-    spans = [(float(g["start"]), float(g["end"])) for g in timed.get("segments") or []]
-    spans = [(a, b) for (a, b), g in zip(spans, timed["segments"], strict=True) if g.get("text")]
-    items: list = [
-        TimedWord(sid, float(w["start"]), float(w["end"]) - float(w["start"]), str(w["word"]))
-        for w in timed.get("words") or []
-    ] or [
-        Segment(sid, "", float(g["start"]), float(g["end"]), str(g.get("text") or ""))
-        for g in timed.get("segments") or []
-    ]
+    hyp_segments, hyp_words = as_transcript(timed, segments[0].session_id)
+    spans = tuple((g.start_time, g.end_time) for g in hyp_segments if g.words)
+    items: list = hyp_words or hyp_segments
     found = words_in_pauses(pauses(segments, duration=duration), hyp_points(items, normalize))
-    return tuple(spans), sum(p.words for p in found)
+    return spans, sum(p.words for p in found)
 
 
 def timeline(

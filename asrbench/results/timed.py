@@ -10,6 +10,10 @@ line that is not such an object (bad JSON, a time that is not a finite number >=
 before its start, an ID it was not given) is a contract problem, reported and ignored; a torn
 last line is dropped; an ID written again replaces the earlier line (a program resumed after a
 crash writes the utterance again). Timed output never changes a hypothesis or a score.
+
+The dict is the file's record, carried as it is from the program to the cell's copy (so the
+file's bytes never move); whatever analyses it reads it as the one data model of timed
+transcripts, `scoring.segments` (`Segment`, `TimedWord`), through `as_transcript`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from asrbench.fsio import atomic_write_text
+from scoring.segments import Segment, TimedWord
 
 TIMED_FILE = "hyp.timed.jsonl"
 
@@ -86,6 +91,24 @@ def _item(item: dict[str, Any], text_key: str) -> dict[str, Any]:
     return {"start": float(item["start"]), "end": float(item["end"]), text_key: item[text_key]}
 
 
+def as_transcript(
+    record: Mapping[str, Any], session_id: str
+) -> tuple[list[Segment], list[TimedWord]]:
+    """One checked record as timed-transcript types: its segments and its words, in
+    `session_id`, speaker unknown ("")."""
+    segments = [
+        Segment(session_id, "", float(g["start"]), float(g["end"]), str(g.get("text") or ""))
+        for g in record.get("segments") or []
+    ]
+    words = [_word(w, session_id) for w in record.get("words") or []]
+    return segments, words
+
+
+def _word(item: Mapping[str, Any], session_id: str) -> TimedWord:
+    start = float(item["start"])
+    return TimedWord(session_id, start, float(item["end"]) - start, str(item["word"]))
+
+
 def shifted(items: list[dict[str, Any]], offset: float) -> list[dict[str, Any]]:
     """Items with times moved by `offset` seconds (a piece's start in its recording)."""
     return [
@@ -94,7 +117,7 @@ def shifted(items: list[dict[str, Any]], offset: float) -> list[dict[str, Any]]:
     ]
 
 
-def write_timed(path: Path, timed: Mapping[str, dict[str, Any]]) -> None:
+def write_hyp_timed(path: Path, timed: Mapping[str, dict[str, Any]]) -> None:
     """One JSON line per ID, sorted by ID, keys sorted (byte-stable), written atomically."""
     lines = [json.dumps(timed[k], ensure_ascii=False, sort_keys=True) for k in sorted(timed)]
     atomic_write_text(path, "".join(line + "\n" for line in lines))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
@@ -24,6 +23,7 @@ from asrbench.fsio import (
 )
 from asrbench.identity import bytes_sha256, hash_file
 from asrbench.ids import check_id
+from asrbench.resumable import ChunkedPart
 from asrbench.zoo.cache import Cache
 from asrbench.zoo.config import ZooConfig, entry_remote
 from asrbench.zoo.errors import ZooCorrupt, ZooError, ZooInputError, ZooNotFound, ZooRemoteMissing
@@ -100,90 +100,29 @@ def fetch_manifest(
     return result
 
 
-class _Download:
-    """One object being fetched in CHUNK-sized ranges into `<hex>.part`, resumable.
-
-    Finished chunk offsets are appended to `<hex>.done`; a rerun skips them. The whole file is
-    verified against its SHA-256 before it enters the cache, so a resumed chunk that was not
-    really written (power loss) is caught there and the object is fetched again next time.
-    """
+class _Download(ChunkedPart):
+    """One object being fetched in CHUNK-sized ranges into the partial folder, resumable
+    (`asrbench.resumable.ChunkedPart`: `<hex>.part`, finished chunks journalled in `<hex>.done`).
+    The whole file is verified against its SHA-256 before it enters the cache."""
 
     def __init__(self, cache: Cache, sha: str, size: int, label: str):
-        self.sha, self.size, self.label = sha, size, label
-        pdir = cache.partial_dir()
-        pdir.mkdir(parents=True, exist_ok=True)
-        self.part = pdir / f"{sha}.part"
-        self.done = pdir / f"{sha}.done"
+        super().__init__(cache.partial_dir(), sha, size, CHUNK)
+        self.sha, self.label = sha, label
         self.final = cache.object_path(sha)
-        finished: set[int] = set()
-        if self.part.exists() and self.done.exists() and self.part.stat().st_size == size:
-            for line in self.done.read_text(errors="replace").splitlines():
-                if line.strip().isdigit():
-                    finished.add(int(line))
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                self.done.unlink()
-        self.fd = os.open(self.part, os.O_RDWR | os.O_CREAT, 0o644)
-        os.ftruncate(self.fd, size)
-        self.resumed_bytes = sum(min(CHUNK, size - o) for o in finished)
-        self.todo = [o for o in range(0, size, CHUNK) if o not in finished]
-        self.lock = threading.Lock()
-        self.left = len(self.todo)
 
-    def write_chunk(self, offset: int, data: bytes) -> bool:
-        """Store one chunk; return True when it was the last one."""
-        os.pwrite(self.fd, data, offset)
-        with self.lock:
-            with open(self.done, "a") as f:
-                f.write(f"{offset}\n")
-            self.left -= 1
-            return self.left == 0
+    def _same(self, got: str) -> None:
+        if got != self.sha:
+            raise ZooCorrupt(
+                f"{self.label}: SHA-256 verification failed (expected {self.sha}, got {got})"
+            )
 
     def finalize(self) -> None:
         """Verify the SHA-256 and move into the cache; on mismatch drop the partial and raise."""
-        os.close(self.fd)
-        self.fd = -1
-        got = hash_file(self.part, CHUNK)
-        if got != self.sha:
-            self.discard()
-            raise ZooCorrupt(
-                f"{self.label}: SHA-256 verification failed (expected {self.sha}, got {got})"
-            )
-        os.chmod(self.part, 0o444)  # cache objects are hard-linked into places: keep them intact
-        self.final.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(self.part, self.final)
-        with contextlib.suppress(FileNotFoundError):
-            self.done.unlink()
+        self.commit(self.final, lambda p: self._same(hash_file(p, CHUNK)), read_only=True)
 
     def finalize_whole(self, data: bytes) -> None:
         """finalize() for an object fetched in one piece: hash the bytes before writing them."""
-        got = bytes_sha256(data)
-        if got != self.sha:
-            self.discard()
-            raise ZooCorrupt(
-                f"{self.label}: SHA-256 verification failed (expected {self.sha}, got {got})"
-            )
-        os.pwrite(self.fd, data, 0)
-        os.close(self.fd)
-        self.fd = -1
-        os.chmod(self.part, 0o444)
-        self.final.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(self.part, self.final)
-        with contextlib.suppress(FileNotFoundError):
-            self.done.unlink()
-
-    def discard(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-        for p in (self.part, self.done):
-            with contextlib.suppress(FileNotFoundError):
-                p.unlink()
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        self.commit_whole(data, self.final, lambda b: self._same(bytes_sha256(b)), read_only=True)
 
 
 def download_objects(

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from asrbench.segment.records import SegmentationError, Span
+from asrbench.segmentation.records import SegmentationError, Span
 
 _PUNCT = re.compile(r"[^\w']+")
 MIN_MATCHES = 2  # an overlap of one chance match ("the") is no evidence

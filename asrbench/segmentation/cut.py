@@ -18,8 +18,8 @@ import numpy as np
 
 from asrbench import audio
 from asrbench.fsio import atomic_file
-from asrbench.segment.records import SegmentationError, Span
-from asrbench.segment.stream import BLOCK_S, blocks
+from asrbench.segmentation.records import SegmentationError, Span
+from asrbench.segmentation.stream import BLOCK_S, blocks
 
 
 @dataclass(frozen=True)

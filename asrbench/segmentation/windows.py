@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from asrbench.segment.records import RecordingSpans, Segmentation, Span, WindowParams
-from asrbench.segment.stream import info
+from asrbench.segmentation.records import RecordingSpans, Segmentation, Span, WindowParams
+from asrbench.segmentation.stream import info
 
 
 def window_spans(duration: float, params: WindowParams) -> list[Span]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from asrbench.identity import file_sha256
-from asrbench.segment.records import SegmentationError
+from asrbench.segmentation.records import SegmentationError
 
 RATE = 16000  # both detectors work at 16 kHz
 SILERO_FRAME = 512

@@ -1,4 +1,4 @@
-"""Speech segments from voice activity detection: frames -> regions -> padded, bounded spans.
+"""Speech spans from voice activity detection: frames -> regions -> padded, bounded spans.
 
 `segment_vad(path, params)` streams the file once through the chosen detector
 (`frames.silero_scores` or `frames.webrtc_scores`) and turns the per-frame scores into spans
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from asrbench.segment import frames
-from asrbench.segment.records import RecordingSpans, Segmentation, Span, VadParams
-from asrbench.segment.stream import BLOCK_S, blocks, info
+from asrbench.segmentation import frames
+from asrbench.segmentation.records import RecordingSpans, Segmentation, Span, VadParams
+from asrbench.segmentation.stream import BLOCK_S, blocks, info
 
 HYSTERESIS = 0.15  # silero's gap between the speech threshold and the end-of-speech threshold
 

@@ -14,9 +14,9 @@ Both read the file in blocks (`stream.blocks`: soundfile + soxr), never whole, a
 its own WAV at the model's rate, in one more streamed pass. docs/LONGFORM.md has the rules.
 """
 
-from asrbench.segment.cut import CutFile, cut_spans
-from asrbench.segment.merge import Word, merge_texts, merge_words
-from asrbench.segment.records import (
+from asrbench.segmentation.cut import CutFile, cut_spans
+from asrbench.segmentation.merge import Word, merge_texts, merge_words
+from asrbench.segmentation.records import (
     RecordingSpans,
     Segmentation,
     SegmentationError,
@@ -26,8 +26,8 @@ from asrbench.segment.records import (
     check_options,
     parse_options,
 )
-from asrbench.segment.vad import segment_vad
-from asrbench.segment.windows import segment_windows, window_spans
+from asrbench.segmentation.vad import segment_vad
+from asrbench.segmentation.windows import segment_windows, window_spans
 
 __all__ = [
     "CutFile",

@@ -48,12 +48,12 @@ class VadParams:
 
     - `threshold`: a frame is speech when its speech probability is >= this (silero: the
       model's probability; webrtc: its 0/1 decision, so any threshold in (0, 1] is the same);
-      a segment, once open, ends only below `threshold - 0.15` (hysteresis, as silero's own).
-    - `min_speech_s`: segments shorter than this (before padding) are dropped as clicks.
-    - `min_silence_s`: a pause must last this long to end a segment; shorter ones stay inside.
-    - `pad_s`: each segment is widened by this on both sides (clipped to the file and to the
-      neighbours: padded segments that would overlap are joined).
-    - `max_segment_s`: the longest segment handed on (a card's `max_input_s`); a longer one is
+      a span, once open, ends only below `threshold - 0.15` (hysteresis, as silero's own).
+    - `min_speech_s`: spans shorter than this (before padding) are dropped as clicks.
+    - `min_silence_s`: a pause must last this long to end a span; shorter ones stay inside.
+    - `pad_s`: each span is widened by this on both sides (clipped to the file and to the
+      neighbours: padded spans that would overlap are joined).
+    - `max_segment_s`: the longest span handed on (a card's `max_input_s`); a longer one is
       cut at its quietest frame (lowest speech probability, then lowest energy) between half the
       limit and the limit after its start, repeatedly, so every piece fits. None: no limit.
     - `aggressiveness`: webrtc only, its mode 0 (least) to 3 (most eager to call a frame
@@ -231,7 +231,8 @@ class RecordingSpans:
 
     Three things were called "segments": these spans of a VAD or window segmentation, a speaker
     turn of a timed transcript (`scoring.segments.Segment`) and a long-form dataset's file of
-    turns (`asrbench.longform.segments`); this type was `Segments` until issue 40."""
+    turns (`asrbench.longform.segments`); this type was `Segments`, and this package
+    `asrbench.segment`, until issue 40. A segment is now a timed stretch of transcript only."""
 
     source: str  # the audio file, as given
     duration: float  # seconds, from the file's header

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from asrbench import audio
-from asrbench.segment.records import SegmentationError
+from asrbench.segmentation.records import SegmentationError
 
 BLOCK_S = 10.0  # seconds read per block: memory is a few of these, whatever the file's length
 

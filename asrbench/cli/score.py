@@ -115,16 +115,21 @@ def score(
         "(CJK characters + words); default: mixed for zh, else word",
     ),
     align: str = typer.Option(
-        "minimal",
-        help="minimal (fewest edits) or sclite (sclite's weights, tie-breaks and ASCII-only "
-        "case folding, no DAE: its counts exactly)",
+        None,
+        help="minimal (fewest edits; the default) or sclite (sclite's weights, tie-breaks "
+        "and ASCII-only case folding, no DAE: its counts exactly)",
     ),
-    case: bool = typer.Option(True, help="CASE step"),
-    punc: bool = typer.Option(True, help="PUNC step"),
-    itj: bool = typer.Option(True, help="ITJ step"),
-    ukus: bool = typer.Option(True, help="UK-US step"),
-    nsw: bool = typer.Option(True, help="NSW step (nemo-text-processing)"),
-    dae: bool = typer.Option(True, help="DAE alternatives on the hypothesis"),
+    preset: str = typer.Option(
+        None,
+        help="a named step list: default, no-dae, sclite (with --align sclite) or raw (no "
+        "step); the step flags given beside it win (docs/SCORING.md)",
+    ),
+    case: bool = typer.Option(None, "--case/--no-case", help="CASE step"),
+    punc: bool = typer.Option(None, "--punc/--no-punc", help="PUNC step"),
+    itj: bool = typer.Option(None, "--itj/--no-itj", help="ITJ step"),
+    ukus: bool = typer.Option(None, "--ukus/--no-ukus", help="UK-US step"),
+    nsw: bool = typer.Option(None, "--nsw/--no-nsw", help="NSW step (nemo-text-processing)"),
+    dae: bool = typer.Option(None, "--dae/--no-dae", help="DAE alternatives on the hypothesis"),
     compounds: bool = typer.Option(
         None,
         "--compounds/--no-compounds",
@@ -134,17 +139,24 @@ def score(
     diacritics: str = typer.Option(
         "keep", help="keep, or strip optional diacritics (accents, harakat, niqqud) on both sides"
     ),
-    nonspeech: bool = typer.Option(True, help="NONSPEECH step: drop <beep>, [noise], ..."),
+    nonspeech: bool = typer.Option(
+        None, "--nonspeech/--no-nonspeech", help="NONSPEECH step: drop <beep>, [noise], ..."
+    ),
     optional: bool = typer.Option(
-        True, help="sclite's (word): optionally deletable reference words"
+        None,
+        "--optional/--no-optional",
+        help="sclite's (word): optionally deletable reference words",
     ),
     invisible: bool = typer.Option(
-        True,
+        None,
+        "--invisible/--no-invisible",
         help="INVISIBLE step: drop terminal escapes, control "
         "and invisible format characters (zero-width "
         "space, bidi marks)",
     ),
-    unicode: bool = typer.Option(True, help="Unicode normalisation step (--unicode-form)"),
+    unicode: bool = typer.Option(
+        None, "--unicode/--no-unicode", help="Unicode normalisation step (--unicode-form)"
+    ),
     unicode_form: str = typer.Option(
         "NFC",
         help="NFC, or NFKC to fold compatibility forms (ligatures, full-width, superscripts) too",
@@ -163,10 +175,14 @@ def score(
     ),
     against: Path = typer.Option(None, help="a second hypothesis file: paired bootstrap test"),
     alternations: bool = typer.Option(
-        True, help="sclite's reference alternations { a / b / @ } and null word @"
+        None,
+        "--alternations/--no-alternations",
+        help="sclite's reference alternations { a / b / @ } and null word @",
     ),
     fragments: bool = typer.Option(
-        False, help="sclite's -F: a fragment (th-, -ing) matches a word it begins or ends"
+        None,
+        "--fragments/--no-fragments",
+        help="sclite's -F: a fragment (th-, -ing) matches a word it begins or ends",
     ),
     ignore_id_case: bool = typer.Option(
         None,
@@ -184,36 +200,12 @@ def score(
     ),
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
-    options = {
-        "case": case,
-        "punc": punc,
-        "itj": itj,
-        "ukus": ukus,
-        "nsw": nsw,
-        "dae": dae,
-        "nonspeech": nonspeech,
-        "optional": optional,
-        "invisible": invisible,
-        "unicode": unicode,
-        "unicode_form": unicode_form,
-        "bootstrap": bootstrap,
-    }
-    # Options passed only when not their default, so the options (and identity) stay as before
-    # for the defaults: data files, the exact mode, the unit, compounds and diacritics (issue
-    # 24), sclite's input conventions (issue 25).
-    for key, value, default in (
-        ("alternatives", alternatives, None),
-        ("nonspeech_markers", nonspeech_markers, None),
-        ("align", align, "minimal"),
-        ("unit", unit, None),
-        ("compounds", compounds, None),
-        ("diacritics", diacritics, "keep"),
-        ("alternations", alternations, True),
-        ("fragments", fragments, False),
-        ("ignore_id_case", ignore_id_case, None),
-    ):
-        if value != default:
-            options[key] = value
+    from scoring.options import OPTIONS, flag_options
+
+    # The flags named as scorer options (the parameters bear the options' names), None where
+    # not given, through the one parser of scorer options (the same as --score-opt's).
+    flags = {name: value for name, value in locals().items() if name in OPTIONS}
+    options = flag_options(flags, preset, "ops/score")
     # Scoring only adds acyclic objects (texts, token lists, results): the cyclic collector
     # would rescan them many times over for nothing. Restored after (tests run in-process).
     enabled = gc.isenabled()

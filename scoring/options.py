@@ -193,5 +193,6 @@ def flag_options(given: Mapping[str, object], preset: str | None, where: str) ->
         if name in ALWAYS_RECORDED or value != OPTIONS[name].default:
             out[name] = value
     for name, value in base.items():
-        out.setdefault(name, value)
+        if name not in given:  # a preset setting the command has no flag for
+            out[name] = value
     return parse_options(out, where)

@@ -23,6 +23,7 @@ from asrbench.cli.options import (
     SeedOpt,
     parse_pairs,
     positive_seconds,
+    score_options,
     typed_pairs,
 )
 from asrbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, AsrbenchError, InputError
@@ -106,7 +107,6 @@ def benchmark(
     """Run every model x dataset cell; a failing cell is reported and the others still run."""
     from asrbench.benchmark.request import JobSpec, Request, RequestOptions, check_env, load_request
     from asrbench.benchmark.run import Outcome, run_matrix
-    from scoring.options import parse_options
 
     if table:
         from asrbench.cli.leaderboard import show_leaderboard
@@ -128,7 +128,7 @@ def benchmark(
         utt_timeout_s=positive_seconds(utt_timeout, "--utt-timeout"),
         timeout_s=positive_seconds(timeout, "--timeout"),
         gpus=gpus,
-        scorer=parse_options(parse_pairs(score_opt, "--score-opt"), "--score-opt"),
+        scorer=score_options(score_opt),
         env=check_env(parse_pairs(env, "--env"), "--env"),
         segment=segment,
         segment_opt=typed_pairs(segment_opt, "--segment-opt"),

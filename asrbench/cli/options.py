@@ -81,6 +81,14 @@ def typed_pairs(items: Iterable[str] | None, flag: str) -> dict[str, bool | int 
     return out
 
 
+def score_options(items: Iterable[str] | None, flag: str = "--score-opt") -> dict[str, object]:
+    """`--score-opt KEY=VALUE` items as scorer options, read by the scorer's one option parser
+    (`scoring.options.parse_options`: the names, coercion and errors of ops/score's flags)."""
+    from scoring.options import parse_options  # (loads the step registry: only when used)
+
+    return parse_options(parse_pairs(items, flag), flag)
+
+
 def existing_file(path: Path, what: str) -> Path:
     if not Path(path).is_file():
         raise InputError(f"{what} {path}: no such file")

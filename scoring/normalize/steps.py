@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scoring.languages import Profile
     from scoring.normalize.itj import Itj
-    from scoring.scorer import ScorerConfig
+
+# A ScorerConfig (scoring.scorer imports this module: naming the class here would make a cycle)
+ScorerConfig = Any
 
 
 @dataclass(frozen=True)

@@ -181,18 +181,25 @@ ALWAYS_RECORDED = (
 )
 
 
-def flag_options(given: Mapping[str, object], preset: str | None, where: str) -> dict:
+def flag_options(
+    given: Mapping[str, object],
+    preset: str | None,
+    where: str,
+    extra: Mapping[str, object] | None = None,
+) -> dict:
     """A command's option flags (`given`: name -> value, None where the flag was not given)
     as scorer options, through `parse_options`: a flag not given takes the preset's value,
-    else the default; recorded as `ALWAYS_RECORDED` says."""
+    else the default; `extra` (`--score-opt KEY=VALUE`, any option, with or without a flag of
+    its own) comes last and wins. Recorded as `ALWAYS_RECORDED` says, any other option where
+    it differs from its default (so `--score-opt dae=false` records what `--no-dae` does)."""
     base = preset_options(_preset(preset, where)) if preset is not None else {}
+    merged = {name: base.get(name) if value is None else value for name, value in given.items()}
+    merged.update({k: v for k, v in base.items() if k not in given})  # no flag of its own
+    merged.update(parse_options(extra, "--score-opt"))
     out: dict[str, object] = {}
-    for name, value in given.items():
+    for name, value in merged.items():
         if value is None:
-            value = base.get(name, OPTIONS[name].default)
+            value = OPTIONS[name].default
         if name in ALWAYS_RECORDED or value != OPTIONS[name].default:
-            out[name] = value
-    for name, value in base.items():
-        if name not in given:  # a preset setting the command has no flag for
             out[name] = value
     return parse_options(out, where)

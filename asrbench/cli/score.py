@@ -20,10 +20,10 @@ app = typer.Typer(add_completion=False, help=__doc__)
 
 
 def _lean_coercion() -> Any:
-    """A value coercion for this command's plain options (paths, strings, numbers) that does not
-    build a pydantic TypeAdapter per option, as typer 0.29 does on first use (~0.1 s of every
-    `ops/score`, pydantic's import included). None when typer's internals differ (then typer's
-    own coercion runs: slower, the same values)."""
+    """A value coercion for this command's plain options (paths, strings, numbers, a list of
+    strings) that does not build a pydantic TypeAdapter per option, as typer 0.29 does on first
+    use (~0.1 s of every `ops/score`, pydantic's import included). None when typer's internals
+    differ (then typer's own coercion runs: slower, the same values)."""
     try:
         from dataclasses import dataclass
 
@@ -46,6 +46,8 @@ def _lean_coercion() -> Any:
                     ) from None
             if kind is Path:
                 return Path(value)
+            if kind == list[str]:  # a repeatable option (--score-opt): every value given
+                return [str(v) for v in value]
             if kind is str or kind is bool:
                 return value if isinstance(value, kind) else kind(value)
             raise BadParameter(f"{value!r}: unsupported option type", ctx=ctx, param=param)
@@ -72,7 +74,7 @@ class _LeanCommand(TyperCommand):
             and desc is not None
             and getattr(param, "_runtime_param", 0) is None
             and not desc.file_annotation
-            and desc.annotation in (int, float, str, bool, Path)
+            and desc.annotation in (int, float, str, bool, Path, list[str])
         ):
             param._runtime_param = self._plain(
                 parameter_info=desc.parameter_info, annotation=desc.annotation
@@ -123,6 +125,9 @@ def score(
         None,
         help="a named step list: default, no-dae, sclite (with --align sclite) or raw (no "
         "step); the step flags given beside it win (docs/SCORING.md)",
+    ),
+    score_opt: list[str] = typer.Option(
+        None, "--score-opt", help="any scorer option KEY=VALUE (repeatable; wins over a flag)"
     ),
     case: bool = typer.Option(None, "--case/--no-case", help="CASE step"),
     punc: bool = typer.Option(None, "--punc/--no-punc", help="PUNC step"),
@@ -200,12 +205,9 @@ def score(
     ),
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
-    from scoring.options import OPTIONS, flag_options
+    from asrbench.cli.options import score_flag_options
 
-    # The flags named as scorer options (the parameters bear the options' names), None where
-    # not given, through the one parser of scorer options (the same as --score-opt's).
-    flags = {name: value for name, value in locals().items() if name in OPTIONS}
-    options = flag_options(flags, preset, "ops/score")
+    options = score_flag_options(locals(), preset, score_opt)  # parameters named as options
     # Scoring only adds acyclic objects (texts, token lists, results): the cyclic collector
     # would rescan them many times over for nothing. Restored after (tests run in-process).
     enabled = gc.isenabled()

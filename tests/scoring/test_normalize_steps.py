@@ -196,6 +196,16 @@ def test_ops_score_preset_is_its_flags(cli: Any, tmp_path: Path) -> None:
     assert _scorer_block(cli, tmp_path, "d", "--preset", "sclite", "--align", "minimal") == spelled
 
 
+def test_ops_score_takes_score_opt_as_its_flags(cli: Any, tmp_path: Path) -> None:
+    """`--score-opt` spells every option on ops/score too, with the identity of the flag."""
+    assert _scorer_block(cli, tmp_path, "a", "--score-opt", "dae=false") == _scorer_block(
+        cli, tmp_path, "b", "--no-dae"
+    )
+    # an option with no flag of its own
+    hyphen = _scorer_block(cli, tmp_path, "c", "--score-opt", "hyphen=join")
+    assert hyphen["options"]["hyphen"] == "join"
+
+
 def test_ops_score_and_score_opt_refuse_a_preset_alike(cli: Any, tmp_path: Path) -> None:
     ref, hyp = _files(tmp_path)
     code, _, err = cli("score", ref, hyp, "-o", tmp_path / "o", "--preset", "nist")

@@ -18,6 +18,7 @@ from typing import Any
 from asrbench.identity import digest, file_sha256, tree_files, tree_paths
 from asrbench.settings import settings
 from scoring import Scorer, ScorerConfig
+from scoring.options import parse_options
 
 _SCORERS: dict[tuple[str, str], Scorer] = {}
 
@@ -71,27 +72,13 @@ def get_scorer(lang: str = "en", options: dict[str, Any] | None = None) -> Score
     """A Scorer for `lang` and user `options` (ScorerConfig fields), built once per process.
 
     `lang` is any BCP-47 tag (scoring.languages: a language it does not list gets the
-    language-neutral steps). Raises ScoringError (an input error) for a malformed tag, and
-    InputError for an unknown option.
+    language-neutral steps). Raises ScoringError (an input error) for a malformed tag, an
+    unknown option or a value of the wrong type (`scoring.options.parse_options`).
     """
     key = (lang, json.dumps(options or {}, sort_keys=True))
     if key not in _SCORERS:
-        opts = dict(options or {})
-        if "lang" in opts:
-            from asrbench.errors import InputError
-
-            raise InputError(
-                "scorer option 'lang' comes from the dataset's language; do not "
-                "pass it as --score-opt"
-            )
-        try:
-            config = ScorerConfig(lang=lang, cache_dir=str(settings().cache), **opts)
-        except TypeError as exc:
-            from asrbench.errors import InputError
-
-            known = ", ".join(f for f in ScorerConfig.__dataclass_fields__ if f != "cache_dir")
-            raise InputError(f"unknown scorer option ({exc}); known: {known}") from None
-        _SCORERS[key] = Scorer(config)
+        opts = parse_options(options, "scorer option")  # the one check of every option
+        _SCORERS[key] = Scorer(ScorerConfig(lang=lang, cache_dir=str(settings().cache), **opts))
     return _SCORERS[key]
 
 

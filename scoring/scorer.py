@@ -18,26 +18,19 @@ from scoring.errors import ScoringError
 from scoring.languages import Profile, resolve
 from scoring.metrics import UNITS, Metrics, UtteranceResult, pooled
 from scoring.normalize import (
-    AsciiCase,
-    Case,
-    FullWidth,
-    Invisible,
     Itj,
     NonSpeech,
     Nsw,
     Optional,
     Pipeline,
-    Punc,
-    UkUs,
-    UnicodeForm,
     char_tokens,
+    steps,
     word_tokens,
 )
 from scoring.normalize.alternation import Alternation, Fragment, check_text, has_marks
 from scoring.normalize.invisible import FORMS
-from scoring.normalize.nsw import Num2Words, nsw_step
+from scoring.normalize.nsw import Num2Words
 from scoring.normalize.optional import split_optional, strip_markers
-from scoring.normalize.script import Diacritics, Elision, Fold, Geresh
 from scoring.stats import MAX_BOOTSTRAP, MAX_BOOTSTRAP_REASON
 
 if TYPE_CHECKING:
@@ -583,40 +576,6 @@ def _data_files(cfg: ScorerConfig) -> dict[str, Path]:
     return files
 
 
-def _itj(cfg: ScorerConfig, path: Path) -> Itj:
-    """ITJ on the list at `path`; with `diacritics="strip"` its words are stripped too, as the
-    text is before ITJ sees it (`äh` is then `ah`)."""
-    step = Itj(path)
-    if cfg.diacritics == "strip":
-        strip = Diacritics(cfg.unicode_form if cfg.unicode else None)
-        step.words = frozenset(map(strip, step.words))
-    return step
-
-
-def _script_steps(cfg: ScorerConfig, profile: Profile) -> list:
-    """CASE and the script's own steps, in order (English and Chinese: CASE as before).
-
-    They run after OPTIONAL and before PUNC: ELISION puts its space after the clitic's
-    apostrophe for PUNC to drop, GERESH removes marks PUNC would split a word at.
-    """
-    form = cfg.unicode_form if cfg.unicode else None
-    steps: list = []
-    if cfg.case:
-        if cfg.align == "sclite":
-            steps.append(AsciiCase())
-        elif profile.case == "lower":
-            steps.append(Case())
-        else:
-            steps.append(Fold(turkic=profile.case == "turkic", form=form))
-    if cfg.diacritics == "strip":
-        steps.append(Diacritics(form))
-    if profile.elisions and cfg.punc:
-        steps.append(Elision(profile.elisions))
-    if profile.language in ("he", "yi") and cfg.punc:
-        steps.append(Geresh())
-    return steps
-
-
 class Scorer:
     """Normalise, expand alternatives on the hypothesis, align and count."""
 
@@ -624,37 +583,15 @@ class Scorer:
         self.config = cfg = config or ScorerConfig()
         self.profile = profile = cfg.profile()
         self.files: dict[str, Path] = _data_files(cfg)
-        text_steps: list = []
-        if cfg.invisible:
-            text_steps.append(Invisible())
-        if cfg.unicode:
-            text_steps.append(UnicodeForm(cfg.unicode_form))
-        if cfg.nonspeech and "nonspeech_markers" in self.files:
-            text_steps.append(NonSpeech(self.files["nonspeech_markers"]))
-        if cfg.alternations and cfg.unit != "char":
-            # sclite's markup before any step that reads text: NSW would read the `/` of
-            # `{ a / b }` as "slash" and a null word `@` as "at"
-            text_steps.append(Alternation())
-        self.nsw: Nsw | Num2Words | None = None
-        if cfg.nsw and profile.nsw:  # nemo's grammar for the language, else num2words, else none
-            self.nsw = nsw_step(profile.language, cfg.cache_dir)
-            if self.nsw is not None:
-                text_steps.append(self.nsw)
-        if profile.fullwidth:
-            text_steps.append(FullWidth())
-        if cfg.fragments and cfg.unit != "char":
-            text_steps.append(Fragment())
+        # The pipeline is the registry's steps in its order (scoring.normalize.steps), each
+        # built for this configuration or left out.
+        ctx = steps.Context(cfg, profile, self.files)
+        text_steps = steps.build("text", ctx)
+        token_steps = steps.build("token", ctx)
+        self.nsw: Nsw | Num2Words | None = next(
+            (s for s in text_steps if isinstance(s, (Nsw, Num2Words))), None
+        )
         self.optional = cfg.optional
-        if cfg.optional:
-            text_steps.append(Optional())
-        text_steps.extend(_script_steps(cfg, profile))
-        if cfg.punc:
-            text_steps.append(Punc(cfg.hyphen, marks=not profile.legacy))
-        token_steps: list = []
-        if cfg.itj and "interjections" in self.files:
-            token_steps.append(_itj(cfg, self.files["interjections"]))
-        if cfg.ukus and "uk_us" in self.files:
-            token_steps.append(UkUs(self.files["uk_us"]))
         tokenize = char_tokens if cfg.unit == "mixed" else word_tokens
         self.pipeline = Pipeline(text_steps, token_steps, tokenize)
         self.alternatives: Alternatives | None = None

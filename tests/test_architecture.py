@@ -635,3 +635,78 @@ def test_segmentation_names_spans_not_segments() -> None:
 
 
 # ---- end of issue 40 item 4 rest (helper H) ---------------------------------------------------
+
+
+# ---- issue 40 item 3 (helper E): the normaliser's steps and the scorer's options ------------
+# The steps and their order live in `scoring/normalize/steps.py` (STEPS, PRESETS, LADDER); the
+# scorer's options in `scoring/options.py` (OPTIONS, and `parse_options`, the one parser behind
+# ops/score's flags, --score-opt and a request file's options.scorer).
+_STEP_HOMES = {"scoring/normalize/steps.py", "scoring/options.py"}
+
+
+def _step_lists(tree: ast.AST, names: set[str]) -> list[int]:
+    """Lines of literals (dict, tuple, list, set) naming three or more steps or step switches:
+    a step list kept by hand."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Dict, ast.Tuple, ast.List, ast.Set)):
+            elts = list(node.keys if isinstance(node, ast.Dict) else node.elts)
+            # one level down too: a list of (label, switch, name) rows is a step list
+            elts += [x for e in elts if isinstance(e, (ast.Tuple, ast.List)) for x in e.elts]
+            hits = {e.value for e in elts if isinstance(e, ast.Constant) and e.value in names}
+            if len(hits) >= 3:
+                found.append(node.lineno)
+    return found
+
+
+def _step_names() -> set[str]:
+    from scoring.normalize.steps import STEPS
+
+    return {s.name for s in STEPS} | {s.option for s in STEPS if s.option}
+
+
+def test_step_lists_live_in_the_registry() -> None:
+    """No module lists the normaliser's steps (or their switches) itself: it reads
+    scoring.normalize.steps (ops/score's options, the ablation's ladder did before issue 40)."""
+    names = _step_names()
+    offenders = [
+        f"{rel}:{line}"
+        for rel, tree in _package_sources()
+        if rel not in _STEP_HOMES
+        for line in _step_lists(tree, names)
+    ]
+    assert offenders == [], "read the steps from scoring.normalize.steps (STEPS, PRESETS, LADDER)"
+
+
+def test_the_step_list_check_sees_a_list_by_hand() -> None:
+    text = 'pair = ("case", "punc")\nLADDER = ["CASE", "PUNC", "ITJ"]\n'
+    text += 'opts = {"nsw": 1, "dae": 0, "itj": 1}\n'
+    text += 'rows = [("+CASE", "case", "CASE"), ("+PUNC", "punc", "PUNC")]'
+    assert _step_lists(ast.parse(text), _step_names()) == [2, 3, 4]
+
+
+def test_score_options_have_one_parser() -> None:
+    """`--score-opt` values reach the scorer through scoring.options.parse_options only: no
+    other coercion (typed_pairs, typed_value) is called on them, and the platform builds a
+    ScorerConfig in asrbench/scorers.py alone (which parses what it is given)."""
+    offenders = []
+    for rel, tree in _package_sources():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _call_name(node).lstrip(".")
+            args = [a for a in ast.walk(node) if isinstance(a, ast.Constant)]
+            if name in ("typed_pairs", "typed_value") and any(
+                a.value == "--score-opt" for a in args
+            ):
+                offenders.append(f"{rel}:{node.lineno}: {name}")
+            if (
+                name == "ScorerConfig"
+                and rel.startswith("asrbench/")
+                and rel != "asrbench/scorers.py"
+            ):
+                offenders.append(f"{rel}:{node.lineno}: ScorerConfig")
+    assert offenders == [], "parse scorer options with scoring.options.parse_options"
+
+
+# ---- end of issue 40 item 3 (helper E) block ----------------------------------------------------

@@ -111,7 +111,9 @@ def test_key_value_numbers_refuse_nan_and_infinity(
     option: str, value: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["--as-alias", "ops/benchmark", "benchmark", "-m", "no_such_model"]
-    code = main([*argv, option, f"x={value}"])
+    # a float option of each (the scorer's options are checked by name, then by type)
+    code = main([*argv, option, f"confidence={value}"])
     err = capsys.readouterr().err.strip()
     assert code == 2, err
-    assert err.splitlines() == [err] and err.startswith(f"error: {option} x={float(value)}")
+    assert err.splitlines() == [err]
+    assert err.startswith(f"error: {option} confidence={float(value)}")

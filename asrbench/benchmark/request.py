@@ -277,7 +277,9 @@ def _scorer(value: object) -> Mapping[str, Any]:
     for k, v in value.items():
         if not isinstance(k, str) or not isinstance(v, (bool, int, float, str)):
             raise ValueError(f"{k}: {v!r}: give true/false, a number or a text")
-    return value
+    from scoring.options import parse_options  # (loads the step registry: only when asked)
+
+    return parse_options(value, "")  # the one check, as --score-opt's (ScoringError: a ValueError)
 
 
 def _env(value: object) -> Mapping[str, str]:
@@ -300,7 +302,9 @@ def _segment_opt(value: object) -> Mapping[str, Any]:
     for k, v in value.items():
         if not isinstance(k, str) or not isinstance(v, (bool, int, float, str)):
             raise ValueError(f"{k}: {v!r}: give true/false, a number or a text")
-    return value
+    from scoring.options import parse_options  # (loads the step registry: only when asked)
+
+    return parse_options(value, "")  # the one check, as --score-opt's (ScoringError: a ValueError)
 
 
 _READERS: dict[str, Callable[[Any], Any]] = {

@@ -23,6 +23,7 @@ from asrbench.cli.options import (
     SeedOpt,
     parse_pairs,
     positive_seconds,
+    score_options,
     typed_pairs,
 )
 from asrbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, AsrbenchError, InputError
@@ -127,7 +128,7 @@ def benchmark(
         utt_timeout_s=positive_seconds(utt_timeout, "--utt-timeout"),
         timeout_s=positive_seconds(timeout, "--timeout"),
         gpus=gpus,
-        scorer=typed_pairs(score_opt, "--score-opt"),
+        scorer=score_options(score_opt),
         env=check_env(parse_pairs(env, "--env"), "--env"),
         segment=segment,
         segment_opt=typed_pairs(segment_opt, "--segment-opt"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import typer
@@ -79,6 +79,26 @@ def typed_pairs(items: Iterable[str] | None, flag: str) -> dict[str, bool | int 
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"{flag} {key}={value}: not a finite number; give a number")
     return out
+
+
+def score_options(items: Iterable[str] | None, flag: str = "--score-opt") -> dict[str, object]:
+    """`--score-opt KEY=VALUE` items as scorer options, read by the scorer's one option parser
+    (`scoring.options.parse_options`: the names, coercion and errors of ops/score's flags)."""
+    from scoring.options import parse_options  # (loads the step registry: only when used)
+
+    return parse_options(parse_pairs(items, flag), flag)
+
+
+def score_flag_options(
+    params: Mapping[str, object], preset: str | None, items: Iterable[str] | None
+) -> dict[str, object]:
+    """ops/score's scorer options: its parameters named as scorer options (None: the flag
+    was not given), the preset, then `--score-opt` items, through the scorer's one option
+    parser (`scoring.options.flag_options`)."""
+    from scoring.options import OPTIONS, flag_options
+
+    flags = {name: value for name, value in params.items() if name in OPTIONS}
+    return flag_options(flags, preset, "ops/score", parse_pairs(items, "--score-opt"))
 
 
 def existing_file(path: Path, what: str) -> Path:

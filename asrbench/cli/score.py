@@ -20,10 +20,10 @@ app = typer.Typer(add_completion=False, help=__doc__)
 
 
 def _lean_coercion() -> Any:
-    """A value coercion for this command's plain options (paths, strings, numbers) that does not
-    build a pydantic TypeAdapter per option, as typer 0.29 does on first use (~0.1 s of every
-    `ops/score`, pydantic's import included). None when typer's internals differ (then typer's
-    own coercion runs: slower, the same values)."""
+    """A value coercion for this command's plain options (paths, strings, numbers, a list of
+    strings) that does not build a pydantic TypeAdapter per option, as typer 0.29 does on first
+    use (~0.1 s of every `ops/score`, pydantic's import included). None when typer's internals
+    differ (then typer's own coercion runs: slower, the same values)."""
     try:
         from dataclasses import dataclass
 
@@ -46,6 +46,8 @@ def _lean_coercion() -> Any:
                     ) from None
             if kind is Path:
                 return Path(value)
+            if kind == list[str]:  # a repeatable option (--score-opt): every value given
+                return [str(v) for v in value]
             if kind is str or kind is bool:
                 return value if isinstance(value, kind) else kind(value)
             raise BadParameter(f"{value!r}: unsupported option type", ctx=ctx, param=param)
@@ -72,7 +74,7 @@ class _LeanCommand(TyperCommand):
             and desc is not None
             and getattr(param, "_runtime_param", 0) is None
             and not desc.file_annotation
-            and desc.annotation in (int, float, str, bool, Path)
+            and desc.annotation in (int, float, str, bool, Path, list[str])
         ):
             param._runtime_param = self._plain(
                 parameter_info=desc.parameter_info, annotation=desc.annotation
@@ -115,16 +117,24 @@ def score(
         "(CJK characters + words); default: mixed for zh, else word",
     ),
     align: str = typer.Option(
-        "minimal",
-        help="minimal (fewest edits) or sclite (sclite's weights, tie-breaks and ASCII-only "
-        "case folding, no DAE: its counts exactly)",
+        None,
+        help="minimal (fewest edits; the default) or sclite (sclite's weights, tie-breaks "
+        "and ASCII-only case folding, no DAE: its counts exactly)",
     ),
-    case: bool = typer.Option(True, help="CASE step"),
-    punc: bool = typer.Option(True, help="PUNC step"),
-    itj: bool = typer.Option(True, help="ITJ step"),
-    ukus: bool = typer.Option(True, help="UK-US step"),
-    nsw: bool = typer.Option(True, help="NSW step (nemo-text-processing)"),
-    dae: bool = typer.Option(True, help="DAE alternatives on the hypothesis"),
+    preset: str = typer.Option(
+        None,
+        help="a named step list: default, no-dae, sclite (with --align sclite) or raw (no "
+        "step); the step flags given beside it win (docs/SCORING.md)",
+    ),
+    score_opt: list[str] = typer.Option(
+        None, "--score-opt", help="any scorer option KEY=VALUE (repeatable; wins over a flag)"
+    ),
+    case: bool = typer.Option(None, "--case/--no-case", help="CASE step"),
+    punc: bool = typer.Option(None, "--punc/--no-punc", help="PUNC step"),
+    itj: bool = typer.Option(None, "--itj/--no-itj", help="ITJ step"),
+    ukus: bool = typer.Option(None, "--ukus/--no-ukus", help="UK-US step"),
+    nsw: bool = typer.Option(None, "--nsw/--no-nsw", help="NSW step (nemo-text-processing)"),
+    dae: bool = typer.Option(None, "--dae/--no-dae", help="DAE alternatives on the hypothesis"),
     compounds: bool = typer.Option(
         None,
         "--compounds/--no-compounds",
@@ -134,17 +144,24 @@ def score(
     diacritics: str = typer.Option(
         "keep", help="keep, or strip optional diacritics (accents, harakat, niqqud) on both sides"
     ),
-    nonspeech: bool = typer.Option(True, help="NONSPEECH step: drop <beep>, [noise], ..."),
+    nonspeech: bool = typer.Option(
+        None, "--nonspeech/--no-nonspeech", help="NONSPEECH step: drop <beep>, [noise], ..."
+    ),
     optional: bool = typer.Option(
-        True, help="sclite's (word): optionally deletable reference words"
+        None,
+        "--optional/--no-optional",
+        help="sclite's (word): optionally deletable reference words",
     ),
     invisible: bool = typer.Option(
-        True,
+        None,
+        "--invisible/--no-invisible",
         help="INVISIBLE step: drop terminal escapes, control "
         "and invisible format characters (zero-width "
         "space, bidi marks)",
     ),
-    unicode: bool = typer.Option(True, help="Unicode normalisation step (--unicode-form)"),
+    unicode: bool = typer.Option(
+        None, "--unicode/--no-unicode", help="Unicode normalisation step (--unicode-form)"
+    ),
     unicode_form: str = typer.Option(
         "NFC",
         help="NFC, or NFKC to fold compatibility forms (ligatures, full-width, superscripts) too",
@@ -163,10 +180,14 @@ def score(
     ),
     against: Path = typer.Option(None, help="a second hypothesis file: paired bootstrap test"),
     alternations: bool = typer.Option(
-        True, help="sclite's reference alternations { a / b / @ } and null word @"
+        None,
+        "--alternations/--no-alternations",
+        help="sclite's reference alternations { a / b / @ } and null word @",
     ),
     fragments: bool = typer.Option(
-        False, help="sclite's -F: a fragment (th-, -ing) matches a word it begins or ends"
+        None,
+        "--fragments/--no-fragments",
+        help="sclite's -F: a fragment (th-, -ing) matches a word it begins or ends",
     ),
     ignore_id_case: bool = typer.Option(
         None,
@@ -184,36 +205,9 @@ def score(
     ),
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
-    options = {
-        "case": case,
-        "punc": punc,
-        "itj": itj,
-        "ukus": ukus,
-        "nsw": nsw,
-        "dae": dae,
-        "nonspeech": nonspeech,
-        "optional": optional,
-        "invisible": invisible,
-        "unicode": unicode,
-        "unicode_form": unicode_form,
-        "bootstrap": bootstrap,
-    }
-    # Options passed only when not their default, so the options (and identity) stay as before
-    # for the defaults: data files, the exact mode, the unit, compounds and diacritics (issue
-    # 24), sclite's input conventions (issue 25).
-    for key, value, default in (
-        ("alternatives", alternatives, None),
-        ("nonspeech_markers", nonspeech_markers, None),
-        ("align", align, "minimal"),
-        ("unit", unit, None),
-        ("compounds", compounds, None),
-        ("diacritics", diacritics, "keep"),
-        ("alternations", alternations, True),
-        ("fragments", fragments, False),
-        ("ignore_id_case", ignore_id_case, None),
-    ):
-        if value != default:
-            options[key] = value
+    from asrbench.cli.options import score_flag_options
+
+    options = score_flag_options(locals(), preset, score_opt)  # parameters named as options
     # Scoring only adds acyclic objects (texts, token lists, results): the cyclic collector
     # would rescan them many times over for nothing. Restored after (tests run in-process).
     enabled = gc.isenabled()

@@ -21,40 +21,16 @@ from typing import Any
 from asrbench.report.collect import Cell
 from scoring.metrics import pooled
 
-# (label, ScorerConfig flag, step name in summary.scorer.steps)
-LADDER: list[tuple[str, str, str]] = [
-    ("+CASE", "case", "CASE"),
-    ("+PUNC", "punc", "PUNC"),
-    ("+ITJ", "itj", "ITJ"),
-    ("+UK-US", "ukus", "UK-US"),
-    ("+NSW", "nsw", "NSW"),
-    ("+DAE", "dae", "DAE"),
-]
-# boolean ScorerConfig fields that are input conventions, not pipeline steps
-NOT_STEPS = {"ignore_id_case"}
-# fields whose step is named otherwise in summary.scorer.steps
-STEP_NAMES = {"alternations": "ALTERNATION", "fragments": "FRAGMENT"}
 SEP = "\x1f"  # model index / utterance ID separator (a control character: not in IDs)
 
 
 def ladder() -> list[tuple[str, str, str]]:
-    """LADDER, with any other step the scorer can switch (a boolean ScorerConfig field, e.g.
-    NONSPEECH, OPTIONAL) added before +DAE, so that "raw" has every step off."""
-    from dataclasses import fields
+    """(label, ScorerConfig switch, step name in summary.scorer.steps) for each step of the
+    normaliser's registry, in its ablation order (`scoring.normalize.steps.LADDER`), so that
+    "raw" has every step off."""
+    from scoring.normalize.steps import BY_NAME, LADDER
 
-    from scoring import ScorerConfig
-
-    known = {f for _, f, _ in LADDER} | NOT_STEPS
-    extra = [
-        (
-            f"+{STEP_NAMES.get(f.name, f.name.upper())}",
-            f.name,
-            STEP_NAMES.get(f.name, f.name.upper()),
-        )
-        for f in fields(ScorerConfig)
-        if f.type in ("bool", bool) and f.name not in known
-    ]
-    return LADDER[:-1] + extra + LADDER[-1:]
+    return [(f"+{name}", str(BY_NAME[name].option), name) for name in LADDER]
 
 
 def _has(steps: set[str], name: str) -> bool:

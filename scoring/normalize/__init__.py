@@ -1,16 +1,17 @@
 """The normalisation pipeline: small named steps, each switchable for ablations.
 
-String steps run first, in this order: INVISIBLE (terminal escapes, control and invisible
-format characters removed), UNICODE (NFC or NFKC normalisation), NONSPEECH (markers such as
-`<beep>`, `[noise]`; before anything reads inside them), ALTERNATION (sclite's `{ a / b }` and
-null word `@`, marked before NSW could read `/` and `@` as words), NSW (verbalise numbers;
-needs case and punctuation), FW (full-width to half-width: Chinese, Cantonese, Japanese),
-OPTIONAL (marks sclite's parenthesised optional words before PUNC strips the parentheses),
-CASE, then the
-script's own steps (DIACRITICS when asked, ELISION for French, Italian and Catalan clitics,
-GERESH for Hebrew and Yiddish; `script.py`), PUNC. The text is then tokenised (words, or
-characters for character-level languages) and the token steps run: ITJ, UK-US. Reference and
-hypothesis go through the very same pipeline (OPTIONAL's marks are read on the reference only).
+The steps and their order are one registry, `STEPS` in `steps.py` (the scorer walks it; its
+presets and the ablation's order are there too). String steps run first, in this order:
+INVISIBLE (terminal escapes, control and invisible format characters removed), UNICODE (NFC or
+NFKC normalisation), NONSPEECH (markers such as `<beep>`, `[noise]`; before anything reads
+inside them), ALTERNATION (sclite's `{ a / b }` and null word `@`, marked before NSW could read
+`/` and `@` as words), NSW (verbalise numbers; needs case and punctuation), FW (full-width to
+half-width: Chinese, Cantonese, Japanese), OPTIONAL (marks sclite's parenthesised optional words
+before PUNC strips the parentheses), CASE, then the script's own steps (DIACRITICS when asked,
+ELISION for French, Italian and Catalan clitics, GERESH for Hebrew and Yiddish; `script.py`),
+PUNC. The text is then tokenised (words, or characters for character-level languages) and the
+token steps run: ITJ, UK-US. Reference and hypothesis go through the very same pipeline
+(OPTIONAL's marks are read on the reference only).
 
 Which steps a language gets is its profile's business (`scoring/languages.py`): English and
 Chinese keep their pipelines of before (CASE is `lower()`); every other language folds case with

@@ -129,7 +129,7 @@ def _stream(cli, tmp_path: Path, name: str, delay: float) -> tuple[int, str, str
 def test_ops_stream_warns_when_the_decoder_falls_behind(cli, tmp_path: Path) -> None:
     code, out, err, rec = _stream(cli, tmp_path, "slow_decoder", SLOW)
     assert code == 0, err
-    assert rec["format"] == "asrbench-stream-v3"
+    assert rec["format"] == "asrbench-stream-v4"
     g = rec["latency_guard"]
     assert g["attributable"] is False and "decoder_behind" in _rules(g)
     assert g["measured"]["program_cpu_s"] is not None  # the local runner's child is seen
@@ -158,6 +158,16 @@ def test_ops_stream_says_nothing_against_a_decoder_that_keeps_up(cli, tmp_path: 
 def test_older_stream_records_read_as_not_judged(older: str) -> None:
     from asrbench.results.records import StreamRecord
 
-    fields = {k: None for k in StreamRecord.__dataclass_fields__ if k != "latency_guard"}
+    new = ("latency_guard", "runs")
+    fields = {k: None for k in StreamRecord.__dataclass_fields__ if k not in new}
     rec = StreamRecord.from_dict({"format": older, **fields})
     assert rec.latency_guard is None and guard.warning(rec.latency_guard) is None
+
+
+def test_v3_stream_records_read_without_runs() -> None:
+    """v4 adds the runs that fed a cell (a resumed cell has several: streaming/cache.py)."""
+    from asrbench.results.records import StreamRecord
+
+    fields = {k: None for k in StreamRecord.__dataclass_fields__ if k != "runs"}
+    rec = StreamRecord.from_dict({**fields, "format": "asrbench-stream-v3"})
+    assert rec.runs is None

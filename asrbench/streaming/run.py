@@ -153,10 +153,15 @@ def run_options(model: Model, spec: StreamSpec) -> tuple[Model, RunOptions]:
     """The model (its CUDA image variant under --gpus, as ops/benchmark) and the container's
     options; a card with `gpu: none` gets no GPU (as ops/benchmark: it would only change the
     key)."""
-    gpus = spec.gpus if model.card.gpu != "none" else None
-    if spec.gpus and gpus is None:
+    options = container_options(model, spec)
+    if spec.gpus and options.gpus is None:
         print(f"{model.id}: --gpus ignored: model card says gpu: none", file=sys.stderr)
-    return for_gpus(model, gpus), RunOptions(cpus=spec.cpus, gpus=gpus)
+    return for_gpus(model, options.gpus), options
+
+
+def container_options(model: Model, spec: StreamSpec) -> RunOptions:
+    """The container's CPU limit and GPUs (none for a card with `gpu: none`)."""
+    return RunOptions(cpus=spec.cpus, gpus=spec.gpus if model.card.gpu != "none" else None)
 
 
 def cache_runtime(spec: StreamSpec, options: RunOptions) -> dict[str, Any]:
@@ -445,6 +450,12 @@ def describe(res: StreamResult) -> str:
         f"max {_ms(ov['max'])} ({ov['n']} events)"
     )
     lines += _describe_guard(rec.latency_guard)
+    if rec.runs and len(rec.runs) > 1:
+        counts = ", ".join(str(r["n_utts"]) for r in rec.runs)
+        lines.append(
+            f"  fed by {len(rec.runs)} runs of the program ({counts} utterances; resumed from "
+            "its cache): stream.json names each utterance's run"
+        )
     lines.append(f"  stored in {res.folder}")
     return "\n".join(lines)
 

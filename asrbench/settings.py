@@ -22,6 +22,8 @@ VARIABLES: dict[str, str] = {
     "CACHE": "local cache root (hypotheses, images' wheelhouses, perturbed audio, zoo objects); "
     "default <repo>/.cache",
     "RESULTS": "results root; default <repo>/results",
+    "STREAM_CACHE": "stream cells' cache (each utterance kept as it is done, so a rerun "
+    "resumes; docs/STREAMING.md); default <cache>/streams",
     "DATASETS_DIR": "where datasets live and are pulled to; default <repo>/datasets",
     "MODELS_DIR": "where model folders live and are pulled to; default <repo>/models",
     "ZOO_CONFIG": "the zoo configuration file; default <repo>/zoo.yaml",
@@ -53,6 +55,7 @@ class Settings:
     build_mode: str
     ca_bundle: Path | None
     rir_dir: Path | None
+    stream_cache: Path  # stream cells' cache (streaming/cache.py)
     shard_hold: Path | None = None  # tests: hold node shards while this file exists
     attack_batch: int = 4  # utterances a batched attack (pgd) runs at once
     noise: dict[str, Path] = field(default_factory=dict)  # KIND (lower case) -> folder
@@ -102,6 +105,7 @@ class Settings:
             build_mode=env.get(PREFIX + "BUILD_MODE") or "wheelhouse",
             ca_bundle=opt_path("CA_BUNDLE"),
             rir_dir=opt_path("RIR_DIR"),
+            stream_cache=path("STREAM_CACHE", path("CACHE", REPO_ROOT / ".cache") / "streams"),
             shard_hold=opt_path("SHARD_HOLD"),
             attack_batch=int(raw_batch),
             noise=noise,

@@ -62,6 +62,18 @@ def mini_en() -> Path:
     return MINI_EN
 
 
+@pytest.fixture(autouse=True)
+def own_stream_cache(request, tmp_path_factory, monkeypatch) -> None:
+    """Every test streams into a stream cache of its own (not created unless used): a stream
+    cell resumes from its cache (asrbench/streaming/cache.py), so utterances another test or
+    an earlier session kept for the same stand-in would be served instead of streamed."""
+    from asrbench.identity import bytes_sha256
+
+    name = bytes_sha256(request.node.nodeid.encode("utf-8"))[:16]
+    cache = tmp_path_factory.getbasetemp() / "stream-caches" / name
+    monkeypatch.setenv("ASRBENCH_STREAM_CACHE", str(cache))
+
+
 @pytest.fixture
 def cli(capsys):
     """Run `asrbench ARGS...` in-process: (exit code, stdout, stderr), as a user would see them."""

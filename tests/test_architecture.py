@@ -710,3 +710,46 @@ def test_score_options_have_one_parser() -> None:
 
 
 # ---- end of issue 40 item 3 (helper E) block ----------------------------------------------------
+
+# ---- issue 40 item 1 (helper B): one container spec for batch, serve and stream -------------
+# A model container's isolation and resources (capabilities, privileges, memory, CPUs, GPUs)
+# are spelled in asrbench/runners/container.py alone; batch and serve render its spec as the
+# Docker SDK's arguments, the stream as a `docker run` command line. Image builds are not model
+# containers (images/build.py's `network_mode` is the build's network) and are not checked.
+_CONTAINER_HOME = "asrbench/runners/container.py"
+_SPEC_KEYWORDS = {"cap_drop", "security_opt", "mem_limit", "nano_cpus", "device_requests"}
+_SPEC_WORDS = {"--cap-drop", "--security-opt", "no-new-privileges", "--memory", "run"}
+
+
+def _own_container_spec(tree: ast.AST) -> list[str]:
+    """Where a module spells a container's settings itself: an SDK keyword of the spec, or a
+    `docker run` command line (the list literal starting "docker", "run")."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg in _SPEC_KEYWORDS:
+            found.append(f"line {node.value.lineno}: {node.arg}=")
+        elif isinstance(node, ast.Constant) and node.value in _SPEC_WORDS - {"run"}:
+            found.append(f"line {node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.List) and [
+            e.value for e in node.elts[:2] if isinstance(e, ast.Constant)
+        ] == ["docker", "run"]:
+            found.append(f"line {node.lineno}: a docker run command line")
+    return found
+
+
+def test_model_containers_have_one_spec() -> None:
+    offenders = {}
+    for rel, tree in _sources():
+        if rel != _CONTAINER_HOME and (found := _own_container_spec(tree)):
+            offenders[rel] = found
+    assert offenders == {}, f"build model containers with {_CONTAINER_HOME}::container_spec"
+
+
+def test_the_container_check_sees_the_old_ways() -> None:
+    old_stream = 'cmd = ["docker", "run", "-i", "--memory", m, "--cap-drop", "ALL"]\n'
+    old_batch = 'kw = dict(mem_limit=m, cap_drop=["ALL"], security_opt=["no-new-privileges"])\n'
+    assert len(_own_container_spec(ast.parse(old_stream))) == 3
+    assert len(_own_container_spec(ast.parse(old_batch))) == 4
+
+
+# ---- end of issue 40 item 1 (helper B) block ---------------------------------------------------

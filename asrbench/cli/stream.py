@@ -37,6 +37,14 @@ def stream_cmd(
     seed: int = typer.Option(0, "--seed", help="seed of the sample and of the bootstrap"),
     runner: str = typer.Option("docker", "--runner", help="docker or local"),
     results: Path = ResultsOpt,
+    cache: Path = typer.Option(
+        None,
+        "--cache",
+        help="stream cache: each utterance kept as it is done, so a rerun resumes "
+        "(default $ASRBENCH_CACHE/streams, else .cache/streams)",
+    ),
+    cpus: float = typer.Option(None, "--cpus", help="CPU limit of the container (Docker)"),
+    gpus: str = typer.Option(None, "--gpus", help="GPUs for the container: 'all' or a count"),
     as_json: bool = typer.Option(
         False, "--json", help="print stream.json's pooled figures as JSON"
     ),
@@ -61,7 +69,9 @@ def stream_cmd(
     from asrbench.streaming.run import StreamSpec, describe, print_progress, stream_cell
 
     budget = _budget(max_failed)
-    spec = StreamSpec(runner, chunk_ms, speed, max_utts, seed, results)
+    spec = StreamSpec(
+        runner, chunk_ms, speed, max_utts, seed, results, cache_root=cache, cpus=cpus, gpus=gpus
+    )
     mdl = resolve_model(model)
     streaming_program(mdl)  # a card that cannot stream is named first, whatever its secrets
     _check_secrets(mdl)

@@ -7,7 +7,7 @@ in the manner of `summary.py`'s `Summary` (which uses the machinery below too):
     run.json          RunRecord          asrbench-run-v2         provenance of one result cell
     robustness.json   RobustnessRecord   asrbench-robustness-v2  ops/robustness (v1: no tag)
     fairness.json     FairnessRecord     asrbench-fairness-v1    ops/fairness
-    stream.json       StreamRecord       asrbench-stream-v3      ops/stream (v1, v2 read)
+    stream.json       StreamRecord       asrbench-stream-v4      ops/stream (v1-v3 read)
     capacity.json     CapacityRecord     asrbench-stream-capacity-v1  ops/stream --capacity
 
 `write_record` writes one atomically with sorted keys (the same record gives the same bytes);
@@ -669,12 +669,14 @@ class FairnessRecord:
             raise _malformed(where, exc, FAIRNESS_RERUN) from None
 
 
-STREAM_FORMAT = "asrbench-stream-v3"
+STREAM_FORMAT = "asrbench-stream-v4"
 # v1 (the first slice) had the same fields; v2 adds the word metrics to `pooled` and the rows
 # and measures the cursor lag by the scorer's alignment, not a common prefix; v3 adds
 # `latency_guard` (streaming/guard.py) and the rows' feed lateness and backlog growth (older
-# records read with `latency_guard` null: not judged)
-STREAM_OLDER = ("asrbench-stream-v1", "asrbench-stream-v2")
+# records read with `latency_guard` null: not judged); v4 adds `runs` (the runs of the program
+# that fed the cell: a resumed cell has several, streaming/cache.py) and each row's `run`
+# (older records read with `runs` null)
+STREAM_OLDER = ("asrbench-stream-v1", "asrbench-stream-v2", "asrbench-stream-v3")
 STREAM_RERUN = "rerun ops/stream"
 CAPACITY_FORMAT = "asrbench-stream-capacity-v1"
 CAPACITY_RERUN = "rerun ops/stream --capacity"
@@ -718,6 +720,8 @@ class StreamRecord:
     notes: list[str]
     # guard.judge: whether the latencies are the model's; None in records older than v3
     latency_guard: dict[str, Any] | None = None
+    # each run that fed the cell (run ID, utterances, host measures); None before v4
+    runs: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -729,7 +733,8 @@ class StreamRecord:
     def from_dict(cls, d: Any, where: str = "stream.json") -> StreamRecord:
         fmt = (STREAM_FORMAT, STREAM_RERUN, STREAM_OLDER)
         if isinstance(d, dict) and d.get("format") in STREAM_OLDER:
-            d = {"latency_guard": None, **d}  # written before the guard: not judged
+            # written before the guard (not judged) or before the runs were recorded
+            d = {"latency_guard": None, "runs": None, **d}
         return _from_fields(cls, d, where, "stream", fmt)
 
 

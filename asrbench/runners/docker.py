@@ -30,17 +30,10 @@ from asrbench.runners.base import (
     prepare_worker_dir,
     redactor_for,
 )
+from asrbench.runners.container import Use, container_spec, user_and_owner
 
 DATA_MOUNT = "/data"
 WORK_MOUNT = "/work"
-CONTAINER_UID = 10001  # non-root user inside the container when the host user is root
-
-
-def _user_and_owner() -> tuple[str, int | None]:
-    uid = os.getuid()
-    if uid == 0:
-        return f"{CONTAINER_UID}:{CONTAINER_UID}", CONTAINER_UID
-    return f"{uid}:{os.getgid()}", None
 
 
 class DockerRunner(Runner):
@@ -81,46 +74,30 @@ class DockerRunner(Runner):
         options: RunOptions | None = None,
     ) -> RunResult:
         from docker.errors import APIError
-        from docker.types import DeviceRequest
 
         options = options or RunOptions()
         tag, image_id = self._image(model)
         work_dir, out_dir = prepare_work_dir(
             work_dir, dataset, utterances, lambda u: f"{DATA_MOUNT}/{u.audio}"
         )
-        user, owner = _user_and_owner()
+        _, owner = user_and_owner()
         if owner is not None:
             for p in (work_dir, out_dir, *out_dir.iterdir()):
                 os.chown(p, owner, owner)
-        # Only declared secrets cross into the container, and only this model's.
-        env = {s: os.environ[s] for s in model.card.secrets if s in os.environ}
-        env.update(options.env)
-        env["PYTHONUNBUFFERED"] = "1"
         # A name chosen here, so the watchdog can remove the container even if this process dies
         # between its creation and the moment `run` returns its ID.
         name = f"asrbench-{model.id}-{uuid.uuid4().hex[:12]}"
-        kwargs = dict(
+        use = Use(
             name=name,
             image=tag,
             command=[f"{WORK_MOUNT}/wav.lst", f"{WORK_MOUNT}/out"],
+            labels={"org.asrbench.work": str(work_dir)},
             volumes={
-                str(dataset.root.resolve()): {"bind": DATA_MOUNT, "mode": "ro"},
-                str(work_dir): {"bind": WORK_MOUNT, "mode": "rw"},
+                str(dataset.root.resolve()): (DATA_MOUNT, "ro"),
+                str(work_dir): (WORK_MOUNT, "rw"),
             },
-            environment=env,
-            user=user,
-            network_mode="bridge" if model.card.network else "none",
-            mem_limit=options.memory or model.card.memory,
-            detach=True,
-            labels={"org.asrbench.model": model.id, "org.asrbench.work": str(work_dir)},
-            security_opt=["no-new-privileges"],
-            cap_drop=["ALL"],
         )
-        if options.cpus:
-            kwargs["nano_cpus"] = int(options.cpus * 1e9)
-        if options.gpus:
-            count = -1 if options.gpus == "all" else int(options.gpus)
-            kwargs["device_requests"] = [DeviceRequest(count=count, capabilities=[["gpu"]])]
+        kwargs = container_spec(model, options, use).sdk_kwargs()
         log_path = work_dir / "run.log"
         redactor = redactor_for(model)
         c = client()
@@ -284,38 +261,24 @@ class _DockerWorker(Worker):
         work_dir, self.out_dir, fifo = prepare_worker_dir(work_dir)
         self.fifo, self.log_path = fifo, work_dir / "run.log"
         self.data_dir = Path(data_dir).resolve()
-        user, owner = _user_and_owner()
+        _, owner = user_and_owner()
         if owner is not None:
             for p in (work_dir, self.out_dir, self.data_dir):
                 os.chown(p, owner, owner)
-        env = {s: os.environ[s] for s in model.card.secrets if s in os.environ}
-        env.update(options.env)
-        env["PYTHONUNBUFFERED"] = "1"
         self.name = f"asrbench-serve-{model.id}-{uuid.uuid4().hex[:12]}"
         self._watchdog = _Watchdog(self.name)
-        kwargs = dict(
+        # the batch spec: serving gains the run's GPUs, which it used to drop
+        use = Use(
             name=self.name,
             image=tag,
             command=[f"{WORK_MOUNT}/{fifo.name}", f"{WORK_MOUNT}/out"],
+            labels={"org.asrbench.work": str(work_dir), "org.asrbench.serve": "1"},
             volumes={
-                str(self.data_dir): {"bind": DATA_MOUNT, "mode": "ro"},
-                str(work_dir): {"bind": WORK_MOUNT, "mode": "rw"},
+                str(self.data_dir): (DATA_MOUNT, "ro"),
+                str(work_dir): (WORK_MOUNT, "rw"),
             },
-            environment=env,
-            user=user,
-            network_mode="bridge" if model.card.network else "none",
-            mem_limit=options.memory or model.card.memory,
-            detach=True,
-            labels={
-                "org.asrbench.model": model.id,
-                "org.asrbench.work": str(work_dir),
-                "org.asrbench.serve": "1",
-            },
-            security_opt=["no-new-privileges"],
-            cap_drop=["ALL"],
         )
-        if options.cpus:
-            kwargs["nano_cpus"] = int(options.cpus * 1e9)
+        kwargs = container_spec(model, options, use).sdk_kwargs()
         try:
             self.container = client().containers.run(**kwargs)
         except (APIError, requests.RequestException) as exc:

@@ -48,7 +48,15 @@ from asrbench.results.summary import Selection
 from asrbench.runners.base import RunnerError, log_tail
 from asrbench.streaming import feed, metrics, program
 from asrbench.streaming.guard import backlogs, children_cpu, growth
-from asrbench.streaming.run import StreamSpec, cell_dir, check_spec, read_pcm, select
+from asrbench.streaming.run import (
+    StreamSpec,
+    cell_dir,
+    check_spec,
+    container_options,
+    read_pcm,
+    run_options,
+    select,
+)
 
 FACTOR = 1.5  # criterion 2: p90 end of speech -> final within this many times N=1's
 GROWTH = 0.1  # criterion 3: median backlog growth at most this (wall s per audio s)
@@ -156,7 +164,8 @@ def run_level(
     with ExitStack() as stack:
         for i in range(n):
             log = stack.enter_context(open(logs / f"stream-{n}-{i}.log", "ab"))
-            started.append(program.start(model, spec.runner, log))
+            options = container_options(model, spec)  # ops/stream's container, N times
+            started.append(program.start(model, spec.runner, log, options))
             stack.callback(started[-1].stop)
             readers.append(feed.Reader(started[-1].proc.stdout).start())  # type: ignore[arg-type]
         for i, (s, r) in enumerate(zip(started, readers, strict=True)):
@@ -200,6 +209,7 @@ def capacity(
 
     check_spec(spec)
     program.streaming_program(model)
+    model, _ = run_options(model, spec)  # the CUDA variant under --gpus, as a stream cell's
     steps = levels(probe.max_n)
     utts = select(ds, spec)
     rate = model.card.sample_rate

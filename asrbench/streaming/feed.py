@@ -83,6 +83,15 @@ class FedUtterance:
             "failed": self.failed,
         }
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FedUtterance:
+        """What `to_dict` wrote, with the sends' `lateness` beside it (streaming/cache.py)."""
+        events = [Event.from_dict(e) for e in d["events"]]
+        return cls(
+            d["id"], d["audio_s"], d["chunk_s"], d["t0"], d["sends"], d["lateness"], events,
+            d["failed"],
+        )  # fmt: skip
+
 
 @dataclass
 class Reader:

@@ -92,6 +92,13 @@ class Event:
             "mono_recv": self.mono_recv,
         }
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Event:
+        """The event `to_dict` wrote (a stream cell's cache keeps them: streaming/cache.py)."""
+        return cls(
+            d["type"], d["id"], d["text"], d["audio_s"], d["t_program"], d["t_recv"], d["mono_recv"]
+        )
+
 
 def parse_event(line: bytes, t_recv: float, mono_recv: float) -> Event:
     """One stdout line of the program as an Event; FramingError naming what is wrong."""

@@ -60,6 +60,13 @@ LOAD_PER_CPU = 1.5  # host_busy: 1-min load average per usable CPU
 WAIT_SHARE = 0.5  # cpu_starved: run-queue wait over (on-CPU + wait) time of the program
 WAIT_MIN_S = 0.5  # cpu_starved: ... and at least this much wait (a near-idle program's share
 # of a few milliseconds says nothing about its latencies)
+THRESHOLDS = {
+    "feed_lateness_p90_s": FEED_LATE_S,
+    "backlog_growth": GROWTH,
+    "load_per_cpu": LOAD_PER_CPU,
+    "wait_share": WAIT_SHARE,
+    "wait_min_s": WAIT_MIN_S,
+}
 ADVICE = {
     "feed_late": "rerun on an idle machine or with fewer simultaneous jobs",
     "decoder_behind": "rerun on an idle or faster machine, or at a lower --speed",
@@ -225,13 +232,7 @@ def judge(
         "attributable": not reasons,
         "reasons": reasons,
         "measured": measured,
-        "thresholds": {
-            "feed_lateness_p90_s": FEED_LATE_S,
-            "backlog_growth": GROWTH,
-            "load_per_cpu": LOAD_PER_CPU,
-            "wait_share": WAIT_SHARE,
-            "wait_min_s": WAIT_MIN_S,
-        },
+        "thresholds": dict(THRESHOLDS),
         "unjudged": _unjudged(grow, host),
     }
 
@@ -285,3 +286,30 @@ def warning(guard: dict[str, Any] | None) -> str | None:
         return None
     parts = [f"{r['why']} ({r['rule']}; {r['do']})" for r in guard.get("reasons") or []]
     return "latencies not attributable to the model: " + "; ".join(parts)
+
+
+def judge_runs(
+    runs: Sequence[tuple[str, Sequence[FedUtterance], Sequence[dict[str, Any]], dict[str, Any]]],
+) -> dict[str, Any]:
+    """The guard of a cell fed by one run or more (a resumed cell, streaming/cache.py): each
+    run (ID, its utterances, their rows, its host) judged on its own, as its timings were
+    taken on its own host; one run's block is `judge`'s. With several, the cell's reasons and
+    unjudged rules are every run's, each naming its run, and `measured` is per run."""
+    if len(runs) == 1:
+        return judge(*runs[0][1:])
+    each = {run: judge(feds, rows, host) for run, feds, rows, host in runs if host}
+    unjudged = [f"run {run}: its host was not recorded" for run, *_, host in runs if not host]
+    reasons = [
+        {**r, "run": run, "why": f"run {run}: {r['why']}"}
+        for run, g in each.items()
+        for r in g["reasons"]
+    ]
+    unjudged += [f"run {run}: {u}" for run, g in each.items() for u in g["unjudged"]]
+    return {
+        "version": GUARD_VERSION,
+        "attributable": not reasons,
+        "reasons": reasons,
+        "measured": {run: g["measured"] for run, g in each.items()},
+        "thresholds": dict(THRESHOLDS),
+        "unjudged": unjudged,
+    }

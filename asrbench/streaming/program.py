@@ -1,15 +1,14 @@
 """Starting a card's `streaming:` program with its stdin and stdout as pipes.
 
 Docker: `docker run -i` of the model's image (the program is in /opt/model, as the batch one),
-with the batch runner's isolation: no network, non-root, all capabilities dropped,
-no-new-privileges, the card's memory limit; the container is removed when the feed ends or
-fails. Local: the local runner's virtualenv and assembled source, its filtered environment.
+from the batch runner's container spec (runners/container.py: isolation, memory, CPUs, GPUs,
+secrets, settings); the container is removed when the feed ends or fails. Local: the local
+runner's virtualenv and assembled source, its filtered environment.
 The program's stderr goes to the cell's stream.log.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import uuid
 from dataclasses import dataclass
@@ -65,56 +64,73 @@ def streaming_program(model: Model) -> str:
 
 
 def docker_command(model: Model, tag: str, name: str, options: RunOptions) -> list[str]:
-    """The `docker run -i` command line of the streaming program in the model's image."""
+    """The `docker run -i` command line of the streaming program in the model's image: the
+    batch runner's container spec (runners/container.py), with stdin attached."""
     from asrbench.images.dockerfile import MODEL_DIR, PYTHON
-    from asrbench.runners.docker import _user_and_owner
+    from asrbench.runners.container import Use, container_spec
 
-    user, _ = _user_and_owner()
-    # As the batch runner: this model's declared secrets (by name only: `docker run` takes each
-    # value from its own environment, so none is on a command line) and the run's settings.
-    env = [a for s in model.card.secrets if s in os.environ for a in ("-e", s)]
-    env += [a for k, v in sorted(options.env.items()) for a in ("-e", f"{k}={v}")]
-    return [
-        "docker", "run", "-i", "--rm", "--name", name, *env,
-        "--network", "bridge" if model.card.network else "none",
-        "--user", user,
-        "--memory", options.memory or model.card.memory,
-        "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-        "--label", f"org.asrbench.model={model.id}", "--label", "org.asrbench.stream=1",
-        "-e", "PYTHONUNBUFFERED=1",
-        "--entrypoint", PYTHON,
-        tag, f"{MODEL_DIR}/{streaming_program(model)}",
-    ]  # fmt: skip
+    use = Use(
+        name=name,
+        image=tag,
+        command=[f"{MODEL_DIR}/{streaming_program(model)}"],
+        labels={"org.asrbench.stream": "1"},
+        entrypoint=PYTHON,
+    )
+    return container_spec(model, options, use).argv()
 
 
-def start(model: Model, runner: str, log: IO[bytes], options: RunOptions | None = None) -> Started:
-    """Start the model's streaming program (building its image or virtualenv if need be)."""
-    options = options or RunOptions()
-    program = streaming_program(model)
+@dataclass(frozen=True)
+class Prepared:
+    """A model ready to stream: its image or virtualenv built, its identity known (what a
+    stream cell's cache key needs before any program starts)."""
+
+    model: Model
+    runner: str
+    identity: str  # image ID (Docker) or the local runner's model identity
+    tag: str | None = None  # the image (Docker)
+
+
+def prepare(model: Model, runner: str) -> Prepared:
+    """Build the model's image or virtualenv; nothing is started."""
+    streaming_program(model)
     check_cpu(model)  # before any image or virtualenv is made (both runners run on this CPU)
     if runner == "docker":
         from asrbench.images import build_model_image
 
         tag, image_id = build_model_image(model)
-        name = f"asrbench-stream-{model.id}-{uuid.uuid4().hex[:12]}"
-        cmd, identity, container = docker_command(model, tag, name, options), image_id, name
-        env = None
-    elif runner == "local":
+        return Prepared(model, runner, image_id, tag)
+    if runner == "local":
+        from asrbench.runners.local import LocalRunner
+
+        return Prepared(model, runner, LocalRunner().prepare(model))
+    raise InputError(f"runner {runner!r}: choose one of {', '.join(RUNNERS)}")
+
+
+def start(model: Model, runner: str, log: IO[bytes], options: RunOptions | None = None) -> Started:
+    """Start the model's streaming program (building its image or virtualenv if need be)."""
+    return launch(prepare(model, runner), log, options)
+
+
+def launch(prep: Prepared, log: IO[bytes], options: RunOptions | None = None) -> Started:
+    """Start the streaming program of a prepared model, its stderr to `log`."""
+    options = options or RunOptions()
+    model, env, container = prep.model, None, None
+    if prep.runner == "docker":
+        container = f"asrbench-stream-{model.id}-{uuid.uuid4().hex[:12]}"
+        cmd = docker_command(model, prep.tag or "", container, options)
+    else:
         from asrbench.runners.local import LocalRunner
 
         local = LocalRunner()
-        identity = local.prepare(model)
         cmd = [
             str(local.venv_dir(model) / "bin" / "python"),
-            str(local.source_dir(model) / program),
+            str(local.source_dir(model) / streaming_program(model)),
         ]
-        env, container = local._env(model, options), None
-    else:
-        raise InputError(f"runner {runner!r}: choose one of {', '.join(RUNNERS)}")
+        env = local._env(model, options)
     try:
         proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env
         )
     except OSError as exc:
         raise RunnerError(f"model {model.id}: the streaming program did not start ({exc})") from exc
-    return Started(proc, runner, identity, container)
+    return Started(proc, prep.runner, prep.identity, container)

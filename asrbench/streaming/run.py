@@ -6,8 +6,8 @@
 under the results root's `streaming/` folder, not beside the batch cells: the stored-cell
 reader (`asrbench/results/store.py`) reads `<root>/<model>/<dataset>` folders, and a stream
 cell is another kind of result (latency under a paced feed, not a batch run). Its summary.json
-has producer `stream`; stream.json is `asrbench-stream-v3` (with the latency guard,
-`guard.py`).
+has producer `stream`; stream.json is `asrbench-stream-v4` (with the latency guard,
+`guard.py`, and the runs that fed the cell: a cell resumes from its cache, `cache.py`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,16 @@ from typing import Any
 from asrbench import audio
 from asrbench.dataset import Dataset, Utterance, sample_utterances
 from asrbench.errors import InputError
-from asrbench.fsio import atomic_write_text, replace_dir, stage_dir
+from asrbench.fsio import atomic_write_bytes, atomic_write_text, replace_dir, stage_dir
 from asrbench.identity import bytes_sha256, digest, short
 from asrbench.ids import check_id, inside
-from asrbench.modelcard import Model
+from asrbench.modelcard import Model, for_gpus
 from asrbench.results.records import StreamRecord, write_stream
 from asrbench.results.store import STREAM_TOP
 from asrbench.results.summary import Selection, Summary, new_summary, write_summary
-from asrbench.runners.base import RunnerError, log_tail
+from asrbench.runners.base import RunnerError, RunOptions, log_tail
 from asrbench.streaming import align, feed, guard, match, metrics, program
+from asrbench.streaming.cache import StreamCache
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class StreamSpec:
     seed: int = 0
     results_root: Path | None = None
     reps: int = 1000
+    cache_root: Path | None = None  # default: the cache's streams/ (streaming/cache.py)
+    cpus: float | None = None  # the container's CPU limit (Docker), as ops/benchmark's
+    gpus: str | None = None  # "all" or a count, as ops/benchmark's --gpus
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ def check_spec(spec: StreamSpec) -> None:
         raise InputError(f"--speed {spec.speed}: give 0.1 to 100 (times real time)")
     if spec.runner not in program.RUNNERS:
         raise InputError(f"--runner {spec.runner!r}: choose one of {', '.join(program.RUNNERS)}")
+    if spec.cpus is not None and not spec.cpus > 0:
+        raise InputError(f"--cpus {spec.cpus}: give a positive number of CPUs")
     if spec.max_utts is not None and spec.max_utts < 1:
         raise InputError(f"--max-utts {spec.max_utts}: give at least 1")
 
@@ -105,11 +111,16 @@ def stream_cell(
     spec: StreamSpec,
     progress: Callable[[feed.FedUtterance], None] | None = None,
 ) -> StreamResult:
-    """Feed, score, store one streaming cell; returns where it went and what it holds."""
+    """Feed, score, store one streaming cell; returns where it went and what it holds.
+
+    Utterances already in the cell's cache entry (streaming/cache.py) are not streamed again:
+    a run killed mid-cell resumes where it stopped, and a complete cell is served from the
+    cache without starting the program."""
     from asrbench.settings import settings
 
     check_spec(spec)
     program.streaming_program(model)  # before any work: the card must name one
+    model, options = run_options(model, spec)
     utts = select(ds, spec)
     rate = model.card.sample_rate
     for u in utts:
@@ -117,33 +128,164 @@ def stream_cell(
     root = Path(spec.results_root or settings().results)
     sel = Selection.of([u.id for u in utts], len(ds.utterances), spec.max_utts, spec.seed)
     target = cell_dir(root, model.id, ds.id, spec, sel)
-    stage = stage_dir(target)
-    log_path = stage / "stream.log"
+    prep = program.prepare(model, spec.runner)
+    ds_hash = ds.content_hash()
+    cache_root = Path(spec.cache_root or settings().stream_cache)
+    entry = StreamCache(cache_root, prep.identity, ds_hash, cache_runtime(spec, options))
+    with entry.locked(f"{model.id} x {ds.id}"):
+        stage = stage_dir(target)
+        runs = _run_missing(_Feed(prep, ds, spec, options, entry), utts, progress)
+        fed = [runs.fed[u.id] for u in utts]
+        summary, record = _score(model, ds, fed, spec, sel, prep)
+        record = _with_runs(record, fed, runs, entry)
+        _write_logs(stage / "stream.log", entry, record.runs or [])
+        write_stream(stage / "stream.json", record)
+        atomic_write_text(
+            stage / "events.jsonl",
+            "".join(json.dumps(f.to_dict(), sort_keys=True) + "\n" for f in fed),
+        )
+        write_summary(stage / "summary.json", summary)
+        replace_dir(stage, target)
+    return StreamResult(target, summary, record)
+
+
+def run_options(model: Model, spec: StreamSpec) -> tuple[Model, RunOptions]:
+    """The model (its CUDA image variant under --gpus, as ops/benchmark) and the container's
+    options; a card with `gpu: none` gets no GPU (as ops/benchmark: it would only change the
+    key)."""
+    options = container_options(model, spec)
+    if spec.gpus and options.gpus is None:
+        print(f"{model.id}: --gpus ignored: model card says gpu: none", file=sys.stderr)
+    return for_gpus(model, options.gpus), options
+
+
+def container_options(model: Model, spec: StreamSpec) -> RunOptions:
+    """The container's CPU limit and GPUs (none for a card with `gpu: none`)."""
+    return RunOptions(cpus=spec.cpus, gpus=spec.gpus if model.card.gpu != "none" else None)
+
+
+def cache_runtime(spec: StreamSpec, options: RunOptions) -> dict[str, Any]:
+    """What, besides the program and the data, can change what a stream cell measures: the
+    batch key's settings and GPUs, and the feed: chunk length, speed and the CPU limit (which
+    the batch key leaves out, as it changes only how fast a batch runs; a stream's latencies
+    are how fast it runs)."""
+    return {
+        "env": dict(sorted(options.env.items())),
+        "gpus": options.gpus or None,
+        "stream": {"chunk_ms": spec.chunk_ms, "speed": spec.speed, "cpus": options.cpus},
+    }
+
+
+@dataclass
+class _Runs:
+    """The cell's utterances, by ID, and the run that fed each."""
+
+    fed: dict[str, feed.FedUtterance]
+    run_of: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Feed:
+    """What a run of the program needs: the prepared model, the data, the request, the
+    container's options and the cache entry its utterances go to."""
+
+    prep: program.Prepared
+    ds: Dataset
+    spec: StreamSpec
+    options: RunOptions
+    entry: StreamCache
+
+
+def _run_missing(
+    cell: _Feed, utts: list[Utterance], progress: Callable[[feed.FedUtterance], None] | None
+) -> _Runs:
+    """The cached utterances, and a run of the program for the rest (none when all are)."""
+    entry = cell.entry
+    kept = entry.kept([u.id for u in utts])
+    runs = _Runs({k: c.fed for k, c in kept.items()}, {k: c.run for k, c in kept.items()})
+    todo = [u for u in utts if u.id not in kept]
+    if kept:
+        print(
+            f"{cell.prep.model.id} x {cell.ds.id}: {len(kept)} of {len(utts)} utterance(s) "
+            f"from the cache ({entry.root}); streaming {len(todo)}",
+            file=sys.stderr,
+        )
+    if not todo:
+        return runs
+    run = entry.new_run()
+
+    def done(f: feed.FedUtterance) -> None:
+        entry.keep(run, f)  # as soon as it is done: a kill loses only the one in flight
+        if progress:
+            progress(f)
+
+    for f in _stream(cell, todo, run, done):
+        runs.fed[f.uid], runs.run_of[f.uid] = f, run
+    return runs
+
+
+def _stream(
+    cell: _Feed,
+    utts: list[Utterance],
+    run: str,
+    progress: Callable[[feed.FedUtterance], None],
+) -> list[feed.FedUtterance]:
+    """One run of the program over `utts`; its log and host measures go to the entry."""
+    prep, spec, entry = cell.prep, cell.spec, cell.entry
+    rate = prep.model.card.sample_rate
+    log_path = entry.log(run)
     host = guard.Host(spec.runner)
     with open(log_path, "ab") as log:
-        started = program.start(model, spec.runner, log)
+        started = program.launch(prep, log, cell.options)
         host.started()
+        entry.record_run(run, host.to_dict())  # a run killed from here on keeps its start
         try:
-            pcms = ((u.id, read_pcm(ds, u, rate)) for u in utts)
+            pcms = ((u.id, read_pcm(cell.ds, u, rate)) for u in utts)
             fed = _feed(started, pcms, feed.Pace(rate, spec.chunk_ms, spec.speed), progress)
         finally:
             host.feed_ended(started.proc.pid, started.container)
             started.stop()
             host.stopped()
+            entry.record_run(run, host.to_dict())
     if fed is None:
         raise RunnerError(
-            f"model {model.id}: its streaming program stopped before it was ready; "
+            f"model {prep.model.id}: its streaming program stopped before it was ready; "
             f"its log, tail:\n{log_tail(log_path)}"
         )
-    summary, record = _score(model, ds, fed, spec, sel, started)
-    record = replace(record, latency_guard=guard.judge(fed, record.utterances, host.to_dict()))
-    write_stream(stage / "stream.json", record)
-    atomic_write_text(
-        stage / "events.jsonl", "".join(json.dumps(f.to_dict(), sort_keys=True) + "\n" for f in fed)
-    )
-    write_summary(stage / "summary.json", summary)
-    replace_dir(stage, target)
-    return StreamResult(target, summary, record)
+    return fed
+
+
+def _with_runs(
+    record: StreamRecord, fed: list[feed.FedUtterance], runs: _Runs, entry: StreamCache
+) -> StreamRecord:
+    """Each row names the run that fed it; `runs` lists them (utterances, host) in order of
+    start, and the guard judges each on its own host (guard.judge_runs)."""
+    rows = [
+        {**row, "run": runs.run_of[f.uid]} for row, f in zip(record.utterances, fed, strict=True)
+    ]
+    hosts = entry.runs(set(runs.run_of.values()))
+    judged = [
+        (
+            run,
+            [f for f in fed if runs.run_of[f.uid] == run],
+            [r for r in rows if r["run"] == run],
+            host,
+        )
+        for run, host in hosts.items()
+    ]
+    listed = [{"run": run, "n_utts": len(feds), "host": host} for run, feds, _, host in judged]
+    return replace(record, utterances=rows, latency_guard=guard.judge_runs(judged), runs=listed)
+
+
+def _write_logs(path: Path, entry: StreamCache, runs: list[dict[str, Any]]) -> None:
+    """stream.log: the program's stderr of each run that fed the cell (one run: its log as
+    written; several: each under a line naming its run)."""
+    parts = []
+    for r in runs:
+        log = entry.log(r["run"])
+        text = log.read_bytes() if log.is_file() else b""
+        parts.append(text if len(runs) == 1 else f"== run {r['run']} ==\n".encode() + text)
+    atomic_write_bytes(path, b"".join(parts))
 
 
 def _feed(
@@ -169,7 +311,7 @@ def _score(
     fed: list[feed.FedUtterance],
     spec: StreamSpec,
     sel: Selection,
-    started: program.Started,
+    started: program.Prepared,
 ) -> tuple[Summary, StreamRecord]:
     from asrbench.scorers import get_scorer, scorer_identity
 
@@ -308,6 +450,12 @@ def describe(res: StreamResult) -> str:
         f"max {_ms(ov['max'])} ({ov['n']} events)"
     )
     lines += _describe_guard(rec.latency_guard)
+    if rec.runs and len(rec.runs) > 1:
+        counts = ", ".join(str(r["n_utts"]) for r in rec.runs)
+        lines.append(
+            f"  fed by {len(rec.runs)} runs of the program ({counts} utterances; resumed from "
+            "its cache): stream.json names each utterance's run"
+        )
     lines.append(f"  stored in {res.folder}")
     return "\n".join(lines)
 

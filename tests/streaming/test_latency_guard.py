@@ -129,7 +129,7 @@ def _stream(cli, tmp_path: Path, name: str, delay: float) -> tuple[int, str, str
 def test_ops_stream_warns_when_the_decoder_falls_behind(cli, tmp_path: Path) -> None:
     code, out, err, rec = _stream(cli, tmp_path, "slow_decoder", SLOW)
     assert code == 0, err
-    assert rec["format"] == "asrbench-stream-v3"
+    assert rec["format"] == "asrbench-stream-v4"
     g = rec["latency_guard"]
     assert g["attributable"] is False and "decoder_behind" in _rules(g)
     assert g["measured"]["program_cpu_s"] is not None  # the local runner's child is seen
@@ -158,6 +158,41 @@ def test_ops_stream_says_nothing_against_a_decoder_that_keeps_up(cli, tmp_path: 
 def test_older_stream_records_read_as_not_judged(older: str) -> None:
     from asrbench.results.records import StreamRecord
 
-    fields = {k: None for k in StreamRecord.__dataclass_fields__ if k != "latency_guard"}
+    new = ("latency_guard", "runs")
+    fields = {k: None for k in StreamRecord.__dataclass_fields__ if k not in new}
     rec = StreamRecord.from_dict({"format": older, **fields})
     assert rec.latency_guard is None and guard.warning(rec.latency_guard) is None
+
+
+def test_v3_stream_records_read_without_runs() -> None:
+    """v4 adds the runs that fed a cell (a resumed cell has several: streaming/cache.py)."""
+    from asrbench.results.records import StreamRecord
+
+    fields = {k: None for k in StreamRecord.__dataclass_fields__ if k != "runs"}
+    rec = StreamRecord.from_dict({**fields, "format": "asrbench-stream-v3"})
+    assert rec.runs is None
+
+
+def _host(load: float, *, ended: bool = True) -> dict:
+    """A run's host measures (guard.Host.to_dict); `ended` False: a run killed mid-cell,
+    which kept only what its start saw."""
+    host = guard.Host("local", cpus=2, load_start=load)
+    if ended:
+        host.load_end, host.sched = load, (1.0, 0.0)
+    return host.to_dict()
+
+
+def test_a_resumed_cell_is_judged_run_by_run() -> None:
+    """A cell fed by two runs (streaming/cache.py): the busy run alone is the reason, named;
+    the killed run's unread scheduler counts are unjudged for that run only."""
+    one = guard.judge_runs([("a", [], [], _host(0.1))])
+    assert one == guard.judge([], [], _host(0.1))  # one run: the guard as it always was
+    g = guard.judge_runs([("a", [], [], _host(0.1, ended=False)), ("b", [], [], _host(9.0))])
+    assert g["attributable"] is False
+    assert [(r["rule"], r["run"]) for r in g["reasons"]] == [("host_busy", "b")]
+    assert g["reasons"][0]["why"].startswith("run b: the host was busy")
+    assert set(g["measured"]) == {"a", "b"}
+    assert "run a: cpu_starved: the program's scheduler counts could not be read" in g["unjudged"]
+    assert not any(u.startswith("run b: cpu_starved") for u in g["unjudged"])
+    calm = guard.judge_runs([("a", [], [], _host(0.1)), ("b", [], [], _host(0.2))])
+    assert calm["attributable"] is True and calm["reasons"] == []

@@ -207,7 +207,9 @@ def _segments(dataset_folder: Path, meta: Mapping[str, Any]) -> tuple[dict[str, 
     return out, None
 
 
-def _ref_times(ops: list, segments: list, normalize) -> list[tuple[float, float]]:
+def _ref_times(
+    ops: list, segments: list, normalize: Callable[[str], list[str]]
+) -> list[tuple[float, float]]:
     """A (start, end) per reference token of `ops`; by relative position when the per-segment
     normalisation gives another count than the session's (as scoring.hallucination does)."""
     from scoring.hallucination import ref_words
@@ -235,7 +237,12 @@ def _op_times(ops: list, times: list[tuple[float, float]]) -> list[float]:
     return out
 
 
-def _timed_output(timed: dict[str, Any] | None, segments: list, normalize, duration):
+def _timed_output(
+    timed: dict[str, Any] | None,
+    segments: list,
+    normalize: Callable[[str], list[str]],
+    duration: float | None,
+) -> tuple[list[list[float]] | None, int | None]:
     """(spans with output, words in pauses) from one hyp.timed.jsonl record, or (None, None)."""
     from scoring.hallucination import hyp_points, pauses, words_in_pauses
     from scoring.segments import Segment, TimedWord
@@ -337,12 +344,15 @@ def derive(
     options: Mapping[str, Any],
     dataset: tuple[Path, Mapping[str, Any]],
     which: tuple[str, ...] = (ABLATION_FILE, TIMELINE_FILE),
-) -> list[str]:
+    keep_notes: bool = True,
+) -> tuple[list[str], list[str]]:
     """Write the derived records a scored cell in `folder` needs (`which` of them): the
     ablation unless its dataset is derived (a perturbed copy; `ops/report --backfill` writes
-    those on demand), the timeline for a long-form dataset. Returns the files written."""
+    those on demand), the timeline for a long-form dataset. Returns (the files written, why a
+    timeline is missing). `keep_notes` False: a timeline that could not be made (the segments
+    unreadable) is not stored, so that a later backfill tries again."""
     if summary.metrics is None:  # a reference-free cell: nothing scored, nothing to derive
-        return []
+        return [], []
     folder, meta = Path(folder), dataset[1]
     todo = [
         name
@@ -353,14 +363,21 @@ def derive(
         if name in which and wanted
     ]
     if not todo:
-        return []
+        return [], []
     utts = read_utterances(folder / "utterances.jsonl")
+    written, notes = [], []
     for name in todo:
         if name == ABLATION_FILE:
             write_record(folder / name, ablation(utts, summary, options))
         else:
-            write_record(folder / name, timelines(folder, utts, summary, options, dataset))
-    return todo
+            tl = timelines(folder, utts, summary, options, dataset)
+            if tl.note:
+                notes.append(tl.note)
+                if not keep_notes:
+                    continue
+            write_record(folder / name, tl)
+        written.append(name)
+    return written, notes
 
 
 def _unreadable(path: Path, from_dict: Callable[[Any, str], Any]) -> bool:
@@ -403,9 +420,12 @@ def backfill(
         )
         try:
             dataset = (Path(run.dataset_folder), meta)
-            done = derive(cell.folder, cell.summary, run.scorer_options, dataset, which)
+            done, notes = derive(
+                cell.folder, cell.summary, run.scorer_options, dataset, which, keep_notes=False
+            )
         except CellReadError as exc:
             problems.append(str(exc))
             continue
         written += [str(cell.folder / name) for name in done]
+        problems += notes
     return written, problems

@@ -263,6 +263,28 @@ def test_a_cell_stored_before_its_timeline_says_how_to_backfill_it(
     assert page.count('class="timeline-fig"') == 2 and "--backfill" not in page
 
 
+def test_a_backfill_without_the_dataset_names_it_and_stores_no_timeline(
+    tree: Path, tmp_path: Path, cli
+) -> None:
+    """`--backfill` where run.json's dataset folder is gone: one problem line naming the
+    segments file, no timeline.json (a later backfill with the dataset tries again)."""
+    folder = tmp_path / "results" / "standin" / "mini_long_en"
+    shutil.copytree(tree / "standin" / "mini_long_en", folder)
+    (folder / "timeline.json").unlink()
+    run_path = folder / "run.json"
+    run = json.loads(run_path.read_text())
+    gone = tmp_path / "gone" / "mini_long_en"
+    run["dataset"]["folder"] = str(gone)
+    run_path.write_text(json.dumps(run))
+    out = tmp_path / "s"
+    code, _, err = cli("report", "--results", tmp_path / "results", "--backfill", "-o", out)
+    assert code == 0, err
+    assert f"problem: {gone / 'segments.seglst.json'}: cannot read the reference segments" in err
+    assert not (folder / "timeline.json").exists()
+    page = (out / "cell" / "standin" / "mini_long_en.html").read_text()
+    assert "timeline.json: missing" in page and 'class="timeline-fig"' not in page
+
+
 @pytest.fixture(scope="module")
 def site(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     from asrbench.report import ReportOptions, build_site

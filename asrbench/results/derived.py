@@ -43,7 +43,7 @@ from asrbench.results.records import (
 from asrbench.results.store import CellReadError, read_utterances, scan
 from asrbench.results.summary import Summary
 from asrbench.results.timed import TIMED_FILE, read_hyp_timed
-from scoring.metrics import pooled
+from scoring.metrics import Metrics, pooled
 
 # (label, ScorerConfig flag, step name in summary.scorer.steps)
 LADDER: list[tuple[str, str, str]] = [
@@ -170,13 +170,13 @@ def ablation(
     )
 
 
-def _same(m: Any, summary: Summary) -> bool:
+def _same(m: Metrics, summary: Summary) -> bool:
     s = summary.metrics
     assert s is not None
     return (m.sub, m.ins, m.dele, m.n_ref) == (s.sub, s.ins, s.dele, s.n_ref)
 
 
-def _differs(m: Any, summary: Summary) -> str:
+def _differs(m: Metrics, summary: Summary) -> str:
     s = summary.metrics
     assert s is not None
     return (
@@ -362,7 +362,9 @@ def derive(
         )
         if name in which and wanted
     ]
-    if not todo:
+    # a cell scored by sessions only (sessions.jsonl, no per-recording alignment) has nothing
+    # to derive these from
+    if not todo or not (folder / "utterances.jsonl").is_file():
         return [], []
     utts = read_utterances(folder / "utterances.jsonl")
     written, notes = [], []

@@ -9,9 +9,9 @@ options that are off by default switched on (diacritics="strip"). No model runs.
 
 For each variant: TER, its difference from the default, and every utterance whose error count
 or reference length changed, with both normalised texts: the ablation by example. The cumulative
-ladder of `asrbench/report/ablation.py` (raw, +CASE, +PUNC, ...) answers another question (what
-each step adds on top of the previous ones); this one asks what each step is worth in the
-final configuration.
+ladder of `asrbench/results/derived.py` (each cell's ablation.json: raw, +CASE, +PUNC, ...)
+answers another question (what each step adds on top of the previous ones); this one asks what
+each step is worth in the final configuration.
 
     .venv/bin/python benchmarks/language_ablation.py results/whisper_base/mini_fr \\
         [--cell ...] [--examples 5] [--json out.json]

@@ -753,3 +753,97 @@ def test_the_container_check_sees_the_old_ways() -> None:
 
 
 # ---- end of issue 40 item 1 (helper B) block ---------------------------------------------------
+
+# ---- issue 40 item 5: the report renders stored records only --------------------------------
+# The scorer ablation and the long-form timelines are computed when the benchmark writes the
+# cell (asrbench/results/derived.py) and stored beside it (ablation.json, timeline.json); the
+# report draws them. So asrbench/report imports neither the scorer (asrbench.scorers, anything
+# of scoring: aligner, normaliser, session scorers), nor the code that derives the records, nor
+# the dataset and segment readers.
+REPORT_MAY_NOT_IMPORT = (
+    "scoring",
+    "asrbench.scorers",
+    "asrbench.results.derived",
+    "asrbench.longform",
+    "asrbench.dataset",
+)
+REPORT_IMPORTS_ALLOWED = {
+    # the audio players play the audio the cell was scored on: the dataset is loaded to find
+    # its files, checked against the stored content hash; nothing is scored or drawn from it
+    ("asrbench/report/audio.py", "asrbench.dataset"),
+}
+# (module, function) of the report that may name run.json's dataset folder
+REPORT_DATASET_FOLDER_ALLOWED = {
+    ("asrbench/report/pages.py", "_audio_key"),  # the folder handed to audio.py's players
+    ("asrbench/report/pages.py", "_dataset"),  # shown as text on the dataset page
+}
+
+
+def _report_reaches(tree: ast.AST) -> list[str]:
+    """'line N: module' for each import (at load time or inside a function) of a module the
+    report may not import."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        else:
+            continue
+        for name in names:
+            if any(name == m or name.startswith(m + ".") for m in REPORT_MAY_NOT_IMPORT):
+                found.append(f"line {node.lineno}: {name}")
+    return found
+
+
+def _dataset_folder_uses(tree: ast.Module) -> list[str]:
+    """The top-level functions that read `.dataset_folder` (run.json's dataset folder)."""
+    return sorted(
+        {
+            fn.name
+            for fn in tree.body
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+            for node in ast.walk(fn)
+            if isinstance(node, ast.Attribute) and node.attr == "dataset_folder"
+        }
+    )
+
+
+def test_the_report_renders_stored_records_only() -> None:
+    offenders = {}
+    for rel, tree in _sources():
+        if not rel.startswith("asrbench/report/"):
+            continue
+        found = [
+            f
+            for f in _report_reaches(tree)
+            if (rel, f.split(": ")[1]) not in REPORT_IMPORTS_ALLOWED
+        ]
+        found += [
+            f"{fn}() opens run.json's dataset folder"
+            for fn in _dataset_folder_uses(tree)
+            if (rel, fn) not in REPORT_DATASET_FOLDER_ALLOWED
+        ]
+        if found:
+            offenders[rel] = found
+    assert offenders == {}, "compute at finish (asrbench/results/derived.py), store, render"
+
+
+def test_the_report_check_sees_the_old_ways() -> None:
+    old_ablation = "def ablate():\n    from asrbench.scorers import get_scorer\n"
+    old_longform = (
+        "from scoring.hallucination import ref_words\n"
+        "def segments_of(cell):\n"
+        "    from asrbench.longform.segments import segments_file\n"
+        "    return segments_file(cell.run.dataset_folder, {})\n"
+    )
+    assert _report_reaches(ast.parse(old_ablation)) == ["line 2: asrbench.scorers"]
+    assert _report_reaches(ast.parse(old_longform)) == [
+        "line 1: scoring.hallucination",
+        "line 3: asrbench.longform.segments",
+    ]
+    assert _dataset_folder_uses(ast.parse(old_longform)) == ["segments_of"]
+    assert _report_reaches(ast.parse("from asrbench.results.records import BACKFILL\n")) == []
+
+
+# ---- end of issue 40 item 5 block --------------------------------------------------------------

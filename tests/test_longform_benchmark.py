@@ -123,6 +123,13 @@ def test_segmentation_changes_the_key_and_is_recorded(env: Path, tmp_path: Path)
         assert len(t["segments"]) == seg["cut"][t["id"]]
         starts = [s["start"] for s in t["segments"]]
         assert starts == sorted(starts)
+    # the report's timeline is stored with the cell (results/derived.py): the recordings'
+    # timelines from the parent dataset's segments, the model's output spans from the pieces
+    stored = json.loads((cells["auto"].out_dir / "timeline.json").read_text())
+    assert stored["format"] == "asrbench-timeline-v1" and stored["note"] is None
+    assert [r["id"] for r in stored["recordings"]] == sorted(seg["cut"])
+    for r in stored["recordings"]:
+        assert len(r["output"]) == seg["cut"][r["id"]] and r["pause_words"] is not None
 
 
 def test_bad_segmentation_options_are_one_line(env: Path) -> None:

@@ -46,6 +46,7 @@ from asrbench.fsio import disk_full_is_one_line, stage_dir
 from asrbench.modelcard import Model, for_gpus
 from asrbench.resolve import resolve_dataset, resolve_model
 from asrbench.results import layout
+from asrbench.results.derived import derive
 from asrbench.results.records import (
     RunCache,
     RunDataset,
@@ -619,6 +620,7 @@ def _finish(
         timed = _cell_timed(ran, p.selection)
         if timed:
             write_hyp_timed(staging / TIMED_FILE, timed)
+        _derive(staging, p, summary)
     write_s = time.monotonic() - t_write
     wall = time.monotonic() - t_start
     written = _Written(
@@ -637,6 +639,12 @@ def _finish(
         round(wall, 3),
         round(ran.run_s, 3),
     )
+
+
+def _derive(staging: Path, p: _Prepared, summary: Summary) -> None:
+    """The records the report renders as stored (ablation.json, timeline.json), from the
+    files just written: asrbench/results/derived.py, which `ops/report --backfill` runs too."""
+    derive(staging, summary, dict(p.spec.scorer_options), (p.ds.root.resolve(), p.ds.meta))
 
 
 def _secret_hits(p: _Prepared, rec: Records) -> dict[str, list[str]]:

@@ -38,7 +38,14 @@ def report(
     level: float = typer.Option(0.95, "--level", help="confidence level of intervals and tests"),
     reps: int = typer.Option(1000, "--reps", help="paired bootstrap replicates"),
     no_ablation: bool = typer.Option(
-        False, "--no-ablation", help="skip re-scoring for the scorer ablation page"
+        False, "--no-ablation", help="leave out the scorer ablation page and sections"
+    ),
+    backfill: bool = typer.Option(
+        False,
+        "--backfill",
+        help="first write the ablation.json and timeline.json that cells stored before they "
+        "existed lack (into the results tree, from each cell's stored utterances and the "
+        "dataset folder its run.json names)",
     ),
     page_size: int = typer.Option(25, "--page-size", help="utterances per page of a cell page"),
     jobs: int = typer.Option(
@@ -55,6 +62,8 @@ def report(
     from asrbench.settings import settings
 
     root = Path(results) if results else settings().results
+    if backfill:
+        _backfill(root, model or None, dataset or None, quiet)
     built = build_site(
         ReportOptions(
             results=root,
@@ -82,3 +91,17 @@ def report(
         typer.echo(f"written: {built.out} ({len(built.pages)} page(s){listed})")
     if strict and built.problems:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _backfill(
+    root: Path, models: list[str] | None, datasets: list[str] | None, quiet: bool
+) -> None:
+    """Write the derived records older cells lack (asrbench/results/derived.py): named datasets
+    get them even when derived (the report shows those only when named)."""
+    from asrbench.results.derived import backfill
+
+    written, problems = backfill(root, models, datasets, derived=bool(datasets))
+    for p in problems:
+        typer.echo(f"problem: {p}", err=True)
+    if not quiet:
+        typer.echo(f"backfilled: {len(written)} record(s)")

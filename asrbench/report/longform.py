@@ -1,33 +1,32 @@
 """Long-form cells in the report: a per-recording timeline of errors, as a small inline SVG.
 
 Where in a recording the model drifted (substitutions), hallucinated (insertions, loops) or
-went silent (deletions, dropped stretches), from the cell's stored alignment (`ops` in
-utterances.jsonl: one record per recording, aligned over the whole session) placed on the
-recording's time axis through the dataset's reference segments: each reference word gets the
-pseudo-time of MeetEval's `character_based` split of its segment (`scoring.hallucination.
-ref_words`), an insertion the time of the reference word before it. Dropped stretches and loops
-are `scoring.hallucination`'s own rules (`dropped_stretches`, `find_loops`) applied to the
-stored alignment, so the timeline and `benchmarks/hallucination.py` agree.
-
-Nothing is rerun; the segments file is read from the dataset folder recorded in run.json, and a
-cell whose folder or segments cannot be read gets a note instead of a timeline.
+went silent (deletions, dropped stretches). The timeline's numbers (S/D/I per time bin, the
+reference's speech, dropped stretches, loops, timed output) are computed when the benchmark
+writes the cell and stored in its `timeline.json` (asrbench/results/derived.py, which places
+the stored alignment on the recording's time axis through the dataset's reference segments);
+this module only draws them. A cell stored before that record existed gets a note naming the
+command that writes it (`ops/report --backfill`); the dataset folder is never opened here.
 """
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from asrbench.report.collect import Cell
 from asrbench.results.leaderboard import is_longform
-from asrbench.results.timed import TIMED_FILE, as_transcript, read_hyp_timed
+from asrbench.results.records import (
+    BACKFILL,
+    TIMELINE_FILE,
+    RecordError,
+    TimelineRecord,
+    read_record,
+)
 
-__all__ = ["Timeline", "is_longform", "svg", "timeline", "timelines"]
+__all__ = ["Timeline", "is_longform", "svg", "timelines"]
 
 WIDTH, HEIGHT, AXIS = 760, 96, 18  # SVG size (px) and the height of the time axis under it
-BIN_S_MIN = 5.0  # error bars per bin of at least 5 s (about 60 bins over the recording)
 OP_COLOURS = {"S": "#E69F00", "D": "#0072B2", "I": "#009E73"}  # the hues of the report's keys
 
 
@@ -47,143 +46,48 @@ class Timeline:
     pause_words: int | None = None  # hypothesis words timed inside reference pauses (>= 1 s)
     svg: str = field(default="", compare=False)
 
+    @classmethod
+    def from_stored(cls, d: dict) -> Timeline:
+        """One recording of timeline.json, drawn."""
 
-def segments_of(cell: Cell) -> tuple[dict[str, list], str | None]:
-    """({recording: its reference segments}, None) or ({}, why there are none)."""
-    from asrbench.longform.segments import segments_file
-    from scoring.errors import ScoringError
-    from scoring.meeting import read_segments
+        def rows(v: list | None) -> tuple | None:
+            return None if v is None else tuple(tuple(x) for x in v)
 
-    folder = cell.run.dataset_folder if cell.run else None
-    if not folder:
-        return {}, "no dataset folder recorded in run.json: no timeline"
-    path = segments_file(Path(folder), cell.dataset_meta)
-    try:
-        segs = read_segments(path)
-    except (OSError, ScoringError, ValueError) as exc:
-        return {}, f"{path}: cannot read the reference segments ({exc}); no timeline"
-    out: dict[str, list] = {}
-    for s in segs:
-        out.setdefault(s.session_id, []).append(s)
-    return out, None
-
-
-def _scorer(cell: Cell):
-    from asrbench.scorers import get_scorer
-
-    sc = cell.summary.scorer or {}
-    opts = cell.run.scorer_options if cell.run else {}
-    return get_scorer(
-        str(sc.get("lang") or "en"), {k: v for k, v in opts.items() if k != "bootstrap"}
-    )
-
-
-def _ref_times(ops: list, segments: list, normalize) -> list[tuple[float, float]]:
-    """A (start, end) per reference token of `ops`; by relative position when the per-segment
-    normalisation gives another count than the session's (as scoring.hallucination does)."""
-    from scoring.hallucination import ref_words
-
-    _, times = ref_words(segments, normalize)
-    n = sum(1 for op in ops if op[0] != "I")
-    if not times:  # a session whose reference normalises to nothing: all at its start
-        return [(segments[0].start_time, segments[0].start_time)] * n
-    if len(times) == n:
-        return list(times)
-    m = len(times)
-    return [times[min(m - 1, (i * m) // max(1, n))] for i in range(n)]
-
-
-def _op_times(ops: list, times: list[tuple[float, float]]) -> list[float]:
-    """One time per op: its reference word's midpoint; an insertion, the end of the word before."""
-    out, r = [], 0
-    for op in ops:
-        if op[0] == "I":
-            out.append(times[r - 1][1] if r > 0 else (times[0][0] if times else 0.0))
-        else:
-            a, b = times[r] if r < len(times) else (0.0, 0.0)
-            out.append((a + b) / 2)
-            r += 1
-    return out
-
-
-def _timed_output(timed: dict[str, Any] | None, segments: list, normalize, duration):
-    """(spans with output, words in pauses) from one hyp.timed.jsonl record, or (None, None)."""
-    from scoring.hallucination import hyp_points, pauses, words_in_pauses
-
-    if not timed:
-        return None, None
-    hyp_segments, hyp_words = as_transcript(timed, segments[0].session_id)
-    spans = tuple((g.start_time, g.end_time) for g in hyp_segments if g.words)
-    items: list = hyp_words or hyp_segments
-    found = words_in_pauses(pauses(segments, duration=duration), hyp_points(items, normalize))
-    return spans, sum(p.words for p in found)
-
-
-def timeline(
-    rec: dict[str, Any],
-    segments: list,
-    normalize,
-    duration: float | None,
-    timed: dict[str, Any] | None = None,
-) -> Timeline:
-    """The timeline of one recording from its stored record and reference segments (and its
-    timed hypothesis, where the cell has one)."""
-    from scoring.hallucination import dropped_stretches, find_loops, most_in_a_row
-
-    ops = rec["ops"]
-    times = _ref_times(ops, segments, normalize)
-    when = _op_times(ops, times)
-    end = max([duration or 0.0, *(s.end_time for s in segments)])
-    bin_s = max(BIN_S_MIN, end / 60)
-    n_bins = max(1, int(end // bin_s) + 1)
-    bins = [[0, 0, 0] for _ in range(n_bins)]
-    for op, t in zip(ops, when, strict=True):
-        if op[0] in "SDI":
-            bins[min(n_bins - 1, int(t // bin_s))]["SDI".index(op[0])] += 1
-    codes = "".join(op[0] for op in ops)
-    refs = [op[1] for op in ops if op[0] != "I"]
-    dropped = [
-        (d.start_time, d.end_time, d.words, d.text) for d in dropped_stretches(codes, times, refs)
-    ]
-    hyp_idx = [i for i, op in enumerate(ops) if op[0] != "D"]
-    loops = [
-        (when[hyp_idx[lp.start]], lp.repeats, lp.ngram, most_in_a_row(refs, lp.ngram.split()))
-        for lp in find_loops([ops[i][2] for i in hyp_idx])
-    ]
-    output, pause_words = _timed_output(timed, segments, normalize, duration)
-    tl = Timeline(
-        id=str(rec["id"]),
-        duration=end,
-        bin_s=bin_s,
-        bins=tuple((s, d, i) for s, d, i in bins),
-        speech=tuple((s.start_time, s.end_time) for s in segments),
-        dropped=tuple(dropped),
-        loops=tuple(loops),
-        output=output,
-        pause_words=pause_words,
-    )
-    return Timeline(**{**tl.__dict__, "svg": svg(tl)})
+        tl = cls(
+            id=str(d["id"]),
+            duration=d["duration"],
+            bin_s=d["bin_s"],
+            bins=rows(d["bins"]) or (),
+            speech=rows(d["speech"]) or (),
+            dropped=rows(d["dropped"]) or (),
+            loops=rows(d["loops"]) or (),
+            output=rows(d["output"]),
+            pause_words=d["pause_words"],
+        )
+        return Timeline(**{**tl.__dict__, "svg": svg(tl)})
 
 
 def timelines(cell: Cell) -> tuple[list[Timeline], str | None]:
-    """Every recording of a long-form cell (in ID order), or ([], why not)."""
+    """Every recording of a long-form cell (in ID order) as stored, or ([], why not)."""
     utts = cell.utterances()
     if utts is None or cell.summary.metrics is None:
         return [], cell.utts_problem or "no alignment stored: no timeline"
-    by_rec, why = segments_of(cell)
-    if why:
-        return [], why
-    normalize = _scorer(cell).normalize
-    # the one reader of hyp.timed.jsonl; {} without one: the timeline is drawn without it
-    timed, _ = read_hyp_timed(cell.folder / TIMED_FILE)
-    out = []
-    for rec in sorted(utts, key=lambda u: u["id"]):
-        segs = by_rec.get(rec["id"])
-        if segs and rec.get("ops") is not None:
-            out.append(
-                timeline(rec, segs, normalize, rec.get("duration"), timed.get(str(rec["id"])))
-            )
-    return out, None
+    path = cell.folder / TIMELINE_FILE
+    if not path.is_file():
+        return [], (
+            f"{path}: missing (the cell was written before asrbench stored its timeline); run "
+            f"`{BACKFILL}` to write it from the stored alignment and the dataset's segments"
+        )
+    try:
+        rec = read_record(path, TimelineRecord.from_dict)
+        found = [Timeline.from_stored(d) for d in rec.recordings]
+    except RecordError as exc:
+        return [], str(exc)
+    except (KeyError, TypeError, ValueError) as exc:
+        return [], f"{path}: malformed timeline ({type(exc).__name__}: {exc}); run `{BACKFILL}`"
+    if rec.note:
+        return [], rec.note
+    return found, None
 
 
 def _x(t: float, duration: float) -> float:

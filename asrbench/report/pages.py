@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from asrbench.report import charts, longform, streaming
-from asrbench.report.ablation import ablate_dataset, ladder
+from asrbench.report.ablation import stages, stored_dataset
 from asrbench.report.audio import DatasetAudio, data_uri, dataset_audio
 from asrbench.report.cellview import breakdown, error_tables, utterance_rows
 from asrbench.report.collect import Cell
@@ -38,10 +38,7 @@ def build_all(site: Site) -> None:
     base = [d for d in r.datasets if d not in derived]
     rest = [d for d in r.datasets if d in derived]
     chosen = set(r.datasets if site.o.datasets else base) if site.o.ablation else set()
-    for d, (ranking, ablations) in zip(r.datasets, _analyse(site, by_ds, chosen), strict=True):
-        site.rankings[d] = ranking
-        for m, a in ablations.items():
-            site.ablations[(m, d)] = a
+    _keep_analyses(site, _analyse(site, by_ds, chosen))
     site.mean = mean_ranks(site.rankings)
     for c in r.cells.values():
         if c.utts_problem and c.utts_problem not in r.problems:
@@ -71,6 +68,16 @@ def build_all(site: Site) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _keep_analyses(site: Site, analysed: list[tuple]) -> None:
+    """Each dataset's ranking and stored ablations (and why some are not shown) on the site."""
+    for d, (ranking, (ablations, why)) in zip(site.r.datasets, analysed, strict=True):
+        site.rankings[d] = ranking
+        for m, a in ablations.items():
+            site.ablations[(m, d)] = a
+        for m, note in why.items():
+            site.ablation_notes[(m, d)] = note
+
+
 def _analyses(site: Site, audio: dict[tuple[str, str], DatasetAudio]) -> None:
     """The pages of the stored analyses: robustness grids, fairness, streaming cells."""
     if site.r.robustness:
@@ -84,10 +91,10 @@ def _analyses(site: Site, audio: dict[tuple[str, str], DatasetAudio]) -> None:
 _WORK: tuple[Any, ...] = ()  # what forked workers read (set just before the pool starts)
 
 
-def _analyse_one(d: str) -> tuple[Ranking, dict[str, Any]]:
+def _analyse_one(d: str) -> tuple[Ranking, tuple[dict[str, Any], dict[str, str]]]:
     site, by_ds, chosen = _WORK
     ranking = rank_dataset(by_ds[d], site.o.level, site.o.reps)
-    return ranking, ablate_dataset(by_ds[d]) if d in chosen else {}
+    return ranking, stored_dataset(by_ds[d]) if d in chosen else ({}, {})
 
 
 def _analyse(site: Site, by_ds: dict[str, list[Cell]], chosen: set[str]) -> list[tuple]:
@@ -426,6 +433,7 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
         bd=bd,
         tables=tables,
         abl=abl,
+        abl_note=site.ablation_notes.get(c.key),
         audio=audio,
         prov=_provenance(site, here, c),
         utts_problem=c.utts_problem,
@@ -443,7 +451,7 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
 
 def _ablation(site: Site, datasets: list[str]) -> None:
     here = "ablation.html"
-    stages = ["raw"] + [label for label, _, _ in ladder()]
+    shown = stages([site.ablations[k] for k in sorted(site.ablations)])
     sections = []
     figs = {}
     for d in datasets:
@@ -466,7 +474,7 @@ def _ablation(site: Site, datasets: list[str]) -> None:
         key = f"ablation-{safe_name(d)}"
         figs[key] = charts.lines(series, "normalisation steps applied (cumulative)", "TER %")
         figs[key]["layout"]["xaxis"].update(
-            {"type": "category", "categoryorder": "array", "categoryarray": stages}
+            {"type": "category", "categoryorder": "array", "categoryarray": shown}
         )
         sections.append(
             {"dataset": d, "rows": rows, "chart": key, "href": site.url(here, site.dataset_page(d))}
@@ -477,7 +485,7 @@ def _ablation(site: Site, datasets: list[str]) -> None:
         "Scorer ablation",
         {"charts": figs},
         sections=sections,
-        stages=stages,
+        stages=shown,
     )
 
 

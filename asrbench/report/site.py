@@ -121,6 +121,8 @@ class Site:
         self.notes: list[str] = []
         self.audio_store: dict[str, str] = {}
         self.ablations: dict[tuple[str, str], Any] = {}
+        # (model, dataset) -> why its stored ablation is not shown (missing, unreadable)
+        self.ablation_notes: dict[tuple[str, str], str] = {}
         self.rankings: dict[str, Any] = {}
         self.mean: Any = None  # results.ranking.MeanRanks over every dataset of the site
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from asrbench.fsio import atomic_write_json, atomic_write_text
 from asrbench.results import audit
+from asrbench.results.derived import is_longform as longform_meta
 from asrbench.results.ranking import DEFAULT_LEVEL, DEFAULT_REPS, mean_ranks, rank_dataset
 from asrbench.results.records import RecordError, StreamRecord
 from asrbench.results.store import STREAM_TOP, StoredCell, read_analyses, read_cell, scan
@@ -139,7 +140,7 @@ def _without_suspects(
 
 def is_longform(c: StoredCell) -> bool:
     """A cell of a long-form dataset (`kind: longform`): its TER is session-level."""
-    return c.dataset_meta.get("kind") == "longform"
+    return longform_meta(c.dataset_meta)
 
 
 def segmentation(c: StoredCell) -> dict[str, Any] | None:

@@ -9,6 +9,8 @@ in the manner of `summary.py`'s `Summary` (which uses the machinery below too):
     fairness.json     FairnessRecord     asrbench-fairness-v1    ops/fairness
     stream.json       StreamRecord       asrbench-stream-v4      ops/stream (v1-v3 read)
     capacity.json     CapacityRecord     asrbench-stream-capacity-v1  ops/stream --capacity
+    ablation.json     AblationRecord     asrbench-ablation-v1    a cell's scorer ablation
+    timeline.json     TimelineRecord     asrbench-timeline-v1    a long-form cell's timelines
 
 `write_record` writes one atomically with sorted keys (the same record gives the same bytes);
 `read_record` reads one and raises `RecordError`, one line naming the file and what to do.
@@ -782,3 +784,56 @@ def write_capacity(path: Path, record: CapacityRecord) -> None:
 
 def read_capacity(path: Path) -> CapacityRecord:
     return read_record(Path(path), CapacityRecord.from_dict)
+
+
+ABLATION_FILE = "ablation.json"
+TIMELINE_FILE = "timeline.json"
+ABLATION_FORMAT = "asrbench-ablation-v1"
+TIMELINE_FORMAT = "asrbench-timeline-v1"
+# the command that writes them into cells stored before they existed (results/derived.py)
+BACKFILL = "ops/report --backfill"
+DERIVED_RERUN = f"run `{BACKFILL}` (or rerun ops/benchmark --replace) to rewrite it"
+
+
+@dataclass(frozen=True)
+class AblationRecord:
+    """ablation.json: a cell's TER and mTER after each cumulative normalisation step, computed
+    when the cell was written (asrbench/results/derived.py), and which steps changed which
+    utterance; the report renders it as stored."""
+
+    stages: list[str]  # "raw" then the ladder's labels, in order
+    rows: list[dict[str, Any]]  # per stage: stage, applied; ter, mter, sub, ins, del, n_ref, n_hyp
+    matches_stored: bool  # the last step reproduced summary.json's counts
+    note: str | None  # why not, when it did not
+    applied: dict[str, list[str]]  # utterance ID -> the steps that changed its tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": ABLATION_FORMAT,
+            **{k: getattr(self, k) for k in self.__dataclass_fields__},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "ablation.json") -> AblationRecord:
+        return _from_fields(cls, d, where, "ablation", (ABLATION_FORMAT, DERIVED_RERUN, ()))
+
+
+@dataclass(frozen=True)
+class TimelineRecord:
+    """timeline.json: a long-form cell's error timeline per recording (time bins of S/D/I,
+    reference speech, dropped stretches, loops, timed output), computed when the cell was
+    written from its alignment and the dataset's reference segments; `note` says why there
+    are none (the segments could not be read)."""
+
+    recordings: list[dict[str, Any]]  # derived.TIMELINE_KEYS per recording, in ID order
+    note: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": TIMELINE_FORMAT,
+            **{k: getattr(self, k) for k in self.__dataclass_fields__},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "timeline.json") -> TimelineRecord:
+        return _from_fields(cls, d, where, "timeline", (TIMELINE_FORMAT, DERIVED_RERUN, ()))

@@ -132,12 +132,14 @@ def test_refuses_to_replace_a_folder_that_is_not_a_report(
 
 
 def test_ablation_reproduces_the_stored_counts(results_tree: Path) -> None:
-    from asrbench.report.ablation import ablate_dataset
+    """The ladder the benchmark stored in each cell's ablation.json (results/derived.py), as
+    the report reads it: its last step is the cell's own counts."""
+    from asrbench.report.ablation import stored_dataset
 
     r = collect(results_tree, datasets=["mini_en"])
     cells = [c for c in r.cells.values() if c.dataset == "mini_en"]
-    abl = ablate_dataset(cells)
-    assert set(abl) == {"planted", "sloppy"}
+    abl, missing = stored_dataset(cells)
+    assert set(abl) == {"planted", "sloppy"} and missing == {}
     for a in abl.values():
         assert a.matches_stored, a.note
         stages = [x["stage"] for x in a.rows]
@@ -157,6 +159,38 @@ def test_ablation_reproduces_the_stored_counts(results_tree: Path) -> None:
     # the planted model only differs by one word: every step leaves it one substitution
     assert {x["sub"] for x in abl["planted"].rows if x["applied"] and x["stage"] != "raw"} == {1}
     assert "PUNC" in abl["sloppy"].applied["LJ001-0001"]
+
+
+def _site_bytes(root: Path, out: Path) -> dict[str, bytes]:
+    return _tree_bytes(build_site(ReportOptions(results=root, out=out, audio="none")).out)
+
+
+def test_a_cell_stored_before_its_ablation_says_how_to_backfill_it(
+    results_tree: Path, tmp_path: Path, cli
+) -> None:
+    """The report renders stored records only: a cell without ablation.json (written by an
+    older asrbench) gets a one-line note naming `ops/report --backfill`, nothing is re-scored;
+    the backfill writes the same bytes the benchmark stored, and the site is the same again."""
+    root = copy_tree(results_tree, tmp_path / "results")
+    stored = {p: p.read_bytes() for p in sorted(root.rglob("ablation.json"))}
+    # the main datasets' cells store it; the robustness grid's derived datasets do not
+    assert {(p.parent.parent.name, p.parent.name) for p in stored} == {
+        ("planted", "mini_en"),
+        ("sloppy", "mini_en"),
+    }
+    before = _site_bytes(root, tmp_path / "before")
+    for p in stored:
+        p.unlink()
+    older = _site_bytes(root, tmp_path / "older")
+    assert "ablation.html" not in older
+    page = older["cell/sloppy/mini_en.html"].decode()
+    note = f"{root / 'sloppy' / 'mini_en' / 'ablation.json'}: missing"
+    assert note in page and "run `ops/report --backfill`" in page
+    assert "ablation-cell" not in page  # no ladder: nothing was re-scored
+    code, out, err = cli("report", "--results", root, "--backfill", "-o", tmp_path / "s", "-q")
+    assert code == 0, err
+    assert {p: p.read_bytes() for p in sorted(root.rglob("ablation.json"))} == stored
+    assert _site_bytes(root, tmp_path / "after") == before
 
 
 def _fake_cell(model: str, errs: list[int], n_ref: list[int]):

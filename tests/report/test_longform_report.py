@@ -183,7 +183,7 @@ def test_recorded_segmentation_is_shown(tree: Path, tmp_path: Path) -> None:
     assert "[session; vad/silero]" in leaderboard.to_markdown(board)
 
 
-def test_timed_output_places_words_in_pauses(tree: Path, tmp_path: Path) -> None:
+def test_timed_output_places_words_in_pauses(tree: Path, tmp_path: Path, cli) -> None:
     """With hyp.timed.jsonl (segmented cells, docs/RESULTS.md) the timeline shows where the
     model wrote text and counts the words it timed inside pauses between reference segments."""
     from asrbench.report.longform import timelines
@@ -191,6 +191,7 @@ def test_timed_output_places_words_in_pauses(tree: Path, tmp_path: Path) -> None
 
     folder = tmp_path / "standin" / "mini_long_en"
     shutil.copytree(tree / "standin" / "mini_long_en", folder)
+    (folder / "timeline.json").unlink()  # made again below, from the timed output
     segs = _segments()["lj_reading"]
     pieces = [{"start": s.start_time, "end": s.end_time, "text": s.words} for s in segs]
     gap = (segs[0].end_time, segs[1].start_time)  # a pause of 1.2 s
@@ -199,6 +200,8 @@ def test_timed_output_places_words_in_pauses(tree: Path, tmp_path: Path) -> None
     pieces.append({"start": segs[-1].end_time, "end": segs[-1].end_time + 0.2, "text": ""})
     line = {"id": "lj_reading", "source": "pieces", "segments": pieces, "words": []}
     (folder / "hyp.timed.jsonl").write_text(json.dumps(line) + "\n")
+    code, _, err = cli("report", "--results", tmp_path, "--backfill", "-o", tmp_path / "s", "-q")
+    assert code == 0, err
     found, why = timelines(read_cell(folder))
     assert why is None
     by_id = {t.id: t for t in found}
@@ -207,6 +210,79 @@ def test_timed_output_places_words_in_pauses(tree: Path, tmp_path: Path) -> None
     assert lj.svg.count('class="output"') == len(segs) + 1
     exact = by_id["fsdd_jackson_numbers"]  # no line for it: drawn without timed output
     assert exact.output is None and exact.pause_words is None
+
+
+def test_the_timeline_is_stored_and_drawn_without_the_dataset_folder(
+    tree: Path, tmp_path: Path
+) -> None:
+    """The report renders the stored timeline.json: a cell whose dataset folder is gone (run.json
+    names a folder this machine does not have) is drawn exactly as before."""
+    from asrbench.report.longform import timelines
+    from asrbench.results.store import read_cell
+
+    stored = tree / "standin" / "mini_long_en"
+    assert (stored / "timeline.json").is_file()
+    folder = tmp_path / "standin" / "mini_long_en"
+    shutil.copytree(stored, folder)
+    run_path = folder / "run.json"
+    run = json.loads(run_path.read_text())
+    run["dataset"]["folder"] = str(tmp_path / "gone" / "mini_long_en")
+    run_path.write_text(json.dumps(run))
+    here, why = timelines(read_cell(stored))
+    moved, why_moved = timelines(read_cell(folder))
+    assert why is None and why_moved is None
+    assert [t.svg for t in moved] == [t.svg for t in here] and len(here) == 2
+    assert sum(len(t.dropped) for t in moved) == 1 and sum(len(t.loops) for t in moved) == 1
+
+
+def test_a_cell_stored_before_its_timeline_says_how_to_backfill_it(
+    tree: Path, tmp_path: Path, cli
+) -> None:
+    """A long-form cell without timeline.json (an older asrbench) gets a note naming the
+    command, not a timeline recomputed from the dataset; the backfill writes the same bytes
+    the benchmark stored."""
+    from asrbench.report.longform import timelines
+    from asrbench.results.store import read_cell
+
+    stored = tree / "standin" / "mini_long_en"
+    folder = tmp_path / "results" / "standin" / "mini_long_en"
+    shutil.copytree(stored, folder)
+    (folder / "timeline.json").unlink()
+    (folder / "ablation.json").unlink()
+    found, why = timelines(read_cell(folder))
+    assert found == [] and why is not None
+    assert f"{folder / 'timeline.json'}: missing" in why and "`ops/report --backfill`" in why
+    code, out, err = cli(
+        "report", "--results", tmp_path / "results", "--backfill", "-o", tmp_path / "s"
+    )
+    assert code == 0, err
+    assert "backfilled: 2 record(s)" in out
+    for name in ("timeline.json", "ablation.json"):
+        assert (folder / name).read_bytes() == (stored / name).read_bytes(), name
+    page = (tmp_path / "s" / "cell" / "standin" / "mini_long_en.html").read_text()
+    assert page.count('class="timeline-fig"') == 2 and "--backfill" not in page
+
+
+def test_a_backfill_without_the_dataset_names_it_and_stores_no_timeline(
+    tree: Path, tmp_path: Path, cli
+) -> None:
+    """`--backfill` where run.json's dataset folder is gone: one problem line naming the
+    segments file, no timeline.json (a later backfill with the dataset tries again)."""
+    folder = tmp_path / "results" / "standin" / "mini_long_en"
+    shutil.copytree(tree / "standin" / "mini_long_en", folder)
+    (folder / "timeline.json").unlink()
+    run_path = folder / "run.json"
+    run = json.loads(run_path.read_text())
+    gone = tmp_path / "gone" / "mini_long_en"
+    run["dataset"]["folder"] = str(gone)
+    run_path.write_text(json.dumps(run))
+    out = tmp_path / "s"
+    code, _, err = cli("report", "--results", tmp_path / "results", "--backfill", "-o", out)
+    assert code == 0, err
+    assert f"problem: {gone / 'segments.seglst.json'}: cannot read the reference segments" in err
+    assert not (folder / "timeline.json").exists()
+    page = (out / "cell" / "standin" / "mini_long_en.html").read_text()
+    assert "timeline.json: missing" in page and 'class="timeline-fig"' not in page
 
 
 @pytest.fixture(scope="module")

@@ -632,3 +632,32 @@ SESSION_METRICS: dict[str, SessionMetric] = {
     "tcpwer": SessionMetric("tcpWER", _tcpwer, speakers=True, collar=True),
     "orcwer": SessionMetric("ORC-WER", lambda sc, r, h, _collar: _orcwer(sc, r, h)),
 }
+
+
+def supported_metrics(hyps: Sequence[Segment], timed: bool = True) -> tuple[str, ...]:
+    """The session metrics a hypothesis supports (what a long-form cell reports): a speaker on
+    every segment gives cpWER and, with times, tcpWER; otherwise ORC-WER and session WER (an
+    empty hypothesis has no speakers)."""
+    if hyps and all(s.speaker.strip() for s in hyps):
+        return ("cpwer", "tcpwer") if timed else ("cpwer",)
+    return ("orcwer", "wer")
+
+
+def score_supported(
+    scorer,
+    refs: Sequence[Segment],
+    hyps: Sequence[Segment],
+    *,
+    timed: bool = True,
+    collar: float = DEFAULT_COLLAR,
+) -> dict[str, MeetingScore | str]:
+    """Every metric of `supported_metrics` scored by `score_sessions`, or, where that metric
+    refuses the input (more than MAX_SPEAKERS speakers, an ORC table too large), the one-line
+    reason: a cell reports what can be scored instead of failing after the model ran."""
+    out: dict[str, MeetingScore | str] = {}
+    for metric in supported_metrics(hyps, timed):
+        try:
+            out[metric] = score_sessions(scorer, refs, hyps, metric, collar=collar)
+        except ScoringError as exc:
+            out[metric] = str(exc)
+    return out

@@ -38,6 +38,7 @@ from asrbench.benchmark.pieces import (
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
 from asrbench.benchmark.request import JobSpec
+from asrbench.benchmark.sessions import session_line, session_metrics
 from asrbench.benchmark.shard import split_shards
 from asrbench.dataset import Dataset, Utterance, sample_utterances
 from asrbench.errors import AsrbenchError, InputError, InternalError
@@ -123,10 +124,12 @@ class CellResult:
                 f"error rate; {tail}"
             )
         rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
+        # a long-form cell: its session metrics on a line of their own
+        sessions = f"\n  {session_line(s.session_metrics)}" if s.session_metrics else ""
         return (
             f"{s.model} on {s.dataset}: {m.name} {rate} ({m.errors} errors in {m.n_ref} "
             f"{m.tokens_name}, "
-            f"coverage {m.coverage}, {tail}"
+            f"coverage {m.coverage}, {tail}{sessions}"
         )
 
 
@@ -590,6 +593,7 @@ class _Scored:
     selection: Selection
     hyps: dict[str, str]
     score_s: float
+    sessions: dict[str, Any] | None = None  # a long-form cell's session metrics
 
 
 @dataclass(frozen=True)
@@ -607,7 +611,7 @@ def _finish(
     """Score the selection and write the cell (summary, reports, run.json), moved into place."""
     _check_accounted(p.label, p.selection, ran.rec)
     secret_hits = _secret_hits(p, ran.rec)
-    scored = _score(p, ran.rec)
+    scored = _score(p, ran)
     summary = _summary(p, ran, scored)
     placement, displaced = layout.place(p.results_root, summary, replace=p.spec.replace)
     staging = stage_dir(placement.path)  # beside it: the move into place is a rename
@@ -654,13 +658,16 @@ def _secret_hits(p: _Prepared, rec: Records) -> dict[str, list[str]]:
     return hits
 
 
-def _score(p: _Prepared, rec: Records) -> _Scored:
-    """Score the selection's hypotheses (none for a reference-free dataset)."""
+def _score(p: _Prepared, ran: _Ran) -> _Scored:
+    """Score the selection's hypotheses (none for a reference-free dataset); a long-form cell
+    also by the session metrics its hypothesis supports."""
     scorer_options = dict(p.spec.scorer_options)
     t_score = time.monotonic()
     refs = {u.id: u.text for u in p.selection}
-    hyps = {u.id: rec.hyp[u.id] for u in p.selection if u.id in rec.hyp}
+    hyps = {u.id: ran.rec.hyp[u.id] for u in p.selection if u.id in ran.rec.hyp}
     result = p.scorer.score(refs, hyps) if p.scorer else None
+    timed = _cell_timed(ran, p.selection)
+    sessions = session_metrics(p.scorer, p.ds, p.selection, hyps, timed)
     sid = (
         scorer_identity(p.scorer, scorer_options).to_dict()
         if p.scorer
@@ -668,7 +675,7 @@ def _score(p: _Prepared, rec: Records) -> _Scored:
     )
     score_s = time.monotonic() - t_score
     sel = Selection.of(list(refs), len(p.ds.utterances), p.spec.max_utts, p.spec.seed)
-    return _Scored(result, sid, sel, hyps, score_s)
+    return _Scored(result, sid, sel, hyps, score_s, sessions)
 
 
 def _summary(p: _Prepared, ran: _Ran, scored: _Scored) -> Summary:
@@ -693,6 +700,7 @@ def _summary(p: _Prepared, ran: _Ran, scored: _Scored) -> Summary:
         cost=cost_stats(selection, rec),
         forced_language=p.language.forced,
         hallucination=_hallucination(p.ds, selection, rec),
+        session_metrics=scored.sessions,
     )
 
 

@@ -160,7 +160,7 @@ def run_benchmark(
     ran = _run_prepared(prep, executor)
     with _DRIVER:
         if prep.pieces:
-            prep, ran = _whole_recordings(prep, ran)
+            ran = _whole_recordings(prep, ran)
         return _finish(prep, ran, executor, t_start, started)
 
 
@@ -324,8 +324,24 @@ def preflight(
 
 
 @dataclass(frozen=True)
+class _Stage:
+    """What the model runs on and where its hypotheses are cached: the cell's own utterances,
+    or, for a segmented cell, the pieces of its recordings (their own dataset and entry)."""
+
+    ds: Dataset
+    selection: list[Utterance]
+    ds_hash: str
+    key: str
+    cache: HypCache
+
+
+@dataclass(frozen=True)
 class _Prepared:
-    """A cell resolved and keyed, before any shard runs, and the spec it runs by."""
+    """A cell resolved and keyed, before any shard runs, and the spec it runs by.
+
+    `ds`, `selection`, `ds_hash`, `key` and `key_inputs` are the cell's identity from the
+    start (a segmented cell's: the recordings, keyed with the segmentation); `stage` is what
+    the model runs on (the same utterances, or the pieces), never swapped in for the cell."""
 
     spec: JobSpec
     results_root: Path
@@ -344,31 +360,48 @@ class _Prepared:
     hash_s: float
     key: str
     key_inputs: dict
-    cache: HypCache
+    stage: _Stage
     pieces: _Pieces | None = None  # segmented: the model runs on pieces of the recordings
-    segmentation: dict | None = None  # run.json's options.segmentation, once reassembled
+    segmentation: dict | None = None  # run.json's options.segmentation
 
 
 @dataclass(frozen=True)
 class _Pieces:
-    """A segmented cell: the pieces dataset the model runs on, and the recordings it scores."""
+    """A segmented cell's stage: the pieces dataset the model runs on, and how it was cut."""
 
     plan: Plan
     dataset: Dataset
-    parent: Dataset
-    recordings: list[Utterance]
-    parent_hash: str
     segment_s: float  # VAD (or window layout) and cutting, when the pieces were built
 
 
-def _segmented(
-    mdl: Model, ds: Dataset, selection: list[Utterance], plan: Plan | None, ds_hash: str
-) -> _Pieces | None:
-    """The pieces to run when the run's segmentation cuts a recording (pieces.py), else None."""
-    if plan is None:
-        return None
-    pieces = build_pieces(ds, ds_hash, plan, mdl.card.sample_rate)
-    return _Pieces(plan, pieces, ds, selection, ds_hash, 0.0)
+def _staged(
+    identity: str, cell: tuple[Dataset, list[Utterance], str], runtime: dict, cache_root: Path
+) -> tuple[_Stage, str, dict]:
+    """An unsegmented cell's stage (its own utterances and cache entry), and the cell's key and
+    key inputs (the same as the stage's)."""
+    ds, selection, ds_hash = cell
+    key, inputs = cache_key(identity, ds_hash, runtime)
+    return _Stage(ds, selection, ds_hash, key, HypCache(cache_root, key, inputs)), key, inputs
+
+
+def _pieces_stage(
+    identity: str, pieces: _Pieces, ds_hash: str, runtime: dict, cache_root: Path
+) -> tuple[_Stage, str, dict, dict]:
+    """A segmented cell's stage (the pieces, their own cache entry), the cell's key and key
+    inputs (the recordings' dataset, the segmentation in the runtime) and its provenance."""
+    p_hash = pieces.dataset.content_hash()
+    p_key, p_inputs = cache_key(identity, p_hash, runtime)
+    stage = _Stage(
+        pieces.dataset,
+        pieces.dataset.utterances,
+        p_hash,
+        p_key,
+        HypCache(cache_root, p_key, p_inputs),
+    )
+    key, inputs = cache_key(
+        identity, ds_hash, {**p_inputs["runtime"], "segmentation": pieces.plan.identity()}
+    )
+    return stage, key, inputs, provenance(pieces.plan, pieces.dataset, p_hash, p_key)
 
 
 def check_secrets(mdl: Model, spec: JobSpec) -> None:
@@ -437,18 +470,19 @@ def _prepare(
     t_hash = time.monotonic()
     ds_hash = ds.content_hash()
     t_seg = time.monotonic()
-    pieces = _segmented(mdl, ds, selection, plan, ds_hash)
+    pieces = None
+    if plan is not None:  # the run's segmentation cuts a recording (pieces.py)
+        pieces = _Pieces(plan, build_pieces(ds, ds_hash, plan, mdl.card.sample_rate), 0.0)
     segment_s = time.monotonic() - t_seg
+    segmentation = None
     if pieces:  # the model runs on the pieces: their dataset, their cache entry
         pieces = replace(pieces, segment_s=segment_s)
-        ds, selection, ds_hash = (
-            pieces.dataset,
-            pieces.dataset.utterances,
-            pieces.dataset.content_hash(),
+        stage, key, key_inputs, segmentation = _pieces_stage(
+            identity, pieces, ds_hash, runtime, cache_root
         )
+    else:
+        stage, key, key_inputs = _staged(identity, (ds, selection, ds_hash), runtime, cache_root)
     hash_s = time.monotonic() - t_hash - segment_s
-    key, key_inputs = cache_key(identity, ds_hash, runtime)
-    cache = HypCache(cache_root, key, key_inputs)
     return _Prepared(
         spec,
         results_root,
@@ -467,8 +501,9 @@ def _prepare(
         hash_s,
         key,
         key_inputs,
-        cache,
+        stage,
         pieces,
+        segmentation,
     )
 
 
@@ -490,15 +525,16 @@ class _Ran:
 
 
 def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
-    """Harvest what earlier runs left and run the rest through the executor."""
-    selection, label = p.selection, p.label
+    """Harvest what earlier runs left and run the stage's rest through the executor."""
+    st, label = p.stage, p.label
+    selection = st.selection
     shard_info: list[dict] = []
     logs: list[Path] = []
     problems: list[str] = []
     run_s = 0.0
-    with p.cache.locked(label):
-        leftovers = kill_leftovers(p.cache.attempts)
-        rec, recovered, _, _ = p.cache.harvest(p.red)
+    with st.cache.locked(label):
+        leftovers = kill_leftovers(st.cache.attempts)
+        rec, recovered, _, _ = st.cache.harvest(p.red)
         todo = [u for u in selection if u.id not in rec.hyp]  # failures are always retried
         if recovered or leftovers:
             print(
@@ -511,10 +547,10 @@ def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
             job = ShardJob(
                 runner=p.run,
                 model=p.mdl,
-                dataset=p.ds,
+                dataset=st.ds,
                 identity=p.identity,
-                dataset_hash=p.ds_hash,
-                cache_key=p.key,
+                dataset_hash=st.ds_hash,
+                cache_key=st.key,
                 options=p.opts,
                 label=label,
             )
@@ -529,7 +565,7 @@ def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
                     if o["error"]
                 )
                 raise BenchmarkError(
-                    f"model {p.mdl.id} on dataset {p.ds.id}: none of the {len(selection)} "
+                    f"model {p.mdl.id} on dataset {st.ds.id}: none of the {len(selection)} "
                     f"utterance(s) has a result (e.g. {rec.failed.get(selection[0].id)}); "
                     "nothing was written. Fix the cause and rerun the same command to "
                     f"continue.\n{detail or '(no shard reported an error)'}"
@@ -537,25 +573,13 @@ def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
     return _Ran(rec, logs, shard_info, problems, todo, run_s)
 
 
-def _whole_recordings(p: _Prepared, ran: _Ran) -> tuple[_Prepared, _Ran]:
-    """A segmented cell as the recordings' cell: pieces joined per recording (a recording with
-    a failed piece is failed), keyed by the parent dataset and the segmentation."""
+def _whole_recordings(p: _Prepared, ran: _Ran) -> _Ran:
+    """A segmented cell's records: the pieces' joined per recording (a recording with a failed
+    piece is failed); the cell itself (its recordings, key and hash) is unchanged."""
     pc = p.pieces
     assert pc is not None
-    done = reassemble(pc.dataset, pc.plan, pc.recordings, ran.rec)
-    runtime = {**p.key_inputs["runtime"], "segmentation": pc.plan.identity()}
-    key, inputs = cache_key(p.identity, pc.parent_hash, runtime)
-    seg = provenance(pc.plan, pc.dataset, p.ds_hash, p.key)
-    whole = replace(
-        p,
-        ds=pc.parent,
-        selection=pc.recordings,
-        ds_hash=pc.parent_hash,
-        key=key,
-        key_inputs=inputs,
-        segmentation=seg,
-    )
-    return whole, replace(ran, rec=done.records, timed=done.timed)
+    done = reassemble(pc.dataset, pc.plan, p.selection, ran.rec)
+    return replace(ran, rec=done.records, timed=done.timed)
 
 
 def _cell_timed(ran: _Ran, selection: Sequence[Utterance]) -> dict[str, dict]:
@@ -764,7 +788,7 @@ def _run_record(
         cache=RunCache(
             key=p.key,
             inputs=p.key_inputs,
-            folder=str(p.cache.root),
+            folder=str(p.stage.cache.root),  # where the model's hypotheses are kept
             hit=ran.cache_hit,
             utts_run=len(ran.todo),
         ),
@@ -810,7 +834,7 @@ def _run_until_settled(
     it; rounds stop when one brings no new transcription. Every utterance ends transcribed or
     failed with a reason; failures stay in the cache only as failures, retried by every rerun.
     """
-    cache, selection, red, spec = p.cache, p.selection, p.red, p.spec
+    cache, selection, red, spec = p.stage.cache, p.stage.selection, p.red, p.spec
     shards = split_shards(todo, spec.jobs)
     solo_tried: set[str] = set()
     logs: list[Path] = []

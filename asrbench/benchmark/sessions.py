@@ -15,7 +15,7 @@ from typing import Any
 
 from asrbench.dataset import Dataset, Utterance
 from asrbench.results.timed import hyp_segments
-from scoring.meeting import MeetingScore, score_supported
+from scoring.meeting import MeetingScore, score_supported, stored_session_parts
 
 
 def session_metrics(
@@ -46,18 +46,5 @@ def _entry(metric: str, scored: MeetingScore | str) -> dict[str, Any]:
 
 
 def session_line(metrics: Mapping[str, Mapping[str, Any]]) -> str:
-    """The console line of a cell's session metrics: `cpWER 60.55% (218/360), ...`."""
-    from scoring.meeting import SESSION_METRICS
-    from scoring.metrics import Metrics
-
-    parts = []
-    for metric, entry in metrics.items():
-        label = SESSION_METRICS[metric].label
-        if "skipped" in entry:
-            parts.append(f"{label} not scored ({entry['skipped']})")
-            continue
-        m = Metrics.from_dict(entry["metrics"])
-        rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
-        collar = f", collar {entry['collar']:g} s" if entry.get("collar") is not None else ""
-        parts.append(f"{label} {rate} ({m.errors} errors in {m.n_ref} {m.tokens_name}{collar})")
-    return "sessions: " + ", ".join(parts)
+    """The console line of a cell's session metrics: `sessions: cpWER 60.55% (...), ...`."""
+    return "sessions: " + ", ".join(stored_session_parts(metrics))

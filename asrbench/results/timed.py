@@ -148,7 +148,8 @@ def hyp_segments(
         return [
             Segment(rid, u["speaker"], u["start"], u["end"], u.get("text", u.get("word", "")))
             for rid in sorted(hyps)
-            for u in _units(timed.get(rid, {}))
+            if hyps[rid].strip()  # an empty hypothesis has no turns, whatever its timed line
+            for u in _units(timed[rid])
         ]
     return [
         Segment(rid, "", 0.0, float(durations[rid]), text)

@@ -16,10 +16,11 @@ from typing import Any
 from asrbench.dataset import Dataset, Utterance
 from asrbench.results.timed import hyp_segments
 from scoring.meeting import MeetingScore, score_supported, stored_session_parts
+from scoring.scorer import Scorer
 
 
 def session_metrics(
-    scorer,
+    scorer: Scorer | None,
     ds: Dataset,
     selection: Sequence[Utterance],
     hyps: Mapping[str, str],

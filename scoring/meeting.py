@@ -36,9 +36,10 @@ substitutions among the paths of fewest edits), which may differ from kaldialign
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -632,3 +633,49 @@ SESSION_METRICS: dict[str, SessionMetric] = {
     "tcpwer": SessionMetric("tcpWER", _tcpwer, speakers=True, collar=True),
     "orcwer": SessionMetric("ORC-WER", lambda sc, r, h, _collar: _orcwer(sc, r, h)),
 }
+
+
+def supported_metrics(hyps: Sequence[Segment], timed: bool = True) -> tuple[str, ...]:
+    """The session metrics a hypothesis supports (what a long-form cell reports): a speaker on
+    every segment gives cpWER and, with times, tcpWER; otherwise ORC-WER and session WER (an
+    empty hypothesis has no speakers)."""
+    if hyps and all(s.speaker.strip() for s in hyps):
+        return ("cpwer", "tcpwer") if timed else ("cpwer",)
+    return ("orcwer", "wer")
+
+
+def score_supported(
+    scorer,
+    refs: Sequence[Segment],
+    hyps: Sequence[Segment],
+    *,
+    timed: bool = True,
+    collar: float = DEFAULT_COLLAR,
+) -> dict[str, MeetingScore | str]:
+    """Every metric of `supported_metrics` scored by `score_sessions`, or, where that metric
+    refuses the input (more than MAX_SPEAKERS speakers, an ORC table too large), the one-line
+    reason: a cell reports what can be scored instead of failing after the model ran."""
+    out: dict[str, MeetingScore | str] = {}
+    for metric in supported_metrics(hyps, timed):
+        try:
+            out[metric] = score_sessions(scorer, refs, hyps, metric, collar=collar)
+        except ScoringError as exc:
+            out[metric] = str(exc)
+    return out
+
+
+def stored_session_parts(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Each stored session metric (summary.json `session_metrics`) in words, `cpWER 12.20% (77
+    errors in 631 words)` (tcpWER with its collar), or why it was not scored: the one wording
+    of `ops/benchmark`'s line and the report's cell page."""
+    parts = []
+    for metric, entry in entries.items():
+        label = SESSION_METRICS[metric].label
+        if "skipped" in entry:
+            parts.append(f"{label} not scored ({entry['skipped']})")
+            continue
+        m = Metrics.from_dict(entry["metrics"])
+        rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
+        collar = f", collar {entry['collar']:g} s" if entry.get("collar") is not None else ""
+        parts.append(f"{label} {rate} ({m.errors} errors in {m.n_ref} {m.tokens_name}{collar})")
+    return parts

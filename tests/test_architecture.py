@@ -847,3 +847,58 @@ def test_the_report_check_sees_the_old_ways() -> None:
 
 
 # ---- end of issue 40 item 5 block --------------------------------------------------------------
+
+# ---- issue 40 item 2: one session scorer, one cell hypothesis as sessions ---------------------
+# cpWER, tcpWER, ORC-WER and session WER over timed segments are scored by scoring/meeting.py
+# alone; its entry points are called only by the commands that score sessions:
+_SESSION_SCORER_CALLERS = {
+    "asrbench/cli/score.py": {"score_sessions"},  # ops/score --metric: the metric the user names
+    "asrbench/benchmark/sessions.py": {"score_supported"},  # a long-form cell: what it supports
+}
+# A cell's hypothesis becomes session segments in one function (results/timed.py), called by
+# the benchmark's session metrics and by ops/export of a cell, so the two cannot disagree:
+_HYP_SEGMENTS_CALLERS = {"asrbench/benchmark/sessions.py", "asrbench/importers/export.py"}
+
+
+def _calls_and_imports(tree: ast.AST) -> set[str]:
+    """Names called (as `f(...)` or `x.f(...)`) or imported by name in a module."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            out.add(f.id if isinstance(f, ast.Name) else getattr(f, "attr", ""))
+        elif isinstance(node, ast.ImportFrom):
+            out |= {a.name for a in node.names}
+    return out
+
+
+def test_sessions_are_scored_by_scoring_meeting_only() -> None:
+    entry_points = {"score_sessions", "score_supported"}
+    offenders = []
+    for rel, tree in _package_sources():
+        if rel == "scoring/meeting.py":
+            continue
+        names = _calls_and_imports(tree)
+        used = names & entry_points
+        if used - _SESSION_SCORER_CALLERS.get(rel, set()):
+            offenders.append(f"{rel}: {sorted(used)}")
+        if "linear_sum_assignment" in names:  # the speaker assignment is cpWER's and tcpWER's
+            offenders.append(f"{rel}: linear_sum_assignment")
+        if "hyp_segments" in names and rel not in _HYP_SEGMENTS_CALLERS | {
+            "asrbench/results/timed.py"
+        }:
+            offenders.append(f"{rel}: hyp_segments")
+    assert offenders == [], "score sessions through scoring.meeting (see the allow-lists)"
+
+
+def test_session_scorer_check_sees_a_bypass() -> None:
+    tree = ast.parse(
+        "from scoring.meeting import score_sessions\n"
+        "from scipy.optimize import linear_sum_assignment\n"
+        "def f(s, r, h):\n    return score_sessions(s, r, h, 'x')\n"
+    )
+    names = _calls_and_imports(tree)
+    assert {"score_sessions", "linear_sum_assignment"} <= names
+
+
+# ---- end of issue 40 item 2 block --------------------------------------------------------------

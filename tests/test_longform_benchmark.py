@@ -108,6 +108,12 @@ def test_segmentation_changes_the_key_and_is_recorded(env: Path, tmp_path: Path)
     pieces = resolve_dataset(seg["pieces_dataset"]["folder"])
     assert all(u.duration <= 12.0 + 1e-3 for u in pieces.utterances)
     assert sum(seg["cut"].values()) == len(pieces.utterances)
+    # the pieces are the cell's stage: the cell keeps the recordings' dataset hash and its own
+    # key; the model's hypotheses live in the pieces' cache entry
+    run = _run_json(cells["auto"].out_dir)
+    assert run["cache"]["key"] == cells["auto"].summary.hyps_key != seg["pieces_cache_key"]
+    assert Path(run["cache"]["folder"]).name == seg["pieces_cache_key"]
+    assert run["dataset"]["hash"] == resolve_dataset("mini_long_en").content_hash()
     win = _run_json(cells["windows"].out_dir)["options"]["segmentation"]
     assert (win["record"]["window_s"], win["record"]["overlap_s"]) == (12.0, 3.0)
     # every recording scored whole: one line per recording, the fake's text once per piece

@@ -38,6 +38,7 @@ from asrbench.benchmark.pieces import (
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
 from asrbench.benchmark.request import JobSpec
+from asrbench.benchmark.sessions import session_line, session_metrics
 from asrbench.benchmark.shard import split_shards
 from asrbench.dataset import Dataset, Utterance, sample_utterances
 from asrbench.errors import AsrbenchError, InputError, InternalError
@@ -124,10 +125,12 @@ class CellResult:
                 f"error rate; {tail}"
             )
         rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
+        # a long-form cell: its session metrics on a line of their own
+        sessions = f"\n  {session_line(s.session_metrics)}" if s.session_metrics else ""
         return (
             f"{s.model} on {s.dataset}: {m.name} {rate} ({m.errors} errors in {m.n_ref} "
             f"{m.tokens_name}, "
-            f"coverage {m.coverage}, {tail}"
+            f"coverage {m.coverage}, {tail}{sessions}"
         )
 
 
@@ -158,7 +161,7 @@ def run_benchmark(
     ran = _run_prepared(prep, executor)
     with _DRIVER:
         if prep.pieces:
-            prep, ran = _whole_recordings(prep, ran)
+            ran = _whole_recordings(prep, ran)
         return _finish(prep, ran, executor, t_start, started)
 
 
@@ -322,8 +325,24 @@ def preflight(
 
 
 @dataclass(frozen=True)
+class _Stage:
+    """What the model runs on and where its hypotheses are cached: the cell's own utterances,
+    or, for a segmented cell, the pieces of its recordings (their own dataset and entry)."""
+
+    ds: Dataset
+    selection: list[Utterance]
+    ds_hash: str
+    key: str
+    cache: HypCache
+
+
+@dataclass(frozen=True)
 class _Prepared:
-    """A cell resolved and keyed, before any shard runs, and the spec it runs by."""
+    """A cell resolved and keyed, before any shard runs, and the spec it runs by.
+
+    `ds`, `selection`, `ds_hash`, `key` and `key_inputs` are the cell's identity from the
+    start (a segmented cell's: the recordings, keyed with the segmentation); `stage` is what
+    the model runs on (the same utterances, or the pieces), never swapped in for the cell."""
 
     spec: JobSpec
     results_root: Path
@@ -342,31 +361,48 @@ class _Prepared:
     hash_s: float
     key: str
     key_inputs: dict
-    cache: HypCache
+    stage: _Stage
     pieces: _Pieces | None = None  # segmented: the model runs on pieces of the recordings
-    segmentation: dict | None = None  # run.json's options.segmentation, once reassembled
+    segmentation: dict | None = None  # run.json's options.segmentation
 
 
 @dataclass(frozen=True)
 class _Pieces:
-    """A segmented cell: the pieces dataset the model runs on, and the recordings it scores."""
+    """A segmented cell's stage: the pieces dataset the model runs on, and how it was cut."""
 
     plan: Plan
     dataset: Dataset
-    parent: Dataset
-    recordings: list[Utterance]
-    parent_hash: str
     segment_s: float  # VAD (or window layout) and cutting, when the pieces were built
 
 
-def _segmented(
-    mdl: Model, ds: Dataset, selection: list[Utterance], plan: Plan | None, ds_hash: str
-) -> _Pieces | None:
-    """The pieces to run when the run's segmentation cuts a recording (pieces.py), else None."""
-    if plan is None:
-        return None
-    pieces = build_pieces(ds, ds_hash, plan, mdl.card.sample_rate)
-    return _Pieces(plan, pieces, ds, selection, ds_hash, 0.0)
+def _staged(
+    identity: str, cell: tuple[Dataset, list[Utterance], str], runtime: dict, cache_root: Path
+) -> tuple[_Stage, str, dict]:
+    """An unsegmented cell's stage (its own utterances and cache entry), and the cell's key and
+    key inputs (the same as the stage's)."""
+    ds, selection, ds_hash = cell
+    key, inputs = cache_key(identity, ds_hash, runtime)
+    return _Stage(ds, selection, ds_hash, key, HypCache(cache_root, key, inputs)), key, inputs
+
+
+def _pieces_stage(
+    identity: str, pieces: _Pieces, ds_hash: str, runtime: dict, cache_root: Path
+) -> tuple[_Stage, str, dict, dict]:
+    """A segmented cell's stage (the pieces, their own cache entry), the cell's key and key
+    inputs (the recordings' dataset, the segmentation in the runtime) and its provenance."""
+    p_hash = pieces.dataset.content_hash()
+    p_key, p_inputs = cache_key(identity, p_hash, runtime)
+    stage = _Stage(
+        pieces.dataset,
+        pieces.dataset.utterances,
+        p_hash,
+        p_key,
+        HypCache(cache_root, p_key, p_inputs),
+    )
+    key, inputs = cache_key(
+        identity, ds_hash, {**p_inputs["runtime"], "segmentation": pieces.plan.identity()}
+    )
+    return stage, key, inputs, provenance(pieces.plan, pieces.dataset, p_hash, p_key)
 
 
 def check_secrets(mdl: Model, spec: JobSpec) -> None:
@@ -435,18 +471,19 @@ def _prepare(
     t_hash = time.monotonic()
     ds_hash = ds.content_hash()
     t_seg = time.monotonic()
-    pieces = _segmented(mdl, ds, selection, plan, ds_hash)
+    pieces = None
+    if plan is not None:  # the run's segmentation cuts a recording (pieces.py)
+        pieces = _Pieces(plan, build_pieces(ds, ds_hash, plan, mdl.card.sample_rate), 0.0)
     segment_s = time.monotonic() - t_seg
+    segmentation = None
     if pieces:  # the model runs on the pieces: their dataset, their cache entry
         pieces = replace(pieces, segment_s=segment_s)
-        ds, selection, ds_hash = (
-            pieces.dataset,
-            pieces.dataset.utterances,
-            pieces.dataset.content_hash(),
+        stage, key, key_inputs, segmentation = _pieces_stage(
+            identity, pieces, ds_hash, runtime, cache_root
         )
+    else:
+        stage, key, key_inputs = _staged(identity, (ds, selection, ds_hash), runtime, cache_root)
     hash_s = time.monotonic() - t_hash - segment_s
-    key, key_inputs = cache_key(identity, ds_hash, runtime)
-    cache = HypCache(cache_root, key, key_inputs)
     return _Prepared(
         spec,
         results_root,
@@ -465,8 +502,9 @@ def _prepare(
         hash_s,
         key,
         key_inputs,
-        cache,
+        stage,
         pieces,
+        segmentation,
     )
 
 
@@ -488,15 +526,16 @@ class _Ran:
 
 
 def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
-    """Harvest what earlier runs left and run the rest through the executor."""
-    selection, label = p.selection, p.label
+    """Harvest what earlier runs left and run the stage's rest through the executor."""
+    st, label = p.stage, p.label
+    selection = st.selection
     shard_info: list[dict] = []
     logs: list[Path] = []
     problems: list[str] = []
     run_s = 0.0
-    with p.cache.locked(label):
-        leftovers = kill_leftovers(p.cache.attempts)
-        rec, recovered, _, _ = p.cache.harvest(p.red)
+    with st.cache.locked(label):
+        leftovers = kill_leftovers(st.cache.attempts)
+        rec, recovered, _, _ = st.cache.harvest(p.red)
         todo = [u for u in selection if u.id not in rec.hyp]  # failures are always retried
         if recovered or leftovers:
             print(
@@ -509,10 +548,10 @@ def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
             job = ShardJob(
                 runner=p.run,
                 model=p.mdl,
-                dataset=p.ds,
+                dataset=st.ds,
                 identity=p.identity,
-                dataset_hash=p.ds_hash,
-                cache_key=p.key,
+                dataset_hash=st.ds_hash,
+                cache_key=st.key,
                 options=p.opts,
                 label=label,
             )
@@ -527,7 +566,7 @@ def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
                     if o["error"]
                 )
                 raise BenchmarkError(
-                    f"model {p.mdl.id} on dataset {p.ds.id}: none of the {len(selection)} "
+                    f"model {p.mdl.id} on dataset {st.ds.id}: none of the {len(selection)} "
                     f"utterance(s) has a result (e.g. {rec.failed.get(selection[0].id)}); "
                     "nothing was written. Fix the cause and rerun the same command to "
                     f"continue.\n{detail or '(no shard reported an error)'}"
@@ -535,25 +574,13 @@ def _run_prepared(p: _Prepared, executor: Executor) -> _Ran:
     return _Ran(rec, logs, shard_info, problems, todo, run_s)
 
 
-def _whole_recordings(p: _Prepared, ran: _Ran) -> tuple[_Prepared, _Ran]:
-    """A segmented cell as the recordings' cell: pieces joined per recording (a recording with
-    a failed piece is failed), keyed by the parent dataset and the segmentation."""
+def _whole_recordings(p: _Prepared, ran: _Ran) -> _Ran:
+    """A segmented cell's records: the pieces' joined per recording (a recording with a failed
+    piece is failed); the cell itself (its recordings, key and hash) is unchanged."""
     pc = p.pieces
     assert pc is not None
-    done = reassemble(pc.dataset, pc.plan, pc.recordings, ran.rec)
-    runtime = {**p.key_inputs["runtime"], "segmentation": pc.plan.identity()}
-    key, inputs = cache_key(p.identity, pc.parent_hash, runtime)
-    seg = provenance(pc.plan, pc.dataset, p.ds_hash, p.key)
-    whole = replace(
-        p,
-        ds=pc.parent,
-        selection=pc.recordings,
-        ds_hash=pc.parent_hash,
-        key=key,
-        key_inputs=inputs,
-        segmentation=seg,
-    )
-    return whole, replace(ran, rec=done.records, timed=done.timed)
+    done = reassemble(pc.dataset, pc.plan, p.selection, ran.rec)
+    return replace(ran, rec=done.records, timed=done.timed)
 
 
 def _cell_timed(ran: _Ran, selection: Sequence[Utterance]) -> dict[str, dict]:
@@ -591,6 +618,7 @@ class _Scored:
     selection: Selection
     hyps: dict[str, str]
     score_s: float
+    sessions: dict[str, Any] | None = None  # a long-form cell's session metrics
 
 
 @dataclass(frozen=True)
@@ -608,7 +636,7 @@ def _finish(
     """Score the selection and write the cell (summary, reports, run.json), moved into place."""
     _check_accounted(p.label, p.selection, ran.rec)
     secret_hits = _secret_hits(p, ran.rec)
-    scored = _score(p, ran.rec)
+    scored = _score(p, ran)
     summary = _summary(p, ran, scored)
     placement, displaced = layout.place(p.results_root, summary, replace=p.spec.replace)
     staging = stage_dir(placement.path)  # beside it: the move into place is a rename
@@ -662,13 +690,16 @@ def _secret_hits(p: _Prepared, rec: Records) -> dict[str, list[str]]:
     return hits
 
 
-def _score(p: _Prepared, rec: Records) -> _Scored:
-    """Score the selection's hypotheses (none for a reference-free dataset)."""
+def _score(p: _Prepared, ran: _Ran) -> _Scored:
+    """Score the selection's hypotheses (none for a reference-free dataset); a long-form cell
+    also by the session metrics its hypothesis supports."""
     scorer_options = dict(p.spec.scorer_options)
     t_score = time.monotonic()
     refs = {u.id: u.text for u in p.selection}
-    hyps = {u.id: rec.hyp[u.id] for u in p.selection if u.id in rec.hyp}
+    hyps = {u.id: ran.rec.hyp[u.id] for u in p.selection if u.id in ran.rec.hyp}
     result = p.scorer.score(refs, hyps) if p.scorer else None
+    timed = _cell_timed(ran, p.selection)
+    sessions = session_metrics(p.scorer, p.ds, p.selection, hyps, timed)
     sid = (
         scorer_identity(p.scorer, scorer_options).to_dict()
         if p.scorer
@@ -676,7 +707,7 @@ def _score(p: _Prepared, rec: Records) -> _Scored:
     )
     score_s = time.monotonic() - t_score
     sel = Selection.of(list(refs), len(p.ds.utterances), p.spec.max_utts, p.spec.seed)
-    return _Scored(result, sid, sel, hyps, score_s)
+    return _Scored(result, sid, sel, hyps, score_s, sessions)
 
 
 def _summary(p: _Prepared, ran: _Ran, scored: _Scored) -> Summary:
@@ -701,6 +732,7 @@ def _summary(p: _Prepared, ran: _Ran, scored: _Scored) -> Summary:
         cost=cost_stats(selection, rec),
         forced_language=p.language.forced,
         hallucination=_hallucination(p.ds, selection, rec),
+        session_metrics=scored.sessions,
     )
 
 
@@ -764,7 +796,7 @@ def _run_record(
         cache=RunCache(
             key=p.key,
             inputs=p.key_inputs,
-            folder=str(p.cache.root),
+            folder=str(p.stage.cache.root),  # where the model's hypotheses are kept
             hit=ran.cache_hit,
             utts_run=len(ran.todo),
         ),
@@ -810,7 +842,7 @@ def _run_until_settled(
     it; rounds stop when one brings no new transcription. Every utterance ends transcribed or
     failed with a reason; failures stay in the cache only as failures, retried by every rerun.
     """
-    cache, selection, red, spec = p.cache, p.selection, p.red, p.spec
+    cache, selection, red, spec = p.stage.cache, p.stage.selection, p.red, p.spec
     shards = split_shards(todo, spec.jobs)
     solo_tried: set[str] = set()
     logs: list[Path] = []

@@ -1,5 +1,6 @@
 """Export any dataset (perturbed ones included) to Kaldi, NeMo and lhotse manifests, and its
-segment references to STM, SegLST or RTTM (`scoring.timed`).
+segment references to STM, SegLST or RTTM (`scoring.timed`); export a benchmark result cell's
+hypothesis as SegLST or CTM (`export_cell`), to score it with `ops/score --metric`.
 
 A long-form dataset exports its segments: lhotse gets one recording per session and one
 supervision per segment (cuts: one per session holding its supervisions); STM, SegLST and RTTM
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from asrbench import audio
@@ -27,9 +29,13 @@ from asrbench.importers.common import ImportProblem
 from asrbench.longform.segments import by_session, write_timed
 from scoring.errors import ScoringError
 from scoring.segments import Segment
+from scoring.timed import timed_text
 
 TIMED = {"stm": "stm", "seglst": "seglst.json", "rttm": "rttm"}  # format: file extension
 FORMATS = ("kaldi", "nemo", "lhotse", *TIMED)
+# a result cell's hypothesis (`export_cell`): SegLST keeps speakers, CTM has none
+CELL_FORMATS = {"seglst": "seglst.json", "ctm": "ctm"}
+CELL_FILE = "hyp"  # hyp.seglst.json, hyp.ctm
 # every manifest the Kaldi, NeMo and lhotse writers below can write (TIMED: `<ID>.<ext>`)
 EXPORT_FILES = frozenset(
     {"wav.scp", "text", "utt2spk", "utt2dur", "spk2utt", "spk2gender", "manifest.json"}
@@ -171,7 +177,7 @@ def _lhotse(ds: Dataset, out: Path, cuts: bool = True) -> list[str]:
 def is_export(folder: Path) -> bool:
     """Whether `folder` holds only manifests an export writes (an earlier export, which
     `--force` may replace): never a folder of anything else."""
-    timed = tuple(f".{ext}" for ext in TIMED.values())
+    timed = tuple(f".{ext}" for ext in {*TIMED.values(), *CELL_FORMATS.values()})
     return all(
         p.is_file() and not p.is_symlink() and (p.name in EXPORT_FILES or p.name.endswith(timed))
         for p in Path(folder).iterdir()
@@ -182,6 +188,13 @@ def export_dataset(ds: Dataset, fmt: str, out: Path, force: bool = False) -> lis
     """Write `ds` as `fmt` manifests into the folder `out`; returns the files written."""
     if fmt not in FORMATS:
         raise ImportProblem(f"--to {fmt!r}: choose one of {', '.join(FORMATS)}")
+    writers = {"kaldi": _kaldi, "nemo": _nemo, "lhotse": _lhotse}
+    writers.update({name: _timed(name) for name in TIMED})
+    return _write_out(out, force, lambda staging: writers[fmt](ds, staging))
+
+
+def _write_out(out: Path, force: bool, write: Callable[[Path], list[str]]) -> list[Path]:
+    """Run `write` into a fresh staging folder moved into place as `out` whole."""
     out = Path(out)
     try:
         check_out(out, "export", force, owned=is_export)
@@ -189,10 +202,44 @@ def export_dataset(ds: Dataset, fmt: str, out: Path, force: bool = False) -> lis
         raise ImportProblem(str(exc)) from None
     staging = stage_dir(out)
     try:
-        writers = {"kaldi": _kaldi, "nemo": _nemo, "lhotse": _lhotse}
-        writers.update({name: _timed(name) for name in TIMED})
-        names = writers[fmt](ds, staging)
+        names = write(staging)
         replace_dir(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [out / n for n in names]
+
+
+def is_cell(folder: Path) -> bool:
+    """Whether `folder` is a benchmark result cell (a dataset folder has no summary.json)."""
+    return (Path(folder) / "summary.json").is_file()
+
+
+def export_cell(folder: Path, fmt: str, out: Path, force: bool = False) -> list[Path]:
+    """Write a result cell's hypothesis as `fmt` (seglst or ctm) into the folder `out`: the
+    session segments its session metrics scored (`asrbench.results.timed.hyp_segments`), so
+    `ops/score --metric` on them against the dataset's exported reference gives its numbers."""
+    from asrbench.results.store import read_cell
+    from asrbench.results.timed import TIMED_FILE, hyp_segments, hyp_words, read_hyp_timed
+
+    if fmt not in CELL_FORMATS:
+        raise ImportProblem(
+            f"--to {fmt!r}: a result cell exports its hypothesis as "
+            f"{' or '.join(CELL_FORMATS)}; the other formats are a dataset's (give its ID)"
+        )
+    cell = read_cell(Path(folder))
+    utts = cell.records().values()
+    hyps = {u["id"]: u["hyp"] for u in utts if u.get("hyp") is not None and not u.get("failed")}
+    durations = {u["id"]: u.get("duration") or 0.0 for u in utts}
+    timed, _ = read_hyp_timed(Path(folder) / TIMED_FILE)
+    segments = hyp_segments(hyps, timed, durations)
+    items = segments if fmt == "seglst" else hyp_words(hyps, timed, segments)
+    name = f"{CELL_FILE}.{CELL_FORMATS[fmt]}"
+
+    def write(staging: Path) -> list[str]:
+        try:
+            atomic_write_text(staging / name, timed_text(items, fmt))
+        except ScoringError as exc:
+            raise ImportProblem(f"{folder}: cannot export as {fmt}: {exc}") from None
+        return [name]
+
+    return _write_out(out, force, write)

@@ -26,6 +26,7 @@ from asrbench.results.leaderboard import (
 from asrbench.results.ranking import Ranking, mean_ranks, rank_dataset
 from asrbench.results.records import RecordError
 from asrbench.results.summary import read_summary
+from scoring.meeting import stored_session_parts
 
 
 def build_all(site: Site) -> None:
@@ -446,6 +447,7 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
         timelines=tls,
         timeline_note=tl_note,
         segmentation=segmentation(c),
+        sessions=stored_session_parts(c.summary.session_metrics or {}),
     )
 
 

@@ -103,6 +103,10 @@ class Summary:
     # ops/score session mode (cpWER, tcpWER, session WER): the metric, its collar and the
     # sessions counted (scoring.meeting.MeetingScore.describe); written only when set
     session: dict[str, Any] | None = None
+    # ops/benchmark on a long-form dataset: each session metric its hypothesis supports
+    # (cpWER and tcpWER with speakers, else ORC-WER and session WER), keyed by metric, each
+    # `session`'s description plus `metrics` (asrbench.benchmark.sessions); only when set
+    session_metrics: dict[str, Any] | None = None
     # a non-speech dataset (dataset.yaml `nonspeech: true`): words per minute and share of clips
     # with output (scoring.hallucination.NonSpeechFigures.to_dict); written only when set
     hallucination: dict[str, Any] | None = None
@@ -126,6 +130,8 @@ class Summary:
             extra["forced_language"] = True
         if self.session is not None:
             extra["session"] = self.session
+        if self.session_metrics is not None:
+            extra["session_metrics"] = self.session_metrics
         if self.hallucination is not None:
             extra["hallucination"] = self.hallucination
         if self.audit is not None:
@@ -187,6 +193,7 @@ class Summary:
                 n_secret_in_hyp=int(d.get("n_secret_in_hyp") or 0),
                 forced_language=d.get("forced_language") is True,
                 session=d.get("session"),
+                session_metrics=d.get("session_metrics"),
                 hallucination=d.get("hallucination"),
                 audit=d.get("audit"),
             )
@@ -214,6 +221,7 @@ class Details(TypedDict, total=False):
     n_secret_in_hyp: int
     forced_language: bool
     session: dict[str, Any] | None
+    session_metrics: dict[str, Any] | None
     hallucination: dict[str, Any] | None
     audit: dict[str, Any] | None
 

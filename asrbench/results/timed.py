@@ -5,7 +5,9 @@ A program may write, beside hyp.tsv, one JSON line per utterance:
     {"id": "utt1", "segments": [{"start": 0.0, "end": 2.1, "text": "..."}],
      "words": [{"start": 0.1, "end": 0.4, "word": "..."}]}
 
-times in seconds of the audio it was given, `words` optional. The platform trusts nothing: a
+times in seconds of the audio it was given, `words` optional; a segment or word may name its
+`speaker` (a speaker-attributed hypothesis: the benchmark then reports cpWER and tcpWER of a
+long-form cell, `scoring.meeting`). The platform trusts nothing: a
 line that is not such an object (bad JSON, a time that is not a finite number >= 0, an end
 before its start, an ID it was not given) is a contract problem, reported and ignored; a torn
 last line is dropped; an ID written again replaces the earlier line (a program resumed after a
@@ -33,6 +35,8 @@ TIMED_FILE = "hyp.timed.jsonl"
 def _times_ok(item: Any, text_key: str) -> bool:
     if not isinstance(item, dict) or not isinstance(item.get(text_key), str):
         return False
+    if "speaker" in item and not isinstance(item["speaker"], str):
+        return False
     a, b = item.get("start"), item.get("end")
     if not all(
         isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t) and t >= 0
@@ -48,9 +52,15 @@ def check_line(obj: Any) -> str | None:
         return "not an object with an id"
     segments, words = obj.get("segments", []), obj.get("words", [])
     if not isinstance(segments, list) or not all(_times_ok(s, "text") for s in segments):
-        return "segments must be a list of {start, end, text} with 0 <= start <= end"
+        return (
+            "segments must be a list of {start, end, text[, speaker]} with 0 <= start <= end "
+            "(speaker a string)"
+        )
     if not isinstance(words, list) or not all(_times_ok(w, "word") for w in words):
-        return "words must be a list of {start, end, word} with 0 <= start <= end"
+        return (
+            "words must be a list of {start, end, word[, speaker]} with 0 <= start <= end "
+            "(speaker a string)"
+        )
     return None
 
 
@@ -88,7 +98,10 @@ def read_hyp_timed(
 
 
 def _item(item: dict[str, Any], text_key: str) -> dict[str, Any]:
-    return {"start": float(item["start"]), "end": float(item["end"]), text_key: item[text_key]}
+    out = {"start": float(item["start"]), "end": float(item["end"]), text_key: item[text_key]}
+    if "speaker" in item:  # only where the model gave one: other lines keep their bytes
+        out["speaker"] = item["speaker"]
+    return out
 
 
 def as_transcript(
@@ -121,3 +134,80 @@ def write_hyp_timed(path: Path, timed: Mapping[str, dict[str, Any]]) -> None:
     """One JSON line per ID, sorted by ID, keys sorted (byte-stable), written atomically."""
     lines = [json.dumps(timed[k], ensure_ascii=False, sort_keys=True) for k in sorted(timed)]
     atomic_write_text(path, "".join(line + "\n" for line in lines))
+
+
+# ----------------------------------------------------------------------------- as sessions
+
+
+def _units(timed: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A record's timed units: its segments, else its words (a model may give only words)."""
+    return list(timed.get("segments") or timed.get("words") or [])
+
+
+def speaker_attributed(hyps: Mapping[str, str], timed: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether every recording with a hypothesis has timed units that all name a speaker."""
+    said = [rid for rid, text in hyps.items() if text.strip()]
+    return bool(said) and all(
+        _units(timed.get(rid, {}))
+        and all(str(u.get("speaker", "")).strip() for u in _units(timed[rid]))
+        for rid in said
+    )
+
+
+def hyp_segments(
+    hyps: Mapping[str, str],
+    timed: Mapping[str, Mapping[str, Any]],
+    durations: Mapping[str, float],
+) -> list[Segment]:
+    """A long-form cell's hypothesis as session segments: the one conversion behind the
+    benchmark's session metrics and `ops/export` of a cell, so both score the same thing.
+
+    Speaker-attributed (`speaker_attributed`): the model's own segments (or words), each with
+    its speaker and times. Otherwise one segment per recording holding its whole hypothesis
+    (hyp.tsv's text, which timed output never changes), spanning the recording: session WER
+    and ORC-WER then score exactly the text the cell's WER scores."""
+    if speaker_attributed(hyps, timed):
+        return [
+            Segment(rid, u["speaker"], u["start"], u["end"], u.get("text", u.get("word", "")))
+            for rid in sorted(hyps)
+            if hyps[rid].strip()  # an empty hypothesis has no turns, whatever its timed line
+            for u in _units(timed[rid])
+        ]
+    return [
+        Segment(rid, "", 0.0, float(durations[rid]), text)
+        for rid, text in sorted(hyps.items())
+        if text.strip()
+    ]
+
+
+def hyp_words(
+    hyps: Mapping[str, str],
+    timed: Mapping[str, Mapping[str, Any]],
+    segments: list[Segment],
+) -> list[TimedWord]:
+    """The cell's hypothesis as CTM words: the model's word times where it gave them for every
+    recording, else each segment split among its words by MeetEval's `character_based` rule;
+    CTM has no speaker (cpWER needs the SegLST)."""
+    from scoring.meeting import character_based
+
+    said = [rid for rid, text in sorted(hyps.items()) if text.strip()]
+    if said and all(timed.get(rid, {}).get("words") for rid in said):
+        spans = [
+            (rid, w["start"], w["end"], word)
+            for rid in said
+            for w in timed[rid]["words"]
+            for word in w["word"].split()
+        ]
+    else:
+        spans = [
+            (seg.session_id, a, b, word)
+            for seg in segments
+            for word, (a, b) in zip(
+                seg.words.split(),
+                character_based(seg.start_time, seg.end_time, seg.words.split()),
+                strict=True,
+            )
+        ]
+    # CTM is read back in file and time order (scoring.timed checks it): sorted, stable
+    spans.sort(key=lambda x: (x[0], x[1]))
+    return [TimedWord(rid, a, round(b - a, 9), word) for rid, a, b, word in spans]

@@ -125,6 +125,36 @@ def make_program_model(root: Path, model_id: str, program: str, card_extra: str 
     return folder
 
 
+CANNED_PROGRAM = textwrap.dedent(r'''
+    """Stand-in ASR for tests: the canned answer of each ID (answers.json beside this file):
+    its `text` to hyp.tsv and, where the answer has `segments` (speakers optional), a line of
+    hyp.timed.jsonl (models/README.md, "Timed output")."""
+    import json, sys
+    from pathlib import Path
+
+    answers = json.loads((Path(__file__).parent / "answers.json").read_text())
+    out = Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "hyp.tsv", "a") as hyp, open(out / "hyp.timed.jsonl", "a") as timed:
+        for line in Path(sys.argv[1]).read_text().splitlines():
+            uid = line.partition("\t")[0]
+            answer = answers.get(uid, {"text": ""})
+            hyp.write(f"{uid}\t{answer['text']}\n")
+            if "segments" in answer:
+                timed.write(json.dumps({"id": uid, "segments": answer["segments"]}) + "\n")
+''')
+
+
+def make_canned_model(root: Path, model_id: str, answers: dict[str, dict]) -> Path:
+    """A model folder whose program writes canned answers, ID -> {"text", "segments"?} (each
+    segment {start, end, text, speaker?}): timed, speaker-attributed output without a model."""
+    import json
+
+    folder = make_program_model(root, model_id, CANNED_PROGRAM)
+    (folder / "answers.json").write_text(json.dumps(answers, indent=1))
+    return folder
+
+
 @pytest.fixture
 def fake_models(tmp_path: Path):
     """Factory: fake_models(id, mode, fail_ids) -> model folder under tmp_path/models."""

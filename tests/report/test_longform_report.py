@@ -295,6 +295,23 @@ def site(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def test_the_cell_page_shows_the_stored_session_metrics(tree: Path, site: Path) -> None:
+    """The long-form cell's page shows the session metrics summary.json stores (no speakers
+    here: ORC-WER and session WER), in ops/benchmark's words; nothing is rescored."""
+    import html
+
+    from asrbench.report.site import Site
+    from scoring.meeting import stored_session_parts
+
+    summary = json.loads((tree / "standin" / "mini_long_en" / "summary.json").read_text())
+    parts = stored_session_parts(summary["session_metrics"])
+    assert [p.split()[0] for p in parts] == ["ORC-WER", "WER"]
+    page = html.unescape((site / Site.cell_page("standin", "mini_long_en")).read_text())
+    assert "; ".join(parts) in page
+    other = (site / Site.cell_page("standin", "nonspeech_clips")).read_text()
+    assert "Session metrics" not in other  # a non-speech set is no long-form one
+
+
 def _open(ctx, path: Path):
     page = ctx.new_page()
     page.goto(path.as_uri())

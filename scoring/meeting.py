@@ -36,10 +36,9 @@ substitutions among the paths of fewest edits), which may differ from kaldialign
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -662,20 +661,3 @@ def score_supported(
         except ScoringError as exc:
             out[metric] = str(exc)
     return out
-
-
-def stored_session_parts(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Each stored session metric (summary.json `session_metrics`) in words, `cpWER 12.20% (77
-    errors in 631 words)` (tcpWER with its collar), or why it was not scored: the one wording
-    of `ops/benchmark`'s line and the report's cell page."""
-    parts = []
-    for metric, entry in entries.items():
-        label = SESSION_METRICS[metric].label
-        if "skipped" in entry:
-            parts.append(f"{label} not scored ({entry['skipped']})")
-            continue
-        m = Metrics.from_dict(entry["metrics"])
-        rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
-        collar = f", collar {entry['collar']:g} s" if entry.get("collar") is not None else ""
-        parts.append(f"{label} {rate} ({m.errors} errors in {m.n_ref} {m.tokens_name}{collar})")
-    return parts

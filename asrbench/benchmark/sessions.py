@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from asrbench.dataset import Dataset, Utterance
+from asrbench.results.summary import stored_session_parts
 from asrbench.results.timed import hyp_segments
-from scoring.meeting import MeetingScore, score_supported, stored_session_parts
+from scoring.meeting import MeetingScore, score_supported
 from scoring.scorer import Scorer
 
 

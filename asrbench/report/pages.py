@@ -25,8 +25,7 @@ from asrbench.results.leaderboard import (
 )
 from asrbench.results.ranking import Ranking, mean_ranks, rank_dataset
 from asrbench.results.records import RecordError
-from asrbench.results.summary import read_summary
-from scoring.meeting import stored_session_parts
+from asrbench.results.summary import read_summary, stored_session_parts
 
 
 def build_all(site: Site) -> None:

@@ -8,13 +8,14 @@ them all. Fields that do not apply to a producer are present and null (e.g. `mod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from asrbench.identity import digest
 from asrbench.results.records import RecordError, read_record, write_record
+from scoring.meeting import SESSION_METRICS
 from scoring.metrics import Metrics
 
 FORMAT = "asrbench-summary-v2"
@@ -270,3 +271,21 @@ def read_summary(path: Path) -> Summary:
         raise
     except RecordError as exc:  # missing, unreadable, not JSON
         raise SummaryError(str(exc)) from None
+
+
+def stored_session_parts(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Each stored session metric (summary.json `session_metrics`) in words, `cpWER 12.20% (77
+    errors in 631 words)` (tcpWER with its collar), or why it was not scored: the one wording
+    of `ops/benchmark`'s line and the report's cell page (a stored record's words: here, not
+    in the scorer, so the report reads no scoring code)."""
+    parts = []
+    for metric, entry in entries.items():
+        label = SESSION_METRICS[metric].label
+        if "skipped" in entry:
+            parts.append(f"{label} not scored ({entry['skipped']})")
+            continue
+        m = Metrics.from_dict(entry["metrics"])
+        rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
+        collar = f", collar {entry['collar']:g} s" if entry.get("collar") is not None else ""
+        parts.append(f"{label} {rate} ({m.errors} errors in {m.n_ref} {m.tokens_name}{collar})")
+    return parts

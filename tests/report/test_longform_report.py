@@ -301,7 +301,7 @@ def test_the_cell_page_shows_the_stored_session_metrics(tree: Path, site: Path) 
     import html
 
     from asrbench.report.site import Site
-    from scoring.meeting import stored_session_parts
+    from asrbench.results.summary import stored_session_parts
 
     summary = json.loads((tree / "standin" / "mini_long_en" / "summary.json").read_text())
     parts = stored_session_parts(summary["session_metrics"])

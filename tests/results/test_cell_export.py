@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from asrbench.results.timed import TIMED_FILE, hyp_segments, read_hyp_timed, write_timed
+from asrbench.results.timed import TIMED_FILE, hyp_segments, read_hyp_timed, write_hyp_timed
 from scoring.timed import read_ctm, read_seglst
 from tests.benchmark.conftest import make_canned_model
 
@@ -30,7 +30,7 @@ def test_a_speaker_is_kept_and_only_where_given(tmp_path: Path) -> None:
     assert [s["speaker"] for s in timed["a"]["segments"]] == ["A", "B"]
     # a line without speakers reads (and is written back) as before: no speaker key at all
     assert timed["b"]["segments"] == [{"start": 0.0, "end": 1.0, "text": "plain"}]
-    write_timed(tmp_path / "out.jsonl", {"b": timed["b"]})
+    write_hyp_timed(tmp_path / "out.jsonl", {"b": timed["b"]})
     assert b'"speaker"' not in (tmp_path / "out.jsonl").read_bytes()
     # a speaker that is not a string is a contract problem, the line ignored
     assert "c" not in timed

@@ -168,9 +168,8 @@ def differential(
                                 "violation_ci": ci["low"] is not None and ci["low"] > tau,
                             }
                         )
-    for row, q in zip(
-        pair_rows, benjamini_hochberg([r["p_value"] for r in pair_rows]), strict=True
-    ):
+    q_values = benjamini_hochberg([r["p_value"] for r in pair_rows])
+    for row, q in zip(pair_rows, q_values, strict=True):
         row["q_value"] = q
     return {
         "tau": tau,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from asrbench.report.collect import Cell
-from scoring.metrics import pooled
+from scoring.metrics import Metrics, pooled
 
 # (label, ScorerConfig flag, step name in summary.scorer.steps)
 LADDER: list[tuple[str, str, str]] = [
@@ -84,6 +84,12 @@ def _config(cell: Cell) -> tuple[str, dict[str, Any], set[str]]:
     return lang, base, enabled
 
 
+def _stored(c: Cell) -> Metrics:
+    """A cell's stored metrics: `ablate_dataset` groups only the cells that have them."""
+    assert c.summary.metrics is not None
+    return c.summary.metrics
+
+
 def ablate_dataset(cells: list[Cell]) -> dict[str, CellAblation]:
     """The ladder for every cell of one dataset (cells with unusable utterances are skipped).
 
@@ -134,12 +140,12 @@ def ablate_dataset(cells: list[Cell]) -> dict[str, CellAblation]:
             utts = get_scorer(lang, opts).score(refs, hyps).utterances
             if prev:  # the utterances whose tokens this step changed
                 name = label[1:]
-                for (i, uid), u, (pr, ph) in zip(owners, utts, prev, strict=True):
-                    if u.ref != pr or u.hyp != ph:
+                for (i, uid), scored, (pr, ph) in zip(owners, utts, prev, strict=True):
+                    if scored.ref != pr or scored.hyp != ph:
                         applied[group[i].model].setdefault(uid, []).append(name)
             prev = [(u.ref, u.hyp) for u in utts]
             for i, c in enumerate(group):
-                m = pooled(utts[bounds[i] : bounds[i + 1]], c.summary.metrics.unit)
+                m = pooled(utts[bounds[i] : bounds[i + 1]], _stored(c).unit)
                 per_cell_rows[c.model].append(
                     {
                         "stage": label,
@@ -155,7 +161,7 @@ def ablate_dataset(cells: list[Cell]) -> dict[str, CellAblation]:
                 )
                 last[c.model] = m
         for c in group:
-            stored = c.summary.metrics
+            stored = _stored(c)
             m = last[c.model]
             same = (m.sub, m.ins, m.dele, m.n_ref) == (
                 stored.sub,

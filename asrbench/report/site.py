@@ -207,6 +207,7 @@ class Site:
                 root="",
                 here="index.html",
             )
+            assert self.target is not None  # `targets` names the file of a single-file report
             _write(out / self.target.name, html)
             return
         _write(out / "assets" / "report.css", css)

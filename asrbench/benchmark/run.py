@@ -49,6 +49,8 @@ from asrbench.results import layout
 from asrbench.results.records import (
     RunCache,
     RunDataset,
+    RunGit,
+    RunHost,
     RunJobOptions,
     RunModel,
     RunPlacement,
@@ -723,7 +725,7 @@ def _run_record(
     return RunRecord(
         command=list(spec.command) if spec.command is not None else sys.argv,
         cwd=os.getcwd(),
-        git=git_state(),
+        git=RunGit.from_dict(git_state()),
         model=RunModel(
             id=mdl.id,
             identity=p.identity,
@@ -740,7 +742,7 @@ def _run_record(
             meta=ds.meta,
             n_utts=len(ds.utterances),
         ),
-        selection=scored.selection.to_dict(),
+        selection=scored.selection,
         result_key=written.result_key,
         placement=written.placement,
         executor=executor.describe(),
@@ -763,10 +765,10 @@ def _run_record(
         contract_problems=ran.problems,
         scorer={**scored.sid, "config": scorer_config(scorer) if scorer else None},
         packages=package_versions(),
-        host=host_info(),
+        host=RunHost.from_dict(host_info()),
         times=written.times,
         shards=ran.shard_info,
-        language=p.language.to_dict(),
+        language=p.language.record(),
     )
 
 

@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_json
@@ -113,8 +113,18 @@ def _list(d: dict[str, Any], key: str, required: bool = False) -> list[Any]:
     return v
 
 
+class _Fields:
+    """`to_dict` for a section whose keys are its fields, in their declared order (the order its
+    JSON always had) and with their values as they are: one writer, not a dict per class."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
 @dataclass(frozen=True)
-class Provenance:
+class Provenance(_Fields):
     """What ran, where and when: the same keys in robustness.json and fairness.json (run.json
     keeps them at its top level and its `times`)."""
 
@@ -126,17 +136,6 @@ class Provenance:
     started: str  # UTC, ISO 8601
     ended: str
     wall_s: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "command": self.command,
-            "git": self.git,
-            "host": self.host,
-            "packages": self.packages,
-            "started": self.started,
-            "ended": self.ended,
-            "wall_s": self.wall_s,
-        }
 
     @classmethod
     def from_dict(cls, d: Any) -> Provenance:
@@ -247,15 +246,12 @@ def _opt_int(d: dict[str, Any], key: str) -> int | None:
 
 
 @dataclass(frozen=True)
-class RunGit:
+class RunGit(_Fields):
     """run.json `git`: the checkout's commit and whether tracked files differed from it."""
 
     commit: str | None  # None outside a git checkout
     dirty: bool | None
     dirty_files: list[str]  # the first 50 lines of `git status --porcelain`
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"commit": self.commit, "dirty": self.dirty, "dirty_files": self.dirty_files}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunGit:
@@ -267,7 +263,7 @@ class RunGit:
 
 
 @dataclass(frozen=True)
-class RunHost:
+class RunHost(_Fields):
     """run.json `host`: the machine (asrbench.host; the CPU decides some models' kernels)."""
 
     hostname: str
@@ -277,17 +273,6 @@ class RunHost:
     cpu_model: str | None
     isa_level: str | None  # e.g. 'x86-64-v4 (avx512)'; None off x86-64
     docker: str | None  # the engine's version; None when none answered
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "hostname": self.hostname,
-            "platform": self.platform,
-            "machine": self.machine,
-            "cpus": self.cpus,
-            "cpu_model": self.cpu_model,
-            "isa_level": self.isa_level,
-            "docker": self.docker,
-        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunHost:
@@ -303,7 +288,7 @@ class RunHost:
 
 
 @dataclass(frozen=True)
-class RunLanguage:
+class RunLanguage(_Fields):
     """run.json `language`: what the cell did about language (benchmark/language.py)."""
 
     dataset: str  # the dataset's tag, as the scorer gets it
@@ -312,16 +297,6 @@ class RunLanguage:
     forced: bool  # run with --force despite a mismatch
     env: dict[str, str]  # what the platform set for the program
     mixed: list[str]  # other languages named by the LANGUAGE column
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "dataset": self.dataset,
-            "card": self.card,
-            "model": self.model,
-            "forced": self.forced,
-            "env": self.env,
-            "mixed": self.mixed,
-        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunLanguage:
@@ -341,7 +316,7 @@ class RunLanguage:
 
 
 @dataclass(frozen=True)
-class RunModel:
+class RunModel(_Fields):
     """run.json `model`: what ran (the card as read, the image or environment it ran in)."""
 
     id: str
@@ -351,17 +326,6 @@ class RunModel:
     source_hash: str
     card: dict[str, Any]  # the model card as read (ModelCard.to_dict)
     folder: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "identity": self.identity,
-            "runner": self.runner,
-            "image": self.image,
-            "source_hash": self.source_hash,
-            "card": self.card,
-            "folder": self.folder,
-        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunModel:
@@ -377,7 +341,7 @@ class RunModel:
 
 
 @dataclass(frozen=True)
-class RunDataset:
+class RunDataset(_Fields):
     """run.json `dataset`: the dataset as it was when the cell was run."""
 
     id: str
@@ -385,15 +349,6 @@ class RunDataset:
     folder: str  # resolved, absolute
     meta: dict[str, Any]  # dataset.yaml's meta section
     n_utts: int  # the whole dataset's, not the selection's
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "hash": self.hash,
-            "folder": self.folder,
-            "meta": self.meta,
-            "n_utts": self.n_utts,
-        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunDataset:
@@ -407,14 +362,11 @@ class RunDataset:
 
 
 @dataclass(frozen=True)
-class RunPlacement:
+class RunPlacement(_Fields):
     """run.json `placement`: where the results tree put the cell and why (results/layout.py)."""
 
     kind: str  # "reported", "sample" or "variant"
     note: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "note": self.note}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunPlacement:
@@ -459,7 +411,7 @@ class RunJobOptions:
 
 
 @dataclass(frozen=True)
-class RunCache:
+class RunCache(_Fields):
     """run.json `cache`: the hypothesis cache entry the cell was scored from."""
 
     key: str
@@ -467,15 +419,6 @@ class RunCache:
     folder: str
     hit: bool  # every hypothesis came from the cache
     utts_run: int  # utterances the model ran on in this invocation
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "inputs": self.inputs,
-            "folder": self.folder,
-            "hit": self.hit,
-            "utts_run": self.utts_run,
-        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunCache:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import wave
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 import numpy as np
 import soundfile as sf
@@ -93,7 +93,15 @@ def open_read(path: Path | str) -> Any:
     return sf.SoundFile(str(path))
 
 
-def open_pcm16_writer(handle: BinaryIO, rate: int) -> Any:
+class WritableHandle(Protocol):
+    """What libsndfile's virtual I/O calls to write a file: an open binary file has it."""
+
+    def write(self, data: bytes, /) -> int: ...
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+    def tell(self) -> int: ...
+
+
+def open_pcm16_writer(handle: WritableHandle, rate: int) -> Any:
     """A mono 16-bit PCM WAV writer over an open binary handle (a context manager): for
     writing in blocks into an `fsio.atomic_file`."""
     return sf.SoundFile(handle, "w", samplerate=rate, channels=1, subtype=SUBTYPE, format="WAV")

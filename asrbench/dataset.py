@@ -16,7 +16,7 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
@@ -189,6 +189,17 @@ class DatasetError(InputError):
         super().__init__(f"{len(errors)} problem(s) in dataset:\n{lines}{more}")
 
 
+class _UtteranceChanges(TypedDict, total=False):
+    """The fields `Utterance.replaced` may change, each with its own type."""
+
+    id: str
+    audio: str
+    duration: float
+    text: str
+    extra: dict[str, str]
+    line: int
+
+
 @dataclass(frozen=True)
 class Utterance:
     """One row of metadata.tsv."""
@@ -200,7 +211,7 @@ class Utterance:
     extra: dict[str, str] = field(default_factory=dict)
     line: int = 0
 
-    def replaced(self, **changes: object) -> Utterance:
+    def replaced(self, **changes: Unpack[_UtteranceChanges]) -> Utterance:
         """A copy with some fields changed (e.g. audio and duration of a derived utterance)."""
         return replace(self, **changes)
 

@@ -79,9 +79,13 @@ def _row(cell: Path) -> dict[str, Any]:
         "coverage": m.coverage,
         "ci": [ci.low, ci.high] if ci and ci.low is not None else None,
         "image": run.model.image,
-        "machine": {k: run.host.get(k) for k in ("cpu_model", "isa_level", "cpus")},
-        "commit": run.git.get("commit"),
-        "dirty": bool(run.git.get("dirty")),
+        "machine": {
+            "cpu_model": run.host.cpu_model,
+            "isa_level": run.host.isa_level,
+            "cpus": run.host.cpus,
+        },
+        "commit": run.git.commit,
+        "dirty": bool(run.git.dirty),
         "date": run.times.ended[:10],
         "command": run.command,
     }

@@ -902,3 +902,46 @@ def test_session_scorer_check_sees_a_bypass() -> None:
 
 
 # ---- end of issue 40 item 2 block --------------------------------------------------------------
+
+
+# ---- issue 40 item 6 (helper G): typed inside ---------------------------------------------------
+# mypy checks all of asrbench and scoring (`make typecheck`): the list in pyproject.toml names the
+# two packages, not a selection of their modules that a new module could stay out of.
+def test_mypy_checks_all_of_asrbench_and_scoring() -> None:
+    import tomllib
+
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert config["files"] == ["asrbench", "scoring"]
+
+
+# run.json's sections are typed records; the objects left as mappings are so on purpose:
+_RUN_MAPPINGS = {
+    "packages",  # name -> version: the set of packages is data, not a schema
+    "executor",  # Executor.describe(): each executor names what it ran on (a Ray address, ...)
+    "scorer",  # the scorer identity summary.json carries too, and its whole configuration
+    "shards",  # one row per shard run, as the executor reports it
+}
+
+
+def test_run_json_sections_are_typed() -> None:
+    import dataclasses
+
+    from asrbench.results.records import RunRecord
+
+    untyped = {
+        f.name for f in dataclasses.fields(RunRecord) if "dict[" in str(f.type)
+    } - _RUN_MAPPINGS
+    assert untyped == set(), "give these run.json sections a typed record (results/records.py)"
+
+
+# A stored number that may be NaN becomes JSON null in one place (fairness.stats.finite_or_none)
+def test_fairness_numbers_reach_json_through_one_helper() -> None:
+    homes = [
+        rel
+        for rel, tree in _sources()
+        if "float(x) if x is not None and np.isfinite(x) else None" in ast.unparse(tree)
+    ]
+    assert homes == ["asrbench/fairness/stats.py"]
+
+
+# ---- end of issue 40 item 6 (helper G) block ----------------------------------------------------

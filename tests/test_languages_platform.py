@@ -146,7 +146,7 @@ def test_forced_run_is_marked_and_runs_the_default_language(tmp_path, marker):
     summary = read_summary(res.out_dir / "summary.json")
     run = read_record(res.out_dir / "run.json", RunRecord.from_dict)
     assert summary.forced_language and run.forced_language
-    assert run.language["env"] == {} and run.language["model"] is None
+    assert run.language.env == {} and run.language.model is None
     assert "forced" in res.line()
     hyps = [json.loads(x)["hyp"] for x in (res.out_dir / "utterances.jsonl").open()]
     assert hyps == ["default -", "default -"]  # no language setting: the program's default
@@ -161,7 +161,7 @@ def test_language_reaches_program_scorer_and_provenance(tmp_path, marker):
         "fr -",
         "fr -",
     ]
-    assert run.language["env"] == {"ASRBENCH_LANGUAGE": "fr"} and not run.forced_language
+    assert run.language.env == {"ASRBENCH_LANGUAGE": "fr"} and not run.forced_language
     assert run.cache.inputs["runtime"]["env"] == {"ASRBENCH_LANGUAGE": "fr"}
     assert summary.scorer["lang"] == "fr" and run.scorer["lang"] == "fr"
     assert "forced_language" not in json.loads((res.out_dir / "summary.json").read_text())
@@ -282,7 +282,7 @@ def test_whisper_base_on_mini_fr_in_docker(tmp_path):
         ),
     )
     run = read_record(res.out_dir / "run.json", RunRecord.from_dict)
-    assert run.language["env"] == {"ASRBENCH_LANGUAGE": "fr"}
+    assert run.language.env == {"ASRBENCH_LANGUAGE": "fr"}
     assert res.summary.scorer["lang"] == "fr"
     assert res.metrics is not None and res.metrics.ter is not None and res.metrics.ter < 0.5
 

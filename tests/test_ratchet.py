@@ -68,3 +68,7 @@ def test_the_length_rule_is_part_of_the_measure_and_recorded() -> None:
     # a new long function fails the check like any other new offender
     worse, _ = ratchet.compare(now, {**now, f"asrbench/x.py::f::{ratchet.LENGTH}": 101})
     assert worse == [f"asrbench/x.py::f::{ratchet.LENGTH}: 101 (new)"]
+    # and a recorded long function may not grow, not even by one line
+    key = next(iter(longs))
+    worse, _ = ratchet.compare(now, {**now, key: now[key] + 1})
+    assert worse == [f"{key}: {now[key] + 1} (was {now[key]})"]

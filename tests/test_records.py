@@ -79,7 +79,15 @@ def _run_json() -> dict:
         "contract_problems": [],
         "scorer": {"config_hash": "sha256:4", "config": None},
         "packages": PROV.packages,
-        "host": PROV.host,
+        "host": {  # as benchmark/provenance.py's host_info writes it
+            "hostname": "h",
+            "platform": "Linux",
+            "machine": "x86_64",
+            "cpus": 2,
+            "cpu_model": "Some CPU",
+            "isa_level": "x86-64-v3",
+            "docker": None,
+        },
         "times": {
             "started": PROV.started,
             "ended": PROV.ended,
@@ -92,6 +100,14 @@ def _run_json() -> dict:
             "overhead_s": 0.125,
         },
         "shards": [{"shard": 0, "utts": 3}],
+        "language": {
+            "dataset": "en",
+            "card": ["en"],
+            "model": "en",
+            "forced": False,
+            "env": {"ASRBENCH_LANGUAGE": "en"},
+            "mixed": [],
+        },
     }
 
 
@@ -150,8 +166,14 @@ def test_run_record_round_trip(tmp_path: Path) -> None:
     assert read_record(tmp_path / "run.json", RunRecord.from_dict) == rec
     assert json.loads((tmp_path / "run.json").read_text()) == raw
     # the typed sections keep the keys in the order ops/benchmark writes them
-    for section in ("model", "dataset", "placement", "options", "cache", "times"):
+    typed = ("git", "model", "dataset", "selection", "placement", "options", "cache", "host")
+    for section in (*typed, "times", "language"):
         assert list(rec.to_dict()[section]) == list(raw[section]), section
+    assert rec.git.dirty is False and rec.host.cpus == 2 and rec.selection.n_utts == 3
+    assert rec.language is not None and rec.language.env == {"ASRBENCH_LANGUAGE": "en"}
+    # a run.json written before issue 24 has no `language`, and gets none written back
+    before = {k: v for k, v in raw.items() if k != "language"}
+    assert RunRecord.from_dict(before).to_dict() == before
     assert rec.times.wall_s == 1.0 and rec.cache.hit is False and rec.model.image is None
     with_pieces = {
         **raw,

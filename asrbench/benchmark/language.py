@@ -27,6 +27,7 @@ from asrbench.dataset import Dataset
 from asrbench.errors import InputError
 from asrbench.modelcard import Model, Tag, language_match
 from asrbench.resolve import resolve_dataset, resolve_model
+from asrbench.results.records import RunLanguage
 
 LANGUAGE_ENV = "ASRBENCH_LANGUAGE"
 LANGUAGE_COLUMN = "LANGUAGE"
@@ -48,15 +49,16 @@ class LanguagePlan:
     env: Mapping[str, str] = field(default_factory=dict)  # set for the program by the platform
     mixed: tuple[str, ...] = ()  # other languages named by the LANGUAGE column
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "dataset": self.dataset,
-            "card": list(self.card),
-            "model": self.model_tag,
-            "forced": self.forced,
-            "env": dict(self.env),
-            "mixed": list(self.mixed),
-        }
+    def record(self) -> RunLanguage:
+        """run.json's `language` section."""
+        return RunLanguage(
+            dataset=self.dataset,
+            card=list(self.card),
+            model=self.model_tag,
+            forced=self.forced,
+            env=dict(self.env),
+            mixed=list(self.mixed),
+        )
 
 
 def language_setting(settings: Mapping[str, Any]) -> str | None:

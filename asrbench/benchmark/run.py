@@ -51,6 +51,8 @@ from asrbench.results.derived import derive
 from asrbench.results.records import (
     RunCache,
     RunDataset,
+    RunGit,
+    RunHost,
     RunJobOptions,
     RunModel,
     RunPlacement,
@@ -763,7 +765,7 @@ def _run_record(
     return RunRecord(
         command=list(spec.command) if spec.command is not None else sys.argv,
         cwd=os.getcwd(),
-        git=git_state(),
+        git=RunGit.from_dict(git_state()),
         model=RunModel(
             id=mdl.id,
             identity=p.identity,
@@ -780,7 +782,7 @@ def _run_record(
             meta=ds.meta,
             n_utts=len(ds.utterances),
         ),
-        selection=scored.selection.to_dict(),
+        selection=scored.selection,
         result_key=written.result_key,
         placement=written.placement,
         executor=executor.describe(),
@@ -803,10 +805,10 @@ def _run_record(
         contract_problems=ran.problems,
         scorer={**scored.sid, "config": scorer_config(scorer) if scorer else None},
         packages=package_versions(),
-        host=host_info(),
+        host=RunHost.from_dict(host_info()),
         times=written.times,
         shards=ran.shard_info,
-        language=p.language.to_dict(),
+        language=p.language.record(),
     )
 
 

@@ -16,6 +16,7 @@ from asrbench.fairness.groups import Grouping
 from asrbench.fairness.stats import (
     Units,
     bootstrap_sums,
+    finite_or_none,
     group_sums,
     holm,
     interval,
@@ -157,10 +158,6 @@ def _group_metrics(
     )
 
 
-def _value(x: float) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
-
-
 def group_accuracy(
     grouping: Grouping,
     counts: dict[str, np.ndarray],
@@ -201,7 +198,7 @@ def group_accuracy(
         for key in group_rates():
             col = den_col(key)
             r = ratio(f.boot[:, g, 0], f.boot[:, g, col])
-            cis[key] = interval(r, level, _value(ratio(f.sums[g, 0], f.sums[g, col])))
+            cis[key] = interval(r, level, finite_or_none(ratio(f.sums[g, 0], f.sums[g, col])))
             if not enough:
                 cis[key].update(low=None, high=None, stderr=None)
         method = CI_SPEAKERS if grouping.unit_kind == "speaker" else CI_UTTERANCES
@@ -217,9 +214,9 @@ def group_accuracy(
         row = {
             **grouping.info[g],
             "metrics": metrics.to_dict(),
-            "rate": _value(rates[g]),
+            "rate": finite_or_none(rates[g]),
             "ci": cis[metric],
-            "ci_utterances": interval(urates[:, g], level, _value(rates[g])),
+            "ci_utterances": interval(urates[:, g], level, finite_or_none(rates[g])),
         }
         if not enough:
             row["ci_note"] = (
@@ -230,13 +227,13 @@ def group_accuracy(
         if best is not None and g != best and np.isfinite(rates[g]):
             both = enough and f.n_units(best) >= 2
             d_reps = rate_reps[:, g] - rate_reps[:, best]
-            diff = interval(d_reps, level, _value(rates[g] - rates[best]))
-            rb = _value(ratio(rates[g], rates[best])) if rates[best] > 0 else None
+            diff = interval(d_reps, level, finite_or_none(rates[g] - rates[best]))
+            rb = finite_or_none(ratio(rates[g], rates[best])) if rates[best] > 0 else None
             ratio_best = interval(ratio(rate_reps[:, g], rate_reps[:, best]), level, rb)
             if not both:
                 for d in (diff, ratio_best):
                     d.update(low=None, high=None, stderr=None)
-            diff["value"], ratio_best["value"] = _value(rates[g] - rates[best]), rb
+            diff["value"], ratio_best["value"] = finite_or_none(rates[g] - rates[best]), rb
             if rb is None:
                 ratio_best["note"] = f"the best group's {metric} is 0: ratio undefined"
             test = f.pair_test(g, best, f"{name}/vs-best/{grouping.names[g]}")
@@ -290,7 +287,7 @@ def omnibus_test(f: Fit, name: str) -> dict:
     return {
         "hypothesis": "no difference between groups",
         "statistic": stat,
-        "value": _value(obs),
+        "value": finite_or_none(obs),
         "p_value": p_value(stat_null, obs, rel.exact),
         "n_units": int(len(perm.group)),
         "unit": perm.kind,
@@ -323,8 +320,8 @@ def lwerr(f: Fit, base: int, compares: list[int], name: str = "lwerr") -> list[d
             "base": names[base],
             "compare": names[c],
             "metric": f.metric,
-            f"{f.metric}_base": _value(rb),
-            f"{f.metric}_compare": _value(rc),
+            f"{f.metric}_base": finite_or_none(rb),
+            f"{f.metric}_compare": finite_or_none(rc),
             "lwerr": value,
             "log_base": LOG_BASE,
             "ci": ci,

@@ -30,6 +30,7 @@ from asrbench.fairness.groups import Grouping
 from asrbench.fairness.stats import (
     benjamini_hochberg,
     bootstrap_sums,
+    finite_or_none,
     group_sums,
     interval,
     label_matrix,
@@ -40,10 +41,6 @@ from asrbench.fairness.stats import (
 
 PAPER_TAUS = (0.01, 0.05, 0.1, 0.15)  # the values plotted by AequeVox's analysis notebooks
 TAU_CURVE = tuple(round(0.01 * i, 2) for i in range(0, 51))
-
-
-def _v(x: float) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
 
 
 def differential(
@@ -91,7 +88,8 @@ def differential(
         deg, bdeg = d, bd
     enough = grouping.boot.sizes >= 2
     d_rows: list[dict] = []
-    deg_rows, pair_rows = [], []
+    deg_rows: list[dict] = []
+    pair_rows: list[dict] = []
     if baseline is not None:
         for g in range(G):
             d_rows.append(
@@ -100,14 +98,14 @@ def differential(
                     "transformation": None,
                     "severity": None,
                     "condition": baseline,
-                    "d": _v(d[g, 0]),
+                    "d": finite_or_none(d[g, 0]),
                 }
             )
     for tname, points in transformations.items():
         for g in range(G):
             for sev, cond in points:
                 j = where[cond]
-                ci = interval(bdeg[:, g, j], level, _v(deg[g, j]))
+                ci = interval(bdeg[:, g, j], level, finite_or_none(deg[g, j]))
                 if not enough[g]:
                     ci.update(low=None, high=None, stderr=None)
                 d_rows.append(
@@ -116,7 +114,7 @@ def differential(
                         "transformation": tname,
                         "severity": sev,
                         "condition": cond,
-                        "d": _v(d[g, j]),
+                        "d": finite_or_none(d[g, j]),
                     }
                 )
                 deg_rows.append(
@@ -125,7 +123,7 @@ def differential(
                         "transformation": tname,
                         "severity": sev,
                         "condition": cond,
-                        "D": _v(deg[g, j]),
+                        "D": finite_or_none(deg[g, j]),
                         "ci": ci,
                     }
                 )
@@ -143,7 +141,7 @@ def differential(
                 for tname, points in transformations.items():
                     for sev, cond in points:
                         j = where[cond]
-                        delta = _v(deg[base, j] - deg[other, j])
+                        delta = finite_or_none(deg[base, j] - deg[other, j])
                         ci = interval(bdeg[:, base, j] - bdeg[:, other, j], level, delta)
                         if not both:
                             ci.update(low=None, high=None, stderr=None)
@@ -170,9 +168,8 @@ def differential(
                                 "violation_ci": ci["low"] is not None and ci["low"] > tau,
                             }
                         )
-    for row, q in zip(
-        pair_rows, benjamini_hochberg([r["p_value"] for r in pair_rows]), strict=True
-    ):
+    q_values = benjamini_hochberg([r["p_value"] for r in pair_rows])
+    for row, q in zip(pair_rows, q_values, strict=True):
         row["q_value"] = q
     return {
         "tau": tau,

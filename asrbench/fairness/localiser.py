@@ -28,7 +28,14 @@ from __future__ import annotations
 import numpy as np
 
 from asrbench.fairness.groups import Grouping
-from asrbench.fairness.stats import Units, bootstrap_sums, interval, ratio, rng_for
+from asrbench.fairness.stats import (
+    Units,
+    bootstrap_sums,
+    finite_or_none,
+    interval,
+    ratio,
+    rng_for,
+)
 from asrbench.fairness.tokens import TokenTable
 
 ALL = "*"  # the pseudo-group of every utterance
@@ -177,14 +184,14 @@ def validate(
         "nonrobust": {
             "occurrences": int(tot[1]),
             "errors": int(tot[0]),
-            "error_rate": _v(r_nr),
-            "ci": interval(b_nr, level, _v(r_nr)),
+            "error_rate": finite_or_none(r_nr),
+            "ci": interval(b_nr, level, finite_or_none(r_nr)),
         },
         "robust": {
             "occurrences": int(tot[3]),
             "errors": int(tot[2]),
-            "error_rate": _v(r_r),
-            "ci": interval(b_r, level, _v(r_r)),
+            "error_rate": finite_or_none(r_r),
+            "ci": interval(b_r, level, finite_or_none(r_r)),
         },
         "error_rate_ratio": rr,
         "ratio_ci": interval(rr_reps, level, rr),
@@ -201,7 +208,3 @@ def _percent(ci: dict) -> dict:
         out[k] = 100 * (ci[k] - 1) if ci[k] is not None else None
     out["stderr"] = 100 * ci["stderr"] if ci["stderr"] is not None else None
     return out
-
-
-def _v(x: float) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -86,6 +86,15 @@ class FairnessOptions:
         if not self.force_language:  # the default: fairness.json keeps its bytes
             del d["force_language"]
         return d
+
+
+class _Resampling(TypedDict):
+    """The bootstrap and permutation settings every analysis takes as keywords."""
+
+    reps: int
+    perms: int
+    level: float
+    seed: int
 
 
 @dataclass
@@ -345,7 +354,7 @@ def analyse(
                 f"utterance(s) ({', '.join(lost[:3])}); rerun ops/fairness"
             )
     unit = "word"
-    common = dict(reps=opts.reps, perms=opts.perms, level=opts.level, seed=opts.seed)
+    common = _Resampling(reps=opts.reps, perms=opts.perms, level=opts.level, seed=opts.seed)
     for m in models:
         clean = cells[(m, "clean")]
         if "accuracy" in p.analyses or "lwerr" in p.analyses:
@@ -356,14 +365,14 @@ def analyse(
             )
             if "accuracy" in p.analyses:
                 out["accuracy"].append({"model": m, **section})
-            if "lwerr" in p.analyses:
+            if "lwerr" in p.analyses and p.base is not None:  # the plan keeps LWERR with a base
                 out["lwerr"].append(
                     {"model": m, "rows": acc_mod.lwerr(fit, p.base, p.compares, name=f"lwerr/{m}")}
                 )
         if "robustness" in p.analyses:
             err, den = [], []
-            for c in p.conditions:
-                k = cells[(m, c.spec)].counts(ids)
+            for cond in p.conditions:
+                k = cells[(m, cond.spec)].counts(ids)
                 err.append(k["sub"] + k["ins"] + k["del"])
                 den.append(acc_mod.unit_den(p.metric, k))
             base = p.base if p.base is not None else _best_clean(g, err[0], den[0])

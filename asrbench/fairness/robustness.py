@@ -21,6 +21,7 @@ import numpy as np
 from asrbench.fairness.groups import Grouping
 from asrbench.fairness.stats import (
     bootstrap_sums,
+    finite_or_none,
     group_sums,
     interval,
     label_matrix,
@@ -37,10 +38,6 @@ class Condition:
     spec: str
     perturbation: str  # "clean" for the reference condition
     severity: int | None  # 0 for clean
-
-
-def _v(x: float) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
 
 
 def _lwerr(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -85,8 +82,8 @@ def robustness_disparity(
     group_rows = []
     for g in range(G):
         for c, cond in enumerate(conditions):
-            ter_ci = interval(rreps[:, g, c], level, _v(rates[g, c]))
-            werd_ci = interval(werd_reps[:, g, c], level, _v(werd[g, c]))
+            ter_ci = interval(rreps[:, g, c], level, finite_or_none(rates[g, c]))
+            werd_ci = interval(werd_reps[:, g, c], level, finite_or_none(werd[g, c]))
             if not enough[g]:
                 for d in (ter_ci, werd_ci):
                     d.update(low=None, high=None, stderr=None)
@@ -96,13 +93,13 @@ def robustness_disparity(
                     "condition": cond.spec,
                     "perturbation": cond.perturbation,
                     "severity": cond.severity,
-                    "rate": _v(rates[g, c]),
+                    "rate": finite_or_none(rates[g, c]),
                     "rate_ci": ter_ci,
-                    "werd": _v(werd[g, c]),
+                    "werd": finite_or_none(werd[g, c]),
                     "werd_ci": werd_ci,
                 }
             )
-    perturbations: dict[str, list[tuple[int, int]]] = {}
+    perturbations: dict[str, list[tuple[int | None, int]]] = {}
     for c, cond in enumerate(conditions[1:], start=1):
         perturbations.setdefault(cond.perturbation, []).append((cond.severity, c))
     gap_rows, slope_rows = [], []
@@ -122,9 +119,9 @@ def robustness_disparity(
         null_gap = null_rates[:, 0] - null_rates[:, 1]  # (P, C)
         for c, cond in enumerate(conditions):
             cis = [
-                interval(gap_reps[:, c], level, _v(gap[c])),
-                interval(gap_reps[:, c] - gap_reps[:, 0], level, _v(gap[c] - gap[0])),
-                interval(lw_reps[:, c], level, _v(lw[c])),
+                interval(gap_reps[:, c], level, finite_or_none(gap[c])),
+                interval(gap_reps[:, c] - gap_reps[:, 0], level, finite_or_none(gap[c] - gap[0])),
+                interval(lw_reps[:, c], level, finite_or_none(lw[c])),
             ]
             if not both:
                 for d in cis:
@@ -136,11 +133,11 @@ def robustness_disparity(
                     "condition": cond.spec,
                     "perturbation": cond.perturbation,
                     "severity": cond.severity,
-                    "gap": _v(gap[c]),
+                    "gap": finite_or_none(gap[c]),
                     "gap_ci": cis[0],
-                    "werd_gap": _v(gap[c] - gap[0]),
+                    "werd_gap": finite_or_none(gap[c] - gap[0]),
                     "werd_gap_ci": cis[1],
-                    "lwerr": _v(lw[c]),
+                    "lwerr": finite_or_none(lw[c]),
                     "lwerr_ci": cis[2],
                 }
             )

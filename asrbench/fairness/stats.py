@@ -176,6 +176,11 @@ def group_sums(labels: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndar
     return out.reshape((p, n_groups) + vals.shape[1:])
 
 
+def finite_or_none(x: float | np.floating | np.ndarray | None) -> float | None:
+    """A scalar as a JSON number, None where it is missing or undefined (NaN, infinite)."""
+    return float(x) if x is not None and np.isfinite(x) else None
+
+
 def p_value(null: np.ndarray, observed: float, exact: bool) -> float | None:
     """Share of relabellings whose statistic reaches the observed one (larger = more extreme).
 
@@ -215,28 +220,33 @@ def rate_dispersion(err: np.ndarray, den: np.ndarray) -> np.ndarray:
     )
 
 
+def _present(p_values: list[float | None]) -> dict[int, float]:
+    """The p-values that exist, by their position (in position order, so ties sort as before)."""
+    return {i: p for i, p in enumerate(p_values) if p is not None}
+
+
 def holm(p_values: list[float | None]) -> list[float | None]:
     """Holm-Bonferroni adjusted p-values (family-wise error), None kept in place."""
-    idx = [i for i, p in enumerate(p_values) if p is not None]
-    order = sorted(idx, key=lambda i: p_values[i])
+    present = _present(p_values)
+    order = sorted(present, key=present.__getitem__)
     m = len(order)
     out: list[float | None] = [None] * len(p_values)
     running = 0.0
     for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        running = max(running, min(1.0, (m - rank) * present[i]))
         out[i] = running
     return out
 
 
 def benjamini_hochberg(p_values: list[float | None]) -> list[float | None]:
     """Benjamini-Hochberg q-values (false discovery rate), None kept in place."""
-    idx = [i for i, p in enumerate(p_values) if p is not None]
-    order = sorted(idx, key=lambda i: p_values[i])
+    present = _present(p_values)
+    order = sorted(present, key=present.__getitem__)
     m = len(order)
     out: list[float | None] = [None] * len(p_values)
     running = 1.0
     for rank in range(m - 1, -1, -1):
         i = order[rank]
-        running = min(running, p_values[i] * m / (rank + 1))
+        running = min(running, present[i] * m / (rank + 1))
         out[i] = min(1.0, running)
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import shutil
 import subprocess
@@ -193,6 +194,11 @@ def read_audio_file(path: Path, label: str) -> tuple[np.ndarray, int]:
     return decode_bytes(proc.stdout, label)
 
 
+def file_loader(path: Path, label: str) -> Callable[[], tuple[np.ndarray, int]]:
+    """An `Item.load` that decodes `path` when called (`read_audio_file`, `label` in errors)."""
+    return functools.partial(read_audio_file, path, label)
+
+
 def convert(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
     """Mix down to mono (mean of channels) and resample (soxr, high quality) to `target` Hz."""
     mono = audio.resample(audio.mono(samples), rate, target)
@@ -298,7 +304,8 @@ class _KeepsErrors:
     libsndfile reports any of them as "System error.", which says nothing of a full disk."""
 
     def __init__(self, f: BinaryIO):
-        self.f, self.error = f, None
+        self.f = f
+        self.error: OSError | None = None
 
     def _call(self, fn: Callable, *args: object, failed: int) -> int:
         try:

@@ -8,7 +8,7 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from asrbench.importers.common import ImportProblem, Item, inside, read_audio_file, read_text_file
+from asrbench.importers.common import ImportProblem, Item, file_loader, inside, read_text_file
 
 # Releases up to 16 write male/female; 17+ write male_masculine, female_feminine...
 _GENDER = {"male": "M", "female": "F"}
@@ -57,7 +57,7 @@ def import_commonvoice(root: Path, language: str = "en", split: str = "test") ->
         }
         yield Item(
             id=Path(rel).stem,
-            load=lambda p=audio, w=where: read_audio_file(p, w),
+            load=file_loader(audio, where),
             key=str(audio),
             text=row.get("sentence") or "",
             extra=extra,

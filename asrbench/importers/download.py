@@ -80,9 +80,9 @@ def _open(url: str, offset: int):
         if not local.is_file():
             raise DownloadError(f"{url}: not found")
         f = open(local, "rb")
-        total = local.stat().st_size
-        f.seek(min(offset, total))
-        return f, total, True
+        size = local.stat().st_size
+        f.seek(min(offset, size))
+        return f, size, True
     req = urllib.request.Request(url, headers={"User-Agent": "asrbench"})
     if offset:
         req.add_header("Range", f"bytes={offset}-")

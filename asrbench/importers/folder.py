@@ -10,8 +10,8 @@ from pathlib import Path
 from asrbench.importers.common import (
     ImportProblem,
     Item,
+    file_loader,
     inside,
-    read_audio_file,
     read_text_file,
 )
 
@@ -19,7 +19,7 @@ FILE_COLUMNS = ("file", "path", "audio", "filename", "wav", "audio_filepath")
 TEXT_COLUMNS = ("text", "transcript", "transcription", "sentence", "normalized_text")
 
 
-def _metadata_columns(table: Path, header: list[str], used: dict[str, str]) -> list[str]:
+def _metadata_columns(table: Path, header: list[str], used: dict[str, str | None]) -> list[str]:
     """The table's columns that become upper-case metadata columns. A `duration` column is
     left out (DURATION is measured from the converted audio); a column that would name a
     dataset column twice (`file` and `audio`, `speaker` and `Speaker`) is an error."""
@@ -73,7 +73,7 @@ def import_folder(audio_dir: Path, table: Path) -> Iterator[Item]:
         extra = {h.upper(): (row.get(h) or "").strip() for h in others}
         yield Item(
             id=uid,
-            load=lambda p=full, w=where: read_audio_file(p, w),
+            load=file_loader(full, where),
             key=str(full),
             text=row.get(text_col) or "",
             extra=extra,

@@ -131,6 +131,7 @@ def import_kaldi(
             )
         except ImportProblem as exc:
             problems.append(str(exc))
+    utts: dict[str, tuple[str, float | None, float | None]]  # recording, start, end (s)
     if segments:
         utts = {}
         for utt, (rest, lineno) in segments.items():
@@ -153,7 +154,7 @@ def import_kaldi(
     if problems:
         raise ImportProblem("\n".join(problems[:30]))
     for utt in sorted(utts):
-        rec, start, end = utts[utt]
+        rec, seg_start, seg_end = utts[utt]  # the parse above bound start/end as floats
         extra: dict[str, str] = {}
         if utt2spk:
             spk = utt2spk.get(utt, ("", 0))[0]
@@ -162,5 +163,11 @@ def import_kaldi(
                 g = spk2gender.get(spk, ("", 0))[0].upper()
                 extra["GENDER"] = g if g in ("M", "F") else ""
         yield Item(
-            id=utt, load=loaders[rec], key=rec, text=text[utt][0], start=start, end=end, extra=extra
+            id=utt,
+            load=loaders[rec],
+            key=rec,
+            text=text[utt][0],
+            start=seg_start,
+            end=seg_end,
+            extra=extra,
         )

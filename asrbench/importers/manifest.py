@@ -14,8 +14,8 @@ from asrbench.errors import InputError
 from asrbench.importers.common import (
     ImportProblem,
     Item,
+    file_loader,
     inside,
-    read_audio_file,
     read_text_file,
     seconds_cell,
     text_cell,
@@ -134,7 +134,7 @@ def import_manifest(
         extra = {LABELS[f]: str(row.get(cols[f]) or "") for f in LABELS if f in cols}
         yield Item(
             id=str(uid),
-            load=lambda p=audio, w=where: read_audio_file(p, w),
+            load=file_loader(audio, where),
             key=str(audio),
             text=text,
             start=start,

@@ -9,8 +9,8 @@ from pathlib import Path
 from asrbench.importers.common import (
     ImportProblem,
     Item,
+    file_loader,
     inside,
-    read_audio_file,
     read_text_file,
     seconds_cell,
     text_cell,
@@ -65,7 +65,7 @@ def import_nemo(manifest: Path, audio_root: Path | None = None) -> Iterator[Item
         extra = {col: str(row[k]) for k, col in _EXTRA.items() if k in row}
         yield Item(
             id=uid,
-            load=lambda p=path, w=where: read_audio_file(p, w),
+            load=file_loader(path, where),
             key=str(path),
             text=row["text"],
             start=start,

@@ -15,7 +15,7 @@ from asrbench.report.collect import Cell
 TOP = 20  # rows of each most-frequent list
 
 
-def error_tables(utts: list[dict[str, Any]], top: int = TOP) -> dict[str, list[dict[str, Any]]]:
+def error_tables(utts: list[dict[str, Any]], top: int = TOP) -> dict[str, Any]:
     """Most frequent substitution pairs, inserted words and deleted words (ties: by text)."""
     subs: Counter[tuple[str, str]] = Counter()
     ins: Counter[str] = Counter()

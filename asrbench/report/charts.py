@@ -8,7 +8,10 @@ compact and stable.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from scoring.metrics import Interval
 
 COLOURS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442"]
 SYMBOLS = [
@@ -28,8 +31,21 @@ SYMBOLS = [
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 
 
+@overload
+def pct(x: float) -> float: ...
+@overload
+def pct(x: None) -> None: ...
+@overload
+def pct(x: float | None) -> float | None: ...
 def pct(x: float | None) -> float | None:
     return None if x is None else round(100.0 * x, 2)
+
+
+def ci_pair(ci: Interval | None) -> list[float] | None:
+    """An interval as the [low, high] of an error bar; None where it has no bounds."""
+    if ci is None or ci.low is None or ci.high is None:
+        return None
+    return [ci.low, ci.high]
 
 
 def style(i: int, lines: bool = False) -> dict[str, Any]:
@@ -50,7 +66,8 @@ def style(i: int, lines: bool = False) -> dict[str, Any]:
 
 
 def _errors(values: list[float | None], cis: list[list[float] | None]) -> dict[str, Any]:
-    plus, minus = [], []
+    plus: list[float | None] = []
+    minus: list[float | None] = []
     for v, ci in zip(values, cis, strict=True):
         if v is None or not ci or ci[0] is None:
             plus.append(None)

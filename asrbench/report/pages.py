@@ -235,7 +235,7 @@ def _index(site: Site, base: list[str], rest: list[str], by_ds: dict[str, list[C
     here = "index.html"
     r = site.r
     values = {
-        (c.model, c.dataset): (c.summary.metrics.ter, _ci(c.summary.metrics.ter_ci))
+        (c.model, c.dataset): (c.summary.metrics.ter, charts.ci_pair(c.summary.metrics.ter_ci))
         for c in r.cells.values()
         if c.summary.metrics and c.kind == "reported"
     }
@@ -303,10 +303,6 @@ def _hallucination_rows(site: Site, here: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _ci(ci: Any) -> list[float] | None:
-    return [ci.low, ci.high] if ci is not None and ci.low is not None else None
-
-
 def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
     here = site.dataset_page(d)
     rows = _ranked_rows(site, here, cells, ranking)
@@ -314,7 +310,7 @@ def _dataset(site: Site, d: str, cells: list[Cell], ranking: Ranking) -> None:
     fig = charts.ranked(
         [x["model"] for x in ranked],
         [x["ter"] for x in ranked],
-        [_ci(x["ter_ci"]) for x in ranked],
+        [charts.ci_pair(x["ter_ci"]) for x in ranked],
         ranked[0]["name"] if ranked else "TER",
     )
     first = cells[0]
@@ -563,7 +559,8 @@ def _robustness(site: Site, audio: dict[tuple[str, str], DatasetAudio]) -> None:
 def _streaming(site: Site) -> None:
     """One page: every streaming cell's WER beside its latencies, the Pareto view, and each
     cell's per-utterance event timelines."""
-    rows, figs, cells = [], {}, []
+    rows, cells = [], []
+    figs: dict[str, Any] = {}
     for path, rec in site.r.streaming:
         try:
             summary = read_summary(path.parent / "summary.json")

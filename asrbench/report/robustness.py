@@ -18,6 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from asrbench.report.charts import ci_pair
 from asrbench.report.collect import Cell
 from asrbench.results.records import RobustnessRecord
 
@@ -59,16 +60,14 @@ def view(path: Path, data: RobustnessRecord, cells: dict[tuple[str, str], Cell])
     for r in rows:
         c = linked.get((r["model"], r["condition"]))
         r["cell"] = c.key if c else None
-        ci = c.summary.metrics.ter_ci if c and c.summary.metrics else None
-        r["ci"] = [ci.low, ci.high] if ci and ci.low is not None else None
+        r["ci"] = ci_pair(c.summary.metrics.ter_ci if c and c.summary.metrics else None)
     clean: dict[str, float] = {}
     clean_ci: dict[str, list[float] | None] = {}
     for r in rows:
         clean.setdefault(r["model"], r["wer_clean"])
     for m in models:
         c = linked.get((m, "clean"))
-        ci = c.summary.metrics.ter_ci if c and c.summary.metrics else None
-        clean_ci[m] = [ci.low, ci.high] if ci and ci.low is not None else None
+        clean_ci[m] = ci_pair(c.summary.metrics.ter_ci if c and c.summary.metrics else None)
     summary = []
     for m in models:
         # attack conditions are summarised apart (the attacks table): WERD only, as SRB

@@ -209,6 +209,7 @@ class Site:
                 root="",
                 here="index.html",
             )
+            assert self.target is not None  # `targets` names the file of a single-file report
             _write(out / self.target.name, html)
             return
         _write(out / "assets" / "report.css", css)
@@ -305,7 +306,7 @@ def _provenance(site: Site, here: str, cell: Cell) -> dict[str, Any]:
         "scorer_files": {k: v.get("sha256") for k, v in sorted(files.items())},
         "user_options": run.scorer_options if run else {},
         "command": run.command if run else None,
-        "git": run.git if run else {},
+        "git": run.git.to_dict() if run else {},
         "packages": run.packages if run else {},
         "times": run.times.to_dict() if run else {},
         "result_key": cell.summary.result_key,

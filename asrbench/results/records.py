@@ -20,13 +20,14 @@ Readable views (robustness.md, fairness.md) are made from the record, never stor
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from asrbench.errors import InputError
 from asrbench.fsio import atomic_write_json
+from asrbench.identity import digest
 
 RUN_FORMAT = "asrbench-run-v2"
 ROBUSTNESS_FORMAT = "asrbench-robustness-v2"
@@ -114,8 +115,18 @@ def _list(d: dict[str, Any], key: str, required: bool = False) -> list[Any]:
     return v
 
 
+class _Fields:
+    """`to_dict` for a section whose keys are its fields, in their declared order (the order its
+    JSON always had) and with their values as they are: one writer, not a dict per class."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
 @dataclass(frozen=True)
-class Provenance:
+class Provenance(_Fields):
     """What ran, where and when: the same keys in robustness.json and fairness.json (run.json
     keeps them at its top level and its `times`)."""
 
@@ -127,17 +138,6 @@ class Provenance:
     started: str  # UTC, ISO 8601
     ended: str
     wall_s: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "command": self.command,
-            "git": self.git,
-            "host": self.host,
-            "packages": self.packages,
-            "started": self.started,
-            "ended": self.ended,
-            "wall_s": self.wall_s,
-        }
 
     @classmethod
     def from_dict(cls, d: Any) -> Provenance:
@@ -187,13 +187,138 @@ def _int(d: dict[str, Any], key: str) -> int:
     return v
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which utterances were scored: all of them, or a seeded sample."""
+
+    n_utts: int
+    n_dataset_utts: int
+    ids_sha256: str
+    max_utts: int | None = None
+    seed: int | None = None
+
+    @classmethod
+    def of(
+        cls,
+        ids: Sequence[str],
+        n_dataset_utts: int,
+        max_utts: int | None = None,
+        seed: int | None = None,
+    ) -> Selection:
+        """The selection of the utterances `ids` (in scoring order) out of `n_dataset_utts`;
+        the seed is recorded only when a sample was asked for (`max_utts`)."""
+        return cls(
+            n_utts=len(ids),
+            n_dataset_utts=n_dataset_utts,
+            ids_sha256=digest("selection", utterances=list(ids)),
+            max_utts=max_utts,
+            seed=seed if max_utts else None,
+        )
+
+    @property
+    def is_sample(self) -> bool:
+        return self.n_utts < self.n_dataset_utts
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n_utts": self.n_utts,
+            "n_dataset_utts": self.n_dataset_utts,
+            "ids_sha256": self.ids_sha256,
+            "max_utts": self.max_utts,
+            "seed": self.seed,
+            "sample": self.is_sample,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Selection:
+        return cls(
+            d["n_utts"], d["n_dataset_utts"], d["ids_sha256"], d.get("max_utts"), d.get("seed")
+        )
+
+
+def _opt_bool(d: dict[str, Any], key: str) -> bool | None:
+    v = d.get(key)
+    if v is not None and not isinstance(v, bool):
+        raise TypeError(f"`{key}` is {type(v).__name__}, expected true or false")
+    return v
+
+
+def _opt_int(d: dict[str, Any], key: str) -> int | None:
+    return None if d.get(key) is None else _int(d, key)
+
+
+@dataclass(frozen=True)
+class RunGit(_Fields):
+    """run.json `git`: the checkout's commit and whether tracked files differed from it."""
+
+    commit: str | None  # None outside a git checkout
+    dirty: bool | None
+    dirty_files: list[str]  # the first 50 lines of `git status --porcelain`
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunGit:
+        return cls(
+            commit=_opt_str(d, "commit"),
+            dirty=_opt_bool(d, "dirty"),
+            dirty_files=[str(f) for f in _list(d, "dirty_files")],
+        )
+
+
+@dataclass(frozen=True)
+class RunHost(_Fields):
+    """run.json `host`: the machine (asrbench.host; the CPU decides some models' kernels)."""
+
+    hostname: str
+    platform: str
+    machine: str
+    cpus: int | None
+    cpu_model: str | None
+    isa_level: str | None  # e.g. 'x86-64-v4 (avx512)'; None off x86-64
+    docker: str | None  # the engine's version; None when none answered
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunHost:
+        return cls(
+            hostname=_str(d, "hostname"),
+            platform=_str(d, "platform"),
+            machine=_str(d, "machine"),
+            cpus=_opt_int(d, "cpus"),
+            cpu_model=_opt_str(d, "cpu_model"),
+            isa_level=_opt_str(d, "isa_level"),
+            docker=_opt_str(d, "docker"),
+        )
+
+
+@dataclass(frozen=True)
+class RunLanguage(_Fields):
+    """run.json `language`: what the cell did about language (benchmark/language.py)."""
+
+    dataset: str  # the dataset's tag, as the scorer gets it
+    card: list[str]  # the card's languages
+    model: str | None  # the card's tag for the data; None: the card lacks it
+    forced: bool  # run with --force despite a mismatch
+    env: dict[str, str]  # what the platform set for the program
+    mixed: list[str]  # other languages named by the LANGUAGE column
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunLanguage:
+        return cls(
+            dataset=_str(d, "dataset"),
+            card=[str(c) for c in _list(d, "card")],
+            model=_opt_str(d, "model"),
+            forced=d.get("forced") is True,
+            env={str(k): str(v) for k, v in _dict(d, "env").items()},
+            mixed=[str(m) for m in _list(d, "mixed")],
+        )
+
+
 # The sections of run.json ops/benchmark fills (asrbench/benchmark/run.py): typed, written with
 # the keys in the order they always had, so run.json stays byte-identical. A key the section
 # does not know is not kept: run.json is versioned (RUN_FORMAT) and written by one writer.
 
 
 @dataclass(frozen=True)
-class RunModel:
+class RunModel(_Fields):
     """run.json `model`: what ran (the card as read, the image or environment it ran in)."""
 
     id: str
@@ -203,17 +328,6 @@ class RunModel:
     source_hash: str
     card: dict[str, Any]  # the model card as read (ModelCard.to_dict)
     folder: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "identity": self.identity,
-            "runner": self.runner,
-            "image": self.image,
-            "source_hash": self.source_hash,
-            "card": self.card,
-            "folder": self.folder,
-        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunModel:
@@ -229,7 +343,7 @@ class RunModel:
 
 
 @dataclass(frozen=True)
-class RunDataset:
+class RunDataset(_Fields):
     """run.json `dataset`: the dataset as it was when the cell was run."""
 
     id: str
@@ -237,15 +351,6 @@ class RunDataset:
     folder: str  # resolved, absolute
     meta: dict[str, Any]  # dataset.yaml's meta section
     n_utts: int  # the whole dataset's, not the selection's
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "hash": self.hash,
-            "folder": self.folder,
-            "meta": self.meta,
-            "n_utts": self.n_utts,
-        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunDataset:
@@ -259,14 +364,11 @@ class RunDataset:
 
 
 @dataclass(frozen=True)
-class RunPlacement:
+class RunPlacement(_Fields):
     """run.json `placement`: where the results tree put the cell and why (results/layout.py)."""
 
     kind: str  # "reported", "sample" or "variant"
     note: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "note": self.note}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunPlacement:
@@ -311,7 +413,7 @@ class RunJobOptions:
 
 
 @dataclass(frozen=True)
-class RunCache:
+class RunCache(_Fields):
     """run.json `cache`: the hypothesis cache entry the cell was scored from."""
 
     key: str
@@ -319,15 +421,6 @@ class RunCache:
     folder: str
     hit: bool  # every hypothesis came from the cache
     utts_run: int  # utterances the model ran on in this invocation
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "inputs": self.inputs,
-            "folder": self.folder,
-            "hit": self.hit,
-            "utts_run": self.utts_run,
-        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RunCache:
@@ -391,10 +484,10 @@ class RunRecord:
 
     command: list[str]
     cwd: str
-    git: dict[str, Any]
+    git: RunGit
     model: RunModel
     dataset: RunDataset
-    selection: dict[str, Any]  # as in summary.json
+    selection: Selection  # as in summary.json
     result_key: str
     placement: RunPlacement
     executor: dict[str, Any]
@@ -402,16 +495,15 @@ class RunRecord:
     cache: RunCache
     contract_problems: list[str]
     scorer: dict[str, Any]  # the scorer identity and its `config` (data files by SHA-256)
-    packages: dict[str, str]
-    host: dict[str, Any]
+    packages: dict[str, str]  # python and the platform's packages: name -> version
+    host: RunHost
     times: RunTimes
     shards: list[dict[str, Any]] = field(default_factory=list)
-    # dataset, card, model (the card's tag given), forced, env (what the platform set), mixed
-    language: dict[str, Any] = field(default_factory=dict)
+    language: RunLanguage | None = None  # None in a run.json written before issue 24
 
     @property
     def forced_language(self) -> bool:
-        return self.language.get("forced") is True
+        return self.language is not None and self.language.forced
 
     @property
     def dataset_folder(self) -> str | None:
@@ -435,10 +527,10 @@ class RunRecord:
             "format": RUN_FORMAT,
             "command": self.command,
             "cwd": self.cwd,
-            "git": self.git,
+            "git": self.git.to_dict(),
             "model": self.model.to_dict(),
             "dataset": self.dataset.to_dict(),
-            "selection": self.selection,
+            "selection": self.selection.to_dict(),
             "result_key": self.result_key,
             "placement": self.placement.to_dict(),
             "executor": self.executor,
@@ -447,10 +539,10 @@ class RunRecord:
             "contract_problems": self.contract_problems,
             "scorer": self.scorer,
             "packages": self.packages,
-            "host": self.host,
+            "host": self.host.to_dict(),
             "times": self.times.to_dict(),
             "shards": self.shards,
-            **({"language": self.language} if self.language else {}),  # absent before issue 24
+            **({"language": self.language.to_dict()} if self.language else {}),
         }
 
     @classmethod
@@ -460,10 +552,10 @@ class RunRecord:
             return cls(
                 command=[str(c) for c in _list(d, "command")],
                 cwd=str(d.get("cwd") or ""),
-                git=_dict(d, "git"),
+                git=RunGit.from_dict(_dict(d, "git")),
                 model=RunModel.from_dict(_dict(d, "model")),
                 dataset=RunDataset.from_dict(_dict(d, "dataset")),
-                selection=_dict(d, "selection"),
+                selection=Selection.from_dict(_dict(d, "selection", required=True)),
                 result_key=str(d.get("result_key") or ""),
                 placement=RunPlacement.from_dict(_dict(d, "placement")),
                 executor=_dict(d, "executor"),
@@ -472,12 +564,12 @@ class RunRecord:
                 contract_problems=[str(p) for p in _list(d, "contract_problems")],
                 scorer=_dict(d, "scorer"),
                 packages=_dict(d, "packages"),
-                host=_dict(d, "host"),
+                host=RunHost.from_dict(_dict(d, "host")),
                 times=RunTimes.from_dict(_dict(d, "times")),
                 shards=_list(d, "shards"),
-                language=_dict(d, "language"),
+                language=RunLanguage.from_dict(_dict(d, "language")) if d.get("language") else None,
             )
-        except (TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise _malformed(where, exc, RUN_RERUN) from None
 
 

@@ -8,13 +8,13 @@ them all. Fields that do not apply to a producer are present and null (e.g. `mod
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from asrbench.identity import digest
-from asrbench.results.records import RecordError, read_record, write_record
+from asrbench.results.records import RecordError, Selection, read_record, write_record
 from scoring.meeting import SESSION_METRICS
 from scoring.metrics import Metrics
 
@@ -24,55 +24,6 @@ OLDER_FORMATS = ("asrbench-summary-v1",)
 
 class SummaryError(RecordError):
     """A summary.json that cannot be read: truncated, not JSON, or of another schema."""
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which utterances were scored: all of them, or a seeded sample."""
-
-    n_utts: int
-    n_dataset_utts: int
-    ids_sha256: str
-    max_utts: int | None = None
-    seed: int | None = None
-
-    @classmethod
-    def of(
-        cls,
-        ids: Sequence[str],
-        n_dataset_utts: int,
-        max_utts: int | None = None,
-        seed: int | None = None,
-    ) -> Selection:
-        """The selection of the utterances `ids` (in scoring order) out of `n_dataset_utts`;
-        the seed is recorded only when a sample was asked for (`max_utts`)."""
-        return cls(
-            n_utts=len(ids),
-            n_dataset_utts=n_dataset_utts,
-            ids_sha256=digest("selection", utterances=list(ids)),
-            max_utts=max_utts,
-            seed=seed if max_utts else None,
-        )
-
-    @property
-    def is_sample(self) -> bool:
-        return self.n_utts < self.n_dataset_utts
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_utts": self.n_utts,
-            "n_dataset_utts": self.n_dataset_utts,
-            "ids_sha256": self.ids_sha256,
-            "max_utts": self.max_utts,
-            "seed": self.seed,
-            "sample": self.is_sample,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Selection:
-        return cls(
-            d["n_utts"], d["n_dataset_utts"], d["ids_sha256"], d.get("max_utts"), d.get("seed")
-        )
 
 
 @dataclass(frozen=True)

@@ -121,11 +121,16 @@ def parse_multipart(content_type: str, body: bytes) -> dict[str, tuple[bytes, st
             "the multipart/form-data body has no parts (is its boundary "
             "right?); send a `file` field",
         )
-    fields = {}
+    fields: dict[str, tuple[bytes, str]] = {}
     for part in msg.iter_parts():
         name = part.get_param("name", header="content-disposition")
-        if name:
-            fields[name] = (part.get_payload(decode=True) or b"", part.get_filename() or "")
+        # an RFC 2231 name comes as a (charset, language, text) tuple: no field we read has one
+        if isinstance(name, str) and name:
+            payload = part.get_payload(decode=True)  # bytes; None for a nested multipart
+            fields[name] = (
+                payload if isinstance(payload, bytes) else b"",
+                part.get_filename() or "",
+            )
     return fields
 
 

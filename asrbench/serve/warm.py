@@ -22,6 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
@@ -94,7 +95,7 @@ class WarmModel:
         self._ids = itertools.count(1)
         self._generation = itertools.count(1)
         self._worker: Worker | None = None
-        self._pipe = None
+        self._pipe: TextIO | None = None
         self._closed = False  # set by close(): requests still waiting answer 503
         self.starts = 0  # how many times the program was started (tests, logs)
 
@@ -198,24 +199,26 @@ class WarmModel:
                     )
                     self._stop()
                 self._start()
+            worker, pipe = self._worker, self._pipe
+            assert worker is not None and pipe is not None  # `_start` opened both
             uid = f"req{next(self._ids):08d}"
             wav_path = self.data_dir / f"{uid}.wav"
             wav_path.write_bytes(wav)
             os.chmod(wav_path, 0o644)
             start = time.monotonic()
             try:
-                self._pipe.write(f"{uid}\t{self._worker.path_for(wav_path)}\n")
-                self._pipe.flush()
+                pipe.write(f"{uid}\t{worker.path_for(wav_path)}\n")
+                pipe.flush()
             except BrokenPipeError:
                 if self._closed:
                     raise self._closing() from None
                 raise self._died("stopped reading requests") from None
             try:
-                return self._wait(uid, start)
+                return self._wait(worker, uid, start)
             finally:
                 wav_path.unlink(missing_ok=True)
 
-    def _wait(self, uid: str, start: float) -> Result:
+    def _wait(self, worker: Worker, uid: str, start: float) -> Result:
         deadline = start + self.options.timeout_s
         checks = 0
         while True:
@@ -237,7 +240,7 @@ class WarmModel:
             checks += 1
             if self._closed:
                 raise self._closing()
-            if checks % 50 == 0 and not self._worker.alive():
+            if checks % 50 == 0 and not worker.alive():
                 raise self._died("stopped while transcribing")
             if time.monotonic() > deadline:
                 self._stop()  # it may be stuck: the next request starts a fresh one

@@ -94,23 +94,30 @@ class RayNode:
     attempts: int = 0  # `ray start` runs so far (a start that dies on a busy host is retried)
 
     @property
+    def process(self) -> subprocess.Popen:
+        """Its `ray start` process; a node is started (`_launch`) before anything asks."""
+        if self.proc is None:
+            raise ExecutorError(f"ray node {self.name} was never started")
+        return self.proc
+
+    @property
     def pid(self) -> int:
-        return self.proc.pid
+        return self.process.pid
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.process.poll() is None
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         """Kill the whole node (raylet, agents, workers: the process group of `ray start`)."""
         try:
-            os.killpg(self.proc.pid, sig)
+            os.killpg(self.pid, sig)
         except ProcessLookupError:
             pass
         try:
-            self.proc.wait(timeout=30)
+            self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
+            os.killpg(self.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
 
 
 @dataclass
@@ -271,12 +278,12 @@ class LocalRayCluster:
         deadline = time.monotonic() + 10
         for node in self.nodes:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                node.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                node.process.wait(timeout=max(0.1, deadline - time.monotonic()))
         for node in self.nodes:  # its process group may still hold agents or workers
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(node.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
-                node.proc.wait(timeout=10)
+                node.process.wait(timeout=10)
         for logs in self.tmp.glob("*/session_*/logs"):  # kept beside each node's folder
             if logs.parent.name != "session_latest":
                 shutil.copytree(

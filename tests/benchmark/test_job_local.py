@@ -102,6 +102,8 @@ def test_rescoring_never_reruns_the_model(fake_models, tmp_path: Path) -> None:
     rec = read_record(more.out_dir / "run.json", RunRecord.from_dict)
     assert rec.cache.utts_run == 3 and rec.cache.hit is False and rec.times.segment_s is None
     assert rec.model.id == "fake_ok" and rec.model.image is None and rec.dataset.n_utts == 35
+    assert rec.selection.n_utts == 9 and rec.selection.is_sample and rec.host.hostname
+    assert rec.language is not None and rec.language.dataset == "en" and not rec.forced_language
     write_record(tmp_path / "again.json", rec)
     written = (more.out_dir / "run.json").read_bytes()
     assert (tmp_path / "again.json").read_bytes() == written

@@ -8,7 +8,7 @@ import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from asrbench.importers.common import ImportProblem, Item, read_audio_file, read_text_file
+from asrbench.importers.common import ImportProblem, Item, file_loader, read_text_file
 from asrbench.importers.commonvoice import import_commonvoice
 from asrbench.importers.download import Archive
 from asrbench.importers.recipes.base import Recipe, RecipeOptions
@@ -60,7 +60,7 @@ def _fleurs_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
         audio = index.get(name, audio_dir / name)
         yield Item(
             id=Path(name).stem,
-            load=lambda p=audio, w=where: read_audio_file(p, w),
+            load=file_loader(audio, where),
             key=str(audio),
             text=raw,
             where=where,
@@ -111,7 +111,7 @@ def _voxpopuli_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
         audio = index[uid]
         yield Item(
             id=uid,
-            load=lambda p=audio, w=where: read_audio_file(p, w),
+            load=file_loader(audio, where),
             key=str(audio),
             text=row.get("raw_text") or "",
             where=where,
@@ -175,7 +175,7 @@ def _fsdd_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
         info = meta.get(speaker, {})
         yield Item(
             id=wav.stem,
-            load=lambda p=wav: read_audio_file(p, p.name),
+            load=file_loader(wav, wav.name),
             key=str(wav),
             text=digit,
             where=wav.name,

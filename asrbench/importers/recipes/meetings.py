@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
-from asrbench.importers.common import ImportProblem, Item, read_audio_file, read_text_file
+from asrbench.importers.common import ImportProblem, Item, file_loader, read_text_file
 from asrbench.importers.download import Archive
 from asrbench.importers.recipes.base import Recipe, RecipeOptions
 
@@ -46,16 +46,24 @@ def _xml(path: Path) -> ET.Element:
         raise ImportProblem(f"{path}: not valid XML ({exc})") from None
 
 
+def _attr(el: ET.Element, name: str, path: Path) -> str:
+    """An attribute the AMI annotations always carry; a file without it is named, not a crash."""
+    value = el.get(name)
+    if value is None:
+        raise ImportProblem(f"{path}: a <{el.tag}> element lacks its {name} attribute")
+    return value
+
+
 def _ami_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
     meetings = next(iter(root.glob("**/corpusResources/meetings.xml")), None)
     if meetings is None:
         raise ImportProblem("AMI annotations: corpusResources/meetings.xml not found")
     agents = {}
-    for meeting in _xml(meetings):
-        for spk in meeting:
-            agents[(meeting.get("observation"), spk.get("nxt_agent"))] = (
-                spk.get("global_name"),
-                int(spk.get("channel")),
+    for entry in _xml(meetings):
+        for spk in entry:
+            agents[(entry.get("observation"), spk.get("nxt_agent"))] = (
+                _attr(spk, "global_name", meetings),
+                int(_attr(spk, "channel", meetings)),
             )
     ann = meetings.parent.parent
     for seg_file in sorted((ann / "segments").glob("*.segments.xml")):
@@ -69,8 +77,8 @@ def _ami_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
             if w.tag == "w" and w.get("starttime") and w.text:
                 words.append(
                     (
-                        float(w.get("starttime")),
-                        float(w.get("endtime")),
+                        float(_attr(w, "starttime", word_file)),
+                        float(_attr(w, "endtime", word_file)),
                         w.text,
                         w.get("punc") == "true",
                     )
@@ -80,8 +88,8 @@ def _ami_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
             root / f"{meeting}.Headset-{channel}.wav",
         )
         for seg in _xml(seg_file):
-            t0 = float(seg.get("transcriber_start"))
-            t1 = float(seg.get("transcriber_end"))
+            t0 = float(_attr(seg, "transcriber_start", seg_file))
+            t1 = float(_attr(seg, "transcriber_end", seg_file))
             text = ""
             for ws, we, token, punc in words:
                 if t0 <= (ws + we) / 2 < t1:
@@ -92,7 +100,7 @@ def _ami_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
             yield Item(
                 id=f"AMI_{meeting}_H{channel:02d}_{speaker}_{round(t0 * 100):07d}_"
                 f"{round(t1 * 100):07d}",
-                load=lambda p=wav, w=where: read_audio_file(p, w),
+                load=file_loader(wav, where),
                 key=str(wav),
                 text=text,
                 start=t0,
@@ -139,7 +147,7 @@ def _gigaspeech_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
             where = f"{meta.name} {seg['sid']}"
             yield Item(
                 id=seg["sid"],
-                load=lambda p=path, w=where: read_audio_file(p, w),
+                load=file_loader(path, where),
                 key=str(path),
                 text=seg.get("text_tn", ""),
                 start=float(seg["begin_time"]),
@@ -198,7 +206,7 @@ def _turns(rows: list[dict]) -> list[tuple[str, float | None, float | None, str]
             out[-1][3] += " " + token
         else:
             out.append([r["speaker"], ts, te, token])
-    return [tuple(t) for t in out]  # type: ignore[misc]
+    return [tuple(t) for t in out]
 
 
 def _earnings_items(corpus: str):
@@ -215,7 +223,7 @@ def _earnings_items(corpus: str):
             if not timed:  # the published files carry no token times: the call is one utterance
                 yield Item(
                     id=nlp.stem,
-                    load=lambda p=audio, w=nlp.name: read_audio_file(p, w),
+                    load=file_loader(audio, nlp.name),
                     key=str(audio),
                     text=" ".join(t[3] for t in turns),
                     where=nlp.name,
@@ -226,7 +234,7 @@ def _earnings_items(corpus: str):
                 where = f"{nlp.name} turn {i + 1}"
                 yield Item(
                     id=f"{nlp.stem}_{i:04d}",
-                    load=lambda p=audio, w=where: read_audio_file(p, w),
+                    load=file_loader(audio, where),
                     key=str(audio),
                     text=text,
                     start=t0,

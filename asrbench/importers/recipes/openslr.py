@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from asrbench.importers.common import ImportProblem, Item, read_audio_file, read_text_file
+from asrbench.importers.common import ImportProblem, Item, file_loader, read_text_file
 from asrbench.importers.download import Archive
 from asrbench.importers.recipes.base import Recipe, RecipeOptions
 from scoring.errors import ScoringError
@@ -54,7 +54,7 @@ def librispeech_items(split: str):
                 spk = uid.split("-")[0]
                 yield Item(
                     id=uid,
-                    load=lambda p=audio, w=where: read_audio_file(p, w),
+                    load=file_loader(audio, where),
                     key=str(audio),
                     text=text,
                     where=where,
@@ -130,7 +130,7 @@ def tedlium_items(root: Path, options: RecipeOptions) -> Iterator[Item]:
             gender = "F" if "female" in label else "M" if "male" in label else ""
             yield Item(
                 id=f"{rec}-{round(t0 * 100):07d}-{round(t1 * 100):07d}",
-                load=lambda p=sph, w=where: read_audio_file(p, w),
+                load=file_loader(sph, where),
                 key=str(sph),
                 text=text,
                 start=t0,

@@ -781,9 +781,18 @@ REPORT_DATASET_FOLDER_ALLOWED = {
 
 def _report_reaches(tree: ast.AST) -> list[str]:
     """'line N: module' for each import (at load time or inside a function) of a module the
-    report may not import."""
+    report may not import. Imports under `if TYPE_CHECKING:` are types only (nothing runs):
+    the report may name a stored record's types."""
+    typing_only = {
+        id(n)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for n in ast.walk(block)
+    }
     found = []
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

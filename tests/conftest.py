@@ -161,11 +161,21 @@ def communicate_or_explain(proc, timeout: float) -> tuple[str, str]:
 
 def own_cache(cache: Path) -> Path:
     """A cache folder of a test's own (its derived datasets and hypotheses never meet the
-    checkout's) that shares the checkout's NSW grammars, whose compiling takes minutes."""
-    shared = REPO_ROOT / ".cache" / "nemo_tn"
-    shared.mkdir(parents=True, exist_ok=True)
+    checkout's) that shares the checkout's NSW grammars, whose compiling takes minutes (45-130 s
+    a language on a quiet machine), and its local-runner virtualenvs, each named by the digest
+    of its requirements and Python (`python -m venv` with pip: 3-60 s, by the machine's load).
+    A test that sets ASRBENCH_CACHE to a bare new folder pays both again. The NSW readings
+    cached so far come as a copy (the test's own readings stay in its folder)."""
+    import shutil
+
     cache.mkdir(parents=True)
-    (cache / "nemo_tn").symlink_to(shared)
+    for name in ("nemo_tn", "venvs"):
+        shared = REPO_ROOT / ".cache" / name
+        shared.mkdir(parents=True, exist_ok=True)
+        (cache / name).symlink_to(shared)
+    readings = REPO_ROOT / ".cache" / "nsw_results.sqlite"
+    if readings.exists():
+        shutil.copy(readings, cache / readings.name)
     return cache
 
 

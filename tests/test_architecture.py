@@ -954,3 +954,26 @@ def test_fairness_numbers_reach_json_through_one_helper() -> None:
 
 
 # ---- end of issue 40 item 6 (helper G) block ----------------------------------------------------
+
+# ---- issue 40 item 7 (helper D): one home for a test's own cache ------------------------------
+# A test that points ASRBENCH_CACHE at a folder of its own gets it from tests/conftest.py's
+# own_cache, which links the checkout's compiled NSW grammars (45-130 s a language to compile)
+# and virtualenvs into it. The hand-made versions of it drifted (one linked the grammars only).
+_OWN_CACHE_ALLOWED = {
+    "tests/conftest.py",  # own_cache itself
+    # the grammar-build script's own test: it needs a cache with no NSW readings copied in
+    "tests/scoring/test_grammar_build.py",
+    "tests/test_architecture.py",  # this check names what it looks for
+}
+
+
+def test_a_tests_own_cache_is_made_by_own_cache() -> None:
+    offenders = [
+        rel
+        for rel, text, _ in _modules("tests")
+        if rel not in _OWN_CACHE_ALLOWED and "nemo_tn" in text and "symlink_to(" in text
+    ]
+    assert offenders == [], "make a test's cache with tests.conftest.own_cache"
+
+
+# ---- end of issue 40 item 7 (helper D) block ---------------------------------------------------

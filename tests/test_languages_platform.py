@@ -26,7 +26,7 @@ from asrbench.perturb.robustness import LanguageSample, language_disparity
 from asrbench.results.records import RobustnessRecord, RunRecord, read_record
 from asrbench.results.summary import read_summary
 from asrbench.settings import REPO_ROOT
-from tests.conftest import require
+from tests.conftest import own_cache, require
 
 MINI_FR = REPO_ROOT / "datasets" / "mini_fr"
 MINI_EN = REPO_ROOT / "datasets" / "mini_en"
@@ -238,7 +238,8 @@ def test_cross_language_robustness_for_real(tmp_path, monkeypatch):
     from asrbench.campaign.robustness import RobustnessOptions, cell_counts, run_languages
     from asrbench.perturb.robustness import to_markdown
 
-    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "acache"))
+    # own_cache: the checkout's NSW grammars (a fresh cache compiled en's and fr's: 64 s)
+    monkeypatch.setenv("ASRBENCH_CACHE", str(own_cache(tmp_path / "acache")))
     model = stand_in(tmp_path / "models", "loud", "[en, fr]", LOUDNESS)
     opts = RobustnessOptions(
         seed=0, runner="local", jobs=1, normaliser="none", utts=3, results_root=tmp_path / "r"

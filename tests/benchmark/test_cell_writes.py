@@ -18,6 +18,7 @@ import pytest
 
 from asrbench.benchmark import JobSpec, run_benchmark
 from asrbench.settings import REPO_ROOT
+from tests.conftest import own_cache
 
 OPS = REPO_ROOT / "ops"
 
@@ -101,7 +102,8 @@ def test_disk_full_during_the_write_of_a_cell_is_one_line_and_leaves_nothing(
     folder = fake_models("fake_ok")
     ds = small_copy(mini_en, tmp_path / "ds" / "mini_en")
     results = small_disk / "r"
-    env = {**os.environ, "ASRBENCH_MIN_FREE_MB": "0", "ASRBENCH_CACHE": str(tmp_path / "c")}
+    cache = own_cache(tmp_path / "c")  # the checkout's virtualenvs: none made in this test
+    env = {**os.environ, "ASRBENCH_MIN_FREE_MB": "0", "ASRBENCH_CACHE": str(cache)}
     cmd = [
         str(OPS / "benchmark"),
         "-m",

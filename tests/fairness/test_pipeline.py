@@ -14,6 +14,7 @@ import yaml
 from asrbench.dataset import load_dataset
 from asrbench.results.records import FairnessRecord
 from asrbench.results.summary import Selection, Summary, write_summary
+from tests.conftest import own_cache
 
 A, B = "pocketsphinx_en", "whisper_tiny_en"  # real cards; the recogniser is the stand-in
 MINI_IDS = [
@@ -87,7 +88,8 @@ def planted_benchmark(calls: list, women_lose: int = 1):
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
-    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    # own_cache: the checkout's NSW grammars (a fresh cache compiles en's, minutes under load)
+    monkeypatch.setenv("ASRBENCH_CACHE", str(own_cache(tmp_path / "cache")))
     monkeypatch.setenv("ASRBENCH_RESULTS", str(tmp_path / "results"))
     calls: list = []
     monkeypatch.setattr("asrbench.benchmark.run.run_benchmark", planted_benchmark(calls))

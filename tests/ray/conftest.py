@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from asrbench.settings import REPO_ROOT
-from tests.conftest import require
+from tests.conftest import own_cache, require
 from tests.ray.support import FAKE_SECRET, clean_env
 
 ACCESS_KEY = "RAYTESTACCESSKEY"
@@ -97,8 +97,10 @@ def cluster(zoo: Zoo, tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def driver_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The driver's ASRBENCH_CACHE for the session: which versions it published are
-    remembered there, so an image is `docker save`d once per session, not once per test."""
-    return tmp_path_factory.mktemp("driver-cache")
+    remembered there, so an image is `docker save`d once per session, not once per test. It
+    shares the checkout's NSW grammars and virtualenvs (own_cache): a bare one compiles en's
+    grammars the first time a driver scores a text with a number."""
+    return own_cache(tmp_path_factory.mktemp("driver") / "cache")
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from asrbench.settings import REPO_ROOT
+from tests.conftest import own_cache
 from tests.ray.support import FAKE_SECRET, OPS, assert_same_cells, bench, cells, shards
 
 pytestmark = [pytest.mark.ray, pytest.mark.s3, pytest.mark.slow]
@@ -225,7 +226,9 @@ def test_fairness_grid_on_the_cluster_equals_local(
             capture_output=True,
             text=True,
             timeout=900,
-            env={**driver_env, "ASRBENCH_CACHE": str(tmp_path / f"{tag}-cache")},
+            # own_cache: the checkout's NSW grammars; a fresh cache compiled en's in each of
+            # the two runs (the fake's hypotheses have digits), most of this test's 111 s
+            env={**driver_env, "ASRBENCH_CACHE": str(own_cache(tmp_path / f"{tag}-cache"))},
             cwd=REPO_ROOT,
         )
         assert p.returncode == 0, p.stderr[-3000:]

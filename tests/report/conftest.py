@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from asrbench.settings import REPO_ROOT
-from tests.conftest import require
+from tests.conftest import own_cache, require
 from tests.report.browser import chromium_path
 
 MINI_EN = REPO_ROOT / "datasets" / "mini_en"
@@ -122,13 +122,7 @@ def results_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # A cache of its own, so the derived datasets of this small grid never replace the
     # checkout's (a subset of a dataset is derived under the same folder name); NSW's grammars
     # and results are shared with the checkout's cache (compiling them takes minutes).
-    cache = base / "cache"
-    shared = REPO_ROOT / ".cache"
-    (shared / "nemo_tn").mkdir(parents=True, exist_ok=True)
-    cache.mkdir()
-    (cache / "nemo_tn").symlink_to(shared / "nemo_tn")
-    if (shared / "nsw_results.sqlite").exists():
-        shutil.copy(shared / "nsw_results.sqlite", cache / "nsw_results.sqlite")
+    cache = own_cache(base / "cache")
     env = {"ASRBENCH_MODELS_DIR": str(models), "ASRBENCH_CACHE": str(cache)}
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)

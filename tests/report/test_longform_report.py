@@ -22,6 +22,7 @@ import pytest
 from asrbench.scorers import get_scorer
 from asrbench.settings import REPO_ROOT
 from scoring.meeting import read_segments
+from tests.conftest import own_cache
 
 pytestmark = pytest.mark.slow
 
@@ -97,12 +98,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("longform-report")
     _model(base / "models" / "standin")
     (base / "models" / "README.md").write_text("stand-in recogniser\n")
-    cache, shared = base / "cache", REPO_ROOT / ".cache"
-    (shared / "nemo_tn").mkdir(parents=True, exist_ok=True)
-    cache.mkdir()
-    (cache / "nemo_tn").symlink_to(shared / "nemo_tn")  # NSW grammars: compiled once
-    if (shared / "nsw_results.sqlite").exists():
-        shutil.copy(shared / "nsw_results.sqlite", cache / "nsw_results.sqlite")
+    cache = own_cache(base / "cache")  # NSW grammars: compiled once
     env = {"ASRBENCH_MODELS_DIR": str(base / "models"), "ASRBENCH_CACHE": str(cache)}
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)

@@ -31,6 +31,7 @@ from asrbench.images.weightslock import LOCK_NAME
 from asrbench.modelcard import load_model
 from asrbench.runners import read_tsv_pairs
 from asrbench.runners.local import LocalRunner
+from tests.conftest import own_cache
 from tests.stubs.hf_hub import HubStub
 
 COMMIT = "c0ffee" + "0" * 34
@@ -86,7 +87,8 @@ def weights_folder(path: Path, word: str) -> Path:
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    # own_cache: the checkout's virtualenvs (a bare cache made the same one in each test)
+    monkeypatch.setenv("ASRBENCH_CACHE", str(own_cache(tmp_path / "cache")))
     return tmp_path / "cache"
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from asrbench.dataset import Dataset, load_dataset
 from asrbench.settings import REPO_ROOT
 
 MINI_EN = REPO_ROOT / "datasets" / "mini_en"
@@ -60,6 +61,17 @@ def shared() -> Path:
 @pytest.fixture(scope="session")
 def mini_en() -> Path:
     return MINI_EN
+
+
+@pytest.fixture(scope="session")
+def mini(mini_en: Path) -> Dataset:
+    return load_dataset(mini_en)
+
+
+@pytest.fixture(scope="session")
+def few(mini: Dataset) -> list:
+    """Four short real utterances: enough to exercise concurrency, retries and a timeout."""
+    return sorted(mini.utterances, key=lambda u: u.duration)[:4]
 
 
 @pytest.fixture

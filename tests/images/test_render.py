@@ -1,8 +1,8 @@
 """Images rendered from the card: Dockerfile, build context, tags; the card's schema errors.
 
 No Docker Engine needed: the Dockerfile and the build context are plain files, and the tag is
-computed from a stand-in base image ID. Builds themselves are tested in test_docker_models.py
-and tests/test_runners.py.
+computed from a stand-in base image ID. Builds themselves are tested in
+tests/models/test_docker_models.py and tests/test_runners.py.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from asrbench.settings import REPO_ROOT
+from tests import factories
 from tests.conftest import require
 from tests.report.browser import chromium_path
 
@@ -85,25 +86,18 @@ def _texts() -> dict[str, str]:
     return {r["ID"]: r["TEXT"] for r in rows}
 
 
+STAND_IN_ARCHITECTURE = "none (writes the reference back, changed in known ways)"
+
+
 def make_model(root: Path, model_id: str, mode: str) -> Path:
-    folder = root / model_id
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(
-        textwrap.dedent(f"""\
-        id: {model_id}
-        name: Stand-in recogniser ({mode})
-        family: test
-        type: open-source
-        architecture: none (writes the reference back, changed in known ways)
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: fake.py
-        """)
+    return factories.make_model(
+        root,
+        model_id,
+        f"MODE = {mode!r}\nTEXTS = {_texts()!r}\n" + PROGRAM,
+        name=f"Stand-in recogniser ({mode})",
+        type="open-source",
+        architecture=STAND_IN_ARCHITECTURE,
     )
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "fake.py").write_text(f"MODE = {mode!r}\nTEXTS = {_texts()!r}\n" + PROGRAM)
-    return folder
 
 
 @pytest.fixture(scope="session")

@@ -3,16 +3,23 @@
 A test states only what its model needs (`make_model(root, "fake", CODE, program="prog.py",
 network=True)`); everything else is the smallest card the platform accepts. Tests that edit a
 real or template card go through `edit_card`. A test that needs a broken card on purpose writes
-it by hand and is named in tests/test_architecture.py's allow-list.
+it by hand and is named in tests/test_architecture.py's allow-list. `copy_model` copies a zoo
+model or template as the runtime tests start from one.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from asrbench.settings import REPO_ROOT
+
+# Changes a card's fields in place (the parsed model.yaml).
+EditCard = Callable[[dict[str, Any]], None]
 
 # The smallest card `load_model` accepts (the fields set here), in the order of the zoo's own
 # cards; the optional fields (None) only hold their place, so a card made here reads (and
@@ -97,11 +104,24 @@ def make_model(
     return folder
 
 
-def edit_card(folder: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+def edit_card(folder: Path, edit: EditCard) -> Path:
     """Let `edit` change the card in `folder` (a copy of a real or template card), in place;
     key order is kept. Returns the folder."""
     path = folder / "model.yaml"
     card = yaml.safe_load(path.read_text(encoding="utf-8"))
     edit(card)
     path.write_text(yaml.safe_dump(card, sort_keys=False), encoding="utf-8")
+    return folder
+
+
+def copy_model(
+    name: str, dest: Path, edit: EditCard | None = None, ignore: tuple[str, ...] = ()
+) -> Path:
+    """models/<name> copied to `dest/<name>` beside a copy of models/_common (so its shared
+    helpers resolve), its card changed by `edit` if given; `ignore` as shutil.ignore_patterns."""
+    shutil.copytree(REPO_ROOT / "models" / "_common", dest / "_common", dirs_exist_ok=True)
+    folder = dest / name
+    shutil.copytree(REPO_ROOT / "models" / name, folder, ignore=shutil.ignore_patterns(*ignore))
+    if edit is not None:
+        edit_card(folder, edit)
     return folder

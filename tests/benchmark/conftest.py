@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,13 +78,15 @@ def make_fake_model(
     mode: str = "ok",
     fail_ids: tuple[str, ...] = (),
     marker: Path | None = None,
+    **card: Any,
 ) -> Path:
-    """A model folder whose program needs no packages (fast with the local runner)."""
+    """A model folder whose program needs no packages (fast with the local runner); `card`
+    adds or changes card fields (tests/factories.py)."""
     head = (
         f"MODE = {mode!r}\nFAIL_IDS = {set(fail_ids)!r}\n"
         f"MARKER = {str(marker or root / 'crashed-once')!r}\n"
     )
-    folder = make_model(root, model_id, head + FAKE_PROGRAM, name=f"Fake {mode}")
+    folder = make_model(root, model_id, head + FAKE_PROGRAM, **{"name": f"Fake {mode}", **card})
     (folder / "Dockerfile").write_text("FROM scratch\n")
     return folder
 

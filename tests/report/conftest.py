@@ -21,6 +21,7 @@ import os
 import shutil
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,7 +90,8 @@ def _texts() -> dict[str, str]:
 STAND_IN_ARCHITECTURE = "none (writes the reference back, changed in known ways)"
 
 
-def make_model(root: Path, model_id: str, mode: str) -> Path:
+def make_model(root: Path, model_id: str, mode: str, **card: Any) -> Path:
+    """The stand-in recogniser in `mode`; `card` adds card fields (tests/factories.py)."""
     return factories.make_model(
         root,
         model_id,
@@ -97,6 +99,7 @@ def make_model(root: Path, model_id: str, mode: str) -> Path:
         name=f"Stand-in recogniser ({mode})",
         type="open-source",
         architecture=STAND_IN_ARCHITECTURE,
+        **card,
     )
 
 

@@ -3,11 +3,12 @@ page's streaming-vs-batch explanation.
 
 One stand-in recogniser (tests/report/conftest.py's `planted`, which writes the reference back
 with one planted substitution) gets a streaming program that falls behind by construction:
-after each chunk it sleeps three times the feed's interval between chunks (tests/streaming/
-streaming/test_latency_guard.py), so the guard's decoder rule fires whatever the machine's load. The real
-CLI runs its batch cell (ops/benchmark), its streaming cell (ops/stream), ops/leaderboard and
-ops/report; the pages are loaded in the real headless Chromium (network blocked) and
-screenshotted. Structured things are asserted (elements present, flags, no JS errors).
+after each chunk it sleeps three times the feed's interval between chunks
+(tests/streaming/test_latency_guard.py), so the guard's decoder rule fires whatever the
+machine's load. The real CLI runs its batch cell (ops/benchmark), its streaming cell
+(ops/stream), ops/leaderboard and ops/report; the pages are loaded in the real headless
+Chromium (network blocked) and screenshotted. Structured things are asserted (elements present,
+flags, no JS errors).
 """
 
 from __future__ import annotations
@@ -31,9 +32,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from asrbench.cli import main
 
     base = tmp_path_factory.mktemp("guard-results")
-    folder = make_model(base / "models", MODEL, "planted")
-    with open(folder / "model.yaml", "a") as card:
-        card.write("streaming: stream.py\n")
+    folder = make_model(base / "models", MODEL, "planted", streaming="stream.py")
     (folder / "stream.py").write_text(HEAD + LOOP.format(delay=SLOW))
     root = base / "results"
     common = ["-m", str(folder), "-d", "mini_en", "--runner", "local", "--results", str(root)]

@@ -2,7 +2,7 @@
 
 No Docker Engine needed: the Dockerfile and the build context are plain files, and the tag is
 computed from a stand-in base image ID. Builds themselves are tested in
-tests/models/test_docker_models.py and tests/test_runners.py.
+tests/models/test_docker_models.py and tests/runners/test_docker_and_local.py.
 """
 
 from __future__ import annotations

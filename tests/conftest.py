@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from asrbench.dataset import Dataset, load_dataset
 from asrbench.settings import REPO_ROOT
 
 MINI_EN = REPO_ROOT / "datasets" / "mini_en"
@@ -72,6 +73,17 @@ def own_stream_cache(request, tmp_path_factory, monkeypatch) -> None:
     name = bytes_sha256(request.node.nodeid.encode("utf-8"))[:16]
     cache = tmp_path_factory.getbasetemp() / "stream-caches" / name
     monkeypatch.setenv("ASRBENCH_STREAM_CACHE", str(cache))
+
+
+@pytest.fixture(scope="session")
+def mini(mini_en: Path) -> Dataset:
+    return load_dataset(mini_en)
+
+
+@pytest.fixture(scope="session")
+def few(mini: Dataset) -> list:
+    """Four short real utterances: enough to exercise concurrency, retries and a timeout."""
+    return sorted(mini.utterances, key=lambda u: u.duration)[:4]
 
 
 @pytest.fixture

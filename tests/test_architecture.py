@@ -977,3 +977,136 @@ def test_a_tests_own_cache_is_made_by_own_cache() -> None:
 
 
 # ---- end of issue 40 item 7 (helper D) block ---------------------------------------------------
+
+# ---- issue 40 item 7 (helper C): the test tree mirrors the packages; one fake-model factory ---
+# Tests are named for their subject, never for the review round that asked for them, and a
+# test of asrbench/<package> lives in tests/<package>/. Fake models and their cards are made by
+# tests/factories.py: a card written by hand is allowed only where it is broken or odd on
+# purpose, or is a user's own edit, each named here with why.
+TESTS = REPO_ROOT / "tests"
+_HAND_WRITTEN_CARDS = {
+    "tests/images/test_render.py::card_error",  # cards broken on purpose: load_model's errors
+    "tests/images/test_render.py::test_bad_card_is_one_error_line_from_the_cli",  # "16 kHz"
+    "tests/images/test_cuda_variant.py::test_card_checks_its_cuda_variant",  # bad cuda blocks
+    "tests/models/test_contract.py::test_ops_models_reports_a_broken_card",  # missing fields
+    # bad max_input_s values
+    "tests/segment/test_segmentation.py::test_card_limit_is_checked_where_the_card_enters",
+    # a comment a user added to the card ops/models wrote, which must survive byte for byte
+    "tests/models/test_runtime_transformers.py::test_a_name_as_model_spec_finds_or_writes_its_card",
+}
+# Tests outside tests/serve/ that reach asrbench.serve for another package's subject.
+_SERVE_ELSEWHERE = {
+    "tests/streaming/test_stream_timeout.py",  # streaming's StreamTimeout, met by a live session
+}
+
+
+def _test_sources() -> list[tuple[str, ast.Module]]:
+    """Every Python file of tests/ but the model programs and data under fixtures/ and golden/."""
+    out = []
+    for path in sorted(TESTS.rglob("*.py")):
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        if not rel.startswith(("tests/fixtures/", "tests/golden/")):
+            out.append((rel, ast.parse(path.read_text(encoding="utf-8"))))
+    return out
+
+
+def _mentions_card(node: ast.AST, names: set[str]) -> bool:
+    return any(
+        (isinstance(n, ast.Constant) and n.value == "model.yaml")
+        or (isinstance(n, ast.Name) and n.id in names)
+        for n in ast.walk(node)
+    )
+
+
+def _opened_for_writing(call: ast.Call) -> bool:
+    modes = [*call.args[1:2], *(k.value for k in call.keywords if k.arg == "mode")]
+    return any(isinstance(m, ast.Constant) and set(str(m.value)) & set("wax") for m in modes)
+
+
+def _card_writes(tree: ast.Module) -> list[tuple[str, int]]:
+    """(enclosing function, line) of each write to a model.yaml: `.write_text` on a path that
+    names it (directly or through a variable bound to one), or `open(..., "w"/"a")` of one."""
+    names = {
+        t.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and _mentions_card(node.value, set())
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "write_text":
+            target = func.value
+        elif isinstance(func, ast.Name) and func.id == "open" and _opened_for_writing(node):
+            target = node.args[0] if node.args else node
+        else:
+            continue
+        if _mentions_card(target, names):
+            lines.append(node.lineno)
+    functions = [
+        (n.lineno, n.end_lineno or n.lineno, n.name)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+
+    def enclosing(line: int) -> str:
+        around = [(end - start, name) for start, end, name in functions if start <= line <= end]
+        return min(around)[1] if around else "<module>"
+
+    return [(enclosing(line), line) for line in lines]
+
+
+def _named_after_a_round(name: str) -> bool:
+    """test_r30_serve.py, test_r38_x.py: `test_r`, digits, `_`."""
+    rest = name.removeprefix("test_r")
+    round_, sep, _ = rest.partition("_")
+    return rest != name and bool(sep) and round_.isdigit()
+
+
+def test_no_test_file_is_named_after_a_review_round() -> None:
+    named = [p.relative_to(REPO_ROOT).as_posix() for p in TESTS.rglob("test_r*.py")]
+    assert [p for p in named if _named_after_a_round(Path(p).name)] == [], (
+        "name a test file for its subject (tests/<package>/test_<what>.py)"
+    )
+    assert _named_after_a_round("test_r30_serve.py")
+    assert not _named_after_a_round("test_runners.py") and not _named_after_a_round("test_r.py")
+
+
+def test_serve_tests_live_in_tests_serve() -> None:
+    elsewhere = []
+    for rel, tree in _test_sources():
+        if rel.startswith("tests/serve/") or rel in _SERVE_ELSEWHERE:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "asrbench.serve"
+            ):
+                elsewhere.append(f"{rel}: line {node.lineno}")
+    assert elsewhere == [], "ops/serve's tests go in tests/serve/"
+
+
+def test_fake_model_cards_are_made_by_the_factory() -> None:
+    hand_written = []
+    for rel, tree in _test_sources():
+        if rel == "tests/factories.py":
+            continue
+        for function, line in _card_writes(tree):
+            if f"{rel}::{function}" not in _HAND_WRITTEN_CARDS:
+                hand_written.append(f"{rel}::{function} (line {line})")
+    assert hand_written == [], "make the model with tests/factories.py (make_model, write_card)"
+
+
+def test_the_card_check_sees_the_hand_written_ways() -> None:
+    direct = 'def f(d):\n    (d / "model.yaml").write_text("id: x\\n")\n'
+    bound = 'def g(d):\n    card = d / "model.yaml"\n    card.write_text(t)\n'
+    appended = 'def h(d):\n    with open(d / "model.yaml", "a") as c:\n        c.write("x")\n'
+    assert _card_writes(ast.parse(direct)) == [("f", 2)]
+    assert _card_writes(ast.parse(bound)) == [("g", 3)]
+    assert _card_writes(ast.parse(appended)) == [("h", 2)]
+    assert _card_writes(ast.parse('t = (d / "model.yaml").read_text()\n')) == []
+
+
+# ---- end of issue 40 item 7 (helper C) block ----------------------------------------------

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from asrbench.settings import REPO_ROOT
+from tests.factories import make_model
 
 OPS = REPO_ROOT / "ops"
 HOSTILE = "../../somewhere/victim"
@@ -36,22 +37,16 @@ def small_copy(
 
 def fake_model(root: Path, model_id: str = "fake_r30") -> Path:
     """A model folder whose program needs no package: one text for every utterance."""
-    folder = root / model_id
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(
-        f"id: {model_id}\nname: Fake\nfamily: test\narchitecture: none\nlicence: MIT\n"
-        "languages: [en]\nsample_rate: 16000\nprogram: fake.py\n"
-    )
-    (folder / "Dockerfile").write_text("FROM scratch\n")
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "fake.py").write_text(
+    return make_model(
+        root,
+        model_id,
         "import sys\nfrom pathlib import Path\n"
         "out = Path(sys.argv[2]); out.mkdir(parents=True, exist_ok=True)\n"
         "with open(out / 'hyp.tsv', 'a') as f:\n"
         "    for line in Path(sys.argv[1]).read_text().splitlines():\n"
-        "        f.write(line.partition('\\t')[0] + '\\tin being comparatively modern\\n')\n"
+        "        f.write(line.partition('\\t')[0] + '\\tin being comparatively modern\\n')\n",
+        files={"Dockerfile": "FROM scratch\n"},
     )
-    return folder
 
 
 def victim(tmp_path: Path) -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from asrbench.benchmark.cache import cache_key
 from asrbench.benchmark.language import LanguageError, check_grid, plan_language
@@ -27,6 +28,7 @@ from asrbench.results.records import RobustnessRecord, RunRecord, read_record
 from asrbench.results.summary import read_summary
 from asrbench.settings import REPO_ROOT
 from tests.conftest import own_cache, require
+from tests.factories import make_model
 
 MINI_FR = REPO_ROOT / "datasets" / "mini_fr"
 MINI_EN = REPO_ROOT / "datasets" / "mini_en"
@@ -63,22 +65,16 @@ LOUDNESS = textwrap.dedent(r"""
 
 
 def stand_in(root: Path, model_id: str, languages: str, program: str, extra: str = "") -> Path:
-    folder = root / model_id
-    folder.mkdir(parents=True)
-    card = f"""\
-        id: {model_id}
-        name: Stand-in {model_id}
-        family: test
-        architecture: none
-        licence: MIT
-        languages: {languages}
-        sample_rate: 16000
-        program: prog.py
-        """
-    (folder / "model.yaml").write_text(textwrap.dedent(card) + extra)
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "prog.py").write_text(program)
-    return folder
+    """A stand-in model around `program`; `languages` as the card spells it (`[en, fr]`)."""
+    return make_model(
+        root,
+        model_id,
+        program,
+        name=f"Stand-in {model_id}",
+        languages=yaml.safe_load(languages),
+        program="prog.py",
+        extra=extra,
+    )
 
 
 def small_copy(src: Path, dest: Path, n: int, language: str, column: str | None = None) -> Path:

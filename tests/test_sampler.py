@@ -33,9 +33,7 @@ SAMPLE = ("--max-utts", "5", "--seed", "0")
 def model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ASRBENCH_CACHE", str(own_cache(tmp_path / "cache")))
     monkeypatch.setenv("ASRBENCH_RESULTS", str(tmp_path / "results"))
-    folder = make_fake_model(tmp_path / "models", "fake_both")
-    with open(folder / "model.yaml", "a", encoding="utf-8") as card:
-        card.write("streaming: stream.py\n")
+    folder = make_fake_model(tmp_path / "models", "fake_both", streaming="stream.py")
     (folder / "stream.py").write_text(HEAD + ANSWER, encoding="utf-8")
     return folder
 

@@ -58,7 +58,7 @@ class VadParams:
       limit and the limit after its start, repeatedly, so every piece fits. None: no limit.
     - `aggressiveness`: webrtc only, its mode 0 (least) to 3 (most eager to call a frame
       non-speech); 3 by default: at 2, a pause of quiet room tone (-60 dBFS) counted as speech
-      and bridged utterances in tests/test_segment.py's recording.
+      and bridged utterances in tests/segment/test_segmentation.py's recording.
     """
 
     method: Literal["silero", "webrtc"] = "silero"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from asrbench.settings import REPO_ROOT
+from tests.factories import make_model
 
 FAKE_PROGRAM = textwrap.dedent(r'''
     """Fake ASR for tests: one text for every utterance; fails on IDs in FAIL_IDS, or entirely.
@@ -76,53 +78,25 @@ def make_fake_model(
     mode: str = "ok",
     fail_ids: tuple[str, ...] = (),
     marker: Path | None = None,
+    **card: Any,
 ) -> Path:
-    """A model folder whose program needs no packages (fast with the local runner)."""
-    folder = root / model_id
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(
-        textwrap.dedent(f"""\
-        id: {model_id}
-        name: Fake {mode}
-        family: test
-        architecture: none
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: fake.py
-        """)
-    )
-    (folder / "Dockerfile").write_text("FROM scratch\n")
-    (folder / "requirements.txt").write_text("# none\n")
+    """A model folder whose program needs no packages (fast with the local runner); `card`
+    adds or changes card fields (tests/factories.py)."""
     head = (
         f"MODE = {mode!r}\nFAIL_IDS = {set(fail_ids)!r}\n"
         f"MARKER = {str(marker or root / 'crashed-once')!r}\n"
     )
-    (folder / "fake.py").write_text(head + FAKE_PROGRAM)
+    folder = make_model(root, model_id, head + FAKE_PROGRAM, **{"name": f"Fake {mode}", **card})
+    (folder / "Dockerfile").write_text("FROM scratch\n")
     return folder
 
 
 def make_program_model(root: Path, model_id: str, program: str, card_extra: str = "") -> Path:
     """A model folder around a given stand-in program (`prog.py`, no packages needed);
     `card_extra` adds lines to model.yaml (secrets, network)."""
-    folder = root / model_id
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(
-        textwrap.dedent(f"""\
-        id: {model_id}
-        name: Stand-in {model_id}
-        family: test
-        architecture: none
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: prog.py
-        """)
-        + card_extra
+    return make_model(
+        root, model_id, program, name=f"Stand-in {model_id}", program="prog.py", extra=card_extra
     )
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "prog.py").write_text(program)
-    return folder
 
 
 CANNED_PROGRAM = textwrap.dedent(r'''

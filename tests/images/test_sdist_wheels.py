@@ -24,6 +24,7 @@ from asrbench.images.build import ImageBuildError, check_pure_wheel, wheelhouse
 from asrbench.images.dockerfile import PYTHON
 from asrbench.modelcard import ModelCardError, load_model
 from tests.conftest import require
+from tests.factories import make_model
 
 PIN = "asrbench-purepkg==0.1"
 PYPROJECT = """\
@@ -58,18 +59,23 @@ def write_sdist(where: Path) -> Path:
 
 
 def card_folder(root: Path, sdists: list[str], requirements: str = PIN) -> Path:
-    folder = root / "purecard"
-    folder.mkdir(parents=True)
-    (folder / "main.py").write_text("import asrbench_purepkg\n")
-    (folder / "requirements.txt").write_text(requirements + "\n")
-    sdist_line = f"  sdists: [{', '.join(sdists)}]\n" if sdists else ""
-    (folder / "model.yaml").write_text(
-        "id: purecard\nname: sdist test\nfamily: test\ntype: open-source\narchitecture: none\n"
-        "parameters: 1\nsize_bytes: 1\nlicence: MIT\nlanguages: [en]\nsample_rate: 16000\n"
-        "program: main.py\nnetwork: false\nsecrets: []\nmemory: 1g\ntraining_data: none\n"
-        f"decoding: {{method: none}}\nimage:\n  shared: []\n{sdist_line}"
+    return make_model(
+        root,
+        "purecard",
+        "import asrbench_purepkg\n",
+        requirements=requirements + "\n",
+        name="sdist test",
+        type="open-source",
+        parameters=1,
+        size_bytes=1,
+        program="main.py",
+        network=False,
+        secrets=[],
+        memory="1g",
+        training_data="none",
+        decoding={"method": "none"},
+        image={"shared": [], **({"sdists": sdists} if sdists else {})},
     )
-    return folder
 
 
 @pytest.fixture

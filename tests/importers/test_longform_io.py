@@ -16,7 +16,7 @@ from asrbench.importers.longform import build_longform, from_timed
 from asrbench.longform.segments import write_timed
 from asrbench.settings import REPO_ROOT
 from scoring.timed import read_rttm, read_seglst, read_stm
-from tests.test_longform_dataset import _tiny
+from tests.longform.test_dataset import _tiny
 
 
 @pytest.fixture(scope="module")

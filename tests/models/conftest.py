@@ -1,4 +1,5 @@
-"""Fixtures for the model zoo's tests: a few real mini_en utterances and loopback vendor stubs."""
+"""Fixtures for the model zoo's tests: loopback vendor stubs (`mini` and `few`, real mini_en
+utterances, are in tests/conftest.py: ops/serve's tests use them too)."""
 
 from __future__ import annotations
 
@@ -8,22 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from asrbench.dataset import Dataset, load_dataset
+from asrbench.dataset import Dataset
 
 # tests/stubs/ holds the loopback vendor servers shared by these tests and ops/serve's.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from stubs.vendors import sha
-
-
-@pytest.fixture(scope="session")
-def mini(mini_en: Path) -> Dataset:
-    return load_dataset(mini_en)
-
-
-@pytest.fixture(scope="session")
-def few(mini: Dataset) -> list:
-    """Four short real utterances: enough to exercise concurrency, retries and a timeout."""
-    return sorted(mini.utterances, key=lambda u: u.duration)[:4]
 
 
 @pytest.fixture(scope="session")

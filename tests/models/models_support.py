@@ -2,20 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Callable
+# tests/ is a package: its conftest's `require` is imported, not loaded again by path.
+from tests.conftest import require
 
-from asrbench.settings import REPO_ROOT
-
-
-def _load_require() -> Callable[[str, bool, str], None]:
-    """tests/conftest.py's `require`; loaded by path because `tests` is not a package."""
-    spec = importlib.util.spec_from_file_location(
-        "_asrbench_root_conftest_models", REPO_ROOT / "tests" / "conftest.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.require
-
-
-require = _load_require()
+__all__ = ["require"]

@@ -14,13 +14,14 @@ from pathlib import Path
 import pytest
 
 from asrbench.settings import REPO_ROOT
+from tests.factories import write_card
 
 
 @pytest.fixture
 def contract(tmp_path: Path, monkeypatch):
     """contract.py copied beside a card, as the platform copies it beside a program."""
     shutil.copy(REPO_ROOT / "models" / "_common" / "contract.py", tmp_path / "contract.py")
-    (tmp_path / "model.yaml").write_text("id: tiny_card\nsample_rate: 16000\n", encoding="utf-8")
+    write_card(tmp_path, "tiny_card")
     spec = importlib.util.spec_from_file_location("_contract_under_test", tmp_path / "contract.py")
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look themselves up

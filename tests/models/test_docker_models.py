@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from asrbench.runners import read_tsv_pairs
 from asrbench.runners.base import RunnerError
 from asrbench.settings import REPO_ROOT
 from tests.conftest import require_cpu
+from tests.factories import make_model
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 GOLDEN = REPO_ROOT / "tests" / "golden" / "before_consolidation"
@@ -87,27 +87,18 @@ print("probe: done", file=sys.stderr)
 
 
 def make_probe(root: Path, model_id: str, secrets: list[str]) -> Path:
-    folder = root / model_id
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(
-        textwrap.dedent(f"""\
-        id: {model_id}
-        name: secrets probe
-        family: test
-        type: commercial-api
-        architecture: none
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: probe.py
-        network: {"true" if secrets else "false"}
-        secrets: [{", ".join(secrets)}]
-        memory: 256m
-        """)
+    # a card plus a program: the image is rendered
+    return make_model(
+        root,
+        model_id,
+        PROBE,
+        name="secrets probe",
+        type="commercial-api",
+        program="probe.py",
+        network=bool(secrets),
+        secrets=secrets,
+        memory="256m",
     )
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "probe.py").write_text(PROBE)  # a card plus a program: the image is rendered
-    return folder
 
 
 # Each local family on four real mini_en utterances (short to long, 18 s of audio), scored by

@@ -27,13 +27,13 @@ from pathlib import Path
 
 import docker
 import pytest
-import yaml
 from models_support import require
 from tiny_onnx import bench_docker, check_cell, image_tools, template_copy
 
 from asrbench.images import build_model_image, engine_available
 from asrbench.modelcard import load_model
 from asrbench.settings import REPO_ROOT
+from tests.factories import copy_model
 
 TEMPLATE = "nemo_template"
 VARIABLE = "ASRBENCH_NEMO_WEIGHTS"  # the template's weights.dir
@@ -87,16 +87,12 @@ def image(tmp_path_factory) -> tuple[str, float]:
 
 def template_copy_without_weights(dest: Path) -> Path:
     """models/nemo_template beside _common, its `weights` left out: the image to make a model in."""
-    import shutil
 
-    shutil.copytree(REPO_ROOT / "models" / "_common", dest / "_common", dirs_exist_ok=True)
-    folder = dest / TEMPLATE
-    shutil.copytree(REPO_ROOT / "models" / TEMPLATE, folder)
-    card = yaml.safe_load((folder / "model.yaml").read_text(encoding="utf-8"))
-    card.pop("weights")
-    card["image"]["env"] = {}
-    (folder / "model.yaml").write_text(yaml.safe_dump(card, sort_keys=False), encoding="utf-8")
-    return folder
+    def without_weights(card: dict) -> None:
+        card.pop("weights")
+        card["image"]["env"] = {}
+
+    return copy_model(TEMPLATE, dest, without_weights)
 
 
 @pytest.fixture(scope="module")

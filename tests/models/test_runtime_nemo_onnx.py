@@ -23,7 +23,6 @@ utterance. Random weights hear nothing: what is checked is the loading and the c
 from __future__ import annotations
 
 import pytest
-import yaml
 from models_support import require
 from tiny_onnx import (
     bench_docker,
@@ -37,6 +36,7 @@ from tiny_onnx import (
 
 from asrbench.images import engine_available
 from asrbench.modelcard import load_model
+from tests.factories import edit_card
 
 VARIABLE = "ASRBENCH_ONNX_ASR_WEIGHTS"  # the template's weights.dir
 TEMPLATE = "onnx_asr_template"
@@ -72,9 +72,8 @@ def test_tiny_nemo_transducer_runs_from_the_sherpa_onnx_template(tdt, mini, tmp_
         kind="transducer",
         files=parts,
     )
-    card = yaml.safe_load((folder / "model.yaml").read_text())
-    card["decoding"]["model_type"] = "nemo_transducer"  # from_transducer's NeMo branch
-    (folder / "model.yaml").write_text(yaml.safe_dump(card, sort_keys=False))
+    # from_transducer's NeMo branch
+    edit_card(folder, lambda card: card["decoding"].update(model_type="nemo_transducer"))
     cell = bench_docker(folder, tmp_path, 3)
     check_cell(cell, {u.id: u.duration for u in mini.utterances}, 3)
 

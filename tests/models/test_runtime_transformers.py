@@ -24,7 +24,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from models_support import require
 from stubs.hf_hub import HubStub, tiny_wav2vec2, tiny_whisper
 
@@ -34,6 +33,7 @@ from asrbench.images.weightslock import LOCK_NAME
 from asrbench.modelcard import ModelCardError, load_model
 from asrbench.runtimes import parse_ref, write_card_folder
 from asrbench.settings import REPO_ROOT
+from tests.factories import copy_model, edit_card
 
 MODELS = REPO_ROOT / "models"
 MINI_EN = REPO_ROOT / "datasets" / "mini_en"
@@ -54,15 +54,8 @@ def tiny(tmp_path_factory) -> dict[str, Path]:
 
 
 def copy_template(name: str, dest: Path, edit=None) -> Path:
-    """models/<name> beside a copy of _common, so its shared helpers resolve."""
-    shutil.copytree(MODELS / "_common", dest / "_common", dirs_exist_ok=True)
-    folder = dest / name
-    shutil.copytree(MODELS / name, folder, ignore=shutil.ignore_patterns("__pycache__", LOCK_NAME))
-    if edit is not None:
-        card = yaml.safe_load((folder / "model.yaml").read_text())
-        edit(card)
-        (folder / "model.yaml").write_text(yaml.safe_dump(card, sort_keys=False))
-    return folder
+    """models/<name> beside a copy of _common, so its shared helpers resolve (no weights lock)."""
+    return copy_model(name, dest, edit, ignore=("__pycache__", LOCK_NAME))
 
 
 def lines(path: Path) -> list[list[str]]:
@@ -187,9 +180,7 @@ def hub_card(tmp_path: Path, tiny: dict[str, Path], revision: str = "main") -> P
     folder = write_card_folder(
         parse_ref(f"hf:tiny-org/tiny-ctc@{revision}"), tmp_path / "models", "ctc", templates=MODELS
     )
-    card = yaml.safe_load((folder / "model.yaml").read_text())
-    card["weights"]["hub"]["files"] = files
-    (folder / "model.yaml").write_text(yaml.safe_dump(card, sort_keys=False))
+    edit_card(folder, lambda card: card["weights"]["hub"].update(files=files))
     shutil.copytree(MODELS / "_common", tmp_path / "models" / "_common", dirs_exist_ok=True)
     return folder
 
@@ -225,9 +216,7 @@ def test_hub_weights_need_a_network_build_and_a_real_file(hub, tiny, tmp_path, c
     folder = hub_card(tmp_path, tiny)
     with pytest.raises(InputError, match="only with --build-mode network"):
         build_context(load_model(folder), BuildOptions(mode="wheelhouse"), tmp_path / "ctx")
-    card = yaml.safe_load((folder / "model.yaml").read_text())
-    card["weights"]["hub"]["files"].append("missing.bin")
-    (folder / "model.yaml").write_text(yaml.safe_dump(card, sort_keys=False))
+    edit_card(folder, lambda card: card["weights"]["hub"]["files"].append("missing.bin"))
     code, _, err = cli("build", "-m", folder, "--build-mode", "network")
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert "cannot fetch missing.bin of tiny-org/tiny-ctc@main" in err
@@ -236,9 +225,7 @@ def test_hub_weights_need_a_network_build_and_a_real_file(hub, tiny, tmp_path, c
 
 def test_hub_spec_is_checked_with_the_card(tmp_path, tiny):
     folder = hub_card(tmp_path, tiny)
-    card = yaml.safe_load((folder / "model.yaml").read_text())
-    card["weights"]["hub"]["repo"] = "no-slash"
-    (folder / "model.yaml").write_text(yaml.safe_dump(card, sort_keys=False))
+    edit_card(folder, lambda card: card["weights"]["hub"].update(repo="no-slash"))
     from asrbench.images import check_card
 
     with pytest.raises(ModelCardError, match="weights.hub.repo"):

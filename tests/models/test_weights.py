@@ -16,7 +16,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import yaml
 from models_support import require
 
 from asrbench.images import ImageBuildError, build_model_image, engine_available, wheelhouse
@@ -24,6 +23,7 @@ from asrbench.modelcard import ModelCardError, load_model
 from asrbench.resolve import resolve_model
 from asrbench.runners import read_tsv_pairs
 from asrbench.settings import REPO_ROOT
+from tests import factories
 
 MODELS = REPO_ROOT / "models"
 
@@ -43,14 +43,7 @@ def tiny_weights(tmp_path_factory) -> Path:
 
 def copy_model(src: str, dest: Path, edit=None) -> Path:
     """A copy of models/<src> beside a copy of _common (so its shared helpers resolve)."""
-    shutil.copytree(MODELS / "_common", dest / "_common", dirs_exist_ok=True)
-    folder = dest / src
-    shutil.copytree(MODELS / src, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    if edit is not None:
-        card = yaml.safe_load((folder / "model.yaml").read_text())
-        edit(card)
-        (folder / "model.yaml").write_text(yaml.safe_dump(card, sort_keys=False))
-    return folder
+    return factories.copy_model(src, dest, edit, ignore=("__pycache__",))
 
 
 def test_user_weights_run_in_docker(tiny_weights, mini, monkeypatch, tmp_path):

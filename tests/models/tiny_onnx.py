@@ -611,23 +611,17 @@ def template_copy(template: str, dest: Path, weights: Path, weight_files=None, *
     does with a template: `weights.files`, `weights.sha256`), `runtime` updated. The card's
     `weights.dir` is left as it is (a variable the test sets), so the card, and so the image
     tag, is the same on every run."""
-    import shutil
-
-    import yaml
-
     from asrbench.identity import file_sha256
-    from asrbench.settings import REPO_ROOT
+    from tests.factories import copy_model
 
-    shutil.copytree(REPO_ROOT / "models" / "_common", dest / "_common", dirs_exist_ok=True)
-    folder = dest / template
-    shutil.copytree(REPO_ROOT / "models" / template, folder)
-    card = yaml.safe_load((folder / "model.yaml").read_text(encoding="utf-8"))
-    if weight_files is not None:
-        card["weights"]["files"] = {name: name for name in weight_files}
-    card["weights"]["sha256"] = {n: file_sha256(weights / n) for n in card["weights"]["files"]}
-    card["runtime"].update(runtime)
-    (folder / "model.yaml").write_text(yaml.safe_dump(card, sort_keys=False), encoding="utf-8")
-    return folder
+    def pinned(card: dict) -> None:
+        if weight_files is not None:
+            card["weights"]["files"] = {name: name for name in weight_files}
+        files = card["weights"]["files"]
+        card["weights"]["sha256"] = {n: file_sha256(weights / n) for n in files}
+        card["runtime"].update(runtime)
+
+    return copy_model(template, dest, pinned)
 
 
 def bench_docker(folder: Path, work: Path, n_utts: int):

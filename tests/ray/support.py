@@ -9,9 +9,8 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-import yaml
-
 from asrbench.settings import REPO_ROOT
+from tests import factories
 
 OPS = REPO_ROOT / "ops"
 # A model secret the nodes and the driver hold; a fake model echoes it (redaction test).
@@ -98,26 +97,11 @@ def make_model(
     marker: str = "",
 ) -> Path:
     """A model folder (card + program, no Dockerfile: its image is rendered from the card)."""
-    folder = root / model_id
-    folder.mkdir(parents=True)
-    body = {
-        "id": model_id,
-        "name": f"Fake {mode}",
-        "family": "test",
-        "architecture": "none",
-        "licence": "MIT",
-        "languages": ["en"],
-        "sample_rate": 16000,
-        "program": "fake.py",
-        "memory": "256m",
-        **(card or {}),
-    }
+    fields = {"name": f"Fake {mode}", "memory": "256m", **(card or {})}
     if mode == "poison":
-        body.update({"network": True, "secrets": ["FAKE_API_KEY"], "type": "commercial-api"})
-    (folder / "model.yaml").write_text(yaml.safe_dump(body, sort_keys=False))
+        fields.update({"network": True, "secrets": ["FAKE_API_KEY"], "type": "commercial-api"})
     head = f"# {marker}\nMODE = {mode!r}\nFAIL_IDS = {set(fail_ids)!r}\nSLEEP = {sleep!r}\n"
-    (folder / "fake.py").write_text(head + FAKE)
-    return folder
+    return factories.make_model(root, model_id, head + FAKE, requirements=None, **fields)
 
 
 # --- comparing result cells ----------------------------------------------------------------

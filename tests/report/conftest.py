@@ -21,10 +21,12 @@ import os
 import shutil
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from asrbench.settings import REPO_ROOT
+from tests import factories
 from tests.conftest import own_cache, require
 from tests.report.browser import chromium_path
 
@@ -85,25 +87,20 @@ def _texts() -> dict[str, str]:
     return {r["ID"]: r["TEXT"] for r in rows}
 
 
-def make_model(root: Path, model_id: str, mode: str) -> Path:
-    folder = root / model_id
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(
-        textwrap.dedent(f"""\
-        id: {model_id}
-        name: Stand-in recogniser ({mode})
-        family: test
-        type: open-source
-        architecture: none (writes the reference back, changed in known ways)
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: fake.py
-        """)
+STAND_IN_ARCHITECTURE = "none (writes the reference back, changed in known ways)"
+
+
+def make_model(root: Path, model_id: str, mode: str, **card: Any) -> Path:
+    """The stand-in recogniser in `mode`; `card` adds card fields (tests/factories.py)."""
+    return factories.make_model(
+        root,
+        model_id,
+        f"MODE = {mode!r}\nTEXTS = {_texts()!r}\n" + PROGRAM,
+        name=f"Stand-in recogniser ({mode})",
+        type="open-source",
+        architecture=STAND_IN_ARCHITECTURE,
+        **card,
     )
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "fake.py").write_text(f"MODE = {mode!r}\nTEXTS = {_texts()!r}\n" + PROGRAM)
-    return folder
 
 
 @pytest.fixture(scope="session")

@@ -32,9 +32,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from asrbench.cli import main
 
     base = tmp_path_factory.mktemp("guard-results")
-    folder = make_model(base / "models", MODEL, "planted")
-    with open(folder / "model.yaml", "a") as card:
-        card.write("streaming: stream.py\n")
+    folder = make_model(base / "models", MODEL, "planted", streaming="stream.py")
     (folder / "stream.py").write_text(HEAD + LOOP.format(delay=SLOW))
     root = base / "results"
     common = ["-m", str(folder), "-d", "mini_en", "--runner", "local", "--results", str(root)]

@@ -23,6 +23,8 @@ from asrbench.scorers import get_scorer
 from asrbench.settings import REPO_ROOT
 from scoring.meeting import read_segments
 from tests.conftest import own_cache
+from tests.factories import make_model
+from tests.report.conftest import STAND_IN_ARCHITECTURE
 
 pytestmark = pytest.mark.slow
 
@@ -72,22 +74,14 @@ def _texts() -> dict[str, str]:
 
 
 def _model(folder: Path) -> None:
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(
-        textwrap.dedent("""\
-        id: standin
-        name: Stand-in recogniser (planted long-form faults)
-        family: test
-        type: open-source
-        architecture: none (writes the reference back, changed in known ways)
-        licence: MIT
-        languages: [en]
-        sample_rate: 16000
-        program: fake.py
-        """)
+    make_model(
+        folder.parent,
+        folder.name,
+        f"TEXTS = {_texts()!r}\n" + PROGRAM,
+        name="Stand-in recogniser (planted long-form faults)",
+        type="open-source",
+        architecture=STAND_IN_ARCHITECTURE,
     )
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "fake.py").write_text(f"TEXTS = {_texts()!r}\n" + PROGRAM)
 
 
 @pytest.fixture(scope="module")

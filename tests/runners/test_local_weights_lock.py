@@ -21,7 +21,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
 from asrbench.dataset import Dataset, load_dataset
 from asrbench.errors import InputError
@@ -32,6 +31,7 @@ from asrbench.modelcard import load_model
 from asrbench.runners import read_tsv_pairs
 from asrbench.runners.local import LocalRunner
 from tests.conftest import own_cache
+from tests.factories import make_model
 from tests.stubs.hf_hub import HubStub
 
 COMMIT = "c0ffee" + "0" * 34
@@ -58,24 +58,19 @@ sys.exit(contract.run("lockcard", sys.argv[1:], load, transcribe_one))
 
 def card_folder(root: Path, weights: dict) -> Path:
     """models/lockcard: a card with the given `weights:` section and the program above."""
-    folder = root / "models" / "lockcard"
-    folder.mkdir(parents=True)
-    card = {
-        "id": "lockcard",
-        "name": "weights lock check",
-        "family": "test",
-        "architecture": "none (the first word of its weights' tokens.txt)",
-        "licence": "Apache-2.0",
-        "languages": ["en"],
-        "sample_rate": 16000,
-        "program": "transcribe.py",
-        "memory": "256m",
-        "image": {"shared": ["contract.py"]},
-        "weights": weights,
-    }
-    (folder / "model.yaml").write_text(yaml.safe_dump(card, sort_keys=False))
-    (folder / "transcribe.py").write_text(PROGRAM)
-    return folder
+    return make_model(
+        root / "models",
+        "lockcard",
+        PROGRAM,
+        requirements=None,
+        name="weights lock check",
+        architecture="none (the first word of its weights' tokens.txt)",
+        licence="Apache-2.0",
+        program="transcribe.py",
+        memory="256m",
+        image={"shared": ["contract.py"]},
+        weights=weights,
+    )
 
 
 def weights_folder(path: Path, word: str) -> Path:

@@ -6,6 +6,8 @@ at an utterance (the cache and resume tests)."""
 
 from pathlib import Path
 
+from tests.factories import make_model
+
 HEAD = """\
 import json, os, struct, sys, time
 
@@ -24,17 +26,16 @@ emit(type="ready")
 def stand_in(root: Path, name: str, program: str, secrets: str = "") -> Path:
     """A model folder under `root` whose batch and streaming program is `program` (standard
     library only); `secrets` (comma-separated names) makes it a networked card declaring them."""
-    folder = root / name
-    folder.mkdir(parents=True)
-    extra = f"network: true\nsecrets: [{secrets}]\n" if secrets else ""
-    (folder / "model.yaml").write_text(
-        f"id: {name}\nname: Stand-in streaming program\nfamily: test\narchitecture: none\n"
-        "licence: MIT\nlanguages: [en]\nsample_rate: 16000\nprogram: stream.py\n"
-        "streaming: stream.py\n" + extra
+    declared = {"network": True, "secrets": secrets.split(", ")} if secrets else {}
+    return make_model(
+        root,
+        name,
+        program,
+        name="Stand-in streaming program",
+        program="stream.py",
+        streaming="stream.py",
+        **declared,
     )
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "stream.py").write_text(program)
-    return folder
 
 
 # Answers every utterance (a partial per chunk, then the final) and appends a line per start

@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
+import yaml
 
 from asrbench.modelcard import ModelCardError, load_model
 from asrbench.settings import REPO_ROOT
+from tests.factories import copy_model
 
 
 def _copy(tmp_path, streaming_line: str | None):
-    models = tmp_path / "models"
-    shutil.copytree(REPO_ROOT / "models" / "_common", models / "_common")
-    folder = models / "pocketsphinx_en"
-    shutil.copytree(REPO_ROOT / "models" / "pocketsphinx_en", folder)
-    card = folder / "model.yaml"
-    lines = [x for x in card.read_text().splitlines() if not x.startswith("streaming:")]
-    if streaming_line:
-        lines.append(streaming_line)
-    card.write_text("\n".join(lines) + "\n")
-    return folder
+    """models/pocketsphinx_en with its `streaming:` line replaced by `streaming_line`."""
+
+    def streaming(card: dict) -> None:
+        del card["streaming"]
+        card.update(yaml.safe_load(streaming_line or "{}"))
+
+    return copy_model("pocketsphinx_en", tmp_path / "models", streaming)
 
 
 def test_the_zoo_card_names_its_streaming_program():

@@ -10,6 +10,7 @@ import pytest
 from zoo_support import require, tree_bytes, write_zoo_yaml
 
 from asrbench.zoo import pull, push
+from tests.factories import write_card
 
 TAG = "asrbench-zoo-test/tiny:1"
 
@@ -43,12 +44,7 @@ def test_model_with_image_round_trip(docker_client, tmp_path, monkeypatch):
     monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
     _tiny_image(docker_client)
     image_id = docker_client.images.get(TAG).id
-    model = tmp_path / "tiny_model"
-    model.mkdir()
-    (model / "model.yaml").write_text(
-        "id: tiny_model\nname: test model\nfamily: test\narchitecture: none\nlicence: MIT\n"
-        "languages: [en]\nsample_rate: 16000\nprogram: asr.py\nnetwork: false\n"
-    )
+    model = write_card(tmp_path / "tiny_model", name="test model", program="asr.py", network=False)
     (model / "Dockerfile").write_text("FROM scratch\n")
     (model / "asr.py").write_text('#!/usr/bin/env python3\nprint("hi")\n')
     (model / "asr.py").chmod(0o755)

@@ -13,6 +13,7 @@ import pytest
 from zoo_support import BUCKET, make_dataset, write_zoo_yaml, zoo_cli
 
 from asrbench.settings import REPO_ROOT
+from tests.factories import make_model
 
 HOSTILE = "../../somewhere/victim"
 
@@ -47,21 +48,15 @@ def publish_raw(cfg: Path, remote: str, entry_id: str, folder: Path) -> tuple[st
 
 
 def fake_model(root: Path) -> Path:
-    folder = root / "fake_r30"
-    folder.mkdir(parents=True)
-    (folder / "model.yaml").write_text(
-        "id: fake_r30\nname: Fake\nfamily: test\narchitecture: none\nlicence: MIT\n"
-        "languages: [en]\nsample_rate: 16000\nprogram: fake.py\n"
-    )
-    (folder / "requirements.txt").write_text("# none\n")
-    (folder / "fake.py").write_text(
+    return make_model(
+        root,
+        "fake_r30",
         "import sys\nfrom pathlib import Path\n"
         "out = Path(sys.argv[2]); out.mkdir(parents=True, exist_ok=True)\n"
         "with open(out / 'hyp.tsv', 'a') as f:\n"
         "    for line in Path(sys.argv[1]).read_text().splitlines():\n"
-        "        f.write(line.partition('\\t')[0] + '\\tnoise number\\n')\n"
+        "        f.write(line.partition('\\t')[0] + '\\tnoise number\\n')\n",
     )
-    return folder
 
 
 @pytest.mark.s3

@@ -24,6 +24,7 @@ from asrbench.modelcard import load_model
 from asrbench.runners import RunOptions
 from asrbench.runners.local import LocalRunner
 from asrbench.serve.warm import silence_wav
+from tests.factories import make_model
 from tests.streaming.fake_program import HEAD
 
 pytestmark = pytest.mark.slow
@@ -32,17 +33,12 @@ WAIT_S = 60  # a bound on every wait
 FRAME = b"\x01\x00" * 1600  # 100 ms of 16-kHz PCM
 END = json.dumps({"type": "end"})
 
-CARD = """\
-id: echo_stream
-name: Test fixture that streams a partial per frame and its duration as the final
-family: test
-architecture: none
-licence: Apache-2.0
-languages: [en]
-sample_rate: 16000
-program: stream.py
-streaming: stream.py
-"""
+CARD = {
+    "name": "Test fixture that streams a partial per frame and its duration as the final",
+    "licence": "Apache-2.0",
+    "program": "stream.py",
+    "streaming": "stream.py",
+}
 
 PROGRAM = (
     HEAD
@@ -62,12 +58,10 @@ while line := inp.readline():
 
 @pytest.fixture(scope="module")
 def echo_stream(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("models") / "echo_stream"
-    folder.mkdir()
-    (folder / "model.yaml").write_text(CARD)
-    (folder / "stream.py").write_text(PROGRAM)
-    (folder / "requirements.txt").write_text("# standard library only\n")
-    return folder
+    root = tmp_path_factory.mktemp("models")
+    return make_model(
+        root, "echo_stream", PROGRAM, requirements="# standard library only\n", **CARD
+    )
 
 
 @pytest.fixture

@@ -13,9 +13,10 @@ from asrbench.images import engine_available
 from asrbench.modelcard import load_model
 from asrbench.resolve import resolve_model
 from asrbench.runners import RunnerError, RunOptions, get_runner, read_tsv_pairs
+from asrbench.settings import REPO_ROOT
 from tests.conftest import require
 
-FIXTURES = Path(__file__).parent / "fixtures" / "models"
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "models"
 
 
 @pytest.fixture(scope="module")
@@ -254,8 +255,6 @@ def test_sigkill_of_benchmark_takes_the_model_down(runner_name, tmp_path) -> Non
     import signal
     import subprocess
     import time
-
-    from asrbench.settings import REPO_ROOT
 
     if runner_name == "docker":
         require("docker", engine_available(), "no Docker Engine answers")

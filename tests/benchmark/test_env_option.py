@@ -7,10 +7,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from stubs.vendors import OpenAIStub, sha
-
 from asrbench.errors import EXIT_INPUT
 from asrbench.settings import REPO_ROOT
+from tests.stubs.vendors import OpenAIStub, sha
 
 
 def _bench(tmp: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:

@@ -16,6 +16,7 @@ import pytest
 
 from asrbench.serve.live import TextDeltas
 from asrbench.settings import REPO_ROOT
+from tests.factories import edit_card
 
 pytestmark = pytest.mark.slow
 
@@ -62,11 +63,12 @@ def batch_card(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """PocketSphinx's card without its `streaming:` program: a batch-only model."""
     card = tmp_path_factory.mktemp("cards") / "pocketsphinx_batch_only"
     shutil.copytree(REPO_ROOT / "models" / "pocketsphinx_en", card)
-    text = (card / "model.yaml").read_text()
-    lines = [ln for ln in text.splitlines() if not ln.startswith("streaming:")]
-    lines = [f"id: {card.name}" if ln.startswith("id:") else ln for ln in lines]
-    (card / "model.yaml").write_text("\n".join(lines) + "\n")
-    return card
+
+    def batch_only(fields: dict) -> None:
+        del fields["streaming"]
+        fields["id"] = card.name
+
+    return edit_card(card, batch_only)
 
 
 @pytest.fixture(scope="module")

@@ -27,23 +27,19 @@ from asrbench.runners import RunOptions
 from asrbench.runners.local import LocalRunner
 from asrbench.serve.warm import silence_wav
 from asrbench.settings import REPO_ROOT
+from tests.factories import make_model
 
 pytestmark = pytest.mark.slow
 WAIT_S = 60  # a bound on every socket wait, so a server that hangs fails the test, not the run
 
-CARD = """\
-id: echo_en
-name: Test fixture that answers with the duration of each utterance
-family: test
-architecture: none (writes the utterance's duration as its hypothesis)
-licence: Apache-2.0
-languages: [en]
-sample_rate: 16000
-program: transcribe.py
-memory: 256m
-image:
-  shared: [contract.py]
-"""
+CARD = {
+    "name": "Test fixture that answers with the duration of each utterance",
+    "architecture": "none (writes the utterance's duration as its hypothesis)",
+    "licence": "Apache-2.0",
+    "program": "transcribe.py",
+    "memory": "256m",
+    "image": {"shared": ["contract.py"]},
+}
 
 PROGRAM = """\
 import os
@@ -68,12 +64,8 @@ with ResultWriter(Path(sys.argv[2]), "echo_en") as out:
 
 @pytest.fixture(scope="module")
 def echo_model(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("models") / "echo_en"
-    folder.mkdir()
-    (folder / "model.yaml").write_text(CARD)
-    (folder / "transcribe.py").write_text(PROGRAM)
-    (folder / "requirements.txt").write_text("# standard library only\n")
-    return folder
+    root = tmp_path_factory.mktemp("models")
+    return make_model(root, "echo_en", PROGRAM, requirements="# standard library only\n", **CARD)
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ from tests.conftest import (
     hyp_lines_written,
     start_job,
 )
+from tests.factories import edit_card
 
 
 @pytest.fixture
@@ -45,11 +46,7 @@ def env() -> Path:
 
 
 def _fake(tmp_path: Path, name: str, limit: float | None = 12, **kw) -> Path:
-    folder = make_fake_model(tmp_path / "models", name, **kw)
-    if limit is not None:
-        with open(folder / "model.yaml", "a") as fh:
-            fh.write(f"max_input_s: {limit}\n")
-    return folder
+    return make_fake_model(tmp_path / "models", name, max_input_s=limit, **kw)
 
 
 def _spec(tmp_path: Path, **kw) -> JobSpec:
@@ -313,11 +310,12 @@ def _card_with_limit(tmp_path: Path, limit: float) -> Path:
     requirements: the local runner's virtualenv is shared)."""
     folder = tmp_path / "models" / "pocketsphinx_en"
     shutil.copytree(REPO_ROOT / "models" / "pocketsphinx_en", folder, ignore=_PYCACHE)
-    card = folder / "model.yaml"
-    text = card.read_text()
-    assert "max_input_s: 30 " in text
-    card.write_text(text.replace("max_input_s: 30 ", f"max_input_s: {limit} "))
-    return folder
+
+    def lower(card: dict) -> None:
+        assert card["max_input_s"] == 30
+        card["max_input_s"] = limit
+
+    return edit_card(folder, lower)
 
 
 _PYCACHE = shutil.ignore_patterns("__pycache__")

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import requests
-from models_support import require
 
 from asrbench.images import engine_available
 from asrbench.modelcard import load_model
@@ -23,6 +22,7 @@ from asrbench.resolve import resolve_model
 from asrbench.runners import RunnerError, RunOptions, read_tsv_pairs
 from asrbench.runners.local import LocalRunner
 from asrbench.settings import REPO_ROOT
+from tests.conftest import require
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 KEY = "serve-test-key-31337"

@@ -1,8 +1,8 @@
 """Images rendered from the card: Dockerfile, build context, tags; the card's schema errors.
 
 No Docker Engine needed: the Dockerfile and the build context are plain files, and the tag is
-computed from a stand-in base image ID. Builds themselves are tested in test_docker_models.py
-and tests/test_runners.py.
+computed from a stand-in base image ID. Builds themselves are tested in
+tests/models/test_docker_models.py and tests/runners/test_docker_and_local.py.
 """
 
 from __future__ import annotations
@@ -20,18 +20,9 @@ from asrbench.images import render_dockerfile as render
 from asrbench.modelcard import ModelCardError, load_model
 from asrbench.runners.local import LocalRunner
 from asrbench.settings import REPO_ROOT
+from tests.factories import card_text, write_card
 
 BASE_ID = "sha256:" + "0" * 64  # stands in for the base image's ID
-CARD = """\
-id: {id}
-name: test model
-family: test
-architecture: none
-licence: MIT
-languages: [en]
-sample_rate: 16000
-program: {program}
-"""
 NO_WHEELS = dict(mode="network", ca_bundle=None, base_image="asrbench/base:bookworm")
 
 
@@ -41,26 +32,24 @@ def make_tree(root: Path) -> Path:
     common.mkdir(parents=True)
     (common / "helper.py").write_text("VALUE = 1\n")
     (common / "weights.py").write_text("import sys\nprint('weights into', sys.argv[1])\n")
-    uses = root / "uses_helper"
-    uses.mkdir()
-    (uses / "model.yaml").write_text(
-        CARD.format(id="uses_helper", program="run.py")
-        + textwrap.dedent("""\
+    uses = write_card(
+        root / "uses_helper",
+        name="test model",
+        program="run.py",
+        extra=textwrap.dedent("""\
         image:
           shared: [helper.py, weights.py]
           build_args: {WEIGHTS_URL: ""}
           prepare: [weights.py, /opt/weights]
           uninstall: [six]
           env: {WEIGHTS_DIR: /opt/weights}
-        """)
+        """),
     )
     (uses / "run.py").write_text("import helper\n")
     (uses / "requirements.txt").write_text("six==1.17.0\n")
     (uses / "data").mkdir()
     (uses / "data" / "lexicon.txt").write_text("a a\n")
-    plain = root / "plain"
-    plain.mkdir()
-    (plain / "model.yaml").write_text(CARD.format(id="plain", program="main.py"))
+    plain = write_card(root / "plain", name="test model", program="main.py")
     (plain / "main.py").write_text("print('hi')\n")
     return root
 
@@ -204,7 +193,7 @@ def card_error(tmp_path: Path, body: str, files: dict[str, str] | None = None) -
     return message
 
 
-BASE = CARD.format(id="bad_model", program="run.py")
+BASE = card_text("bad_model", name="test model", program="run.py")
 
 
 @pytest.mark.parametrize(

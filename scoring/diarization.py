@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from scoring.errors import ScoringError
-from scoring.meeting import _sessions  # one grouping rule and its errors for every session metric
+from scoring.meeting import _sessions, hungarian  # one grouping and one solver for sessions
 from scoring.segments import Segment
 from scoring.stats import bootstrap_ci
 
@@ -279,10 +279,8 @@ def _hungarian(cooc: np.ndarray) -> list[tuple[int, int]]:
     pairs that do not overlap at all."""
     if not cooc.size:
         return []
-    from scipy.optimize import linear_sum_assignment
-
-    rows, cols = linear_sum_assignment(-cooc)
-    return [(r, c) for r, c in zip(rows.tolist(), cols.tolist(), strict=True) if cooc[r, c] > 0]
+    rows, cols = hungarian(-cooc)
+    return [(r, c) for r, c in zip(rows, cols, strict=True) if cooc[r, c] > 0]
 
 
 def score_session(

@@ -278,22 +278,28 @@ def _session_wer(scorer, ref_by, hyp_by) -> list[SessionScore]:
     return [_counts(u.id, [u]) for u in utts]
 
 
-def _assign(cost: np.ndarray, ref_spk: list[str], hyp_spk: list[str]):
-    """MeetEval's assignment: the square matrix padded with empty speakers, then Hungarian."""
+def hungarian(cost: np.ndarray) -> tuple[list[int], list[int]]:
+    """The assignment of least total cost (scipy's `linear_sum_assignment`, rectangular
+    allowed): the one speaker-assignment solver of cpWER, tcpWER, DER and JER."""
     try:
         from scipy.optimize import linear_sum_assignment
     except ImportError:  # a plain `pip install asrbench` keeps the scorer light
         raise ScoringError(
-            "cpWER and tcpWER assign speakers with scipy, which is not installed: "
+            "cpWER, tcpWER, DER and JER assign speakers with scipy, which is not installed: "
             "pip install 'asrbench[longform]' (or scipy)"
         ) from None
+    rows, cols = linear_sum_assignment(cost)
+    return rows.tolist(), cols.tolist()
 
+
+def _assign(cost: np.ndarray, ref_spk: list[str], hyp_spk: list[str]):
+    """MeetEval's assignment: the square matrix padded with empty speakers, then Hungarian."""
     if not cost.size:
         return []
-    rows, cols = linear_sum_assignment(cost)
+    rows, cols = hungarian(cost)
     return [
         (ref_spk[r] if r < len(ref_spk) else None, hyp_spk[c] if c < len(hyp_spk) else None)
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True)
+        for r, c in zip(rows, cols, strict=True)
     ]
 
 

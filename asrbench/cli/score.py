@@ -360,6 +360,7 @@ def _score_sessions(
         read_segments,
         score_sessions,
         sessions_table,
+        speaker_rates,
     )
     from scoring.report import table_text
 
@@ -386,7 +387,10 @@ def _score_sessions(
     result = score_sessions(scorer, refs, hyps, metric, collar=collar, sources=(ref, hyp))
     sid = scorer_identity(scorer, options).to_dict()
     sid["session"] = {"metric": metric, "collar": result.collar}  # part of the result's identity
-    _write_sessions(files, out, sid, result.sessions, result.metrics, result.describe())
+    described = result.describe()
+    if SESSION_METRICS[metric].speakers:  # cpWER, tcpWER: the pairs give each speaker's WER
+        described["per_speaker"] = speaker_rates(result.sessions, scorer.config)
+    _write_sessions(files, out, sid, result.sessions, result.metrics, described)
     atomic_write_text(out / "sessions.txt", sessions_table(result))
     sys.stdout.write(sessions_table(result) + "\n" + table_text(result.metrics))
 

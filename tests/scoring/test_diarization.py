@@ -170,3 +170,16 @@ def test_bad_options_are_one_line(cli, tmp_path: Path, args: list[str], message:
     code, _, err = cli("score", ref, ref, *args, "--out", tmp_path / "o")
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_collar_default_is_the_metrics_own(cli, tmp_path: Path) -> None:
+    """--collar unset: 0 for DER/JER (pyannote's, DIHARD's), 5 s for tcpWER (MeetEval's)."""
+    ref = tmp_path / "ref.seglst.json"
+    ref.write_text(
+        json.dumps([{**s.to_seglst(), "words": "hello there"} for s in REF]), encoding="utf-8"
+    )
+    for metric, want in (("der", 0.0), ("tcpwer", 5.0)):
+        code, _, err = cli("score", ref, ref, "--metric", metric, "--out", tmp_path / metric)
+        assert code == 0, err
+        summary = json.loads((tmp_path / metric / "summary.json").read_text())
+        assert summary["session"]["collar"] == want

@@ -71,6 +71,9 @@ class SessionScore:
     assignment: tuple[tuple[str | None, str | None], ...] = ()
     missed_speakers: int = 0
     falarm_speakers: int = 0
+    # cpWER and tcpWER: (reference speaker, errors, reference words) of each reference speaker,
+    # the errors of its pair (an unpaired hypothesis speaker's insertions belong to no one)
+    speakers: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def rate(self) -> float:
@@ -96,6 +99,7 @@ class SessionScore:
             "assignment": [list(p) for p in self.assignment],
             "missed_speakers": self.missed_speakers,
             "falarm_speakers": self.falarm_speakers,
+            "speakers": [list(x) for x in self.speakers],
         }
 
 
@@ -135,6 +139,30 @@ def pooled_sessions(sessions: Sequence[SessionScore], unit: str, cfg) -> Metrics
     met = Metrics.from_counts(unit, Counts.total(s.counts for s in sessions))
     units = ([s.errors for s in sessions], [s.n_ref for s in sessions], [s.n_hyp for s in sessions])
     return met.bootstrapped(units, cfg, CI_METHOD)
+
+
+def speaker_rates(sessions: Sequence[SessionScore], cfg) -> dict[str, dict]:
+    """Per-speaker WER (cpWER's and tcpWER's pairs): each reference speaker's errors over its
+    words, pooled over the sessions it speaks in, with a bootstrap interval resampling those
+    sessions (`cfg`: replicates, level, seed). A label is one speaker across sessions, as the
+    reference names them; one session gives a point, not an interval."""
+    from scoring.stats import bootstrap_ci
+
+    parts: dict[str, list[tuple[int, int]]] = {}
+    for s in sessions:
+        for spk, n_err, n_words in s.speakers:
+            parts.setdefault(spk, []).append((n_err, n_words))
+    out = {}
+    for spk, rows in sorted(parts.items()):
+        errors, n_ref = (np.array(x, dtype=np.float64) for x in zip(*rows, strict=True))
+        out[spk] = {
+            "rate": float(errors.sum() / n_ref.sum()) if n_ref.sum() else None,
+            "errors": int(errors.sum()),
+            "n_ref": int(n_ref.sum()),
+            "n_sessions": len(rows),
+            "ci": bootstrap_ci(errors, n_ref, cfg.bootstrap, cfg.confidence, cfg.seed),
+        }
+    return out
 
 
 def words_to_segments(words: Iterable[TimedWord]) -> list[Segment]:
@@ -269,6 +297,16 @@ def _counts(sid: str, utts, assignment=(), missed: int = 0, falarm: int = 0) -> 
     )
 
 
+def _pair_speakers(pairs, utts) -> tuple[tuple[str, int, int], ...]:
+    """Each paired or missed reference speaker's (label, errors, words), from its pair's
+    scored utterance (`SessionScore.speakers`)."""
+    return tuple(
+        (r, u.sub + u.dele + u.ins, len(u.ref))
+        for (r, _), u in zip(pairs, utts, strict=True)
+        if r is not None
+    )
+
+
 def _session_wer(scorer, ref_by, hyp_by) -> list[SessionScore]:
     """Every session as one utterance of the Scorer (all sessions in one call)."""
     utts = scorer.utterances(
@@ -278,22 +316,28 @@ def _session_wer(scorer, ref_by, hyp_by) -> list[SessionScore]:
     return [_counts(u.id, [u]) for u in utts]
 
 
-def _assign(cost: np.ndarray, ref_spk: list[str], hyp_spk: list[str]):
-    """MeetEval's assignment: the square matrix padded with empty speakers, then Hungarian."""
+def hungarian(cost: np.ndarray) -> tuple[list[int], list[int]]:
+    """The assignment of least total cost (scipy's `linear_sum_assignment`, rectangular
+    allowed): the one speaker-assignment solver of cpWER, tcpWER, DER and JER."""
     try:
         from scipy.optimize import linear_sum_assignment
     except ImportError:  # a plain `pip install asrbench` keeps the scorer light
         raise ScoringError(
-            "cpWER and tcpWER assign speakers with scipy, which is not installed: "
+            "cpWER, tcpWER, DER and JER assign speakers with scipy, which is not installed: "
             "pip install 'asrbench[longform]' (or scipy)"
         ) from None
+    rows, cols = linear_sum_assignment(cost)
+    return rows.tolist(), cols.tolist()
 
+
+def _assign(cost: np.ndarray, ref_spk: list[str], hyp_spk: list[str]):
+    """MeetEval's assignment: the square matrix padded with empty speakers, then Hungarian."""
     if not cost.size:
         return []
-    rows, cols = linear_sum_assignment(cost)
+    rows, cols = hungarian(cost)
     return [
         (ref_spk[r] if r < len(ref_spk) else None, hyp_spk[c] if c < len(hyp_spk) else None)
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True)
+        for r, c in zip(rows, cols, strict=True)
     ]
 
 
@@ -329,10 +373,12 @@ def _cpwer(scorer, ref_by, hyp_by) -> list[SessionScore]:
         falarm = max(0, len(h_text) - len(r_text))
         plans.append((sid, pairs, missed, falarm))
     utts = iter(scorer.utterances(refs, hyps))
-    return [
-        _counts(sid, list(itertools.islice(utts, len(pairs))), pairs, missed, falarm)
-        for sid, pairs, missed, falarm in plans
-    ]
+    out = []
+    for sid, pairs, missed, falarm in plans:
+        mine = list(itertools.islice(utts, len(pairs)))
+        scored = _counts(sid, mine, pairs, missed, falarm)
+        out.append(replace(scored, speakers=_pair_speakers(pairs, mine)))
+    return out
 
 
 def _speaker_texts(segs: list[Segment]) -> dict[str, str]:
@@ -400,15 +446,19 @@ def _tcpwer_session(scorer, sid: str, refs: list[Segment], hyps: list[Segment], 
     cost = _padded_cost([x.tolist() for x in r_ids], [x.tolist() for x in h_ids], distance)
     pairs = _assign(cost, r_names, h_names)
     sub = dele = ins = 0
+    speakers = []
     for r, h in pairs:
         ri = r_names.index(r) if r is not None else None
         hi = h_names.index(h) if h is not None else None
+        before = sub + dele + ins
         if ri is not None and hi is not None and (ri, hi) in found:
             ops = found[ri, hi][0]
             sub, dele, ins = sub + ops.count("S"), dele + ops.count("D"), ins + ops.count("I")
         else:
             dele += len(r_ids[ri]) if ri is not None else 0
             ins += len(h_ids[hi]) if hi is not None else 0
+        if r is not None and ri is not None:
+            speakers.append((r, sub + dele + ins - before, len(r_ids[ri])))
     return SessionScore(
         sid,
         sub + dele + ins,
@@ -420,6 +470,7 @@ def _tcpwer_session(scorer, sid: str, refs: list[Segment], hyps: list[Segment], 
         tuple(pairs),
         max(0, len(r_names) - len(h_names)),
         max(0, len(h_names) - len(r_names)),
+        tuple(speakers),
     )
 
 

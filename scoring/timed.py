@@ -9,8 +9,9 @@
   lines (`file channel * * <ALT_BEGIN>`, `<ALT>`, `<ALT_END>` around the branches' words) read
   as one `CtmAlternation`, whose word is the alternation's text `{ a b / c }`.
 - SegLST (MeetEval, CHiME): a JSON list of `{session_id, speaker, start_time, end_time, words}`.
-- RTTM (speaker turns): `SPEAKER file channel start duration <NA> <NA> speaker <NA> <NA>`; other
-  line types are skipped; the segments carry no words.
+- RTTM (speaker turns): `SPEAKER file channel start duration <NA> <NA> speaker <NA> <NA>`; the
+  other line types of the specification are skipped, an unknown one refused; the segments
+  carry no words.
 
 Every reader checks each entry where it stands (fields present, times numbers, `start >= 0`,
 `end >= start`) and raises `ScoringError` as `FILE:LINE: what is wrong; what to do`. The
@@ -463,15 +464,29 @@ def seglst_text(segments: Iterable[Segment]) -> str:
 # ----------------------------------------------------------------------------- RTTM
 
 
+# The line types of the RTTM specification (NIST RT-09 evaluation plan, appendix A): any other
+# first field is a typo (`SPEAKR`) or not an RTTM file, and would silently drop a turn.
+RTTM_TYPES = frozenset(
+    "SEGMENT NOSCORE NO_RT_METADATA LEXEME NON-LEX NON-SPEECH FILLER EDIT IP END-OF-SF SU CB "
+    "A/P SPEAKER SPKR-INFO".split()
+)
+
+
 def read_rttm(path: str | Path) -> list[Segment]:
-    """RTTM SPEAKER lines as word-less segments; other line types (SPKR-INFO, ...) skipped."""
+    """RTTM SPEAKER lines as word-less segments; other line types (SPKR-INFO, ...) skipped,
+    an unknown one refused."""
     path = Path(path)
     out = []
     for no, line in _content(path):
         parts = line.split()
+        where = f"{path}:{no}"
+        if parts[0].upper() not in RTTM_TYPES:
+            raise ScoringError(
+                f"{where}: {parts[0][:20]!r} is not an RTTM line type (SPEAKER, SPKR-INFO, "
+                "SEGMENT, ...); fix the line or give the file's format (--ref-format/--hyp-format)"
+            )
         if parts[0] != "SPEAKER":
             continue
-        where = f"{path}:{no}"
         if len(parts) < 8:
             raise ScoringError(
                 f"{where}: an RTTM SPEAKER line needs `SPEAKER file channel start duration <NA> "

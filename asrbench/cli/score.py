@@ -197,11 +197,14 @@ def score(
     ),
     metric: str = typer.Option(
         None,
-        help="session mode (timed REF and HYP: SegLST .json, STM, CTM): wer (all words of a "
-        "session), cpwer, tcpwer or orcwer (MeetEval's); writes sessions.jsonl and sessions.txt",
+        help="session mode (timed REF, HYP): wer, cpwer, tcpwer, orcwer (MeetEval's), der or jer "
+        "(diarization, pyannote's); writes sessions.jsonl and sessions.txt (docs/SCORING.md)",
     ),
     collar: float = typer.Option(
-        5.0, help="tcpWER: seconds a hypothesis word may move, 0 to 86400 (5)"
+        None, help="tcpWER: seconds a word may move (5); DER/JER: md-eval's -c, each side (0)"
+    ),
+    skip_overlap: bool = typer.Option(
+        False, "--skip-overlap/--score-overlap", help="DER/JER: leave reference overlap out"
     ),
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
@@ -214,21 +217,25 @@ def score(
     gc.disable()
     try:
         if metric is not None:  # session mode (issue 29)
-            if against is not None:
-                from asrbench.errors import InputError
-
-                raise InputError(
-                    "--against (the paired test over utterances) does not apply with --metric: "
-                    "score each system in session mode and compare the summaries"
-                )
+            _no_against(against)
             files, formats = (ref, hyp), (ref_format, hyp_format)
-            _score_sessions(files, out, formats, lang, options, (metric, collar))
+            _score_sessions(files, out, formats, lang, options, (metric, collar, skip_overlap))
         else:
             _score(ref, hyp, out, ref_format, hyp_format, lang, options, reports, against)
     finally:
         if enabled:
             gc.enable()
     _exit_now_if_process_entry()
+
+
+def _no_against(against: Path | None) -> None:
+    if against is not None:
+        from asrbench.errors import InputError
+
+        raise InputError(
+            "--against (the paired test over utterances) does not apply with --metric: "
+            "score each system in session mode and compare the summaries"
+        )
 
 
 def _score(
@@ -337,62 +344,114 @@ def _score_sessions(
     formats: tuple[str, str],
     lang: str,
     options: dict,
-    session: tuple[str, float],
+    session: tuple[str, float | None, bool],
 ) -> None:
-    """Session mode: score timed files per session (scoring.meeting); summary.json (its
-    metrics pooled over sessions, `session` naming the metric and collar), sessions.jsonl
-    (one line a session) and sessions.txt."""
-    import json
-
+    """Session mode: score timed files per session (scoring.meeting, or scoring.diarization
+    for DER/JER); summary.json (its metrics pooled over sessions, `session` naming the metric
+    and collar), sessions.jsonl (one line a session) and sessions.txt."""
     from asrbench.errors import InputError
     from asrbench.fsio import atomic_write_text
-    from asrbench.identity import file_sha256
-    from asrbench.results.summary import Selection, new_summary, write_summary
     from asrbench.scorers import get_scorer, scorer_identity
+    from scoring.diarization import DIARIZATION_METRICS
     from scoring.meeting import (
+        DEFAULT_COLLAR,
         MAX_COLLAR,
         SESSION_METRICS,
         read_segments,
         score_sessions,
         sessions_table,
+        speaker_rates,
     )
     from scoring.report import table_text
 
-    (ref, hyp), (metric, collar) = files, session
+    (ref, hyp), (metric, collar, skip_overlap) = files, session
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file; give a folder (it is created if missing)")
-    if metric not in SESSION_METRICS:
-        raise InputError(f"--metric must be one of {', '.join(SESSION_METRICS)}, not {metric!r}")
-    if not 0 <= collar <= MAX_COLLAR:  # (nan and inf are refused as the option is parsed)
-        raise InputError(f"--collar {collar:g}: give seconds from 0 to {MAX_COLLAR:g} (a day)")
+    if metric not in SESSION_METRICS and metric not in DIARIZATION_METRICS:
+        names = ", ".join([*SESSION_METRICS, *DIARIZATION_METRICS])
+        raise InputError(f"--metric must be one of {names}, not {metric!r}")
+    if skip_overlap and metric not in DIARIZATION_METRICS:
+        raise InputError(f"--skip-overlap applies to --metric der or jer, not {metric}")
     for path in files:
         if not path.is_file():
             raise InputError(f"{path}: no such file; give the timed reference and hypothesis")
     fmt = [None if f == "auto" else f for f in formats]
     scorer = get_scorer(lang, options)
     refs, hyps = read_segments(ref, fmt[0]), read_segments(hyp, fmt[1])
+    if metric in DIARIZATION_METRICS:
+        _score_diarization(files, out, (refs, hyps), scorer, options, session)
+        return
+    collar = DEFAULT_COLLAR if collar is None else collar
+    if not 0 <= collar <= MAX_COLLAR:  # (nan and inf are refused as the option is parsed)
+        raise InputError(f"--collar {collar:g}: give seconds from 0 to {MAX_COLLAR:g} (a day)")
     result = score_sessions(scorer, refs, hyps, metric, collar=collar, sources=(ref, hyp))
     sid = scorer_identity(scorer, options).to_dict()
     sid["session"] = {"metric": metric, "collar": result.collar}  # part of the result's identity
+    described = result.describe()
+    if SESSION_METRICS[metric].speakers:  # cpWER, tcpWER: the pairs give each speaker's WER
+        described["per_speaker"] = speaker_rates(result.sessions, scorer.config)
+    _write_sessions(files, out, sid, result.sessions, result.metrics, described)
+    atomic_write_text(out / "sessions.txt", sessions_table(result))
+    sys.stdout.write(sessions_table(result) + "\n" + table_text(result.metrics))
+
+
+def _write_sessions(files, out: Path, sid: dict, sessions, metrics, described: dict) -> None:
+    """sessions.jsonl and summary.json of session mode (`metrics` None for diarization: its
+    rates are seconds, not word counts, and live in `session`)."""
+    import json
+
+    from asrbench.fsio import atomic_write_text
+    from asrbench.identity import file_sha256
+    from asrbench.results.summary import Selection, new_summary, write_summary
+
+    ref, hyp = files
     sources = {
         "ref": {"path": str(ref), "sha256": file_sha256(ref)},
         "hyp": {"path": str(hyp), "sha256": file_sha256(hyp)},
     }
-    names = [s.session_id for s in result.sessions]
+    names = [s.session_id for s in sessions]
     out.mkdir(parents=True, exist_ok=True)
-    lines = "".join(json.dumps(s.to_dict(), sort_keys=True) + "\n" for s in result.sessions)
+    lines = "".join(json.dumps(s.to_dict(), sort_keys=True) + "\n" for s in sessions)
     atomic_write_text(out / "sessions.jsonl", lines)
-    atomic_write_text(out / "sessions.txt", sessions_table(result))
     summary = new_summary(
         "score",
-        result.metrics,
+        metrics,
         Selection.of(names, len(names)),
         sid,
         hyps=sources["hyp"]["sha256"],
         data=sources["ref"]["sha256"],
         sources=sources,
         reports=["sessions.jsonl", "sessions.txt"],
-        session=result.describe(),
+        session=described,
     )
     write_summary(out / "summary.json", summary)
-    sys.stdout.write(sessions_table(result) + "\n" + table_text(result.metrics))
+
+
+def _score_diarization(files, out: Path, segments, scorer, options: dict, session) -> None:
+    """DER and JER (scoring.diarization): the same files as the word metrics write, the rates
+    in summary.json's `session` (docs/RESULTS.md)."""
+    from asrbench.errors import InputError
+    from asrbench.fsio import atomic_write_text
+    from asrbench.scorers import scorer_identity
+    from scoring.diarization import DEFAULT_COLLAR, MAX_COLLAR, score_diarization, sessions_table
+
+    metric, collar, skip_overlap = session
+    collar = DEFAULT_COLLAR if collar is None else collar
+    if not 0 <= collar <= MAX_COLLAR:
+        raise InputError(
+            f"--collar {collar:g}: give seconds from 0 to {MAX_COLLAR:g} on each side of a "
+            "reference boundary (md-eval's -c; 0.25 for NIST RT)"
+        )
+    cfg = scorer.config
+    result = score_diarization(
+        *segments,
+        collar=collar,
+        skip_overlap=skip_overlap,
+        sources=files,
+        bootstrap=(cfg.bootstrap, cfg.confidence, cfg.seed),
+    )
+    sid = scorer_identity(scorer, options).to_dict()
+    sid["session"] = {"metric": metric, "collar": collar, "skip_overlap": skip_overlap}
+    _write_sessions(files, out, sid, result.sessions, None, result.describe(metric))
+    atomic_write_text(out / "sessions.txt", sessions_table(result))
+    sys.stdout.write(sessions_table(result))

@@ -68,7 +68,9 @@ class Summary:
 
     @property
     def reference_free(self) -> bool:
-        return self.metrics is None
+        # session mode always has a reference; DER/JER are seconds, kept in `session`, not
+        # in the word `metrics`
+        return self.metrics is None and self.session is None
 
     @property
     def n_failed(self) -> int:
@@ -103,7 +105,7 @@ class Summary:
             "selection": self.selection.to_dict(),
             "scorer": self.scorer,
             "metrics": self.metrics.to_dict() if self.metrics else None,
-            "reference_free": self.metrics is None,
+            "reference_free": self.reference_free,
             "failed": self.failed,
             "n_failed": self.n_failed,
             "reports": self.reports,

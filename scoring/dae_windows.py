@@ -61,6 +61,7 @@ class _Ref:
     ids: np.ndarray
     cum: np.ndarray
     free: int  # optional words (free to skip)
+    w: Weights  # the weights `cum` was made with
 
     @classmethod
     def make(cls, ids: np.ndarray, optional: np.ndarray | None, w: Weights) -> _Ref:
@@ -68,7 +69,7 @@ class _Ref:
         if optional is not None:
             dels[optional] = 0
         free = int(optional.sum()) if optional is not None else 0
-        return cls(ids, np.concatenate(([0], np.cumsum(dels))).astype(np.int64), free)
+        return cls(ids, np.concatenate(([0], np.cumsum(dels))).astype(np.int64), free, w)
 
 
 def _token(
@@ -76,13 +77,13 @@ def _token(
     ref: _Ref,
     tok: int,
     strict: bool,
-    w: Weights,
     band: tuple[int, int],
     new: np.ndarray | None = None,
 ) -> np.ndarray:
     """The next column after hypothesis token `tok`, rows lo..hi only (INF elsewhere). Into
     `new` where given: INF outside lo..hi already (`_Pool`), its rows lo..hi overwritten."""
     lo, hi = band
+    w = ref.w
     if new is None:
         new = np.full_like(col, INF)
     elif lo == 0:
@@ -171,15 +172,13 @@ class _Lattice:
                 kept[p] = self._trimmed(col, lo, hi)
             hmin, hmax = hmin + lens[p][0], hmax + lens[p][1]
             if isinstance(item, int):
-                col = _token(
-                    col, self.ref, item, False, self.w, (lo, hi), pool.column(col, (lo, hi))
-                )
+                col = _token(col, self.ref, item, False, (lo, hi), pool.column(col, (lo, hi)))
                 continue
             outs = []
             for ids, strict in item:
                 c = col
                 for tok, s in zip(ids.tolist(), strict.tolist(), strict=True):
-                    c = _token(c, self.ref, tok, s, self.w, (lo, hi))
+                    c = _token(c, self.ref, tok, s, (lo, hi))
                 outs.append(c)
             col = np.minimum.reduce(outs)
         return col, kept

@@ -369,12 +369,12 @@ class _Table:
         """`_running_min` as one accumulate along j (the same values: integer minima)."""
         t = self.t
         if self.shift is None:
-            np.minimum.accumulate(t, axis=0, out=row)
+            np.fmin.accumulate(t, axis=0, out=row)  # (fmin: a faster loop, the same on integers)
             return
         np.minimum(t, self.inf, out=t)
         wide = self.wide
         np.subtract(t, self.shift, out=wide)
-        np.minimum.accumulate(wide, axis=0, out=wide)
+        np.fmin.accumulate(wide, axis=0, out=wide)
         np.add(wide, self.shift, out=wide)
         np.copyto(row, wide, casting="unsafe")  # back within row's range: each is <= t
 

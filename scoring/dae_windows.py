@@ -61,6 +61,7 @@ class _Ref:
     ids: np.ndarray
     cum: np.ndarray
     free: int  # optional words (free to skip)
+    w: Weights  # the weights `cum` was made with
 
     @classmethod
     def make(cls, ids: np.ndarray, optional: np.ndarray | None, w: Weights) -> _Ref:
@@ -68,22 +69,38 @@ class _Ref:
         if optional is not None:
             dels[optional] = 0
         free = int(optional.sum()) if optional is not None else 0
-        return cls(ids, np.concatenate(([0], np.cumsum(dels))).astype(np.int64), free)
+        return cls(ids, np.concatenate(([0], np.cumsum(dels))).astype(np.int64), free, w)
 
 
-def _token(col: np.ndarray, ref: _Ref, tok: int, strict: bool, w: Weights, band: tuple[int, int]):
-    """The next column after hypothesis token `tok`, rows lo..hi only (INF elsewhere)."""
+def _token(
+    col: np.ndarray,
+    ref: _Ref,
+    tok: int,
+    strict: bool,
+    band: tuple[int, int],
+    new: np.ndarray | None = None,
+) -> np.ndarray:
+    """The next column after hypothesis token `tok`, rows lo..hi only (INF elsewhere). Into
+    `new` where given: INF outside lo..hi already (`_Pool`), its rows lo..hi overwritten."""
     lo, hi = band
-    new = np.full_like(col, INF)
+    w = ref.w
+    if new is None:
+        new = np.full_like(col, INF)
+    elif lo == 0:
+        new[0] = INF  # (row 0 is written below unless the token is strict)
     a = max(lo, 1)
     if hi >= a:
         eq = ref.ids[a - 1 : hi] == tok
+        prev = col[a - 1 : hi]
         if strict:  # a strict token may only be matched
-            new[a : hi + 1] = np.where(eq, col[a - 1 : hi], INF)
+            new[a : hi + 1] = np.where(eq, prev, INF)
         else:
-            diag = col[a - 1 : hi] + (w.e + w.m)
-            diag -= eq * (w.e + w.m)
-            np.minimum(diag, col[a : hi + 1] + (w.e + 1), out=new[a : hi + 1])
+            # the diagonal: prev on a match, prev + sub; then the cell above, + ins
+            out = new[a : hi + 1]
+            np.add(prev, w.e + w.m, out=out)
+            np.copyto(out, prev, where=eq)
+            up = col[a : hi + 1] + (w.e + 1)
+            np.minimum(out, up, out=out)
     if lo == 0 and not strict:
         new[0] = col[0] + w.e + 1
     part = new[lo : hi + 1]
@@ -93,6 +110,27 @@ def _token(col: np.ndarray, ref: _Ref, tok: int, strict: bool, w: Weights, band:
     part += cum
     np.minimum(part, INF, out=part)
     return new
+
+
+class _Pool:
+    """Two reusable columns for the plain tokens' DP (one read, one written): a fresh column
+    per token would clear the whole reference's rows for a band's worth of work (quadratic on
+    a long pair). Each buffer is INF outside the rows last written (`dirty`)."""
+
+    def __init__(self, like: np.ndarray) -> None:
+        self.bufs = [np.full_like(like, INF), np.full_like(like, INF)]
+        self.dirty = [(0, -1), (0, -1)]
+
+    def column(self, avoid: np.ndarray, band: tuple[int, int]) -> np.ndarray:
+        """A buffer other than `avoid`, INF outside the band's rows."""
+        k = 1 if self.bufs[0] is avoid else 0
+        buf, (dlo, dhi) = self.bufs[k], self.dirty[k]
+        lo, hi = band
+        if dlo <= dhi:  # rows written before and not in this band go back to INF
+            buf[dlo : min(dhi, lo - 1) + 1] = INF
+            buf[max(dlo, hi + 1) : dhi + 1] = INF
+        self.dirty[k] = band
+        return buf
 
 
 _STRIDE = 16  # items between two updates of the forward pass's band
@@ -122,6 +160,7 @@ class _Lattice:
         lo, hi = 0, min(n, self.e0)
         col[hi + 1 :] = INF
         kept: dict[int, tuple[int, np.ndarray]] = {}
+        pool = _Pool(col)
         hmin = hmax = 0
         for p, item in enumerate(items):
             if self.upper is None:
@@ -133,13 +172,13 @@ class _Lattice:
                 kept[p] = self._trimmed(col, lo, hi)
             hmin, hmax = hmin + lens[p][0], hmax + lens[p][1]
             if isinstance(item, int):
-                col = _token(col, self.ref, item, False, self.w, (lo, hi))
+                col = _token(col, self.ref, item, False, (lo, hi), pool.column(col, (lo, hi)))
                 continue
             outs = []
             for ids, strict in item:
                 c = col
                 for tok, s in zip(ids.tolist(), strict.tolist(), strict=True):
-                    c = _token(c, self.ref, tok, s, self.w, (lo, hi))
+                    c = _token(c, self.ref, tok, s, (lo, hi))
                 outs.append(c)
             col = np.minimum.reduce(outs)
         return col, kept

@@ -57,42 +57,68 @@ def test_row_by_row_aligner_equals_the_batched_one(
 ) -> None:
     # Every pair through the long path (whole table, then only every s-th row kept): the
     # same ops and costs as the batched path, with strict and optional flags too.
-    rng = random.Random(row_cells + long_cells)
+    pairs = _random_flagged_pairs(row_cells + long_cells)
+    batched = _align_flagged(pairs)
+    monkeypatch.setattr(align, "_ROW_CELLS", row_cells)
+    monkeypatch.setattr(align, "_LONG_CELLS", long_cells)
+    rows = _align_flagged(pairs)
+    _assert_same_feasible(rows, batched)
+
+
+def _random_flagged_pairs(seed: int, n: int = 200) -> list[tuple[list, list, list, list]]:
+    rng = random.Random(seed)
     pairs = []
-    for _ in range(200):
+    for _ in range(n):
         r = [6 + rng.randrange(6) for _ in range(rng.randint(0, 40))]
         h = [6 + rng.randrange(6) for _ in range(rng.randint(0, 40))]
         pairs.append((r, h, [rng.random() < 0.1 for _ in h], [rng.random() < 0.1 for _ in r]))
+    return pairs
 
-    def run() -> tuple[list[str], list[int]]:
-        def flat(i: int) -> np.ndarray:
-            return np.array([x for p in pairs for x in p[i]], dtype=np.int64)
 
-        lens = [np.array([len(p[i]) for p in pairs]) for i in (0, 1)]
-        offs = [np.concatenate([[0], np.cumsum(x)[:-1]]) for x in lens]
-        codes, costs = align_arrays(
-            flat(0),
-            offs[0],
-            lens[0],
-            flat(1),
-            offs[1],
-            lens[1],
-            60,
-            hyp_strict=flat(2).astype(bool),
-            ref_optional=flat(3).astype(bool),
-        )
-        return codes, costs.tolist()
+def _align_flagged(pairs: list[tuple[list, list, list, list]]) -> tuple[list[str], list[int]]:
+    def flat(i: int) -> np.ndarray:
+        return np.array([x for p in pairs for x in p[i]], dtype=np.int64)
 
-    batched = run()
-    monkeypatch.setattr(align, "_ROW_CELLS", row_cells)
-    monkeypatch.setattr(align, "_LONG_CELLS", long_cells)
-    rows = run()
-    assert rows[1] == batched[1]
-    feasible = [c != INFEASIBLE for c in batched[1]]
+    lens = [np.array([len(p[i]) for p in pairs]) for i in (0, 1)]
+    offs = [np.concatenate([[0], np.cumsum(x)[:-1]]) for x in lens]
+    codes, costs = align_arrays(
+        flat(0),
+        offs[0],
+        lens[0],
+        flat(1),
+        offs[1],
+        lens[1],
+        60,
+        hyp_strict=flat(2).astype(bool),
+        ref_optional=flat(3).astype(bool),
+    )
+    return codes, costs.tolist()
+
+
+def _assert_same_feasible(got: tuple[list[str], list[int]], want: tuple[list[str], list[int]]):
+    assert got[1] == want[1]
+    feasible = [c != INFEASIBLE for c in want[1]]
     assert any(feasible) and not all(feasible)
-    assert [c for c, f in zip(rows[0], feasible, strict=True) if f] == [
-        c for c, f in zip(batched[0], feasible, strict=True) if f
+    assert [c for c, f in zip(got[0], feasible, strict=True) if f] == [
+        c for c, f in zip(want[0], feasible, strict=True) if f
     ]
+
+
+@pytest.mark.parametrize("flags", [True, False])
+def test_narrow_batches_give_the_wide_batches_ops(monkeypatch, flags: bool) -> None:
+    # A narrow batch (DAE windows: tens of pairs) takes each row's running minimum in one
+    # accumulate, restarted after strict tokens; a wide one column by column. Same ops, costs.
+    pairs = _random_flagged_pairs(7)
+    if not flags:
+        pairs = [(r, h, [False] * len(h), [False] * len(r)) for r, h, _, _ in pairs]
+    monkeypatch.setattr(align, "_NARROW", 0)
+    wide = _align_flagged(pairs)
+    monkeypatch.setattr(align, "_NARROW", 10_000)
+    narrow = _align_flagged(pairs)
+    if flags:
+        _assert_same_feasible(narrow, wide)
+    else:
+        assert narrow == wide
 
 
 MEASURE = (

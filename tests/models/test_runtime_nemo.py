@@ -109,6 +109,9 @@ def tiny_nemo(image, tmp_path_factory) -> Path:
     return out
 
 
+# `full` (44 s + 10 s setup): the NeMo template's whole run; `make test` keeps the NeMo-ONNX
+# runtime tests (tests/models/test_runtime_nemo_onnx.py).
+@pytest.mark.full
 def test_a_tiny_nemo_model_runs_from_the_template_through_ops_benchmark(
     image, tiny_nemo, mini, tmp_path, monkeypatch
 ):

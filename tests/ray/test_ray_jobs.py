@@ -41,6 +41,9 @@ COMMON = [
 ]
 
 
+# `full` (47-91 s): the Ray Client road end to end; `make test` keeps the cluster's fairness
+# grid, the driver killed mid-run and the pieces' preflight on the same real cluster.
+@pytest.mark.full
 def test_client_address_spreads_shards_isolates_redacts_equals_local(
     cluster, fake_models: dict, driver_env: dict, tmp_path: Path
 ) -> None:

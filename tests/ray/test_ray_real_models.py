@@ -95,6 +95,9 @@ def reference(stage: Path, zoo, driver_cache: Path, tmp_path_factory) -> Path:
     return out / "results"
 
 
+# `full` (35 s): the 4-cell real-model matrix; `make test` keeps the worker killed mid-run on
+# the same real models and cluster.
+@pytest.mark.full
 def test_ray_matrix_equals_local_and_nodes_never_read_driver_paths(
     cluster, stage: Path, reference: Path, driver_env: dict, tmp_path: Path
 ) -> None:

@@ -328,7 +328,8 @@ def _jer(g: _Grid, cooc: np.ndarray) -> tuple[float, int]:
             continue
         both = float(cooc[r, c])
         union = t + float(hyp_time[c]) - both
-        error += (t + float(hyp_time[c]) - 2 * both) / union
+        # |ref ^ hyp| >= 0 by definition; the float sums can give -1e-17 (shown as -0.00)
+        error += max(0.0, t + float(hyp_time[c]) - 2 * both) / union
     return error, n
 
 

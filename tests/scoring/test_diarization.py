@@ -183,3 +183,15 @@ def test_collar_default_is_the_metrics_own(cli, tmp_path: Path) -> None:
         assert code == 0, err
         summary = json.loads((tmp_path / metric / "summary.json").read_text())
         assert summary["session"]["collar"] == want
+
+
+def test_a_reference_against_itself_has_no_negative_jer() -> None:
+    """Float sums of overlaps gave one mini_meeting_en session a JER of -1e-17 against
+    itself, printed `-0.00`: a speaker's JER is never below 0."""
+    from asrbench.settings import REPO_ROOT
+    from scoring.meeting import read_segments
+
+    segs = read_segments(REPO_ROOT / "datasets" / "mini_meeting_en" / "segments.seglst.json")
+    result = score_diarization(segs, segs)
+    jers = [s.jer for s in result.sessions] + [result.jer]
+    assert all(j is not None and 0.0 <= j < 1e-12 for j in jers), jers

@@ -8,7 +8,11 @@ a wrapper that passes here sends what the vendor expects. Tests script them:
 - `script`: responses served first, in order, e.g. `[(429, {"Retry-After": "0"})]` (the headers
   may be a function, called when the response is sent);
 - `slow`: audio SHA-256 -> seconds to wait before answering (to provoke client timeouts);
-- `requests`: what was received (path, headers, body size, arrival time), for assertions.
+- `requests`: what was received (path, headers, body size, arrival time), for assertions;
+- `turns`: audio SHA-256 -> who said what when, `[(start, end, text, speaker)]` (speaker an
+  int, or None for words the vendor could not attribute): what a stub answers, in its
+  vendor's documented diarized shape, to a request that asks for speakers. Audio without
+  turns is one turn of speaker 0 (its transcript, a word every 0.5 s).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class StubServer:
         self.transcripts = dict(transcripts or {})
         self.script: list[tuple[int, dict[str, str]]] = []
         self.slow: dict[str, float] = {}
+        self.turns: dict[str, list[tuple[float, float, str, int | None]]] = {}
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         stub = self
@@ -121,6 +126,22 @@ class StubServer:
         if digest in self.slow:
             time.sleep(self.slow[digest])
         return self.transcripts.get(digest, "")
+
+    def spoken(self, audio: bytes) -> list[tuple[float, float, str, int | None]]:
+        """The words of `audio` with times and speakers: each scripted turn's words spread
+        evenly over the turn, else the transcript's words 0.5 s each, all speaker 0."""
+        turns = self.turns.get(sha(audio))
+        if turns is None:
+            words = self.answer(audio).split()
+            return [(0.5 * i, 0.5 * i + 0.4, w, 0) for i, w in enumerate(words)]
+        out = []
+        for start, end, text, speaker in turns:
+            words = text.split()
+            step = (end - start) / max(1, len(words))
+            for i, w in enumerate(words):
+                a = start + i * step
+                out.append((round(a, 3), round(a + step * 0.9, 3), w, speaker))
+        return out
 
     def error(self, status: int) -> tuple[int, Any]:
         raise NotImplementedError
@@ -436,6 +457,15 @@ class DeepgramStub(StubServer):
             return 400, {"err_code": "Bad Request", "err_msg": "Bad Request: no audio"}
         self.requests[-1]["query"] = {k: v[0] for k, v in query.items()}
         text = self.answer(body)
+        words: list[dict[str, Any]] = []
+        if query.get("diarize") == ["true"]:  # each word names its speaker, an integer
+            for a, b, w, spk in self.spoken(body):
+                bare = re.sub(r"[^\w']", "", w).lower()
+                word = {"word": bare, "start": a, "end": b, "confidence": 0.9}
+                word["punctuated_word"] = w
+                if spk is not None:
+                    word |= {"speaker": spk, "speaker_confidence": 0.8}
+                words.append(word)
         return 200, {
             "metadata": {
                 "request_id": str(uuid.uuid4()),
@@ -445,7 +475,7 @@ class DeepgramStub(StubServer):
             },
             "results": {
                 "channels": [
-                    {"alternatives": [{"transcript": text, "confidence": 0.99, "words": []}]}
+                    {"alternatives": [{"transcript": text, "confidence": 0.99, "words": words}]}
                 ]
             },
         }

@@ -1,0 +1,131 @@
+"""Speakers from vendor APIs: each wrapper asked to diarize (`<VENDOR>_DIARIZE=true`) sends its
+vendor's documented parameter, parses the documented diarized answer of a loopback stub, and
+writes speaker-attributed timed output (hyp.timed.jsonl) with hyp.tsv's text unchanged; not
+asked, it sends no such parameter and writes no timed file (its outputs keep their bytes).
+
+The stubs answer each utterance of mini_en as two speakers (its first half, its second half),
+in each vendor's own labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from stubs.vendors import (
+    AssemblyAIStub,
+    AzureStub,
+    DeepgramStub,
+    GoogleStub,
+    RevAIStub,
+    SpeechmaticsStub,
+    StubServer,
+    sha,
+)
+
+from asrbench.results.timed import TIMED_FILE, read_hyp_timed
+from asrbench.runners import read_tsv_pairs
+from tests.models.test_api_wrappers import VENDORS, run_wrapper
+
+
+@dataclass
+class Diarizing:
+    model: str
+    stub: type[StubServer]
+    setting: str
+    label: Callable[[int], str]  # the vendor's name for speaker n
+    asked: Callable[[StubServer], list[bool]]  # per request: did it ask for speakers?
+
+
+def _deepgram_asked(stub: StubServer) -> list[bool]:
+    return [r["query"].get("diarize") == "true" for r in stub.posts()]
+
+
+DIARIZING = [
+    Diarizing("deepgram_en", DeepgramStub, "DEEPGRAM_DIARIZE", str, _deepgram_asked),
+]
+
+
+@pytest.fixture(params=DIARIZING, ids=lambda d: d.model)
+def diarizing(request: pytest.FixtureRequest) -> Diarizing:
+    return request.param
+
+
+def _halves(text: str) -> list[tuple[float, float, str, int | None]]:
+    """An utterance as two turns: its first half by speaker 0, the rest by speaker 1."""
+    words = text.split()
+    cut = max(1, len(words) // 2)
+    return [(0.2, 1.2, " ".join(words[:cut]), 0), (1.5, 3.0, " ".join(words[cut:]), 1)]
+
+
+def _run(diarizing, stub_factory, mini, few, transcripts, tmp_path, monkeypatch, **env: str):
+    stub = stub_factory(diarizing.stub, transcripts)
+    for u in few:
+        stub.turns[sha(mini.audio_path(u).read_bytes())] = _halves(u.text)
+    vendor = next(v for v in VENDORS if v.model == diarizing.model)
+    return stub, run_wrapper(vendor, stub, mini, few, tmp_path, stub.key, monkeypatch, **env)
+
+
+def test_diarized_answer_gives_speaker_segments(
+    diarizing, stub_factory, mini, few, transcripts, tmp_path, monkeypatch
+):
+    env = {diarizing.setting: "true"}
+    stub, result = _run(diarizing, stub_factory, mini, few, transcripts, tmp_path, monkeypatch, **env)
+    assert all(diarizing.asked(stub)) and diarizing.asked(stub)
+    hyps = read_tsv_pairs(result.hyp_path)
+    assert hyps == {u.id: " ".join(u.text.split()) for u in few}  # the text is as without
+    timed, problems = read_hyp_timed(result.result_dir / TIMED_FILE, set(hyps))
+    assert not problems and set(timed) == set(hyps)
+    for u in few:
+        turns = _halves(u.text)
+        segments = timed[u.id]["segments"]
+        got = [(s["speaker"], s["text"]) for s in segments]
+        want = [(diarizing.label(spk), text) for _, _, text, spk in turns if text]
+        assert got == want, u.id
+        assert segments[0]["start"] == pytest.approx(0.2, abs=0.01)
+        assert segments[-1]["end"] <= 3.0
+        words = timed[u.id]["words"]
+        assert " ".join(w["word"] for w in words) == " ".join(u.text.split())
+        assert {w["speaker"] for w in words} == {s["speaker"] for s in segments}
+
+
+def test_not_asked_sends_nothing_and_writes_no_timed_file(
+    diarizing, stub_factory, mini, few, transcripts, tmp_path, monkeypatch
+):
+    stub, result = _run(diarizing, stub_factory, mini, few, transcripts, tmp_path, monkeypatch)
+    assert not any(diarizing.asked(stub))
+    assert read_tsv_pairs(result.hyp_path) == {u.id: " ".join(u.text.split()) for u in few}
+    assert not (result.result_dir / TIMED_FILE).exists()
+
+
+def test_words_without_a_speaker_are_not_attributed(
+    stub_factory, mini, few, transcripts, tmp_path, monkeypatch
+):
+    """A reply with speakers on some words only: those words' segments name no speaker (said
+    in the log), so the hypothesis is not speaker-attributed; nothing fails."""
+    d = DIARIZING[0]
+    stub = stub_factory(d.stub, transcripts)
+    u = few[0]
+    first, second = _halves(u.text)
+    stub.turns[sha(mini.audio_path(u).read_bytes())] = [first, (*second[:3], None)]
+    vendor = next(v for v in VENDORS if v.model == d.model)
+    env = {d.setting: "true"}
+    result = run_wrapper(vendor, stub, mini, [u], tmp_path, stub.key, monkeypatch, **env)
+    timed, problems = read_hyp_timed(result.result_dir / TIMED_FILE, {u.id})
+    assert not problems
+    segments: list[dict[str, Any]] = timed[u.id]["segments"]
+    assert [s.get("speaker") for s in segments] == ["0", None]
+    assert "name no speaker" in result.log_path.read_text()
+
+
+def test_a_bad_setting_stops_with_one_line(
+    stub_factory, mini, few, transcripts, tmp_path, monkeypatch
+):
+    from asrbench.runners import RunnerError
+
+    d = DIARIZING[0]
+    with pytest.raises(RunnerError) as err:
+        _run(d, stub_factory, mini, few[:1], transcripts, tmp_path, monkeypatch, **{d.setting: "maybe"})
+    assert f"setting {d.setting}='maybe': expected true or false" in str(err.value)

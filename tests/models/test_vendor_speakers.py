@@ -22,6 +22,7 @@ from stubs.vendors import (
     RevAIStub,
     SpeechmaticsStub,
     StubServer,
+    _letters,
     sha,
 )
 
@@ -43,8 +44,54 @@ def _deepgram_asked(stub: StubServer) -> list[bool]:
     return [r["query"].get("diarize") == "true" for r in stub.posts()]
 
 
+def _assemblyai_asked(stub: StubServer) -> list[bool]:
+    return [r["json"].get("speaker_labels") is True for r in stub.posts() if "json" in r]
+
+
+def _speechmatics_asked(stub: StubServer) -> list[bool]:
+    return [
+        r["config"]["transcription_config"].get("diarization") == "speaker" for r in stub.posts()
+    ]
+
+
+def _revai_asked(stub: StubServer) -> list[bool]:
+    return [r["options"].get("skip_diarization") is False for r in stub.posts()]
+
+
+def _google_asked(stub: StubServer) -> list[bool]:
+    return [
+        (r["config"].get("diarizationConfig") or {}).get("enableSpeakerDiarization") is True
+        for r in stub.posts()
+    ]
+
+
+def _azure_asked(stub: StubServer) -> list[bool]:
+    """Speakers come from fast transcription with `diarization.enabled`; the short-audio
+    API has none."""
+    return [
+        r["path"].startswith("/speechtotext/transcriptions:transcribe")
+        and r["definition"]["diarization"] == {"enabled": True, "maxSpeakers": 10}
+        for r in stub.posts()
+    ]
+
+
 DIARIZING = [
     Diarizing("deepgram_en", DeepgramStub, "DEEPGRAM_DIARIZE", str, _deepgram_asked),
+    Diarizing("assemblyai_en", AssemblyAIStub, "ASSEMBLYAI_DIARIZE", _letters, _assemblyai_asked),
+    Diarizing(
+        "speechmatics_en",
+        SpeechmaticsStub,
+        "SPEECHMATICS_DIARIZE",
+        lambda n: f"S{n + 1}",
+        _speechmatics_asked,
+    ),
+    Diarizing("revai_en", RevAIStub, "REVAI_DIARIZE", str, _revai_asked),
+    Diarizing(
+        "google_stt_en", GoogleStub, "GOOGLE_STT_DIARIZE", lambda n: str(n + 1), _google_asked
+    ),
+    Diarizing(
+        "azure_speech_en", AzureStub, "AZURE_SPEECH_DIARIZE", lambda n: str(n + 1), _azure_asked
+    ),
 ]
 
 
@@ -72,7 +119,9 @@ def test_diarized_answer_gives_speaker_segments(
     diarizing, stub_factory, mini, few, transcripts, tmp_path, monkeypatch
 ):
     env = {diarizing.setting: "true"}
-    stub, result = _run(diarizing, stub_factory, mini, few, transcripts, tmp_path, monkeypatch, **env)
+    stub, result = _run(
+        diarizing, stub_factory, mini, few, transcripts, tmp_path, monkeypatch, **env
+    )
     assert all(diarizing.asked(stub)) and diarizing.asked(stub)
     hyps = read_tsv_pairs(result.hyp_path)
     assert hyps == {u.id: " ".join(u.text.split()) for u in few}  # the text is as without
@@ -127,5 +176,14 @@ def test_a_bad_setting_stops_with_one_line(
 
     d = DIARIZING[0]
     with pytest.raises(RunnerError) as err:
-        _run(d, stub_factory, mini, few[:1], transcripts, tmp_path, monkeypatch, **{d.setting: "maybe"})
+        _run(
+            d,
+            stub_factory,
+            mini,
+            few[:1],
+            transcripts,
+            tmp_path,
+            monkeypatch,
+            **{d.setting: "maybe"},
+        )
     assert f"setting {d.setting}='maybe': expected true or false" in str(err.value)

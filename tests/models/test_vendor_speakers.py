@@ -9,6 +9,7 @@ in each vendor's own labels.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -187,3 +188,115 @@ def test_a_bad_setting_stops_with_one_line(
             **{d.setting: "maybe"},
         )
     assert f"setting {d.setting}='maybe': expected true or false" in str(err.value)
+
+
+# ----------------------------------------------------------------------------- end to end
+
+MEETING = "mini_meeting_en"
+
+
+def _meeting_turns(split: int = 1) -> dict[str, list[tuple[float, float, str, int]]]:
+    """mini_meeting_en's reference turns as a diarizing vendor would hear them, by session:
+    0.4 s late, every third turn short of its last word, each dataset speaker numbered by
+    first appearance, and the 4th turn given to the other speaker. `split` > 1 cuts each turn
+    into that many pieces, piece n by speaker n % 40: a hypothesis with 40 speakers."""
+    from asrbench.resolve import resolve_dataset
+
+    out: dict[str, list[tuple[float, float, str, int]]] = {}
+    numbers: dict[str, dict[str, int]] = {}
+    for seg in sorted(resolve_dataset(MEETING).segments, key=lambda s: s.start_time):
+        turns, known = out.setdefault(seg.session_id, []), numbers.setdefault(seg.session_id, {})
+        words = seg.words.split()
+        words = words[:-1] if len(turns) % 3 == 2 and len(words) > 1 else words
+        spk = known.setdefault(seg.speaker, len(known))
+        spk = 1 - spk if len(turns) == 4 else spk
+        start, step = seg.start_time + 0.4, (seg.end_time - seg.start_time) / split
+        for k in range(split):
+            piece = words[k * len(words) // split : (k + 1) * len(words) // split]
+            if split > 1:
+                spk = (len(turns)) % 40
+            if piece:
+                turns.append((start + k * step, start + (k + 1) * step, " ".join(piece), spk))
+    return out
+
+
+def _bench_meeting(cli, tmp_path, monkeypatch, turns) -> tuple[str, Any]:
+    from asrbench.resolve import resolve_dataset
+
+    ds = resolve_dataset(MEETING)
+    stub = DeepgramStub()
+    try:
+        for u in ds.utterances:
+            audio = ds.audio_path(u).read_bytes()
+            stub.turns[sha(audio)] = turns[u.id]
+            stub.transcripts[sha(audio)] = " ".join(t[2] for t in turns[u.id])
+        monkeypatch.setenv("DEEPGRAM_API_KEY", stub.key)
+        code, out, err = cli(
+            "benchmark", "-m", "deepgram_en", "-d", MEETING, "--runner", "local",
+            "--env", f"DEEPGRAM_BASE_URL={stub.url}", "--env", "DEEPGRAM_DIARIZE=true",
+            "--results", tmp_path / "results", "--cache", tmp_path / "hyps",
+            "--score-opt", "nsw=false", "--no-progress",
+        )  # fmt: skip
+    finally:
+        stub.close()
+    assert code == 0, err
+    assert all(r["query"].get("diarize") == "true" for r in stub.posts())
+    return out, tmp_path / "results" / "deepgram_en" / MEETING
+
+
+@pytest.mark.parametrize("metric", ["cpwer", "tcpwer"])
+def test_diarized_vendor_end_to_end_gives_cpwer_equal_to_ops_score(
+    cli, tmp_path, monkeypatch, metric
+):
+    """Deepgram's diarized answer (stub) -> the card -> `ops/benchmark` on mini_meeting_en:
+    summary.json reports cpWER and tcpWER, each equal to `ops/score` on the cell's exported
+    SegLST against the dataset's; the turn given to the wrong speaker costs cpWER errors."""
+    from tests.benchmark.test_session_metrics import _exported_score
+
+    out, cell = _bench_meeting(cli, tmp_path, monkeypatch, _meeting_turns())
+    sessions = json.loads((cell / "summary.json").read_text())["session_metrics"]
+    assert list(sessions) == ["cpwer", "tcpwer"]
+    mine = sessions[metric]["metrics"]
+    assert f"{ {'cpwer': 'cpWER', 'tcpwer': 'tcpWER'}[metric] } {100 * mine['ter']:.2f}%" in out
+    assert _exported_score(cli, tmp_path, cell, "seglst", metric)["metrics"] == mine
+    wer = _exported_score(cli, tmp_path, cell, "seglst", "wer")["metrics"]
+    assert mine["errors"] > wer["errors"] > 0
+
+
+def test_forty_speakers_are_refused_with_the_reason(cli, tmp_path, monkeypatch):
+    """A hypothesis naming 40 speakers where the reference has 2: the cell is benchmarked (WER
+    and all), its cpWER and tcpWER are `skipped` with MeetEval's reason (more than 20
+    hypothesis speakers in a session), printed, and `ops/score` on the exported SegLST refuses
+    the same file in one line, exit status 2: the documented behaviour, no traceback."""
+    turns = _meeting_turns(split=2)
+    assert max(len({t[3] for t in ts}) for ts in turns.values()) == 40
+    out, cell = _bench_meeting(cli, tmp_path, monkeypatch, turns)
+    timed = [json.loads(line) for line in (cell / "hyp.timed.jsonl").read_text().splitlines()]
+    assert max(len({s["speaker"] for s in t["segments"]}) for t in timed) == 40
+    summary = json.loads((cell / "summary.json").read_text())
+    assert summary["metrics"]["ter"] < 0.2  # the words are scored as ever
+    why = "has more than 20 hypothesis speakers"
+    assert all(why in m["skipped"] for m in summary["session_metrics"].values())
+    assert list(summary["session_metrics"]) == ["cpwer", "tcpwer"]
+    ref, hyp = tmp_path / "ref", tmp_path / "hyp"
+    assert cli("export", MEETING, "--to", "seglst", "--out", ref)[0] == 0
+    assert cli("export", cell, "--to", "seglst", "--out", hyp)[0] == 0
+    code, _, err = cli(
+        "score", ref / f"{MEETING}.seglst.json", hyp / "hyp.seglst.json", "--metric", "cpwer",
+        "--no-nsw", "--out", tmp_path / "score",
+    )  # fmt: skip
+    assert code == 2 and why in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_turn_without_speakers_is_scored_without_speakers(cli, tmp_path, monkeypatch):
+    """Speakers on some words only (one turn unattributed): the hypothesis is not
+    speaker-attributed, so the cell reports ORC-WER and session WER, not a cpWER with a
+    guessed speaker (models/README.md, "Timed output")."""
+    turns = _meeting_turns()
+    sid = sorted(turns)[0]
+    turns[sid][2] = (*turns[sid][2][:3], None)
+    out, cell = _bench_meeting(cli, tmp_path, monkeypatch, turns)
+    sessions = json.loads((cell / "summary.json").read_text())["session_metrics"]
+    assert list(sessions) == ["orcwer", "wer"]
+    assert "cpWER" not in out

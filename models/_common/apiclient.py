@@ -25,7 +25,7 @@ raises `ApiError` for what the vendor answered; `run()` does the rest:
 - speakers: a vendor that diarizes (its card's `<VENDOR>_DIARIZE` setting, `diarize_setting`)
   returns a `Timed` (the text, and its words and segments each naming a `speaker`) instead of
   the text; `run()` writes it to `hyp.timed.jsonl` (models/README.md, "Timed output").
-  `speaker_turns` groups words into one segment per change of speaker.
+  `speaker_turns` groups words into segments (a change of speaker or a pause ends one).
 
 Secrets never reach a log line: messages carry the HTTP status and the vendor's error text only.
 """
@@ -188,14 +188,26 @@ def timed_word(start: float, end: float, word: str, speaker: Any = None) -> dict
     return item
 
 
+# A pause that ends a segment even when the speaker goes on: Deepgram's own default for
+# splitting utterances (`utt_split`, https://developers.deepgram.com/docs/utterance-split).
+# Without it one speaker's turns merge into minute-long segments, and tcpWER, which spreads
+# a segment's words over its span, would score times the vendor never gave.
+PAUSE_S = 0.8
+
+
 def speaker_turns(uid: str, words: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Timed words as segments, a new one where the speaker changes. Words without a speaker
-    make segments without one (said on stderr): such a hypothesis is not speaker-attributed,
-    so its long-form cell is scored without speakers (ORC-WER), never with a guessed one."""
+    """Timed words as segments, a new one where the speaker changes or after a pause of more
+    than `PAUSE_S`. Words without a speaker make segments without one (said on stderr): such
+    a hypothesis is not speaker-attributed, so its long-form cell is scored without speakers
+    (ORC-WER), never with a guessed one."""
     segments: list[dict[str, Any]] = []
     for w in words:
         last = segments[-1] if segments else None
-        if last is not None and last.get("speaker") == w.get("speaker"):
+        if (
+            last is not None
+            and last.get("speaker") == w.get("speaker")
+            and w["start"] - last["end"] <= PAUSE_S
+        ):
             last["end"] = max(last["end"], w["end"])
             last["text"] += " " + w["word"]
             continue

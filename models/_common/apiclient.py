@@ -162,7 +162,9 @@ def diarize_setting(values: dict[str, str], name: str) -> bool:
         return False
     if value in ("1", "true", "yes", "on"):
         return True
-    raise SystemExit(f"setting {name}={values[name]!r}: expected true or false")
+    # exit status 2, as run() for a bad command line: the run's settings are wrong, not the API
+    print(f"setting {name}={values[name]!r}: expected true or false", file=sys.stderr)
+    raise SystemExit(2)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from stubs.vendors import (
     RevAIStub,
     SpeechmaticsStub,
     StubServer,
-    _letters,
+    assemblyai_label,
     sha,
 )
 
@@ -78,7 +78,9 @@ def _azure_asked(stub: StubServer) -> list[bool]:
 
 DIARIZING = [
     Diarizing("deepgram_en", DeepgramStub, "DEEPGRAM_DIARIZE", str, _deepgram_asked),
-    Diarizing("assemblyai_en", AssemblyAIStub, "ASSEMBLYAI_DIARIZE", _letters, _assemblyai_asked),
+    Diarizing(
+        "assemblyai_en", AssemblyAIStub, "ASSEMBLYAI_DIARIZE", assemblyai_label, _assemblyai_asked
+    ),
     Diarizing(
         "speechmatics_en",
         SpeechmaticsStub,

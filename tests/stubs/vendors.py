@@ -667,7 +667,7 @@ class AssemblyAIStub(_JobStub):
         words, utterances = [], []
         for a, b, w, spk in self.spoken(audio):
             word = {"text": w, "start": round(a * 1000), "end": round(b * 1000)}
-            word |= {"confidence": 0.9, "speaker": None if spk is None else _letters(spk)}
+            word |= {"confidence": 0.9, "speaker": None if spk is None else assemblyai_label(spk)}
             words.append(word)
             if not utterances or utterances[-1]["speaker"] != word["speaker"]:
                 utterances.append({"speaker": word["speaker"], "start": word["start"], "words": []})
@@ -690,7 +690,7 @@ class AssemblyAIStub(_JobStub):
         }
 
 
-def _letters(n: int) -> str:
+def assemblyai_label(n: int) -> str:
     """AssemblyAI's speaker labels: A, B, ... Z, AA, AB..."""
     out = ""
     n += 1

@@ -22,6 +22,11 @@ raises `ApiError` for what the vendor answered; `run()` does the rest:
   `step(fn)` retries each call on its own, so a throttled poll never re-uploads the audio, and
   `poll(...)` waits for the job, at most the card's max-wait setting (e.g. `REVAI_MAX_WAIT_S`).
 
+- speakers: a vendor that diarizes (its card's `<VENDOR>_DIARIZE` setting, `diarize_setting`)
+  returns a `Timed` (the text, and its words and segments each naming a `speaker`) instead of
+  the text; `run()` writes it to `hyp.timed.jsonl` (models/README.md, "Timed output").
+  `speaker_turns` groups words into segments (a change of speaker or a pause ends one).
+
 Secrets never reach a log line: messages carry the HTTP status and the vendor's error text only.
 """
 
@@ -34,7 +39,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +49,10 @@ from contract import ResultWriter, WavListError, now, read_todo, wav_seconds
 __all__ = [
     "ApiError",
     "RetryPolicy",
+    "Timed",
     "call_with_retry",
     "cost_usd",
+    "diarize_setting",
     "http_error",
     "load_card",
     "poll",
@@ -53,7 +60,9 @@ __all__ = [
     "retry_after_seconds",
     "run",
     "settings",
+    "speaker_turns",
     "step",
+    "timed_word",
 ]
 
 RETRYABLE = {"throttled", "server", "network"}
@@ -143,6 +152,79 @@ def settings(card: dict[str, Any]) -> dict[str, str]:
         k: os.environ.get(k, "" if v is None else str(v))
         for k, v in (card.get("settings") or {}).items()
     }
+
+
+def diarize_setting(values: dict[str, str], name: str) -> bool:
+    """Whether the card's diarization setting `name` (env-overridable) asks for speakers; a
+    value that is neither true nor false stops the program with one line naming it."""
+    value = values.get(name, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    if value in ("1", "true", "yes", "on"):
+        return True
+    # exit status 2, as run() for a bad command line: the run's settings are wrong, not the API
+    print(f"setting {name}={values[name]!r}: expected true or false", file=sys.stderr)
+    raise SystemExit(2)
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A transcript with its timed units: what a diarizing `transcribe_one` returns.
+
+    `text` is hyp.tsv's text, as without diarization; `segments` and `words` are
+    hyp.timed.jsonl's lists (models/README.md), each item naming its `speaker` where the
+    vendor gave one."""
+
+    text: str
+    segments: list[dict[str, Any]]
+    words: list[dict[str, Any]] = field(default_factory=list)
+
+
+def timed_word(start: float, end: float, word: str, speaker: Any = None) -> dict[str, Any]:
+    """One timed word of the contract: times rounded to the millisecond, the vendor's speaker
+    label as a string (`0`, `A`, `S1`, `spk_0`...), left out where the vendor gave none."""
+    item: dict[str, Any] = {"start": round(float(start), 3), "end": round(float(end), 3)}
+    item["word"] = word
+    if speaker is not None and str(speaker) != "":
+        item["speaker"] = str(speaker)
+    return item
+
+
+# A pause that ends a segment even when the speaker goes on: Deepgram's own default for
+# splitting utterances (`utt_split`, https://developers.deepgram.com/docs/utterance-split).
+# Without it one speaker's turns merge into minute-long segments, and tcpWER, which spreads
+# a segment's words over its span, would score times the vendor never gave.
+PAUSE_S = 0.8
+
+
+def speaker_turns(uid: str, words: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Timed words as segments, a new one where the speaker changes or after a pause of more
+    than `PAUSE_S`. Words without a speaker make segments without one (said on stderr): such
+    a hypothesis is not speaker-attributed, so its long-form cell is scored without speakers
+    (ORC-WER), never with a guessed one."""
+    segments: list[dict[str, Any]] = []
+    for w in words:
+        last = segments[-1] if segments else None
+        if (
+            last is not None
+            and last.get("speaker") == w.get("speaker")
+            and w["start"] - last["end"] <= PAUSE_S
+        ):
+            last["end"] = max(last["end"], w["end"])
+            last["text"] += " " + w["word"]
+            continue
+        seg = {"start": w["start"], "end": w["end"], "text": w["word"]}
+        if "speaker" in w:
+            seg["speaker"] = w["speaker"]
+        segments.append(seg)
+    unnamed = sum(1 for w in words if "speaker" not in w)
+    if unnamed:
+        print(
+            f"{uid}: {unnamed} of {len(words)} word(s) name no speaker: this hypothesis is "
+            "not speaker-attributed (scored without speakers)",
+            file=sys.stderr,
+        )
+    return segments
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -250,8 +332,8 @@ def cost_usd(card: dict[str, Any], seconds: float) -> float | None:
 
 
 def call_with_retry(
-    fn: Callable[[], str], policy: RetryPolicy, uid: str, model_id: str, stop: threading.Event
-) -> str:
+    fn: Callable[[], Any], policy: RetryPolicy, uid: str, model_id: str, stop: threading.Event
+) -> Any:
     """Call `fn` until it succeeds, fails for good or the run is stopping.
 
     `ASRBENCH_UTT_TIMEOUT` (set by `ops/benchmark --utt-timeout`, see models/README.md) bounds
@@ -303,8 +385,21 @@ def call_with_retry(
         raise
 
 
+def _record(out: ResultWriter, uid: str, result: str | Timed, seconds: float, t0: float) -> None:
+    """One transcribed utterance: its text (hyp.tsv) and, from a diarizing vendor, its timed
+    line (hyp.timed.jsonl), written only then so other runs keep their files' bytes."""
+    if isinstance(result, Timed):
+        out.ok(uid, result.text, now() - t0, seconds)
+        out.timed(uid, result.segments, result.words)
+    else:
+        out.ok(uid, result, now() - t0, seconds)
+
+
 def run(
-    program_file: str, argv: list[str], transcribe_one: Callable[[str, str], str], secrets_hint: str
+    program_file: str,
+    argv: list[str],
+    transcribe_one: Callable[[str, str], str | Timed],
+    secrets_hint: str,
 ) -> int:
     """The whole program: `<program> <wav_list> <result_dir>` per contract v1; exit status.
 
@@ -335,7 +430,7 @@ def run(
         _context.value = (policy, uid, mid, stop)
         try:
             seconds = wav_seconds(path)
-            text = call_with_retry(lambda: transcribe_one(uid, path), policy, uid, mid, stop)
+            result = call_with_retry(lambda: transcribe_one(uid, path), policy, uid, mid, stop)
         except ApiError as exc:
             if exc.kind == "auth":
                 fatal.append(exc)
@@ -347,7 +442,7 @@ def run(
         except Exception as exc:  # unreadable audio, an unexpected answer: this utterance only
             out.failed(uid, f"{type(exc).__name__}: {exc}")
         else:
-            out.ok(uid, text, now() - start, seconds)
+            _record(out, uid, result, seconds, start)
             usd = cost_usd(card, seconds)
             if usd is not None:
                 out.cost(uid, usd)

@@ -200,6 +200,7 @@ class ResultWriter:
         self._timing = open(out / "timing.tsv", "a", encoding="utf-8")
         self._failed = open(out / "failed.tsv", "a", encoding="utf-8")
         self._cost = None  # cost.tsv, opened on the first cost (commercial APIs only)
+        self._timed = None  # hyp.timed.jsonl, opened on the first timed line (diarized APIs)
         self._lock = threading.Lock()
         self.n_ok = 0
         self.n_failed = 0
@@ -220,6 +221,16 @@ class ResultWriter:
             self._cost.write(f"{uid}\t{usd:.6f}\n")
             self._cost.flush()
 
+    def timed(self, uid: str, segments: list[dict], words: list[dict]) -> None:
+        """`hyp.timed.jsonl`: one line for `uid` (models/README.md, "Timed output"); a run
+        that never calls this writes no such file, so its outputs keep their bytes."""
+        line = json.dumps({"id": uid, "segments": segments, "words": words}, ensure_ascii=False)
+        with self._lock:
+            if self._timed is None:
+                self._timed = open(Path(self.result_dir) / "hyp.timed.jsonl", "a", encoding="utf-8")
+            self._timed.write(line + "\n")
+            self._timed.flush()
+
     def failed(self, uid: str, reason: str) -> None:
         with self._lock:
             self._failed.write(f"{uid}\t{clean(reason)}\n")
@@ -228,7 +239,7 @@ class ResultWriter:
         print(f"{self.model_id}: {uid}: failed: {clean(reason)}", file=sys.stderr)
 
     def close(self) -> None:
-        for f in (self._hyp, self._timing, self._failed, self._cost):
+        for f in (self._hyp, self._timing, self._failed, self._cost, self._timed):
             if f is not None:
                 f.close()
 

@@ -8,6 +8,12 @@
 The key goes in the `authorization` header as is (no scheme). Errors: `{"error": "..."}` with
 401, 429, 5xx. Each call is retried on its own (apiclient `step`), so a throttled poll never
 uploads the audio again.
+
+Speakers (`ASSEMBLYAI_DIARIZE: true`): the request adds `"speaker_labels": true`, and the
+completed transcript's `words` each carry `speaker` ("A", "B"...) beside `text`, `start` and
+`end` in milliseconds (`utterances` groups them the same way;
+https://www.assemblyai.com/docs/pre-recorded-audio/label-speakers): the words, one segment per
+change of speaker, go to hyp.timed.jsonl.
 """
 
 from __future__ import annotations
@@ -16,11 +22,25 @@ import os
 import sys
 from typing import Any
 
-from apiclient import ApiError, RetryPolicy, load_card, poll, request, run, settings, step
+from apiclient import (
+    ApiError,
+    RetryPolicy,
+    Timed,
+    diarize_setting,
+    load_card,
+    poll,
+    request,
+    run,
+    settings,
+    speaker_turns,
+    step,
+    timed_word,
+)
 
 CARD = load_card(__file__)
 SETTINGS = settings(CARD)
 POLICY = RetryPolicy.from_card(CARD)
+DIARIZE = diarize_setting(SETTINGS, "ASSEMBLYAI_DIARIZE")
 
 
 def _error_message(resp: Any) -> str:
@@ -38,23 +58,30 @@ def _call(method: str, path: str, **kwargs: Any) -> Any:
     )
 
 
-def transcribe_one(uid: str, path: str) -> str:
+def _diarized(uid: str, body: dict[str, Any]) -> Timed:
+    words = [
+        timed_word(w["start"] / 1000, w["end"] / 1000, w["text"], w.get("speaker"))
+        for w in body.get("words") or []
+    ]
+    return Timed(str(body.get("text") or ""), speaker_turns(uid, words), words)
+
+
+def transcribe_one(uid: str, path: str) -> str | Timed:
     with open(path, "rb") as f:
         audio = f.read()
     upload = _call(
         "POST", "/v2/upload", data=audio, headers={"Content-Type": "application/octet-stream"}
     ).json()["upload_url"]
-    job = _call(
-        "POST",
-        "/v2/transcript",
-        json={
-            "audio_url": upload,
-            "language_code": SETTINGS["ASSEMBLYAI_LANGUAGE"],
-            "speech_model": SETTINGS["ASSEMBLYAI_SPEECH_MODEL"],
-            "punctuate": True,
-            "format_text": True,
-        },
-    ).json()
+    config = {
+        "audio_url": upload,
+        "language_code": SETTINGS["ASSEMBLYAI_LANGUAGE"],
+        "speech_model": SETTINGS["ASSEMBLYAI_SPEECH_MODEL"],
+        "punctuate": True,
+        "format_text": True,
+    }
+    if DIARIZE:
+        config["speaker_labels"] = True
+    job = _call("POST", "/v2/transcript", json=config).json()
 
     def status() -> tuple[bool, dict]:
         body = request(
@@ -83,7 +110,7 @@ def transcribe_one(uid: str, path: str) -> str:
             )
     if body["status"] == "error":
         raise ApiError("client", f"transcript {job['id']} failed: {body.get('error')}")
-    return str(body.get("text") or "")
+    return _diarized(uid, body) if DIARIZE else str(body.get("text") or "")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,13 @@ then records what still failed without retrying it again (`ApiError(retried=True
 concurrency limit and fails fast on rejected credentials, as for every API model. A call that
 times out is not retried: the contract's per-request timeout marks the utterance failed.
 Endpoints are settings, so tests use loopback S3 and Transcribe servers.
+
+Speakers (`AWS_TRANSCRIBE_DIARIZE: true`): the job is started with `Settings:
+{"ShowSpeakerLabels": true, "MaxSpeakerLabels": AWS_TRANSCRIBE_MAX_SPEAKERS}`, and the
+transcript's `results.items` (`pronunciation` and `punctuation`, times as strings) each name a
+`speaker_label` (`spk_0`...), also listed by time in `results.speaker_labels.segments[].items`
+(https://docs.aws.amazon.com/transcribe/latest/dg/diarization-output-batch.html): the words,
+punctuation attached, go to hyp.timed.jsonl.
 """
 
 from __future__ import annotations
@@ -25,11 +32,23 @@ import time
 import wave
 from typing import Any
 
-from apiclient import ApiError, RetryPolicy, load_card, request, run, settings
+from apiclient import (
+    ApiError,
+    RetryPolicy,
+    Timed,
+    diarize_setting,
+    load_card,
+    request,
+    run,
+    settings,
+    speaker_turns,
+    timed_word,
+)
 
 CARD = load_card(__file__)
 SETTINGS = settings(CARD)
 POLICY = RetryPolicy.from_card(CARD)
+DIARIZE = diarize_setting(SETTINGS, "AWS_TRANSCRIBE_DIARIZE")
 # Rejected credentials stop the run (apiclient); AWS answers some of them with HTTP 400.
 AUTH = {
     "UnrecognizedClientException",
@@ -141,7 +160,34 @@ def job_name(uid: str, audio: bytes) -> str:
     return f"asrbench-{safe}-{hashlib.sha256(audio).hexdigest()[:12]}"
 
 
-def transcribe_one(uid: str, path: str) -> str:
+def _diarized(uid: str, text: str, results: dict[str, Any]) -> Timed:
+    # older transcripts name the speaker only in speaker_labels.segments: by start time
+    by_start = {
+        i["start_time"]: i.get("speaker_label")
+        for seg in (results.get("speaker_labels") or {}).get("segments") or []
+        for i in seg.get("items") or []
+    }
+    words: list[dict[str, Any]] = []
+    for item in results.get("items") or []:
+        content = item["alternatives"][0]["content"]
+        if item.get("type") == "punctuation":
+            if words:  # attached to the word before it
+                words[-1]["word"] += content
+            continue
+        spk = item.get("speaker_label") or by_start.get(item["start_time"])
+        words.append(timed_word(item["start_time"], item["end_time"], content, spk))
+    return Timed(text, speaker_turns(uid, words), words)
+
+
+def _job_settings() -> dict[str, Any]:
+    """StartTranscriptionJob's optional `Settings`: speakers when asked, else none at all."""
+    if not DIARIZE:
+        return {}
+    speakers = int(SETTINGS["AWS_TRANSCRIBE_MAX_SPEAKERS"])
+    return {"Settings": {"ShowSpeakerLabels": True, "MaxSpeakerLabels": speakers}}
+
+
+def transcribe_one(uid: str, path: str) -> str | Timed:
     with open(path, "rb") as f:
         audio = f.read()
     with wave.open(path, "rb") as w:
@@ -164,6 +210,7 @@ def transcribe_one(uid: str, path: str) -> str:
             MediaFormat="wav",
             MediaSampleRateHertz=rate,
             Media={"MediaFileUri": f"s3://{bucket}/{key}.wav"},
+            **_job_settings(),
         )
     except ApiError as exc:
         if "ConflictException" not in str(exc):  # a retry: the job already exists
@@ -186,8 +233,9 @@ def transcribe_one(uid: str, path: str) -> str:
             raise ApiError("client", f"job {name} FAILED: {job.get('FailureReason', '?')}")
         uri = job["Transcript"]["TranscriptFileUri"]
         resp = request("GET", uri, POLICY.timeout_s, lambda r: r.text[:300])
-        transcripts = resp.json()["results"]["transcripts"]
-        return " ".join(t["transcript"] for t in transcripts)
+        results = resp.json()["results"]
+        text = " ".join(t["transcript"] for t in results["transcripts"])
+        return _diarized(uid, text, results) if DIARIZE else text
     finally:
         # Jobs and uploads are the user's data and cost: leave nothing behind.
         aws_call(tr.delete_transcription_job, TranscriptionJobName=name)

@@ -5,6 +5,11 @@ Request, as documented: the WAV as the body (`Content-Type: audio/wav`), options
 Answer: `{"metadata": {"request_id", "duration", ...}, "results": {"channels": [{"alternatives":
 [{"transcript", "confidence", "words"}]}]}}`; errors `{"err_code", "err_msg", "request_id"}`
 (401 INVALID_AUTH, 429 TOO_MANY_REQUESTS, 400 Bad Request). One call per utterance.
+
+Speakers (`DEEPGRAM_DIARIZE: true`): the query adds `diarize=true`, and each word of the answer
+carries `speaker` (an integer) beside `start`, `end` and `punctuated_word`
+(https://developers.deepgram.com/docs/diarization); the words, grouped into one segment per
+change of speaker, go to hyp.timed.jsonl, the text stays the transcript.
 """
 
 from __future__ import annotations
@@ -13,11 +18,23 @@ import os
 import sys
 from typing import Any
 
-from apiclient import ApiError, RetryPolicy, load_card, request, run, settings
+from apiclient import (
+    ApiError,
+    RetryPolicy,
+    Timed,
+    diarize_setting,
+    load_card,
+    request,
+    run,
+    settings,
+    speaker_turns,
+    timed_word,
+)
 
 CARD = load_card(__file__)
 SETTINGS = settings(CARD)
 POLICY = RetryPolicy.from_card(CARD)
+DIARIZE = diarize_setting(SETTINGS, "DEEPGRAM_DIARIZE")
 
 
 def _error_message(resp: Any) -> str:
@@ -25,7 +42,16 @@ def _error_message(resp: Any) -> str:
     return f"{body.get('err_code', '')}: {body.get('err_msg', '')}".strip(": ")
 
 
-def transcribe_one(uid: str, path: str) -> str:
+def _diarized(uid: str, text: str, channels: list[dict]) -> Timed:
+    words = [
+        timed_word(w["start"], w["end"], w.get("punctuated_word") or w["word"], w.get("speaker"))
+        for ch in channels
+        for w in (ch.get("alternatives") or [{}])[0].get("words") or []
+    ]
+    return Timed(text, speaker_turns(uid, words), words)
+
+
+def transcribe_one(uid: str, path: str) -> str | Timed:
     url = SETTINGS["DEEPGRAM_BASE_URL"].rstrip("/") + "/v1/listen"
     params = {
         "model": SETTINGS["DEEPGRAM_MODEL"],
@@ -33,6 +59,8 @@ def transcribe_one(uid: str, path: str) -> str:
         "smart_format": "true",
         "punctuate": "true",
     }
+    if DIARIZE:
+        params["diarize"] = "true"
     headers = {
         "Authorization": f"Token {os.environ.get('DEEPGRAM_API_KEY', '')}",
         "Content-Type": "audio/wav",
@@ -49,9 +77,10 @@ def transcribe_one(uid: str, path: str) -> str:
         )
     try:
         channels = resp.json()["results"]["channels"]
-        return " ".join(
+        text = " ".join(
             ch["alternatives"][0]["transcript"].strip() for ch in channels if ch.get("alternatives")
         ).strip()
+        return _diarized(uid, text, channels) if DIARIZE else text
     except (ValueError, KeyError, TypeError, IndexError):
         raise ApiError(
             "client", f"unexpected answer: {resp.text[:200]}", resp.status_code

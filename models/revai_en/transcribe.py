@@ -10,6 +10,11 @@
 4. `DELETE {base}/speechtotext/v1/jobs/{id}` so the vendor keeps no copy.
 `Authorization: Bearer <REVAI_ACCESS_TOKEN>`. Errors are problem+json `{"type", "title",
 "status", "detail"}` (401, 429 with Retry-After, 5xx). Each call is retried on its own.
+
+Speakers (`REVAI_DIARIZE: true`): the job is created with `"skip_diarization": false`, and each
+monologue of the transcript names its `speaker` (an integer), its `text` elements timed by
+`ts` and `end_ts` in seconds (https://docs.rev.ai/api/asynchronous/reference/): each text
+element, its punctuation attached, is a word of that speaker in hyp.timed.jsonl.
 """
 
 from __future__ import annotations
@@ -20,11 +25,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from apiclient import ApiError, RetryPolicy, load_card, poll, request, run, settings, step
+from apiclient import (
+    ApiError,
+    RetryPolicy,
+    Timed,
+    diarize_setting,
+    load_card,
+    poll,
+    request,
+    run,
+    settings,
+    speaker_turns,
+    step,
+    timed_word,
+)
 
 CARD = load_card(__file__)
 SETTINGS = settings(CARD)
 POLICY = RetryPolicy.from_card(CARD)
+DIARIZE = diarize_setting(SETTINGS, "REVAI_DIARIZE")
 TRANSCRIPT_JSON = "application/vnd.rev.transcript.v1.0+json"
 
 
@@ -41,11 +60,22 @@ def _headers(**extra: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {os.environ.get('REVAI_ACCESS_TOKEN', '')}", **extra}
 
 
-def transcribe_one(uid: str, path: str) -> str:
+def _diarized(uid: str, text: str, monologues: list[dict[str, Any]]) -> Timed:
+    words: list[dict[str, Any]] = []
+    for mono in monologues:
+        for el in mono["elements"]:
+            if el["type"] == "text":
+                words.append(timed_word(el["ts"], el["end_ts"], el["value"], mono.get("speaker")))
+            elif words and el["value"].strip():  # punctuation: part of the word before it
+                words[-1]["word"] += el["value"].strip()
+    return Timed(text, speaker_turns(uid, words), words)
+
+
+def transcribe_one(uid: str, path: str) -> str | Timed:
     options = {
         "language": SETTINGS["REVAI_LANGUAGE"],
         "transcriber": SETTINGS["REVAI_TRANSCRIBER"],
-        "skip_diarization": True,
+        "skip_diarization": not DIARIZE,
     }
     with open(path, "rb") as f:
         audio = f.read()
@@ -102,7 +132,8 @@ def transcribe_one(uid: str, path: str) -> str:
         text = "".join(el["value"] for mono in body["monologues"] for el in mono["elements"])
     except (KeyError, TypeError):
         raise ApiError("client", f"unexpected transcript: {str(body)[:200]}") from None
-    return " ".join(text.split())
+    text = " ".join(text.split())
+    return _diarized(uid, text, body["monologues"]) if DIARIZE else text
 
 
 if __name__ == "__main__":

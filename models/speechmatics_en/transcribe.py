@@ -8,6 +8,13 @@
 4. `DELETE {base}/v2/jobs/{id}` so the vendor keeps no copy.
 `Authorization: Bearer <SPEECHMATICS_API_KEY>`. Errors: `{"code", "error", "detail"}` (401,
 429, 5xx). Each call is retried on its own (apiclient `step`).
+
+Speakers (`SPEECHMATICS_DIARIZE: true`): `transcription_config` adds `"diarization":
+"speaker"`, and the transcript is also fetched as `format=json-v2`, whose `results` are words
+and punctuation with `start_time`, `end_time` and `alternatives[0]` `{content, speaker}`
+(speaker `S1`, `S2`... or `UU` when it could not tell;
+https://docs.speechmatics.com/speech-to-text/batch/batch-diarization): the words, punctuation
+attached, go to hyp.timed.jsonl; the text is still the `txt` transcript.
 """
 
 from __future__ import annotations
@@ -18,11 +25,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from apiclient import ApiError, RetryPolicy, load_card, poll, request, run, settings, step
+from apiclient import (
+    ApiError,
+    RetryPolicy,
+    Timed,
+    diarize_setting,
+    load_card,
+    poll,
+    request,
+    run,
+    settings,
+    speaker_turns,
+    step,
+    timed_word,
+)
 
 CARD = load_card(__file__)
 SETTINGS = settings(CARD)
 POLICY = RetryPolicy.from_card(CARD)
+DIARIZE = diarize_setting(SETTINGS, "SPEECHMATICS_DIARIZE")
 
 
 def _error_message(resp: Any) -> str:
@@ -38,7 +59,34 @@ def _headers() -> dict[str, str]:
     return {"Authorization": f"Bearer {os.environ.get('SPEECHMATICS_API_KEY', '')}"}
 
 
-def transcribe_one(uid: str, path: str) -> str:
+def _transcript(job_id: str, fmt: str) -> Any:
+    return step(
+        lambda: request(
+            "GET",
+            _url(f"/v2/jobs/{job_id}/transcript"),
+            POLICY.timeout_s,
+            _error_message,
+            headers=_headers(),
+            params={"format": fmt},
+        )
+    )
+
+
+def _words(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    words: list[dict[str, Any]] = []
+    for r in results:
+        best = r["alternatives"][0]
+        if r.get("type") == "punctuation":
+            if words:  # attached to the word before it
+                words[-1]["word"] += best["content"]
+            continue
+        words.append(
+            timed_word(r["start_time"], r["end_time"], best["content"], best.get("speaker"))
+        )
+    return words
+
+
+def transcribe_one(uid: str, path: str) -> str | Timed:
     config = {
         "type": "transcription",
         "transcription_config": {
@@ -46,6 +94,8 @@ def transcribe_one(uid: str, path: str) -> str:
             "operating_point": SETTINGS["SPEECHMATICS_OPERATING_POINT"],
         },
     }
+    if DIARIZE:
+        config["transcription_config"]["diarization"] = "speaker"
     with open(path, "rb") as f:
         audio = f.read()
     job_id = step(
@@ -75,16 +125,8 @@ def transcribe_one(uid: str, path: str) -> str:
         )
         if state != "done":
             raise ApiError("client", f"job {job_id} ended {state}")
-        text = step(
-            lambda: request(
-                "GET",
-                _url(f"/v2/jobs/{job_id}/transcript"),
-                POLICY.timeout_s,
-                _error_message,
-                headers=_headers(),
-                params={"format": "txt"},
-            )
-        ).text
+        text = _transcript(job_id, "txt").text
+        results = _transcript(job_id, "json-v2").json()["results"] if DIARIZE else None
     finally:
         try:
             step(
@@ -98,7 +140,11 @@ def transcribe_one(uid: str, path: str) -> str:
             )
         except ApiError as exc:
             print(f"speechmatics_en: {uid}: could not delete job {job_id}: {exc}", file=sys.stderr)
-    return " ".join(text.split())
+    text = " ".join(text.split())
+    if results is None:
+        return text
+    words = _words(results)
+    return Timed(text, speaker_turns(uid, words), words)
 
 
 if __name__ == "__main__":

@@ -90,3 +90,36 @@ def test_poll_timeout_fails_that_utterance_only(stub, s3, mini, few, tmp_path, m
     failed = read_tsv_pairs(result.result_dir / "failed.tsv")
     assert list(failed) == [slow.id] and "timeout" in failed[slow.id]
     assert set(read_tsv_pairs(result.hyp_path)) == {u.id for u in few[1:3]}
+
+
+def test_speaker_labels_give_speaker_segments(stub, s3, mini, few, tmp_path, monkeypatch):
+    """`AWS_TRANSCRIBE_DIARIZE=true`: the job asks for `ShowSpeakerLabels`, the transcript's
+    items name `spk_0`, `spk_1`, and hyp.timed.jsonl has one segment per speaker turn
+    (punctuation items attached to their word); hyp.tsv's text is as without."""
+    from asrbench.results.timed import TIMED_FILE, read_hyp_timed
+
+    for u in few[:2]:
+        words = u.text.split()
+        turns = [(0.2, 1.2, " ".join(words[:2]), 0), (1.5, 3.0, " ".join(words[2:]), 1)]
+        stub.turns[sha(mini.audio_path(u).read_bytes())] = turns
+    result = run_aws(stub, s3, mini, few[:2], tmp_path, monkeypatch, AWS_TRANSCRIBE_DIARIZE="true")
+    starts = [r["json"] for r in stub.posts() if "Media" in r.get("json", {})]
+    assert [s["Settings"] for s in starts] == [
+        {"ShowSpeakerLabels": True, "MaxSpeakerLabels": 10}
+    ] * 2
+    hyps = read_tsv_pairs(result.hyp_path)
+    assert hyps == {u.id: " ".join(u.text.split()) for u in few[:2]}
+    timed, problems = read_hyp_timed(result.result_dir / TIMED_FILE, set(hyps))
+    assert not problems
+    for u in few[:2]:
+        words = u.text.split()
+        segments = [(s["speaker"], s["text"]) for s in timed[u.id]["segments"]]
+        assert segments == [("spk_0", " ".join(words[:2])), ("spk_1", " ".join(words[2:]))]
+
+
+def test_without_diarize_no_speaker_settings_and_no_timed_file(
+    stub, s3, mini, few, tmp_path, monkeypatch
+):
+    result = run_aws(stub, s3, mini, few[:1], tmp_path, monkeypatch)
+    assert all("Settings" not in r.get("json", {}) for r in stub.posts())
+    assert not (result.result_dir / "hyp.timed.jsonl").exists()

@@ -8,7 +8,11 @@ a wrapper that passes here sends what the vendor expects. Tests script them:
 - `script`: responses served first, in order, e.g. `[(429, {"Retry-After": "0"})]` (the headers
   may be a function, called when the response is sent);
 - `slow`: audio SHA-256 -> seconds to wait before answering (to provoke client timeouts);
-- `requests`: what was received (path, headers, body size, arrival time), for assertions.
+- `requests`: what was received (path, headers, body size, arrival time), for assertions;
+- `turns`: audio SHA-256 -> who said what when, `[(start, end, text, speaker)]` (speaker an
+  int, or None for words the vendor could not attribute): what a stub answers, in its
+  vendor's documented diarized shape, to a request that asks for speakers. Audio without
+  turns is one turn of speaker 0 (its transcript, a word every 0.5 s).
 """
 
 from __future__ import annotations
@@ -31,6 +35,13 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def split_punct(word: str) -> tuple[str, str]:
+    """A written word and its trailing punctuation ("modern." -> ("modern", ".")), as the
+    vendors that list punctuation as items of its own give them."""
+    m = re.fullmatch(r"(.*?)([.,;:!?]*)", word)
+    return (m.group(1), m.group(2)) if m and m.group(1) else (word, "")
+
+
 class StubServer:
     """Base: an HTTP server on 127.0.0.1 with scripted faults; subclasses implement `handle`."""
 
@@ -40,8 +51,10 @@ class StubServer:
         self.transcripts = dict(transcripts or {})
         self.script: list[tuple[int, dict[str, str]]] = []
         self.slow: dict[str, float] = {}
+        self.turns: dict[str, list[tuple[float, float, str, int | None]]] = {}
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._local = threading.local()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -53,16 +66,16 @@ class StubServer:
             def dispatch(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
+                record = {
+                    "method": method,
+                    "path": self.path,
+                    "headers": dict(self.headers),
+                    "size": len(body),
+                    "t": time.monotonic(),
+                }
+                stub._local.record = record  # this thread's request (`current`)
                 with stub._lock:
-                    stub.requests.append(
-                        {
-                            "method": method,
-                            "path": self.path,
-                            "headers": dict(self.headers),
-                            "size": len(body),
-                            "t": time.monotonic(),
-                        }
-                    )
+                    stub.requests.append(record)
                     scripted = stub.script.pop(0) if stub.script else None
                 if scripted is not None:
                     status, headers = scripted
@@ -115,12 +128,34 @@ class StubServer:
 
     content_type = "application/json"
 
+    @property
+    def current(self) -> dict[str, Any]:
+        """The record of the request this thread is handling: `requests[-1]` may be another
+        thread's when the wrapper sends several at once."""
+        return self._local.record
+
     def answer(self, audio: bytes) -> str:
         """The scripted transcript, after the scripted delay for that audio."""
         digest = sha(audio)
         if digest in self.slow:
             time.sleep(self.slow[digest])
         return self.transcripts.get(digest, "")
+
+    def spoken(self, audio: bytes) -> list[tuple[float, float, str, int | None]]:
+        """The words of `audio` with times and speakers: each scripted turn's words spread
+        evenly over the turn, else the transcript's words 0.5 s each, all speaker 0."""
+        turns = self.turns.get(sha(audio))
+        if turns is None:
+            words = self.answer(audio).split()
+            return [(0.5 * i, 0.5 * i + 0.4, w, 0) for i, w in enumerate(words)]
+        out = []
+        for start, end, text, speaker in turns:
+            words = text.split()
+            step = (end - start) / max(1, len(words))
+            for i, w in enumerate(words):
+                a = start + i * step
+                out.append((round(a, 3), round(a + step * 0.9, 3), w, speaker))
+        return out
 
     def error(self, status: int) -> tuple[int, Any]:
         raise NotImplementedError
@@ -190,7 +225,7 @@ class OpenAIStub(StubServer):
                         "param": required,
                     }
                 }
-        self.requests[-1]["fields"] = {
+        self.current["fields"] = {
             k: v.decode(errors="replace") for k, v in fields.items() if k != "file"
         }
         return 200, {"text": self.answer(fields["file"])}
@@ -236,23 +271,31 @@ class GoogleStub(StubServer):
             return code, payload
         req = json.loads(body)
         config, audio = req.get("config") or {}, req.get("audio") or {}
+        self.current["config"] = config
         if config.get("encoding") != "LINEAR16" or not config.get("languageCode"):
             return self.error(400, "Invalid recognition 'config': encoding and languageCode.")
         if "content" not in audio:
             return self.error(400, "RecognitionAudio not set.")
-        text = self.answer(base64.b64decode(audio["content"]))
+        wav = base64.b64decode(audio["content"])
+        text = self.answer(wav)
         if not text:
             return 200, {"totalBilledTime": "1s"}  # no speech: no `results` at all
-        return 200, {
-            "results": [
-                {
-                    "alternatives": [{"transcript": text, "confidence": 0.9}],
-                    "resultEndTime": "1s",
-                    "languageCode": "en-us",
-                }
-            ],
-            "totalBilledTime": "1s",
-        }
+        results = [
+            {
+                "alternatives": [{"transcript": text, "confidence": 0.9}],
+                "resultEndTime": "1s",
+                "languageCode": "en-us",
+            }
+        ]
+        if (config.get("diarizationConfig") or {}).get("enableSpeakerDiarization"):
+            # v1: a last result whose top alternative lists every word with its speakerTag
+            words = [
+                {"startTime": f"{a:.3f}s", "endTime": f"{b:.3f}s", "word": w}
+                | ({"speakerTag": spk + 1} if spk is not None else {})
+                for a, b, w, spk in self.spoken(wav)
+            ]
+            results.append({"alternatives": [{"words": words}], "languageCode": "en-us"})
+        return 200, {"results": results, "totalBilledTime": "1s"}
 
 
 class AzureStub(StubServer):
@@ -267,6 +310,8 @@ class AzureStub(StubServer):
 
     def handle(self, path: str, headers: Any, body: bytes) -> tuple[int, Any]:
         url = urlparse(path)
+        if url.path == "/speechtotext/transcriptions:transcribe":
+            return self.fast(url, headers, body)
         if url.path != "/speech/recognition/conversation/cognitiveservices/v1":
             return 404, {"error": {"code": "404", "message": "Resource not found"}}
         if headers.get("Ocp-Apim-Subscription-Key") != self.key:
@@ -284,6 +329,46 @@ class AzureStub(StubServer):
             "DisplayText": text,
             "Offset": 0,
             "Duration": 10000000,
+        }
+
+    def fast(self, url: Any, headers: Any, body: bytes) -> tuple[int, Any]:
+        """Fast transcription: multipart `audio` + `definition`, `api-version` in the query;
+        `phrases` name their `speaker` when `definition.diarization.enabled`."""
+        if headers.get("Ocp-Apim-Subscription-Key") != self.key:
+            return self.error(401)
+        if not parse_qs(url.query).get("api-version"):
+            return 400, {"error": {"code": "InvalidRequest", "message": "api-version is required"}}
+        fields = _multipart(headers, body)
+        if "audio" not in fields or "definition" not in fields:
+            return 422, {"code": "InvalidArgument", "message": "audio and definition are required"}
+        definition = json.loads(fields["definition"])
+        self.current["definition"] = definition
+        diarize = (definition.get("diarization") or {}).get("enabled")
+        phrases: list[dict[str, Any]] = []
+        for a, b, w, spk in self.spoken(fields["audio"]):
+            word = {"text": w, "offsetMilliseconds": round(a * 1000)}
+            word["durationMilliseconds"] = round((b - a) * 1000)
+            last = phrases[-1] if phrases else None
+            if last is None or last.get("speaker") != (
+                spk + 1 if diarize and spk is not None else None
+            ):
+                last = {"offsetMilliseconds": word["offsetMilliseconds"], "text": "", "words": []}
+                last |= {"locale": definition["locales"][0], "confidence": 0.9}
+                if diarize and spk is not None:
+                    last["speaker"] = spk + 1
+                phrases.append(last)
+            last["words"].append(word)
+            last["text"] = (last["text"] + " " + w).strip()
+            last["durationMilliseconds"] = (
+                word["offsetMilliseconds"]
+                + word["durationMilliseconds"]
+                - last["offsetMilliseconds"]
+            )
+        text = self.answer(fields["audio"])
+        return 200, {
+            "durationMilliseconds": 3000,
+            "combinedPhrases": [{"text": text}] if text else [],
+            "phrases": phrases,
         }
 
 
@@ -330,6 +415,7 @@ class TranscribeStub(StubServer):
         target = headers.get("X-Amz-Target", "")
         req = json.loads(body or b"{}")
         op = target.removeprefix("Transcribe.")
+        self.current["json"] = req
         if op == "StartTranscriptionJob":
             return self.start(req)
         if op == "GetTranscriptionJob":
@@ -372,6 +458,8 @@ class TranscribeStub(StubServer):
             "CreationTime": time.time(),
             "_audio": audio,
         }
+        if "Settings" in req:
+            job["Settings"] = req["Settings"]
         self.jobs[name] = job
         return 200, {"TranscriptionJob": {k: v for k, v in job.items() if k != "_audio"}}
 
@@ -392,11 +480,41 @@ class TranscribeStub(StubServer):
         job = self.jobs.get(m.group(1)) if m else None
         if job is None or "_text" not in job:
             return 404, {"message": "NoSuchKey"}
+        results: dict[str, Any] = {"transcripts": [{"transcript": job["_text"]}], "items": []}
+        if (job.get("Settings") or {}).get("ShowSpeakerLabels"):
+            results |= self.speaker_items(job["_audio"])
         return 200, {
             "jobName": job["TranscriptionJobName"],
             "accountId": "000000000000",
             "status": "COMPLETED",
-            "results": {"transcripts": [{"transcript": job["_text"]}], "items": []},
+            "results": results,
+        }
+
+    def speaker_items(self, audio: bytes) -> dict[str, Any]:
+        """`items` (pronunciation and punctuation) naming their `speaker_label`, and the same
+        by speaker turn in `speaker_labels.segments`, as a diarized job's transcript has."""
+        items: list[dict[str, Any]] = []
+        segments: list[dict[str, Any]] = []
+        for a, b, w, spk in self.spoken(audio):
+            bare, punct = split_punct(w)
+            item = {"id": len(items), "start_time": f"{a:.3f}", "end_time": f"{b:.3f}"}
+            item |= {"alternatives": [{"confidence": "0.9", "content": bare}]}
+            item["type"] = "pronunciation"
+            if spk is not None:
+                item["speaker_label"] = f"spk_{spk}"
+                label = {k: item[k] for k in ("start_time", "end_time", "speaker_label")}
+                if not segments or segments[-1]["speaker_label"] != label["speaker_label"]:
+                    segments.append({**label, "items": []})
+                segments[-1]["items"].append(label)
+                segments[-1]["end_time"] = label["end_time"]
+            items.append(item)
+            if punct:
+                content = {"confidence": "0.0", "content": punct}
+                items.append({"id": len(items), "alternatives": [content], "type": "punctuation"})
+        speakers = len({s["speaker_label"] for s in segments})
+        return {
+            "items": items,
+            "speaker_labels": {"channel_label": "ch_0", "speakers": speakers, "segments": segments},
         }
 
 
@@ -434,8 +552,17 @@ class DeepgramStub(StubServer):
         query = parse_qs(url.query)
         if not headers.get("Content-Type", "").startswith("audio/") or not body:
             return 400, {"err_code": "Bad Request", "err_msg": "Bad Request: no audio"}
-        self.requests[-1]["query"] = {k: v[0] for k, v in query.items()}
+        self.current["query"] = {k: v[0] for k, v in query.items()}
         text = self.answer(body)
+        words: list[dict[str, Any]] = []
+        if query.get("diarize") == ["true"]:  # each word names its speaker, an integer
+            for a, b, w, spk in self.spoken(body):
+                bare = re.sub(r"[^\w']", "", w).lower()
+                word = {"word": bare, "start": a, "end": b, "confidence": 0.9}
+                word["punctuated_word"] = w
+                if spk is not None:
+                    word |= {"speaker": spk, "speaker_confidence": 0.8}
+                words.append(word)
         return 200, {
             "metadata": {
                 "request_id": str(uuid.uuid4()),
@@ -445,7 +572,7 @@ class DeepgramStub(StubServer):
             },
             "results": {
                 "channels": [
-                    {"alternatives": [{"transcript": text, "confidence": 0.99, "words": []}]}
+                    {"alternatives": [{"transcript": text, "confidence": 0.99, "words": words}]}
                 ]
             },
         }
@@ -501,6 +628,7 @@ class AssemblyAIStub(_JobStub):
             return 200, {"upload_url": url}
         if path == "/v2/transcript":
             req = json.loads(body)
+            self.current["json"] = req
             audio = self.uploads.get(req.get("audio_url", ""))
             if audio is None:
                 return 400, {"error": "Download error, unable to download the audio_url"}
@@ -522,13 +650,31 @@ class AssemblyAIStub(_JobStub):
             return 404, {"error": "Transcript ID not found"}
         job["polls"] += 1
         text = self.answer(job["audio"])
-        return 200, {
+        body = {
             "id": m.group(1),
             "status": "completed",
             "text": text,
             "audio_duration": 1,
             "language_code": job["request"].get("language_code"),
         }
+        if job["request"].get("speaker_labels"):
+            body |= self.speaker_words(job["audio"])
+        return 200, body
+
+    def speaker_words(self, audio: bytes) -> dict[str, Any]:
+        """`words` (times in ms) each with its `speaker` ("A", "B"...), and `utterances`, the
+        same words by speaker turn, as a transcript with `speaker_labels` has."""
+        words, utterances = [], []
+        for a, b, w, spk in self.spoken(audio):
+            word = {"text": w, "start": round(a * 1000), "end": round(b * 1000)}
+            word |= {"confidence": 0.9, "speaker": None if spk is None else assemblyai_label(spk)}
+            words.append(word)
+            if not utterances or utterances[-1]["speaker"] != word["speaker"]:
+                utterances.append({"speaker": word["speaker"], "start": word["start"], "words": []})
+            turn = utterances[-1]
+            turn["words"].append(word)
+            turn |= {"end": word["end"], "text": " ".join(x["text"] for x in turn["words"])}
+        return {"words": words, "utterances": utterances}
 
     def handle_delete(self, path: str, headers: Any = None) -> tuple[int, Any]:
         if not self._auth(headers):
@@ -542,6 +688,16 @@ class AssemblyAIStub(_JobStub):
             "text": "",
             "audio_url": "http://deleted_by_user",
         }
+
+
+def assemblyai_label(n: int) -> str:
+    """AssemblyAI's speaker labels: A, B, ... Z, AA, AB..."""
+    out = ""
+    n += 1
+    while n:
+        n, r = divmod(n - 1, 26)
+        out = chr(65 + r) + out
+    return out
 
 
 class SpeechmaticsStub(_JobStub):
@@ -570,6 +726,7 @@ class SpeechmaticsStub(_JobStub):
             config = json.loads(fields.get("config", b"{}"))
         except ValueError:
             return 400, {"code": 400, "error": "Invalid Config", "detail": "not JSON"}
+        self.current["config"] = config
         lang = (config.get("transcription_config") or {}).get("language")
         if config.get("type") != "transcription" or not lang or "data_file" not in fields:
             return 400, {
@@ -588,8 +745,11 @@ class SpeechmaticsStub(_JobStub):
         if job is None:
             return 404, {"code": 404, "error": "Job not found"}
         if m.group(2):
-            if parse_qs(url.query).get("format") != ["txt"]:
-                return 400, {"code": 400, "error": "only format=txt in this stub"}
+            fmt = parse_qs(url.query).get("format")
+            if fmt == ["json-v2"]:
+                return 200, self.json_v2(job)
+            if fmt != ["txt"]:
+                return 400, {"code": 400, "error": "only format=txt or json-v2 in this stub"}
             return 200, (self.answer(job["audio"]) + "\n").encode()
         job["polls"] += 1
         return 200, {
@@ -601,6 +761,24 @@ class SpeechmaticsStub(_JobStub):
                 "created_at": "2025-01-01T00:00:00Z",
             }
         }
+
+    def json_v2(self, job: dict[str, Any]) -> dict[str, Any]:
+        """The json-v2 transcript: `results` of words and punctuation, each alternative with
+        its `speaker` (S1, S2... UU when unknown) when the job asked for diarization."""
+        diarize = job["config"]["transcription_config"].get("diarization") == "speaker"
+        results = []
+        for a, b, w, spk in self.spoken(job["audio"]):
+            label = {"speaker": "UU" if spk is None else f"S{spk + 1}"} if diarize else {}
+            bare, punct = split_punct(w)
+            alt = {"content": bare, "confidence": 0.9, "language": "en"} | label
+            results.append({"type": "word", "start_time": a, "end_time": b, "alternatives": [alt]})
+            if punct:
+                alt = {"content": punct, "confidence": 1.0, "language": "en"} | label
+                results.append(
+                    {"type": "punctuation", "start_time": b, "end_time": b, "alternatives": [alt]}
+                    | {"attaches_to": "previous", "is_eos": punct in ".!?"}
+                )
+        return {"format": "2.9", "job": {"id": "stub"}, "results": results}
 
     def handle_delete(self, path: str, headers: Any = None) -> tuple[int, Any]:
         if not self._auth(headers):
@@ -649,6 +827,7 @@ class RevAIStub(_JobStub):
                 "parameters": {"media": ["media is required"]},
             }
         options = json.loads(fields.get("options", b"{}"))
+        self.current["options"] = options
         job_id = self.new_job(fields["media"], options=options)
         return 200, {
             "id": job_id,
@@ -668,6 +847,8 @@ class RevAIStub(_JobStub):
         if m.group(2):
             if headers.get("Accept") != "application/vnd.rev.transcript.v1.0+json":
                 return 406, {"title": "Not Acceptable", "status": 406}
+            if job["options"].get("skip_diarization") is False:
+                return 200, {"monologues": self.monologues(job["audio"])}
             words = self.answer(job["audio"]).split()
             elements: list[dict[str, Any]] = []
             for i, w in enumerate(words):
@@ -690,6 +871,26 @@ class RevAIStub(_JobStub):
             "duration_seconds": 1.0,
             "type": "async",
         }
+
+    def monologues(self, audio: bytes) -> list[dict[str, Any]]:
+        """One monologue per speaker turn, its `speaker` an integer; text elements timed,
+        punctuation and spaces as `punct` elements (a word with no speaker: speaker -1, never
+        sent by Rev, which always names one)."""
+        monos: list[dict[str, Any]] = []
+        for a, b, w, spk in self.spoken(audio):
+            speaker = -1 if spk is None else spk
+            if not monos or monos[-1]["speaker"] != speaker:
+                monos.append({"speaker": speaker, "elements": []})
+            elements = monos[-1]["elements"]
+            if elements or len(monos) > 1:
+                elements.append({"type": "punct", "value": " "})
+            bare, punct = split_punct(w)
+            elements.append(
+                {"type": "text", "value": bare, "ts": a, "end_ts": b, "confidence": 0.9}
+            )
+            if punct:
+                elements.append({"type": "punct", "value": punct})
+        return monos
 
     def handle_delete(self, path: str, headers: Any = None) -> tuple[int, Any]:
         if not self._auth(headers):

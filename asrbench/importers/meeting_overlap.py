@@ -67,7 +67,8 @@ META = {
         "see ATTRIBUTION.md and docs/DATASETS.md."
     ),
     "licence": (
-        "mixed (public domain, CC BY 4.0, CMU ARCTIC licence, CC BY-SA 4.0); see ATTRIBUTION.md"
+        "CC BY-SA 4.0 (every session holds FSDD speech; the other sources are public domain, "
+        "CC BY 4.0 or the CMU ARCTIC licence); see ATTRIBUTION.md"
     ),
     "sources": [
         {

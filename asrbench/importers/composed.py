@@ -94,7 +94,13 @@ def ensure_audio(root: Path, repo: Path = REPO_ROOT) -> None:
         file=sys.stderr,
         flush=True,
     )
-    scratch = stage_dir(root / "audio")  # .audio.tmp<PID>: a killed run's is removed by the next
+    try:
+        scratch = stage_dir(root / "audio")  # .audio.tmp<PID>: a killed run's goes next time
+    except PermissionError as exc:
+        raise ComposeError(
+            f"{root}: cannot write its composed audio there ({exc.strerror}); copy the folder "
+            "somewhere writable and give that path"
+        ) from None
     try:
         build(name, scratch / "set", repo)
         _check_result(root, scratch / "set", recorded["audio"])

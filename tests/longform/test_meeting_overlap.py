@@ -23,6 +23,7 @@ from asrbench.settings import REPO_ROOT
 from scoring.timed import read_rttm, read_seglst
 
 ROOT = REPO_ROOT / "datasets" / "meeting_overlap_en"
+RTTM = "segments.rttm"
 COMMITTED = (
     "dataset.yaml",
     "metadata.tsv",
@@ -73,6 +74,18 @@ def test_a_changed_source_is_one_line_naming_it(tmp_path: Path, cli) -> None:
     assert not (root / "audio").exists()
 
 
+def test_an_unknown_recipe_is_one_line(tmp_path: Path, cli) -> None:
+    root = _clone(tmp_path)
+    card = (
+        (root / "dataset.yaml").read_text().replace("composed: meeting_overlap_en", "composed: x")
+    )
+    (root / "dataset.yaml").write_text(card)
+    code, _, err = cli("validate", root)
+    assert code == 2
+    assert "composed: 'x' is no recipe of this asrbench (known: meeting_overlap_en)" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_sessions_speakers_durations_and_bins(ds: Dataset) -> None:
     assert not [p for p in ds.problems if p.severity == "error"]
     assert Counter(u.extra["OVERLAP_BIN"] for u in ds) == {
@@ -86,14 +99,20 @@ def test_sessions_speakers_durations_and_bins(ds: Dataset) -> None:
         assert len(speakers) == int(utt.extra["NSPEAKERS"])
 
 
-def test_rttm_and_seglst_agree_and_turns_lie_inside_the_audio(ds: Dataset) -> None:
+def test_rttm_and_seglst_agree_and_turns_lie_inside_the_audio(
+    tmp_path: Path, cli, ds: Dataset
+) -> None:
+    """The committed RTTM holds the SegLST's turns and is what `ops/export --to rttm` writes."""
     seglst = read_seglst(ROOT / "segments.seglst.json")
-    rttm = read_rttm(ROOT / "segments.rttm")
+    rttm = read_rttm(ROOT / RTTM)
     key = lambda s: (s.session_id, s.start_time, s.speaker)  # noqa: E731
     turns = [(s.session_id, s.speaker, s.start_time, s.end_time) for s in sorted(seglst, key=key)]
     assert turns == [
         (s.session_id, s.speaker, s.start_time, round(s.end_time, 2)) for s in sorted(rttm, key=key)
     ]
+    code, _, err = cli("export", "meeting_overlap_en", "--to", "rttm", "--out", tmp_path / "x")
+    assert code == 0, err
+    assert (tmp_path / "x" / "meeting_overlap_en.rttm").read_bytes() == (ROOT / RTTM).read_bytes()
     for utt in ds:
         info = sf.info(str(ds.audio_path(utt)))
         assert info.samplerate == 16000 and info.channels == 1

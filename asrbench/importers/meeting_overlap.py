@@ -7,7 +7,7 @@ Overlap ratio = time where two or more speakers talk / time where at least one t
 the exact 10 ms frames of the reference turns. Each session aims at its bin: the speaker changes
 chosen to overlap (all of them from 20 %) start before the previous turn ends by a share `s` of
 the shorter turn, and `s` is found by bisection so that the ratio lands within `TOLERANCE` of the
-bin. The folder's audio (about 20 minutes, 37 MB of WAV) is not committed: `build` writes the
+bin. The folder's audio (17.8 minutes, 33 MB of WAV) is not committed: `build` writes the
 whole folder, and asrbench.importers.composed rebuilds the audio from the committed sources on
 first use, checked against the recorded hashes.
 """

@@ -133,6 +133,9 @@ class DatasetCard(BaseModel):
     # non-speech clips (reference-free): every word a model writes is a hallucination, and
     # ops/benchmark writes the hallucination figures into summary.json
     nonspeech: StrictBool = False
+    # audio composed on first use from sources in the repository by this built-in recipe
+    # (asrbench.importers.composed; composed.json holds the hashes)
+    composed: str | None = None
 
 
 def _check_card(path: Path, data: dict, problems: list[Problem]) -> None:

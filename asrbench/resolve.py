@@ -49,7 +49,17 @@ def _runtime_card(spec: str | Path) -> Path | None:
 
 
 def resolve_dir(kind: str, spec: str | Path, config: Path | None = None) -> Path:
-    """The local folder of a dataset or model spec, pulling it from the zoo when needed."""
+    """The local folder of a dataset or model spec, pulling it from the zoo when needed; a
+    composed dataset's audio is composed here on first use (asrbench.importers.composed)."""
+    folder = _resolve_dir(kind, spec, config)
+    if kind == "dataset":
+        from asrbench.importers.composed import ensure_audio
+
+        ensure_audio(folder)
+    return folder
+
+
+def _resolve_dir(kind: str, spec: str | Path, config: Path | None = None) -> Path:
     from asrbench.zoo.errors import ZooNotFound
 
     if kind == "model" and (card := _runtime_card(spec)) is not None:

@@ -416,6 +416,7 @@ def test_random_generators_are_seeded_through_derive_seed() -> None:
 NOT_AN_UTTERANCE_SAMPLE = {
     "asrbench/perturb/aequevox.py": "which chunks of one utterance's audio a perturbation drops",
     "asrbench/fairness/localiser.py": "the seeded discovery/validation halves of each speaker",
+    "asrbench/importers/meeting_overlap.py": "the speakers and turns of a composed session",
 }
 DRAWS = {"sample", "choice", "choices", "shuffle", "permutation"}
 

@@ -1,4 +1,5 @@
-"""`asrbench validate` (ops/validate): report every problem in dataset folders; writes nothing."""
+"""`asrbench validate` (ops/validate): report every problem in dataset folders; writes nothing
+but a composed set's audio, composed on first use (asrbench.importers.composed)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import typer
 
 from asrbench.dataset import load_dataset, validate
 from asrbench.errors import EXIT_INPUT
+from asrbench.importers.composed import ensure_audio
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -20,6 +22,8 @@ def validate_cmd(
 ) -> None:
     failed = False
     for root in datasets:
+        if not no_audio:
+            ensure_audio(root)  # a composed set's audio, composed once (the only thing written)
         problems = validate(root, check_audio=not no_audio)
         for p in problems:
             typer.echo(str(p), err=True)

@@ -200,8 +200,9 @@ AMI_WORDS = (
 )
 
 
-def ami(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
-    """Meeting ES2004a: headset 0 (agent A) and 1 (agent B) carry real speech; 2 and 3 silence."""
+def ami(shared: Path, root: Path, mix: bool = False) -> tuple[Path, list[str], dict]:
+    """Meeting ES2004a: headset 0 (agent A) and 1 (agent B) carry real speech; 2 and 3 silence.
+    With `mix`, each meeting's one Mix-Headset recording (the headsets summed) instead."""
     utts = arctic(shared)
     meetings = [
         f'<meeting observation="{m}">'
@@ -236,7 +237,8 @@ def ami(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
                 f'<segment nite:id="ES2004a.sync.{len(segs)}" transcriber_start="{t0}" '
                 f'transcriber_end="{t1}"/>'
             )
-            uid = f"AMI_ES2004a_H{ch:02d}_{spk}_{round(t0 * 100):07d}_{round(t1 * 100):07d}"
+            tag = "MIX" if mix else f"H{ch:02d}"
+            uid = f"AMI_ES2004a_{tag}_{spk}_{round(t0 * 100):07d}_{round(t1 * 100):07d}"
             expect[uid] = (t1 - t0, text)
         ann[f"words/ES2004a.{agent}.words.xml"] = AMI_WORDS.format("".join(words)).encode()
         ann[f"segments/ES2004a.{agent}.segments.xml"] = AMI_WORDS.format("".join(segs)).encode()
@@ -245,15 +247,26 @@ def ami(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
     length = max(len(r) for r in recs.values())
     from asrbench.importers.recipes.meetings import AMI_TEST
 
-    for m in AMI_TEST:  # every test meeting's 4 headsets must exist in a mirror
+    for m in AMI_TEST:  # every test meeting's 4 headsets (or its mix) must exist in a mirror
+        heads = []
         for ch in range(4):
             x = recs.get(ch) if m == "ES2004a" else None
             x = np.zeros(length, dtype=np.float32) if x is None else np.pad(x, (0, length - len(x)))
-            p = root / "AMICorpusMirror" / "amicorpus" / m / "audio" / f"{m}.Headset-{ch}.wav"
+            heads.append(x if m == "ES2004a" else x[:RATE])
+        for name, x in (
+            [(f"{m}.Mix-Headset.wav", sum(heads))]
+            if mix
+            else [(f"{m}.Headset-{ch}.wav", x) for ch, x in enumerate(heads)]
+        ):
+            p = root / "AMICorpusMirror" / "amicorpus" / m / "audio" / name
             p.parent.mkdir(parents=True, exist_ok=True)
-            sf.write(p, x if m == "ES2004a" else x[:RATE], RATE, subtype="PCM_16")
+            sf.write(p, x, RATE, subtype="PCM_16")
             arcs[p.name] = p
     return root, _mirror(root, arcs), expect
+
+
+def ami_mix(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
+    return ami(shared, root, mix=True)
 
 
 def gigaspeech(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
@@ -342,6 +355,7 @@ BUILDERS = {
     "voxpopuli": voxpopuli,
     "fsdd": fsdd,
     "ami-ihm-test": ami,
+    "ami-mix-test": ami_mix,
     "gigaspeech-test": gigaspeech,
     "earnings21": earnings21,
 }

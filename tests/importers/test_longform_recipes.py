@@ -10,6 +10,7 @@ import pytest
 import soundfile as sf
 
 from asrbench.dataset import load_dataset
+from scoring.timed import read_rttm
 from tests.importers import recipe_mirrors
 
 
@@ -51,6 +52,29 @@ def test_ami_longform_is_the_meeting_with_its_speakers_segments(
     for s in ds.segments:
         part = audio[int(s.start_time * rate) : int(s.end_time * rate)]
         assert (part**2).mean() > 1e-4, s.speaker
+
+
+def test_ami_mix_longform_is_the_mix_with_segments_and_an_rttm(
+    shared: Path, env: Path, cli
+) -> None:
+    """ami-mix-test --longform: the meeting's Mix-Headset file as it is (one recording, not a
+    sum), the manual segments with their words, and `ops/export --to rttm` the speaker turns."""
+    ds, expect = _import("ami-mix-test", shared, env, cli, "--longform")
+    assert ds.longform and [u.id for u in ds] == ["ES2004a"]
+    assert all("_MIX_" in uid for uid in expect)
+    want = sorted(
+        (uid.split("_")[3], int(uid.split("_")[4]) / 100, int(uid.split("_")[5]) / 100, text)
+        for uid, (_, text) in expect.items()
+    )
+    got = sorted((s.speaker, s.start_time, s.end_time, s.words) for s in ds.segments)
+    assert [(g[0], g[3]) for g in got] == [(w[0], w[3]) for w in want]
+    mix = env / "mirror" / "AMICorpusMirror/amicorpus/ES2004a/audio/ES2004a.Mix-Headset.wav"
+    assert sf.read(str(ds.audio_path(ds.utterances[0])))[0].shape == sf.read(str(mix))[0].shape
+    code, _, err = cli("export", env / "datasets" / "t", "--to", "rttm", "--out", env / "rttm")
+    assert code == 0, err
+    rttm = read_rttm(env / "rttm" / "t.rttm")
+    assert sorted((s.speaker, s.start_time) for s in rttm) == [(g[0], g[1]) for g in got]
+    assert {s.session_id for s in rttm} == {"ES2004a"}
 
 
 def test_earnings_longform_keeps_timed_turns_and_untimed_calls_whole(

@@ -1,4 +1,5 @@
-"""Long recordings cut by their official segmentation: AMI (IHM), GigaSpeech, Earnings-21/22.
+"""Long recordings cut by their official segmentation: AMI (IHM, Mix-Headset), GigaSpeech,
+Earnings-21/22.
 
 Each also imports as a long-form dataset (`ops/import <recipe> --longform`): the same items
 regrouped into whole sessions (an AMI meeting's four headsets summed, an Earnings call, a
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from asrbench.importers.common import ImportProblem, Item, file_loader, read_text_file
@@ -30,6 +32,11 @@ def _ami_archives(o: RecipeOptions) -> list[Archive]:
         for ch in range(4)
     ]
     return [Archive(AMI_ANNOTATIONS), *wavs]
+
+
+def _ami_mix_archives(o: RecipeOptions) -> list[Archive]:
+    mixes = [Archive(f"AMICorpusMirror/amicorpus/{m}/audio/{m}.Mix-Headset.wav") for m in AMI_TEST]
+    return [Archive(AMI_ANNOTATIONS), *mixes]
 
 
 def _ami_wanted(name: str, o: RecipeOptions) -> bool:
@@ -54,7 +61,26 @@ def _attr(el: ET.Element, name: str, path: Path) -> str:
     return value
 
 
-def _ami_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
+def _headset(root: Path, meeting: str, channel: int) -> tuple[Path, str]:
+    """A speaker's own headset recording, and the tag its utterance IDs carry."""
+    wav = next(
+        iter(root.glob(f"**/{meeting}/audio/{meeting}.Headset-{channel}.wav")),
+        root / f"{meeting}.Headset-{channel}.wav",
+    )
+    return wav, f"H{channel:02d}"
+
+
+def _mix(root: Path, meeting: str, channel: int) -> tuple[Path, str]:
+    """The meeting's Mix-Headset recording (every headset in one file), whoever speaks."""
+    wav = next(
+        iter(root.glob(f"**/{meeting}/audio/{meeting}.Mix-Headset.wav")),
+        root / f"{meeting}.Mix-Headset.wav",
+    )
+    return wav, "MIX"
+
+
+def _ami_items(root: Path, o: RecipeOptions, audio=_headset) -> Iterator[Item]:
+    """The manual segments with their words (by time), cut from `audio(root, meeting, channel)`."""
     meetings = next(iter(root.glob("**/corpusResources/meetings.xml")), None)
     if meetings is None:
         raise ImportProblem("AMI annotations: corpusResources/meetings.xml not found")
@@ -83,10 +109,7 @@ def _ami_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
                         w.get("punc") == "true",
                     )
                 )
-        wav = next(
-            iter(root.glob(f"**/{meeting}/audio/{meeting}.Headset-{channel}.wav")),
-            root / f"{meeting}.Headset-{channel}.wav",
-        )
+        wav, tag = audio(root, meeting, channel)
         for seg in _xml(seg_file):
             t0 = float(_attr(seg, "transcriber_start", seg_file))
             t1 = float(_attr(seg, "transcriber_end", seg_file))
@@ -98,8 +121,7 @@ def _ami_items(root: Path, o: RecipeOptions) -> Iterator[Item]:
                 continue
             where = f"{seg_file.name} {seg.get(_NITE_ID, '')}".strip()
             yield Item(
-                id=f"AMI_{meeting}_H{channel:02d}_{speaker}_{round(t0 * 100):07d}_"
-                f"{round(t1 * 100):07d}",
+                id=f"AMI_{meeting}_{tag}_{speaker}_{round(t0 * 100):07d}_{round(t1 * 100):07d}",
                 load=file_loader(wav, where),
                 key=str(wav),
                 text=text,
@@ -125,6 +147,18 @@ AMI = Recipe(
     utterances="about 12,600 (manual segments with words)",
     notes="16 meetings (ES2004, IS1009, TS3003, EN2002 a-d), 4 headsets each; cut by the "
     "manual segments (transcriber_start/end) of annotations 1.6.2, words by time",
+)
+
+AMI_MIX = replace(
+    AMI,
+    name="ami-mix-test",
+    title="AMI Meeting Corpus, Mix-Headset, test",
+    archives=_ami_mix_archives,
+    items=lambda root, o: _ami_items(root, o, _mix),
+    notes="16 meetings (ES2004, IS1009, TS3003, EN2002 a-d), the Mix-Headset recording of "
+    "each (the headsets mixed: the diarization benchmarks' AMI); manual segments with their "
+    "words (annotations 1.6.2); --longform gives whole meetings with speaker turns (SegLST; "
+    "ops/export --to rttm)",
 )
 
 # --- GigaSpeech test (SpeechColab) -------------------------------------------------------------
@@ -283,5 +317,5 @@ EARNINGS22 = _earnings(
     "Wild. arXiv:2203.15591, 2022.",
 )
 
-RECIPES = [AMI, GIGASPEECH, EARNINGS21, EARNINGS22]
+RECIPES = [AMI, AMI_MIX, GIGASPEECH, EARNINGS21, EARNINGS22]
 LONGFORM_RECIPES = frozenset(r.name for r in RECIPES)  # `--longform`: whole sessions + segments

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +105,12 @@ def score(
     ref: Path = typer.Argument(..., help="reference transcripts (tsv, kaldi, trn, jsonl)"),
     hyp: Path = typer.Argument(..., help="hypothesis transcripts"),
     out: Path = typer.Option(Path("score_out"), "--out", "-o", help="output folder"),
-    ref_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | stm | auto"),
-    hyp_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | ctm | auto"),
+    ref_format: str = typer.Option(
+        "auto", help="tsv | kaldi | trn | jsonl | stm | nlp (a file or folder) | auto"
+    ),
+    hyp_format: str = typer.Option(
+        "auto", help="tsv | kaldi | trn | jsonl | ctm | nlp (a file or folder) | auto"
+    ),
     lang: str = typer.Option(
         "en",
         help="the language, any BCP-47 tag (en, fr-CA, zh, ja...): its own steps where "
@@ -206,6 +211,18 @@ def score(
     skip_overlap: bool = typer.Option(
         False, "--skip-overlap/--score-overlap", help="DER/JER: leave reference overlap out"
     ),
+    norm: Path = typer.Option(
+        None, help="NLP reference: normalisation sidecar (file, or folder of ID.norm.json)"
+    ),
+    wer_tags: Path = typer.Option(
+        None, help="NLP reference: wer_tags sidecar (file, or folder of ID.wer_tag.json)"
+    ),
+    lenient_sidecars: bool = typer.Option(
+        False, "--lenient-sidecars", help="warn, not fail, on sidecar IDs that name no token"
+    ),
+    keywords: Path = typer.Option(
+        None, help="a keyword list (one word or phrase a line): B-WER and U-WER"
+    ),
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
     from asrbench.cli.options import score_flag_options
@@ -218,14 +235,90 @@ def score(
     try:
         if metric is not None:  # session mode (issue 29)
             _no_against(against)
+            _no_entity_options(norm, wer_tags, keywords)
             files, formats = (ref, hyp), (ref_format, hyp_format)
             _score_sessions(files, out, formats, lang, options, (metric, collar, skip_overlap))
         else:
-            _score(ref, hyp, out, ref_format, hyp_format, lang, options, reports, against)
+            extra = EntityInputs(norm, wer_tags, lenient_sidecars, keywords)
+            _score(ref, hyp, out, (ref_format, hyp_format), lang, options, reports, against, extra)
     finally:
         if enabled:
             gc.enable()
     _exit_now_if_process_entry()
+
+
+@dataclass(frozen=True)
+class EntityInputs:
+    """The options of entity, number and keyword metrics (scoring.entities)."""
+
+    norm: Path | None = None
+    wer_tags: Path | None = None
+    lenient: bool = False
+    keywords: Path | None = None
+
+
+def _no_entity_options(*given: Path | None) -> None:
+    if any(x is not None for x in given):
+        from asrbench.errors import InputError
+
+        raise InputError(
+            "--norm, --wer-tags and --keywords apply to word scoring, not --metric: "
+            "leave them out or score without --metric"
+        )
+
+
+def _read_inputs(ref: Path, hyp: Path, formats: tuple[str, str], extra: EntityInputs):
+    """(refs, hyps, NLP recordings or None, sidecar warnings, a reader of another hypothesis
+    file): NLP inputs (a .nlp file or folder, or the nlp format) or any other transcripts."""
+    from asrbench.errors import InputError
+    from scoring.io import read_transcripts
+    from scoring.nlp import pieces_text
+    from scoring.nlp_inputs import is_nlp, read_hypotheses, read_references
+    from scoring.sclite_timed import read_stm_ctm, timed_pair
+
+    ref_nlp = formats[0] == "nlp" or (formats[0] == "auto" and is_nlp(ref))
+    if not ref_nlp and (extra.norm is not None or extra.wer_tags is not None):
+        raise InputError(
+            f"--norm and --wer-tags are sidecars of an NLP reference; {ref} is not one "
+            "(give a .nlp file or folder, or --ref-format nlp)"
+        )
+    recs, warnings = None, []
+    if ref_nlp:
+        recs, warnings = read_references(ref, extra.norm, extra.wer_tags, extra.lenient)
+        refs = {k: pieces_text(r.pieces) for k, r in recs.items()}
+    elif timed_pair(ref, hyp, *formats):  # STM + CTM: sclite's segments
+        refs, hyps = read_stm_ctm(ref, hyp)
+        return refs, hyps, None, [], lambda p: read_stm_ctm(ref, p)[1]
+    else:
+        refs = read_transcripts(ref, formats[0])
+
+    def read_hyp(path: Path) -> dict[str, str]:
+        if formats[1] == "nlp" or (formats[1] == "auto" and is_nlp(path)):
+            return read_hypotheses(path, list(refs))
+        return read_transcripts(path, formats[1])
+
+    return refs, read_hyp(hyp) if refs else {}, recs, warnings, read_hyp
+
+
+def _entities(scorer, utts, recs, warnings: list[str], keywords: Path | None) -> dict | None:
+    """summary.json's `entities` block: numbers and entity classes for NLP references,
+    B-WER/U-WER with a keyword list; None for other inputs without one."""
+    from scoring.entities import describe, read_keywords, tag_words
+    from scoring.nlp import map_pieces
+
+    if recs is None and keywords is None:
+        return None
+    cfg = scorer.config
+    boot = (cfg.bootstrap, cfg.confidence, cfg.seed)
+    tagged = None
+    if recs is not None:
+        tagged = []
+        for u in utts:
+            rec = recs[u.id]
+            owner = map_pieces(rec.pieces, u.ref, scorer.normalize)
+            tagged.append(tag_words(u, rec.tokens, rec.pieces, owner, rec.classes))
+    phrases = read_keywords(keywords, scorer.normalize) if keywords is not None else None
+    return describe(utts, boot, tagged, phrases, warnings)
 
 
 def _no_against(against: Path | None) -> None:
@@ -242,12 +335,12 @@ def _score(
     ref: Path,
     hyp: Path,
     out: Path,
-    ref_format: str,
-    hyp_format: str,
+    formats: tuple[str, str],
     lang: str,
     options: dict,
     reports: str,
     against: Path | None,
+    extra: EntityInputs,
 ) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -261,9 +354,7 @@ def _score(
     )
     from asrbench.results.summary import Selection, new_summary, write_summary
     from asrbench.scorers import get_scorer, scorer_identity
-    from scoring.io import read_transcripts
     from scoring.report import table_text
-    from scoring.sclite_timed import read_stm_ctm, timed_pair
     from scoring.scorer import ScoreResult
 
     if out.exists() and not out.is_dir():
@@ -274,16 +365,15 @@ def _score(
         )
     which = parse_reports(reports)
     scorer = get_scorer(lang, options)
-    timed = timed_pair(ref, hyp, ref_format, hyp_format)  # STM + CTM: sclite's segments
-    refs, hyps = read_stm_ctm(ref, hyp) if timed else (read_transcripts(ref, ref_format), {})
+    refs, hyps, recs, warnings, read_hyp = _read_inputs(ref, hyp, formats, extra)
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
     if not refs:
         # Nothing to score: a table of zeros would read as a perfect system.
         raise InputError(
             f"{ref}: the reference holds no utterance (empty or blank file); "
             "give the reference transcripts, one line per utterance"
         )
-    if not timed:
-        hyps = read_transcripts(hyp, hyp_format)
     note = scorer.case_warning(refs, hyps)
     if note is not None:
         print(f"warning: {note}", file=sys.stderr)
@@ -315,14 +405,19 @@ def _score(
         data=sources["ref"]["sha256"],
         sources=sources,
         reports=write_reports(out, result, which),
+        entities=_entities(scorer, utts, recs, warnings, extra.keywords),
     )
     write_summary(out / "summary.json", summary)
     sys.stdout.write(table_text(result.metrics))
+    if summary.entities is not None:
+        from scoring.entities import entities_table
+
+        sys.stdout.write(entities_table(summary.entities))
     if against is not None:
         from asrbench.fsio import atomic_write_json
         from scoring.stats import paired_bootstrap
 
-        second = read_stm_ctm(ref, against)[1] if timed else read_transcripts(against, hyp_format)
+        second = read_hyp(against)
         other = scorer.score(refs, second)
         test = paired_bootstrap(
             [u.errors for u in result.utterances],

@@ -100,37 +100,67 @@ def _exit_now_if_process_entry() -> None:
     os._exit(0)
 
 
+# Options declared here, out of `score`'s signature, keep the command short to read.
+_REF_FORMAT = typer.Option(
+    "auto", help="tsv | kaldi | trn | jsonl | stm | nlp (a file or folder) | auto"
+)
+_HYP_FORMAT = typer.Option(
+    "auto", help="tsv | kaldi | trn | jsonl | ctm | nlp (a file or folder) | auto"
+)
+_LANG = typer.Option(
+    "en",
+    help="the language, any BCP-47 tag (en, fr-CA, zh, ja...): its own steps where "
+    "scoring/languages.py lists it, else the language-neutral ones (docs/SCORING.md)",
+)
+_UNIT = typer.Option(
+    None,
+    help="word, char (every character, spaces included, as jiwer's cer) or mixed "
+    "(CJK characters + words); default: mixed for zh, else word",
+)
+_ALIGN = typer.Option(
+    None,
+    help="minimal (fewest edits; the default) or sclite (sclite's weights, tie-breaks "
+    "and ASCII-only case folding, no DAE: its counts exactly)",
+)
+_PRESET = typer.Option(
+    None,
+    help="a named step list: default, no-dae, sclite (with --align sclite) or raw (no "
+    "step); the step flags given beside it win (docs/SCORING.md)",
+)
+_METRIC = typer.Option(
+    None,
+    help="session mode (timed REF, HYP): wer, cpwer, tcpwer, orcwer (MeetEval's), der or jer "
+    "(diarization, pyannote's); writes sessions.jsonl and sessions.txt (docs/SCORING.md)",
+)
+_COLLAR = typer.Option(
+    None, help="tcpWER: seconds a word may move (5); DER/JER: md-eval's -c, each side (0)"
+)
+_SKIP_OVERLAP = typer.Option(
+    False, "--skip-overlap/--score-overlap", help="DER/JER: leave reference overlap out"
+)
+_NORM = typer.Option(
+    None, help="NLP reference: normalisation sidecar (file, or folder of ID.norm.json)"
+)
+_WER_TAGS = typer.Option(
+    None, help="NLP reference: wer_tags sidecar (file, or folder of ID.wer_tag.json)"
+)
+_LENIENT_SIDECARS = typer.Option(
+    False, "--lenient-sidecars", help="warn, not fail, on sidecar IDs that name no token"
+)
+_KEYWORDS = typer.Option(None, help="a keyword list (one word or phrase a line): B-WER and U-WER")
+
+
 @app.command(cls=_LeanCommand)
 def score(
     ref: Path = typer.Argument(..., help="reference transcripts (tsv, kaldi, trn, jsonl)"),
     hyp: Path = typer.Argument(..., help="hypothesis transcripts"),
     out: Path = typer.Option(Path("score_out"), "--out", "-o", help="output folder"),
-    ref_format: str = typer.Option(
-        "auto", help="tsv | kaldi | trn | jsonl | stm | nlp (a file or folder) | auto"
-    ),
-    hyp_format: str = typer.Option(
-        "auto", help="tsv | kaldi | trn | jsonl | ctm | nlp (a file or folder) | auto"
-    ),
-    lang: str = typer.Option(
-        "en",
-        help="the language, any BCP-47 tag (en, fr-CA, zh, ja...): its own steps where "
-        "scoring/languages.py lists it, else the language-neutral ones (docs/SCORING.md)",
-    ),
-    unit: str = typer.Option(
-        None,
-        help="word, char (every character, spaces included, as jiwer's cer) or mixed "
-        "(CJK characters + words); default: mixed for zh, else word",
-    ),
-    align: str = typer.Option(
-        None,
-        help="minimal (fewest edits; the default) or sclite (sclite's weights, tie-breaks "
-        "and ASCII-only case folding, no DAE: its counts exactly)",
-    ),
-    preset: str = typer.Option(
-        None,
-        help="a named step list: default, no-dae, sclite (with --align sclite) or raw (no "
-        "step); the step flags given beside it win (docs/SCORING.md)",
-    ),
+    ref_format: str = _REF_FORMAT,
+    hyp_format: str = _HYP_FORMAT,
+    lang: str = _LANG,
+    unit: str = _UNIT,
+    align: str = _ALIGN,
+    preset: str = _PRESET,
     score_opt: list[str] = typer.Option(
         None, "--score-opt", help="any scorer option KEY=VALUE (repeatable; wins over a flag)"
     ),
@@ -200,29 +230,13 @@ def score(
         help="pair IDs that differ only in case, as sclite does (default: on with --align "
         "sclite, else off)",
     ),
-    metric: str = typer.Option(
-        None,
-        help="session mode (timed REF, HYP): wer, cpwer, tcpwer, orcwer (MeetEval's), der or jer "
-        "(diarization, pyannote's); writes sessions.jsonl and sessions.txt (docs/SCORING.md)",
-    ),
-    collar: float = typer.Option(
-        None, help="tcpWER: seconds a word may move (5); DER/JER: md-eval's -c, each side (0)"
-    ),
-    skip_overlap: bool = typer.Option(
-        False, "--skip-overlap/--score-overlap", help="DER/JER: leave reference overlap out"
-    ),
-    norm: Path = typer.Option(
-        None, help="NLP reference: normalisation sidecar (file, or folder of ID.norm.json)"
-    ),
-    wer_tags: Path = typer.Option(
-        None, help="NLP reference: wer_tags sidecar (file, or folder of ID.wer_tag.json)"
-    ),
-    lenient_sidecars: bool = typer.Option(
-        False, "--lenient-sidecars", help="warn, not fail, on sidecar IDs that name no token"
-    ),
-    keywords: Path = typer.Option(
-        None, help="a keyword list (one word or phrase a line): B-WER and U-WER"
-    ),
+    metric: str = _METRIC,
+    collar: float = _COLLAR,
+    skip_overlap: bool = _SKIP_OVERLAP,
+    norm: Path = _NORM,
+    wer_tags: Path = _WER_TAGS,
+    lenient_sidecars: bool = _LENIENT_SIDECARS,
+    keywords: Path = _KEYWORDS,
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
     from asrbench.cli.options import score_flag_options

@@ -80,10 +80,8 @@ def _columns(codes: str) -> list[tuple[str, int, int]]:
     out, r, h = [], 0, 0
     for c in codes:
         out.append((c, r, h))
-        if c != "I":
-            r += 1
-        if c in "CSI":
-            h += 1
+        r += c in "CSDO"
+        h += c in "CSIo"  # o: an optional hypothesis word left out (the exact sclite mode)
     return out
 
 
@@ -105,6 +103,8 @@ def _class_counts(tagged: Sequence[Tagged]) -> dict[str, _Count]:
         broken: dict[str, bool] = {}
         ents = rec.entities
         for code, r, _ in _columns(rec.utt.codes):
+            if code == "o":
+                continue
             if code == "I":  # inside an entity: both neighbours belong to it
                 inside = set(ents[r - 1]) & set(ents[r]) if 0 < r < len(ents) else set()
                 for e in inside:
@@ -180,7 +180,7 @@ def number_spans(ref: Sequence[str]) -> list[tuple[int, int]]:
 def _span_outcome(utt: UtteranceResult, cols: list, span: tuple[int, int]) -> str:
     """correct, value, format or missed, for one reference number span."""
     lo, hi = span
-    inside = [k for k, (c, r, _) in enumerate(cols) if c != "I" and lo <= r < hi]
+    inside = [k for k, (c, r, _) in enumerate(cols) if c in "CSDO" and lo <= r < hi]
     a, b = inside[0], inside[-1] + 1
     while a > 0 and cols[a - 1][0] == "I" and is_number_word(utt.hyp[cols[a - 1][2]]):
         a -= 1  # inserted number words just before or after belong to the span
@@ -276,6 +276,8 @@ def keywords(
         flags, found = _biased(utt.ref, phrases)
         cols = _columns(utt.codes)
         for code, r, h in cols:
+            if code == "o":
+                continue
             if code == "I":
                 cols_n["b_err" if utt.hyp[h] in vocab else "u_err"][g] += 1
                 continue

@@ -314,6 +314,22 @@ def _read_inputs(ref: Path, hyp: Path, formats: tuple[str, str], extra: EntityIn
     return refs, read_hyp(hyp) if refs else {}, recs, warnings, read_hyp
 
 
+def _utterances(scorer, refs: dict, hyps: dict, recs) -> list:
+    """The scorer's results; an NLP recording too long for one alternation table is scored
+    in chunks and joined back (scoring.nlp_chunks)."""
+    if recs is None:
+        return scorer.utterances(refs, hyps)
+    from scoring.nlp_chunks import chunk_texts, merge
+
+    chunk_refs: dict[str, str] = {}
+    chunk_hyps = {k: v for k, v in hyps.items() if k not in recs}  # unknown IDs: the error
+    for ident, rec in recs.items():
+        r, h = chunk_texts(ident, rec.pieces, hyps.get(ident))
+        chunk_refs.update(r)
+        chunk_hyps.update(h)
+    return merge(scorer.utterances(chunk_refs, chunk_hyps))
+
+
 def _entities(scorer, utts, recs, warnings: list[str], keywords: Path | None) -> dict | None:
     """summary.json's `entities` block: numbers and entity classes for NLP references,
     B-WER/U-WER with a keyword list; None for other inputs without one."""
@@ -391,7 +407,7 @@ def _score(
     note = scorer.case_warning(refs, hyps)
     if note is not None:
         print(f"warning: {note}", file=sys.stderr)
-    utts = scorer.utterances(refs, hyps)
+    utts = _utterances(scorer, refs, hyps, recs)
     # The corpus metrics' bootstrap is mostly numpy drawing with the GIL released: it runs in
     # a thread while this one writes utterances.jsonl (the same numbers, less time waited).
     # A short switch interval hands the GIL back to it soon after each numpy call (with the

@@ -57,6 +57,10 @@ def nlp_files(path: Path, what: str) -> list[Path]:
     return [path]
 
 
+# Rev's names first (a folder may hold both kinds), then any single ID.*json
+_SUFFIXES = {"--norm": (".norm.json",), "--wer-tags": (".wer_tag.json", ".wer_tags.json")}
+
+
 def _sidecar(option: Path | None, nlp: Path, single: bool, flag: str) -> Path | None:
     if option is None:
         return None
@@ -69,7 +73,9 @@ def _sidecar(option: Path | None, nlp: Path, single: bool, flag: str) -> Path | 
         return option
     if not option.is_dir():
         raise ScoringError(f"{flag} {option}: no such file or folder")
-    found = sorted(option.glob(recording_id(nlp) + ".*json"))
+    ident = recording_id(nlp)
+    named = [option / f"{ident}{suffix}" for suffix in _SUFFIXES[flag]]
+    found = [p for p in named if p.is_file()][:1] or sorted(option.glob(ident + ".*json"))
     if len(found) != 1:
         raise ScoringError(
             f"{flag} {option}: {len(found)} sidecars named {recording_id(nlp)}.*json for "
@@ -86,7 +92,7 @@ def read_references(
     files = nlp_files(path, "the reference")
     out, warnings = {}, []
     for f in files:
-        tokens = read_nlp(f)
+        tokens = read_nlp(f, warnings if lenient else None)
         norms, classes = None, None
         side = _sidecar(norm, f, len(files) == 1, "--norm")
         if side is not None:
@@ -103,9 +109,11 @@ def read_references(
     return out, warnings
 
 
-def read_hypotheses(path: Path, ref_ids: list[str]) -> dict[str, str]:
+def read_hypotheses(
+    path: Path, ref_ids: list[str], warnings: list[str] | None = None
+) -> dict[str, str]:
     """System outputs as NLP: {ID: text}. One file against one reference takes its ID."""
     files = nlp_files(path, "the hypothesis")
     if len(files) == 1 and len(ref_ids) == 1 and not path.is_dir():
-        return {ref_ids[0]: hypothesis_text(read_nlp(files[0]))}
-    return {recording_id(f): hypothesis_text(read_nlp(f)) for f in files}
+        return {ref_ids[0]: hypothesis_text(read_nlp(files[0], warnings))}
+    return {recording_id(f): hypothesis_text(read_nlp(f, warnings)) for f in files}

@@ -144,8 +144,11 @@ _NORM = typer.Option(
 _WER_TAGS = typer.Option(
     None, help="NLP reference: wer_tags sidecar (file, or folder of ID.wer_tag.json)"
 )
-_LENIENT_SIDECARS = typer.Option(
-    False, "--lenient-sidecars", help="warn, not fail, on sidecar IDs that name no token"
+_LENIENT = typer.Option(
+    False,
+    "--lenient",
+    help="NLP inputs: warn, not fail, on sidecar IDs that name no token and times that are "
+    "not numbers (Rev's Earnings-21 files have both)",
 )
 _KEYWORDS = typer.Option(None, help="a keyword list (one word or phrase a line): B-WER and U-WER")
 
@@ -235,7 +238,7 @@ def score(
     skip_overlap: bool = _SKIP_OVERLAP,
     norm: Path = _NORM,
     wer_tags: Path = _WER_TAGS,
-    lenient_sidecars: bool = _LENIENT_SIDECARS,
+    lenient: bool = _LENIENT,
     keywords: Path = _KEYWORDS,
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
@@ -253,7 +256,7 @@ def score(
             files, formats = (ref, hyp), (ref_format, hyp_format)
             _score_sessions(files, out, formats, lang, options, (metric, collar, skip_overlap))
         else:
-            extra = EntityInputs(norm, wer_tags, lenient_sidecars, keywords)
+            extra = EntityInputs(norm, wer_tags, lenient, keywords)
             _score(ref, hyp, out, (ref_format, hyp_format), lang, options, reports, against, extra)
     finally:
         if enabled:
@@ -308,10 +311,37 @@ def _read_inputs(ref: Path, hyp: Path, formats: tuple[str, str], extra: EntityIn
 
     def read_hyp(path: Path) -> dict[str, str]:
         if formats[1] == "nlp" or (formats[1] == "auto" and is_nlp(path)):
-            return read_hypotheses(path, list(refs))
+            return read_hypotheses(path, list(refs), warnings if extra.lenient else None)
         return read_transcripts(path, formats[1])
 
     return refs, read_hyp(hyp) if refs else {}, recs, warnings, read_hyp
+
+
+def _sha256(path: Path) -> str:
+    """A file's SHA-256; a folder of NLP files: that of its files' paths and digests."""
+    from asrbench.identity import bytes_sha256, canonical, file_sha256, tree_files, tree_paths
+
+    if path.is_dir():
+        return bytes_sha256(canonical(tree_files(path, tree_paths(path, hidden=False))))
+    return file_sha256(path)
+
+
+def _sources(ref: Path, hyp: Path, extra: EntityInputs) -> dict:
+    """summary.json's `sources`: the files scored, sidecars and keyword list when given."""
+    files = {"ref": ref, "hyp": hyp, "norm": extra.norm, "wer_tags": extra.wer_tags}
+    files["keywords"] = extra.keywords
+    return {k: {"path": str(p), "sha256": _sha256(p)} for k, p in files.items() if p is not None}
+
+
+def _data_digest(sources: dict) -> str:
+    """The reference's digest, or with sidecars or keywords (what a result also rests on)
+    that of all of them: a plain reference keeps its result key."""
+    from asrbench.identity import bytes_sha256, canonical
+
+    extra = {k: v["sha256"] for k, v in sources.items() if k not in ("ref", "hyp")}
+    if not extra:
+        return sources["ref"]["sha256"]
+    return bytes_sha256(canonical({"ref": sources["ref"]["sha256"], **extra}))
 
 
 def _utterances(scorer, refs: dict, hyps: dict, recs) -> list:
@@ -375,7 +405,6 @@ def _score(
     from concurrent.futures import ThreadPoolExecutor
 
     from asrbench.errors import InputError
-    from asrbench.identity import file_sha256
     from asrbench.results.reports import (
         parse_reports,
         utterance_lines,
@@ -419,10 +448,7 @@ def _score(
             metrics = pool.submit(scorer.summarize, utts)
             write_utterances(out / "utterances.jsonl", utterance_lines(utts, refs, hyps))
             sid = scorer_identity(scorer, options)
-            sources = {
-                "ref": {"path": str(ref), "sha256": file_sha256(ref)},
-                "hyp": {"path": str(hyp), "sha256": file_sha256(hyp)},
-            }
+            sources = _sources(ref, hyp, extra)
             result = ScoreResult(utts, metrics.result(), scorer.config_dict())
     finally:
         sys.setswitchinterval(interval)
@@ -432,7 +458,7 @@ def _score(
         Selection.of(list(refs), len(refs)),
         sid.to_dict(),
         hyps=sources["hyp"]["sha256"],
-        data=sources["ref"]["sha256"],
+        data=_data_digest(sources),
         sources=sources,
         reports=write_reports(out, result, which),
         entities=_entities(scorer, utts, recs, warnings, extra.keywords),

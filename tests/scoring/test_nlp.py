@@ -82,7 +82,7 @@ def test_a_sidecar_entity_naming_no_token_is_named(cli, tmp_path: Path) -> None:
     assert code == 2
     assert f"{norm}: entity '9' names no token of {ref} (tags)" in err
     code, _, err = cli(
-        "score", ref, hyp, "--norm", norm, "--lenient-sidecars", "--no-nsw", "--out", tmp_path / "o"
+        "score", ref, hyp, "--norm", norm, "--lenient", "--no-nsw", "--out", tmp_path / "o"
     )
     assert code == 0 and "warning:" in err
     summary = json.loads((tmp_path / "o" / "summary.json").read_text(encoding="utf-8"))

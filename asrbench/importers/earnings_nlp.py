@@ -24,7 +24,7 @@ from functools import partial
 from pathlib import Path
 
 from asrbench.errors import InputError
-from asrbench.fsio import replace_dir, stage_dir
+from asrbench.fsio import atomic_write_text, replace_dir, stage_dir
 from scoring.errors import ScoringError
 from scoring.nlp import read_nlp, read_norm_sidecar, read_wer_tags
 
@@ -118,6 +118,6 @@ def import_earnings_nlp(
         out=out,
         wer=f" --wer-tags {out}/wer_tags" if counts["wer_tags"] else "",
     )
-    (stage / "README.md").write_text(readme, encoding="utf-8")
+    atomic_write_text(stage / "README.md", readme)
     replace_dir(stage, out)
     return {"calls": len(refs), **counts, "systems": names, "warnings": warnings}

@@ -18,8 +18,8 @@ out, counted correct) and an inserted word I.
   word is *biased* when it lies in an occurrence of a keyword. B-WER = (S + D on biased
   reference words + insertions of a word of some keyword) / biased reference words; U-WER the
   same for the other words and insertions (Le et al. 2021, "Contextualized streaming end-to-end
-  speech recognition with trie-based deep biasing and shallow fusion", Interspeech 2021). B-WER + U-WER weighted by their
-  denominators is the WER.
+  speech recognition with trie-based deep biasing and shallow fusion", Interspeech 2021).
+  B-WER + U-WER weighted by their denominators is the WER.
 
 Confidence intervals resample recordings (utterances) with `scoring.stats`' bootstrap.
 """

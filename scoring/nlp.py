@@ -159,8 +159,9 @@ def _list_text(values: Sequence[str]) -> str:
     return "[" + ", ".join(repr(v) for v in values) + "]"
 
 
-def write_nlp(path: str | Path, tokens: Sequence[NlpToken], wer_tags: bool = True) -> None:
-    """Write tokens as an NLP file (8 columns, or 7 without `wer_tags`), as Rev writes them."""
+def format_nlp(tokens: Sequence[NlpToken], wer_tags: bool = True) -> str:
+    """Tokens as an NLP file's text (8 columns, or 7 without `wer_tags`), as Rev writes them;
+    the caller writes it (the scorer writes no files)."""
     cols = COLUMNS if wer_tags else COLUMNS[:_MIN_COLUMNS]
     lines = ["|".join(cols)]
     for t in tokens:
@@ -179,7 +180,7 @@ def write_nlp(path: str | Path, tokens: Sequence[NlpToken], wer_tags: bool = Tru
         if wer_tags:
             row.append(_list_text(t.wer_tags))
         lines.append("|".join(row))
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return "\n".join(lines) + "\n"
 
 
 def _json_object(path: Path) -> dict:

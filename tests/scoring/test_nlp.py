@@ -11,7 +11,9 @@ import pytest
 from scoring.errors import ScoringError
 from scoring.nlp import (
     NlpToken,
+    Piece,
     format_nlp,
+    map_pieces,
     pieces_text,
     read_nlp,
     read_norm_sidecar,
@@ -98,3 +100,11 @@ def test_a_malformed_tags_column_is_named(tmp_path: Path) -> None:
     ref, _, _ = _write(tmp_path, REF.replace("['0:MONEY']", "0:MONEY"))
     with pytest.raises(ScoringError, match=r"ref.nlp:4: the tags column must be a list"):
         read_nlp(ref)
+
+
+def test_scored_words_find_their_pieces() -> None:
+    pieces = [Piece(0, 1, ("a",)), Piece(1, 2, ("b c", "bc")), Piece(2, 3, ("d",))]
+    assert map_pieces(pieces, ["a", "bc", "d"], str.split) == [0, 1, 2]  # the chosen branch
+    assert map_pieces(pieces, ["a", "b", "c", "d"], str.split) == [0, 1, 1, 2]
+    # normalised in context the words differ: matched by a diff, "x" takes its predecessor's
+    assert map_pieces(pieces, ["a", "x", "c", "d"], str.split) == [0, 0, 1, 2]

@@ -301,6 +301,34 @@ def longform_cmd(
     _run_longform(source, out, dataset_id, rate, card, force)
 
 
+@app.command("earnings-nlp")
+def earnings_nlp(
+    source: Path = typer.Option(
+        ..., "--from", help="a checkout of revdotcom/speech-datasets (or its extracted archive)"
+    ),
+    corpus: str = typer.Option("earnings21", "--corpus", help="earnings21 or earnings22"),
+    out: Path = typer.Option(None, "--out", help="output folder (default datasets/CORPUS-nlp)"),
+    systems: bool = typer.Option(
+        False, "--systems", help="also the published system outputs (Earnings-21's seven)"
+    ),
+    force: bool = ForceOpt,
+) -> None:
+    """Earnings-21/22 as fstalign scores them (text only): NLP references, normalisation and
+    wer_tags sidecars (and system outputs), for ops/score; the audio is the earnings21 and
+    earnings22 recipes' (online)."""
+    from asrbench.importers.earnings_nlp import import_earnings_nlp
+
+    dest = out or _out(None, f"{corpus}-nlp")
+    got = import_earnings_nlp(source, corpus, dest, systems=systems, force=force)
+    for line in got["warnings"]:
+        typer.echo(f"warning: {line}", err=True)
+    more = f", outputs of {len(got['systems'])} systems" if got["systems"] else ""
+    typer.echo(
+        f"imported {got['calls']} calls ({got['normalizations']} normalisation and "
+        f"{got['wer_tags']} wer_tags sidecars{more}) into {dest}"
+    )
+
+
 def _run_longform(source, out: Path | None, dataset_id: str, rate: int, meta: dict, force: bool):
     from asrbench.dataset import load_dataset
     from asrbench.importers.longform import build_longform

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -99,33 +100,70 @@ def _exit_now_if_process_entry() -> None:
     os._exit(0)
 
 
+# Options declared here, out of `score`'s signature, keep the command short to read.
+_REF_FORMAT = typer.Option(
+    "auto", help="tsv | kaldi | trn | jsonl | stm | nlp (a file or folder) | auto"
+)
+_HYP_FORMAT = typer.Option(
+    "auto", help="tsv | kaldi | trn | jsonl | ctm | nlp (a file or folder) | auto"
+)
+_LANG = typer.Option(
+    "en",
+    help="the language, any BCP-47 tag (en, fr-CA, zh, ja...): its own steps where "
+    "scoring/languages.py lists it, else the language-neutral ones (docs/SCORING.md)",
+)
+_UNIT = typer.Option(
+    None,
+    help="word, char (every character, spaces included, as jiwer's cer) or mixed "
+    "(CJK characters + words); default: mixed for zh, else word",
+)
+_ALIGN = typer.Option(
+    None,
+    help="minimal (fewest edits; the default) or sclite (sclite's weights, tie-breaks "
+    "and ASCII-only case folding, no DAE: its counts exactly)",
+)
+_PRESET = typer.Option(
+    None,
+    help="a named step list: default, no-dae, sclite (with --align sclite) or raw (no "
+    "step); the step flags given beside it win (docs/SCORING.md)",
+)
+_METRIC = typer.Option(
+    None,
+    help="session mode (timed REF, HYP): wer, cpwer, tcpwer, orcwer (MeetEval's), der or jer "
+    "(diarization, pyannote's); writes sessions.jsonl and sessions.txt (docs/SCORING.md)",
+)
+_COLLAR = typer.Option(
+    None, help="tcpWER: seconds a word may move (5); DER/JER: md-eval's -c, each side (0)"
+)
+_SKIP_OVERLAP = typer.Option(
+    False, "--skip-overlap/--score-overlap", help="DER/JER: leave reference overlap out"
+)
+_NORM = typer.Option(
+    None, help="NLP reference: normalisation sidecar (file, or folder of ID.norm.json)"
+)
+_WER_TAGS = typer.Option(
+    None, help="NLP reference: wer_tags sidecar (file, or folder of ID.wer_tag.json)"
+)
+_LENIENT = typer.Option(
+    False,
+    "--lenient",
+    help="NLP inputs: warn, not fail, on sidecar IDs that name no token and times that are "
+    "not numbers (Rev's Earnings-21 files have both)",
+)
+_KEYWORDS = typer.Option(None, help="a keyword list (one word or phrase a line): B-WER and U-WER")
+
+
 @app.command(cls=_LeanCommand)
 def score(
     ref: Path = typer.Argument(..., help="reference transcripts (tsv, kaldi, trn, jsonl)"),
     hyp: Path = typer.Argument(..., help="hypothesis transcripts"),
     out: Path = typer.Option(Path("score_out"), "--out", "-o", help="output folder"),
-    ref_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | stm | auto"),
-    hyp_format: str = typer.Option("auto", help="tsv | kaldi | trn | jsonl | ctm | auto"),
-    lang: str = typer.Option(
-        "en",
-        help="the language, any BCP-47 tag (en, fr-CA, zh, ja...): its own steps where "
-        "scoring/languages.py lists it, else the language-neutral ones (docs/SCORING.md)",
-    ),
-    unit: str = typer.Option(
-        None,
-        help="word, char (every character, spaces included, as jiwer's cer) or mixed "
-        "(CJK characters + words); default: mixed for zh, else word",
-    ),
-    align: str = typer.Option(
-        None,
-        help="minimal (fewest edits; the default) or sclite (sclite's weights, tie-breaks "
-        "and ASCII-only case folding, no DAE: its counts exactly)",
-    ),
-    preset: str = typer.Option(
-        None,
-        help="a named step list: default, no-dae, sclite (with --align sclite) or raw (no "
-        "step); the step flags given beside it win (docs/SCORING.md)",
-    ),
+    ref_format: str = _REF_FORMAT,
+    hyp_format: str = _HYP_FORMAT,
+    lang: str = _LANG,
+    unit: str = _UNIT,
+    align: str = _ALIGN,
+    preset: str = _PRESET,
     score_opt: list[str] = typer.Option(
         None, "--score-opt", help="any scorer option KEY=VALUE (repeatable; wins over a flag)"
     ),
@@ -195,17 +233,13 @@ def score(
         help="pair IDs that differ only in case, as sclite does (default: on with --align "
         "sclite, else off)",
     ),
-    metric: str = typer.Option(
-        None,
-        help="session mode (timed REF, HYP): wer, cpwer, tcpwer, orcwer (MeetEval's), der or jer "
-        "(diarization, pyannote's); writes sessions.jsonl and sessions.txt (docs/SCORING.md)",
-    ),
-    collar: float = typer.Option(
-        None, help="tcpWER: seconds a word may move (5); DER/JER: md-eval's -c, each side (0)"
-    ),
-    skip_overlap: bool = typer.Option(
-        False, "--skip-overlap/--score-overlap", help="DER/JER: leave reference overlap out"
-    ),
+    metric: str = _METRIC,
+    collar: float = _COLLAR,
+    skip_overlap: bool = _SKIP_OVERLAP,
+    norm: Path = _NORM,
+    wer_tags: Path = _WER_TAGS,
+    lenient: bool = _LENIENT,
+    keywords: Path = _KEYWORDS,
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
     from asrbench.cli.options import score_flag_options
@@ -218,14 +252,133 @@ def score(
     try:
         if metric is not None:  # session mode (issue 29)
             _no_against(against)
+            _no_entity_options(norm, wer_tags, keywords)
             files, formats = (ref, hyp), (ref_format, hyp_format)
             _score_sessions(files, out, formats, lang, options, (metric, collar, skip_overlap))
         else:
-            _score(ref, hyp, out, ref_format, hyp_format, lang, options, reports, against)
+            extra = EntityInputs(norm, wer_tags, lenient, keywords)
+            _score(ref, hyp, out, (ref_format, hyp_format), lang, options, reports, against, extra)
     finally:
         if enabled:
             gc.enable()
     _exit_now_if_process_entry()
+
+
+@dataclass(frozen=True)
+class EntityInputs:
+    """The options of entity, number and keyword metrics (scoring.entities)."""
+
+    norm: Path | None = None
+    wer_tags: Path | None = None
+    lenient: bool = False
+    keywords: Path | None = None
+
+
+def _no_entity_options(*given: Path | None) -> None:
+    if any(x is not None for x in given):
+        from asrbench.errors import InputError
+
+        raise InputError(
+            "--norm, --wer-tags and --keywords apply to word scoring, not --metric: "
+            "leave them out or score without --metric"
+        )
+
+
+def _read_inputs(ref: Path, hyp: Path, formats: tuple[str, str], extra: EntityInputs):
+    """(refs, hyps, NLP recordings or None, sidecar warnings, a reader of another hypothesis
+    file): NLP inputs (a .nlp file or folder, or the nlp format) or any other transcripts."""
+    from asrbench.errors import InputError
+    from scoring.io import read_transcripts
+    from scoring.nlp import pieces_text
+    from scoring.nlp_inputs import is_nlp, read_hypotheses, read_references
+    from scoring.sclite_timed import read_stm_ctm, timed_pair
+
+    ref_nlp = formats[0] == "nlp" or (formats[0] == "auto" and is_nlp(ref))
+    if not ref_nlp and (extra.norm is not None or extra.wer_tags is not None):
+        raise InputError(
+            f"--norm and --wer-tags are sidecars of an NLP reference; {ref} is not one "
+            "(give a .nlp file or folder, or --ref-format nlp)"
+        )
+    recs, warnings = None, []
+    if ref_nlp:
+        recs, warnings = read_references(ref, extra.norm, extra.wer_tags, extra.lenient)
+        refs = {k: pieces_text(r.pieces) for k, r in recs.items()}
+    elif timed_pair(ref, hyp, *formats):  # STM + CTM: sclite's segments
+        refs, hyps = read_stm_ctm(ref, hyp)
+        return refs, hyps, None, [], lambda p: read_stm_ctm(ref, p)[1]
+    else:
+        refs = read_transcripts(ref, formats[0])
+
+    def read_hyp(path: Path) -> dict[str, str]:
+        if formats[1] == "nlp" or (formats[1] == "auto" and is_nlp(path)):
+            return read_hypotheses(path, list(refs), warnings if extra.lenient else None)
+        return read_transcripts(path, formats[1])
+
+    return refs, read_hyp(hyp) if refs else {}, recs, warnings, read_hyp
+
+
+def _sha256(path: Path) -> str:
+    """A file's SHA-256; a folder of NLP files: that of its files' paths and digests."""
+    from asrbench.identity import bytes_sha256, canonical, file_sha256, tree_files, tree_paths
+
+    if path.is_dir():
+        return bytes_sha256(canonical(tree_files(path, tree_paths(path, hidden=False))))
+    return file_sha256(path)
+
+
+def _sources(ref: Path, hyp: Path, extra: EntityInputs) -> dict:
+    """summary.json's `sources`: the files scored, sidecars and keyword list when given."""
+    files = {"ref": ref, "hyp": hyp, "norm": extra.norm, "wer_tags": extra.wer_tags}
+    files["keywords"] = extra.keywords
+    return {k: {"path": str(p), "sha256": _sha256(p)} for k, p in files.items() if p is not None}
+
+
+def _data_digest(sources: dict) -> str:
+    """The reference's digest, or with sidecars or keywords (what a result also rests on)
+    that of all of them: a plain reference keeps its result key."""
+    from asrbench.identity import bytes_sha256, canonical
+
+    extra = {k: v["sha256"] for k, v in sources.items() if k not in ("ref", "hyp")}
+    if not extra:
+        return sources["ref"]["sha256"]
+    return bytes_sha256(canonical({"ref": sources["ref"]["sha256"], **extra}))
+
+
+def _utterances(scorer, refs: dict, hyps: dict, recs) -> list:
+    """The scorer's results; an NLP recording too long for one alternation table is scored
+    in chunks and joined back (scoring.nlp_chunks)."""
+    if recs is None:
+        return scorer.utterances(refs, hyps)
+    from scoring.nlp_chunks import chunk_texts, merge
+
+    chunk_refs: dict[str, str] = {}
+    chunk_hyps = {k: v for k, v in hyps.items() if k not in recs}  # unknown IDs: the error
+    for ident, rec in recs.items():
+        r, h = chunk_texts(ident, rec.pieces, hyps.get(ident))
+        chunk_refs.update(r)
+        chunk_hyps.update(h)
+    return merge(scorer.utterances(chunk_refs, chunk_hyps))
+
+
+def _entities(scorer, utts, recs, warnings: list[str], keywords: Path | None) -> dict | None:
+    """summary.json's `entities` block: numbers and entity classes for NLP references,
+    B-WER/U-WER with a keyword list; None for other inputs without one."""
+    from scoring.entities import describe, read_keywords, tag_words
+    from scoring.nlp import map_pieces
+
+    if recs is None and keywords is None:
+        return None
+    cfg = scorer.config
+    boot = (cfg.bootstrap, cfg.confidence, cfg.seed)
+    tagged = None
+    if recs is not None:
+        tagged = []
+        for u in utts:
+            rec = recs[u.id]
+            owner = map_pieces(rec.pieces, u.ref, scorer.normalize)
+            tagged.append(tag_words(u, rec.tokens, rec.pieces, owner, rec.classes))
+    phrases = read_keywords(keywords, scorer.normalize) if keywords is not None else None
+    return describe(utts, boot, tagged, phrases, warnings)
 
 
 def _no_against(against: Path | None) -> None:
@@ -242,17 +395,16 @@ def _score(
     ref: Path,
     hyp: Path,
     out: Path,
-    ref_format: str,
-    hyp_format: str,
+    formats: tuple[str, str],
     lang: str,
     options: dict,
     reports: str,
     against: Path | None,
+    extra: EntityInputs,
 ) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     from asrbench.errors import InputError
-    from asrbench.identity import file_sha256
     from asrbench.results.reports import (
         parse_reports,
         utterance_lines,
@@ -261,9 +413,7 @@ def _score(
     )
     from asrbench.results.summary import Selection, new_summary, write_summary
     from asrbench.scorers import get_scorer, scorer_identity
-    from scoring.io import read_transcripts
     from scoring.report import table_text
-    from scoring.sclite_timed import read_stm_ctm, timed_pair
     from scoring.scorer import ScoreResult
 
     if out.exists() and not out.is_dir():
@@ -274,20 +424,19 @@ def _score(
         )
     which = parse_reports(reports)
     scorer = get_scorer(lang, options)
-    timed = timed_pair(ref, hyp, ref_format, hyp_format)  # STM + CTM: sclite's segments
-    refs, hyps = read_stm_ctm(ref, hyp) if timed else (read_transcripts(ref, ref_format), {})
+    refs, hyps, recs, warnings, read_hyp = _read_inputs(ref, hyp, formats, extra)
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
     if not refs:
         # Nothing to score: a table of zeros would read as a perfect system.
         raise InputError(
             f"{ref}: the reference holds no utterance (empty or blank file); "
             "give the reference transcripts, one line per utterance"
         )
-    if not timed:
-        hyps = read_transcripts(hyp, hyp_format)
     note = scorer.case_warning(refs, hyps)
     if note is not None:
         print(f"warning: {note}", file=sys.stderr)
-    utts = scorer.utterances(refs, hyps)
+    utts = _utterances(scorer, refs, hyps, recs)
     # The corpus metrics' bootstrap is mostly numpy drawing with the GIL released: it runs in
     # a thread while this one writes utterances.jsonl (the same numbers, less time waited).
     # A short switch interval hands the GIL back to it soon after each numpy call (with the
@@ -299,10 +448,7 @@ def _score(
             metrics = pool.submit(scorer.summarize, utts)
             write_utterances(out / "utterances.jsonl", utterance_lines(utts, refs, hyps))
             sid = scorer_identity(scorer, options)
-            sources = {
-                "ref": {"path": str(ref), "sha256": file_sha256(ref)},
-                "hyp": {"path": str(hyp), "sha256": file_sha256(hyp)},
-            }
+            sources = _sources(ref, hyp, extra)
             result = ScoreResult(utts, metrics.result(), scorer.config_dict())
     finally:
         sys.setswitchinterval(interval)
@@ -312,17 +458,22 @@ def _score(
         Selection.of(list(refs), len(refs)),
         sid.to_dict(),
         hyps=sources["hyp"]["sha256"],
-        data=sources["ref"]["sha256"],
+        data=_data_digest(sources),
         sources=sources,
         reports=write_reports(out, result, which),
+        entities=_entities(scorer, utts, recs, warnings, extra.keywords),
     )
     write_summary(out / "summary.json", summary)
     sys.stdout.write(table_text(result.metrics))
+    if summary.entities is not None:
+        from scoring.entities import entities_table
+
+        sys.stdout.write(entities_table(summary.entities))
     if against is not None:
         from asrbench.fsio import atomic_write_json
         from scoring.stats import paired_bootstrap
 
-        second = read_stm_ctm(ref, against)[1] if timed else read_transcripts(against, hyp_format)
+        second = read_hyp(against)
         other = scorer.score(refs, second)
         test = paired_bootstrap(
             [u.errors for u in result.utterances],

@@ -1,0 +1,110 @@
+"""Rev's NLP files and sidecars (scoring/nlp.py): reading, writing, and the bad inputs
+`ops/score` names in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scoring.errors import ScoringError
+from scoring.nlp import (
+    NlpToken,
+    Piece,
+    format_nlp,
+    map_pieces,
+    pieces_text,
+    read_nlp,
+    read_norm_sidecar,
+    reference_pieces,
+)
+
+HEADER = "token|speaker|ts|endTs|punctuation|case|tags|wer_tags\n"
+REF = HEADER + "we|0||||UC|[]|[]\nmade|0||||LC|[]|[]\n$5|0|||.|LC|['0:MONEY']|['0']\n"
+NORM = {"0": {"class": "MONEY", "candidates": [{"verbalization": ["five", "dollars"]}]}}
+
+
+def _write(tmp_path: Path, ref: str = REF, norm: dict | None = None) -> tuple[Path, Path, Path]:
+    (tmp_path / "ref.nlp").write_text(ref, encoding="utf-8")
+    (tmp_path / "hyp.nlp").write_text(
+        "token|speaker|ts|endTs|punctuation|case|tags\nwe|1|0.1|0.3|||\n", encoding="utf-8"
+    )
+    (tmp_path / "ref.norm.json").write_text(json.dumps(norm or NORM), encoding="utf-8")
+    return tmp_path / "ref.nlp", tmp_path / "hyp.nlp", tmp_path / "ref.norm.json"
+
+
+def test_read_write_round_trip(tmp_path: Path) -> None:
+    ref, hyp, _ = _write(tmp_path)
+    tokens = read_nlp(ref)
+    assert tokens[2] == NlpToken("$5", "0", None, None, ".", "LC", ("0",), ("MONEY",), ("0",), 4)
+    assert format_nlp(tokens) == REF
+    timed = read_nlp(hyp)  # a system output: 7 columns, times
+    assert (timed[0].ts, timed[0].end_ts, timed[0].wer_tags) == (0.1, 0.3, ())
+
+
+def test_a_normalisation_sidecar_becomes_an_alternation(tmp_path: Path) -> None:
+    ref, _, norm = _write(
+        tmp_path,
+        norm={
+            "0": {
+                "class": "MONEY",
+                "candidates": [
+                    {"verbalization": ["five", "dollars"]},
+                    {"verbalization": ["five", "bucks"]},
+                ],
+            }
+        },
+    )
+    pieces = reference_pieces(read_nlp(ref), read_norm_sidecar(norm))
+    assert pieces_text(pieces) == "we made { five dollars / five bucks }"
+
+
+def test_a_line_with_the_wrong_column_count_is_named(cli, tmp_path: Path) -> None:
+    ref, hyp, _ = _write(tmp_path, REF + "oops|0|||\n")
+    code, _, err = cli("score", ref, hyp, "--out", tmp_path / "out")
+    assert code == 2
+    assert f"{ref}:5: 5 columns where the header has 8" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_an_unknown_entity_id_is_named(cli, tmp_path: Path) -> None:
+    ref, hyp, norm = _write(tmp_path, REF.replace("['0:MONEY']", "['7:MONEY']"))
+    code, _, err = cli("score", ref, hyp, "--norm", norm, "--out", tmp_path / "out")
+    assert code == 2
+    assert f"{ref}:4: entity ID '7' (tags) is not in {norm}" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_sidecar_entity_naming_no_token_is_named(cli, tmp_path: Path) -> None:
+    extra = {**NORM, "9": {"class": "YEAR", "candidates": [{"verbalization": ["ten"]}]}}
+    ref, hyp, norm = _write(tmp_path, norm=extra)
+    code, _, err = cli("score", ref, hyp, "--norm", norm, "--out", tmp_path / "out")
+    assert code == 2
+    assert f"{norm}: entity '9' names no token of {ref} (tags)" in err
+    code, _, err = cli(
+        "score", ref, hyp, "--norm", norm, "--lenient", "--no-nsw", "--out", tmp_path / "o"
+    )
+    assert code == 0 and "warning:" in err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["entities"]["warnings"] == [err.split("warning: ", 1)[1].strip()]
+
+
+def test_wer_tags_without_an_nlp_reference_are_refused(cli, tmp_path: Path) -> None:
+    (tmp_path / "r.tsv").write_text("a\thello\n", encoding="utf-8")
+    code, _, err = cli("score", tmp_path / "r.tsv", tmp_path / "r.tsv", "--wer-tags", tmp_path)
+    assert code == 2 and "not one (give a .nlp file" in err
+
+
+def test_a_malformed_tags_column_is_named(tmp_path: Path) -> None:
+    ref, _, _ = _write(tmp_path, REF.replace("['0:MONEY']", "0:MONEY"))
+    with pytest.raises(ScoringError, match=r"ref.nlp:4: the tags column must be a list"):
+        read_nlp(ref)
+
+
+def test_scored_words_find_their_pieces() -> None:
+    pieces = [Piece(0, 1, ("a",)), Piece(1, 2, ("b c", "bc")), Piece(2, 3, ("d",))]
+    assert map_pieces(pieces, ["a", "bc", "d"], str.split) == [0, 1, 2]  # the chosen branch
+    assert map_pieces(pieces, ["a", "b", "c", "d"], str.split) == [0, 1, 1, 2]
+    # normalised in context the words differ: matched by a diff, "x" takes its predecessor's
+    assert map_pieces(pieces, ["a", "x", "c", "d"], str.split) == [0, 0, 1, 2]

@@ -199,7 +199,7 @@ def read_norm_sidecar(path: str | Path) -> dict[str, Norm]:
     out = {}
     for ident, entry in _json_object(path).items():
         cands = entry.get("candidates") if isinstance(entry, dict) else None
-        readings = []
+        readings: list[tuple[str, ...]] = []
         for cand in cands or []:
             words = cand.get("verbalization") if isinstance(cand, dict) else None
             if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
@@ -271,6 +271,7 @@ def reference_pieces(tokens: Sequence[NlpToken], norms: dict[str, Norm] | None) 
         if ident is not None:
             while j < len(tokens) and ident in tokens[j].tags:
                 j += 1
+            assert norms is not None  # ident was found in norms
             readings = (_escape(" ".join(c)).strip() for c in norms[ident].candidates)
             kept = tuple(dict.fromkeys(r for r in readings if r))  # an empty branch: none
             pieces.append(Piece(i, j, kept or ("",)))

@@ -93,7 +93,11 @@ def merge(utts: Sequence[UtteranceResult]) -> list[UtteranceResult]:
 
 
 def _joined(ident: str, parts: list[UtteranceResult]) -> UtteranceResult:
-    ref, hyp, codes, alts, optional = [], [], "", [], []
+    ref: list[str] = []
+    hyp: list[str] = []
+    codes = ""
+    alts: list[tuple[int, int, str, str]] = []
+    optional: list[bool] = []
     for u in parts:
         shift = len(hyp)
         alts += [

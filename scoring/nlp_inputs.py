@@ -90,7 +90,8 @@ def read_references(
     """Every reference NLP file with its sidecars checked (`check_sidecar`), and the
     warnings `lenient` let through."""
     files = nlp_files(path, "the reference")
-    out, warnings = {}, []
+    out: dict[str, NlpRecording] = {}
+    warnings: list[str] = []
     for f in files:
         tokens = read_nlp(f, warnings if lenient else None)
         norms, classes = None, None

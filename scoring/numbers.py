@@ -66,13 +66,14 @@ def _digits(word: str) -> Decimal | None:
 
 
 def _cardinal(words: list[str]) -> Decimal | None:
-    total, current = Decimal(0), Decimal(0)
+    total: Decimal = Decimal(0)
+    current: Decimal = Decimal(0)
     for w in words:
         if w == "and":
             continue
         if w in SCALES:
             scale = SCALES[w]
-            current = (current or 1) * scale
+            current = (current or Decimal(1)) * scale
             if scale >= 1000:
                 total, current = total + current, Decimal(0)
         elif w in TENS:

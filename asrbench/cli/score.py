@@ -299,7 +299,8 @@ def _read_inputs(ref: Path, hyp: Path, formats: tuple[str, str], extra: EntityIn
             f"--norm and --wer-tags are sidecars of an NLP reference; {ref} is not one "
             "(give a .nlp file or folder, or --ref-format nlp)"
         )
-    recs, warnings = None, []
+    recs = None
+    warnings: list[str] = []
     if ref_nlp:
         recs, warnings = read_references(ref, extra.norm, extra.wer_tags, extra.lenient)
         refs = {k: pieces_text(r.pieces) for k, r in recs.items()}

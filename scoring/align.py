@@ -944,17 +944,14 @@ def align_timed(
     k64 = np.int64(k)
     rs, re = ref_times[:, 0], ref_times[:, 1]
     hs, he = hyp_times[:, 0], hyp_times[:, 1]
-    prev = np.arange(b[0] + 1, dtype=np.int64) * k64  # row 0: insertions
+    kcols = np.arange(m + 1, dtype=np.int64) * k64  # j*K: insertions up to column j
+    prev = kcols[: b[0] + 1].copy()  # row 0: insertions
     pa, pb = 0, int(b[0])
     codes: list[np.ndarray] = []
     for i in range(1, n + 1):
         ai, bi = int(a[i]), int(b[i])
         width = bi - ai + 1
-        # row i-1 over columns ai-1 .. bi (right of its window: its last cell + insertions)
-        cols = np.arange(ai - 1, bi + 1, dtype=np.int64)
-        p = np.where(cols <= pb, prev[np.clip(cols - pa, 0, pb - pa)], prev[-1] + (cols - pb) * k64)
-        if ai - 1 < pa:
-            p[0] = inf  # never read: column ai takes no diagonal move
+        p = _timed_above(prev, pa, pb, ai, bi, kcols)
         up = p[1:] + k64
         j0 = max(ai, 1)  # column 0 has no diagonal
         diag = np.full(width, inf, dtype=np.int64)
@@ -968,7 +965,7 @@ def align_timed(
         if ai == 0:
             t[0] = i * k64
         # insertions: a running minimum of t - j*K (then back)
-        shift = k64 * np.arange(ai, bi + 1, dtype=np.int64)
+        shift = kcols[ai : bi + 1]
         row = np.fmin.accumulate(t - shift) + shift
         if ops:
             code = np.where(row == diag, np.uint8(1) + (diag - p[:-1] > 0), np.uint8(0))
@@ -981,6 +978,26 @@ def align_timed(
     if not ops:
         return "", cost
     return _timed_trace(codes, a, b, n, m), cost
+
+
+def _timed_above(
+    prev: np.ndarray, pa: int, pb: int, ai: int, bi: int, kcols: np.ndarray
+) -> np.ndarray:
+    """Row i-1 (computed over columns pa..pb) over columns ai-1 .. bi: right of its window, its
+    last cell plus insertions; column ai-1 left of it (ai == pa: the windows never move left)
+    is `inf`, never read (column ai takes no diagonal move there). Slices, not a gather: this
+    runs once a reference word."""
+    lo = ai - 1
+    p = np.empty(bi - lo + 1, dtype=np.int64)
+    start, stop = max(lo, pa), min(bi, pb)
+    if lo < pa:
+        p[0] = 1 << 60
+    if start <= stop:
+        p[start - lo : stop - lo + 1] = prev[start - pa : stop - pa + 1]
+    if bi > pb:
+        ext = max(pb + 1, lo)
+        np.add(kcols[ext : bi + 1], int(prev[-1]) - int(kcols[pb]), out=p[ext - lo :])
+    return p
 
 
 def _timed_trace(codes: list[np.ndarray], a: np.ndarray, b: np.ndarray, n: int, m: int) -> str:

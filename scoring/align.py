@@ -91,6 +91,7 @@ def check_pair(n: int, m: int, pair: int = -1) -> None:
 # Back-trace codes: 0 origin, 1 C, 2 S, 3 D, 4 I, 5 O (an optional reference word omitted).
 _LETTERS = np.array([0, C, S, D, I, O], dtype=np.uint8)
 _ONE, _FOUR = np.uint8(1), np.uint8(4)
+_NO_DIAG, _ONE_CODE = np.array([1 << 60], dtype=np.int64), np.array([1], dtype=np.uint8)
 
 
 def align_batch(pairs: list[tuple[list[int], list[int]]], k: int) -> tuple[list[str], list[int]]:
@@ -954,13 +955,15 @@ def align_timed(
         p = _timed_above(prev, pa, pb, ai, bi, kcols)
         up = p[1:] + k64
         j0 = max(ai, 1)  # column 0 has no diagonal
-        diag = np.full(width, inf, dtype=np.int64)
-        if j0 <= bi:
-            near = slice(j0 - 1, bi)
-            allowed = (rs[i - 1] < he[near]) & (re[i - 1] > hs[near])
-            differ = hyp[near] != ref[i - 1]
-            step = np.where(differ, k64 + 1, 0)
-            diag[j0 - ai :] = np.where(allowed, p[j0 - ai : width] + step, inf)
+        near = slice(j0 - 1, bi)  # (empty where the row's window is column 0 alone)
+        allowed = (rs[i - 1] < he[near]) & (re[i - 1] > hs[near])
+        differ = hyp[near] != ref[i - 1]
+        diag = np.where(allowed, p[j0 - ai : width] + np.where(differ, k64 + 1, 0), inf)
+        # 1 (C) / 2 (S): the back-trace code of a diagonal move into each column
+        diag_code = np.add(differ, _ONE, dtype=np.uint8)
+        if j0 > ai:  # column 0 takes no diagonal move
+            diag = np.concatenate((_NO_DIAG, diag))
+            diag_code = np.concatenate((_ONE_CODE, diag_code))
         t = np.minimum(up, diag)
         if ai == 0:
             t[0] = i * k64
@@ -968,8 +971,9 @@ def align_timed(
         shift = kcols[ai : bi + 1]
         row = np.fmin.accumulate(t - shift) + shift
         if ops:
-            code = np.where(row == diag, np.uint8(1) + (diag - p[:-1] > 0), np.uint8(0))
-            code = np.where(code == 0, np.where(row == up, 3, 4), code).astype(np.uint8)
+            # the diagonal where optimal (a finite cell: an allowed move), else up (3), else 4
+            code = np.subtract(_FOUR, row == up, dtype=np.uint8)
+            np.copyto(code, diag_code, where=row == diag)
             if ai == 0:
                 code[0] = 3
             codes.append(code)

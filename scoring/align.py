@@ -91,6 +91,7 @@ def check_pair(n: int, m: int, pair: int = -1) -> None:
 # Back-trace codes: 0 origin, 1 C, 2 S, 3 D, 4 I, 5 O (an optional reference word omitted).
 _LETTERS = np.array([0, C, S, D, I, O], dtype=np.uint8)
 _ONE, _FOUR = np.uint8(1), np.uint8(4)
+_NO_DIAG, _ONE_CODE = np.array([1 << 60], dtype=np.int64), np.array([1], dtype=np.uint8)
 
 
 def align_batch(pairs: list[tuple[list[int], list[int]]], k: int) -> tuple[list[str], list[int]]:
@@ -944,35 +945,35 @@ def align_timed(
     k64 = np.int64(k)
     rs, re = ref_times[:, 0], ref_times[:, 1]
     hs, he = hyp_times[:, 0], hyp_times[:, 1]
-    prev = np.arange(b[0] + 1, dtype=np.int64) * k64  # row 0: insertions
+    kcols = np.arange(m + 1, dtype=np.int64) * k64  # j*K: insertions up to column j
+    prev = kcols[: b[0] + 1].copy()  # row 0: insertions
     pa, pb = 0, int(b[0])
     codes: list[np.ndarray] = []
     for i in range(1, n + 1):
         ai, bi = int(a[i]), int(b[i])
         width = bi - ai + 1
-        # row i-1 over columns ai-1 .. bi (right of its window: its last cell + insertions)
-        cols = np.arange(ai - 1, bi + 1, dtype=np.int64)
-        p = np.where(cols <= pb, prev[np.clip(cols - pa, 0, pb - pa)], prev[-1] + (cols - pb) * k64)
-        if ai - 1 < pa:
-            p[0] = inf  # never read: column ai takes no diagonal move
+        p = _timed_above(prev, pa, pb, ai, bi, kcols)
         up = p[1:] + k64
         j0 = max(ai, 1)  # column 0 has no diagonal
-        diag = np.full(width, inf, dtype=np.int64)
-        if j0 <= bi:
-            near = slice(j0 - 1, bi)
-            allowed = (rs[i - 1] < he[near]) & (re[i - 1] > hs[near])
-            differ = hyp[near] != ref[i - 1]
-            step = np.where(differ, k64 + 1, 0)
-            diag[j0 - ai :] = np.where(allowed, p[j0 - ai : width] + step, inf)
+        near = slice(j0 - 1, bi)  # (empty where the row's window is column 0 alone)
+        allowed = (rs[i - 1] < he[near]) & (re[i - 1] > hs[near])
+        differ = hyp[near] != ref[i - 1]
+        diag = np.where(allowed, p[j0 - ai : width] + np.where(differ, k64 + 1, 0), inf)
+        # 1 (C) / 2 (S): the back-trace code of a diagonal move into each column
+        diag_code = np.add(differ, _ONE, dtype=np.uint8)
+        if j0 > ai:  # column 0 takes no diagonal move
+            diag = np.concatenate((_NO_DIAG, diag))
+            diag_code = np.concatenate((_ONE_CODE, diag_code))
         t = np.minimum(up, diag)
         if ai == 0:
             t[0] = i * k64
         # insertions: a running minimum of t - j*K (then back)
-        shift = k64 * np.arange(ai, bi + 1, dtype=np.int64)
+        shift = kcols[ai : bi + 1]
         row = np.fmin.accumulate(t - shift) + shift
         if ops:
-            code = np.where(row == diag, np.uint8(1) + (diag - p[:-1] > 0), np.uint8(0))
-            code = np.where(code == 0, np.where(row == up, 3, 4), code).astype(np.uint8)
+            # the diagonal where optimal (a finite cell: an allowed move), else up (3), else 4
+            code = np.subtract(_FOUR, row == up, dtype=np.uint8)
+            np.copyto(code, diag_code, where=row == diag)
             if ai == 0:
                 code[0] = 3
             codes.append(code)
@@ -981,6 +982,26 @@ def align_timed(
     if not ops:
         return "", cost
     return _timed_trace(codes, a, b, n, m), cost
+
+
+def _timed_above(
+    prev: np.ndarray, pa: int, pb: int, ai: int, bi: int, kcols: np.ndarray
+) -> np.ndarray:
+    """Row i-1 (computed over columns pa..pb) over columns ai-1 .. bi: right of its window, its
+    last cell plus insertions; column ai-1 left of it (ai == pa: the windows never move left)
+    is `inf`, never read (column ai takes no diagonal move there). Slices, not a gather: this
+    runs once a reference word."""
+    lo = ai - 1
+    p = np.empty(bi - lo + 1, dtype=np.int64)
+    start, stop = max(lo, pa), min(bi, pb)
+    if lo < pa:
+        p[0] = 1 << 60
+    if start <= stop:
+        p[start - lo : stop - lo + 1] = prev[start - pa : stop - pa + 1]
+    if bi > pb:
+        ext = max(pb + 1, lo)
+        np.add(kcols[ext : bi + 1], int(prev[-1]) - int(kcols[pb]), out=p[ext - lo :])
+    return p
 
 
 def _timed_trace(codes: list[np.ndarray], a: np.ndarray, b: np.ndarray, n: int, m: int) -> str:

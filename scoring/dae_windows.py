@@ -212,8 +212,21 @@ class _Lattice:
         ok = np.flatnonzero(cost + short * e <= self.upper)
         if not len(ok):
             return lo, hi
-        reach = rows[ok] + (self.upper - cost[ok]) // e + self.ref.free
-        return lo + int(ok[0]), min(n, int(reach.max()) + ahead)
+        return lo + int(ok[0]), min(n, int(self._reach(rows[ok], cost[ok], rest[0])) + ahead)
+
+    def _reach(self, rows: np.ndarray, cost: np.ndarray, rest_min: int) -> int:
+        """The furthest row past the diagonal (`ahead` added by the caller) that a path within
+        `upper` reaches from these rows in the next `_STRIDE` items. D deletions beyond the
+        diagonal cost D*e (less the free optional words: `budget` = B edits); the cell then
+        still faces g + D insertions, g = the fewest tokens left minus the reference words
+        left (the tokens of the stride are counted as consumed). So D + max(0, g + D) <= B:
+        D <= B where B <= -g, else D <= (B - g) / 2 (a path's last cells are always within
+        it; the bare deletions' reach B alone kept ~40% more rows, none of them alive)."""
+        assert self.upper is not None
+        budget = (self.upper - cost) // self.w.e + self.ref.free
+        g = rest_min - (len(self.ref.ids) - rows)
+        extra = np.where(budget <= -g, budget, (budget - g) // 2)
+        return int((rows + extra).max())
 
 
 def _lengths(slot: tuple[Branch, ...]) -> tuple[int, int]:

@@ -1,0 +1,176 @@
+"""Meetings at scale, side by side as whole processes in one run (issue 43, item 2).
+
+Rows: one 3-speaker session of 30,000 and one of 100,000 reference words. Each row runs, as
+separate whole processes, MeetEval's cpWER and tcpWER (the anchor, `meeteval.wer.cpwer` /
+`tcpwer` with a 5 s collar on the SegLST files), and `ops/score --metric cpwer|tcpwer` with its
+default steps (DAE on) and with `--preset raw` (every step off: its error count must equal
+MeetEval's). For each process: wall seconds, CPU seconds (user + system) and peak RSS (its own,
+from wait4), best of the repeats, the ratios over MeetEval, and the error counts.
+
+The texts are `benchmarks/scoring.py`'s seeded corpus (common words, ~10% word errors, 30% of
+utterances with a phrase only DAE reconciles): each utterance is one segment of a speaker
+drawn at random, 0.4 s a word, one after another; the hypothesis keeps the segment's times and
+names the speakers differently (so the assignment has work to do). No network.
+
+    .venv/bin/python benchmarks/meeting_scale.py [--words 30000,100000] [--repeats 2]
+        [--metrics cpwer,tcpwer]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from scoring.segments import Segment  # noqa: E402
+
+
+def _module(name: str) -> types.ModuleType:
+    """A sibling benchmark as a module of its own name (on sys.path `scoring.py` would shadow
+    the `scoring` package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "benchmarks" / name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_scale = _module("scoring_scale.py")
+corpus, run_process = _scale.corpus, _scale.run_process
+
+SPEAKERS = ("A", "B", "C")
+HYP_NAMES = {"A": "spk2", "B": "spk0", "C": "spk1"}
+
+MEETEVAL = """
+import json, sys
+import meeteval
+from meeteval.io import SegLST
+ref, hyp, metric = sys.argv[1:4]
+# json + SegLST(...), floats: SegLST.load parses times as Decimal through simplejson, which
+# meeteval does not declare
+r, h = (SegLST(json.load(open(p))) for p in (ref, hyp))
+if metric == "cpwer":
+    out = meeteval.wer.cpwer(r, h)
+else:
+    out = meeteval.wer.tcpwer(r, h, collar=5.0)
+er = sum(out.values())
+print(json.dumps({"errors": er.errors, "n_ref": er.length}))
+"""
+
+
+def session(words: int, seed: int = 0) -> tuple[list[Segment], list[Segment]]:
+    """One session of about `words` reference words (never fewer), 3 speakers."""
+    refs, hyps = corpus(words // 10 + 1, seed)
+    rng = random.Random(seed)
+    ref_segs: list[Segment] = []
+    hyp_segs: list[Segment] = []
+    t, done = 0.0, 0
+    for key, text in refs.items():
+        spk = rng.choice(SPEAKERS)
+        n = len(text.split())
+        end = t + 0.4 * n
+        ref_segs.append(Segment("s1", spk, round(t, 2), round(end, 2), text))
+        if hyps[key]:
+            hyp_segs.append(Segment("s1", HYP_NAMES[spk], round(t, 2), round(end, 2), hyps[key]))
+        t, done = end + 0.3, done + n
+        if done >= words:
+            break
+    return ref_segs, hyp_segs
+
+
+def _write(path: Path, segs: list[Segment]) -> None:
+    path.write_text(json.dumps([s.to_seglst() for s in segs]))
+
+
+def _ours_errors(out: Path) -> int:
+    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    return int(metrics["errors"])
+
+
+def row(words: int, tmp: Path, repeats: int, metrics: list[str], env: dict) -> dict:
+    """One session, every process once per repeat in a rotating order; bests and ratios."""
+    ref_segs, hyp_segs = session(words)
+    ref, hyp = tmp / "ref.json", tmp / "hyp.json"
+    _write(ref, ref_segs)
+    _write(hyp, hyp_segs)
+    out: dict = {"ref_words": sum(len(s.words.split()) for s in ref_segs), "metrics": {}}
+    score = [str(ROOT / "ops" / "score"), str(ref), str(hyp), "--bootstrap", "0"]
+    for metric in metrics:
+        commands = {
+            "meeteval": [sys.executable, "-c", MEETEVAL, str(ref), str(hyp), metric],
+            "ops_score_default": score + ["--metric", metric, "-o", str(tmp / "default")],
+            "ops_score_raw": score
+            + ["--metric", metric, "--preset", "raw", "-o", str(tmp / "raw")],
+        }
+        run_process(commands["ops_score_default"], env, ROOT)  # NSW's result cache warmed once
+        runs: dict[str, list[tuple[float, float, float, str]]] = {n: [] for n in commands}
+        names = list(commands)
+        for rep in range(repeats):
+            for name in names[rep % len(names) :] + names[: rep % len(names)]:
+                runs[name].append(run_process(commands[name], env, ROOT))
+        res: dict = {}
+        for name, rs in runs.items():
+            res[name] = {
+                "wall_best_s": round(min(r[0] for r in rs), 3),
+                "cpu_best_s": round(min(r[1] for r in rs), 3),
+                "peak_rss_mb": round(max(r[2] for r in rs), 1),
+                "cpu_s": [round(r[1], 3) for r in rs],
+            }
+        res["meeteval"]["errors"] = json.loads(runs["meeteval"][-1][3])["errors"]
+        res["ops_score_default"]["errors"] = _ours_errors(tmp / "default")
+        res["ops_score_raw"]["errors"] = _ours_errors(tmp / "raw")
+        equal = res["ops_score_raw"]["errors"] == res["meeteval"]["errors"]
+        res["raw_errors_equal_meeteval"] = equal
+        for name in names[1:]:
+            res[f"ratio_{name.removeprefix('ops_score_')}_cpu"] = round(
+                res[name]["cpu_best_s"] / res["meeteval"]["cpu_best_s"], 2
+            )
+        out["metrics"][metric] = res
+        print(words, metric, json.dumps(res), file=sys.stderr, flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--words", default="30000,100000", help="sessions' sizes")
+    ap.add_argument("--repeats", type=int, default=2, help="repeats of each process (best of)")
+    ap.add_argument("--metrics", default="cpwer,tcpwer")
+    args = ap.parse_args()
+    env = dict(os.environ)
+    report: dict = {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip(),
+        "cpus": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+        "rows": {},
+    }
+    with tempfile.TemporaryDirectory() as tmp_s:
+        tmp = Path(tmp_s)
+        # ops/score keeps compiled bytecode there, as an installed package does
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        for w in (int(x) for x in args.words.split(",") if x):
+            (tmp / str(w)).mkdir()
+            report["rows"][f"session_{w}"] = row(
+                w, tmp / str(w), args.repeats, args.metrics.split(","), env
+            )
+    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

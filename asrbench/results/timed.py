@@ -180,6 +180,22 @@ def hyp_segments(
     ]
 
 
+def hyp_turns(timed: Mapping[str, Mapping[str, Any]], ids: Collection[str]) -> list[Segment] | None:
+    """Who spoke when in the recordings `ids`: every timed unit as a speaker turn (its text,
+    possibly empty: a diarizer recognises no words), for DER and JER; None unless every
+    recording has timed units and each names a speaker."""
+    units = {rid: _units(timed.get(rid, {})) for rid in sorted(ids)}
+    if not units or not all(
+        us and all(str(u.get("speaker", "")).strip() for u in us) for us in units.values()
+    ):
+        return None
+    return [
+        Segment(rid, u["speaker"], u["start"], u["end"], u.get("text", u.get("word", "")))
+        for rid, us in units.items()
+        for u in us
+    ]
+
+
 def hyp_words(
     hyps: Mapping[str, str],
     timed: Mapping[str, Mapping[str, Any]],

@@ -165,7 +165,11 @@ def hyp_segments(
     Speaker-attributed (`speaker_attributed`): the model's own segments (or words), each with
     its speaker and times. Otherwise one segment per recording holding its whole hypothesis
     (hyp.tsv's text, which timed output never changes), spanning the recording: session WER
-    and ORC-WER then score exactly the text the cell's WER scores."""
+    and ORC-WER then score exactly the text the cell's WER scores. A diarizer's cell (no text
+    anywhere, speaker turns in every recording) gives its turns, without words: its export
+    then carries who spoke when, scored by DER and JER as the cell is."""
+    if not any(text.strip() for text in hyps.values()):
+        return hyp_turns(timed, list(hyps)) or []
     if speaker_attributed(hyps, timed):
         return [
             Segment(rid, u["speaker"], u["start"], u["end"], u.get("text", u.get("word", "")))

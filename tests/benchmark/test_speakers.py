@@ -155,3 +155,26 @@ def test_a_malformed_combination_is_one_line(cli, spec: str) -> None:
     code, _, err = cli("benchmark", "-m", spec, "-d", DATASET, "--no-progress")
     assert code == 2
     assert "ASR+DIARIZER" in err and "Traceback" not in err
+
+
+def test_a_diarizer_cell_exports_its_turns_and_ops_score_gives_its_der(cli, tmp_path) -> None:
+    """A diarizer alone (empty texts, speaker turns): its cell's DER and JER are those of
+    `ops/score --metric der|jer` on its exported SegLST, which holds its turns."""
+    diar = make_canned_model(tmp_path / "models", "canned_diar", _diarizer_answers("s"))
+    out = _bench(cli, tmp_path, str(diar))
+    cell = tmp_path / "results" / "canned_diar" / DATASET
+    sessions = _json(cell / "summary.json")["session_metrics"]
+    assert sessions["der"]["der"] == 0.0  # the reference's own turns
+    assert "DER 0.00%" in out
+    ref, hyp = tmp_path / "ref", tmp_path / "hyp"
+    assert cli("export", DATASET, "--to", "seglst", "--out", ref)[0] == 0
+    assert cli("export", cell, "--to", "seglst", "--out", hyp)[0] == 0
+    exported = _json(hyp / "hyp.seglst.json")
+    assert exported and all(s["words"] == "" and s["speaker"] for s in exported)
+    for metric in ("der", "jer"):
+        code, _, err = cli(
+            "score", ref / f"{DATASET}.seglst.json", hyp / "hyp.seglst.json",
+            "--metric", metric, "--no-nsw", "--out", tmp_path / f"score-{metric}",
+        )  # fmt: skip
+        assert code == 0, err
+        assert _json(tmp_path / f"score-{metric}" / "summary.json")["session"] == sessions[metric]

@@ -15,6 +15,7 @@ from pathlib import Path
 from asrbench.errors import InputError
 
 MAX_ID_LEN = 128
+COMBINE = "+"  # a combined model's name, `ASR+DIARIZER` (asrbench/benchmark/speakers.py)
 _SAFE_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9_.\-]{{0,{MAX_ID_LEN - 1}}}")
 
 

@@ -138,6 +138,10 @@ class ImageSpec(_Strict):
     # requirements.txt pins that exist only as source distributions and are pure Python: the
     # host builds each into a `py3-none-any` wheel for the image (images.build.sdist_wheels)
     sdists: list[Pin] = Field(default_factory=list)
+    # requirements.txt is the whole pinned closure and is installed with `pip --no-deps`: for a
+    # package whose metadata names a dependency another distribution provides (Resemblyzer's
+    # `webrtcvad`, a C build, provided as the same module by the wheel `webrtcvad-wheels`)
+    no_deps: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> ImageSpec:
@@ -327,9 +331,10 @@ class Model:
         """`digest("environment", ...)`: the requirements and this host's interpreter; keys the
         host wheelhouse and the local runner's virtualenv."""
         req = self.requirements
-        return digest(
-            "environment", requirements=file_sha256(req) if req else None, python=sys.version
-        )
+        pins = file_sha256(req) if req else None
+        if pins and self.card.image.no_deps:  # other pip arguments: another environment
+            pins += "+no-deps"
+        return digest("environment", requirements=pins, python=sys.version)
 
     def assemble(self, dest: Path) -> Path:
         """Copy the source files into `dest` (created), as the image and the local runner see

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from asrbench.entries import MARKER_FILES, is_entry, local_dir
-from asrbench.errors import NotFoundError
+from asrbench.errors import InputError, NotFoundError
+from asrbench.ids import COMBINE
 
 if TYPE_CHECKING:
     from asrbench.dataset import Dataset
@@ -30,6 +31,21 @@ def parse_spec(spec: str | Path) -> tuple[str, str | None]:
         name, _, version = text.partition("@")
         return name, version or None
     return text, None
+
+
+def model_parts(spec: str | Path) -> list[str]:
+    """The models of a model spec: `[spec]`, or for `ASR+DIARIZER` (not an existing path) the
+    two (asrbench/benchmark/speakers.py); InputError for any other use of `+`."""
+    text = str(spec)
+    if COMBINE not in text or Path(text).exists():
+        return [text]
+    parts = text.split(COMBINE)
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise InputError(
+            f"model {text!r}: a combination is ASR{COMBINE}DIARIZER, two models, e.g. "
+            f"whisper_tiny_en{COMBINE}resemblyzer_diar"
+        )
+    return [p.strip() for p in parts]
 
 
 def _looks_like_path(text: str) -> bool:

@@ -40,12 +40,14 @@ from asrbench.benchmark.provenance import git_state, host_info, package_versions
 from asrbench.benchmark.request import JobSpec
 from asrbench.benchmark.sessions import session_line, session_metrics
 from asrbench.benchmark.shard import split_shards
+from asrbench.benchmark.speakers import RULE, UNATTRIBUTED, attribute_all
 from asrbench.dataset import Dataset, Utterance, sample_utterances
 from asrbench.errors import AsrbenchError, InputError, InternalError
 from asrbench.executors import Executor, LocalExecutor, ShardJob, needs_for
 from asrbench.fsio import disk_full_is_one_line, stage_dir
+from asrbench.ids import COMBINE
 from asrbench.modelcard import Model, for_gpus
-from asrbench.resolve import resolve_dataset, resolve_model
+from asrbench.resolve import model_parts, resolve_dataset, resolve_model
 from asrbench.results import layout
 from asrbench.results.derived import derive
 from asrbench.results.records import (
@@ -158,13 +160,73 @@ def run_benchmark(
     t_start, started = time.monotonic(), utc_now()
     spec = spec or JobSpec()
     executor = executor or LocalExecutor()
+    parts = model_parts(model)  # `ASR+DIARIZER`: two stages, each its own cache entry
     with _DRIVER:
-        prep = _prepare(model, dataset, spec, executor.runs_here)
-    ran = _run_prepared(prep, executor)
+        specs = _part_specs(spec, parts)
+        preps = [
+            _prepare(m, dataset, sp, executor.runs_here) for m, sp in zip(parts, specs, strict=True)
+        ]
+    rans = [_run_prepared(prep, executor) for prep in preps]
     with _DRIVER:
-        if prep.pieces:
-            ran = _whole_recordings(prep, ran)
+        rans = [
+            _whole_recordings(p, r) if p.pieces else r for p, r in zip(preps, rans, strict=True)
+        ]
+        prep, ran = _combined(preps, rans) if len(preps) == 2 else (preps[0], rans[0])
         return _finish(prep, ran, executor, t_start, started)
+
+
+def _part_specs(spec: JobSpec, parts: list[str]) -> list[JobSpec]:
+    """Each part's spec. A combination's diarizer gets the `--env` settings its card declares,
+    the ASR the others (so a diarizer knob never changes the ASR's cache key), and the
+    diarizer always hears whole recordings (its clustering must see every window of a session
+    to name its speakers consistently)."""
+    if len(parts) == 1:
+        return [spec]
+    knobs = set(resolve_model(parts[1]).card.settings)
+    env = {k: v for k, v in spec.env.items() if k not in knobs}
+    diar_env = {k: v for k, v in spec.env.items() if k in knobs}
+    return [
+        replace(spec, env=env),
+        replace(spec, env=diar_env, segment="none", segment_options={}),
+    ]
+
+
+def _combined(preps: list[_Prepared], rans: list[_Ran]) -> tuple[_Prepared, _Ran]:
+    """`ASR+DIARIZER`'s cell: the ASR's hypotheses, its words given the diarizer's speakers
+    (speakers.py), keyed by both stages' keys and the rule."""
+    (asr, diar), (ran_a, ran_d) = preps, rans
+    name = f"{asr.mdl.id}{COMBINE}{diar.mdl.id}"
+    for rid in sorted(set(ran_d.rec.failed) & set(ran_a.rec.hyp)):
+        print(f"{name}: {rid}: the diarizer failed; its words are {UNATTRIBUTED}", file=sys.stderr)
+    identity = f"{asr.identity}{COMBINE}{diar.identity}"
+    runtime = {"asr_hyps": asr.key, "diarizer_hyps": diar.key, "speakers": RULE}
+    key, inputs = cache_key(identity, asr.ds_hash, {**asr.key_inputs["runtime"], **runtime})
+    mdl = replace(asr.mdl, card=asr.mdl.card.model_copy(update={"id": name}))
+    prep = replace(asr, mdl=mdl, label=f"{name} x {asr.ds.id}", identity=identity, key=key)
+    prep = replace(prep, key_inputs=inputs, parts=(asr, diar))
+    durations = {u.id: u.duration for u in asr.selection}
+    asr_timed = {
+        rid: _cell_timed(ran_a, asr.selection).get(rid) or _whole_segment(rid, text, durations)
+        for rid, text in ran_a.rec.hyp.items()
+        if rid in durations
+    }
+    ids = [u.id for u in asr.selection]
+    timed = attribute_all(asr_timed, _cell_timed(ran_d, diar.selection), ids, diar.mdl.id)
+    ran = _Ran(
+        ran_a.rec,
+        [*ran_a.logs, *ran_d.logs],
+        [*ran_a.shard_info, *ran_d.shard_info],
+        [*ran_a.problems, *ran_d.problems],
+        [*ran_a.todo, *ran_d.todo],
+        ran_a.run_s + ran_d.run_s,
+        timed,
+    )
+    return prep, ran
+
+
+def _whole_segment(rid: str, text: str, durations: dict[str, float]) -> dict[str, Any]:
+    """A recording the ASR gave no times for: its whole text as one segment of the recording."""
+    return {"id": rid, "segments": [{"start": 0.0, "end": durations[rid], "text": text}]}
 
 
 Outcome = CellResult | AsrbenchError
@@ -306,7 +368,7 @@ def preflight(
     spec = spec or JobSpec()
     run = _runner(spec.runner)
     resolved = []
-    for model in dict.fromkeys(str(m) for m in models):
+    for model in dict.fromkeys(part for m in models for part in _parts_or_whole(m)):
         try:
             with _DRIVER:
                 mdl = resolve_model(model)
@@ -324,6 +386,14 @@ def preflight(
             model_opts.gpus = spec.gpus
         needs.append(needs_for(mdl, run.name, model_opts))
     executor.preflight(needs)
+
+
+def _parts_or_whole(model: str | Path) -> list[str]:
+    """The models of a spec; a malformed combination is left whole: its cells fail alone."""
+    try:
+        return model_parts(model)
+    except InputError:
+        return [str(model)]
 
 
 @dataclass(frozen=True)
@@ -366,6 +436,7 @@ class _Prepared:
     stage: _Stage
     pieces: _Pieces | None = None  # segmented: the model runs on pieces of the recordings
     segmentation: dict | None = None  # run.json's options.segmentation
+    parts: tuple[_Prepared, _Prepared] | None = None  # `ASR+DIARIZER`: the two stages
 
 
 @dataclass(frozen=True)
@@ -756,17 +827,12 @@ def _times(
     )
 
 
-def _run_record(
-    p: _Prepared, ran: _Ran, executor: Executor, scored: _Scored, written: _Written
-) -> RunRecord:
-    """run.json: how the cell was produced."""
-    spec, mdl, ds, scorer = p.spec, p.mdl, p.ds, p.scorer
-    scorer_options = dict(spec.scorer_options)
-    return RunRecord(
-        command=list(spec.command) if spec.command is not None else sys.argv,
-        cwd=os.getcwd(),
-        git=RunGit.from_dict(git_state()),
-        model=RunModel(
+def _run_model(p: _Prepared) -> RunModel:
+    """run.json `model`: the model, or for `ASR+DIARIZER` both (cards keyed `asr`, `diarizer`;
+    image, source and folder joined by `+`)."""
+    if p.parts is None:
+        mdl = p.mdl
+        return RunModel(
             id=mdl.id,
             identity=p.identity,
             runner=p.run.name,
@@ -774,7 +840,31 @@ def _run_record(
             source_hash=mdl.source_hash(),
             card=mdl.card.to_dict(),
             folder=str(mdl.root),
-        ),
+        )
+    a, d = (_run_model(part) for part in p.parts)
+    images = [a.image, d.image]
+    return RunModel(
+        id=p.mdl.id,
+        identity=p.identity,
+        runner=p.run.name,
+        image=COMBINE.join(str(i) for i in images) if any(images) else None,
+        source_hash=f"{a.source_hash}{COMBINE}{d.source_hash}",
+        card={"asr": a.card, "diarizer": d.card},
+        folder=f"{a.folder}{COMBINE}{d.folder}",
+    )
+
+
+def _run_record(
+    p: _Prepared, ran: _Ran, executor: Executor, scored: _Scored, written: _Written
+) -> RunRecord:
+    """run.json: how the cell was produced."""
+    spec, ds, scorer = p.spec, p.ds, p.scorer
+    scorer_options = dict(spec.scorer_options)
+    return RunRecord(
+        command=list(spec.command) if spec.command is not None else sys.argv,
+        cwd=os.getcwd(),
+        git=RunGit.from_dict(git_state()),
+        model=_run_model(p),
         dataset=RunDataset(
             id=ds.id,
             hash=p.ds_hash,

@@ -215,9 +215,9 @@ def _refuse_secrets_as_settings(models: list[str], settings: Mapping[str, str]) 
     run.json and cache keys, and passed to every model of a matrix."""
     if not settings:
         return
-    from asrbench.resolve import resolve_model
+    from asrbench.resolve import model_parts, resolve_model
 
-    for m in models:
+    for m in (part for spec in models for part in model_parts(spec)):
         declared = set(resolve_model(m).card.secrets) & set(settings)
         if declared:
             raise InputError(

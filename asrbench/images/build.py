@@ -219,6 +219,7 @@ def _download(model: Model, req: Path, dest: Path, what: str) -> Path:
             "download",
             "--quiet",
             "--only-binary=:all:",
+            *(["--no-deps"] if model.card.image.no_deps else []),
             "--find-links",
             str(tmp),
             "-d",

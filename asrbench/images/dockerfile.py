@@ -88,8 +88,10 @@ def render(model: Model) -> str:
     if model.dockerfile is not None:
         return model.dockerfile.read_text(encoding="utf-8")
     card, image = model.card, model.card.image
+    # image.no_deps: pip reads its --no-deps from PIP_NO_DEPS (the other cards' lines unchanged)
+    no_deps = "PIP_NO_DEPS=1 " if image.no_deps else ""
     run = [
-        'BUILD_MODE="$BUILD_MODE" sh /opt/build/install.sh /opt/build/requirements.txt',
+        f'BUILD_MODE="$BUILD_MODE" {no_deps}sh /opt/build/install.sh /opt/build/requirements.txt',
         "rm -rf /opt/build",
     ]
     if image.prepare:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from asrbench.fsio import clean_stale, replace_dir
 from asrbench.identity import bytes_sha256, digest, short
-from asrbench.ids import check_id, inside
+from asrbench.ids import COMBINE, check_id, inside
 from asrbench.results.summary import Summary, SummaryError, read_summary
 
 SEP = "~"
@@ -49,7 +49,8 @@ class Placement:
 def reported_dir(root: Path, model: str, dataset: str) -> Path:
     """`<root>/<model>/<dataset>`; both IDs pass the one ID check, and the folder (symlinks
     followed) must lie under the results root."""
-    check_id(model, "model ID", "fix the model's model.yaml `id:`")
+    for part in model.split(COMBINE):  # `ASR+DIARIZER`: each part is a model ID
+        check_id(part, "model ID", "fix the model's model.yaml `id:`")
     check_id(dataset, "dataset ID", "fix `id:` in the dataset's dataset.yaml")
     return inside(root, Path(root) / model / dataset, "result folder")
 

@@ -15,6 +15,7 @@ from typing import Any, TypedDict, Unpack
 
 from asrbench.identity import digest
 from asrbench.results.records import RecordError, Selection, read_record, write_record
+from scoring.diarization import DIARIZATION_FORMAT
 from scoring.meeting import SESSION_METRICS
 from scoring.metrics import Metrics
 
@@ -233,6 +234,18 @@ def read_summary(path: Path) -> Summary:
         raise SummaryError(str(exc)) from None
 
 
+def _diarization_part(metric: str, e: Mapping[str, Any]) -> str:
+    """`DER 12.34% (missed 1.2 s, false alarm 0.5 s, confusion 3.1 s of 40.0 s, collar 0 s)`."""
+    value = e.get(metric)
+    rate = f"{100 * value:.2f}%" if value is not None else "undefined"
+    if metric == "jer":
+        return f"JER {rate} ({e['n_sessions']} session(s), collar {e['collar']:g} s)"
+    return (
+        f"DER {rate} (missed {e['missed']:.1f} s, false alarm {e['false_alarm']:.1f} s, "
+        f"confusion {e['confusion']:.1f} s of {e['total']:.1f} s, collar {e['collar']:g} s)"
+    )
+
+
 def stored_session_parts(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Each stored session metric (summary.json `session_metrics`) in words, `cpWER 12.20% (77
     errors in 631 words)` (tcpWER with its collar), or why it was not scored: the one wording
@@ -240,6 +253,9 @@ def stored_session_parts(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     in the scorer, so the report reads no scoring code)."""
     parts = []
     for metric, entry in entries.items():
+        if entry.get("format") == DIARIZATION_FORMAT:
+            parts.append(_diarization_part(metric, entry))
+            continue
         label = SESSION_METRICS[metric].label
         if "skipped" in entry:
             parts.append(f"{label} not scored ({entry['skipped']})")

@@ -165,7 +165,11 @@ def hyp_segments(
     Speaker-attributed (`speaker_attributed`): the model's own segments (or words), each with
     its speaker and times. Otherwise one segment per recording holding its whole hypothesis
     (hyp.tsv's text, which timed output never changes), spanning the recording: session WER
-    and ORC-WER then score exactly the text the cell's WER scores."""
+    and ORC-WER then score exactly the text the cell's WER scores. A diarizer's cell (no text
+    anywhere, speaker turns in every recording) gives its turns, without words: its export
+    then carries who spoke when, scored by DER and JER as the cell is."""
+    if not any(text.strip() for text in hyps.values()):
+        return hyp_turns(timed, list(hyps)) or []
     if speaker_attributed(hyps, timed):
         return [
             Segment(rid, u["speaker"], u["start"], u["end"], u.get("text", u.get("word", "")))
@@ -177,6 +181,22 @@ def hyp_segments(
         Segment(rid, "", 0.0, float(durations[rid]), text)
         for rid, text in sorted(hyps.items())
         if text.strip()
+    ]
+
+
+def hyp_turns(timed: Mapping[str, Mapping[str, Any]], ids: Collection[str]) -> list[Segment] | None:
+    """Who spoke when in the recordings `ids`: every timed unit as a speaker turn (its text,
+    possibly empty: a diarizer recognises no words), for DER and JER; None unless every
+    recording has timed units and each names a speaker."""
+    units = {rid: _units(timed.get(rid, {})) for rid in sorted(ids)}
+    if not units or not all(
+        us and all(str(u.get("speaker", "")).strip() for u in us) for us in units.values()
+    ):
+        return None
+    return [
+        Segment(rid, u["speaker"], u["start"], u["end"], u.get("text", u.get("word", "")))
+        for rid, us in units.items()
+        for u in us
     ]
 
 

@@ -117,6 +117,7 @@ class LocalRunner(Runner):
                             "pip",
                             "install",
                             "--quiet",
+                            *(["--no-deps"] if model.card.image.no_deps else []),
                             "-r",
                             str(model.requirements),
                         ]

@@ -92,7 +92,8 @@ def test_speakers_give_cpwer_and_tcpwer_equal_to_ops_score(cli, tmp_path: Path, 
     out, cell = _bench(cli, tmp_path, speakers=True)
     summary = _cell(cell)
     sessions = summary["session_metrics"]
-    assert list(sessions) == ["cpwer", "tcpwer"]  # no ORC-WER or session WER for this one
+    # no ORC-WER or session WER for this one; who spoke when: DER and JER
+    assert list(sessions) == ["cpwer", "der", "jer", "tcpwer"]  # as stored: keys sorted
     assert sessions["tcpwer"]["collar"] == 5.0 and sessions["cpwer"]["collar"] is None
     mine = sessions[metric]["metrics"]
     label = {"cpwer": "cpWER", "tcpwer": "tcpWER"}[metric]
@@ -104,6 +105,18 @@ def test_speakers_give_cpwer_and_tcpwer_equal_to_ops_score(cli, tmp_path: Path, 
     # the turn given to the other speaker costs cpWER errors that WER does not count
     wer = _exported_score(cli, tmp_path, cell, "seglst", "wer")["metrics"]
     assert mine["errors"] > wer["errors"] > 0
+
+
+@pytest.mark.parametrize("metric", ["der", "jer"])
+def test_speakers_give_der_and_jer_equal_to_ops_score(cli, tmp_path: Path, metric) -> None:
+    """DER and JER of the cell's turns: `ops/score --metric der|jer` (its default collar, the
+    scorer's bootstrap) on the exported SegLST gives the same `session` object."""
+    out, cell = _bench(cli, tmp_path, speakers=True)
+    mine = _cell(cell)["session_metrics"][metric]
+    assert mine["format"] == "asrbench-diarization-v1" and mine["collar"] == 0.0
+    assert f"{metric.upper()} {100 * mine[metric]:.2f}%" in out  # printed by ops/benchmark
+    assert _exported_score(cli, tmp_path, cell, "seglst", metric)["session"] == mine
+    assert 0 < mine["der"] < 0.5  # one turn per session given to the other speaker, 0.4 s late
 
 
 def test_without_speakers_orc_wer_and_session_wer_equal_to_ops_score(cli, tmp_path) -> None:

@@ -99,6 +99,12 @@ def _exit_now_if_process_entry() -> None:
     os._exit(0)
 
 
+_FORMATTING_HELP = (
+    "also punctuation P/R/F1 per mark, capitalisation errors and the formatted WER (no "
+    "normalisation), on the texts as written: summary.json's `formatting` (docs/SCORING.md)"
+)
+
+
 @app.command(cls=_LeanCommand)
 def score(
     ref: Path = typer.Argument(..., help="reference transcripts (tsv, kaldi, trn, jsonl)"),
@@ -123,8 +129,9 @@ def score(
     ),
     preset: str = typer.Option(
         None,
-        help="a named step list: default, no-dae, sclite (with --align sclite) or raw (no "
-        "step); the step flags given beside it win (docs/SCORING.md)",
+        help="a named step list: default, no-dae, sclite (with --align sclite), raw (no "
+        "step) or fstalign (Rev's fstalign conventions); the step flags given beside it win "
+        "(docs/SCORING.md)",
     ),
     score_opt: list[str] = typer.Option(
         None, "--score-opt", help="any scorer option KEY=VALUE (repeatable; wins over a flag)"
@@ -155,9 +162,8 @@ def score(
     invisible: bool = typer.Option(
         None,
         "--invisible/--no-invisible",
-        help="INVISIBLE step: drop terminal escapes, control "
-        "and invisible format characters (zero-width "
-        "space, bidi marks)",
+        help="INVISIBLE step: drop terminal escapes, control and invisible format "
+        "characters (zero-width space, bidi marks)",
     ),
     unicode: bool = typer.Option(
         None, "--unicode/--no-unicode", help="Unicode normalisation step (--unicode-form)"
@@ -174,9 +180,8 @@ def score(
     reports: str = typer.Option(
         "sys,table",
         "--reports",
-        help="readable reports besides summary.json and "
-        "utterances.jsonl: any of alignment,pra,sys,table, "
-        "all, or none",
+        help="readable reports besides summary.json and utterances.jsonl: any of "
+        "alignment,pra,sys,table, all, or none",
     ),
     against: Path = typer.Option(None, help="a second hypothesis file: paired bootstrap test"),
     alternations: bool = typer.Option(
@@ -206,6 +211,7 @@ def score(
     skip_overlap: bool = typer.Option(
         False, "--skip-overlap/--score-overlap", help="DER/JER: leave reference overlap out"
     ),
+    formatting: bool = typer.Option(False, "--formatting", help=_FORMATTING_HELP),
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
     from asrbench.cli.options import score_flag_options
@@ -213,41 +219,55 @@ def score(
     options = score_flag_options(locals(), preset, score_opt)  # parameters named as options
     # Scoring only adds acyclic objects (texts, token lists, results): the cyclic collector
     # would rescan them many times over for nothing. Restored after (tests run in-process).
-    enabled = gc.isenabled()
+    enabled, formats = gc.isenabled(), (ref_format, hyp_format)
     gc.disable()
     try:
         if metric is not None:  # session mode (issue 29)
-            _no_against(against)
-            files, formats = (ref, hyp), (ref_format, hyp_format)
-            _score_sessions(files, out, formats, lang, options, (metric, collar, skip_overlap))
+            _utterances_only(against, formatting)
+            _score_sessions((ref, hyp), out, formats, lang, options, (metric, collar, skip_overlap))
         else:
-            _score(ref, hyp, out, ref_format, hyp_format, lang, options, reports, against)
+            _score(ref, hyp, out, formats, lang, options, (reports, against, formatting))
     finally:
         if enabled:
             gc.enable()
     _exit_now_if_process_entry()
 
 
-def _no_against(against: Path | None) -> None:
-    if against is not None:
-        from asrbench.errors import InputError
+def _utterances_only(against: Path | None, formatting: bool) -> None:
+    """Refuse the options of utterance scoring in session mode (--metric)."""
+    from asrbench.errors import InputError
 
+    if against is not None:
         raise InputError(
             "--against (the paired test over utterances) does not apply with --metric: "
             "score each system in session mode and compare the summaries"
         )
+    if formatting:
+        raise InputError(
+            "--formatting scores utterance transcripts: leave out --metric (session mode)"
+        )
+
+
+def _formatting(refs: dict, hyps: dict, lang: str, options: dict) -> dict:
+    """summary.json's `formatting` (scoring.formatting): the formatted WER is the `raw`
+    preset's, in the same unit as the main scorer."""
+    from asrbench.scorers import get_scorer
+    from scoring.formatting import formatting_summary
+
+    raw = {"preset": "raw", "bootstrap": 0}
+    if options.get("unit") is not None:
+        raw["unit"] = options["unit"]
+    return formatting_summary(refs, hyps, get_scorer(lang, raw))
 
 
 def _score(
     ref: Path,
     hyp: Path,
     out: Path,
-    ref_format: str,
-    hyp_format: str,
+    formats: tuple[str, str],
     lang: str,
     options: dict,
-    reports: str,
-    against: Path | None,
+    extras: tuple[str, Path | None, bool],
 ) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -266,6 +286,7 @@ def _score(
     from scoring.sclite_timed import read_stm_ctm, timed_pair
     from scoring.scorer import ScoreResult
 
+    (ref_format, hyp_format), (reports, against, formatting) = formats, extras
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file; give a folder (it is created if missing)")
     if against is not None and options.get("bootstrap") == 0:
@@ -315,27 +336,37 @@ def _score(
         data=sources["ref"]["sha256"],
         sources=sources,
         reports=write_reports(out, result, which),
+        formatting=_formatting(refs, hyps, lang, options) if formatting else None,
     )
     write_summary(out / "summary.json", summary)
     sys.stdout.write(table_text(result.metrics))
-    if against is not None:
-        from asrbench.fsio import atomic_write_json
-        from scoring.stats import paired_bootstrap
+    if summary.formatting is not None:
+        from scoring.formatting import formatting_text
 
+        sys.stdout.write(formatting_text(summary.formatting))
+    if against is not None:
         second = read_stm_ctm(ref, against)[1] if timed else read_transcripts(against, hyp_format)
-        other = scorer.score(refs, second)
-        test = paired_bootstrap(
-            [u.errors for u in result.utterances],
-            [u.errors for u in other.utterances],
-            [u.n_ref for u in result.utterances],
-            reps=scorer.config.bootstrap,
-            seed=scorer.config.seed,
-        )
-        atomic_write_json(out / "paired_test.json", test)
-        print(
-            f"paired bootstrap: delta TER {100 * test['delta_ter']:+.2f} points, "
-            f"p = {test['p_value']:.4f}"
-        )
+        _paired_test(out, scorer, refs, result, second)
+
+
+def _paired_test(out: Path, scorer, refs: dict, result, second: dict) -> None:
+    """--against: the paired bootstrap test of the two hypotheses, into paired_test.json."""
+    from asrbench.fsio import atomic_write_json
+    from scoring.stats import paired_bootstrap
+
+    other = scorer.score(refs, second)
+    test = paired_bootstrap(
+        [u.errors for u in result.utterances],
+        [u.errors for u in other.utterances],
+        [u.n_ref for u in result.utterances],
+        reps=scorer.config.bootstrap,
+        seed=scorer.config.seed,
+    )
+    atomic_write_json(out / "paired_test.json", test)
+    print(
+        f"paired bootstrap: delta TER {100 * test['delta_ter']:+.2f} points, "
+        f"p = {test['p_value']:.4f}"
+    )
 
 
 def _score_sessions(

@@ -65,6 +65,9 @@ class Summary:
     # ops/audit: the dataset's reference audit (asrbench/results/audit.py) and this cell's TER
     # without the suspects; written only when set
     audit: dict[str, Any] | None = None
+    # ops/score --formatting: punctuation and capitalisation counts on the texts as written,
+    # and the formatted WER (scoring.formatting); written only when set
+    formatting: dict[str, Any] | None = None
 
     @property
     def reference_free(self) -> bool:
@@ -90,6 +93,8 @@ class Summary:
             extra["hallucination"] = self.hallucination
         if self.audit is not None:
             extra["audit"] = self.audit
+        if self.formatting is not None:
+            extra["formatting"] = self.formatting
         return {
             **extra,
             "format": FORMAT,
@@ -150,6 +155,7 @@ class Summary:
                 session_metrics=d.get("session_metrics"),
                 hallucination=d.get("hallucination"),
                 audit=d.get("audit"),
+                formatting=d.get("formatting"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise SummaryError(
@@ -178,6 +184,7 @@ class Details(TypedDict, total=False):
     session_metrics: dict[str, Any] | None
     hallucination: dict[str, Any] | None
     audit: dict[str, Any] | None
+    formatting: dict[str, Any] | None
 
 
 def result_key(hyps: str, data: str, selection: Selection, scorer: dict[str, Any]) -> str:

@@ -51,7 +51,8 @@ source_id() {
 }
 
 # The submodules' stand-ins, in the copied source's third-party/ (the upstream CMakeLists.txt
-# is used unchanged: its include paths and add_subdirectory calls find these).
+# is used as it is, but for the C++ standard: its include paths and add_subdirectory calls
+# find these).
 overlay() {
 	local tp=$1/third-party
 	rm -rf "$tp" && mkdir -p "$tp"/{spdlog,CLI11,strtk,csv,inih/cpp,jsoncpp,catch2}
@@ -93,6 +94,9 @@ main() {
 	local work=$DEST/build
 	rm -rf "$work" && mkdir -p "$work/src"
 	cp -r "$src/CMakeLists.txt" "$src/src" "$src/test" "$work/src/"
+	# Debian's OpenFST headers key its symbol tables by std::string_view from C++17 on, as its
+	# library is built: fstalign's C++14 would call functions the library does not have
+	sed -i 's/set(CMAKE_CXX_STANDARD 14)/set(CMAKE_CXX_STANDARD 17)/' "$work/src/CMakeLists.txt"
 	overlay "$work/src"
 	local log=$work/build.log
 	if ! (cmake -S "$work/src" -B "$work/out" -DCMAKE_BUILD_TYPE=Release \

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from asrbench.results.summary import read_summary
 from scoring.formatting import formatting_counts, words_of
 from scoring.options import preset_options
 
@@ -86,8 +87,9 @@ def test_ops_score_formatting_writes_the_counts_and_the_formatted_wer(cli, tmp_p
         "ins": 0,
     }
     assert "formatted WER (no normalisation): 25.00% (2/8)" in stdout
-    # the normalised WER is untouched
+    # the normalised WER is untouched, and the summary's reader keeps the key
     assert json.loads((out / "summary.json").read_text())["metrics"]["errors"] == 0
+    assert read_summary(out / "summary.json").formatting == f
 
 
 def test_formatting_is_refused_in_session_mode(cli, tmp_path) -> None:

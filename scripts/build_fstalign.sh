@@ -50,24 +50,41 @@ source_id() {
 	fi
 }
 
-# The submodules' stand-ins, in the copied source's third-party/ (the upstream CMakeLists.txt
-# is used as it is, but for the C++ standard: its include paths and add_subdirectory calls
-# find these).
+# The submodules' stand-ins, in the copied source's third-party/ (the CMakeLists.txt's include
+# paths and add_subdirectory calls find these). Only what is missing or changed is written, so
+# that a rebuild recompiles nothing for them.
+put() { # put FILE CONTENT_FROM: copy when different
+	cmp -s "$2" "$1" || cp "$2" "$1"
+}
+link() { # link TARGET NAME: a symbolic link, unless there is one
+	[ -L "$2" ] || ln -s "$1" "$2"
+}
 overlay() {
 	local tp=$1/third-party
-	rm -rf "$tp" && mkdir -p "$tp"/{spdlog,CLI11,strtk,csv,inih/cpp,jsoncpp,catch2}
-	ln -s /usr/include "$tp/spdlog/include"
-	ln -s /usr/include "$tp/CLI11/include"
-	cp "$SHIM/strtk.hpp" "$tp/strtk/strtk.hpp"
-	ln -s /usr/include/libfccp/csv.h "$tp/csv/csv.h"
-	: >"$tp/inih/ini.c"
-	: >"$tp/inih/cpp/INIReader.cpp"
-	cp "$SHIM/jsoncpp.cmake" "$tp/jsoncpp/CMakeLists.txt"
-	: >"$tp/catch2/CMakeLists.txt"
+	mkdir -p "$tp"/{spdlog,CLI11,strtk,csv,inih/cpp,jsoncpp,catch2} "$1/openfst/lib"
+	link /usr/include "$tp/spdlog/include"
+	link /usr/include "$tp/CLI11/include"
+	put "$tp/strtk/strtk.hpp" "$SHIM/strtk.hpp"
+	link /usr/include/libfccp/csv.h "$tp/csv/csv.h"
+	put "$tp/inih/ini.c" /dev/null
+	put "$tp/inih/cpp/INIReader.cpp" /dev/null
+	put "$tp/jsoncpp/CMakeLists.txt" "$SHIM/jsoncpp.cmake"
+	put "$tp/catch2/CMakeLists.txt" /dev/null
 	# OPENFST_ROOT/{include,lib/libfst.so}, as the CMakeLists expects them, from Debian's paths
-	mkdir -p "$1/openfst/lib"
-	ln -s /usr/include "$1/openfst/include"
-	ln -s "$(find /usr/lib -name libfst.so -print -quit)" "$1/openfst/lib/libfst.so"
+	link /usr/include "$1/openfst/include"
+	link "$(find /usr/lib -name libfst.so -print -quit)" "$1/openfst/lib/libfst.so"
+}
+
+# The source as built: fstalign's CMakeLists.txt, src/ and test/, with two lines changed for
+# Debian's OpenFST (1.7.9, built as C++17: its headers key symbol tables by std::string_view from
+# C++17 on, so fstalign's C++14 would call functions the library does not have) and for C++17's
+# rule that a std::set comparator be callable as const (src/PathHeap.h).
+stage() {
+	rm -rf "$2" && mkdir -p "$2"
+	cp -r "$1/CMakeLists.txt" "$1/src" "$1/test" "$2/"
+	sed -i 's/set(CMAKE_CXX_STANDARD 14)/set(CMAKE_CXX_STANDARD 17)/' "$2/CMakeLists.txt"
+	sed -i 's/\(bool operator()(const shared_ptr<ShortlistEntry>& a, const shared_ptr<ShortlistEntry>& b)\) {/\1 const {/' \
+		"$2/src/PathHeap.h"
 }
 
 main() {
@@ -92,11 +109,13 @@ main() {
 		return
 	fi
 	local work=$DEST/build
-	rm -rf "$work" && mkdir -p "$work/src"
-	cp -r "$src/CMakeLists.txt" "$src/src" "$src/test" "$work/src/"
-	# Debian's OpenFST headers key its symbol tables by std::string_view from C++17 on, as its
-	# library is built: fstalign's C++14 would call functions the library does not have
-	sed -i 's/set(CMAKE_CXX_STANDARD 14)/set(CMAKE_CXX_STANDARD 17)/' "$work/src/CMakeLists.txt"
+	stage "$src" "$work/stage"
+	# Into the build's tree only the files whose content changed: a build stopped half-way (or
+	# a newer commit) recompiles only what it must (a whole build is 20+ minutes on 2 cores).
+	mkdir -p "$work/src"
+	(cd "$work/stage" && find . -type f) | while read -r f; do
+		cmp -s "$work/stage/$f" "$work/src/$f" || { mkdir -p "$(dirname "$work/src/$f")" && cp "$work/stage/$f" "$work/src/$f"; }
+	done
 	overlay "$work/src"
 	local log=$work/build.log
 	if ! (cmake -S "$work/src" -B "$work/out" -DCMAKE_BUILD_TYPE=Release \
@@ -108,7 +127,7 @@ main() {
 	mkdir -p "$DEST/bin"
 	cp "$work/out/fstalign" "$DEST/bin/fstalign"
 	echo "$id" >"$DEST/source"
-	# its own sample: a b c d e f against a a d d f is 3 substitutions and 1 deletion
+	# its own sample: a b c d e f against a a d d f is 2 substitutions and 1 deletion (3/6)
 	if [ -d "$src/sample_data" ]; then
 		"$DEST/bin/fstalign" wer --ref "$src/sample_data/abcdef.txt" --hyp "$src/sample_data/aaddf.txt" \
 			--json-log "$work/sample.json" >"$work/sample.log" 2>&1 ||

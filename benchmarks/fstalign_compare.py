@@ -82,9 +82,12 @@ def run_fstalign(binary: Path, files: dict[str, Path], log: Path) -> tuple[dict,
         "--json-log",
         str(log),
     ]
+    log.unlink(missing_ok=True)  # never read a previous run's log
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True)
+    run = subprocess.run(cmd, check=True, capture_output=True, text=True)
     seconds = time.perf_counter() - start
+    if not log.is_file():
+        sys.exit(f"fstalign wrote no log ({' '.join(cmd)}): {run.stdout[-300:]}")
     best = json.loads(log.read_text())["wer"]["bestWER"]
     return best, seconds
 

@@ -4,9 +4,13 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# What scripts/build_fstalign.sh builds Rev's fstalign with (make fstalign): Debian's OpenFST
+# and the packaged copies of its git submodules (docs/SCORING.md#fstalign).
+FSTALIGN_APT := cmake libfst-dev libicu-dev libspdlog-dev libfmt-dev libjsoncpp-dev libcli11-dev \
+	libinih-dev libfccp-dev
 APT_PACKAGES := python3-venv python3-dev build-essential git docker.io debootstrap sctk sox \
 	libsox-fmt-all ffmpeg libsndfile1 pocketsphinx-testdata asterisk-moh-opsound-wav flite espeak-ng \
-	ca-certificates chromium
+	ca-certificates chromium $(FSTALIGN_APT)
 MODEL ?= pocketsphinx_en
 DATASET ?= mini_en
 
@@ -14,7 +18,7 @@ DATASET ?= mini_en
 DEMO_LANG = $(shell sed -n 's/^language: *//p' datasets/$(DATASET)/dataset.yaml)
 
 .PHONY: setup apt venv venv-demo grammars grammars-demo image-demo base-image docker demo test \
-	test-full lint typecheck check clean architecture
+	test-full lint typecheck check clean architecture fstalign
 
 setup: apt venv grammars  ## system packages (when root), the virtualenv, the NSW grammars
 
@@ -61,6 +65,11 @@ docker:  ## start a Docker Engine if none answers (root), build the base image
 
 base-image:
 	scripts/build_base_image.sh
+
+# Rev's fstalign, the reference scorer of the Earnings-21/22 tables, into .cache/tools/fstalign/
+# (from FSTALIGN_SRC, a checkout, else cloned from its public git URL); fast when built.
+fstalign: apt
+	scripts/build_fstalign.sh $(FSTALIGN_SRC)
 
 # The demo installs only what it needs, and overlaps what does not wait on each other: the
 # lean virtualenv beside the base image, then the demo language's grammars beside the model

@@ -75,7 +75,11 @@ OPTIONS: dict[str, Option] = {
     )
 }
 # Settings a preset makes besides its steps (the exact sclite mode is an aligner, not a step).
-PRESET_SETTINGS: dict[str, dict[str, object]] = {"sclite": {"align": "sclite"}}
+PRESET_SETTINGS: dict[str, dict[str, object]] = {
+    "sclite": {"align": "sclite"},
+    # fstalign keeps a hyphenated word one token (its synonyms also take the parts: not here)
+    "fstalign": {"hyphen": "keep"},
+}
 NOT_OPTIONS = {
     "lang": "scorer option 'lang' comes from the dataset's language (ops/score: --lang); do not "
     "pass it as --score-opt",

@@ -124,8 +124,9 @@ _ALIGN = typer.Option(
 )
 _PRESET = typer.Option(
     None,
-    help="a named step list: default, no-dae, sclite (with --align sclite) or raw (no "
-    "step); the step flags given beside it win (docs/SCORING.md)",
+    help="a named step list: default, no-dae, sclite (with --align sclite), raw (no "
+    "step) or fstalign (Rev's fstalign conventions); the step flags given beside it win "
+    "(docs/SCORING.md)",
 )
 _METRIC = typer.Option(
     None,
@@ -151,6 +152,12 @@ _LENIENT = typer.Option(
     "not numbers (Rev's Earnings-21 files have both)",
 )
 _KEYWORDS = typer.Option(None, help="a keyword list (one word or phrase a line): B-WER and U-WER")
+_FORMATTING = typer.Option(
+    False,
+    "--formatting",
+    help="also punctuation P/R/F1 per mark, capitalisation errors and the formatted WER (no "
+    "normalisation), on the texts as written: summary.json's `formatting` (docs/SCORING.md)",
+)
 
 
 @app.command(cls=_LeanCommand)
@@ -193,9 +200,8 @@ def score(
     invisible: bool = typer.Option(
         None,
         "--invisible/--no-invisible",
-        help="INVISIBLE step: drop terminal escapes, control "
-        "and invisible format characters (zero-width "
-        "space, bidi marks)",
+        help="INVISIBLE step: drop terminal escapes, control and invisible format "
+        "characters (zero-width space, bidi marks)",
     ),
     unicode: bool = typer.Option(
         None, "--unicode/--no-unicode", help="Unicode normalisation step (--unicode-form)"
@@ -212,9 +218,8 @@ def score(
     reports: str = typer.Option(
         "sys,table",
         "--reports",
-        help="readable reports besides summary.json and "
-        "utterances.jsonl: any of alignment,pra,sys,table, "
-        "all, or none",
+        help="readable reports besides summary.json and utterances.jsonl: any of "
+        "alignment,pra,sys,table, all, or none",
     ),
     against: Path = typer.Option(None, help="a second hypothesis file: paired bootstrap test"),
     alternations: bool = typer.Option(
@@ -240,6 +245,7 @@ def score(
     wer_tags: Path = _WER_TAGS,
     lenient: bool = _LENIENT,
     keywords: Path = _KEYWORDS,
+    formatting: bool = _FORMATTING,
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
     from asrbench.cli.options import score_flag_options
@@ -247,16 +253,16 @@ def score(
     options = score_flag_options(locals(), preset, score_opt)  # parameters named as options
     # Scoring only adds acyclic objects (texts, token lists, results): the cyclic collector
     # would rescan them many times over for nothing. Restored after (tests run in-process).
-    enabled = gc.isenabled()
+    enabled, formats = gc.isenabled(), (ref_format, hyp_format)
     gc.disable()
     try:
         if metric is not None:  # session mode (issue 29)
-            _no_against(against)
+            _utterances_only(against, formatting)
             _no_entity_options(norm, wer_tags, keywords)
             files, formats = (ref, hyp), (ref_format, hyp_format)
             _score_sessions(files, out, formats, lang, options, (metric, collar, skip_overlap))
         else:
-            extra = EntityInputs(norm, wer_tags, lenient, keywords)
+            extra = EntityInputs(norm, wer_tags, lenient, keywords, formatting)
             _score(ref, hyp, out, (ref_format, hyp_format), lang, options, reports, against, extra)
     finally:
         if enabled:
@@ -272,6 +278,7 @@ class EntityInputs:
     wer_tags: Path | None = None
     lenient: bool = False
     keywords: Path | None = None
+    formatting: bool = False  # scoring.formatting beside the counts
 
 
 def _no_entity_options(*given: Path | None) -> None:
@@ -382,14 +389,31 @@ def _entities(scorer, utts, recs, warnings: list[str], keywords: Path | None) ->
     return describe(utts, boot, tagged, phrases, warnings)
 
 
-def _no_against(against: Path | None) -> None:
-    if against is not None:
-        from asrbench.errors import InputError
+def _utterances_only(against: Path | None, formatting: bool) -> None:
+    """Refuse the options of utterance scoring in session mode (--metric)."""
+    from asrbench.errors import InputError
 
+    if against is not None:
         raise InputError(
             "--against (the paired test over utterances) does not apply with --metric: "
             "score each system in session mode and compare the summaries"
         )
+    if formatting:
+        raise InputError(
+            "--formatting scores utterance transcripts: leave out --metric (session mode)"
+        )
+
+
+def _formatting(refs: dict, hyps: dict, lang: str, options: dict) -> dict:
+    """summary.json's `formatting` (scoring.formatting): the formatted WER is the `raw`
+    preset's, in the same unit as the main scorer."""
+    from asrbench.scorers import get_scorer
+    from scoring.formatting import formatting_summary
+
+    raw = {"preset": "raw", "bootstrap": 0}
+    if options.get("unit") is not None:
+        raw["unit"] = options["unit"]
+    return formatting_summary(refs, hyps, get_scorer(lang, raw))
 
 
 def _score(
@@ -463,6 +487,7 @@ def _score(
         sources=sources,
         reports=write_reports(out, result, which),
         entities=_entities(scorer, utts, recs, warnings, extra.keywords),
+        formatting=_formatting(refs, hyps, lang, options) if extra.formatting else None,
     )
     write_summary(out / "summary.json", summary)
     sys.stdout.write(table_text(result.metrics))
@@ -470,24 +495,32 @@ def _score(
         from scoring.entities import entities_table
 
         sys.stdout.write(entities_table(summary.entities))
-    if against is not None:
-        from asrbench.fsio import atomic_write_json
-        from scoring.stats import paired_bootstrap
+    if summary.formatting is not None:
+        from scoring.formatting import formatting_text
 
-        second = read_hyp(against)
-        other = scorer.score(refs, second)
-        test = paired_bootstrap(
-            [u.errors for u in result.utterances],
-            [u.errors for u in other.utterances],
-            [u.n_ref for u in result.utterances],
-            reps=scorer.config.bootstrap,
-            seed=scorer.config.seed,
-        )
-        atomic_write_json(out / "paired_test.json", test)
-        print(
-            f"paired bootstrap: delta TER {100 * test['delta_ter']:+.2f} points, "
-            f"p = {test['p_value']:.4f}"
-        )
+        sys.stdout.write(formatting_text(summary.formatting))
+    if against is not None:
+        _paired_test(out, scorer, refs, result, read_hyp(against))
+
+
+def _paired_test(out: Path, scorer, refs: dict, result, second: dict) -> None:
+    """--against: the paired bootstrap test of the two hypotheses, into paired_test.json."""
+    from asrbench.fsio import atomic_write_json
+    from scoring.stats import paired_bootstrap
+
+    other = scorer.score(refs, second)
+    test = paired_bootstrap(
+        [u.errors for u in result.utterances],
+        [u.errors for u in other.utterances],
+        [u.n_ref for u in result.utterances],
+        reps=scorer.config.bootstrap,
+        seed=scorer.config.seed,
+    )
+    atomic_write_json(out / "paired_test.json", test)
+    print(
+        f"paired bootstrap: delta TER {100 * test['delta_ter']:+.2f} points, "
+        f"p = {test['p_value']:.4f}"
+    )
 
 
 def _score_sessions(

@@ -69,6 +69,9 @@ class Summary:
     # ops/score with NLP references or a keyword list: entity classes, number values, B-WER
     # and U-WER (scoring.entities.describe, its own `format`); written only when set
     entities: dict[str, Any] | None = None
+    # ops/score --formatting: punctuation and capitalisation counts on the texts as written,
+    # and the formatted WER (scoring.formatting); written only when set
+    formatting: dict[str, Any] | None = None
 
     @property
     def reference_free(self) -> bool:
@@ -96,6 +99,9 @@ class Summary:
             extra["audit"] = self.audit
         if self.entities is not None:
             extra["entities"] = self.entities
+
+        if self.formatting is not None:
+            extra["formatting"] = self.formatting
         return {
             **extra,
             "format": FORMAT,
@@ -157,6 +163,7 @@ class Summary:
                 hallucination=d.get("hallucination"),
                 audit=d.get("audit"),
                 entities=d.get("entities"),
+                formatting=d.get("formatting"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise SummaryError(
@@ -186,6 +193,8 @@ class Details(TypedDict, total=False):
     hallucination: dict[str, Any] | None
     audit: dict[str, Any] | None
     entities: dict[str, Any] | None
+
+    formatting: dict[str, Any] | None
 
 
 def result_key(hyps: str, data: str, selection: Selection, scorer: dict[str, Any]) -> str:

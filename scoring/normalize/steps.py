@@ -288,6 +288,15 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "sclite": tuple(s for s in _DEFAULT if s not in ("NSW", "ITJ", "UK-US", "DAE")),
     # the text as written, no step at all: the ablation's first row (`raw`)
     "raw": (),
+    # Rev's fstalign (the Earnings-21/22 tables; docs/SCORING.md#the-fstalign-preset): case-
+    # insensitive (src/OneBestFstLoader.cpp, src/Nlp.cpp: ICU toLower unless --use-case),
+    # fillers kept as words (no ITJ step: "uh", "um" are reference tokens), tags such as
+    # <inaudible> counted as words (no NONSPEECH: src/Nlp.cpp adds them to the vocabulary as
+    # tokens), hyphenated words whole (`hyphen=keep`: PRESET_SETTINGS), punctuation out of the
+    # words (an NLP token column holds none: src/Nlp.cpp pushes the punctuation column as a
+    # token only with --use-punctuation), no UK-US or alternative spellings (synonyms only
+    # with --syn). NSW stands in for the normalisation sidecars (one reading on both sides).
+    "fstalign": ("INVISIBLE", "UNICODE", "NSW", "CASE", "PUNC"),
 }
 
 

@@ -257,7 +257,8 @@ def test_diarized_vendor_end_to_end_gives_cpwer_equal_to_ops_score(
 
     out, cell = _bench_meeting(cli, tmp_path, monkeypatch, _meeting_turns())
     sessions = json.loads((cell / "summary.json").read_text())["session_metrics"]
-    assert list(sessions) == ["cpwer", "tcpwer"]
+    # the reference names its speakers too, so diarization's DER and JER come beside them
+    assert list(sessions) == ["cpwer", "der", "jer", "tcpwer"]
     mine = sessions[metric]["metrics"]
     assert f"{ {'cpwer': 'cpWER', 'tcpwer': 'tcpWER'}[metric] } {100 * mine['ter']:.2f}%" in out
     assert _exported_score(cli, tmp_path, cell, "seglst", metric)["metrics"] == mine
@@ -278,8 +279,11 @@ def test_forty_speakers_are_refused_with_the_reason(cli, tmp_path, monkeypatch):
     summary = json.loads((cell / "summary.json").read_text())
     assert summary["metrics"]["ter"] < 0.2  # the words are scored as ever
     why = "has more than 20 hypothesis speakers"
-    assert all(why in m["skipped"] for m in summary["session_metrics"].values())
-    assert list(summary["session_metrics"]) == ["cpwer", "tcpwer"]
+    sessions = summary["session_metrics"]
+    assert list(sessions) == ["cpwer", "der", "jer", "tcpwer"]
+    assert all(why in sessions[m]["skipped"] for m in ("cpwer", "tcpwer"))
+    # DER and JER have no speaker limit: 40 hypothesis speakers for 2 are a score, not a refusal
+    assert 0 < sessions["der"]["der"] and "skipped" not in sessions["der"]
     ref, hyp = tmp_path / "ref", tmp_path / "hyp"
     assert cli("export", MEETING, "--to", "seglst", "--out", ref)[0] == 0
     assert cli("export", cell, "--to", "seglst", "--out", hyp)[0] == 0

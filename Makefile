@@ -70,11 +70,17 @@ demo: apt  ## the main job: pocketsphinx on mini_en, prints the WER
 	@$(MAKE) --no-print-directory -j2 grammars-demo image-demo
 	ops/benchmark -m $(MODEL) -d $(DATASET)
 
+# Two pytest-xdist workers: most tests wait on subprocesses, containers, Ray or sockets, not on
+# a core. A file's tests stay on one worker, and tests/ray and tests/report are one group each
+# (tests/conftest.py); PYTEST_ARGS=-n0 runs serially (docs/MEASUREMENTS.md, "`make test` on two
+# workers").
+XDIST := -n 2 --dist loadgroup --no-loadscope-reorder
+
 test: setup docker  ## the test suite CI runs (everything but the `full` marker)
-	$(PY) -m pytest -m "not full" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not full" $(XDIST) $(PYTEST_ARGS)
 
 test-full: setup docker  ## every test, including the long real-model runs
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 lint: venv  ## ruff's lint rules and format check, and the complexity ratchet (scripts/ratchet.py)
 	$(VENV)/bin/ruff check .

@@ -44,6 +44,41 @@ def require_cpu(what: str, available: bool, why: str) -> None:
     pytest.skip(f"this CPU cannot run {what}: {why}")
 
 
+# Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`), the tests of one group run on one
+# worker. Every test goes to the group of its file, so a module-scoped fixture (a model run, a
+# server, a site build) is made once, not once per worker that drew one of its tests. A folder
+# whose session fixtures are expensive is one group: tests/ray (a SeaweedFS zoo and a four-node
+# Ray cluster: started twice, two clusters would also compete for the two cores) and
+# tests/report (the results tree every page test reads: three benchmark runs and a robustness
+# grid). A test that names its own `xdist_group` keeps it.
+SESSION_GROUPS = ("ray", "report")
+# Groups handed out first (`--no-loadscope-reorder` keeps this order): the longest ones, so that
+# no worker starts the Ray tests (about 5 minutes) when the other has nothing left to do.
+FIRST_GROUPS = ("ray", "report")
+
+
+def _xdist_group(item: pytest.Item) -> str:
+    rel = Path(str(item.path)).relative_to(REPO_ROOT / "tests")
+    if len(rel.parts) > 1 and rel.parts[0] in SESSION_GROUPS:
+        return rel.parts[0]
+    return rel.as_posix()
+
+
+def _group_name(mark: pytest.Mark) -> str:
+    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks into the test IDs
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give each test its xdist group (above); on an xdist worker, the long groups first."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # a serial run keeps the collection's order
+        first = {g: n for n, g in enumerate(FIRST_GROUPS)}
+        items.sort(key=lambda i: first.get(_group_name(i.get_closest_marker("xdist_group")), 99))
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
@@ -178,7 +213,7 @@ def own_cache(cache: Path) -> Path:
     of its requirements and Python (`python -m venv` with pip: 3-60 s, by the machine's load).
     A test that sets ASRBENCH_CACHE to a bare new folder pays both again. The NSW readings
     cached so far come as a copy (the test's own readings stay in its folder)."""
-    import shutil
+    import sqlite3
 
     cache.mkdir(parents=True)
     for name in ("nemo_tn", "venvs"):
@@ -187,7 +222,14 @@ def own_cache(cache: Path) -> Path:
         (cache / name).symlink_to(shared)
     readings = REPO_ROOT / ".cache" / "nsw_results.sqlite"
     if readings.exists():
-        shutil.copy(readings, cache / readings.name)
+        # through SQLite's backup, not a file copy: another test worker may be writing
+        # readings into it, and a copy taken mid-commit is a corrupt database
+        src, dst = sqlite3.connect(readings, timeout=30), sqlite3.connect(cache / readings.name)
+        try:
+            src.backup(dst)
+        finally:
+            src.close()
+            dst.close()
     return cache
 
 

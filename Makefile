@@ -71,10 +71,10 @@ demo: apt  ## the main job: pocketsphinx on mini_en, prints the WER
 	ops/benchmark -m $(MODEL) -d $(DATASET)
 
 # Two pytest-xdist workers: most tests wait on subprocesses, containers, Ray or sockets, not on
-# a core. A file's tests stay on one worker, and tests/ray and tests/report are one group each
-# (tests/conftest.py); PYTEST_ARGS=-n0 runs serially (docs/MEASUREMENTS.md, "`make test` on two
-# workers").
-XDIST := -n 2 --dist loadgroup --no-loadscope-reorder
+# a core. `--dist loadfile` is tests/conftest.py's scheduler: a file's tests on one worker,
+# tests/ray and tests/report one group each, the Ray tests handed out first. PYTEST_ARGS=-n0
+# runs serially (docs/MEASUREMENTS.md, "`make test` on two workers").
+XDIST := -n 2 --dist loadfile
 
 test: setup docker  ## the test suite CI runs (everything but the `full` marker)
 	$(PY) -m pytest -m "not full" $(XDIST) $(PYTEST_ARGS)

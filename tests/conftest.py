@@ -44,39 +44,47 @@ def require_cpu(what: str, available: bool, why: str) -> None:
     pytest.skip(f"this CPU cannot run {what}: {why}")
 
 
-# Under pytest-xdist (`make test`: `-n 2 --dist loadgroup`), the tests of one group run on one
-# worker. Every test goes to the group of its file, so a module-scoped fixture (a model run, a
-# server, a site build) is made once, not once per worker that drew one of its tests. A folder
-# whose session fixtures are expensive is one group: tests/ray (a SeaweedFS zoo and a four-node
-# Ray cluster: started twice, two clusters would also compete for the two cores) and
-# tests/report (the results tree every page test reads: three benchmark runs and a robustness
-# grid). A test that names its own `xdist_group` keeps it.
+# Under pytest-xdist with `--dist loadfile` (`make test`: `-n 2 --dist loadfile`), the scheduler
+# below hands out work by group: a file's tests go to one worker, so a module-scoped fixture (a
+# model run, a server, a site build) is made once, not once per worker that drew one of its
+# tests. A folder whose session fixtures are expensive is one group: tests/ray (a SeaweedFS zoo
+# and a four-node Ray cluster: started twice, two clusters would also compete for the two
+# cores) and tests/report (the results tree every page test reads: three benchmark runs and a
+# robustness grid). xdist's own `--dist loadgroup` with `xdist_group` marks does not group
+# anything under pytest 9 (xdist 3.8 renames `item._nodeid`, which pytest 9 no longer reads).
 SESSION_GROUPS = ("ray", "report")
-# Groups handed out first (`--no-loadscope-reorder` keeps this order): the longest ones, so that
-# no worker starts the Ray tests (about 5 minutes) when the other has nothing left to do.
-FIRST_GROUPS = ("ray", "report")
+# Handed out first, the longest group: no worker should start the Ray tests (about 5 minutes)
+# when the other has nothing left to do. The rest go by size (xdist: most tests first).
+FIRST_GROUPS = ("ray",)
 
 
-def _xdist_group(item: pytest.Item) -> str:
-    rel = Path(str(item.path)).relative_to(REPO_ROOT / "tests")
-    if len(rel.parts) > 1 and rel.parts[0] in SESSION_GROUPS:
-        return rel.parts[0]
-    return rel.as_posix()
+def xdist_group(nodeid: str) -> str:
+    """The group of a test ID (`tests/ray/test_x.py::test_y` -> `ray`), see above."""
+    path = nodeid.split("::", 1)[0]
+    parts = path.split("/")
+    if len(parts) > 2 and parts[0] == "tests" and parts[1] in SESSION_GROUPS:
+        return parts[1]
+    return path
 
 
-def _group_name(mark: pytest.Mark) -> str:
-    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown where it is not installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`--dist loadfile` with the groups above; any other `--dist` is xdist's own."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
 
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid)
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks into the test IDs
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Give each test its xdist group (above); on an xdist worker, the long groups first."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # a serial run keeps the collection's order
-        first = {g: n for n, g in enumerate(FIRST_GROUPS)}
-        items.sort(key=lambda i: first.get(_group_name(i.get_closest_marker("xdist_group")), 99))
+        def _assign_work_unit(self, node) -> None:
+            for group in reversed(FIRST_GROUPS):
+                if group in self.workqueue:
+                    self.workqueue.move_to_end(group, last=False)
+            super()._assign_work_unit(node)
+
+    return GroupScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

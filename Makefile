@@ -79,11 +79,17 @@ demo: apt  ## the main job: pocketsphinx on mini_en, prints the WER
 	@$(MAKE) --no-print-directory -j2 grammars-demo image-demo
 	ops/benchmark -m $(MODEL) -d $(DATASET)
 
+# Two pytest-xdist workers: most tests wait on subprocesses, containers, Ray or sockets, not on
+# a core. `--dist loadfile` is tests/conftest.py's scheduler: a file's tests on one worker,
+# tests/ray and tests/report one group each, the Ray tests handed out first. PYTEST_ARGS=-n0
+# runs serially (docs/MEASUREMENTS.md, "`make test` on two workers").
+XDIST := -n 2 --dist loadfile
+
 test: setup docker  ## the test suite CI runs (everything but the `full` marker)
-	$(PY) -m pytest -m "not full" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not full" $(XDIST) $(PYTEST_ARGS)
 
 test-full: setup docker  ## every test, including the long real-model runs
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 lint: venv  ## ruff's lint rules and format check, and the complexity ratchet (scripts/ratchet.py)
 	$(VENV)/bin/ruff check .

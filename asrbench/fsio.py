@@ -173,6 +173,21 @@ def atomic_link(src: Path, dst: Path) -> None:
         raise _disk_full(dst, None) from None
 
 
+@contextlib.contextmanager
+def exclusive(lock: Path) -> Iterator[None]:
+    """Hold an exclusive flock on the file `lock` (created if missing) for the block: one
+    process at a time, whatever its parent; the kernel releases it when a holder is killed."""
+    import fcntl
+
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def pid_alive(pid: int) -> bool:
     """True while a process with this PID exists on this host (ours included)."""
     if pid == os.getpid():

@@ -44,6 +44,49 @@ def require_cpu(what: str, available: bool, why: str) -> None:
     pytest.skip(f"this CPU cannot run {what}: {why}")
 
 
+# Under pytest-xdist with `--dist loadfile` (`make test`: `-n 2 --dist loadfile`), the scheduler
+# below hands out work by group: a file's tests go to one worker, so a module-scoped fixture (a
+# model run, a server, a site build) is made once, not once per worker that drew one of its
+# tests. A folder whose session fixtures are expensive is one group: tests/ray (a SeaweedFS zoo
+# and a four-node Ray cluster: started twice, two clusters would also compete for the two
+# cores) and tests/report (the results tree every page test reads: three benchmark runs and a
+# robustness grid). xdist's own `--dist loadgroup` with `xdist_group` marks does not group
+# anything under pytest 9 (xdist 3.8 renames `item._nodeid`, which pytest 9 no longer reads).
+SESSION_GROUPS = ("ray", "report")
+# Handed out first, the longest group: no worker should start the Ray tests (about 5 minutes)
+# when the other has nothing left to do. The rest go by size (xdist: most tests first).
+FIRST_GROUPS = ("ray",)
+
+
+def xdist_group(nodeid: str) -> str:
+    """The group of a test ID (`tests/ray/test_x.py::test_y` -> `ray`), see above."""
+    path = nodeid.split("::", 1)[0]
+    parts = path.split("/")
+    if len(parts) > 2 and parts[0] == "tests" and parts[1] in SESSION_GROUPS:
+        return parts[1]
+    return path
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown where it is not installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`--dist loadfile` with the groups above; any other `--dist` is xdist's own."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            for group in reversed(FIRST_GROUPS):
+                if group in self.workqueue:
+                    self.workqueue.move_to_end(group, last=False)
+            super()._assign_work_unit(node)
+
+    return GroupScheduling(config, log)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return REPO_ROOT
@@ -178,7 +221,7 @@ def own_cache(cache: Path) -> Path:
     of its requirements and Python (`python -m venv` with pip: 3-60 s, by the machine's load).
     A test that sets ASRBENCH_CACHE to a bare new folder pays both again. The NSW readings
     cached so far come as a copy (the test's own readings stay in its folder)."""
-    import shutil
+    import sqlite3
 
     cache.mkdir(parents=True)
     for name in ("nemo_tn", "venvs"):
@@ -187,7 +230,14 @@ def own_cache(cache: Path) -> Path:
         (cache / name).symlink_to(shared)
     readings = REPO_ROOT / ".cache" / "nsw_results.sqlite"
     if readings.exists():
-        shutil.copy(readings, cache / readings.name)
+        # through SQLite's backup, not a file copy: another test worker may be writing
+        # readings into it, and a copy taken mid-commit is a corrupt database
+        src, dst = sqlite3.connect(readings, timeout=30), sqlite3.connect(cache / readings.name)
+        try:
+            src.backup(dst)
+        finally:
+            src.close()
+            dst.close()
     return cache
 
 

@@ -19,7 +19,6 @@ Node-local layout, under the node's cache:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import shutil
 import socket
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from asrbench.errors import AsrbenchError
-from asrbench.fsio import pid_alive
+from asrbench.fsio import exclusive, pid_alive
 from asrbench.runners.base import RunOptions
 
 MAX_LOG_BYTES = 4 * 2**20  # a shard's log travels back whole up to this, then its tail
@@ -155,14 +154,8 @@ def _node_lock(name: str) -> Iterator[None]:
     """One process of this node at a time (Ray runs several workers per node)."""
     from asrbench.settings import settings
 
-    folder = settings().cache / "executor" / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{name}.lock", "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    with exclusive(settings().cache / "executor" / "locks" / f"{name}.lock"):
+        yield
 
 
 def checkout(ref: EntryRef) -> Path:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from asrbench.dataset import Dataset, Utterance
-from asrbench.fsio import atomic_write_text
+from asrbench.fsio import atomic_write_text, exclusive
 from asrbench.host import check_cpu
 from asrbench.identity import digest, short
 from asrbench.modelcard import Model, has_requirements
@@ -105,34 +105,43 @@ class LocalRunner(Runner):
         venv = self.venv_dir(model)
         marker = venv / ".asrbench-ready"
         if not marker.is_file():
-            venv.parent.mkdir(parents=True, exist_ok=True)
-            log = venv.parent / f"{venv.name}.install.log"
-            with open(log, "w") as out:
-                steps = [[sys.executable, "-m", "venv", "--clear", str(venv)]]
-                if has_requirements(model.requirements):
-                    steps.append(
-                        [
-                            str(venv / "bin" / "python"),
-                            "-m",
-                            "pip",
-                            "install",
-                            "--quiet",
-                            *(["--no-deps"] if model.card.image.no_deps else []),
-                            "-r",
-                            str(model.requirements),
-                        ]
-                    )
-                for cmd in steps:
-                    rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
-                    if rc != 0:
-                        raise RunnerError(
-                            f"model {model.id}: installing its requirements failed (exit {rc}); "
-                            f"log {log}:\n{log_tail(log)}",
-                            log,
-                            rc,
-                        )
-            atomic_write_text(marker, "ok\n")
+            # one maker at a time: a second `venv --clear` would empty the virtualenv that a
+            # first is installing into, or already runs a program from (two jobs, or two test
+            # workers, preparing the same card at once)
+            with exclusive(venv.parent / f"{venv.name}.lock"):
+                if not marker.is_file():
+                    self._make_venv(model, venv)
+                    atomic_write_text(marker, "ok\n")
         return self.identity(model)
+
+    def _make_venv(self, model: Model, venv: Path) -> None:
+        """A fresh virtualenv at `venv` with the card's requirements; RunnerError if pip fails."""
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        log = venv.parent / f"{venv.name}.install.log"
+        with open(log, "w") as out:
+            steps = [[sys.executable, "-m", "venv", "--clear", str(venv)]]
+            if has_requirements(model.requirements):
+                steps.append(
+                    [
+                        str(venv / "bin" / "python"),
+                        "-m",
+                        "pip",
+                        "install",
+                        "--quiet",
+                        *(["--no-deps"] if model.card.image.no_deps else []),
+                        "-r",
+                        str(model.requirements),
+                    ]
+                )
+            for cmd in steps:
+                rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
+                if rc != 0:
+                    raise RunnerError(
+                        f"model {model.id}: installing its requirements failed (exit {rc}); "
+                        f"log {log}:\n{log_tail(log)}",
+                        log,
+                        rc,
+                    )
 
     def run(
         self,

@@ -19,11 +19,9 @@ names the speakers differently (so the assignment has work to do). No network.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import types
@@ -149,15 +147,7 @@ def main() -> None:
     ap.add_argument("--metrics", default="cpwer,tcpwer")
     args = ap.parse_args()
     env = dict(os.environ)
-    report: dict = {
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip(),
-        "cpus": os.cpu_count(),
-        "load_average_before": [round(x, 2) for x in os.getloadavg()],
-        "rows": {},
-    }
+    report = _scale.report_header()
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
         # ops/score keeps compiled bytecode there, as an installed package does

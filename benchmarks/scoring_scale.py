@@ -138,15 +138,10 @@ def growth(rows: dict[str, dict], name: str) -> dict:
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--words", default="10000,30000,100000", help="long pairs' sizes")
-    ap.add_argument("--utts", type=int, default=20000, help="short utterances (0: skip)")
-    ap.add_argument("--repeats", type=int, default=3, help="repeats of each process (best of)")
-    ap.add_argument("--skip-raw", action="store_true", help="no `--preset raw` process")
-    args = ap.parse_args()
-    env = dict(os.environ)
-    report: dict = {
+def report_header() -> dict:
+    """A run's record before its rows: date, commit, CPUs and the load average at the start
+    (these machines are shared: the load says how far wall times can be trusted)."""
+    return {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "commit": subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
@@ -155,6 +150,17 @@ def main() -> None:
         "load_average_before": [round(x, 2) for x in os.getloadavg()],
         "rows": {},
     }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--words", default="10000,30000,100000", help="long pairs' sizes")
+    ap.add_argument("--utts", type=int, default=20000, help="short utterances (0: skip)")
+    ap.add_argument("--repeats", type=int, default=3, help="repeats of each process (best of)")
+    ap.add_argument("--skip-raw", action="store_true", help="no `--preset raw` process")
+    args = ap.parse_args()
+    env = dict(os.environ)
+    report = report_header()
     inputs: list[tuple[str, tuple[dict[str, str], dict[str, str]]]] = [
         (f"pair_{int(w)}", long_pair(int(w))) for w in args.words.split(",") if w
     ]

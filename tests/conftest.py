@@ -8,6 +8,7 @@ service fails the test instead of skipping it.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -53,9 +54,13 @@ def require_cpu(what: str, available: bool, why: str) -> None:
 # robustness grid). xdist's own `--dist loadgroup` with `xdist_group` marks does not group
 # anything under pytest 9 (xdist 3.8 renames `item._nodeid`, which pytest 9 no longer reads).
 SESSION_GROUPS = ("ray", "report")
-# Handed out first, the longest group: no worker should start the Ray tests (about 5 minutes)
-# when the other has nothing left to do. The rest go by size (xdist: most tests first).
-FIRST_GROUPS = ("ray",)
+# Handed out longest first, by each group's seconds in the last whole run
+# (tests/durations.json, written by `scripts/test_durations.py JUNIT.xml`): no worker should
+# start the Ray tests (about 6 minutes) when the other has nothing left to do, and the short
+# files fill the end. A group the file does not know yet (a new test file) counts
+# UNKNOWN_TEST_S a test. Whatever the order, each test still runs once, on one worker.
+DURATIONS = Path(__file__).with_name("durations.json")
+UNKNOWN_TEST_S = 1.0
 
 
 def xdist_group(nodeid: str) -> str:
@@ -67,6 +72,26 @@ def xdist_group(nodeid: str) -> str:
     return path
 
 
+def longest_first(groups: dict[str, dict], seconds: dict[str, float]) -> list[str]:
+    """The groups in hand-out order: recorded (or estimated) seconds, longest first; ties by
+    name, so the order is the same on every run."""
+
+    def cost(group: str) -> float:
+        return seconds.get(group, UNKNOWN_TEST_S * len(groups[group]))
+
+    return sorted(groups, key=lambda g: (-cost(g), g))
+
+
+def recorded_seconds(path: Path = DURATIONS) -> dict[str, float]:
+    """tests/durations.json's group -> seconds; empty when it is missing or unreadable (the
+    order then falls back to the test counts: a slower run, never a wrong one)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): float(v) for k, v in data["seconds"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown where it is not installed
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """`--dist loadfile` with the groups above; any other `--dist` is xdist's own."""
@@ -74,14 +99,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
         return None
     from xdist.scheduler import LoadScopeScheduling
 
+    seconds = recorded_seconds()
+
     class GroupScheduling(LoadScopeScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             return xdist_group(nodeid)
 
         def _assign_work_unit(self, node) -> None:
-            for group in reversed(FIRST_GROUPS):
-                if group in self.workqueue:
-                    self.workqueue.move_to_end(group, last=False)
+            if not self.ordered:  # once, when the whole queue is known
+                for group in longest_first(dict(self.workqueue), seconds):
+                    self.workqueue.move_to_end(group)
+                self.ordered = True
             super()._assign_work_unit(node)
 
     return GroupScheduling(config, log)

@@ -10,7 +10,13 @@ from types import SimpleNamespace
 import pytest
 
 from asrbench.settings import REPO_ROOT
-from tests.conftest import pytest_xdist_make_scheduler
+from tests.conftest import (
+    UNKNOWN_TEST_S,
+    longest_first,
+    pytest_xdist_make_scheduler,
+    recorded_seconds,
+    xdist_group,
+)
 
 
 class Worker:
@@ -93,6 +99,38 @@ def test_the_ray_tests_are_handed_out_first() -> None:
     sched.schedule()
     ray = [i for i, nodeid in enumerate(ids) if nodeid.startswith("tests/ray/")]
     assert first.sent[: len(ray)] == ray
+
+
+def test_groups_are_handed_out_longest_first_by_the_recorded_seconds() -> None:
+    ids = _suite_ids()
+    sched = pytest_xdist_make_scheduler(Config("loadfile"), None)
+    workers = [Worker("gw0"), Worker("gw1")]
+    for w in workers:
+        sched.add_node(w)
+    for w in workers:
+        sched.add_node_collection(w, ids)
+    sched.schedule()
+    # what the first two hand-outs sent: the two groups the durations file says are longest
+    firsts = {xdist_group(ids[w.sent[0]]) for w in workers}
+    seconds = recorded_seconds()
+    groups = {xdist_group(i) for i in ids}
+    known = sorted((g for g in groups if g in seconds), key=lambda g: -seconds[g])
+    assert firsts == set(known[:2])
+
+
+def test_the_order_estimates_new_files_and_survives_a_missing_record(tmp_path) -> None:
+    groups = {"a": {"t1": False}, "b": {"t1": False, "t2": False, "t3": False}, "c": {"t": False}}
+    assert longest_first(groups, {"a": 10.0, "c": 0.5}) == ["a", "b", "c"]  # b: 3 tests, unknown
+    assert UNKNOWN_TEST_S * 3 < 10.0
+    assert longest_first(groups, {}) == ["b", "a", "c"]  # counts, then names
+    assert recorded_seconds(tmp_path / "missing.json") == {}
+    (tmp_path / "bad.json").write_text("{not json")
+    assert recorded_seconds(tmp_path / "bad.json") == {}
+
+
+def test_the_durations_record_is_read_and_names_the_slow_groups() -> None:
+    seconds = recorded_seconds()
+    assert seconds["ray"] > 60 and seconds["report"] > 60  # the file is there and parsed
 
 
 @pytest.mark.parametrize("dist", ["load", "loadscope", "loadgroup", "no"])

@@ -208,7 +208,7 @@ def test_numpy_rows_equal_the_whole_table_on_random_pairs() -> None:
 
 def _long_pair(rng: random.Random, n: int, vocab: list[str]) -> tuple[list[str], list[str]]:
     """A reference of n words and a hypothesis with about 5 % deletions, 7 % substitutions
-    and 4 % insertions (the generator of `benchmarks/scoring_scale.py --sclite`)."""
+    and 4 % insertions."""
     ref = rng.choices(vocab, k=n)
     hyp: list[str] = []
     for w in ref:
@@ -243,10 +243,10 @@ def test_long_pairs_equal_sclite(tmp_path: Path) -> None:
 
 
 def test_ops_score_exact_mode_on_an_hour_long_call(cli, tmp_path: Path) -> None:
-    """`ops/score --align sclite` on a 10,000 x 9,841-word pair (an hour-long call; 4.2 x 10^7
-    cells over the old bound): scored, with the counts of Debian's sclite on the same pair
-    (C 8849, S 684, D 467, I 308: 52 s and 844 MB there, run once by hand; `benchmarks/
-    scoring_scale.py --sclite` repeats it)."""
+    """`ops/score --align sclite` on a 10,000 x 9,841-word pair (an hour-long call: 9.8 x 10^7
+    cells, 23 times the old bound): scored, with the counts of Debian's sclite on the same pair
+    (C 8849, S 684, D 467, I 308: 52 s and 844 MB there, run once by hand, too slow for a test;
+    `benchmarks/scoring_scale.py --sclite` compares the two on the corpus's long pairs)."""
     ref, hyp = _long_pair(random.Random(7), 10_000, [f"w{i}" for i in range(2000)])
     ref_tsv = tmp_path / "ref.tsv"
     ref_tsv.write_text(f"call-1\t{' '.join(ref)}\n", encoding="utf-8")

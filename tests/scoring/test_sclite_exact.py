@@ -259,3 +259,13 @@ def test_ops_score_exact_mode_on_an_hour_long_call(cli, tmp_path: Path) -> None:
     assert rc == 0, err
     line = json.loads((out / "utterances.jsonl").read_text().splitlines()[0])
     assert (line["cor"], line["sub"], line["del"], line["ins"]) == (8849, 684, 467, 308)
+
+
+@pytest.mark.full
+def test_an_hour_long_call_equals_sclite(tmp_path: Path) -> None:
+    """The 10,000-word call of the test above through Debian's sclite itself (about 52 s and
+    850 MB there: it keeps its whole table) and `sclite_align`: the same C/S/D/I."""
+    require("sclite", find_sclite() is not None, "apt-get install sctk")
+    ref, hyp = _long_pair(random.Random(7), 10_000, [f"w{i}" for i in range(2000)])
+    theirs = run_sclite({"call-1": ref}, {"call-1": hyp}, tmp_path)
+    assert theirs == {"call-1": sclite_counts(sclite_align(ref, hyp)[0])}

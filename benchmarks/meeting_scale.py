@@ -13,7 +13,11 @@ drawn at random, 0.4 s a word, one after another; the hypothesis keeps the segme
 names the speakers differently (so the assignment has work to do). No network.
 
     .venv/bin/python benchmarks/meeting_scale.py [--words 30000,100000] [--repeats 2]
-        [--metrics cpwer,tcpwer]
+        [--metrics cpwer,tcpwer] [--ref-segment-words N]
+
+ORC-WER (`--metrics orcwer`, MeetEval's `orcwer` the anchor) needs small sessions: its table
+has a state per combination of the three streams' positions (`--words 200,300` is 10^7 to
+10^8 cells; `ops/score` refuses beyond 2 x 10^8, scoring.meeting.ORC_MAX_CELLS).
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ ref, hyp, metric = sys.argv[1:4]
 r, h = (SegLST(json.load(open(p))) for p in (ref, hyp))
 if metric == "cpwer":
     out = meeteval.wer.cpwer(r, h)
+elif metric == "orcwer":
+    out = meeteval.wer.orcwer(r, h)
 else:
     out = meeteval.wer.tcpwer(r, h, collar=5.0)
 er = sum(out.values())
@@ -68,8 +74,9 @@ print(json.dumps({"errors": er.errors, "n_ref": er.length}))
 """
 
 
-def session(words: int, seed: int = 0) -> tuple[list[Segment], list[Segment]]:
-    """One session of about `words` reference words (never fewer), 3 speakers."""
+def session(words: int, seed: int = 0, piece: int = 0) -> tuple[list[Segment], list[Segment]]:
+    """One session of about `words` reference words (never fewer), 3 speakers; `piece`: each
+    reference segment cut into segments of at most that many words (0: whole), 0.4 s a word."""
     refs, hyps = corpus(words // 10 + 1, seed)
     rng = random.Random(seed)
     ref_segs: list[Segment] = []
@@ -79,7 +86,13 @@ def session(words: int, seed: int = 0) -> tuple[list[Segment], list[Segment]]:
         spk = rng.choice(SPEAKERS)
         n = len(text.split())
         end = t + 0.4 * n
-        ref_segs.append(Segment("s1", spk, round(t, 2), round(end, 2), text))
+        words_of = text.split()
+        step = piece or max(1, len(words_of))  # 0: the segment whole, as before
+        for i in range(0, max(1, len(words_of)), step):
+            a, b = t + 0.4 * i, t + 0.4 * min(len(words_of), i + step)
+            ref_segs.append(
+                Segment("s1", spk, round(a, 2), round(b, 2), " ".join(words_of[i : i + step]))
+            )
         if hyps[key]:
             hyp_segs.append(Segment("s1", HYP_NAMES[spk], round(t, 2), round(end, 2), hyps[key]))
         t, done = end + 0.3, done + n
@@ -97,13 +110,17 @@ def _ours_errors(out: Path) -> int:
     return int(metrics["errors"])
 
 
-def row(words: int, tmp: Path, repeats: int, metrics: list[str], env: dict) -> dict:
+def row(words: int, tmp: Path, repeats: int, metrics: list[str], env: dict, piece: int = 0) -> dict:
     """One session, every process once per repeat in a rotating order; bests and ratios."""
-    ref_segs, hyp_segs = session(words)
+    ref_segs, hyp_segs = session(words, piece=piece)
     ref, hyp = tmp / "ref.json", tmp / "hyp.json"
     _write(ref, ref_segs)
     _write(hyp, hyp_segs)
-    out: dict = {"ref_words": sum(len(s.words.split()) for s in ref_segs), "metrics": {}}
+    out: dict = {
+        "ref_words": sum(len(s.words.split()) for s in ref_segs),
+        "ref_segments": len(ref_segs),
+        "metrics": {},
+    }
     score = [str(ROOT / "ops" / "score"), str(ref), str(hyp), "--bootstrap", "0"]
     for metric in metrics:
         commands = {
@@ -145,6 +162,13 @@ def main() -> None:
     ap.add_argument("--words", default="30000,100000", help="sessions' sizes")
     ap.add_argument("--repeats", type=int, default=2, help="repeats of each process (best of)")
     ap.add_argument("--metrics", default="cpwer,tcpwer")
+    ap.add_argument(
+        "--ref-segment-words",
+        type=int,
+        default=0,
+        help="cut reference segments into pieces of at most this many words (ORC-WER's memory "
+        "grows with the number of segments)",
+    )
     args = ap.parse_args()
     env = dict(os.environ)
     report = _scale.report_header()
@@ -156,7 +180,7 @@ def main() -> None:
         for w in (int(x) for x in args.words.split(",") if x):
             (tmp / str(w)).mkdir()
             report["rows"][f"session_{w}"] = row(
-                w, tmp / str(w), args.repeats, args.metrics.split(","), env
+                w, tmp / str(w), args.repeats, args.metrics.split(","), env, args.ref_segment_words
             )
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report, indent=2))

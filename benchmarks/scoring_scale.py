@@ -1,7 +1,8 @@
 """Scoring at scale, side by side as whole processes in one run (issue 43, rows 1, 2 and 5).
 
 Rows: one long pair of 10,000 / 30,000 / 100,000 words (an hour-long call is about 10,000),
-and 20,000 short utterances. Each row runs, as separate whole processes, a minimal jiwer
+and 20,000 short utterances; with `--sclite WORDS`, the exact sclite mode's rows (issue 43
+item 4: `sclite_row`). Each row runs, as separate whole processes, a minimal jiwer
 process (the anchor: read both TSV files, `jiwer.process_words`), `ops/score` with its default
 steps and `ops/score --preset raw` (every step off). For each process: wall seconds, CPU
 seconds (user + system) and peak RSS (its own, from wait4), best of the repeats, and the ratios
@@ -10,7 +11,7 @@ over jiwer. The texts are generated, seeded, by `benchmarks/scoring.py`'s corpus
 that corpus's utterances joined until the word count is reached. No network.
 
     .venv/bin/python benchmarks/scoring_scale.py [--words 10000,30000,100000] [--utts 20000]
-        [--repeats 3] [--skip-raw]
+        [--repeats 3] [--skip-raw] [--sclite 10000,30000] [--sclite-anchor-cells 150000000]
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -121,6 +123,59 @@ def row(
     return out
 
 
+def sclite_row(words: int, tmp: Path, env: dict, anchor_cells: int) -> dict:
+    """The exact sclite mode on one long pair, once each as whole processes: Debian's sclite
+    (the anchor, trn files, `-o sum`), `ops/score --align sclite --preset raw` (the same words:
+    its counts must equal sclite's) and `ops/score --preset sclite` (the mode's own steps). The
+    pair's text is lower-cased and cut to `[a-z0-9']` words first, so both tools read the same
+    tokens. sclite keeps its whole table (about 8.5 bytes a cell): it runs only up to
+    `anchor_cells` cells."""
+    sys.path.insert(0, str(ROOT))
+    from tests.scoring.sclite import find_sclite
+
+    refs, hyps = long_pair(words)
+    refs, hyps = ({k: _plain(v) for k, v in side.items()} for side in (refs, hyps))
+    ref_words, hyp_words = len(refs["call"].split()), len(hyps["call"].split())
+    ref, hyp = tmp / "ref.tsv", tmp / "hyp.tsv"
+    _write_tsv(ref, refs)
+    _write_tsv(hyp, hyps)
+    score = [str(ROOT / "ops" / "score"), str(ref), str(hyp), "--bootstrap", "0", "-o"]
+    commands = {
+        "ops_score_exact_raw": score + [str(tmp / "raw"), "--preset", "raw", "--align", "sclite"],
+        "ops_score_exact": score + [str(tmp / "exact"), "--preset", "sclite"],
+    }
+    exe = find_sclite()
+    if exe is not None and ref_words * hyp_words <= anchor_cells:
+        for name, side in (("ref", refs), ("hyp", hyps)):
+            (tmp / f"{name}.trn").write_text(f"{side['call']} (call-1)\n", encoding="utf-8")
+        commands["sclite"] = [exe, "-r", "ref.trn", "trn", "-h", "hyp.trn", "trn"]
+        commands["sclite"] += ["-i", "spu_id", "-o", "pra", "-O", str(tmp), "-n", "out"]
+    out: dict = {"ref_words": ref_words, "hyp_words": hyp_words, "cells": ref_words * hyp_words}
+    run_process(commands["ops_score_exact"], env, tmp)  # bytecode compiled once, as in `row`
+    for name, cmd in commands.items():
+        wall, cpu, rss, _ = run_process(cmd, env, tmp)
+        out[name] = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "peak_rss_mb": round(rss, 1)}
+    line = json.loads((tmp / "raw" / "utterances.jsonl").read_text().splitlines()[0])
+    out["ops_score_exact_raw"]["counts"] = [line[k] for k in ("cor", "sub", "del", "ins")]
+    if "sclite" in commands:
+        pra = (tmp / "out.pra").read_text(encoding="utf-8", errors="replace")
+        found = re.search(r"Scores: \(#C #S #D #I\) (\d+) (\d+) (\d+) (\d+)", pra)
+        assert found is not None, "no Scores line in sclite's pra output"
+        out["sclite"]["counts"] = [int(x) for x in found.groups()]
+        out["counts_equal"] = out["sclite"]["counts"] == out["ops_score_exact_raw"]["counts"]
+        for name in ("ops_score_exact_raw", "ops_score_exact"):
+            for kind in ("wall_s", "cpu_s", "peak_rss_mb"):
+                out[f"ratio_{name.removeprefix('ops_score_')}_{kind}"] = round(
+                    out[name][kind] / out["sclite"][kind], 3
+                )
+    return out
+
+
+def _plain(text: str) -> str:
+    """Lower-cased `[a-z0-9']` words: the same tokens for sclite and `--preset raw`."""
+    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+
+
 def growth(rows: dict[str, dict], name: str) -> dict:
     """CPU seconds per 1,000 reference words for each long pair, and the growth exponent
     between the smallest and the largest (1.0 is linear)."""
@@ -158,6 +213,13 @@ def main() -> None:
     ap.add_argument("--utts", type=int, default=20000, help="short utterances (0: skip)")
     ap.add_argument("--repeats", type=int, default=3, help="repeats of each process (best of)")
     ap.add_argument("--skip-raw", action="store_true", help="no `--preset raw` process")
+    ap.add_argument("--sclite", default="", help="exact sclite mode rows: pair sizes (words)")
+    ap.add_argument(
+        "--sclite-anchor-cells",
+        type=int,
+        default=150_000_000,
+        help="run the sclite binary up to this many cells (it keeps its whole table)",
+    )
     args = ap.parse_args()
     env = dict(os.environ)
     report = report_header()
@@ -174,6 +236,11 @@ def main() -> None:
         for name, (refs, hyps) in inputs:
             (tmp / name).mkdir()
             report["rows"][name] = row(refs, hyps, tmp / name, args.repeats, not args.skip_raw, env)
+            print(name, json.dumps(report["rows"][name]), file=sys.stderr, flush=True)
+        for w in filter(None, args.sclite.split(",")):
+            name = f"sclite_{int(w)}"
+            (tmp / name).mkdir()
+            report["rows"][name] = sclite_row(int(w), tmp / name, env, args.sclite_anchor_cells)
             print(name, json.dumps(report["rows"][name]), file=sys.stderr, flush=True)
     report["growth_default"] = growth(report["rows"], "ops_score_default")
     if not args.skip_raw:

@@ -36,6 +36,7 @@ substitutions among the paths of fewest edits), which may differ from kaldialign
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -588,37 +589,65 @@ def _along(d: np.ndarray, words: np.ndarray, hyp: np.ndarray, s: int, k: int) ->
     return np.moveaxis(x, -1, s)
 
 
+def _orc_step(
+    closed: np.ndarray, words: np.ndarray, hyps: list[np.ndarray], k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """One utterance from the table before it (insertions closed): each state's best cost over
+    the streams (ties: the first) and that stream."""
+    best = choice = None
+    for s, hyp in enumerate(hyps):
+        e = _along(closed, words, hyp, s, k)
+        if best is None or choice is None:
+            best, choice = e, np.zeros(closed.shape, dtype=np.int16)
+        else:
+            better = e < best
+            best = np.where(better, e, best)
+            choice[better] = s
+    assert best is not None and choice is not None
+    return best, choice
+
+
 def _orc_assign(utts: list[np.ndarray], hyps: list[np.ndarray], k: int) -> list[int | None]:
     """The stream of each utterance minimising K*E + S over all streams at once (MeetEval's
     ORC matching): the table over every combination of stream positions, one utterance at a
-    time, each state taking the best stream (ties: the first); then walked back."""
+    time, each state taking the best stream (ties: the first); then walked back.
+
+    Checkpointed: the forward pass keeps the table before every c-th utterance only (c about
+    the square root of their number); the walk back recomputes one stretch of c utterances at
+    a time from its checkpoint, the same arrays as one pass keeping all. Memory: about
+    2 sqrt(U) tables instead of 3 U (U utterances), for a second forward pass's time."""
     shape = tuple(len(h) + 1 for h in hyps)
     start = np.full(shape, 1 << 60, dtype=np.int64)
     start[(0,) * len(shape)] = 0
-    closed = [_closure(start, k)]
-    best_of: list[np.ndarray] = []
-    choice_of: list[np.ndarray] = []
-    for words in utts:
-        best = choice = None
-        for s, hyp in enumerate(hyps):
-            e = _along(closed[-1], words, hyp, s, k)
-            if best is None or choice is None:
-                best, choice = e, np.zeros(shape, dtype=np.int16)
-            else:
-                better = e < best
-                best = np.where(better, e, best)
-                choice[better] = s
-        assert best is not None and choice is not None
-        best_of.append(best)
-        choice_of.append(choice)
-        closed.append(_closure(best, k))
-    return _orc_walk(utts, hyps, k, closed, best_of, choice_of)
-
-
-def _orc_walk(utts, hyps, k, closed, best_of, choice_of) -> list[int | None]:
-    """Back from the end: undo the insertions between utterances, read the utterance's
-    stream, then redo its alignment along that stream to find where it started."""
+    c = max(1, math.isqrt(len(utts) - 1) + 1) if utts else 1
+    checkpoints = [_closure(start, k)]
+    last = checkpoints[0]
+    for u, words in enumerate(utts):
+        last = _closure(_orc_step(last, words, hyps, k)[0], k)
+        if (u + 1) % c == 0 and u + 1 < len(utts):
+            checkpoints.append(last)
     pos = [len(h) for h in hyps]
+    out: list[int | None] = [None] * len(utts)
+    while checkpoints:  # the last stretch first; each checkpoint dropped once used
+        a = len(checkpoints) - 1
+        b = min(len(utts), (a + 1) * c)
+        closed, best_of, choice_of = [checkpoints.pop()], [], []
+        for words in utts[a * c : b]:
+            best, choice = _orc_step(closed[-1], words, hyps, k)
+            best_of.append(best)
+            choice_of.append(choice)
+            closed.append(_closure(best, k))
+        chosen = _orc_walk(utts[a * c : b], hyps, k, (closed, best_of, choice_of), pos)
+        out[a * c : b] = chosen
+    return out
+
+
+def _orc_walk(utts, hyps, k, tables, pos: list[int]) -> list[int | None]:
+    """Back from `pos` (the end of these utterances, moved to their start): undo the
+    insertions between utterances, read the utterance's stream, then redo its alignment along
+    that stream to find where it started. `tables`: the stretch's closed tables (one more than
+    its utterances), best costs and chosen streams."""
+    closed, best_of, choice_of = tables
     out: list[int | None] = [None] * len(utts)
     for u in range(len(utts) - 1, -1, -1):
         d, p = closed[u + 1], best_of[u]
@@ -627,7 +656,7 @@ def _orc_walk(utts, hyps, k, closed, best_of, choice_of) -> list[int | None]:
                 back = pos.copy()
                 back[t] -= 1
                 if pos[t] and d[tuple(back)] + k == d[tuple(pos)]:
-                    pos = back
+                    pos[:] = back
                     break
             else:  # pragma: no cover - the closure always has a predecessor
                 raise RuntimeError("ORC back-trace lost its path")

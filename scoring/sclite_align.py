@@ -11,8 +11,9 @@ the start, give different counts on some pairs); `tests/scoring/test_sclite_exac
 checking it on 5,000 pairs with optional words.
 
 The default aligner (`scoring.align`) takes the fewest edits instead; the two differ on 3 to 4
-of 1,000 such random pairs (docs/SCORING.md), sclite's count never the lower. This module is
-plain Python, one pair at a time: slower than the batched DP, used only in the exact mode.
+of 1,000 such random pairs (docs/SCORING.md), sclite's count never the lower. This module aligns
+one pair at a time, used only in the exact mode: a short pair in plain Python over its whole
+table, a long one (an hour-long call) in numpy rows keeping 2 bits a cell.
 
 Below, the same for a reference holding alternations `{ a / b / @ }` and null words, and for
 fragments and optional hypothesis words: sclite's network DP (`Net`, `net_align`, checked
@@ -25,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from struct import Struct
+
+import numpy as np
 
 SUB, DEL, INS, OPT = 4, 3, 3, 2  # sclite's weights; OPT: skipping an optional word (`-D`)
 _F32 = Struct("f")
@@ -53,6 +56,14 @@ def _table(
     return rows
 
 
+# Above this many cells a pair takes the numpy rows (`sclite_align_bits`); below, the plain
+# Python table is faster (numpy's per-row calls cost more than a short row's loop).
+SMALL_CELLS = 1 << 12
+# The plain pair's bound: the rows keep 2 bits a cell (256 MB at 2^30 cells, ~32,000 x 32,000
+# words); beyond it the exact mode refuses the utterance (scoring.scorer).
+MAX_CELLS = 1 << 30
+
+
 def sclite_align(
     ref: Sequence[Hashable],
     hyp: Sequence[Hashable],
@@ -62,7 +73,21 @@ def sclite_align(
     """sclite's alignment of two token sequences: its op string and weighted cost.
 
     Letters: C, S, D, I; `O` an optional reference word left out, `o` an optional hypothesis
-    word left out (sclite counts both as correct). Tokens compare with `==`."""
+    word left out (sclite counts both as correct). Tokens compare with `==`. Short pairs walk
+    the whole table (`sclite_align_table`), longer ones numpy rows with 2 bits a cell kept
+    (`sclite_align_bits`): the same path, the same string."""
+    if len(ref) * len(hyp) <= SMALL_CELLS:
+        return sclite_align_table(ref, hyp, ref_optional, hyp_optional)
+    return sclite_align_bits(ref, hyp, ref_optional, hyp_optional)
+
+
+def sclite_align_table(
+    ref: Sequence[Hashable],
+    hyp: Sequence[Hashable],
+    ref_optional: Sequence[bool] | None = None,
+    hyp_optional: Sequence[bool] | None = None,
+) -> tuple[str, int]:
+    """`sclite_align` keeping the whole table of Python ints (short pairs)."""
     dc = _skip_costs(len(ref), ref_optional, DEL)
     ic = _skip_costs(len(hyp), hyp_optional, INS)
     rows = _table(ref, hyp, dc, ic)
@@ -84,6 +109,82 @@ def sclite_align(
             i -= 1
     out.reverse()
     return "".join(out), rows[-1][-1]
+
+
+def _token_ids(ref: Sequence[Hashable], hyp: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
+    """Both sides as int arrays, one id per distinct token (equal ids iff `==`)."""
+    ids: dict[Hashable, int] = {}
+    get = ids.setdefault
+    r = np.fromiter((get(t, len(ids)) for t in ref), dtype=np.int64, count=len(ref))
+    h = np.fromiter((get(t, len(ids)) for t in hyp), dtype=np.int64, count=len(hyp))
+    return r, h
+
+
+def _bit_rows(
+    r: np.ndarray, h: np.ndarray, dc: list[int], ic: list[int]
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The table row by row, never kept: per cell (i, j >= 1) whether the walk back takes the
+    diagonal there and whether an insertion reaches it, packed 8 cells a byte; the cost.
+
+    Within a row, D[j] = min(A[j], D[j-1] + ic[j-1]) (A: the cheaper of the diagonal and the
+    deletion) unrolls to D[j] = C[j] + min over k <= j of (A[k] - C[k]), C the running sum of
+    the insertion costs: a cumulative minimum, exact in integers."""
+    n, m = len(r), len(h)
+    dtype = np.int32 if 4 * (n + m) < 2**31 else np.int64
+    icd = np.array(ic, dtype=dtype)
+    csum = np.zeros(m + 1, dtype=dtype)
+    np.cumsum(icd, out=csum[1:])
+    diag_bits = np.empty((n, (m + 7) // 8), dtype=np.uint8)
+    ins_bits = np.empty_like(diag_bits)
+    prev = csum.copy()
+    a = np.empty(m + 1, dtype=dtype)
+    diag = np.empty(m, dtype=dtype)
+    for i in range(n):
+        np.add(prev[:-1], SUB, out=diag)
+        np.copyto(diag, prev[:-1], where=h == r[i])
+        d = dc[i]
+        a[0] = prev[0] + d
+        np.add(prev[1:], d, out=a[1:])
+        np.minimum(a[1:], diag, out=a[1:])
+        np.subtract(a, csum, out=a)
+        np.minimum.accumulate(a, out=a)
+        np.add(a, csum, out=a)
+        diag_bits[i] = np.packbits(a[1:] == diag)
+        ins_bits[i] = np.packbits(a[1:] == np.add(a[:-1], icd))
+        prev, a = a, prev
+    return diag_bits, ins_bits, int(prev[-1])
+
+
+def sclite_align_bits(
+    ref: Sequence[Hashable],
+    hyp: Sequence[Hashable],
+    ref_optional: Sequence[bool] | None = None,
+    hyp_optional: Sequence[bool] | None = None,
+) -> tuple[str, int]:
+    """`sclite_align` in bounded memory: numpy rows keeping 2 bits a cell (25 MB for a
+    10,000 x 10,000-word pair), the walk back reading the same tests as the table's."""
+    dc = _skip_costs(len(ref), ref_optional, DEL)
+    ic = _skip_costs(len(hyp), hyp_optional, INS)
+    r, h = _token_ids(ref, hyp)
+    diag_bits, ins_bits, cost = _bit_rows(r, h, dc, ic)
+    rl, hl = r.tolist(), h.tolist()
+    i, j = len(ref), len(hyp)
+    out: list[str] = []
+    while i and j:
+        byte, shift = (j - 1) >> 3, 7 - ((j - 1) & 7)
+        if diag_bits[i - 1, byte] >> shift & 1:
+            out.append("C" if rl[i - 1] == hl[j - 1] else "S")
+            i, j = i - 1, j - 1
+        elif ins_bits[i - 1, byte] >> shift & 1:
+            out.append("o" if ic[j - 1] == OPT else "I")
+            j -= 1
+        else:
+            out.append("O" if dc[i - 1] == OPT else "D")
+            i -= 1
+    out.extend("o" if ic[k] == OPT else "I" for k in range(j - 1, -1, -1))
+    out.extend("O" if dc[k] == OPT else "D" for k in range(i - 1, -1, -1))
+    out.reverse()
+    return "".join(out), cost
 
 
 def sclite_counts(codes: str) -> tuple[int, int, int, int]:

@@ -40,7 +40,9 @@ DATA = Path(__file__).resolve().parent / "data"
 LANGS = ("en", "zh")  # the languages with their own pipelines; any other BCP-47 tag: languages.py
 DIACRITICS = ("keep", "strip")
 ALIGNS = ("minimal", "sclite")
-SCLITE_MAX_CELLS = 1 << 22  # the exact mode keeps its whole table of Python ints (~150 MB)
+# Networks (alternations, `@`, fragments, optional hypothesis words) keep their whole table of
+# Python floats (~150 MB); a plain pair in the exact mode has its own bound, sclite_align.MAX_CELLS.
+SCLITE_MAX_CELLS = 1 << 22
 
 
 @dataclass
@@ -379,19 +381,19 @@ def _results(texts: _Texts, plan: _Plan) -> list[UtteranceResult]:
 def _align_sclite(texts: _Texts, plan: _Plan) -> tuple[list[str], list[int]]:
     """Every pair aligned as sclite aligns it, one at a time (the exact mode has no DAE, so
     one pair an utterance and no strict words)."""
-    from scoring.sclite_align import sclite_align
+    from scoring import sclite_align as exact
 
     pairs = plan.pairs
     ref_flat, hyp_flat, ref_off = plan.ref_flat.tolist(), pairs.hyp_flat, plan.ref_off
     for u, n in zip(pairs.ref, pairs.length, strict=True):
-        if (ref_off[u + 1] - ref_off[u]) * n > SCLITE_MAX_CELLS:
+        if (ref_off[u + 1] - ref_off[u]) * n > exact.MAX_CELLS:
             raise ScoringError(
-                f"utterance {texts.ids[u]!r}: too long for the exact sclite mode (its whole "
-                f"table is kept, more than {SCLITE_MAX_CELLS:,} cells); split it, or score "
+                f"utterance {texts.ids[u]!r}: too long for the exact sclite mode (2 bits a "
+                f"cell are kept, more than {exact.MAX_CELLS:,} cells); split it, or score "
                 "with the default aligner"
             )
     out = [
-        sclite_align(
+        exact.sclite_align(
             ref_flat[ref_off[u] : ref_off[u + 1]],
             hyp_flat[off : off + n],
             texts.ref_opt.get(u),

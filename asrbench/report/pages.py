@@ -15,6 +15,7 @@ from asrbench.report.collect import Cell
 from asrbench.report.robustness import match_cells
 from asrbench.report.robustness import view as robustness_view
 from asrbench.report.site import Site, _cell_numbers, _provenance, safe_name
+from asrbench.report.speakers import speaker_timelines
 from asrbench.results import audit
 from asrbench.results.leaderboard import (
     DEFAULT_CHUNK_MS,
@@ -419,6 +420,7 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
         data["stepsKnown"] = abl is not None
     ranking = site.rankings.get(c.dataset)
     tls, tl_note = longform.timelines(c) if longform.is_longform(c) else ([], None)
+    spk, spk_note = speaker_timelines(c) if longform.is_longform(c) else ([], None)
     site.render(
         here,
         "cell.html.j2",
@@ -441,6 +443,8 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
         steps=c.summary.scorer.get("steps") or [],
         timelines=tls,
         timeline_note=tl_note,
+        speakers=spk,
+        speakers_note=spk_note,
         segmentation=segmentation(c),
         sessions=stored_session_parts(c.summary.session_metrics or {}),
     )

@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from asrbench.report import charts, longform, streaming
+from asrbench.report import charts, entities, longform, streaming
 from asrbench.report.ablation import stages, stored_dataset
 from asrbench.report.audio import DatasetAudio, data_uri, dataset_audio
 from asrbench.report.cellview import breakdown, error_tables, utterance_rows
@@ -264,6 +264,7 @@ def _index(site: Site, base: list[str], rest: list[str], by_ds: dict[str, list[C
         reps=site.o.reps,
         hallucination=_hallucination_rows(site, here),
         latency=_latency(site, here, base),
+        entity_boards={d: b for d in base if (b := entities.board(by_ds[d]))},
     )
 
 
@@ -445,6 +446,7 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
         timeline_note=tl_note,
         speakers=spk,
         speakers_note=spk_note,
+        ent=entities.cell_view(c, audio.href),
         segmentation=segmentation(c),
         sessions=stored_session_parts(c.summary.session_metrics or {}),
     )

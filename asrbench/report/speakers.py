@@ -29,7 +29,7 @@ from asrbench.results.records import (
 from asrbench.results.speaker_view import CPWER
 
 WIDTH, LABEL_W, ROW_H, GAP, AXIS = 760, 150, 14, 4, 18  # px
-PLOT_W = WIDTH - LABEL_W
+PLOT_W = WIDTH - LABEL_W - 12  # room for the last tick's label
 UNMAPPED = "#999999"
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from asrbench.report.speakers import LABEL_W, PLOT_W, WIDTH
 from asrbench.resolve import resolve_dataset
 from tests.benchmark.conftest import make_canned_model
 from tests.benchmark.test_speakers import _asr_answers
@@ -187,7 +188,8 @@ def test_timelines_colour_mapped_speakers_and_place_the_turns(
     stored = _json(tree / DIAR / DATASET / "speakers.json")["recordings"]
     duration = next(r["duration"] for r in stored if r["id"] == PLANTED)
     box, bar = svg.bounding_box(), svg.locator('rect[data-speaker="intruder"]').bounding_box()
-    plot_left, plot_w = box["x"] + 150 * box["width"] / 760, 610 * box["width"] / 760
+    scale = box["width"] / WIDTH  # the SVG's px to the page's
+    plot_left, plot_w = box["x"] + LABEL_W * scale, PLOT_W * scale
     assert bar["x"] - plot_left == pytest.approx(plot_w * turn.start_time / duration, abs=2)
     assert bar["width"] == pytest.approx(
         plot_w * (turn.end_time - turn.start_time) / duration, abs=2

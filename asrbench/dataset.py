@@ -96,6 +96,17 @@ class _Archive(BaseModel):
     verified: str | None = None
 
 
+class _Nlp(BaseModel):
+    """`nlp:`: the dataset's references as fstalign's NLP files with their sidecars (a file or
+    a folder each, relative to the dataset folder): a cell is scored against them and stores
+    entity, number and formatting metrics (asrbench.entity_scoring, docs/DATASETS.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+    references: str
+    norm: str | None = None
+    wer_tags: str | None = None
+
+
 class _Change(BaseModel):
     """One item of `changes:`, the card's history: content that changed under the same ID."""
 
@@ -136,6 +147,7 @@ class DatasetCard(BaseModel):
     # audio composed on first use from sources in the repository by this built-in recipe
     # (asrbench.importers.composed; composed.json holds the hashes)
     composed: str | None = None
+    nlp: _Nlp | None = None
 
 
 def _check_card(path: Path, data: dict, problems: list[Problem]) -> None:
@@ -269,6 +281,11 @@ class Dataset:
         """Declared in dataset.yaml (`nonspeech: true`): clips without speech (hallucination)."""
         return self.meta.get("nonspeech") is True
 
+    @property
+    def nlp(self) -> tuple[Path, Path | None, Path | None] | None:
+        """Declared in dataset.yaml (`nlp:`): (references, norm, wer_tags) paths, or None."""
+        return nlp_paths(self.root, self.meta)
+
     def audio_path(self, utt: Utterance) -> Path:
         return self.root / utt.audio
 
@@ -289,7 +306,30 @@ class Dataset:
         """SHA-256 over metadata.tsv and every audio file's bytes, in metadata order (and the
         segments file of a long-form dataset)."""
         extra = [longform.segments_file(self.root, self.meta)] if self.longform else []
-        return content_hash(self.root, self.utterances, extra)
+        return content_hash(self.root, self.utterances, extra + nlp_files(self.nlp))
+
+
+def nlp_paths(root: Path, meta: dict) -> tuple[Path, Path | None, Path | None] | None:
+    """The `nlp:` block's (references, norm, wer_tags) under `root`, or None without one."""
+    block = meta.get("nlp")
+    if not isinstance(block, dict) or not block.get("references"):
+        return None
+    norm, tags = block.get("norm"), block.get("wer_tags")
+    return (
+        root / block["references"],
+        root / norm if norm else None,
+        root / tags if tags else None,
+    )
+
+
+def nlp_files(paths: tuple[Path, Path | None, Path | None] | None) -> list[Path]:
+    """Every file of the NLP references and sidecars, sorted: part of the dataset identity."""
+    out: list[Path] = []
+    for p in paths or ():
+        if p is None:
+            continue
+        out += sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+    return out
 
 
 def content_hash(root: Path, utterances: list[Utterance], extra: list[Path] | None = None) -> str:
@@ -333,6 +373,7 @@ def load_dataset(root: str | Path, check_audio: bool = True) -> Dataset:
     root = Path(root)
     problems, meta, columns, rows = _check(root, check_audio)
     segments = _longform_segments(root, meta, rows, problems)
+    _check_nlp(root, meta, problems)
     if any(p.severity == "error" for p in problems):
         raise DatasetError(problems)
     return Dataset(
@@ -344,6 +385,25 @@ def load_dataset(root: str | Path, check_audio: bool = True) -> Dataset:
         problems=problems,
         segments=segments,
     )
+
+
+def _check_nlp(root: Path, meta: dict, problems: list[Problem]) -> None:
+    """Each `nlp:` path names a file or folder inside the dataset folder."""
+    for p in nlp_paths(root, meta) or ():
+        if p is None:
+            continue
+        rel = p.relative_to(root).as_posix()
+        ok, why = _inside(root, rel)
+        if not ok or not p.exists():
+            why = why.replace("AUDIO path", "path") if not ok else "no such file or folder"
+            problems.append(
+                Problem(
+                    str(root / "dataset.yaml"),
+                    0,
+                    "nlp",
+                    f"nlp: {rel!r}: {why}; give a path inside the dataset folder",
+                )
+            )
 
 
 def _longform_segments(

@@ -868,10 +868,17 @@ def test_the_report_check_sees_the_old_ways() -> None:
 _SESSION_SCORER_CALLERS = {
     "asrbench/cli/score.py": {"score_sessions"},  # ops/score --metric: the metric the user names
     "asrbench/benchmark/sessions.py": {"score_supported"},  # a long-form cell: what it supports
+    # the report's speaker timelines: each recording's cpWER, from the inputs the cell's session
+    # metrics use (their sum is checked equal to them in tests/report/test_speaker_report.py)
+    "asrbench/results/speaker_view.py": {"score_sessions"},
 }
 # A cell's hypothesis becomes session segments in one function (results/timed.py), called by
 # the benchmark's session metrics and by ops/export of a cell, so the two cannot disagree:
-_HYP_SEGMENTS_CALLERS = {"asrbench/benchmark/sessions.py", "asrbench/importers/export.py"}
+_HYP_SEGMENTS_CALLERS = {
+    "asrbench/benchmark/sessions.py",
+    "asrbench/importers/export.py",
+    "asrbench/results/speaker_view.py",  # the speaker timelines (see above)
+}
 
 
 def _calls_and_imports(tree: ast.AST) -> set[str]:

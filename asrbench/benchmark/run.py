@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -692,6 +692,8 @@ class _Scored:
     hyps: dict[str, str]
     score_s: float
     sessions: dict[str, Any] | None = None  # a long-form cell's session metrics
+    # a dataset with NLP references: summary.json's entities, formatting, worst_entities
+    entities: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -770,7 +772,12 @@ def _score(p: _Prepared, ran: _Ran) -> _Scored:
     t_score = time.monotonic()
     refs = {u.id: u.text for u in p.selection}
     hyps = {u.id: ran.rec.hyp[u.id] for u in p.selection if u.id in ran.rec.hyp}
-    result = p.scorer.score(refs, hyps) if p.scorer else None
+    result: ScoreResult | None = None
+    entities: dict[str, Any] = {}
+    if p.scorer and p.ds.nlp:
+        result, entities = _score_nlp(p, refs, hyps)
+    elif p.scorer:
+        result = p.scorer.score(refs, hyps)
     timed = _cell_timed(ran, p.selection)
     sessions = session_metrics(p.scorer, p.ds, p.selection, hyps, timed)
     sid = (
@@ -780,7 +787,48 @@ def _score(p: _Prepared, ran: _Ran) -> _Scored:
     )
     score_s = time.monotonic() - t_score
     sel = Selection.of(list(refs), len(p.ds.utterances), p.spec.max_utts, p.spec.seed)
-    return _Scored(result, sid, sel, hyps, score_s, sessions)
+    return _Scored(result, sid, sel, hyps, score_s, sessions, entities)
+
+
+def _score_nlp(
+    p: _Prepared, texts: dict[str, str], hyps: dict[str, str]
+) -> tuple[ScoreResult, dict[str, Any]]:
+    """A dataset with NLP references (dataset.yaml `nlp:`): the selection scored against them
+    (the normalisation sidecar's readings as alternations, as `ops/score` scores NLP files),
+    and summary.json's `entities`, `worst_entities` and `formatting` (TEXT as written against
+    the hypothesis); asrbench.entity_scoring, the code ops/score runs."""
+    from asrbench.entity_scoring import (
+        entities_block,
+        formatting_block,
+        nlp_utterances,
+        tagged,
+        worst_entities,
+    )
+    from scoring.errors import ScoringError
+    from scoring.nlp import pieces_text
+    from scoring.nlp_inputs import read_references
+
+    assert p.scorer is not None and p.ds.nlp is not None
+    try:
+        recs, warnings = read_references(*p.ds.nlp, lenient=False)
+    except ScoringError as exc:
+        raise InputError(f"dataset {p.ds.id}: {exc}") from None
+    missing = sorted(set(texts) - set(recs))
+    if missing:
+        raise InputError(
+            f"dataset {p.ds.id}: no NLP reference for {', '.join(missing[:5])} in "
+            f"{p.ds.nlp[0]}; add ID.nlp for every row of metadata.tsv"
+        )
+    recs = {k: recs[k] for k in texts}
+    refs = {k: pieces_text(r.pieces) for k, r in recs.items()}
+    utts = nlp_utterances(p.scorer, refs, hyps, recs)
+    result = ScoreResult(utts, p.scorer.summarize(utts), p.scorer.config_dict())
+    tags = tagged(p.scorer, utts, recs)
+    return result, {
+        "entities": entities_block(p.scorer, utts, tags, warnings, None),
+        "worst_entities": worst_entities(tags, recs),
+        "formatting": formatting_block(texts, hyps, p.ds.language, dict(p.spec.scorer_options)),
+    }
 
 
 def _summary(p: _Prepared, ran: _Ran, scored: _Scored) -> Summary:
@@ -806,6 +854,7 @@ def _summary(p: _Prepared, ran: _Ran, scored: _Scored) -> Summary:
         forced_language=p.language.forced,
         hallucination=_hallucination(p.ds, selection, rec),
         session_metrics=scored.sessions,
+        **scored.entities,
     )
 
 

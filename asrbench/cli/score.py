@@ -352,41 +352,12 @@ def _data_digest(sources: dict) -> str:
     return bytes_sha256(canonical({"ref": sources["ref"]["sha256"], **extra}))
 
 
-def _utterances(scorer, refs: dict, hyps: dict, recs) -> list:
-    """The scorer's results; an NLP recording too long for one alternation table is scored
-    in chunks and joined back (scoring.nlp_chunks)."""
-    if recs is None:
-        return scorer.utterances(refs, hyps)
-    from scoring.nlp_chunks import chunk_texts, merge
-
-    chunk_refs: dict[str, str] = {}
-    chunk_hyps = {k: v for k, v in hyps.items() if k not in recs}  # unknown IDs: the error
-    for ident, rec in recs.items():
-        r, h = chunk_texts(ident, rec.pieces, hyps.get(ident))
-        chunk_refs.update(r)
-        chunk_hyps.update(h)
-    return merge(scorer.utterances(chunk_refs, chunk_hyps))
-
-
 def _entities(scorer, utts, recs, warnings: list[str], keywords: Path | None) -> dict | None:
-    """summary.json's `entities` block: numbers and entity classes for NLP references,
-    B-WER/U-WER with a keyword list; None for other inputs without one."""
-    from scoring.entities import describe, read_keywords, tag_words
-    from scoring.nlp import map_pieces
+    """summary.json's `entities` block (asrbench.entity_scoring, as a benchmark cell's)."""
+    from asrbench.entity_scoring import entities_block, tagged
 
-    if recs is None and keywords is None:
-        return None
-    cfg = scorer.config
-    boot = (cfg.bootstrap, cfg.confidence, cfg.seed)
-    tagged = None
-    if recs is not None:
-        tagged = []
-        for u in utts:
-            rec = recs[u.id]
-            owner = map_pieces(rec.pieces, u.ref, scorer.normalize)
-            tagged.append(tag_words(u, rec.tokens, rec.pieces, owner, rec.classes))
-    phrases = read_keywords(keywords, scorer.normalize) if keywords is not None else None
-    return describe(utts, boot, tagged, phrases, warnings)
+    tags = tagged(scorer, utts, recs) if recs is not None else None
+    return entities_block(scorer, utts, tags, warnings, keywords)
 
 
 def _utterances_only(against: Path | None, formatting: bool) -> None:
@@ -404,18 +375,6 @@ def _utterances_only(against: Path | None, formatting: bool) -> None:
         )
 
 
-def _formatting(refs: dict, hyps: dict, lang: str, options: dict) -> dict:
-    """summary.json's `formatting` (scoring.formatting): the formatted WER is the `raw`
-    preset's, in the same unit as the main scorer."""
-    from asrbench.scorers import get_scorer
-    from scoring.formatting import formatting_summary
-
-    raw = {"preset": "raw", "bootstrap": 0}
-    if options.get("unit") is not None:
-        raw["unit"] = options["unit"]
-    return formatting_summary(refs, hyps, get_scorer(lang, raw))
-
-
 def _score(
     ref: Path,
     hyp: Path,
@@ -429,6 +388,7 @@ def _score(
 ) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
+    from asrbench.entity_scoring import formatting_block, nlp_utterances
     from asrbench.errors import InputError
     from asrbench.results.reports import (
         parse_reports,
@@ -461,7 +421,7 @@ def _score(
     note = scorer.case_warning(refs, hyps)
     if note is not None:
         print(f"warning: {note}", file=sys.stderr)
-    utts = _utterances(scorer, refs, hyps, recs)
+    utts = nlp_utterances(scorer, refs, hyps, recs)
     # The corpus metrics' bootstrap is mostly numpy drawing with the GIL released: it runs in
     # a thread while this one writes utterances.jsonl (the same numbers, less time waited).
     # A short switch interval hands the GIL back to it soon after each numpy call (with the
@@ -487,7 +447,7 @@ def _score(
         sources=sources,
         reports=write_reports(out, result, which),
         entities=_entities(scorer, utts, recs, warnings, extra.keywords),
-        formatting=_formatting(refs, hyps, lang, options) if extra.formatting else None,
+        formatting=formatting_block(refs, hyps, lang, options) if extra.formatting else None,
     )
     write_summary(out / "summary.json", summary)
     sys.stdout.write(table_text(result.metrics))

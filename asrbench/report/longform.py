@@ -90,8 +90,8 @@ def timelines(cell: Cell) -> tuple[list[Timeline], str | None]:
     return found, None
 
 
-def _x(t: float, duration: float) -> float:
-    return round(WIDTH * t / max(duration, 1e-9), 1)
+def _x(t: float, duration: float, width: float = WIDTH) -> float:
+    return round(width * t / max(duration, 1e-9), 1)
 
 
 def svg(tl: Timeline) -> str:
@@ -153,12 +153,15 @@ def _bars(tl: Timeline, height: float, peak: int) -> list[str]:
     return out
 
 
-def _axis(duration: float, y: float) -> list[str]:
+def _axis(duration: float, y: float, x0: float = 0.0, width: float = WIDTH) -> list[str]:
+    """The time axis under a plot of `width` px starting at `x0` (the speaker timelines have
+    their labels to the left of it)."""
     step = next(s for s in (10, 30, 60, 300, 600, 1800, 3600, 10**9) if duration / s <= 10)
-    out = [f'<line x1="0" y1="{y}" x2="{WIDTH}" y2="{y}" stroke="#666"/>']
+    out = [f'<line x1="{x0:g}" y1="{y}" x2="{x0 + width:g}" y2="{y}" stroke="#666"/>']
     t = 0
     while t <= duration:
-        x = min(_x(t, duration), WIDTH - 12)
+        x = min(_x(t, duration, width), width - 12)
+        x = round(x0 + x, 1) if x0 else x  # the error timeline's bytes as before
         label = f"{t // 60}:{t % 60:02d}" if step >= 60 or duration > 120 else f"{t}s"
         out.append(f'<text x="{x}" y="{y + 13}" font-size="10" fill="#333">{label}</text>')
         t += step

@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from asrbench.report import charts, longform, streaming
+from asrbench.report import charts, entities, longform, streaming
 from asrbench.report.ablation import stages, stored_dataset
 from asrbench.report.audio import DatasetAudio, data_uri, dataset_audio
 from asrbench.report.cellview import breakdown, error_tables, utterance_rows
@@ -15,6 +15,7 @@ from asrbench.report.collect import Cell
 from asrbench.report.robustness import match_cells
 from asrbench.report.robustness import view as robustness_view
 from asrbench.report.site import Site, _cell_numbers, _provenance, safe_name
+from asrbench.report.speakers import speaker_timelines
 from asrbench.results import audit
 from asrbench.results.leaderboard import (
     DEFAULT_CHUNK_MS,
@@ -263,6 +264,7 @@ def _index(site: Site, base: list[str], rest: list[str], by_ds: dict[str, list[C
         reps=site.o.reps,
         hallucination=_hallucination_rows(site, here),
         latency=_latency(site, here, base),
+        entity_boards={d: b for d in base if (b := entities.board(by_ds[d]))},
     )
 
 
@@ -419,6 +421,7 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
         data["stepsKnown"] = abl is not None
     ranking = site.rankings.get(c.dataset)
     tls, tl_note = longform.timelines(c) if longform.is_longform(c) else ([], None)
+    spk, spk_note = speaker_timelines(c) if longform.is_longform(c) else ([], None)
     site.render(
         here,
         "cell.html.j2",
@@ -441,6 +444,9 @@ def _cell(site: Site, c: Cell, audio: DatasetAudio) -> None:
         steps=c.summary.scorer.get("steps") or [],
         timelines=tls,
         timeline_note=tl_note,
+        speakers=spk,
+        speakers_note=spk_note,
+        ent=entities.cell_view(c, audio.href),
         segmentation=segmentation(c),
         sessions=stored_session_parts(c.summary.session_metrics or {}),
     )

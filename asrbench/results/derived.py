@@ -8,6 +8,8 @@ writes the cell (`derive`, from `benchmark.run._finish`) and stored beside it:
 
     ablation.json   AblationRecord   a scored cell of a dataset that is not derived
     timeline.json   TimelineRecord   a scored cell of a long-form dataset (`kind: longform`)
+    speakers.json   SpeakersRecord   such a cell whose reference and hypothesis name speakers
+                                     (asrbench/results/speaker_view.py)
 
 `backfill` writes them into cells stored before they existed (`ops/report --backfill`), from
 the same inputs: the cell's `utterances.jsonl`, `summary.json`, run.json's scorer options and
@@ -33,9 +35,11 @@ from typing import Any
 
 from asrbench.results.records import (
     ABLATION_FILE,
+    SPEAKERS_FILE,
     TIMELINE_FILE,
     AblationRecord,
     RecordError,
+    SpeakersRecord,
     TimelineRecord,
     read_record,
     write_record,
@@ -302,6 +306,43 @@ def timelines(
     return TimelineRecord(recordings=out, note=None)
 
 
+def speakers(
+    folder: Path,
+    utts: list[dict[str, Any]],
+    summary: Summary,
+    options: Mapping[str, Any],
+    dataset: tuple[Path, Mapping[str, Any]],
+) -> SpeakersRecord | None:
+    """The speaker timelines of a long-form cell (asrbench/results/speaker_view.py), None where
+    its reference or hypothesis names no speakers or the segments are unreadable (the
+    timeline's note says so)."""
+    from asrbench.results.speaker_view import speaker_record
+    from asrbench.scorers import get_scorer
+
+    by_rec, why = _segments(*dataset)
+    if why:
+        return None
+    scorer = get_scorer(_lang(summary), {**_scorer_options(options), "bootstrap": 0})
+    return speaker_record(folder, utts, scorer, by_rec)
+
+
+def _cell_ablation(
+    utts: list[dict[str, Any]], summary: Summary, options: Mapping[str, Any], meta: Mapping
+) -> AblationRecord:
+    """The ablation; a dataset with NLP references is scored against their readings, while the
+    ladder re-scores TEXT as written, so its last step may differ: the note says why."""
+    from dataclasses import replace
+
+    rec = ablation(utts, summary, options)
+    if meta.get("nlp") and not rec.matches_stored:
+        why = (
+            "the ladder re-scores TEXT as written; this cell was scored against the dataset's "
+            "NLP references (their sidecar readings as alternations), so its counts differ"
+        )
+        rec = replace(rec, note=why)
+    return rec
+
+
 # -- writing -----------------------------------------------------------------------------------
 
 
@@ -310,12 +351,13 @@ def derive(
     summary: Summary,
     options: Mapping[str, Any],
     dataset: tuple[Path, Mapping[str, Any]],
-    which: tuple[str, ...] = (ABLATION_FILE, TIMELINE_FILE),
+    which: tuple[str, ...] = (ABLATION_FILE, TIMELINE_FILE, SPEAKERS_FILE),
     keep_notes: bool = True,
 ) -> tuple[list[str], list[str]]:
     """Write the derived records a scored cell in `folder` needs (`which` of them): the
     ablation unless its dataset is derived (a perturbed copy; `ops/report --backfill` writes
-    those on demand), the timeline for a long-form dataset. Returns (the files written, why a
+    those on demand), the timeline for a long-form dataset, and the speaker timelines where
+    its reference and hypothesis name speakers. Returns (the files written, why a
     timeline is missing). `keep_notes` False: a timeline that could not be made (the segments
     unreadable) is not stored, so that a later backfill tries again."""
     if summary.metrics is None:  # a reference-free cell: nothing scored, nothing to derive
@@ -326,6 +368,7 @@ def derive(
         for name, wanted in (
             (ABLATION_FILE, not meta.get("derived_from")),
             (TIMELINE_FILE, is_longform(meta)),
+            (SPEAKERS_FILE, is_longform(meta)),
         )
         if name in which and wanted
     ]
@@ -337,14 +380,17 @@ def derive(
     written, notes = [], []
     for name in todo:
         if name == ABLATION_FILE:
-            write_record(folder / name, ablation(utts, summary, options))
+            rec: Any = _cell_ablation(utts, summary, options, meta)
         else:
-            tl = timelines(folder, utts, summary, options, dataset)
-            if tl.note:
-                notes.append(tl.note)
+            make = timelines if name == TIMELINE_FILE else speakers
+            rec = make(folder, utts, summary, options, dataset)
+            if rec is None:  # no speakers named: nothing to draw, nothing stored
+                continue
+            if rec.note:
+                notes.append(rec.note)
                 if not keep_notes:
                     continue
-            write_record(folder / name, tl)
+        write_record(folder / name, rec)
         written.append(name)
     return written, notes
 
@@ -384,6 +430,7 @@ def backfill(
             for name, from_dict in (
                 (ABLATION_FILE, AblationRecord.from_dict),
                 (TIMELINE_FILE, TimelineRecord.from_dict),
+                (SPEAKERS_FILE, SpeakersRecord.from_dict),
             )
             if _unreadable(cell.folder / name, from_dict)
         )

@@ -882,6 +882,8 @@ ABLATION_FILE = "ablation.json"
 TIMELINE_FILE = "timeline.json"
 ABLATION_FORMAT = "asrbench-ablation-v1"
 TIMELINE_FORMAT = "asrbench-timeline-v1"
+SPEAKERS_FILE = "speakers.json"
+SPEAKERS_FORMAT = "asrbench-speakers-v1"
 # the command that writes them into cells stored before they existed (results/derived.py)
 BACKFILL = "ops/report --backfill"
 DERIVED_RERUN = f"run `{BACKFILL}` (or rerun ops/benchmark --replace) to rewrite it"
@@ -929,3 +931,24 @@ class TimelineRecord:
     @classmethod
     def from_dict(cls, d: Any, where: str = "timeline.json") -> TimelineRecord:
         return _from_fields(cls, d, where, "timeline", (TIMELINE_FORMAT, DERIVED_RERUN, ()))
+
+
+@dataclass(frozen=True)
+class SpeakersRecord:
+    """speakers.json: who spoke when in each recording of a long-form cell whose reference and
+    hypothesis both name speakers: both sides' turns, the DER mapping of hypothesis speakers to
+    reference speakers and the recording's DER, JER and cpWER (asrbench/results/speaker_view.py),
+    computed when the cell was written; `note` says why there are none."""
+
+    recordings: list[dict[str, Any]]  # speaker_view.SPEAKER_KEYS per recording, in ID order
+    note: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": SPEAKERS_FORMAT,
+            **{k: getattr(self, k) for k in self.__dataclass_fields__},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "speakers.json") -> SpeakersRecord:
+        return _from_fields(cls, d, where, "speakers", (SPEAKERS_FORMAT, DERIVED_RERUN, ()))

@@ -72,6 +72,9 @@ class Summary:
     # ops/score --formatting: punctuation and capitalisation counts on the texts as written,
     # and the formatted WER (scoring.formatting); written only when set
     formatting: dict[str, Any] | None = None
+    # ops/benchmark on a dataset with NLP references: its misrecognised entity instances,
+    # worst first (asrbench.entity_scoring.worst_entities); written only when set
+    worst_entities: dict[str, Any] | None = None
 
     @property
     def reference_free(self) -> bool:
@@ -102,6 +105,8 @@ class Summary:
 
         if self.formatting is not None:
             extra["formatting"] = self.formatting
+        if self.worst_entities is not None:
+            extra["worst_entities"] = self.worst_entities
         return {
             **extra,
             "format": FORMAT,
@@ -164,6 +169,7 @@ class Summary:
                 audit=d.get("audit"),
                 entities=d.get("entities"),
                 formatting=d.get("formatting"),
+                worst_entities=d.get("worst_entities"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise SummaryError(
@@ -195,6 +201,7 @@ class Details(TypedDict, total=False):
     entities: dict[str, Any] | None
 
     formatting: dict[str, Any] | None
+    worst_entities: dict[str, Any] | None
 
 
 def result_key(hyps: str, data: str, selection: Selection, scorer: dict[str, Any]) -> str:

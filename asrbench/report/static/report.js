@@ -221,7 +221,8 @@
   function initPlayers(root, data) {
     root.querySelectorAll('audio[data-a]').forEach(function (a) {
       var src = audioSrc({a: a.getAttribute('data-a')}, data);
-      if (src) a.src = src;
+      var t = a.getAttribute('data-t');  // a media fragment: start (and end) in seconds
+      if (src) a.src = t ? src + '#t=' + t : src;
     });
   }
 

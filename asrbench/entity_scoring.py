@@ -1,0 +1,157 @@
+"""Entity, number and formatting metrics of a scored set: one home for what `ops/score` reports
+with NLP references (or a keyword list, or `--formatting`) and what `ops/benchmark` stores for
+a cell of a dataset that declares NLP references (dataset.yaml `nlp:`), so both write the same
+summary.json keys (`entities`, `formatting`) by the same code (`scoring.entities`,
+`scoring.formatting`; docs/SCORING.md).
+
+Besides the pooled figures, a benchmark cell stores its misrecognised entity instances, worst
+first (`worst_entities`): which entity of which recording, its class, the reference words (of
+the reading the hypothesis matched) against the hypothesis words aligned to them, its errors,
+and the entity's time in the recording where the NLP tokens are timed, for the report's list
+with audio players.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+WORST_MAX = 100  # misrecognised entity instances kept per cell, worst first
+
+
+def nlp_utterances(scorer: Any, refs: dict, hyps: dict, recs: Mapping[str, Any] | None) -> list:
+    """The scorer's results; an NLP recording too long for one alternation table is scored
+    in chunks and joined back (scoring.nlp_chunks)."""
+    if recs is None:
+        return scorer.utterances(refs, hyps)
+    from scoring.nlp_chunks import chunk_texts, merge
+
+    chunk_refs: dict[str, str] = {}
+    chunk_hyps = {k: v for k, v in hyps.items() if k not in recs}  # unknown IDs: the error
+    for ident, rec in recs.items():
+        r, h = chunk_texts(ident, rec.pieces, hyps.get(ident))
+        chunk_refs.update(r)
+        chunk_hyps.update(h)
+    return merge(scorer.utterances(chunk_refs, chunk_hyps))
+
+
+def tagged(scorer: Any, utts: Sequence[Any], recs: Mapping[str, Any]) -> list:
+    """Each scored recording's reference words with their entity IDs (scoring.entities)."""
+    from scoring.entities import tag_words
+    from scoring.nlp import map_pieces
+
+    out = []
+    for u in utts:
+        rec = recs[u.id]
+        owner = map_pieces(rec.pieces, u.ref, scorer.normalize)
+        out.append(tag_words(u, rec.tokens, rec.pieces, owner, rec.classes))
+    return out
+
+
+def entities_block(
+    scorer: Any,
+    utts: Sequence[Any],
+    tags: Sequence[Any] | None,
+    warnings: Sequence[str],
+    keywords: Path | None,
+) -> dict | None:
+    """summary.json's `entities`: numbers and entity classes for NLP references (`tags` from
+    `tagged`), B-WER/U-WER with a keyword list; None for other inputs without one."""
+    from scoring.entities import describe, read_keywords
+
+    if tags is None and keywords is None:
+        return None
+    cfg = scorer.config
+    boot = (cfg.bootstrap, cfg.confidence, cfg.seed)
+    phrases = read_keywords(keywords, scorer.normalize) if keywords is not None else None
+    return describe(utts, boot, tags, phrases, list(warnings))
+
+
+def formatting_block(refs: dict, hyps: dict, lang: str, options: Mapping[str, Any]) -> dict:
+    """summary.json's `formatting` (scoring.formatting): the formatted WER is the `raw`
+    preset's, in the same unit as the main scorer."""
+    from asrbench.scorers import get_scorer
+    from scoring.formatting import formatting_summary
+
+    raw: dict[str, Any] = {"preset": "raw", "bootstrap": 0}
+    if options.get("unit") is not None:
+        raw["unit"] = options["unit"]
+    return formatting_summary(refs, hyps, get_scorer(lang, raw))
+
+
+def _times(tokens: Sequence[Any]) -> dict[str, tuple[float | None, float | None]]:
+    """Entity ID -> (first start, last end) of its timed NLP tokens."""
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for t in tokens:
+        for e in {*t.tags, *t.wer_tags}:
+            a, b = out.get(e, (None, None))
+            if t.ts is not None:
+                a = t.ts if a is None else min(a, t.ts)
+            if t.end_ts is not None:
+                b = t.end_ts if b is None else max(b, t.end_ts)
+            out[e] = (a, b)
+    return out
+
+
+def _instances(tag: Any, tokens: Sequence[Any]) -> list[dict[str, Any]]:
+    """Every entity of one recording with its words on both sides and its errors (scoring.
+    entities' rules: S and D of its words, and an insertion between two of its words)."""
+    from scoring.entities import _columns  # the one walk of an alignment's columns
+
+    u, ents = tag.utt, tag.entities
+    found: dict[str, dict[str, Any]] = {}
+
+    def at(e: str) -> dict[str, Any]:
+        return found.setdefault(e, {"ref": [], "hyp": [], "errors": 0})
+
+    for code, r, h in _columns(u.codes):
+        if code == "o":
+            continue
+        if code == "I":
+            inside = set(ents[r - 1]) & set(ents[r]) if 0 < r < len(ents) else set()
+            for e in sorted(inside):
+                at(e)["hyp"].append(u.hyp[h])
+                at(e)["errors"] += 1
+            continue
+        for e in ents[r]:
+            x = at(e)
+            x["ref"].append(u.ref[r])
+            if code in "CS":
+                x["hyp"].append(u.hyp[h])
+            x["errors"] += code in "SD"
+    times = _times(tokens)
+    return [
+        {
+            "id": u.id,
+            "entity": e,
+            "class": tag.classes[e],
+            "ref": " ".join(x["ref"]),
+            "hyp": " ".join(x["hyp"]),
+            "errors": x["errors"],
+            "n_ref": len(x["ref"]),
+            "start": times.get(e, (None, None))[0],
+            "end": times.get(e, (None, None))[1],
+        }
+        for e, x in found.items()
+    ]
+
+
+def worst_entities(
+    tags: Sequence[Any], recs: Mapping[str, Any], top: int = WORST_MAX
+) -> dict[str, Any]:
+    """summary.json's `worst_entities` of a benchmark cell: the misrecognised entity instances
+    (`n_misrecognised` of `n_entities`), worst first (most errors, then the larger share of
+    its words wrong, then recording and time), the first `top` of them in `instances`."""
+    every = [x for t in tags for x in _instances(t, recs[t.utt.id].tokens)]
+    bad = [x for x in every if x["errors"]]
+    bad.sort(
+        key=lambda x: (
+            -x["errors"],
+            -x["errors"] / max(1, x["n_ref"]),
+            x["id"],
+            x["start"] if x["start"] is not None else 0.0,
+            x["entity"],
+        )
+    )
+    return {"n_entities": len(every), "n_misrecognised": len(bad), "instances": bad[:top]}

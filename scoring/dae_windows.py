@@ -20,6 +20,9 @@ path has more): every `_STRIDE` items, the rows whose cost so far plus the inser
 deletions the lengths still to consume force stays within it, and the rows those reach; the
 backward pass only the rows between the cut's first such row and the cell fixed at its end.
 So a 30,000-word pair costs about a band, not the whole table.
+
+`best_combination` then finds a window's winning slot combination without aligning every
+combination: its slots' combinations in two halves, met in the middle (docs/SCORING.md).
 """
 
 from __future__ import annotations
@@ -308,3 +311,81 @@ def plan_cuts(readings: list[int], max_enum: int, max_items: int = 256) -> list[
             cuts.append(p)
             start, combos = p, 1
     return cuts
+
+
+def _step(
+    cols: np.ndarray, ref: np.ndarray, cum: np.ndarray, tok: int, strict: bool, w: Weights
+) -> np.ndarray:
+    """`_token` on every row of `cols` (one column per combination so far), all reference
+    rows (a window's reference has no optional word here: `cum` is plain deletions)."""
+    new = np.empty_like(cols)
+    prev = cols[:, :-1]
+    eq = ref == tok
+    if strict:  # a strict token may only be matched
+        np.copyto(new[:, 1:], np.where(eq, prev, INF))
+        new[:, 0] = INF
+    else:
+        out = new[:, 1:]
+        np.add(prev, w.e + w.m, out=out)
+        np.copyto(out, prev, where=eq)
+        np.minimum(out, cols[:, 1:] + (w.e + 1), out=out)
+        new[:, 0] = cols[:, 0] + (w.e + 1)
+    new -= cum
+    np.fmin.accumulate(new, axis=1, out=new)
+    new += cum
+    np.minimum(new, INF, out=new)
+    return new
+
+
+def _half(
+    ref: np.ndarray,
+    runs: list[np.ndarray],
+    slots: list[list[Branch]],
+    w: Weights,
+    first_slowest: bool,
+) -> np.ndarray:
+    """The last columns of `runs[0], slots[0], runs[1], ...` for every combination of the
+    slots' branches, combinations sharing their prefixes (one row each, numbered as
+    itertools.product numbers them when `first_slowest`, else with the last slot slowest)."""
+    cum = np.arange(len(ref) + 1, dtype=np.int64) * w.e
+    cols = cum[None, :].copy()
+    for p, run in enumerate(runs):
+        for tok in run.tolist():
+            cols = _step(cols, ref, cum, tok, False, w)
+        if p == len(slots):
+            break
+        outs = []
+        for ids, strict in slots[p]:
+            c = cols
+            for tok, s in zip(ids.tolist(), strict.tolist(), strict=True):
+                c = _step(c, ref, cum, tok, s, w)
+            outs.append(c)
+        # a new slot's branch is the fastest index (first_slowest) or the slowest
+        cols = np.stack(outs, axis=1 if first_slowest else 0).reshape(-1, len(ref) + 1)
+    return cols
+
+
+def best_combination(ref: np.ndarray, runs: list[np.ndarray], slots: list[list[Branch]]) -> int:
+    """The index, in itertools.product order over the slots' branches (as listed), of the
+    first combination with the fewest (E, S, I): what aligning every combination and taking
+    the first cheapest gives (`Scorer._enumerate`), where no reference word is optional (then
+    every optimal path of a combination has the same I: D - I is fixed).
+
+    Meet in the middle: the first half of the slots' combinations run forward from the
+    start (sharing prefixes), the second half's backward from the end over the reversed
+    reference, and a combination's weight is the least sum of the two over the reference row
+    where they meet: (a + b) half-tables of work, not a * b whole ones."""
+    h = len(slots) // 2
+    longest = sum(len(r) for r in runs) + sum(max(len(b[0]) for b in s) for s in slots)
+    w = Weights.for_pair(len(ref), longest)
+    fwd = _half(ref, runs[: h + 1], slots[:h], w, True)
+    # the reversed suffix: runs[k], slots[k - 1], ..., runs[h + 1], slots[h], then nothing
+    back_runs = [r[::-1] for r in runs[h + 1 :][::-1]] + [runs[0][:0]]
+    back_slots = [[(a[::-1], s[::-1]) for a, s in slot] for slot in slots[h:][::-1]]
+    back = _half(ref[::-1], back_runs, back_slots, w, False)[:, ::-1]
+    # weight of (a, b) = min over the meeting row of forward + backward; in blocks of
+    # prefixes so the (a, b, row) sums stay small
+    total = np.empty((len(fwd), len(back)), dtype=np.int64)
+    for a in range(len(fwd)):
+        np.min(fwd[a][None, :] + back, axis=1, out=total[a])
+    return int(np.argmin(total.reshape(-1)))

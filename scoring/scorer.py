@@ -759,7 +759,12 @@ class Scorer:
         return [split(h, r) if h else None for h, r in zip(texts.hyp, texts.ref, strict=True)]
 
     def _plan(
-        self, texts: _Texts, found: list[_Split | None], k: int, windows: bool = True
+        self,
+        texts: _Texts,
+        found: list[_Split | None],
+        k: int,
+        windows: bool = True,
+        chosen: dict[int, tuple[int, ...]] | None = None,
     ) -> _Plan:
         """The pairs the DP aligns, one utterance after another in reference order.
 
@@ -768,7 +773,8 @@ class Scorer:
         one with more (or every one, with `engine="fst"`) is solved by the FST and its chosen
         path is one pair, so that the DP checks the FST's cost (`_via_fst`), unless it is too
         long for the FST's exact weights (`_route`). Token ids: the references' first, then
-        the hypotheses' in that order (new tokens get the next ids).
+        the hypotheses' in that order (new tokens get the next ids). `chosen`: utterances
+        whose winning combination is already known (`_window_winners`), one pair each.
         """
         get = self.vocab.__getitem__
         plan = _Plan.start(texts, get)
@@ -788,7 +794,7 @@ class Scorer:
                 plan.add_plain(u, u + 1, texts.hyp, get)
             elif route == "enumerate":
                 assert split is not None
-                self._enumerate(plan, u, split)
+                self._enumerate(plan, u, split, (chosen or {}).get(u))
             elif route == "windows":
                 assert split is not None
                 self._windowed(plan, texts, u, split)
@@ -852,7 +858,7 @@ class Scorer:
             texts, u, seg, list(zip([0, *cuts], [*cuts, len(seg)], strict=True)), rows
         )
         k = _cost_scale(sub, found)
-        sub_plan = self._plan(sub, found, k, windows=False)
+        sub_plan = self._plan(sub, found, k, windows=False, chosen=self._window_winners(sub, found))
         codes, costs = self._align(sub, sub_plan, k)
         self._choose_forms(sub, found, sub_plan, codes, costs, k)
         joined = "".join(sub_plan.codes)
@@ -879,10 +885,40 @@ class Scorer:
             for i, f in enumerate(x.forms)
         )
 
-    def _enumerate(self, plan: _Plan, u: int, split: _Split) -> None:
+    def _window_winners(
+        self, sub: _Texts, found: list[_Split | None]
+    ) -> dict[int, tuple[int, ...]]:
+        """The winning combination of each DAE window `_enumerate` would align every
+        combination of (and that has no optional reference word), met in the middle
+        (`scoring.dae_windows.best_combination`: the same winner); only it is aligned."""
+        from scoring.dae_windows import best_combination
+
+        out: dict[int, tuple[int, ...]] = {}
+        if self.config.engine == "fst":
+            return out
+        for w, split in enumerate(found):
+            if split is None or w in sub.ref_opt:
+                continue
+            runs, slots = split
+            orders = [_branch_order(x) for x in slots]
+            if math.prod(map(len, orders)) > self.config.max_enum:
+                continue  # (the FST's, `_route`)
+            branches = [
+                [(np.array(self._ids(x.forms[i])), np.array(x.mask(i), dtype=bool)) for i in order]
+                for x, order in zip(slots, orders, strict=True)
+            ]
+            ids = [np.array(self._ids(r), dtype=np.int64) for r in runs]
+            c = best_combination(np.array(self._ids(sub.ref[w]), dtype=np.int64), ids, branches)
+            out[w] = next(itertools.islice(itertools.product(*orders), c, None))
+        return out
+
+    def _enumerate(
+        self, plan: _Plan, u: int, split: _Split, only: tuple[int, ...] | None = None
+    ) -> None:
         """One pair per combination of slot forms (ties: the earliest, written forms first).
         Same path set and cost as the FST, so the same counts; only the winner's words are
-        built later. The words of a form the system did not write are strict."""
+        built later. The words of a form the system did not write are strict. `only`: the
+        one combination to align (the winner, known already)."""
         runs, slots = split
         run_ids = [self._ids(run) for run in runs]
         rule_ids = plan.rule_ids
@@ -892,7 +928,7 @@ class Scorer:
             else rule_ids.setdefault(x.forms, [self._ids(f) for f in x.forms])
             for x in slots
         ]
-        combos = list(itertools.product(*(_branch_order(x) for x in slots)))
+        combos = [only] if only is not None else list(itertools.product(*map(_branch_order, slots)))
         pairs = plan.pairs
         hyp_flat, strict_spans = pairs.hyp_flat, pairs.strict_spans
         extend = hyp_flat.extend

@@ -143,7 +143,11 @@ class UnicodeForm:
     def batch(self, texts: list[str]) -> list[str]:
         """`[self(t) for t in texts]`; one check of all texts when all are normalised."""
         joined = "\n".join(texts)
-        if unicodedata.is_normalized(self.form, joined) and not _OTHER_DIGIT.search(joined):
+        # ASCII text is in every form and holds no other digit: one C scan instead of the
+        # digit pattern's lookahead at every character (0.15 s over 5 MB)
+        if joined.isascii() or (
+            unicodedata.is_normalized(self.form, joined) and not _OTHER_DIGIT.search(joined)
+        ):
             return list(texts)
         return [self(t) for t in texts]
 

@@ -6,12 +6,10 @@ long-pair speed-ups (issue 43), so a faster aligner cannot move an edit or a cou
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 import pytest
 
-from asrbench.identity import bytes_sha256, canonical, file_sha256
 from asrbench.settings import REPO_ROOT
 
 # sha256 of each file; summary.json without its two code digests (`result_key`, `scorer.code`),
@@ -36,25 +34,21 @@ PINNED = {
 }
 
 
-def _long_pair(words: int) -> tuple[dict[str, str], dict[str, str]]:
-    path = REPO_ROOT / "benchmarks" / "scoring_scale.py"
-    spec = importlib.util.spec_from_file_location("scoring_scale", path)
+def _benchmark(name: str):
+    path = REPO_ROOT / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.long_pair(words)
+    return module
 
 
-def output_digests(out: Path) -> dict[str, str]:
-    """Each output file's sha256 (summary.json's without the code digests)."""
-    digests = {p.name: file_sha256(p) for p in sorted(out.iterdir()) if p.name != "summary.json"}
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    summary.pop("result_key")
-    summary["scorer"].pop("code")
-    for side in summary["sources"].values():
-        side.pop("path")
-    digests["summary.json"] = bytes_sha256(canonical(summary))
-    return digests
+def _long_pair(words: int) -> tuple[dict[str, str], dict[str, str]]:
+    return _benchmark("scoring_scale").long_pair(words)
+
+
+# one definition of "the same outputs", shared with the before/after script
+output_digests = _benchmark("score_outputs").output_digests
 
 
 @pytest.mark.parametrize("steps", ["default", "raw"])

@@ -11,10 +11,13 @@ the Earnings-21 authors ran it: reference, normalisation and wer_tag sidecars) o
 
     .venv/bin/python benchmarks/longform_corpus.py [--repo DIR] [--system google]
         [--calls 44] [--sidecars] [--fstalign-calls 2] [--fstalign PATH]
+        [--windows N --window-words 100]
 
 --repo: a checkout of github.com/revdotcom/speech-datasets or its bare git directory.
 --sidecars: also pass `--norm` and `--wer-tags` (the normalisation readings as reference
-alternations, the entity classes). The checkout's own `.cache` is never touched.
+alternations, the entity classes). --windows N: also NSW in pieces against nemo over the whole
+text on N windows of the corpus (docs/SCORING.md, "NSW in pieces"). The checkout's own
+`.cache` is never touched.
 """
 
 from __future__ import annotations
@@ -145,6 +148,47 @@ def fstalign_runs(binary: Path, tmp: Path, ids: list[str], n: int) -> dict:
     return {"calls": rows, "wall_s_per_call": round(per_call, 2)}
 
 
+def compare_windows(tmp: Path, n: int, length: int, seed: int = 0) -> dict:
+    """NSW in pieces against nemo over the whole text, on `n` windows of `length` words drawn
+    (seeded) from the corpus' references and hypotheses, those holding a trigger compared: how
+    many differ as strings and in the words scored, with each differing stretch."""
+    import difflib
+    import random
+
+    sys.path.insert(0, str(ROOT))
+    from scoring import Scorer, ScorerConfig
+    from scoring.nlp import hypothesis_text, read_nlp
+    from scoring.normalize.nsw import NEEDS_NSW, Nsw
+
+    texts = [hypothesis_text(read_nlp(p)) for p in sorted((tmp / "ref").glob("*.nlp"))]
+    texts += [hypothesis_text(read_nlp(p)) for p in sorted((tmp / "hyp").glob("*.nlp"))]
+    nsw = Nsw(tmp / "cache")
+    later = Scorer(ScorerConfig(nsw=False, bootstrap=0))  # the steps after NSW
+    rng = random.Random(seed)
+    out: dict = {"compared": 0, "strings_differ": 0, "words_differ": 0, "stretches": []}
+    for _ in range(n):
+        words = rng.choice(texts).split()
+        start = rng.randrange(0, max(1, len(words) - length))
+        text = " ".join(words[start : start + length])
+        if not NEEDS_NSW.search(text):
+            continue
+        out["compared"] += 1
+        whole, pieces = nsw._normalize(text), nsw._pieces(text.split())
+        if whole == pieces:
+            continue
+        out["strings_differ"] += 1
+        a, b = later.normalize(whole), later.normalize(pieces)
+        if a != b:
+            out["words_differ"] += 1
+            ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+            out["stretches"] += [
+                [" ".join(a[max(0, i - 3) : j + 3]), " ".join(b[max(0, k - 3) : m + 3])]
+                for op, i, j, k, m in ops
+                if op != "equal"
+            ]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--repo", type=Path, default=_fst.MIRROR)
@@ -152,6 +196,10 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=44)
     ap.add_argument("--sidecars", action="store_true", help="--norm and --wer-tags as well")
     ap.add_argument("--fstalign-calls", type=int, default=2, help="0: no fstalign")
+    ap.add_argument(
+        "--windows", type=int, default=0, help="also compare NSW in pieces with whole on N windows"
+    )
+    ap.add_argument("--window-words", type=int, default=100)
     ap.add_argument(
         "--fstalign", type=Path, default=ROOT / ".cache" / "tools" / "fstalign" / "bin" / "fstalign"
     )
@@ -167,6 +215,8 @@ def main() -> None:
         report.update(system=args.system, calls=len(ids), ref_words=words)
         report["sidecars"] = args.sidecars
         report["rows"] = score_runs(tmp, args.sidecars, env)
+        if args.windows:
+            report["windows"] = compare_windows(tmp, args.windows, args.window_words)
         if args.fstalign_calls and args.fstalign.is_file():
             report["fstalign"] = fstalign_runs(args.fstalign, tmp, ids, args.fstalign_calls)
     report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]

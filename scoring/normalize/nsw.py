@@ -11,7 +11,8 @@ the first time, so this step (1) only sends strings that hold something it verba
 `www.asterisk.org`, `A.M.`, `e.g.`), (2) keeps every result in a persistent SQLite cache keyed
 by the Normalizer's version and settings, and (3) builds the Normalizer lazily, from its own
 grammar cache, only when a string is not cached yet. sclite's alternations are marked before
-this step (ALTERNATION): the stretches between their marks are read one by one.
+this step (ALTERNATION): the stretches between their marks are read one by one. (4) A long
+English text reaches nemo in pieces, the stretches around its triggers (`piece_spans`).
 """
 
 from __future__ import annotations
@@ -143,23 +144,35 @@ def grammars_cached(far_dir: Path, lang: str) -> bool:
     return any(n.endswith(".far") and tag in n and not n.endswith(_NOT_TAGGER) for n in names)
 
 
+def _nemo_labels(name: str) -> list[list[str]]:
+    """A data file of nemo's English grammars, read as nemo's `load_labels` reads it, without
+    importing nemo (pynini: seconds) when every result is already cached."""
+    import csv
+    import importlib.util
+
+    spec = importlib.util.find_spec("nemo_text_processing")
+    assert spec is not None and spec.submodule_search_locations  # a pinned requirement
+    root = Path(next(iter(spec.submodule_search_locations)))
+    path = root / "text_normalization" / "en" / "data" / name
+    with open(path, encoding="utf-8") as f:
+        return list(csv.reader(f, delimiter="\t"))
+
+
 @functools.cache
 def _whitelist() -> tuple[frozenset[str], dict[str, list[tuple[str, ...]]], frozenset[str]]:
     """What nemo's English grammars rewrite in a text without a trigger: (single words of its
     whitelist and symbol list, with `St` that it reads as Saint; phrases of several words by
     their first word; state names and codes, which it rewrites after a comma)."""
-    from nemo_text_processing.text_normalization.en.utils import get_abs_path, load_labels
-
     single = {"St", "ST", "st", "St.", "ST.", "st."}
     phrases: dict[str, list[tuple[str, ...]]] = {}
-    for name in ("data/whitelist/tts.tsv", "data/whitelist/symbol.tsv"):
-        for row in load_labels(get_abs_path(name)):
+    for name in ("whitelist/tts.tsv", "whitelist/symbol.tsv"):
+        for row in _nemo_labels(name):
             words = tuple(w.strip(_EDGE) or w for w in row[0].split())
             if len(words) == 1:
                 single.update((row[0], words[0]))
             elif words:
                 phrases.setdefault(words[0], []).append(words)
-    states = {x for row in load_labels(get_abs_path("data/address/state.tsv")) for x in row}
+    states = {x for row in _nemo_labels("address/state.tsv") for x in row}
     return frozenset(single), phrases, frozenset(states)
 
 

@@ -39,6 +39,22 @@ def test_spans_hold_triggers_and_whitelist_words_with_their_context() -> None:
     assert piece_spans(plain, NEEDS_NSW) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "marked"),
+    [
+        ("we moved to Dallas, TX last year", "TX"),  # a state code after a comma
+        ("it was built around A. D. nine hundred", "A. D."),  # letters joined by dots
+        ("the Atlanta vs Boston game", "vs"),  # a whitelist word
+        ("we saw St Mary there", "St"),  # Saint before a name
+    ],
+)
+def test_whitelist_words_are_read_without_a_trigger(text: str, marked: str) -> None:
+    words = text.split()
+    spans = piece_spans(words, NEEDS_NSW)
+    assert spans and all(marked in " ".join(words[a:b]) for a, b in spans)
+    assert piece_spans([w for w in words if w not in marked.split()], NEEDS_NSW) == []
+
+
 def test_long_text_reads_only_its_pieces_and_shares_them(fresh_nsw: Nsw) -> None:
     filler = " ".join(["and then we talked about the weather"] * 12)  # 84 plain words
     text = f"{filler} revenue was $5 million in 2020 {filler}"

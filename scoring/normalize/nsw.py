@@ -11,7 +11,8 @@ the first time, so this step (1) only sends strings that hold something it verba
 `www.asterisk.org`, `A.M.`, `e.g.`), (2) keeps every result in a persistent SQLite cache keyed
 by the Normalizer's version and settings, and (3) builds the Normalizer lazily, from its own
 grammar cache, only when a string is not cached yet. sclite's alternations are marked before
-this step (ALTERNATION): the stretches between their marks are read one by one.
+this step (ALTERNATION): the stretches between their marks are read one by one. (4) A long
+English text reaches nemo in pieces, the stretches around its triggers (`piece_spans`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,16 @@ _PLURAL_S = re.compile(r"(?<=\d)S\b")
 _GROUPS = re.compile(r"(?<=\d)[ \u00a0\u202f](?=\d{3}(?!\d))")
 # ALTERNATION's marks (`scoring.normalize.alternation`), one a match.
 _MARKED = re.compile("([" + "".join(sorted(ALT_MARKS)) + "])")
+# An English text longer than this many words reaches nemo in pieces (`pieces`): nemo's time
+# grows faster than a text's length (an hour-long call's 10,000 words: 150 s whole).
+PIECE_MIN_WORDS = 60
+# Words either side of a trigger that a piece keeps: nemo reads a trigger with its neighbours
+# (`$5 million`, `3 p.m. EST`, `March 3, 2020`, `No. 5`); its grammars' longest such reach
+# in English is within three words (docs/SCORING.md, "NSW in pieces").
+CONTEXT = 3
+# Edge punctuation nemo's tagger splits off a word before its whitelist reads it.
+_EDGE = ".,;:!?\"'()[]"
+_UPPER_DOT = re.compile(r"[A-Z]\.")  # `A. B. C.`: nemo's whitelist joins such letters
 
 
 # nemo-text-processing 1.2.0's text-normalisation grammars that build with pynini 2.1.6.post1
@@ -131,6 +142,72 @@ def grammars_cached(far_dir: Path, lang: str) -> bool:
     except OSError:  # no folder yet: nothing built
         return False
     return any(n.endswith(".far") and tag in n and not n.endswith(_NOT_TAGGER) for n in names)
+
+
+def _nemo_labels(name: str) -> list[list[str]]:
+    """A data file of nemo's English grammars, read as nemo's `load_labels` reads it, without
+    importing nemo (pynini: seconds) when every result is already cached."""
+    import csv
+    import importlib.util
+
+    spec = importlib.util.find_spec("nemo_text_processing")
+    assert spec is not None and spec.submodule_search_locations  # a pinned requirement
+    root = Path(next(iter(spec.submodule_search_locations)))
+    path = root / "text_normalization" / "en" / "data" / name
+    with open(path, encoding="utf-8") as f:
+        return list(csv.reader(f, delimiter="\t"))
+
+
+@functools.cache
+def _whitelist() -> tuple[frozenset[str], dict[str, list[tuple[str, ...]]], frozenset[str]]:
+    """What nemo's English grammars rewrite in a text without a trigger: (single words of its
+    whitelist and symbol list, with `St` that it reads as Saint; phrases of several words by
+    their first word; state names and codes, which it rewrites after a comma)."""
+    single = {"St", "ST", "st", "St.", "ST.", "st."}
+    phrases: dict[str, list[tuple[str, ...]]] = {}
+    for name in ("whitelist/tts.tsv", "whitelist/symbol.tsv"):
+        for row in _nemo_labels(name):
+            words = tuple(w.strip(_EDGE) or w for w in row[0].split())
+            if len(words) == 1:
+                single.update((row[0], words[0]))
+            elif words:
+                phrases.setdefault(words[0], []).append(words)
+    states = {x for row in _nemo_labels("address/state.tsv") for x in row}
+    return frozenset(single), phrases, frozenset(states)
+
+
+def _special(words: list[str]) -> list[int]:
+    """Indices of the words nemo's English whitelist rewrites even far from any trigger
+    (`Mr.`, `vs`, `A. D.`, `Dallas, TX`): a piece holds them too, as the whole text would."""
+    single, phrases, states = _whitelist()
+    out = []
+    for i, w in enumerate(words):
+        bare = w.strip(_EDGE) or w
+        if w in single or bare in single or _UPPER_DOT.fullmatch(w):
+            out.append(i)
+        elif bare in states and i and words[i - 1].endswith(","):
+            out.append(i)
+        for phrase in phrases.get(bare, ()):
+            n = len(phrase)
+            if tuple(x.strip(_EDGE) or x for x in words[i : i + n]) == phrase:
+                out.extend(range(i, i + n))
+    return out
+
+
+def piece_spans(words: list[str], needs: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The stretches `[a, b)` of `words` that nemo reads: each trigger (`needs`) or whitelist
+    word with `CONTEXT` words either side, stretches that meet or overlap joined. Words
+    outside every stretch are what nemo's word class passes through unchanged."""
+    marked = {i for i, w in enumerate(words) if needs.search(w)}
+    marked.update(_special(words))
+    spans: list[tuple[int, int]] = []
+    for i in sorted(marked):
+        a, b = max(0, i - CONTEXT), min(len(words), i + CONTEXT + 1)
+        if spans and a <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], b)
+        else:
+            spans.append((a, b))
+    return spans
 
 
 class _WarningsOnly(logging.Filter):
@@ -267,6 +344,27 @@ class Nsw:
             # own, so nemo never sees a mark and a branch's number stays in its branch
             parts = _MARKED.split(text)
             return "".join(self(p) if i % 2 == 0 else f" {p} " for i, p in enumerate(parts))
+        if self.lang == "en":
+            words = text.split()
+            if len(words) > PIECE_MIN_WORDS:
+                return self._pieces(words)
+        return self._read(text)
+
+    def _pieces(self, words: list[str]) -> str:
+        """A long text read in pieces (`piece_spans`), the words between them kept as they
+        are: the same reading as nemo's over the whole text (docs/SCORING.md) in a fraction
+        of the time, and pieces that repeat across texts are read once (the cache)."""
+        out: list[str] = []
+        last = 0
+        for a, b in piece_spans(words, self._needs):
+            out += words[last:a]
+            out.append(self._read(" ".join(words[a:b])))
+            last = b
+        out += words[last:]
+        return " ".join(out)
+
+    def _read(self, text: str) -> str:
+        """nemo's reading of a text, from the result cache where it was read before."""
         memo = self._load()
         # The cache is keyed by what nemo is given, so a rewrite never meets a stale result.
         if self.lang == "en":

@@ -60,6 +60,9 @@ class Summary:
     # (cpWER and tcpWER with speakers, else ORC-WER and session WER), keyed by metric, each
     # `session`'s description plus `metrics` (asrbench.benchmark.sessions); only when set
     session_metrics: dict[str, Any] | None = None
+    # the same per value of each column the dataset declares in `session_groups:` (column ->
+    # value -> {"sessions", "metrics"}; asrbench.benchmark.sessions); only when set
+    session_groups: dict[str, Any] | None = None
     # a non-speech dataset (dataset.yaml `nonspeech: true`): words per minute and share of clips
     # with output (scoring.hallucination.NonSpeechFigures.to_dict); written only when set
     hallucination: dict[str, Any] | None = None
@@ -93,6 +96,8 @@ class Summary:
             extra["session"] = self.session
         if self.session_metrics is not None:
             extra["session_metrics"] = self.session_metrics
+        if self.session_groups is not None:
+            extra["session_groups"] = self.session_groups
         if self.hallucination is not None:
             extra["hallucination"] = self.hallucination
         if self.audit is not None:
@@ -160,6 +165,7 @@ class Summary:
                 forced_language=d.get("forced_language") is True,
                 session=d.get("session"),
                 session_metrics=d.get("session_metrics"),
+                session_groups=d.get("session_groups"),
                 hallucination=d.get("hallucination"),
                 audit=d.get("audit"),
                 entities=d.get("entities"),
@@ -190,6 +196,7 @@ class Details(TypedDict, total=False):
     forced_language: bool
     session: dict[str, Any] | None
     session_metrics: dict[str, Any] | None
+    session_groups: dict[str, Any] | None
     hallucination: dict[str, Any] | None
     audit: dict[str, Any] | None
     entities: dict[str, Any] | None
@@ -241,6 +248,30 @@ def read_summary(path: Path) -> Summary:
         raise
     except RecordError as exc:  # missing, unreadable, not JSON
         raise SummaryError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class SessionRate:
+    """One stored session metric as a rate with its interval (None: undefined)."""
+
+    label: str  # as printed: cpWER, DER, ...
+    rate: float | None
+    low: float | None
+    high: float | None
+
+
+def session_rate(metric: str, entry: Mapping[str, Any]) -> SessionRate | None:
+    """The rate and interval of one `session_metrics` entry (None where it was skipped): the
+    one reading of both entry shapes, diarization's and the word metrics'."""
+    if entry.get("format") == DIARIZATION_FORMAT:
+        ci = (entry.get("intervals") or {}).get(metric) or {}
+        return SessionRate(metric.upper(), entry.get(metric), ci.get("low"), ci.get("high"))
+    if "skipped" in entry:
+        return None
+    m = Metrics.from_dict(entry["metrics"])
+    ci_ = m.ter_ci
+    label = SESSION_METRICS[metric].label
+    return SessionRate(label, m.ter, ci_.low if ci_ else None, ci_.high if ci_ else None)
 
 
 def _diarization_part(metric: str, e: Mapping[str, Any]) -> str:

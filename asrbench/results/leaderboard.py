@@ -32,7 +32,7 @@ from asrbench.results.derived import is_longform as longform_meta
 from asrbench.results.ranking import DEFAULT_LEVEL, DEFAULT_REPS, mean_ranks, rank_dataset
 from asrbench.results.records import RecordError, StreamRecord
 from asrbench.results.store import STREAM_TOP, StoredCell, read_analyses, read_cell, scan
-from asrbench.results.summary import session_rate
+from asrbench.results.summary import SESSION_ORDER, session_figure_text, session_figures
 from asrbench.table import markdown
 
 # v3 adds `latency` and `latency_rule` (the streaming cells' latencies beside the TER); v4 the
@@ -83,36 +83,9 @@ def _cell_dict(c: StoredCell) -> dict[str, Any]:
         "forced_language": c.summary.forced_language,
         "longform": is_longform(c),
         "segmentation": segmentation(c),
-        "sessions": session_figures(c),
+        "sessions": session_figures(c.summary.session_metrics),
         "audit": None,
     }
-
-
-# the long-form view's columns, in this order: speaker-attributed WERs, then who spoke when
-SESSION_ORDER = ("cpwer", "tcpwer", "orcwer", "wer", "der", "jer")
-
-
-def session_figures(c: StoredCell) -> dict[str, dict[str, Any]] | None:
-    """A long-form cell's stored session metrics (summary.json `session_metrics`) as
-    {metric: {label, rate, low, high, n_sessions}} (intervals resample sessions), or
-    {metric: {label, skipped}}; None for a cell without them."""
-    entries = c.summary.session_metrics
-    if not entries:
-        return None
-    out: dict[str, dict[str, Any]] = {}
-    for metric, entry in entries.items():
-        got = session_rate(metric, entry)
-        if got is None:
-            out[metric] = {"label": metric, "skipped": entry.get("skipped")}
-            continue
-        out[metric] = {
-            "label": got.label,
-            "rate": got.rate,
-            "low": got.low,
-            "high": got.high,
-            "n_sessions": entry.get("n_sessions"),
-        }
-    return out
 
 
 def _audit_cell(c: StoredCell, found: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -659,20 +632,9 @@ def sessions_rows(board: dict, datasets: list[str]) -> list[dict[str, str]]:
         n = max((f.get("n_sessions") or 0 for f in figs.values()), default=0)
         row["sessions"] = str(n)
         for k in metrics:
-            row[f"{labels[k]} %"] = _session_text(figs.get(k))
+            row[f"{labels[k]} %"] = session_figure_text(figs.get(k))
         rows.append(row)
     return rows
-
-
-def _session_text(fig: dict[str, Any] | None) -> str:
-    if fig is None:
-        return "-"
-    if "skipped" in fig:
-        return "not scored"
-    if fig["rate"] is None:
-        return "undefined"
-    ci = fig if fig.get("low") is not None and fig.get("high") is not None else None
-    return f"{100 * fig['rate']:.2f}" + _ci_text(ci)
 
 
 def sessions_markdown(board: dict, datasets: list[str]) -> str:

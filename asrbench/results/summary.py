@@ -274,6 +274,46 @@ def session_rate(metric: str, entry: Mapping[str, Any]) -> SessionRate | None:
     return SessionRate(label, m.ter, ci_.low if ci_ else None, ci_.high if ci_ else None)
 
 
+# how session metrics are shown, in this order: speaker-attributed WERs, then who spoke when
+SESSION_ORDER = ("cpwer", "tcpwer", "orcwer", "wer", "der", "jer")
+
+
+def session_figures(entries: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict] | None:
+    """Stored session metrics (summary.json `session_metrics`) as {metric: {label, rate, low,
+    high, n_sessions}} (intervals resample sessions), or {metric: {label, skipped}}; None
+    without any: the one shape the leaderboard and ops/robustness show."""
+    if not entries:
+        return None
+    out: dict[str, dict] = {}
+    for metric, entry in entries.items():
+        got = session_rate(metric, entry)
+        if got is None:
+            out[metric] = {"label": metric, "skipped": entry.get("skipped")}
+            continue
+        out[metric] = {
+            "label": got.label,
+            "rate": got.rate,
+            "low": got.low,
+            "high": got.high,
+            "n_sessions": entry.get("n_sessions"),
+        }
+    return out
+
+
+def session_figure_text(fig: Mapping[str, Any] | None) -> str:
+    """One of `session_figures` as shown: `12.28 [10.2, 13.7]` (%, its interval), `-` where
+    the hypothesis does not support the metric, `not scored` where it refused the input."""
+    if fig is None:
+        return "-"
+    if "skipped" in fig:
+        return "not scored"
+    if fig.get("rate") is None:
+        return "undefined"
+    low, high = fig.get("low"), fig.get("high")
+    ci = f" [{100 * low:.1f}, {100 * high:.1f}]" if low is not None and high is not None else ""
+    return f"{100 * fig['rate']:.2f}{ci}"
+
+
 def _diarization_part(metric: str, e: Mapping[str, Any]) -> str:
     """`DER 12.34% (missed 1.2 s, false alarm 0.5 s, confusion 3.1 s of 40.0 s, collar 0 s)`."""
     value = e.get(metric)

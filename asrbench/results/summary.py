@@ -15,7 +15,7 @@ from typing import Any, TypedDict, Unpack
 
 from asrbench.identity import digest
 from asrbench.results.records import RecordError, Selection, read_record, write_record
-from scoring.diarization import DIARIZATION_FORMAT
+from scoring.diarization import DIARIZATION_FORMAT, DIARIZATION_METRICS
 from scoring.meeting import SESSION_METRICS
 from scoring.metrics import Metrics
 
@@ -274,8 +274,9 @@ def session_rate(metric: str, entry: Mapping[str, Any]) -> SessionRate | None:
     return SessionRate(label, m.ter, ci_.low if ci_ else None, ci_.high if ci_ else None)
 
 
-# how session metrics are shown, in this order: speaker-attributed WERs, then who spoke when
-SESSION_ORDER = ("cpwer", "tcpwer", "orcwer", "wer", "der", "jer")
+# how session metrics are shown, in this order: the registry's WERs with plain session WER
+# last (the speaker-attributed ones first), then who spoke when
+SESSION_ORDER = (*sorted(SESSION_METRICS, key=lambda m: m == "wer"), *DIARIZATION_METRICS)
 
 
 def session_figures(entries: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict] | None:

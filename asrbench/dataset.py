@@ -148,6 +148,9 @@ class DatasetCard(BaseModel):
     # (asrbench.importers.composed; composed.json holds the hashes)
     composed: str | None = None
     nlp: _Nlp | None = None
+    # long-form: metadata columns whose values group the sessions; every cell's session metrics
+    # are also scored per value, with intervals over that group's sessions (docs/LONGFORM.md)
+    session_groups: list[str] | None = None
 
 
 def _check_card(path: Path, data: dict, problems: list[Problem]) -> None:
@@ -705,9 +708,44 @@ def _check(root: Path, check_audio: bool) -> tuple[list[Problem], dict, list[str
                     f"{utt.id}: {info.channels} channels; datasets hold mono audio",
                 )
             )
-    if not rows and not any(pr.severity == "error" for pr in problems):
-        problems.append(Problem(p, 0, "empty", "no utterances"))
+    _check_whole(root, meta, columns, rows, problems)
     return problems, meta, columns, rows
+
+
+def _check_whole(
+    root: Path, meta: dict, columns: list[str], rows: list[Utterance], problems: list[Problem]
+) -> None:
+    """What only the whole table can show: no rows at all; `session_groups:` naming metadata
+    columns of a long-form dataset (the schema check has refused anything but a list of
+    names)."""
+    if not rows and not any(pr.severity == "error" for pr in problems):
+        problems.append(Problem(str(root / "metadata.tsv"), 0, "empty", "no utterances"))
+    path = root / "dataset.yaml"
+    groups = meta.get("session_groups")
+    if not isinstance(groups, list) or not groups:
+        return
+    if not longform.is_longform(meta):
+        problems.append(
+            Problem(
+                str(path),
+                0,
+                "session-groups",
+                "session_groups: groups the sessions of a long-form dataset (kind: longform); "
+                "for utterances use ops/fairness --by COLUMN",
+            )
+        )
+    for col in groups:
+        if col not in columns or col in REQUIRED_COLUMNS:
+            problems.append(
+                Problem(
+                    str(path),
+                    0,
+                    "session-groups",
+                    f"session_groups: {col!r} is not a metadata.tsv column of its own "
+                    f"(columns: {', '.join(c for c in columns if c not in REQUIRED_COLUMNS)}); fix "
+                    "the name or add the column",
+                )
+            )
 
 
 def metadata_text(columns: list[str], utterances: list[Utterance]) -> str:

@@ -138,3 +138,13 @@ def resolve_model(spec: str | Path, config: Path | None = None) -> Model:
     from asrbench.modelcard import load_model
 
     return load_model(resolve_dir("model", spec, config))
+
+
+def resolve_models(spec: str | Path) -> list[Model]:
+    """The models of a spec, each loaded and checked: one, or `ASR+DIARIZER`'s two."""
+    return [resolve_model(part) for part in model_parts(spec)]
+
+
+def model_name(spec: str | Path) -> str:
+    """The ID a spec's cells are stored under: the model's, or `ASR+DIARIZER` of both IDs."""
+    return COMBINE.join(m.id for m in resolve_models(spec))

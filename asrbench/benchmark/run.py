@@ -38,7 +38,12 @@ from asrbench.benchmark.pieces import (
 from asrbench.benchmark.progress import Progress
 from asrbench.benchmark.provenance import git_state, host_info, package_versions, utc_now
 from asrbench.benchmark.request import JobSpec
-from asrbench.benchmark.sessions import session_line, session_metrics
+from asrbench.benchmark.sessions import (
+    group_lines,
+    session_groups,
+    session_line,
+    session_metrics,
+)
 from asrbench.benchmark.shard import split_shards
 from asrbench.benchmark.speakers import RULE, UNATTRIBUTED, attribute_all
 from asrbench.dataset import Dataset, Utterance, sample_utterances
@@ -131,6 +136,8 @@ class CellResult:
         rate = f"{100 * m.ter:.2f}%" if m.ter is not None else "undefined"
         # a long-form cell: its session metrics on a line of their own
         sessions = f"\n  {session_line(s.session_metrics)}" if s.session_metrics else ""
+        # and per group of sessions the dataset declares (session_groups:), a line each
+        sessions += "".join(f"\n    {line}" for line in group_lines(s.session_groups or {}))
         return (
             f"{s.model} on {s.dataset}: {m.name} {rate} ({m.errors} errors in {m.n_ref} "
             f"{m.tokens_name}, "
@@ -692,6 +699,7 @@ class _Scored:
     hyps: dict[str, str]
     score_s: float
     sessions: dict[str, Any] | None = None  # a long-form cell's session metrics
+    groups: dict[str, Any] | None = None  # the same per declared group (session_groups)
     # a dataset with NLP references: summary.json's entities, formatting, worst_entities
     entities: dict[str, Any] = field(default_factory=dict)
 
@@ -780,6 +788,7 @@ def _score(p: _Prepared, ran: _Ran) -> _Scored:
         result = p.scorer.score(refs, hyps)
     timed = _cell_timed(ran, p.selection)
     sessions = session_metrics(p.scorer, p.ds, p.selection, hyps, timed)
+    groups = session_groups(p.scorer, p.ds, p.selection, hyps, timed)
     sid = (
         scorer_identity(p.scorer, scorer_options).to_dict()
         if p.scorer
@@ -787,7 +796,7 @@ def _score(p: _Prepared, ran: _Ran) -> _Scored:
     )
     score_s = time.monotonic() - t_score
     sel = Selection.of(list(refs), len(p.ds.utterances), p.spec.max_utts, p.spec.seed)
-    return _Scored(result, sid, sel, hyps, score_s, sessions, entities)
+    return _Scored(result, sid, sel, hyps, score_s, sessions, groups, entities)
 
 
 def _score_nlp(
@@ -854,6 +863,7 @@ def _summary(p: _Prepared, ran: _Ran, scored: _Scored) -> Summary:
         forced_language=p.language.forced,
         hallucination=_hallucination(p.ds, selection, rec),
         session_metrics=scored.sessions,
+        session_groups=scored.groups,
         **scored.entities,
     )
 

@@ -51,7 +51,7 @@ from asrbench.fsio import atomic_write_text, replace_dir, stage_dir
 from asrbench.perturb.derive import derive_dataset
 from asrbench.perturb.dsp import PerturbError
 from asrbench.perturb.spec import canonical_spec
-from asrbench.resolve import resolve_dataset, resolve_model
+from asrbench.resolve import model_name, resolve_dataset
 from asrbench.results.records import Record, write_record
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ class CampaignPlan:
         object.__setattr__(self, "models", tuple(str(m) for m in self.models))
         object.__setattr__(self, "specs", tuple(self.specs))
         object.__setattr__(self, "conditions", conditions_of(self.specs))
-        object.__setattr__(self, "model_ids", tuple(resolve_model(m).id for m in self.models))
+        object.__setattr__(self, "model_ids", tuple(model_name(m) for m in self.models))
 
     @property
     def ds(self) -> Dataset:

@@ -36,8 +36,9 @@ from asrbench.perturb.robustness import (
     language_disparity,
     tabulate,
 )
-from asrbench.resolve import resolve_model
+from asrbench.resolve import resolve_model, resolve_models
 from asrbench.results.records import RobustnessRecord
+from asrbench.results.summary import session_figures
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ def plan_grid(
             "for reference-free robustness use ops/fairness --analyses metamorphic"
         )
     for m in campaign.models:  # a card without the dataset's language: refused before deriving
-        plan_language(resolve_model(m), campaign.ds, force=opts.force_language)
+        for part in resolve_models(m):  # both models of an ASR+DIARIZER combination
+            plan_language(part, campaign.ds, force=opts.force_language)
     return RobustnessPlan(campaign, str(dataset), tuple(models), opts.normaliser, base)
 
 
@@ -153,7 +155,18 @@ def _analyse(p: RobustnessPlan, f: Finished) -> RobustnessRecord:
             for cell, res in f.cells
         ],
         provenance=f.provenance(),
+        sessions=_sessions(f),
     )
+
+
+def _sessions(f: Finished) -> list[dict]:
+    """Each long-form cell's session metrics (DER, cpWER...: `session_figures`), clean first
+    as the grid ran them; [] for an utterance dataset."""
+    return [
+        {"model": cell.model, "condition": cell.condition, "metrics": figs}
+        for cell, res in f.cells
+        if (figs := session_figures(res.summary.session_metrics))
+    ]
 
 
 def _attacks(

@@ -115,6 +115,8 @@ META = {
         ),
         "OVERLAP": "the session's exact overlap ratio (overlapped / total speech time, 4 decimals)",
     },
+    # every cell's session metrics also per overlap bin and per speaker count (docs/LONGFORM.md)
+    "session_groups": ["OVERLAP_BIN", "NSPEAKERS"],
     "composed": NAME,
 }
 

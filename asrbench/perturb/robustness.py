@@ -21,6 +21,7 @@ from asrbench.perturb.attack_table import is_attack
 from asrbench.perturb.quality import METRICS
 from asrbench.perturb.spec import parse_spec
 from asrbench.results.records import RobustnessRecord
+from asrbench.results.summary import SESSION_ORDER, session_figure_text
 from scoring.stats import resample_indices
 
 # Perturbations that mix in other talkers (the babble pool): named so a fallback is reported.
@@ -227,6 +228,27 @@ DISPARITY_COLUMNS = [
 COLUMNS = ["model", "condition", "wer_clean", "wer", "werd", "nwerd", "pesq", "stoi", "dnsmos_ovrl"]
 
 
+def sessions_markdown(sessions: list[dict[str, Any]]) -> str:
+    """The session metrics of a long-form dataset per model and condition, each `rate [low,
+    high]` in % with its interval over sessions (`-`: not supported; `not scored`: refused)."""
+    keys = [k for k in SESSION_ORDER if any(k in r["metrics"] for r in sessions)]
+    labels = {
+        k: next(r["metrics"][k]["label"] for r in sessions if k in r["metrics"]) for k in keys
+    }
+    rows = [
+        {
+            "model": r["model"],
+            "condition": r["condition"],
+            **{labels[k]: session_figure_text(r["metrics"].get(k)) for k in keys},
+        }
+        for r in sessions
+    ]
+    return (
+        "Session metrics per condition (%, 95 % bootstrap CI over sessions; DER and JER with "
+        "collar 0 s):\n\n" + metrics.markdown_table(rows, ["model", "condition", *labels.values()])
+    )
+
+
 def to_markdown(record: RobustnessRecord) -> str:
     """robustness.md: the tables of a robustness.json (every number comes from the record)."""
     aurora = record.aurora_average_accuracy
@@ -254,6 +276,8 @@ def to_markdown(record: RobustnessRecord) -> str:
         )
     if record.attacks:
         md += "\n" + attack_table.to_markdown(record.attacks)
+    if record.sessions:
+        md += "\n" + sessions_markdown(record.sessions)
     if record.warnings:
         md += "\nWarnings:\n\n" + "".join(f"- {w}\n" for w in record.warnings)
     return md

@@ -32,14 +32,16 @@ from asrbench.results.derived import is_longform as longform_meta
 from asrbench.results.ranking import DEFAULT_LEVEL, DEFAULT_REPS, mean_ranks, rank_dataset
 from asrbench.results.records import RecordError, StreamRecord
 from asrbench.results.store import STREAM_TOP, StoredCell, read_analyses, read_cell, scan
+from asrbench.results.summary import SESSION_ORDER, session_figure_text, session_figures
 from asrbench.table import markdown
 
 # v3 adds `latency` and `latency_rule` (the streaming cells' latencies beside the TER); v4 the
 # significance ranges (`group`, `shared_rank` per cell, `significance`), and `mean_rank` is the
 # mean shared rank (ranking.py): models the paired bootstrap cannot tell apart tie; v5 the
 # latency guard per latency cell (`attributable`, `guard_reasons`: streaming/guard.py) and the
-# reference audit (`audit` per cell and per dataset, `exclude_suspects`: ops/audit)
-FORMAT = "asrbench-leaderboard-v5"
+# reference audit (`audit` per cell and per dataset, `exclude_suspects`: ops/audit); v6 the
+# session metrics of a long-form cell with their intervals over sessions (`sessions` per cell)
+FORMAT = "asrbench-leaderboard-v6"
 DEFAULT_CHUNK_MS = 100  # ops/stream's default --chunk-ms
 LATENCY_KEYS = ("eos_final_s", "first_partial_s")  # stream.json `pooled` keys, as stored
 LATENCY_RULE = (
@@ -81,6 +83,7 @@ def _cell_dict(c: StoredCell) -> dict[str, Any]:
         "forced_language": c.summary.forced_language,
         "longform": is_longform(c),
         "segmentation": segmentation(c),
+        "sessions": session_figures(c.summary.session_metrics),
         "audit": None,
     }
 
@@ -567,6 +570,8 @@ def to_markdown(board: dict) -> str:
     if long:
         title = "Long-form: session TER % [95 % CI] (rank)"
         tables.append(_ter_table(board, long, title, not short))
+        if any(c.get("sessions") for row in board["cells"].values() for c in row.values()):
+            tables.append(sessions_markdown(board, long))
     lat = bool(latency_datasets(board))
     if lat:
         tables.append(_latency_table(board))
@@ -607,6 +612,42 @@ LONGFORM_NOTE = (
     "reached the model: `whole` (the model's own long-form decoding) or the platform's "
     "segmentation (`vad/silero`, `vad/webrtc`, `windows`; run.json `options.segmentation`)."
 )
+
+
+def sessions_rows(board: dict, datasets: list[str]) -> list[dict[str, str]]:
+    """The long-form view: one row per model and long-form dataset with session metrics,
+    each `rate [low, high]` in % (intervals over sessions); `-` where the cell's hypothesis
+    does not support the metric, `not scored` where the metric refused it."""
+    found = [
+        (m, d, c["sessions"])
+        for m in _rank_order(board)
+        for d in datasets
+        if (c := board["cells"][m].get(d)) and c.get("sessions")
+    ]
+    metrics = [k for k in SESSION_ORDER if any(k in f for _, _, f in found)]
+    labels = {k: next(f[k]["label"] for _, _, f in found if k in f) for k in metrics}
+    rows = []
+    for m, d, figs in found:
+        row = {"model": _md(m), "dataset": _md(d)}
+        n = max((f.get("n_sessions") or 0 for f in figs.values()), default=0)
+        row["sessions"] = str(n)
+        for k in metrics:
+            row[f"{labels[k]} %"] = session_figure_text(figs.get(k))
+        rows.append(row)
+    return rows
+
+
+def sessions_markdown(board: dict, datasets: list[str]) -> str:
+    """The long-form view: cpWER/tcpWER (or ORC-WER and session WER) and DER/JER per cell."""
+    rows = sessions_rows(board, datasets)
+    head = list(rows[0]) if rows else []
+    return (
+        "### Long-form: session metrics % [95 % CI over sessions]\n\n"
+        "Speaker-attributed WER (cpWER, tcpWER; ORC-WER and session WER for a hypothesis "
+        "without speakers) and who spoke when (DER, JER, collar 0 s) of each long-form cell, "
+        "intervals resampling whole sessions (docs/LONGFORM.md).\n\n"
+        + markdown(rows, head, fmt=str)
+    )
 
 
 def _interval(ci: Any, scale: float = 1.0, fmt: str = "{:.1f}") -> str:

@@ -604,6 +604,10 @@ class RobustnessRecord:
     # Attack conditions (family `attack`), written only when present: per model x attack,
     # white-box or transfer, WERD, and Gaussian noise at the same SNR (perturb.attack_table)
     attacks: list[dict[str, Any]] = field(default_factory=list)
+    # A long-form dataset, written only when present: per model x condition (clean first),
+    # each session metric of the cell (summary.session_figures: DER, cpWER...) with its
+    # interval over sessions
+    sessions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def models(self) -> list[str]:
@@ -629,6 +633,7 @@ class RobustnessRecord:
                 else {}
             ),
             **({"attacks": self.attacks} if self.attacks else {}),
+            **({"sessions": self.sessions} if self.sessions else {}),
         }
 
     @classmethod
@@ -663,6 +668,7 @@ class RobustnessRecord:
                 languages=_list(d, "languages"),
                 language_disparity=_list(d, "language_disparity"),
                 attacks=_list(d, "attacks"),
+                sessions=_list(d, "sessions"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise _malformed(where, exc, ROBUSTNESS_RERUN) from None

@@ -15,7 +15,7 @@ from typing import Any, TypedDict, Unpack
 
 from asrbench.identity import digest
 from asrbench.results.records import RecordError, Selection, read_record, write_record
-from scoring.diarization import DIARIZATION_FORMAT
+from scoring.diarization import DIARIZATION_FORMAT, DIARIZATION_METRICS
 from scoring.meeting import SESSION_METRICS
 from scoring.metrics import Metrics
 
@@ -60,6 +60,9 @@ class Summary:
     # (cpWER and tcpWER with speakers, else ORC-WER and session WER), keyed by metric, each
     # `session`'s description plus `metrics` (asrbench.benchmark.sessions); only when set
     session_metrics: dict[str, Any] | None = None
+    # the same per value of each column the dataset declares in `session_groups:` (column ->
+    # value -> {"sessions", "metrics"}; asrbench.benchmark.sessions); only when set
+    session_groups: dict[str, Any] | None = None
     # a non-speech dataset (dataset.yaml `nonspeech: true`): words per minute and share of clips
     # with output (scoring.hallucination.NonSpeechFigures.to_dict); written only when set
     hallucination: dict[str, Any] | None = None
@@ -96,6 +99,8 @@ class Summary:
             extra["session"] = self.session
         if self.session_metrics is not None:
             extra["session_metrics"] = self.session_metrics
+        if self.session_groups is not None:
+            extra["session_groups"] = self.session_groups
         if self.hallucination is not None:
             extra["hallucination"] = self.hallucination
         if self.audit is not None:
@@ -165,6 +170,7 @@ class Summary:
                 forced_language=d.get("forced_language") is True,
                 session=d.get("session"),
                 session_metrics=d.get("session_metrics"),
+                session_groups=d.get("session_groups"),
                 hallucination=d.get("hallucination"),
                 audit=d.get("audit"),
                 entities=d.get("entities"),
@@ -196,6 +202,7 @@ class Details(TypedDict, total=False):
     forced_language: bool
     session: dict[str, Any] | None
     session_metrics: dict[str, Any] | None
+    session_groups: dict[str, Any] | None
     hallucination: dict[str, Any] | None
     audit: dict[str, Any] | None
     entities: dict[str, Any] | None
@@ -248,6 +255,71 @@ def read_summary(path: Path) -> Summary:
         raise
     except RecordError as exc:  # missing, unreadable, not JSON
         raise SummaryError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class SessionRate:
+    """One stored session metric as a rate with its interval (None: undefined)."""
+
+    label: str  # as printed: cpWER, DER, ...
+    rate: float | None
+    low: float | None
+    high: float | None
+
+
+def session_rate(metric: str, entry: Mapping[str, Any]) -> SessionRate | None:
+    """The rate and interval of one `session_metrics` entry (None where it was skipped): the
+    one reading of both entry shapes, diarization's and the word metrics'."""
+    if entry.get("format") == DIARIZATION_FORMAT:
+        ci = (entry.get("intervals") or {}).get(metric) or {}
+        return SessionRate(metric.upper(), entry.get(metric), ci.get("low"), ci.get("high"))
+    if "skipped" in entry:
+        return None
+    m = Metrics.from_dict(entry["metrics"])
+    ci_ = m.ter_ci
+    label = SESSION_METRICS[metric].label
+    return SessionRate(label, m.ter, ci_.low if ci_ else None, ci_.high if ci_ else None)
+
+
+# how session metrics are shown, in this order: the registry's WERs with plain session WER
+# last (the speaker-attributed ones first), then who spoke when
+SESSION_ORDER = (*sorted(SESSION_METRICS, key=lambda m: m == "wer"), *DIARIZATION_METRICS)
+
+
+def session_figures(entries: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict] | None:
+    """Stored session metrics (summary.json `session_metrics`) as {metric: {label, rate, low,
+    high, n_sessions}} (intervals resample sessions), or {metric: {label, skipped}}; None
+    without any: the one shape the leaderboard and ops/robustness show."""
+    if not entries:
+        return None
+    out: dict[str, dict] = {}
+    for metric, entry in entries.items():
+        got = session_rate(metric, entry)
+        if got is None:
+            out[metric] = {"label": metric, "skipped": entry.get("skipped")}
+            continue
+        out[metric] = {
+            "label": got.label,
+            "rate": got.rate,
+            "low": got.low,
+            "high": got.high,
+            "n_sessions": entry.get("n_sessions"),
+        }
+    return out
+
+
+def session_figure_text(fig: Mapping[str, Any] | None) -> str:
+    """One of `session_figures` as shown: `12.28 [10.2, 13.7]` (%, its interval), `-` where
+    the hypothesis does not support the metric, `not scored` where it refused the input."""
+    if fig is None:
+        return "-"
+    if "skipped" in fig:
+        return "not scored"
+    if fig.get("rate") is None:
+        return "undefined"
+    low, high = fig.get("low"), fig.get("high")
+    ci = f" [{100 * low:.1f}, {100 * high:.1f}]" if low is not None and high is not None else ""
+    return f"{100 * fig['rate']:.2f}{ci}"
 
 
 def _diarization_part(metric: str, e: Mapping[str, Any]) -> str:

@@ -187,11 +187,14 @@ def hyp_segments(
 def hyp_turns(timed: Mapping[str, Mapping[str, Any]], ids: Collection[str]) -> list[Segment] | None:
     """Who spoke when in the recordings `ids`: every timed unit as a speaker turn (its text,
     possibly empty: a diarizer recognises no words), for DER and JER; None unless every
-    recording has timed units and each names a speaker."""
-    units = {rid: _units(timed.get(rid, {})) for rid in sorted(ids)}
-    if not units or not all(
-        us and all(str(u.get("speaker", "")).strip() for u in us) for us in units.values()
-    ):
+    recording has a timed record, some have units and each unit names a speaker. A record
+    without units is a recording in which the model heard no speech: all of it missed, not a
+    reason to drop the cell's DER."""
+    if not ids or any(rid not in timed for rid in ids):
+        return None
+    units = {rid: _units(timed[rid]) for rid in sorted(ids)}
+    every = [u for us in units.values() for u in us]
+    if not every or not all(str(u.get("speaker", "")).strip() for u in every):
         return None
     return [
         Segment(rid, u["speaker"], u["start"], u["end"], u.get("text", u.get("word", "")))

@@ -29,7 +29,7 @@ def _fake_benchmark(calls: list):
         key = f"sha256:{model}-{spec}"
         return SimpleNamespace(
             metrics=SimpleNamespace(ter=rate),
-            summary=SimpleNamespace(result_key=key),
+            summary=SimpleNamespace(result_key=key, session_metrics=None),
             out_dir=ds.root,
         )
 

@@ -54,7 +54,7 @@ def site(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_leaderboard_marks_the_latency_and_says_why(tree: Path) -> None:
     board = json.loads((tree / "leaderboard.json").read_text())
-    assert board["format"] == "asrbench-leaderboard-v5"
+    assert board["format"] == "asrbench-leaderboard-v6"
     lat = board["latency"][MODEL]["mini_en"]
     assert lat["attributable"] is False
     assert any(r.startswith("decoder_behind: ") for r in lat["guard_reasons"])

@@ -80,7 +80,7 @@ def _cells(row: str) -> list[str]:
 def test_the_real_time_stream_cell_is_shown_beside_wer(root: Path, tmp_path: Path) -> None:
     cell, stored = _stored(root, "100ms-x1")
     board, md, rows = _leaderboard(root, tmp_path)
-    assert board["format"] == "asrbench-leaderboard-v5" and board["latency_rule"]
+    assert board["format"] == "asrbench-leaderboard-v6" and board["latency_rule"]
     assert sorted(board["models"]) == ["no_stream_en", "pocketsphinx_en"]
     lat = board["latency"]["pocketsphinx_en"]["mini_en"]
     pooled = stored["pooled"]

@@ -118,7 +118,7 @@ def test_models_the_tests_cannot_tell_apart_tie_in_the_mean_rank(
     assert order[:4] == ["model", "close_a", "close_b", "far"]
     # the JSON says which tests it rests on
     stored = json.loads((root / "leaderboard.json").read_text())
-    assert stored["format"] == "asrbench-leaderboard-v5"
+    assert stored["format"] == "asrbench-leaderboard-v6"
     assert stored["significance"] == {"reps": 1000, "level": 0.95}
     # without tests the ranks are by TER alone, and the note says so
     out = _run(capsys, "--results", str(root), "--reps", "0")

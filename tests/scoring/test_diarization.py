@@ -195,3 +195,37 @@ def test_a_reference_against_itself_has_no_negative_jer() -> None:
     result = score_diarization(segs, segs)
     jers = [s.jer for s in result.sessions] + [result.jer]
     assert all(j is not None and 0.0 <= j < 1e-12 for j in jers), jers
+
+
+def test_bad_input_through_ops_score_is_a_documented_score(cli, tmp_path: Path) -> None:
+    """Through the CLI: a reference speaker overlapping itself (merged), hypothesis labels
+    the reference does not know (mapped by time), 40 hypothesis speakers (scored), and a
+    session the hypothesis has no turn in (all missed) are scores, exit 0; a hypothesis
+    session the reference lacks is one line, exit 2 (docs/SCORING.md, "Bad input, decided")."""
+    ref = _rttm(
+        tmp_path / "ref.rttm",
+        _turns("s1", ("A", 0.0, 5.0), ("A", 3.0, 8.0), ("B", 9.0, 12.0))
+        + _turns("s2", ("A", 0.0, 4.0))
+        + _turns("s3", ("A", 0.0, 2.0), ("B", 2.0, 4.0)),
+    )
+    hyp = _rttm(
+        tmp_path / "hyp.rttm",
+        _turns("s1", ("SPEAKER_07", 0.0, 8.0), ("guest", 9.0, 12.0))
+        + _turns("s3", *[(f"h{k:02d}", k * 0.1, (k + 1) * 0.1) for k in range(40)]),
+    )
+    code, out, err = cli("score", ref, hyp, "--metric", "der", "--out", tmp_path / "o")
+    assert code == 0, err
+    rows = [json.loads(x) for x in (tmp_path / "o" / "sessions.jsonl").read_text().splitlines()]
+    s1, s2, s3 = rows
+    assert (s1["total"], s1["der"], s1["mapping"]) == (
+        11.0,
+        0.0,
+        [["A", "SPEAKER_07"], ["B", "guest"]],
+    )
+    assert (s2["missed"], s2["der"], s2["hyp_speakers"]) == (4.0, 1.0, 0)
+    assert (s3["hyp_speakers"], s3["speaker_count_error"]) == (40, 38)
+    assert s3["der"] == pytest.approx((4.0 - 0.2) / 4.0)  # 2 of 40 map, 0.1 s each
+    stray = _rttm(tmp_path / "stray.rttm", _turns("s9", ("x", 0.0, 1.0)))
+    code, _, err = cli("score", ref, stray, "--metric", "der", "--out", tmp_path / "o2")
+    assert code == 2 and "stray.rttm:1: session 's9' is not in the reference" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

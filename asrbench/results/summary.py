@@ -15,8 +15,6 @@ from typing import Any, TypedDict, Unpack
 
 from asrbench.identity import digest
 from asrbench.results.records import RecordError, Selection, read_record, write_record
-from scoring.diarization import DIARIZATION_FORMAT
-from scoring.meeting import SESSION_METRICS
 from scoring.metrics import Metrics
 
 FORMAT = "asrbench-summary-v2"
@@ -267,6 +265,11 @@ def stored_session_parts(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     errors in 631 words)` (tcpWER with its collar), or why it was not scored: the one wording
     of `ops/benchmark`'s line and the report's cell page (a stored record's words: here, not
     in the scorer, so the report reads no scoring code)."""
+    # Imported here: only stored session metrics need them, and their modules (numpy's
+    # solvers, the session aligner) are ~10 ms of every `ops/score` start-up otherwise.
+    from scoring.diarization import DIARIZATION_FORMAT
+    from scoring.meeting import SESSION_METRICS
+
     parts = []
     for metric, entry in entries.items():
         if entry.get("format") == DIARIZATION_FORMAT:

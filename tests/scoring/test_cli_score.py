@@ -108,7 +108,8 @@ def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path)
     # Start-up is part of every `ops/score`: none of the platform's other stacks (Docker, S3,
     # audio, perturbation DSP), nor OpenFST or nemo when no hypothesis needs them, nor pydantic
     # (typer's per-option coercion, replaced for this command's plain options), nor the
-    # session, diarization and entity scorers when plain transcripts are scored.
+    # session, diarization and entity scorers nor the NLP and STM/CTM readers when plain
+    # transcripts are scored.
     ref, hyp = files
     heavy = [
         "docker",
@@ -133,6 +134,8 @@ def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path)
         "scoring.meeting",
         "scoring.diarization",
         "scoring.entities",
+        "scoring.nlp_inputs",
+        "scoring.sclite_timed",
     ]
     code = (
         "import sys\nfrom asrbench.cli import main\n"

@@ -58,10 +58,11 @@ def entities_block(
 ) -> dict | None:
     """summary.json's `entities`: numbers and entity classes for NLP references (`tags` from
     `tagged`), B-WER/U-WER with a keyword list; None for other inputs without one."""
-    from scoring.entities import describe, read_keywords
-
     if tags is None and keywords is None:
         return None
+    # after the early return: plain transcripts without keywords never load scoring.entities
+    from scoring.entities import describe, read_keywords
+
     cfg = scorer.config
     boot = (cfg.bootstrap, cfg.confidence, cfg.seed)
     phrases = read_keywords(keywords, scorer.normalize) if keywords is not None else None

@@ -21,6 +21,31 @@ _HEADER_IDS = {"id", "utt", "utt_id", "uttid", "key"}
 _HEADER_TEXTS = {"text", "transcript", "hyp", "ref", "sentence"}
 
 
+# What `ops/score` checks on every input before reading it, here (a light module) so that plain
+# transcripts do not load the NLP and STM/CTM readers only to be told they are neither.
+def is_nlp(path: Path) -> bool:
+    """An NLP input by its name: a .nlp file, or a folder holding one."""
+    if path.is_dir():
+        return any(path.glob("*.nlp"))
+    return path.suffix.lower() == ".nlp"
+
+
+def timed_pair(ref: str | Path, hyp: str | Path, ref_format: str, hyp_format: str) -> bool:
+    """Whether `ops/score REF HYP` is an STM + CTM pair: named (`stm`, `ctm`) or by extension
+    (`.stm`, `.ctm`) where the format is `auto`. One timed side without the other is an error."""
+    ref_fmt = ref_format if ref_format != "auto" else Path(ref).suffix.lower().lstrip(".")
+    hyp_fmt = hyp_format if hyp_format != "auto" else Path(hyp).suffix.lower().lstrip(".")
+    if ref_fmt == "stm" and hyp_fmt == "ctm":
+        return True
+    if ref_fmt in ("stm", "ctm") or hyp_fmt in ("stm", "ctm"):
+        raise ScoringError(
+            f"{ref} ({ref_fmt or 'no extension'}) and {hyp} ({hyp_fmt or 'no extension'}): "
+            "timed transcripts are scored as an STM reference with a CTM hypothesis "
+            "(--ref-format stm --hyp-format ctm); other formats hold no times"
+        )
+    return False
+
+
 def _lines(path: Path) -> list[str]:
     raw = path.read_bytes()
     if raw.startswith(b"\xef\xbb\xbf"):  # a BOM would otherwise glue itself to the first ID

@@ -34,13 +34,6 @@ class NlpRecording:
     classes: dict[str, str] | None
 
 
-def is_nlp(path: Path) -> bool:
-    """An NLP input by its name: a .nlp file, or a folder holding one."""
-    if path.is_dir():
-        return any(path.glob("*.nlp"))
-    return path.suffix.lower() == ".nlp"
-
-
 def recording_id(path: Path) -> str:
     return path.name.split(".", 1)[0]
 

@@ -96,19 +96,3 @@ def read_stm_ctm(ref: str | Path, hyp: str | Path) -> tuple[dict[str, str], dict
     for seg in segments:
         check_text(seg.words, f"{ref}:{seg.line}")
     return stm_ctm_texts(segments, read_ctm(hyp), str(hyp))
-
-
-def timed_pair(ref: str | Path, hyp: str | Path, ref_format: str, hyp_format: str) -> bool:
-    """Whether `ops/score REF HYP` is an STM + CTM pair: named (`stm`, `ctm`) or by extension
-    (`.stm`, `.ctm`) where the format is `auto`. One timed side without the other is an error."""
-    ref_fmt = ref_format if ref_format != "auto" else Path(ref).suffix.lower().lstrip(".")
-    hyp_fmt = hyp_format if hyp_format != "auto" else Path(hyp).suffix.lower().lstrip(".")
-    if ref_fmt == "stm" and hyp_fmt == "ctm":
-        return True
-    if ref_fmt in ("stm", "ctm") or hyp_fmt in ("stm", "ctm"):
-        raise ScoringError(
-            f"{ref} ({ref_fmt or 'no extension'}) and {hyp} ({hyp_fmt or 'no extension'}): "
-            "timed transcripts are scored as an STM reference with a CTM hypothesis "
-            "(--ref-format stm --hyp-format ctm); other formats hold no times"
-        )
-    return False

@@ -295,10 +295,7 @@ def _read_inputs(ref: Path, hyp: Path, formats: tuple[str, str], extra: EntityIn
     """(refs, hyps, NLP recordings or None, sidecar warnings, a reader of another hypothesis
     file): NLP inputs (a .nlp file or folder, or the nlp format) or any other transcripts."""
     from asrbench.errors import InputError
-    from scoring.io import read_transcripts
-    from scoring.nlp import pieces_text
-    from scoring.nlp_inputs import is_nlp, read_hypotheses, read_references
-    from scoring.sclite_timed import read_stm_ctm, timed_pair
+    from scoring.io import is_nlp, read_transcripts, timed_pair
 
     ref_nlp = formats[0] == "nlp" or (formats[0] == "auto" and is_nlp(ref))
     if not ref_nlp and (extra.norm is not None or extra.wer_tags is not None):
@@ -309,9 +306,14 @@ def _read_inputs(ref: Path, hyp: Path, formats: tuple[str, str], extra: EntityIn
     recs = None
     warnings: list[str] = []
     if ref_nlp:
+        from scoring.nlp import pieces_text
+        from scoring.nlp_inputs import read_references
+
         recs, warnings = read_references(ref, extra.norm, extra.wer_tags, extra.lenient)
         refs = {k: pieces_text(r.pieces) for k, r in recs.items()}
     elif timed_pair(ref, hyp, *formats):  # STM + CTM: sclite's segments
+        from scoring.sclite_timed import read_stm_ctm
+
         refs, hyps = read_stm_ctm(ref, hyp)
         return refs, hyps, None, [], lambda p: read_stm_ctm(ref, p)[1]
     else:
@@ -319,6 +321,8 @@ def _read_inputs(ref: Path, hyp: Path, formats: tuple[str, str], extra: EntityIn
 
     def read_hyp(path: Path) -> dict[str, str]:
         if formats[1] == "nlp" or (formats[1] == "auto" and is_nlp(path)):
+            from scoring.nlp_inputs import read_hypotheses
+
             return read_hypotheses(path, list(refs), warnings if extra.lenient else None)
         return read_transcripts(path, formats[1])
 

@@ -21,7 +21,7 @@ from asrbench.perturb.attack_table import is_attack
 from asrbench.perturb.quality import METRICS
 from asrbench.perturb.spec import parse_spec
 from asrbench.results.records import RobustnessRecord
-from asrbench.results.summary import SESSION_ORDER, session_figure_text
+from asrbench.results.summary import session_figure_text, session_order
 from scoring.stats import resample_indices
 
 # Perturbations that mix in other talkers (the babble pool): named so a fallback is reported.
@@ -231,7 +231,7 @@ COLUMNS = ["model", "condition", "wer_clean", "wer", "werd", "nwerd", "pesq", "s
 def sessions_markdown(sessions: list[dict[str, Any]]) -> str:
     """The session metrics of a long-form dataset per model and condition, each `rate [low,
     high]` in % with its interval over sessions (`-`: not supported; `not scored`: refused)."""
-    keys = [k for k in SESSION_ORDER if any(k in r["metrics"] for r in sessions)]
+    keys = [k for k in session_order() if any(k in r["metrics"] for r in sessions)]
     labels = {
         k: next(r["metrics"][k]["label"] for r in sessions if k in r["metrics"]) for k in keys
     }

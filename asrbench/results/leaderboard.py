@@ -32,7 +32,7 @@ from asrbench.results.derived import is_longform as longform_meta
 from asrbench.results.ranking import DEFAULT_LEVEL, DEFAULT_REPS, mean_ranks, rank_dataset
 from asrbench.results.records import RecordError, StreamRecord
 from asrbench.results.store import STREAM_TOP, StoredCell, read_analyses, read_cell, scan
-from asrbench.results.summary import SESSION_ORDER, session_figure_text, session_figures
+from asrbench.results.summary import session_figure_text, session_figures, session_order
 from asrbench.table import markdown
 
 # v3 adds `latency` and `latency_rule` (the streaming cells' latencies beside the TER); v4 the
@@ -624,7 +624,7 @@ def sessions_rows(board: dict, datasets: list[str]) -> list[dict[str, str]]:
         for d in datasets
         if (c := board["cells"][m].get(d)) and c.get("sessions")
     ]
-    metrics = [k for k in SESSION_ORDER if any(k in f for _, _, f in found)]
+    metrics = [k for k in session_order() if any(k in f for _, _, f in found)]
     labels = {k: next(f[k]["label"] for _, _, f in found if k in f) for k in metrics}
     rows = []
     for m, d, figs in found:

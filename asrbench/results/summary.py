@@ -15,8 +15,6 @@ from typing import Any, TypedDict, Unpack
 
 from asrbench.identity import digest
 from asrbench.results.records import RecordError, Selection, read_record, write_record
-from scoring.diarization import DIARIZATION_FORMAT, DIARIZATION_METRICS
-from scoring.meeting import SESSION_METRICS
 from scoring.metrics import Metrics
 
 FORMAT = "asrbench-summary-v2"
@@ -270,6 +268,9 @@ class SessionRate:
 def session_rate(metric: str, entry: Mapping[str, Any]) -> SessionRate | None:
     """The rate and interval of one `session_metrics` entry (None where it was skipped): the
     one reading of both entry shapes, diarization's and the word metrics'."""
+    from scoring.diarization import DIARIZATION_FORMAT  # imported here: see stored_session_parts
+    from scoring.meeting import SESSION_METRICS
+
     if entry.get("format") == DIARIZATION_FORMAT:
         ci = (entry.get("intervals") or {}).get(metric) or {}
         return SessionRate(metric.upper(), entry.get(metric), ci.get("low"), ci.get("high"))
@@ -281,9 +282,13 @@ def session_rate(metric: str, entry: Mapping[str, Any]) -> SessionRate | None:
     return SessionRate(label, m.ter, ci_.low if ci_ else None, ci_.high if ci_ else None)
 
 
-# how session metrics are shown, in this order: the registry's WERs with plain session WER
-# last (the speaker-attributed ones first), then who spoke when
-SESSION_ORDER = (*sorted(SESSION_METRICS, key=lambda m: m == "wer"), *DIARIZATION_METRICS)
+def session_order() -> tuple[str, ...]:
+    """How session metrics are shown, in this order: the registry's WERs with plain session WER
+    last (the speaker-attributed ones first), then who spoke when."""
+    from scoring.diarization import DIARIZATION_METRICS  # imported here: see stored_session_parts
+    from scoring.meeting import SESSION_METRICS
+
+    return (*sorted(SESSION_METRICS, key=lambda m: m == "wer"), *DIARIZATION_METRICS)
 
 
 def session_figures(entries: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict] | None:
@@ -339,6 +344,11 @@ def stored_session_parts(entries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     errors in 631 words)` (tcpWER with its collar), or why it was not scored: the one wording
     of `ops/benchmark`'s line and the report's cell page (a stored record's words: here, not
     in the scorer, so the report reads no scoring code)."""
+    # Imported here: only stored session metrics need them, and their modules (numpy's
+    # solvers, the session aligner) are ~10 ms of every `ops/score` start-up otherwise.
+    from scoring.diarization import DIARIZATION_FORMAT
+    from scoring.meeting import SESSION_METRICS
+
     parts = []
     for metric, entry in entries.items():
         if entry.get("format") == DIARIZATION_FORMAT:

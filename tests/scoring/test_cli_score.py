@@ -107,7 +107,9 @@ def test_ops_score_bad_input_is_one_error_line(files: tuple[Path, Path], tmp_pat
 def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path) -> None:
     # Start-up is part of every `ops/score`: none of the platform's other stacks (Docker, S3,
     # audio, perturbation DSP), nor OpenFST or nemo when no hypothesis needs them, nor pydantic
-    # (typer's per-option coercion, replaced for this command's plain options).
+    # (typer's per-option coercion, replaced for this command's plain options), nor the
+    # session, diarization and entity scorers nor the NLP and STM/CTM readers when plain
+    # transcripts are scored.
     ref, hyp = files
     heavy = [
         "docker",
@@ -129,6 +131,11 @@ def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path)
         "nemo_text_processing",
         "jiwer",
         "pydantic",
+        "scoring.meeting",
+        "scoring.diarization",
+        "scoring.entities",
+        "scoring.nlp_inputs",
+        "scoring.sclite_timed",
     ]
     code = (
         "import sys\nfrom asrbench.cli import main\n"

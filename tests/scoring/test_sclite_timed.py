@@ -12,7 +12,8 @@ import pytest
 
 from scoring import Scorer, ScorerConfig
 from scoring.errors import ScoringError
-from scoring.sclite_timed import read_stm_ctm, stm_ctm_texts, timed_pair
+from scoring.io import timed_pair
+from scoring.sclite_timed import read_stm_ctm, stm_ctm_texts
 from scoring.segments import Segment, TimedWord
 from tests.conftest import require
 from tests.scoring.sclite import find_sclite, run_sclite_timed

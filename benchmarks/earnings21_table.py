@@ -9,7 +9,8 @@ calls of `--fstalign-systems` (as the dataset's authors ran it: NLP reference, `
 file side by side. Prints markdown tables: overall WER, entity classes, per file.
 
     .venv/bin/python benchmarks/earnings21_table.py [--repo DIR] [--subsets eval10,all]
-        [--systems google,...] [--fstalign-systems google,rev/espnet/nlp] [--cache DIR]
+        [--systems google,...] [--fstalign-systems google,rev/espnet/nlp] [--fstalign-calls N]
+        [--cached-only] [--cache DIR]
         [--out DIR] [--json OUT]
 
 --repo: a checkout of github.com/revdotcom/speech-datasets or its bare git directory.
@@ -54,11 +55,13 @@ def published(src: Source) -> dict[str, dict[str, float]]:
     for line in src.text(f"{E21}/transcripts/README.md").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("||"):
-            cols = [c.replace("<br />", " ") for c in cells[1:]]
+            cols = [c.replace("<br />", " ") for c in cells]  # "||": the corner cell stripped
         elif line.startswith("|") and cols and not line.startswith("|--"):
             name = cells[0].strip("_")
-            if name not in rows:  # the first table holding a row name wins
-                rows[name] = dict(zip(cols, (float(c) for c in cells[1:]), strict=True))
+            values = [c for c in cells[1:] if c.replace(".", "", 1).isdigit()]
+            # the first table holding a row name wins; other tables' shapes are skipped
+            if name not in rows and len(values) == len(cols) == len(cells) - 1:
+                rows[name] = dict(zip(cols, map(float, values), strict=True))
     return rows
 
 
@@ -120,14 +123,45 @@ def run_fstalign(binary: Path, root: Path, system: str, call: str, cache: Path) 
     return json.loads(log.read_text())["wer"]
 
 
-def fstalign_counts(wer: dict) -> dict:
+def fstalign_counts(wer: dict, entity_types: dict[str, str]) -> dict:
+    """(S, D, I, |ref|) of a call, and its entity classes: fstalign logs each wer_tag entity
+    (`wer.wer_tag`), grouped here by the wer_tags sidecar's class as the published table is."""
     b = wer["bestWER"]
+    classes: dict[str, list[int]] = {}
+    for ident, v in wer.get("wer_tag", {}).items():
+        cls = classes.setdefault(entity_types.get(ident, "?"), [0, 0])
+        cls[0] += v["numErrors"]
+        cls[1] += v["numWordsInReference"]
     return {
         "sub": b["substitutions"],
         "del": b["deletions"],
         "ins": b["insertions"],
         "n_ref": b["numWordsInReference"],
+        "classes": classes,
     }
+
+
+def fstalign_class_table(fst: dict, results: dict) -> str:
+    """Entity classes over the calls fstalign scored: fstalign's rate beside the platform's
+    (the platform's from `ops/score` on the same calls' folder: all Eval-10 calls)."""
+    lines = ["| system | class | fstalign | platform | diff |", "|---|---|---|---|---|"]
+    for system in dict.fromkeys(s for s, _ in fst):
+        pooled: dict[str, list[int]] = {}
+        for (s, _), counts in fst.items():
+            for cls, (e, n) in counts["classes"].items() if s == system else ():
+                pooled.setdefault(cls, [0, 0])
+                pooled[cls][0] += e
+                pooled[cls][1] += n
+        mine = results[(system, "eval10")]["classes"]
+        for cls, (e, n) in sorted(pooled.items()):
+            pe, pn = mine.get(cls, (0, 0))
+            diff = f"{100 * (pe / pn - e / n):+.1f}" if n and pn else "-"
+            mark = "" if n >= MIN_CLASS_WORDS else "*"
+            lines.append(
+                f"| {SYSTEMS[system]} | {cls} | {_pct(e, n)} ({e}/{n}{mark}) "
+                f"| {_pct(pe, pn)} ({pe}/{pn}) | {diff} |"
+            )
+    return "\n".join(lines)
 
 
 def _pct(errors: float, n: float) -> str:
@@ -187,6 +221,17 @@ def file_table(results: dict, fst: dict) -> str:
             f" | {p['sub']}/{p['del']}/{p['ins']} ({pe}/{p['n_ref']}) | {pe - fe:+d} "
             f"| {p['n_ref'] - f['n_ref']:+d} |"
         )
+    for system in dict.fromkeys(s for s, _ in fst):
+        calls = [c for s, c in fst if s == system]
+        pairs = [(fst[(system, c)], results[(system, "eval10")]["files"][c]) for c in calls]
+        fe, fn, pe, pn = (
+            sum(x[k]["sub"] + x[k]["del"] + x[k]["ins"] if e else x[k]["n_ref"] for x in pairs)
+            for k, e in ((0, True), (0, False), (1, True), (1, False))
+        )
+        lines.append(
+            f"| {SYSTEMS[system]} | pooled ({len(calls)}) | {_pct(fe, fn)} % ({fe}/{fn}) "
+            f"| {_pct(pe, pn)} % ({pe}/{pn}) | {pe - fe:+d} | {pn - fn:+d} |"
+        )
     return "\n".join(lines)
 
 
@@ -196,6 +241,10 @@ def main() -> None:
     ap.add_argument("--subsets", default="eval10", help="eval10, all, or both")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--fstalign-systems", default="google,rev/espnet/nlp")
+    ap.add_argument("--fstalign-calls", type=int, help="fstalign on the first N Eval-10 calls")
+    ap.add_argument(
+        "--cached-only", action="store_true", help="compare the calls whose fstalign log is cached"
+    )
     ap.add_argument(
         "--fstalign", type=Path, default=ROOT / ".cache" / "tools" / "fstalign" / "bin" / "fstalign"
     )
@@ -228,10 +277,20 @@ def main() -> None:
     if "eval10" in args.subsets.split(",") and args.fstalign_systems:
         root = args.out / "eval10" / "inputs"
         for system in args.fstalign_systems.split(","):
-            for call in eval10:
+            for call in eval10[: args.fstalign_calls]:
+                cached = args.cache / system.replace("/", "_") / f"{call}.json"
+                if args.cached_only and not cached.is_file():
+                    continue
                 wer = run_fstalign(args.fstalign, root, system, call, args.cache)
-                fst[(system, call)] = fstalign_counts(wer)
-        print(file_table(results, fst))
+                types = json.loads((root / "tags" / f"{call}.wer_tag.json").read_text())
+                types = {k: v["entity_type"] for k, v in types.items()}
+                fst[(system, call)] = fstalign_counts(wer, types)
+        print(file_table(results, fst) + "\n")
+        if fst and all(len([1 for s, _ in fst if s == x]) == len(eval10) for x, _ in fst):
+            print(
+                "Entity classes, Eval-10: fstalign / platform\n\n"
+                + fstalign_class_table(fst, results)
+            )
     if args.json:
         dump = {"results": {f"{s}|{sub}": r for (s, sub), r in results.items()}}
         dump["fstalign"] = {f"{s}|{c}": v for (s, c), v in fst.items()}

@@ -7,8 +7,9 @@ made from the two NLP files' token columns (one utterance per call, normalised a
 time), with the `fstalign` preset and with the default steps. Prints per call and system: each
 WER with its counts, and the seconds each took (fstalign: the whole process; the platform:
 normalising and scoring in this process, once its grammars are loaded). The NLP reading here
-is the token column only (a stand-in for the platform's NLP reader): no sidecar, so the
-`fstalign` preset verbalises numbers with NSW instead (docs/SCORING.md#the-fstalign-preset).
+is the token column only: no sidecar, so the `fstalign` preset (no NSW since issue 42 item 4)
+compares numbers as written; `benchmarks/earnings21_table.py` scores the NLP files with their
+sidecars, as fstalign does (docs/SCORING.md#the-fstalign-preset).
 
     .venv/bin/python benchmarks/fstalign_compare.py [--repo DIR] [--n 3]
         [--systems google,rev/espnet/nlp] [--fstalign PATH] [--json OUT]

@@ -262,7 +262,8 @@ def check_sidecar(
 
 def reference_pieces(tokens: Sequence[NlpToken], norms: dict[str, Norm] | None) -> list[Piece]:
     """The reference as pieces: a run of tokens sharing a normalisation ID becomes one piece
-    whose branches are the entity's candidates; every other token a piece of its own."""
+    whose branches are the entity's candidates and its tokens as written (last); every other
+    token a piece of its own."""
     pieces: list[Piece] = []
     i = 0
     while i < len(tokens):
@@ -272,7 +273,11 @@ def reference_pieces(tokens: Sequence[NlpToken], norms: dict[str, Norm] | None) 
             while j < len(tokens) and ident in tokens[j].tags:
                 j += 1
             assert norms is not None  # ident was found in norms
-            readings = (_escape(" ".join(c)).strip() for c in norms[ident].candidates)
+            # the candidates, then the tokens as written: fstalign adds that reading to every
+            # entity (NlpFstLoader, src/Nlp.cpp), so "2020" in the hypothesis matches "2020"
+            # without NSW (the fstalign preset has none)
+            written = " ".join(t.token for t in tokens[i:j])
+            readings = (_escape(" ".join(c)).strip() for c in (*norms[ident].candidates, [written]))
             kept = tuple(dict.fromkeys(r for r in readings if r))  # an empty branch: none
             pieces.append(Piece(i, j, kept or ("",)))
         else:

@@ -77,8 +77,9 @@ OPTIONS: dict[str, Option] = {
 # Settings a preset makes besides its steps (the exact sclite mode is an aligner, not a step).
 PRESET_SETTINGS: dict[str, dict[str, object]] = {
     "sclite": {"align": "sclite"},
-    # fstalign keeps a hyphenated word one token (its synonyms also take the parts: not here)
-    "fstalign": {"hyphen": "keep"},
+    # fstalign keeps a hyphenated word one token, and its synonyms let the parts match it both
+    # ways (src/SynonymEngine.cpp): its errors are those of `hyphen=space` (the default), which
+    # splits it on both sides (|ref| counts the parts where fstalign counts one word)
 }
 NOT_OPTIONS = {
     "lang": "scorer option 'lang' comes from the dataset's language (ops/score: --lang); do not "

@@ -295,8 +295,10 @@ PRESETS: dict[str, tuple[str, ...]] = {
     # tokens), hyphenated words whole (`hyphen=keep`: PRESET_SETTINGS), punctuation out of the
     # words (an NLP token column holds none: src/Nlp.cpp pushes the punctuation column as a
     # token only with --use-punctuation), no UK-US or alternative spellings (synonyms only
-    # with --syn). NSW stands in for the normalisation sidecars (one reading on both sides).
-    "fstalign": ("INVISIBLE", "UNICODE", "NSW", "CASE", "PUNC"),
+    # with --syn). No NSW: fstalign reads no number; an NLP reference's normalisation
+    # sidecar gives an entity's readings, its written tokens among them (scoring/nlp.py),
+    # as sclite alternations: ALTERNATION reads them (the only way the readings reach it).
+    "fstalign": ("INVISIBLE", "UNICODE", "ALTERNATION", "CASE", "PUNC"),
 }
 
 

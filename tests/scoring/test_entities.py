@@ -149,10 +149,12 @@ def test_an_earnings21_excerpt_through_ops_score(tmp_path: Path) -> None:
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     s = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
-    assert (s["metrics"]["n_ref"], s["metrics"]["errors"]) == (378, 25)
+    # the website's reading as written (a branch since fstalign's convention was matched)
+    # ties the spoken one at 3 errors over 7 words rather than 9: |ref| 377, not 378
+    assert (s["metrics"]["n_ref"], s["metrics"]["errors"]) == (377, 25)
     classes = s["entities"]["classes"]
     assert {c: (v["n_ref"], v["errors"]) for c, v in classes.items() if v["errors"]} == {
-        "ORG": (10, 3), "WEBSITE": (9, 3), "CONTRACTION": (7, 1),
+        "ORG": (10, 3), "WEBSITE": (7, 3), "CONTRACTION": (7, 1),
     }  # fmt: skip
     assert s["entities"]["numbers"]["n_spans"] == 5
     assert "WEBSITE" in run.stdout and "numbers: 5 spans" in run.stdout

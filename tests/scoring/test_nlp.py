@@ -57,7 +57,29 @@ def test_a_normalisation_sidecar_becomes_an_alternation(tmp_path: Path) -> None:
         },
     )
     pieces = reference_pieces(read_nlp(ref), read_norm_sidecar(norm))
-    assert pieces_text(pieces) == "we made { five dollars / five bucks }"
+    # the written tokens are a reading too, last, as fstalign adds them (src/Nlp.cpp)
+    assert pieces_text(pieces) == "we made { five dollars / five bucks / $5 }"
+
+
+def _counts(cli, tmp_path: Path, ref: str, hyp_tokens: list[str], *flags: str) -> tuple:
+    """(S, D, I, |ref|) of `ops/score` on one NLP reference with NORM as its sidecar."""
+    ref_path, hyp_path, norm = _write(tmp_path, ref)
+    rows = "".join(f"{t}|1|||||\n" for t in hyp_tokens)
+    hyp_path.write_text("token|speaker|ts|endTs|punctuation|case|tags\n" + rows, encoding="utf-8")
+    code, _, err = cli("score", ref_path, hyp_path, "--norm", norm, *flags, "-o", tmp_path / "o")
+    assert code == 0, err
+    u = json.loads((tmp_path / "o" / "utterances.jsonl").read_text().splitlines()[0])
+    return u["sub"], u["del"], u["ins"], u["n_ref"]
+
+
+def test_the_fstalign_preset_takes_the_sidecar_readings_and_the_written_form(cli, tmp_path):
+    # fstalign has no NSW: the hypothesis's "$5" matches the entity as written, "five
+    # dollars" its sidecar reading, each counting the reading it matched
+    fst = ("--preset", "fstalign")
+    assert _counts(cli, tmp_path, REF, ["we", "made", "$5"], *fst) == (0, 0, 0, 3)
+    assert _counts(cli, tmp_path, REF, ["we", "made", "five", "dollars"], *fst) == (0, 0, 0, 4)
+    # a reading nobody lists is an error: "five bucks" (no NSW turns "$5" into it either)
+    assert _counts(cli, tmp_path, REF, ["we", "made", "five", "bucks"], *fst) == (1, 0, 0, 4)
 
 
 def test_a_line_with_the_wrong_column_count_is_named(cli, tmp_path: Path) -> None:

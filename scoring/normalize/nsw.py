@@ -154,8 +154,7 @@ def _nemo_labels(name: str) -> list[list[str]]:
     assert spec is not None and spec.submodule_search_locations  # a pinned requirement
     root = Path(next(iter(spec.submodule_search_locations)))
     path = root / "text_normalization" / "en" / "data" / name
-    with open(path, encoding="utf-8") as f:
-        return list(csv.reader(f, delimiter="\t"))
+    return list(csv.reader(path.read_text(encoding="utf-8").splitlines(), delimiter="\t"))
 
 
 @functools.cache

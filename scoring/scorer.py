@@ -216,6 +216,42 @@ def _linearise(
     return words, info
 
 
+def _forms_chosen(
+    seg: list[Segment], words: list[str], alts: list[tuple[int, int, str, str]]
+) -> list[tuple[str, ...]]:
+    """Each slot's chosen form, read back from the hypothesis as aligned (`words`) and the
+    slots that changed form (`alts`, as `_linearise` writes them, in slot order: a written
+    form is never empty, so an entry at a slot's position is that slot's)."""
+    changed = iter(alts)
+    nxt = next(changed, None)
+    forms: list[tuple[str, ...]] = []
+    pos = 0
+    for x in seg:
+        if not isinstance(x, Slot):
+            pos += 1
+            continue
+        end = pos + len(x.forms[x.surface])
+        if nxt is not None and nxt[0] == pos:
+            end, nxt = nxt[1], next(changed, None)
+        forms.append(tuple(words[pos:end]))
+        pos = end
+    return forms
+
+
+def _strict_words(plan: _Plan) -> list[int]:
+    """Positions of the strict words in a plan's chosen hypotheses joined (DAE windows, once
+    chosen): each utterance's winning pair's flags."""
+    flags = plan.pairs.strict_flags()
+    out: list[int] = []
+    at = 0
+    for pair, words in zip(plan.main_pair, plan.chosen_hyp, strict=True):
+        if flags is not None:
+            begin = plan.pairs.off[pair]
+            out.extend(at + int(p) for p in np.flatnonzero(flags[begin : begin + len(words)]))
+        at += len(words)
+    return out
+
+
 def _choose(
     runs: list[list[str]], slots: list[Slot], combo: tuple[int, ...]
 ) -> tuple[list[str], list[tuple[int, int, str, str]]]:
@@ -795,9 +831,9 @@ class Scorer:
             elif route == "enumerate":
                 assert split is not None
                 self._enumerate(plan, u, split, (chosen or {}).get(u))
-            elif route == "windows":
+            elif route in ("windows", "whole"):
                 assert split is not None
-                self._windowed(plan, texts, u, split)
+                self._windowed(plan, texts, u, split, whole=route == "whole")
             else:
                 self._via_fst(plan, texts, u, split, k)
         return plan
@@ -805,16 +841,24 @@ class Scorer:
     def _route(
         self, plan: _Plan, texts: _Texts, u: int, split: _Split | None, k: int, windows: bool
     ) -> str:
-        """How utterance u is aligned: "enumerate" (few slot combinations), "fst", or, where
-        the whole pair is too long for the FST's exact float32 weights, "windows" (DAE window
-        by window, `_windowed`; inside a window, which holds one slot then, "enumerate":
-        at most `_MAX_READINGS` + 1 pairs) or "plain" (`engine="fst"` on a plain hypothesis:
-        the DP, same counts). So no pair is refused for its length."""
+        """How utterance u is aligned: "enumerate" (few slot combinations); "whole" (more
+        combinations: the forms chosen window by window, `_windowed`, then the whole pair
+        aligned as the FST's path would be); "fst" (`engine="fst"`, or inside a window); or,
+        where the whole pair is too long for the FST's exact float32 weights, "windows" (DAE
+        window by window, their ops joined; inside a window, which holds one slot then,
+        "enumerate": at most `_MAX_READINGS` + 1 pairs) or "plain" (`engine="fst"` on a plain
+        hypothesis: the DP, same counts). So no pair is refused for its length."""
         combos = math.prod(len(x.forms) for x in split[1]) if split is not None else 1
-        if split is not None and self.config.engine != "fst" and combos <= self.config.max_enum:
+        auto = split is not None and self.config.engine != "fst"
+        if auto and combos <= self.config.max_enum:
             return "enumerate"
         if split is not None and windows and self.window_dae:
             return "windows"
+        if auto and windows and self._fst_fits(plan, texts, u, split, k):
+            # The whole-pair FST composed every reference word with every hypothesis word
+            # (~750,000 states, ~1.3 CPU s for an 850-word Earnings-21 chunk): the windows'
+            # banded DP finds the same optimum, and the whole pair's DP places its edits.
+            return "whole"
         if self._fst_fits(plan, texts, u, split, k):
             return "fst"
         if split is None:
@@ -831,11 +875,14 @@ class Scorer:
         n_h = sum(map(len, split[0])) + sum(max(map(len, x.forms)) for x in split[1])
         return check_exact(k, n_ref, n_h)
 
-    def _windowed(self, plan: _Plan, texts: _Texts, u: int, split: _Split) -> None:
-        """DAE on a pair with many slot combinations, too long for the FST: cut at cells of
-        one optimal path (`scoring.dae_windows`), each window scored as an utterance of its
-        own (enumeration, or the FST for a window that needs it), their ops joined. The
-        windows' counts sum to the whole pair's optimum (checked)."""
+    def _windowed(
+        self, plan: _Plan, texts: _Texts, u: int, split: _Split, whole: bool = False
+    ) -> None:
+        """DAE on a pair with many slot combinations: cut at cells of one optimal path
+        (`scoring.dae_windows`), each window scored as an utterance of its own (enumeration,
+        or the FST for a window that needs it). The windows' counts sum to the whole pair's
+        optimum (checked). Their ops joined (a pair too long for the FST), or, `whole`, their
+        chosen forms as one pair that the DP aligns whole, as the FST's path (`_add_path`)."""
         from scoring.dae_windows import cut_rows, plan_cuts
 
         seg: list[Segment] = list(split[0][0])
@@ -868,12 +915,18 @@ class Scorer:
         # omitted (O, free) instead of matched, D and I trade on ties in every engine's DP
         if got[: 3 if opt is None else 2] != want[: 3 if opt is None else 2]:
             raise RuntimeError(f"DAE windows of {texts.ids[u]!r} miss the optimum")  # a bug
+        words: list[str] = []
+        alts: list[tuple[int, int, str, str]] = []
+        for part, info in zip(sub_plan.chosen_hyp, sub_plan.alt_info, strict=True):
+            at = len(words)
+            alts.extend((a + at, b + at, f, w) for a, b, f, w in info)
+            words.extend(part)
+        if whole:
+            path = (self._ids(words), _strict_words(sub_plan))
+            self._add_path(plan, u, seg, _forms_chosen(seg, words, alts), want[:2], path)
+            return
         plan.window_codes[u] = joined
-        plan.chosen_hyp[u], plan.alt_info[u] = [], []
-        for words, info in zip(sub_plan.chosen_hyp, sub_plan.alt_info, strict=True):
-            at = len(plan.chosen_hyp[u])
-            plan.alt_info[u].extend((a + at, b + at, f, w) for a, b, f, w in info)
-            plan.chosen_hyp[u].extend(words)
+        plan.chosen_hyp[u], plan.alt_info[u] = words, alts
 
     def _item(self, x: Segment) -> int | tuple[tuple[np.ndarray, np.ndarray], ...]:
         """A token or slot as `scoring.dae_windows` reads it: ids, and each branch's strict
@@ -990,10 +1043,24 @@ class Scorer:
         cost, hyp_path, chosen, path_strict = aligner.best_path(ref_ids, seg_ids)
         inv = self._words
         forms = [tuple(inv[x - FIRST_WORD] for x in c) for c in chosen]
+        self._add_path(plan, u, seg, forms, cost, (hyp_path, path_strict))
+
+    def _add_path(
+        self,
+        plan: _Plan,
+        u: int,
+        seg: list[Segment],
+        forms: list[tuple[str, ...]],
+        cost: tuple[int, int],
+        path: tuple[list[int], list[int]],
+    ) -> None:
+        """Utterance u's hypothesis with one chosen form per slot, as one pair that the DP
+        aligns and whose (E, S) it checks against `cost`. `path`: its ids and the positions
+        of its strict words."""
         plan.chosen_hyp[u], plan.alt_info[u] = _linearise(seg, forms)
         begin = len(plan.pairs.hyp_flat)
-        plan.main_pair[u] = plan.pairs.add(u, hyp_path)
-        plan.pairs.strict_spans.extend((begin + p, begin + p + 1) for p in path_strict)
+        plan.main_pair[u] = plan.pairs.add(u, path[0])
+        plan.pairs.strict_spans.extend((begin + p, begin + p + 1) for p in path[1])
         plan.fst_costs[u] = cost
 
     def _align(self, texts: _Texts, plan: _Plan, k: int) -> tuple[list[str], list[int]]:
@@ -1044,6 +1111,7 @@ class Scorer:
             # the written forms (the first combination) are always feasible
             best = min(range(a, b), key=lambda c: (costs[c], codes[c].count("I"), c))
             plan.codes[u] = codes[best]
+            plan.main_pair[u] = best  # its pair from now on (`_strict_words`)
             split = found[u]
             assert split is not None  # enumerated utterances have slots
             plan.chosen_hyp[u], plan.alt_info[u] = _choose(split[0], split[1], combos[best - a])

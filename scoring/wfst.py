@@ -145,8 +145,11 @@ class FstAligner:
         # Among paths of minimal K*E + S, prefer the fewest insertions (so, with E and S fixed,
         # the S/D/I split is fixed even when alternative forms differ in length): keep only the
         # optimal paths, then weigh each insertion 1 and everything else 0.
-        weight = float(fst.shortestdistance(lattice, reverse=True)[lattice.start()])
         best = fst.prune(lattice, weight=0.5)  # integer costs: keeps exactly the optimal paths
+        # The optimum read on the pruned lattice (every path left has it; its costs are exact
+        # integers, so the same float): the whole lattice's distances (one Python Weight a
+        # state, ~750,000 for an 850-word chunk) took 2/3 of this method's time.
+        weight = float(fst.shortestdistance(best, reverse=True)[best.start()])
         free, one = fst.Weight.one("tropical"), fst.Weight("tropical", 1)
         no_path = fst.Weight.zero("tropical")
         for state in best.states():

@@ -220,3 +220,28 @@ def test_engine_fst_never_refuses_a_long_pair() -> None:
     dae = Scorer(ScorerConfig(nsw=False, bootstrap=0, engine="fst"))
     u = dae.score({"s": "i am going to go " * 600}, {"s": "i'm gonna go " * 600}).utterances[0]
     assert (u.errors, len(u.alternatives), len(u.ref)) == (0, 1200, 3000)
+
+
+@pytest.mark.parametrize("max_enum", [8, 16])
+def test_many_combinations_are_chosen_by_windows_and_aligned_whole(max_enum: int) -> None:
+    # A pair with more than max_enum slot combinations has its forms chosen by the windows and
+    # is then aligned whole, as the FST's path was: no FST is composed, the counts are the
+    # FST engine's, and where both chose the same forms the ops are the same (the whole pair's
+    # back-trace, not the windows' joined ops, which can place an edit elsewhere).
+    refs, hyps = _corpus(10 + max_enum, 150, 90)
+    auto = Scorer(ScorerConfig(nsw=False, bootstrap=0, max_enum=max_enum))
+    fst = Scorer(ScorerConfig(nsw=False, bootstrap=0, max_enum=max_enum, engine="fst"))
+    a, b = auto.score(refs, hyps), fst.score(refs, hyps)
+    assert auto._fst is None  # no FST (every window here had at most max_enum combinations)
+    many = same = 0
+    for x, y in zip(a.utterances, b.utterances, strict=True):
+        assert _counts(x) == _counts(y), (x.id, x.ops, y.ops)
+        _is_reading(x)
+        written = auto.normalize(hyps[x.id])
+        found = auto.alternatives.split(written, x.ref) if written else None
+        if found and np.prod([len(s.forms) for s in found[1]]) > max_enum:
+            many += 1
+            if x.hyp == y.hyp:
+                same += 1
+                assert x.ops == y.ops, x.id
+    assert many >= 20 and same >= many // 2

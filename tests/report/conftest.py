@@ -246,3 +246,11 @@ def browser():
 def copy_tree(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst, symlinks=True)
     return dst
+
+
+def open_page(ctx, where: Path | str):
+    """A new page of the browser context at a file (a site page) or URL, loaded."""
+    page = ctx.new_page()
+    page.goto(where.as_uri() if isinstance(where, Path) else where)
+    page.wait_for_load_state("load")
+    return page

@@ -19,6 +19,7 @@ import pytest
 from tests.benchmark.conftest import make_canned_model
 from tests.benchmark.test_entity_cell import CALL, FIX, _written, make_nlp_dataset
 from tests.conftest import own_cache
+from tests.report.conftest import open_page
 
 pytestmark = pytest.mark.slow
 
@@ -86,13 +87,6 @@ def site(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _open(ctx, path: Path):
-    page = ctx.new_page()
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    return page
-
-
 def test_cell_page_shows_classes_numbers_formatting_and_worst_entities(
     browser, site: Path, tree: Path
 ) -> None:
@@ -100,7 +94,7 @@ def test_cell_page_shows_classes_numbers_formatting_and_worst_entities(
 
     ctx, events = browser
     summary = _summary(tree, "planted")
-    page = _open(ctx, site / Site.cell_page("planted", "e21_excerpt"))
+    page = open_page(ctx, site / Site.cell_page("planted", "e21_excerpt"))
     sec = page.locator("section.entities")
     classes = summary["entities"]["classes"]
     worst_first = sorted(classes, key=lambda k: (-(classes[k]["er"] or -1.0), k))
@@ -127,7 +121,7 @@ def test_cell_page_shows_classes_numbers_formatting_and_worst_entities(
 
 def test_leaderboard_ranks_by_an_entity_class(browser, site: Path, tree: Path) -> None:
     ctx, events = browser
-    page = _open(ctx, site / "index.html")
+    page = open_page(ctx, site / "index.html")
     table = page.locator("table.entity-board")
     assert table.count() == 1
     rates = {m: _summary(tree, m)["entities"]["classes"] for m in ("exact", "planted")}

@@ -24,7 +24,7 @@ from asrbench.settings import REPO_ROOT
 from scoring.meeting import read_segments
 from tests.conftest import own_cache
 from tests.factories import make_model
-from tests.report.conftest import STAND_IN_ARCHITECTURE
+from tests.report.conftest import STAND_IN_ARCHITECTURE, open_page
 
 pytestmark = pytest.mark.slow
 
@@ -302,20 +302,13 @@ def test_the_cell_page_shows_the_stored_session_metrics(tree: Path, site: Path) 
     assert "Session metrics" not in other  # a non-speech set is no long-form one
 
 
-def _open(ctx, path: Path):
-    page = ctx.new_page()
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    return page
-
-
 def _clean(events) -> None:
     assert events.console_errors == [] and events.page_errors == [] and events.blocked == []
 
 
 def test_timeline_places_the_dropped_stretch_and_the_loop(browser, site: Path) -> None:
     ctx, events = browser
-    page = _open(ctx, site / "cell" / "standin" / "mini_long_en.html")
+    page = open_page(ctx, site / "cell" / "standin" / "mini_long_en.html")
     segs = _segments()["lj_reading"]
     lj = page.locator('figure.timeline-fig[data-id="lj_reading"]')
     start, end = segs[DROPPED[0]].start_time, segs[DROPPED[-1]].end_time
@@ -341,7 +334,7 @@ def test_timeline_places_the_dropped_stretch_and_the_loop(browser, site: Path) -
 
 def test_index_marks_the_session_cell_and_shows_non_speech_figures(browser, site: Path) -> None:
     ctx, events = browser
-    page = _open(ctx, site / "index.html")
+    page = open_page(ctx, site / "index.html")
     assert "session · whole" in page.locator("#leaderboard").inner_text()
     wpm, music, clips = _expected_wpm()
     row = page.locator('table[id$="hallucination-table"] tr[data-model="standin"]')

@@ -11,16 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.report.conftest import PLANTED_ID
+from tests.report.conftest import PLANTED_ID, open_page
 
 pytestmark = pytest.mark.slow
-
-
-def _open(ctx, url: str):
-    page = ctx.new_page()
-    page.goto(url)
-    page.wait_for_load_state("load")
-    return page
 
 
 def _clean(events) -> None:
@@ -39,7 +32,7 @@ def test_leaderboard_one_row_per_model_with_ter_and_ci(
     browser, site: Path, summaries: dict
 ) -> None:
     ctx, events = browser
-    page = _open(ctx, (site / "index.html").as_uri())
+    page = open_page(ctx, (site / "index.html").as_uri())
     rows = page.locator("#leaderboard tbody tr")
     assert rows.count() == 2
     for model, summary in summaries.items():
@@ -58,7 +51,7 @@ def test_leaderboard_one_row_per_model_with_ter_and_ci(
 
 def test_sorting_a_column_reorders_the_rows(browser, site: Path, summaries: dict) -> None:
     ctx, events = browser
-    page = _open(ctx, (site / "index.html").as_uri())
+    page = open_page(ctx, (site / "index.html").as_uri())
     by_ter = sorted(summaries, key=lambda m: summaries[m]["metrics"]["ter"])
     order = lambda: page.locator("#leaderboard tbody tr").evaluate_all(  # noqa: E731
         "rows => rows.map(r => r.dataset.model)"
@@ -81,7 +74,7 @@ def test_sorting_a_column_reorders_the_rows(browser, site: Path, summaries: dict
 
 def test_cell_links_to_the_model_by_dataset_page(browser, site: Path) -> None:
     ctx, events = browser
-    page = _open(ctx, (site / "index.html").as_uri())
+    page = open_page(ctx, (site / "index.html").as_uri())
     page.locator('#leaderboard tbody tr[data-model="planted"] td.ok a').first.click()
     page.wait_for_load_state("load")
     assert page.url.endswith("/cell/planted/mini_en.html")
@@ -92,7 +85,7 @@ def test_cell_links_to_the_model_by_dataset_page(browser, site: Path) -> None:
 
 def test_alignment_shows_the_planted_substitution_in_its_colour(browser, site: Path) -> None:
     ctx, events = browser
-    page = _open(ctx, (site / "cell" / "planted" / "mini_en.html").as_uri())
+    page = open_page(ctx, (site / "cell" / "planted" / "mini_en.html").as_uri())
     # worst first: the only utterance with an error is the planted one
     first = page.locator(".utt").first
     assert first.get_attribute("data-id") == PLANTED_ID
@@ -119,7 +112,7 @@ def test_alignment_shows_the_planted_substitution_in_its_colour(browser, site: P
 
 def test_audio_element_loads(browser, site: Path) -> None:
     ctx, events = browser
-    page = _open(ctx, (site / "cell" / "planted" / "mini_en.html").as_uri())
+    page = open_page(ctx, (site / "cell" / "planted" / "mini_en.html").as_uri())
     audio = page.locator(".utt audio").first
     src = audio.get_attribute("src")
     assert src.startswith("../../audio/") and src.endswith(f"{PLANTED_ID}.wav")
@@ -138,7 +131,7 @@ def test_audio_element_loads(browser, site: Path) -> None:
 
 def test_pagination_of_long_utterance_lists(browser, site: Path) -> None:
     ctx, events = browser
-    page = _open(ctx, (site / "cell" / "sloppy" / "mini_en.html").as_uri())
+    page = open_page(ctx, (site / "cell" / "sloppy" / "mini_en.html").as_uri())
     assert page.locator(".utt").count() == 25
     assert page.locator(".utt-count").inner_text() == "35 of 35 utterances"
     page.click(".pager .next")
@@ -156,7 +149,7 @@ def _traces(page, name: str, layer: str = "scatterlayer") -> int:
 
 def test_charts_render_with_one_trace_per_model(browser, site: Path) -> None:
     ctx, events = browser
-    page = _open(ctx, (site / "index.html").as_uri())
+    page = open_page(ctx, (site / "index.html").as_uri())
     assert _traces(page, "ter-by-dataset") == 2
     assert page.locator('div.chart[data-chart="ter-by-dataset"] .legend .traces').count() == 2
     assert page.locator('div.chart[data-chart="ter-by-dataset"] path.yerror').count() >= 2
@@ -172,7 +165,7 @@ def test_charts_render_with_one_trace_per_model(browser, site: Path) -> None:
 
 def test_scorer_ablation_page(browser, site: Path, summaries: dict) -> None:
     ctx, events = browser
-    page = _open(ctx, (site / "ablation.html").as_uri())
+    page = open_page(ctx, (site / "ablation.html").as_uri())
     heads = page.locator("table.ablation thead tr").first.locator("th").all_inner_texts()
     stages = heads[1:-2]
     ladder = ["raw", "+CASE", "+PUNC", "+ITJ", "+UK-US", "+NSW", "+DAE"]
@@ -189,7 +182,7 @@ def test_scorer_ablation_page(browser, site: Path, summaries: dict) -> None:
 
 def test_robustness_page(browser, site: Path) -> None:
     ctx, events = browser
-    page = _open(ctx, (site / "robustness.html").as_uri())
+    page = open_page(ctx, (site / "robustness.html").as_uri())
     page.locator("h2 a").first.click()
     page.wait_for_load_state("load")
     assert _traces(page, "curve-gaussian_noise") == 2
@@ -205,7 +198,7 @@ def test_robustness_page(browser, site: Path) -> None:
 
 def test_fairness_page(browser, site: Path) -> None:
     ctx, events = browser
-    page = _open(ctx, (site / "fairness.html").as_uri())
+    page = open_page(ctx, (site / "fairness.html").as_uri())
     assert _traces(page, "fairness-0") == 2
     assert page.locator("section.fair table caption", has_text="TER per group").count() == 2
     page.close()
@@ -214,7 +207,7 @@ def test_fairness_page(browser, site: Path) -> None:
 
 def test_single_file_site(browser, single_site: Path, summaries: dict) -> None:
     ctx, events = browser
-    page = _open(ctx, single_site.as_uri())
+    page = open_page(ctx, single_site.as_uri())
     assert page.locator("#leaderboard tbody tr").count() == 2
     page.locator('#leaderboard tbody tr[data-model="planted"] td.ok a').first.click()
     cell = page.locator('section.page[data-page="cell/planted/mini_en.html"]')

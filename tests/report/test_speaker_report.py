@@ -23,6 +23,7 @@ from asrbench.resolve import resolve_dataset
 from tests.benchmark.conftest import make_canned_model
 from tests.benchmark.test_speakers import _asr_answers
 from tests.conftest import own_cache
+from tests.report.conftest import open_page
 
 pytestmark = pytest.mark.slow
 
@@ -153,20 +154,13 @@ def test_a_cell_stored_before_speakers_json_says_how_to_backfill_it(
     assert (cell / "speakers.json").read_bytes() == stored  # the benchmark's bytes
 
 
-def _open(ctx, path: Path):
-    page = ctx.new_page()
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
-    return page
-
-
 def test_timelines_colour_mapped_speakers_and_place_the_turns(
     browser, site: Path, tree: Path
 ) -> None:
     from asrbench.report.site import Site
 
     ctx, events = browser
-    page = _open(ctx, site / Site.cell_page(DIAR, DATASET))
+    page = open_page(ctx, site / Site.cell_page(DIAR, DATASET))
     fig = page.locator(f'figure.speaker-fig[data-id="{PLANTED}"]')
     caption = fig.locator("figcaption").inner_text()
     assert "speakers 2 in the reference, 3 in the hypothesis" in caption

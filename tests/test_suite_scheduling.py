@@ -51,9 +51,8 @@ def _suite_ids() -> list[str]:
     return [f"{f}::test_{n}" for f in files for n in (1, 2)]
 
 
-def _run(ids: list[str]) -> dict[str, str]:
-    """Schedule `ids` on two workers and complete what each is sent, the workers taking turns
-    one test at a time, as xdist's controller would: test ID -> the worker it ran on."""
+def _scheduled(ids: list[str]):
+    """Our scheduler with two workers that collected `ids`, after its first hand-outs."""
     sched = pytest_xdist_make_scheduler(Config("loadfile"), None)
     workers = [Worker("gw0"), Worker("gw1")]
     for w in workers:
@@ -61,6 +60,13 @@ def _run(ids: list[str]) -> dict[str, str]:
     for w in workers:
         sched.add_node_collection(w, ids)
     sched.schedule()
+    return sched, workers
+
+
+def _run(ids: list[str]) -> dict[str, str]:
+    """Schedule `ids` on two workers and complete what each is sent, the workers taking turns
+    one test at a time, as xdist's controller would: test ID -> the worker it ran on."""
+    sched, workers = _scheduled(ids)
     ran: dict[str, str] = {}
     done = {w.gateway.id: 0 for w in workers}
     while any(done[w.gateway.id] < len(w.sent) for w in workers):
@@ -103,13 +109,7 @@ def test_the_ray_tests_are_handed_out_first() -> None:
 
 def test_groups_are_handed_out_longest_first_by_the_recorded_seconds() -> None:
     ids = _suite_ids()
-    sched = pytest_xdist_make_scheduler(Config("loadfile"), None)
-    workers = [Worker("gw0"), Worker("gw1")]
-    for w in workers:
-        sched.add_node(w)
-    for w in workers:
-        sched.add_node_collection(w, ids)
-    sched.schedule()
+    _, workers = _scheduled(ids)
     # what the first two hand-outs sent: the two groups the durations file says are longest
     firsts = {xdist_group(ids[w.sent[0]]) for w in workers}
     seconds = recorded_seconds()

@@ -254,3 +254,19 @@ def open_page(ctx, where: Path | str):
     page.goto(where.as_uri() if isinstance(where, Path) else where)
     page.wait_for_load_state("load")
     return page
+
+
+def benchmark_cells(base: Path, models: list[str], dataset: str) -> Path:
+    """`ops/benchmark` of each model on `dataset` (local runner, NSW off) into base/results,
+    with a cache of the test's own (`own_cache`) for the runs' duration: the results root."""
+    from asrbench.cli import main
+    from tests.conftest import own_cache
+
+    root = base / "results"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ASRBENCH_CACHE", str(own_cache(base / "cache")))
+        for model in models:
+            args = ["benchmark", "-m", model, "-d", dataset, "--runner", "local"]
+            args += ["--score-opt", "nsw=false", "--no-progress", "--results", str(root)]
+            assert main([*args, "--cache", str(base / "hyps")]) == 0
+    return root

@@ -11,15 +11,13 @@ error) and the first comma after "gentlemen" left out (one missed comma).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.benchmark.conftest import make_canned_model
 from tests.benchmark.test_entity_cell import CALL, FIX, _written, make_nlp_dataset
-from tests.conftest import own_cache
-from tests.report.conftest import open_page
+from tests.report.conftest import benchmark_cells, open_page
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +30,6 @@ def _planted(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from asrbench.cli import main
 
     base = tmp_path_factory.mktemp("entity-report")
     ds = make_nlp_dataset(base / "data")
@@ -41,20 +38,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
         make_canned_model(base / "models", "exact", {CALL: {"text": text}}),
         make_canned_model(base / "models", "planted", {CALL: {"text": _planted(text)}}),
     ]
-    old = os.environ.get("ASRBENCH_CACHE")
-    os.environ["ASRBENCH_CACHE"] = str(own_cache(base / "cache"))
-    root = base / "results"
-    try:
-        for m in models:
-            args = ["benchmark", "-m", str(m), "-d", str(ds), "--runner", "local"]
-            args += ["--score-opt", "nsw=false", "--no-progress", "--results", str(root)]
-            assert main([*args, "--cache", str(base / "hyps")]) == 0
-    finally:
-        if old is None:
-            os.environ.pop("ASRBENCH_CACHE", None)
-        else:
-            os.environ["ASRBENCH_CACHE"] = old
-    return root
+    return benchmark_cells(base, [str(m) for m in models], str(ds))
 
 
 def _summary(tree: Path, model: str) -> dict:

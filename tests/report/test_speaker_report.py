@@ -13,7 +13,6 @@ names no speakers.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -22,8 +21,7 @@ from asrbench.report.speakers import LABEL_W, PLOT_W, WIDTH
 from asrbench.resolve import resolve_dataset
 from tests.benchmark.conftest import make_canned_model
 from tests.benchmark.test_speakers import _asr_answers
-from tests.conftest import own_cache
-from tests.report.conftest import open_page
+from tests.report.conftest import benchmark_cells, open_page
 
 pytestmark = pytest.mark.slow
 
@@ -55,25 +53,11 @@ def _diarizer_answers() -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """results/ with canned_diar, canned_asr+canned_diar and canned_asr on mini_meeting_en."""
-    from asrbench.cli import main
 
     base = tmp_path_factory.mktemp("speaker-report")
     asr = make_canned_model(base / "models", "canned_asr", _asr_answers())
     diar = make_canned_model(base / "models", "canned_diar", _diarizer_answers())
-    old = os.environ.get("ASRBENCH_CACHE")
-    os.environ["ASRBENCH_CACHE"] = str(own_cache(base / "cache"))
-    root = base / "results"
-    try:
-        for model in (str(diar), f"{asr}+{diar}", str(asr)):
-            args = ["benchmark", "-m", model, "-d", DATASET, "--runner", "local"]
-            args += ["--score-opt", "nsw=false", "--no-progress", "--results", str(root)]
-            assert main([*args, "--cache", str(base / "hyps")]) == 0
-    finally:
-        if old is None:
-            os.environ.pop("ASRBENCH_CACHE", None)
-        else:
-            os.environ["ASRBENCH_CACHE"] = old
-    return root
+    return benchmark_cells(base, [str(diar), f"{asr}+{diar}", str(asr)], DATASET)
 
 
 COMBINED = "canned_asr+canned_diar"

@@ -163,14 +163,17 @@ class Compact:
 
 
 def _source_key(far: Path) -> dict[str, Any]:
+    """What the kept file was built from: the archive by name, size and CRC-32 (a copy of the
+    grammar folder keeps its compacted tagger), this format and pynini's version."""
+    import zlib
     from importlib import metadata
 
-    stat = far.stat()
+    data = far.read_bytes()
     return {
         "format": FORMAT,
         "far": far.name,
-        "size": stat.st_size,
-        "mtime_ns": stat.st_mtime_ns,
+        "size": len(data),
+        "crc32": zlib.crc32(data),
         "pynini": metadata.version("pynini"),
     }
 

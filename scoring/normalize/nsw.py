@@ -12,7 +12,9 @@ the first time, so this step (1) only sends strings that hold something it verba
 by the Normalizer's version and settings, and (3) builds the Normalizer lazily, from its own
 grammar cache, only when a string is not cached yet. sclite's alternations are marked before
 this step (ALTERNATION): the stretches between their marks are read one by one. (4) A long
-English text reaches nemo in pieces, the stretches around its triggers (`piece_spans`).
+English text reaches nemo in pieces, the stretches around its triggers (`piece_spans`). (5) In
+English nemo's tagger is composed in its compacted form (`nemo_tagger`, the same tags): a
+piece costs about a seventh of the CPU.
 """
 
 from __future__ import annotations

@@ -194,11 +194,19 @@ def load(far: Path, tagger: Callable[[], Any]) -> Compact:
     except (OSError, ValueError, KeyError, RuntimeError):
         pass  # not built yet for this archive, or unreadable: build it again
     fst, table = compact(tagger())
-    # Written under temporary names and renamed, so a concurrent reader sees whole files.
+    try:
+        _keep(fst, table, key, fst_path, table_path)
+    except OSError:  # a read-only grammar folder: used from memory, built again next time
+        pass
+    return Compact(fst, table)
+
+
+def _keep(fst: Any, table: dict[int, bytes], key: dict, fst_path: Path, table_path: Path) -> None:
+    """Write the compacted FST and its table; under temporary names first and then renamed,
+    so a concurrent reader sees whole files."""
     tmp = f".{os.getpid()}.tmp"
     fst.write(str(fst_path) + tmp)
     os.replace(str(fst_path) + tmp, fst_path)
     labels = {str(k): v.hex() for k, v in table.items()}
     Path(str(table_path) + tmp).write_text(json.dumps({"source": key, "labels": labels}))
     os.replace(str(table_path) + tmp, table_path)
-    return Compact(fst, table)

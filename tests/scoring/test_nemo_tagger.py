@@ -142,3 +142,16 @@ def test_readings_equal_nemo_on_real_text(grammars: Path) -> None:
     for text in texts:
         expected = nemo.normalize(text, verbose=False, punct_post_process=True)
         assert nsw._normalize(text) == expected, text
+
+
+def test_a_folder_it_cannot_write_to_still_gets_the_compacted_tagger(tmp_path: Path) -> None:
+    far = tmp_path / "en_tagger.far"
+    far.write_bytes(b"grammar")
+    (tmp_path / "en_tagger.compact.fst").mkdir()  # the file's name is taken: writing fails
+    compacted = nemo_tagger.load(far, _toy)
+    assert (
+        compacted.best("12").string()
+        == pynini.shortestpath(
+            pynini.compose(pynini.accep("12"), _toy()), nshortest=1, unique=True
+        ).string()
+    )

@@ -18,11 +18,11 @@ E21 = REPO_ROOT / "tests" / "fixtures" / "earnings21"
 
 @pytest.fixture
 def fresh_nsw(cache_dir: Path, tmp_path: Path) -> Nsw:
-    """An NSW step with the checkout's compiled grammars and an empty result cache, so every
-    string it reads is counted in `calls`."""
+    """An NSW step with the checkout's compiled grammars (and its compacted tagger, once
+    built) and an empty result cache, so every string it reads is counted in `calls`."""
     far = tmp_path / "nemo_tn"
     far.mkdir()
-    for path in (cache_dir / "nemo_tn").glob("en_*.far"):
+    for path in (cache_dir / "nemo_tn").glob("en_*"):
         shutil.copy2(path, far / path.name)
     return Nsw(tmp_path)
 

@@ -1,0 +1,261 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The DAE lattice's banded DP (`scoring.dae_windows._Lattice.run`) compiled: the same
+columns, cell for cell, as the numpy path there, which stays as the fallback where this
+extension is not built (docs/SCORING.md, "The compiled DP").
+
+A column holds the cost of every reference prefix against the hypothesis so far; a token's
+column is computed on the band's rows lo..hi only, every other row INF. Where numpy needs a
+dozen calls per token (each a pass over the band, ~1 us of overhead apiece), this is one C
+loop: the diagonal and the insertion, then the deletions as a running minimum of
+(cost - cum), then the clip at INF, in that order, so every cell is the numpy path's integer.
+The band's updates (`_alive`, every `_STRIDE` items) are compiled as well; the kept columns
+(`_trimmed`, a few per window) stay in Python, called back with the column as a numpy array."""
+
+import numpy as np
+
+from libc.stdint cimport int64_t
+
+cdef int64_t INF = (<int64_t>1) << 60  # scoring.dae_windows.INF
+cdef int NBUF = 5  # three columns (current, next plain, next slot) and two branch scratches
+
+
+cdef inline void _token(
+    const int64_t* col,
+    int64_t* new,
+    const int64_t* ids,
+    const int64_t* cum,
+    int64_t tok,
+    bint strict,
+    Py_ssize_t lo,
+    Py_ssize_t hi,
+    int64_t sub,
+    int64_t ins,
+) noexcept nogil:
+    """`dae_windows._token`: rows lo..hi of the column after `tok` (rows outside untouched).
+    One pass: each cell's diagonal and insertion, then the deletions as a running minimum of
+    (cost - cum) from row lo, clipped at INF (numpy's three passes, fused: a cell's minimum
+    reads only the rows above it)."""
+    cdef Py_ssize_t r, start = lo
+    # above every (cost - cum) of a cell (at most INF + sub): the first row sets the minimum
+    cdef int64_t prev, v, up, c, run = INF + sub + ins + 1
+    if lo == 0 and hi >= 0:
+        v = INF if strict else col[0] + ins
+        run = v - cum[0]
+        new[0] = v if v < INF else INF
+        start = 1
+    for r in range(start, hi + 1):
+        prev = col[r - 1]
+        if ids[r - 1] == tok:
+            v = prev
+        elif strict:  # a strict token may only be matched
+            v = INF
+        else:
+            v = prev + sub
+        if not strict:
+            up = col[r] + ins
+            v = up if up < v else v
+        c = v - cum[r]
+        run = c if c < run else run
+        v = run + cum[r]
+        new[r] = v if v < INF else INF
+
+
+cdef inline int64_t _floordiv(int64_t a, int64_t b) noexcept nogil:
+    """Python's a // b (b > 0): C's division truncates toward zero."""
+    cdef int64_t q = a // b
+    return q - 1 if (a % b != 0 and a < 0) else q
+
+
+cdef void _alive(
+    const int64_t* col,
+    Py_ssize_t* lo,
+    Py_ssize_t* hi,
+    Py_ssize_t n,
+    int64_t rest0,
+    int64_t rest1,
+    int64_t upper,
+    int64_t e,
+    int64_t free,
+    int64_t ahead,
+) noexcept nogil:
+    """`_Lattice._alive` and `_reach` in one pass over the band: lo..hi become the first row
+    that can lie on a path within `upper` and the furthest row such rows reach in `ahead`
+    tokens (unchanged where no row can)."""
+    cdef Py_ssize_t r, first = -1
+    cdef int64_t left, short, cost, budget, g, extra, reach = 0
+    for r in range(lo[0], hi[0] + 1):
+        left = n - r
+        short = rest0 - left if rest0 > left else 0
+        if not free and left - rest1 > short:
+            short = left - rest1
+        cost = col[r]
+        if cost + short * e > upper:
+            continue
+        budget = _floordiv(upper - cost, e) + free
+        g = rest0 - left
+        extra = budget if budget <= -g else _floordiv(budget - g, 2)
+        if first < 0 or r + extra > reach:
+            reach = r + extra
+        if first < 0:
+            first = r
+    if first < 0:
+        return
+    lo[0] = first
+    hi[0] = n if reach + ahead > n else reach + ahead
+
+
+cdef class _Columns:
+    """NBUF columns of n + 1 rows, each INF outside the rows it may hold (`dlo`..`dhi`), so
+    that preparing one for a band clears only the rows it last held outside it (a fresh
+    column per token would be a whole reference's rows for a band's work)."""
+
+    cdef public list arrays
+    cdef int64_t* ptr[5]
+    cdef Py_ssize_t dlo[5]
+    cdef Py_ssize_t dhi[5]
+
+    def __init__(self, Py_ssize_t rows):
+        cdef int64_t[::1] view
+        self.arrays = []
+        for k in range(NBUF):
+            a = np.full(rows, INF, dtype=np.int64)
+            view = a
+            self.arrays.append(a)
+            self.ptr[k] = &view[0]
+            self.dlo[k], self.dhi[k] = 0, -1
+
+    cdef void prepare(self, int k, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+        """Column k INF outside lo..hi (its rows inside are about to be written)."""
+        cdef Py_ssize_t r
+        cdef int64_t* p = self.ptr[k]
+        for r in range(self.dlo[k], min(self.dhi[k], lo - 1) + 1):
+            p[r] = INF
+        for r in range(max(self.dlo[k], hi + 1), self.dhi[k] + 1):
+            p[r] = INF
+        self.dlo[k], self.dhi[k] = lo, hi
+
+    cdef void fill(self, int k, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+        """Column k INF everywhere but holding lo..hi (about to be min-accumulated)."""
+        cdef Py_ssize_t r
+        self.prepare(k, lo, hi)
+        for r in range(lo, hi + 1):
+            self.ptr[k][r] = INF
+
+
+cdef inline int _other(int cur, int a, int b) noexcept nogil:
+    return b if cur == a else a
+
+
+cdef int _slot(
+    _Columns cols,
+    int cur,
+    tuple item,
+    const int64_t* ids,
+    const int64_t* cum,
+    Py_ssize_t lo,
+    Py_ssize_t hi,
+    int64_t sub,
+    int64_t ins,
+) except -1:
+    """The column after a slot: the least over its branches (each its tokens in turn), in a
+    column other than `cur`; returns its index."""
+    cdef int out = 0 if cur != 0 else 1
+    cdef int src, dst, k
+    cdef Py_ssize_t r, j, nt
+    cdef int64_t[::1] toks
+    cdef const unsigned char[::1] strict
+    cdef int64_t* o
+    cdef int64_t* s
+    cols.fill(out, lo, hi)
+    o = cols.ptr[out]
+    for branch in item:
+        toks = np.ascontiguousarray(branch[0], dtype=np.int64)
+        strict = np.ascontiguousarray(branch[1], dtype=np.uint8)
+        nt = toks.shape[0]
+        src = cur
+        for j in range(nt):
+            dst = _other(src, 3, 4)
+            cols.prepare(dst, lo, hi)
+            _token(cols.ptr[src], cols.ptr[dst], ids, cum, toks[j], strict[j], lo, hi, sub, ins)
+            src = dst
+        s = cols.ptr[src]
+        if nt == 0:
+            # an empty branch is the column itself, every row of it (as numpy's minimum over
+            # whole columns): widen the output to the rows the column may hold
+            for r in range(cols.dlo[cur], cols.dhi[cur] + 1):
+                if s[r] < o[r]:
+                    o[r] = s[r]
+            cols.dlo[out] = min(cols.dlo[out], cols.dlo[cur])
+            cols.dhi[out] = max(cols.dhi[out], cols.dhi[cur])
+            continue
+        for r in range(lo, hi + 1):
+            if s[r] < o[r]:
+                o[r] = s[r]
+    return out
+
+
+def lattice_run(
+    lat,
+    list items,
+    frozenset keep,
+    const int64_t[::1] ids,
+    const int64_t[::1] cum,
+    const int64_t[::1] lmin,
+    const int64_t[::1] lmax,
+    const int64_t[:, ::1] rest,
+    Py_ssize_t stride,
+):
+    """`_Lattice.run` on the compiled columns: (the last column, {kept item: (first row,
+    values)}). `ids`, `cum`: the reference's token ids and cumulative deletion costs; `lmin`,
+    `lmax`: each item's fewest and most tokens; `rest`: tokens from item p on (`run`'s)."""
+    cdef Py_ssize_t n = ids.shape[0], p, nitems = len(items), lo, hi, hmin = 0, hmax = 0
+    cdef int64_t e0 = lat.e0, sub = lat.w.e + lat.w.m, ins = lat.w.e + 1
+    cdef bint banded = lat.upper is None
+    cdef int64_t upper = 0 if banded else lat.upper, e = lat.w.e, free = lat.ref.free, ahead
+    cdef int cur = 2, nxt
+    cdef _Columns cols = _Columns(n + 1)
+    cdef const int64_t* pi = &ids[0] if n else NULL
+    cdef const int64_t* pc = &cum[0]
+    lo, hi = 0, min(n, e0)
+    cols.prepare(cur, 0, hi)
+    for p in range(hi + 1):
+        cols.ptr[cur][p] = pc[p]
+    kept = {}
+    for p in range(nitems):
+        if banded:
+            lo, hi = max(0, hmin - e0), min(n, hmax + lmax[p] + e0)
+        elif p % stride == 0:
+            ahead = rest[p, 1] - rest[min(p + stride, nitems), 1]
+            _alive(cols.ptr[cur], &lo, &hi, n, rest[p, 0], rest[p, 1], upper, e, free, ahead)
+        if p in keep:
+            kept[p] = lat._trimmed(cols.arrays[cur], lo, hi)
+        hmin, hmax = hmin + lmin[p], hmax + lmax[p]
+        item = items[p]
+        if isinstance(item, int):
+            nxt = _other(cur, 0, 1)
+            cols.prepare(nxt, lo, hi)
+            _token(cols.ptr[cur], cols.ptr[nxt], pi, pc, item, False, lo, hi, sub, ins)
+            cur = nxt
+        else:
+            cur = _slot(cols, cur, item, pi, pc, lo, hi, sub, ins)
+    return cols.arrays[cur], kept
+
+
+def step(
+    const int64_t[:, ::1] cols,
+    const int64_t[::1] ids,
+    const int64_t[::1] cum,
+    int64_t tok,
+    bint strict,
+    int64_t sub,
+    int64_t ins,
+):
+    """`dae_windows._step` (a DAE window's combinations, one column each, every reference
+    row): `_token` on each row of `cols`, into a new array."""
+    cdef Py_ssize_t k, n = ids.shape[0], width = cols.shape[1]
+    out = np.empty((cols.shape[0], width), dtype=np.int64)
+    cdef int64_t[:, ::1] new = out
+    cdef const int64_t* pi = &ids[0] if n else NULL
+    for k in range(cols.shape[0]):
+        _token(&cols[k, 0], &new[k, 0], pi, &cum[0], tok, strict, 0, n, sub, ins)
+    return out

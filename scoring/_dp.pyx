@@ -13,7 +13,7 @@ The band's updates (`_alive`, every `_STRIDE` items) are compiled as well; the k
 
 import numpy as np
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int16_t, int32_t, int64_t
 
 cdef int64_t INF = (<int64_t>1) << 60  # scoring.dae_windows.INF
 cdef int NBUF = 5  # three columns (current, next plain, next slot) and two branch scratches
@@ -259,3 +259,109 @@ def step(
     for k in range(cols.shape[0]):
         _token(&cols[k, 0], &new[k, 0], pi, &cum[0], tok, strict, 0, n, sub, ins)
     return out
+
+
+ctypedef fused dist_t:
+    int16_t
+    int32_t
+    int64_t
+
+
+cdef void _plain_cells(
+    const dist_t* diag_row,
+    dist_t* row,
+    unsigned char* code,
+    const int64_t* hyp,
+    const int64_t* ref,
+    Py_ssize_t b,
+    int64_t k,
+) noexcept nogil:
+    """Cell j of every pair of a batch without flags: `diag_row` is row i-1 from column j-1
+    (its cell j at + b), `row` row i from column j-1 (the cell to the left, then the one
+    written at + b); straight-line code over the pairs, which the compiler vectorises."""
+    cdef Py_ssize_t p
+    cdef int64_t diag, up, t, c
+    cdef unsigned char differ
+    for p in range(b):
+        differ = hyp[p] != ref[p]
+        diag = <int64_t>diag_row[p] + differ * (k + 1) - k
+        up = <int64_t>diag_row[b + p] + k
+        t = diag if diag < up else up
+        c = row[p] if row[p] < t else t
+        row[b + p] = <dist_t>c
+        code[p] = (1 + differ) if c == diag else (3 if c == up else 4)
+
+
+def fill_table(
+    dist_t[:, :, ::1] dist,
+    unsigned char[:, :, ::1] dirs,
+    const int64_t[:, ::1] ref,
+    const int64_t[:, ::1] hyp,
+    int64_t k,
+    int64_t inf,
+    const unsigned char[:, ::1] strict,
+    const unsigned char[:, ::1] opt,
+    const int64_t[:, ::1] col0,
+    const int64_t[:, ::1] shift,
+):
+    """`align._Table.fill_row` on rows 1.. of the table, every pair of the batch: the same
+    costs (in the table's integer type) and back-trace codes. `strict` (mmax, b), `opt` and
+    `col0` (nmax, b) as the table's, or None; `shift` (the narrow table's restart of the
+    running minimum after each strict token), or None for the other form of that minimum
+    (`_running_min`: the previous cell plus `pen`, capped candidates)."""
+    cdef Py_ssize_t i, j, p, b = dist.shape[2], nmax = dist.shape[0] - 1, w = dist.shape[1]
+    cdef int64_t r, h, sub, diag, up, t, cell, prev_cell, carry
+    cdef bint differ, has_strict = strict is not None, has_opt = opt is not None
+    cdef bint narrow_strict = shift is not None
+    cdef int64_t[::1] run = np.empty(b, dtype=np.int64)
+    cdef unsigned char code, s
+    for i in range(1, nmax + 1):
+        for p in range(b):
+            # column 0: deletions only (`_candidates`' t[0]); its code was set with the table
+            t = col0[i - 1, p] if has_opt else i * k
+            dist[i, 0, p] = <dist_t>t
+            if narrow_strict:
+                run[p] = t if t < inf else inf  # (shift[0] is 0)
+        if not has_strict and not has_opt:
+            for j in range(1, w):
+                _plain_cells(
+                    &dist[i - 1, j - 1, 0], &dist[i, j - 1, 0], &dirs[i, j, 0],
+                    &hyp[j - 1, 0], &ref[i - 1, 0], b, k,
+                )
+            continue
+        for j in range(1, w):
+            for p in range(b):
+                r = ref[i - 1, p]
+                h = hyp[j - 1, p]
+                differ = h != r
+                s = strict[j - 1, p] if has_strict else 0
+                sub = (inf if s else k + 1) if differ else 0
+                diag = <int64_t>dist[i - 1, j - 1, p] + sub - k
+                if has_opt:
+                    up = <int64_t>dist[i - 1, j, p] + (0 if opt[i - 1, p] else k)
+                else:
+                    up = <int64_t>dist[i - 1, j, p] + k
+                t = diag if diag < up else up
+                prev_cell = dist[i, j - 1, p]
+                if not has_strict:
+                    cell = prev_cell if prev_cell < t else t
+                elif narrow_strict:
+                    t = t if t < inf else inf
+                    carry = t - shift[j, p]
+                    if carry < run[p]:
+                        run[p] = carry
+                    cell = run[p] + shift[j, p]
+                else:
+                    t = t if t < inf else inf
+                    carry = prev_cell + (inf if s else 0)
+                    cell = carry if carry < t else t
+                dist[i, j, p] = <dist_t>cell
+                cell = dist[i, j, p]
+                # the back-trace rule (`_codes`): diagonal, else up (5: an optional word), else left
+                if cell == <dist_t>diag:
+                    code = 2 if differ else 1
+                elif cell == <dist_t>up:
+                    code = 5 if (has_opt and opt[i - 1, p]) else 3
+                else:
+                    code = 4
+                dirs[i, j, p] = code

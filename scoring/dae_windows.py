@@ -271,10 +271,6 @@ def _reversed(items: list[Item]) -> list[Item]:
     ]
 
 
-def _longest(items: list[Item]) -> int:
-    return sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
-
-
 def cut_rows(
     ref: np.ndarray,
     optional: np.ndarray | None,
@@ -288,7 +284,9 @@ def cut_rows(
     count (the written hypothesis's edit distance); `compiled`: scoring/_dp.pyx's DP (the
     default where it is built) or numpy's, the same rows."""
     n = len(ref)
-    w = Weights.for_pair(n, _longest(items))
+    # the most tokens of items[:p], for every p: each segment's longest reading in O(1)
+    most = np.cumsum([0, *(1 if isinstance(x, int) else _lengths(x)[1] for x in items)])
+    w = Weights.for_pair(n, int(most[-1]))
     opt_n = int(optional.sum()) if optional is not None else 0
     # no optimal path weighs more than e0 + 1 edits (the written forms' path has e0)
     fwd = _Lattice(_Ref.make(ref, optional, w), w, e0 + opt_n, (e0 + 1) * w.e - 1, compiled)
@@ -304,15 +302,14 @@ def cut_rows(
         fwd_col = np.full(row + 1, INF, dtype=np.int64)
         take = max(0, min(len(band), row + 1 - first))
         fwd_col[first : first + take] = band[:take]
-        lo = max(0, row - _longest(seg) - budget)
+        longest = int(most[stop] - most[p])
+        lo = max(0, row - longest - budget)
         lo += int(np.argmax(fwd_col[lo : row + 1] <= value))
         back_ref = _Ref.make(
             ref[lo:row][::-1], None if optional is None else optional[lo:row][::-1], w
         )
         # every row of the (short) reversed reference, whatever the tokens consumed
-        back, _ = _Lattice(back_ref, w, row - lo + _longest(seg), None, compiled).run(
-            _reversed(seg)
-        )
+        back, _ = _Lattice(back_ref, w, row - lo + longest, None, compiled).run(_reversed(seg))
         total = fwd_col[lo : row + 1] + back[::-1]
         i = int(np.argmin(total))
         if int(total[i]) != value:  # the forward and backward passes disagree: a bug

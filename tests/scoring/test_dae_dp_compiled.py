@@ -47,6 +47,10 @@ def _case(rng: random.Random) -> tuple[np.ndarray, np.ndarray | None, list[Item]
     return ref, optional, _items(rng, n_items, vocab, rng.choice((0.0, 0.05, 0.3)))
 
 
+def _longest(items: list[Item]) -> int:
+    return sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
+
+
 def _both(lattice: _Lattice, items: list[Item], keep: frozenset[int]) -> None:
     got = {}
     for compiled in (True, False):
@@ -64,7 +68,7 @@ def test_lattice_columns_are_numpys_cell_for_cell() -> None:
     rng = random.Random(43)
     for _ in range(300):
         ref, optional, items = _case(rng)
-        w = Weights.for_pair(len(ref), dae_windows._longest(items))
+        w = Weights.for_pair(len(ref), _longest(items))
         r = _Ref.make(ref, optional, w)
         e0 = rng.randint(0, len(ref) + 3)
         keep = frozenset(rng.sample(range(len(items)), min(len(items), 6)))
@@ -83,7 +87,7 @@ def test_cut_rows_are_the_same_compiled_or_not() -> None:
         cuts = plan_cuts(readings, rng.choice((4, 16)), rng.choice((8, 64, 256)))
         # e0: the written hypothesis's edit distance bounds the optimum; the whole length
         # of both sides bounds it too (what a caller without the distance may pass)
-        e0 = len(ref) + dae_windows._longest(items)
+        e0 = len(ref) + _longest(items)
         compiled = cut_rows(ref, optional, items, cuts, e0, compiled=True)
         assert compiled == cut_rows(ref, optional, items, cuts, e0, compiled=False)
 

@@ -13,7 +13,7 @@ The band's updates (`_alive`, every `_STRIDE` items) are compiled as well; the k
 
 import numpy as np
 
-from libc.stdint cimport int16_t, int32_t, int64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint64_t
 
 cdef int64_t INF = (<int64_t>1) << 60  # scoring.dae_windows.INF
 cdef int NBUF = 5  # three columns (current, next plain, next slot) and two branch scratches
@@ -365,3 +365,65 @@ def fill_table(
                 else:
                     code = 4
                 dirs[i, j, p] = code
+
+
+
+def myers(const int64_t[::1] ref, const int64_t[::1] hyp, keep):
+    """`align._myers` in 64-bit words (Myers' bit-parallel columns, Hyyro's blocks): the
+    edit distance and the vertical deltas (vp, vn as Python ints of m bits) after each
+    reference row in `keep`. The addition's carry and the shifts' top bits pass from word to
+    word, upward only, so the bits above m in the last word never reach those below it."""
+    cdef Py_ssize_t n = ref.shape[0], m = hyp.shape[0], i, b, q, nb = (m + 63) // 64
+    cdef Py_ssize_t top_word = (m - 1) // 64
+    cdef uint64_t top_bit = (<uint64_t>1) << ((m - 1) % 64)
+    cdef uint64_t x, d0, hp, hn, vpb, vnb, sum_, carry, hp_in, hn_in, hp_out, hn_out
+    cdef int64_t score = m
+    cdef bint overflow
+    # the hypothesis positions of each distinct id (CSR), and each reference word's id there
+    ids, inverse = np.unique(np.asarray(hyp), return_inverse=True)
+    order = np.argsort(inverse, kind="stable").astype(np.int64)
+    starts = np.searchsorted(inverse[order], np.arange(len(ids) + 1)).astype(np.int64)
+    at = np.searchsorted(ids, np.asarray(ref)).astype(np.int64)
+    found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == np.asarray(ref))
+    cdef const int64_t[::1] pos = order, start = starts
+    cdef int64_t[::1] word = np.where(found, at, -1).astype(np.int64)
+    cdef uint64_t[::1] vp = np.full(nb, ~(<uint64_t>0), dtype=np.uint64)
+    cdef uint64_t[::1] vn = np.zeros(nb, dtype=np.uint64)
+    cdef uint64_t[::1] peq = np.zeros(nb, dtype=np.uint64)
+    cdef object mask = (<object>1 << m) - 1  # a Python int of m bits (the C shift would wrap)
+    kept = {}
+    for i in range(n):
+        if word[i] >= 0:
+            for q in range(start[word[i]], start[word[i] + 1]):
+                peq[pos[q] >> 6] |= (<uint64_t>1) << (pos[q] & 63)
+        carry, hp_in, hn_in = 0, 1, 0
+        for b in range(nb):
+            vpb, vnb = vp[b], vn[b]
+            x = peq[b] | vnb
+            # ((x & vp) + vp) with the carry of the words below
+            sum_ = (x & vpb) + vpb
+            overflow = sum_ < vpb
+            sum_ += carry
+            carry = 1 if (overflow or sum_ < carry) else 0
+            d0 = (sum_ ^ vpb) | x
+            hp = vnb | ~(d0 | vpb)
+            hn = vpb & d0
+            if b == top_word:
+                if hp & top_bit:
+                    score += 1
+                elif hn & top_bit:
+                    score -= 1
+            hp_out, hn_out = hp >> 63, hn >> 63
+            x = (hp << 1) | hp_in
+            vp[b] = ((hn << 1) | hn_in) | ~(d0 | x)
+            vn[b] = x & d0
+            hp_in, hn_in = hp_out, hn_out
+        if word[i] >= 0:
+            for q in range(start[word[i]], start[word[i] + 1]):
+                peq[pos[q] >> 6] = 0
+        if i + 1 in keep:
+            kept[i + 1] = (
+                int.from_bytes(np.asarray(vp).tobytes(), "little") & mask,
+                int.from_bytes(np.asarray(vn).tobytes(), "little") & mask,
+            )
+    return score, kept

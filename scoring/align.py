@@ -701,6 +701,9 @@ def _myers(
     n, m = len(ref), len(hyp)
     if not m or not n:
         return n + m, {}
+    if COMPILED and _dp is not None:  # the same in 64-bit words, compiled
+        as64 = [np.ascontiguousarray(x, dtype=np.int64) for x in (ref, hyp)]
+        return _dp.myers(as64[0], as64[1], keep)
     mask = (1 << m) - 1
     top = 1 << (m - 1)
     vp, vn, score = mask, 0, m

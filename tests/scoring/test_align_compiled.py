@@ -51,3 +51,19 @@ def test_batched_tables_are_numpys(pairs: int, monkeypatch: pytest.MonkeyPatch) 
             codes, costs = align.align_arrays(*args, **kw)
             got[compiled] = (codes, costs.tolist())
         assert got[True] == got[False]
+
+
+def test_bit_parallel_deltas_are_numpys(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `_myers` in 64-bit words: the distance and every kept row's deltas, across word edges
+    rng = random.Random(9)
+    for _ in range(300):
+        n, m = rng.choice((1, 2, 63, 64, 65, 200)), rng.choice((1, 2, 63, 64, 65, 128, 300))
+        vocab = rng.choice((2, 5, 60))
+        ref = np.array([rng.randrange(vocab) for _ in range(n)], dtype=np.int16)
+        hyp = np.array([rng.randrange(vocab) + rng.choice((0, 0, 30)) for _ in range(m)])
+        keep = set(rng.sample(range(n + 1), min(n + 1, 5)))
+        got = {}
+        for compiled in (True, False):
+            monkeypatch.setattr(align, "COMPILED", compiled)
+            got[compiled] = align._myers(ref, hyp, keep)
+        assert got[True] == got[False]

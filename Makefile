@@ -36,7 +36,7 @@ $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[all,test]'
-	@touch $@ $(VENV)/.built-dp
+	@touch $@ && touch $(VENV)/.built-dp
 
 # scoring/_dp.pyx changed since: compiled again in place (Cython and setuptools are in .[all])
 $(VENV)/.built-dp: scoring/_dp.pyx $(VENV)/.installed

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 try:  # the compiled DP (scoring/_dp.pyx); where it was not built, the numpy loops below
-    from scoring import _dp
+    import scoring._dp as _dp
 except ImportError:  # pragma: no cover - an install without a C compiler
     _dp = None
 

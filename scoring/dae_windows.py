@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 try:  # the compiled DP (scoring/_dp.pyx); where it was not built, the numpy DP below
-    from scoring import _dp
+    import scoring._dp as _dp
 except ImportError:  # pragma: no cover - an install without a C compiler
     _dp = None
 

@@ -1,15 +1,19 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The DAE lattice's banded DP (`scoring.dae_windows._Lattice.run`) compiled: the same
-columns, cell for cell, as the numpy path there, which stays as the fallback where this
-extension is not built (docs/SCORING.md, "The compiled DP").
+"""The scorer's hot dynamic programs compiled (docs/SCORING.md, "The compiled DP"): the same
+values, cell for cell, as the numpy and Python code they replace, which stays as the fallback
+where this extension is not built (no C compiler), chosen at import.
 
-A column holds the cost of every reference prefix against the hypothesis so far; a token's
-column is computed on the band's rows lo..hi only, every other row INF. Where numpy needs a
-dozen calls per token (each a pass over the band, ~1 us of overhead apiece), this is one C
-loop: the diagonal and the insertion, then the deletions as a running minimum of
-(cost - cum), then the clip at INF, in that order, so every cell is the numpy path's integer.
-The band's updates (`_alive`, every `_STRIDE` items) are compiled as well; the kept columns
-(`_trimmed`, a few per window) stay in Python, called back with the column as a numpy array."""
+- `lattice_run`: `scoring.dae_windows._Lattice.run`, the DAE lattice's banded pass. A column
+  holds the cost of every reference prefix against the hypothesis so far; a token's column is
+  computed on the band's rows lo..hi only, every other row INF. Where numpy needs a dozen calls
+  per token (each a pass over the band, ~1 us of overhead apiece), this is one C loop: the
+  diagonal and the insertion, then the deletions as a running minimum of (cost - cum), then the
+  clip at INF, so every cell is the numpy path's integer. The band's updates (`_alive`, every
+  `_STRIDE` items) are compiled too; the kept columns (`_trimmed`) are called back in Python.
+- `steps`: `dae_windows._step` token after token, the same cell function on every slot
+  combination's row.
+- `fill_table`: `align._Table.fill_row` over a whole (narrow) batch's table.
+- `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words."""
 
 import numpy as np
 
@@ -241,24 +245,30 @@ def lattice_run(
     return cols.arrays[cur], kept
 
 
-def step(
+def steps(
     const int64_t[:, ::1] cols,
     const int64_t[::1] ids,
     const int64_t[::1] cum,
-    int64_t tok,
-    bint strict,
+    const int64_t[::1] toks,
+    const unsigned char[::1] strict,
     int64_t sub,
     int64_t ins,
 ):
-    """`dae_windows._step` (a DAE window's combinations, one column each, every reference
-    row): `_token` on each row of `cols`, into a new array."""
-    cdef Py_ssize_t k, n = ids.shape[0], width = cols.shape[1]
-    out = np.empty((cols.shape[0], width), dtype=np.int64)
-    cdef int64_t[:, ::1] new = out
+    """`dae_windows._step` for each of `toks` in turn (a run, or a slot's branch; at least
+    one), on every row of `cols` (a DAE window's combinations, one column each, every
+    reference row): `_token` on each row, into new arrays (two, used in turn)."""
+    cdef Py_ssize_t k, t, rows = cols.shape[0], n = ids.shape[0], width = cols.shape[1]
+    bufs = [np.empty((rows, width), dtype=np.int64), np.empty((rows, width), dtype=np.int64)]
+    cdef int64_t[:, ::1] a = bufs[0], b = bufs[1]
     cdef const int64_t* pi = &ids[0] if n else NULL
-    for k in range(cols.shape[0]):
-        _token(&cols[k, 0], &new[k, 0], pi, &cum[0], tok, strict, 0, n, sub, ins)
-    return out
+    cdef const int64_t* src
+    cdef int64_t* dst
+    for t in range(toks.shape[0]):
+        for k in range(rows):
+            src = &cols[k, 0] if t == 0 else (&a[k, 0] if t % 2 == 0 else &b[k, 0])
+            dst = &b[k, 0] if t % 2 == 0 else &a[k, 0]
+            _token(src, dst, pi, &cum[0], toks[t], strict[t], 0, n, sub, ins)
+    return bufs[(toks.shape[0] - 1) % 2 == 0]
 
 
 ctypedef fused dist_t:

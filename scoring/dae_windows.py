@@ -372,12 +372,35 @@ def _step(
     return new
 
 
-def _step_compiled(
-    cols: np.ndarray, ref: np.ndarray, cum: np.ndarray, tok: int, strict: bool, w: Weights
+def _steps(
+    cols: np.ndarray,
+    ref: np.ndarray,
+    cum: np.ndarray,
+    toks: np.ndarray,
+    strict: np.ndarray,
+    w: Weights,
 ) -> np.ndarray:
-    """`_step` by scoring/_dp.pyx (C-contiguous int64 `cols` and `ref`): the same columns."""
+    """`_step` for each of `toks` in turn (a run, or a slot's branch)."""
+    for tok, s in zip(toks.tolist(), strict.tolist(), strict=True):
+        cols = _step(cols, ref, cum, tok, s, w)
+    return cols
+
+
+def _steps_compiled(
+    cols: np.ndarray,
+    ref: np.ndarray,
+    cum: np.ndarray,
+    toks: np.ndarray,
+    strict: np.ndarray,
+    w: Weights,
+) -> np.ndarray:
+    """`_steps` by scoring/_dp.pyx (C-contiguous int64 `cols` and `ref`): the same columns,
+    one call a run or branch instead of a few numpy calls a token."""
     assert _dp is not None
-    return _dp.step(cols, ref, cum, tok, strict, w.e + w.m, w.e + 1)
+    if not len(toks):
+        return cols
+    flags = np.ascontiguousarray(strict, dtype=np.uint8)
+    return _dp.steps(cols, ref, cum, toks.astype(np.int64), flags, w.e + w.m, w.e + 1)
 
 
 def _half(
@@ -393,20 +416,14 @@ def _half(
     itertools.product numbers them when `first_slowest`, else with the last slot slowest)."""
     cum = np.arange(len(ref) + 1, dtype=np.int64) * w.e
     cols = cum[None, :].copy()
-    step = _step
+    steps = _steps
     if compiled and _dp is not None:
-        ref, step = np.ascontiguousarray(ref, dtype=np.int64), _step_compiled
+        ref, steps = np.ascontiguousarray(ref, dtype=np.int64), _steps_compiled
     for p, run in enumerate(runs):
-        for tok in run.tolist():
-            cols = step(cols, ref, cum, tok, False, w)
+        cols = steps(cols, ref, cum, run, np.zeros(len(run), dtype=bool), w)
         if p == len(slots):
             break
-        outs = []
-        for ids, strict in slots[p]:
-            c = cols
-            for tok, s in zip(ids.tolist(), strict.tolist(), strict=True):
-                c = step(c, ref, cum, tok, s, w)
-            outs.append(c)
+        outs = [steps(cols, ref, cum, ids, strict, w) for ids, strict in slots[p]]
         # a new slot's branch is the fastest index (first_slowest) or the slowest
         cols = np.stack(outs, axis=1 if first_slowest else 0).reshape(-1, len(ref) + 1)
     return cols

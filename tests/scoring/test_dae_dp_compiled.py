@@ -113,3 +113,55 @@ def test_window_combinations_are_numpys() -> None:
                 assert compiled.tolist() == dae_windows._half(*args, False).tolist()
         got = dae_windows.best_combination(ref, runs, slots, compiled=True)
         assert got == dae_windows.best_combination(ref, runs, slots, compiled=False)
+
+
+# Scores a long pair with DAE slots where scoring._dp cannot be imported (as on an install
+# without a C compiler): the numpy path is chosen by itself; prints its alignment.
+_WITHOUT = """
+import json, sys
+sys.modules["scoring._dp"] = None  # import scoring._dp now raises ImportError
+from scoring import Scorer, ScorerConfig, align, dae_windows
+assert dae_windows._dp is None and align._dp is None and not align.COMPILED
+ref, hyp = json.loads(sys.stdin.read())
+u = Scorer(ScorerConfig(nsw=False, bootstrap=0)).score({"u": ref}, {"u": hyp}).utterances[0]
+print(json.dumps([u.sub, u.dele, u.ins, u.ops, u.alternatives]))
+"""
+
+
+def test_without_the_extension_the_numpy_path_is_chosen_and_scores_the_same() -> None:
+    import json
+    import subprocess
+    import sys
+
+    from asrbench.settings import REPO_ROOT
+    from scoring import Scorer, ScorerConfig
+
+    rng = random.Random(1)
+    forms = [("i am", "i'm"), ("going to", "gonna"), ("do not", "don't"), ("it is", "it's")]
+    words = "the of and to a in is was he for".split()
+    ref, hyp = [], []
+    for _ in range(600):
+        if rng.random() < 0.3:
+            a, b = rng.choice(forms)
+            ref.append(a)
+            hyp.append(b if rng.random() < 0.6 else a)
+        else:
+            w = rng.choice(words)
+            ref.append(w)
+            hyp.append(w if rng.random() > 0.15 else rng.choice(words))
+    pair = [" ".join(ref), " ".join(hyp)]
+    run = subprocess.run(
+        [sys.executable, "-c", _WITHOUT],
+        input=json.dumps(pair),
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env={"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    u = Scorer(ScorerConfig(nsw=False, bootstrap=0)).score({"u": pair[0]}, {"u": pair[1]})
+    got = u.utterances[0]
+    assert len(got.alternatives) > 50  # DAE took alternatives: the windows' path ran
+    want = [got.sub, got.dele, got.ins, got.ops, got.alternatives]
+    assert json.loads(run.stdout) == json.loads(json.dumps(want))

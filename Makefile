@@ -18,7 +18,7 @@ DATASET ?= mini_en
 DEMO_LANG = $(shell sed -n 's/^language: *//p' datasets/$(DATASET)/dataset.yaml)
 
 .PHONY: setup apt venv venv-demo grammars grammars-demo image-demo base-image docker demo test \
-	test-full lint typecheck check clean architecture fstalign
+	test-full lint typecheck check clean architecture fstalign ext
 
 setup: apt venv grammars  ## system packages (when root), the virtualenv, the NSW grammars
 
@@ -29,13 +29,23 @@ apt:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi; \
 	else echo "not root: skipping apt; make sure these are installed: $(APT_PACKAGES)"; fi
 
+# `pip install -e` also compiles scoring/_dp.pyx (Cython, [build-system] requires) in place, as
+# scoring/_dp.*.so: the DAE lattice's DP (docs/SCORING.md, "The compiled DP"); without a C
+# compiler the install goes on and the numpy DP runs instead.
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[all,test]'
+	@touch $@ && touch $(VENV)/.built-dp
+
+# scoring/_dp.pyx changed since: compiled again in place (Cython and setuptools are in .[all])
+$(VENV)/.built-dp: scoring/_dp.pyx $(VENV)/.installed
+	$(PY) -c "from setuptools import setup; setup()" --quiet build_ext --inplace
 	@touch $@
 
-venv: $(VENV)/.installed
+venv: $(VENV)/.installed $(VENV)/.built-dp
+
+ext: venv  ## the compiled DP (scoring/_dp.pyx) built in place, again where the .pyx changed
 
 # What `make demo` needs first: the core, the scorer and the Docker SDK (no torch, Ray, zoo or
 # perturbation stack: those come with `make setup` / `make test`).

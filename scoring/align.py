@@ -40,6 +40,11 @@ from typing import Any
 
 import numpy as np
 
+try:  # the compiled DP (scoring/_dp.pyx); where it was not built, the numpy loops below
+    import scoring._dp as _dp
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _dp = None
+
 from scoring.errors import ScoringError
 
 C, S, D, I, O = ord("C"), ord("S"), ord("D"), ord("I"), ord("O")  # noqa: E741 - edit letters
@@ -91,6 +96,9 @@ def check_pair(n: int, m: int, pair: int = -1) -> None:
 # Back-trace codes: 0 origin, 1 C, 2 S, 3 D, 4 I, 5 O (an optional reference word omitted).
 _LETTERS = np.array([0, C, S, D, I, O], dtype=np.uint8)
 _ONE, _FOUR = np.uint8(1), np.uint8(4)
+# A batch's table filled by scoring/_dp.pyx where it is built; False: numpy's row loop (the
+# same costs and codes: tests/scoring/test_align_compiled.py runs both)
+COMPILED = _dp is not None
 _NO_DIAG, _ONE_CODE = np.array([1 << 60], dtype=np.int64), np.array([1], dtype=np.uint8)
 
 
@@ -271,6 +279,7 @@ class _Table:
             # is unreachable), so no value exceeds 2*inf + k + 1 in absolute value.
             dtype = _dtype(2 * inf + k + 2 + (nmax + mmax) * k)
             strict = strict[:mmax]
+        self.strict = strict
         self.dist = np.empty((nmax + 1, self.w, b), dtype=dtype)
         self.dist[0] = 0
         # The back-trace rule, decided per cell while filling: 1 C / 2 S (the diagonal is
@@ -321,6 +330,35 @@ class _Table:
             np.cumsum(strict, axis=0, out=seg[1:])
             self.shift = seg * (4 * inf + 4 * k + 4)
             self.wide = np.empty((self.w, b), dtype=np.int64)
+
+    def fill(self, ref: np.ndarray) -> None:
+        """Rows 1.. of the costs and codes: scoring/_dp.pyx's loop over every cell for a
+        narrow batch where it is built (`COMPILED`), else `fill_row` row by row; the same
+        values. A wide batch stays with numpy, whose whole-row calls on the narrowest integer
+        type beat the compiled loop there (which halves the time of narrow batches, a long
+        pair's DAE windows: docs/MEASUREMENTS.md)."""
+        if not (COMPILED and _dp is not None and self.narrow):
+            for i in range(1, self.nmax + 1):
+                self.fill_row(i, ref[i - 1])
+            return
+        flags = [
+            None if x is None else np.ascontiguousarray(x, dtype=np.uint8)
+            for x in (self.strict, self.opt)
+        ]
+        wide = [
+            None if x is None else np.ascontiguousarray(x, dtype=np.int64)
+            for x in (self.col0, self.shift)
+        ]
+        _dp.fill_table(
+            self.dist,
+            self.dirs,
+            np.ascontiguousarray(ref[: self.nmax], dtype=np.int64),
+            np.ascontiguousarray(self.hyp, dtype=np.int64),
+            self.k,
+            self.inf,
+            *flags,
+            *wide,
+        )
 
     def fill_row(self, i: int, ref_row: np.ndarray) -> None:
         """Row i of the costs and of the back-trace codes, from row i-1."""
@@ -434,8 +472,7 @@ def _align_chunk(
     """Align one batch (see `_Table`): fill the table row by row, read each pair's cost, walk
     back every path, and write the op strings of pairs `idx` into `codes`."""
     table = _Table(n, hyp, m, k, strict, opt)
-    for i in range(1, table.nmax + 1):
-        table.fill_row(i, ref[i - 1])
+    table.fill(ref)
     costs[idx] = table.costs(n, m)
     _decode(table.walk_back(n, m), idx, codes)
 
@@ -614,12 +651,24 @@ def levenshtein(ref: np.ndarray | list[int], hyp: np.ndarray | list[int]) -> int
     bound the band of the exact aligner (`_align_band`) and of the DAE windows' pass, and as
     the distance of the speaker assignments (`scoring.meeting`), which need the count only.
     PairTooLong beyond `MAX_CELLS`.
+
+    With a cutoff k, rapidfuzz computes only the band of k diagonals (k*n/64 words, not
+    n*m/64) and returns k + 1 beyond it; so the cutoff doubles from a 32nd of the longer side
+    (the length difference at least) until the distance fits: the same count, ~5-9x less work
+    on a long pair of ~12% errors (docs/MEASUREMENTS.md).
     """
     from rapidfuzz.distance import Levenshtein  # (imported where a long pair needs it)
 
     check_pair(len(ref), len(hyp))
-    as_list = [x.tolist() if isinstance(x, np.ndarray) else list(x) for x in (ref, hyp)]
-    return int(Levenshtein.distance(as_list[0], as_list[1]))
+    a, b = (x.tolist() if isinstance(x, np.ndarray) else list(x) for x in (ref, hyp))
+    longest = max(len(a), len(b))
+    cutoff = max(abs(len(a) - len(b)), longest // 32, 64)
+    while cutoff < longest:
+        found = int(Levenshtein.distance(a, b, score_cutoff=cutoff))
+        if found <= cutoff:
+            return found
+        cutoff *= 2
+    return int(Levenshtein.distance(a, b))
 
 
 def _peq(ref: np.ndarray, hyp: np.ndarray) -> dict[int, int]:
@@ -652,6 +701,9 @@ def _myers(
     n, m = len(ref), len(hyp)
     if not m or not n:
         return n + m, {}
+    if COMPILED and _dp is not None:  # the same in 64-bit words, compiled
+        as64 = [np.ascontiguousarray(x, dtype=np.int64) for x in (ref, hyp)]
+        return _dp.myers(as64[0], as64[1], keep)
     mask = (1 << m) - 1
     top = 1 << (m - 1)
     vp, vn, score = mask, 0, m

@@ -31,6 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+try:  # the compiled DP (scoring/_dp.pyx); where it was not built, the numpy DP below
+    import scoring._dp as _dp
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _dp = None
+
 INF = 1 << 60  # beyond every weight of a feasible path (W < 2**47 for pairs of 10**5 words)
 
 Branch = tuple[np.ndarray, np.ndarray]  # token ids, strict flags
@@ -150,15 +155,39 @@ class _Lattice:
     w: Weights
     e0: int  # a bound on the edits of any optimal path (+ the optional words, free to skip)
     upper: int | None = None
+    compiled: bool = _dp is not None  # scoring/_dp.pyx's loop (the same columns) or numpy's
 
     def run(
         self, items: list[Item], keep: frozenset[int] = frozenset()
     ) -> tuple[np.ndarray, dict[int, tuple[int, np.ndarray]]]:
         """The last column, and the band of the column before each item index in `keep`
         (its first row, its values)."""
-        n = len(self.ref.ids)
         lens = [(1, 1) if isinstance(x, int) else _lengths(x) for x in items]
-        rest = np.cumsum([(0, 0), *lens[::-1]], axis=0)[::-1]  # tokens from item p on
+        rest = np.cumsum([(0, 0), *lens[::-1]], axis=0, dtype=np.int64)[::-1]  # from item p on
+        if not self.compiled or _dp is None:
+            return self._run_numpy(items, keep, lens, rest)
+        bounds = np.array(lens, dtype=np.int64).reshape(-1, 2)
+        return _dp.lattice_run(
+            self,
+            items,
+            keep,
+            np.ascontiguousarray(self.ref.ids, dtype=np.int64),
+            np.ascontiguousarray(self.ref.cum, dtype=np.int64),
+            np.ascontiguousarray(bounds[:, 0]),
+            np.ascontiguousarray(bounds[:, 1]),
+            np.ascontiguousarray(rest),
+            _STRIDE,
+        )
+
+    def _run_numpy(
+        self,
+        items: list[Item],
+        keep: frozenset[int],
+        lens: list[tuple[int, int]],
+        rest: np.ndarray,
+    ) -> tuple[np.ndarray, dict[int, tuple[int, np.ndarray]]]:
+        """`run` in numpy, a few calls per token: where scoring/_dp.pyx is not built."""
+        n = len(self.ref.ids)
         col = self.ref.cum.copy()
         lo, hi = 0, min(n, self.e0)
         col[hi + 1 :] = INF
@@ -242,25 +271,25 @@ def _reversed(items: list[Item]) -> list[Item]:
     ]
 
 
-def _longest(items: list[Item]) -> int:
-    return sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
-
-
 def cut_rows(
     ref: np.ndarray,
     optional: np.ndarray | None,
     items: list[Item],
     cuts: list[int],
     e0: int,
+    compiled: bool = _dp is not None,
 ) -> tuple[int, list[int], Weights]:
     """The optimal weight of the whole pair and, for each cut (an item index, increasing), the
     reference row where one optimal path crosses it. `e0`: an upper bound on the optimal edit
-    count (the written hypothesis's edit distance)."""
+    count (the written hypothesis's edit distance); `compiled`: scoring/_dp.pyx's DP (the
+    default where it is built) or numpy's, the same rows."""
     n = len(ref)
-    w = Weights.for_pair(n, _longest(items))
+    # the most tokens of items[:p], for every p: each segment's longest reading in O(1)
+    most = np.cumsum([0, *(1 if isinstance(x, int) else _lengths(x)[1] for x in items)])
+    w = Weights.for_pair(n, int(most[-1]))
     opt_n = int(optional.sum()) if optional is not None else 0
     # no optimal path weighs more than e0 + 1 edits (the written forms' path has e0)
-    fwd = _Lattice(_Ref.make(ref, optional, w), w, e0 + opt_n, (e0 + 1) * w.e - 1)
+    fwd = _Lattice(_Ref.make(ref, optional, w), w, e0 + opt_n, (e0 + 1) * w.e - 1, compiled)
     last, kept = fwd.run(items, frozenset(cuts))
     best = int(last[n])
     rows: list[int] = []
@@ -273,13 +302,14 @@ def cut_rows(
         fwd_col = np.full(row + 1, INF, dtype=np.int64)
         take = max(0, min(len(band), row + 1 - first))
         fwd_col[first : first + take] = band[:take]
-        lo = max(0, row - _longest(seg) - budget)
+        longest = int(most[stop] - most[p])
+        lo = max(0, row - longest - budget)
         lo += int(np.argmax(fwd_col[lo : row + 1] <= value))
         back_ref = _Ref.make(
             ref[lo:row][::-1], None if optional is None else optional[lo:row][::-1], w
         )
         # every row of the (short) reversed reference, whatever the tokens consumed
-        back, _ = _Lattice(back_ref, w, row - lo + _longest(seg)).run(_reversed(seg))
+        back, _ = _Lattice(back_ref, w, row - lo + longest, None, compiled).run(_reversed(seg))
         total = fwd_col[lo : row + 1] + back[::-1]
         i = int(np.argmin(total))
         if int(total[i]) != value:  # the forward and backward passes disagree: a bug
@@ -314,7 +344,12 @@ def plan_cuts(readings: list[int], max_enum: int, max_items: int = 256) -> list[
 
 
 def _step(
-    cols: np.ndarray, ref: np.ndarray, cum: np.ndarray, tok: int, strict: bool, w: Weights
+    cols: np.ndarray,
+    ref: np.ndarray,
+    cum: np.ndarray,
+    tok: int,
+    strict: bool,
+    w: Weights,
 ) -> np.ndarray:
     """`_token` on every row of `cols` (one column per combination so far), all reference
     rows (a window's reference has no optional word here: `cum` is plain deletions)."""
@@ -337,35 +372,69 @@ def _step(
     return new
 
 
+def _steps(
+    cols: np.ndarray,
+    ref: np.ndarray,
+    cum: np.ndarray,
+    toks: np.ndarray,
+    strict: np.ndarray,
+    w: Weights,
+) -> np.ndarray:
+    """`_step` for each of `toks` in turn (a run, or a slot's branch)."""
+    for tok, s in zip(toks.tolist(), strict.tolist(), strict=True):
+        cols = _step(cols, ref, cum, tok, s, w)
+    return cols
+
+
+def _steps_compiled(
+    cols: np.ndarray,
+    ref: np.ndarray,
+    cum: np.ndarray,
+    toks: np.ndarray,
+    strict: np.ndarray,
+    w: Weights,
+) -> np.ndarray:
+    """`_steps` by scoring/_dp.pyx (C-contiguous int64 `cols` and `ref`): the same columns,
+    one call a run or branch instead of a few numpy calls a token."""
+    assert _dp is not None
+    if not len(toks):
+        return cols
+    flags = np.ascontiguousarray(strict, dtype=np.uint8)
+    return _dp.steps(cols, ref, cum, toks.astype(np.int64), flags, w.e + w.m, w.e + 1)
+
+
 def _half(
     ref: np.ndarray,
     runs: list[np.ndarray],
     slots: list[list[Branch]],
     w: Weights,
     first_slowest: bool,
+    compiled: bool,
 ) -> np.ndarray:
     """The last columns of `runs[0], slots[0], runs[1], ...` for every combination of the
     slots' branches, combinations sharing their prefixes (one row each, numbered as
     itertools.product numbers them when `first_slowest`, else with the last slot slowest)."""
     cum = np.arange(len(ref) + 1, dtype=np.int64) * w.e
     cols = cum[None, :].copy()
+    steps = _steps
+    if compiled and _dp is not None:
+        ref, steps = np.ascontiguousarray(ref, dtype=np.int64), _steps_compiled
     for p, run in enumerate(runs):
-        for tok in run.tolist():
-            cols = _step(cols, ref, cum, tok, False, w)
+        cols = steps(cols, ref, cum, run, np.zeros(len(run), dtype=bool), w)
         if p == len(slots):
             break
-        outs = []
-        for ids, strict in slots[p]:
-            c = cols
-            for tok, s in zip(ids.tolist(), strict.tolist(), strict=True):
-                c = _step(c, ref, cum, tok, s, w)
-            outs.append(c)
+        outs = [steps(cols, ref, cum, ids, strict, w) for ids, strict in slots[p]]
         # a new slot's branch is the fastest index (first_slowest) or the slowest
         cols = np.stack(outs, axis=1 if first_slowest else 0).reshape(-1, len(ref) + 1)
     return cols
 
 
-def best_combination(ref: np.ndarray, runs: list[np.ndarray], slots: list[list[Branch]]) -> int:
+def best_combination(
+    ref: np.ndarray,
+    runs: list[np.ndarray],
+    slots: list[list[Branch]],
+    compiled: bool = _dp is not None,
+) -> int:
     """The index, in itertools.product order over the slots' branches (as listed), of the
     first combination with the fewest (E, S, I): what aligning every combination and taking
     the first cheapest gives (`Scorer._enumerate`), where no reference word is optional (then
@@ -378,11 +447,11 @@ def best_combination(ref: np.ndarray, runs: list[np.ndarray], slots: list[list[B
     h = len(slots) // 2
     longest = sum(len(r) for r in runs) + sum(max(len(b[0]) for b in s) for s in slots)
     w = Weights.for_pair(len(ref), longest)
-    fwd = _half(ref, runs[: h + 1], slots[:h], w, True)
+    fwd = _half(ref, runs[: h + 1], slots[:h], w, True, compiled)
     # the reversed suffix: runs[k], slots[k - 1], ..., runs[h + 1], slots[h], then nothing
     back_runs = [r[::-1] for r in runs[h + 1 :][::-1]] + [runs[0][:0]]
     back_slots = [[(a[::-1], s[::-1]) for a, s in slot] for slot in slots[h:][::-1]]
-    back = _half(ref[::-1], back_runs, back_slots, w, False)[:, ::-1]
+    back = _half(ref[::-1], back_runs, back_slots, w, False, compiled)[:, ::-1]
     # weight of (a, b) = min over the meeting row of forward + backward; in blocks of
     # prefixes so the (a, b, row) sums stay small
     total = np.empty((len(fwd), len(back)), dtype=np.int64)

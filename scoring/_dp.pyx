@@ -1,0 +1,439 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The scorer's hot dynamic programs compiled (docs/SCORING.md, "The compiled DP"): the same
+values, cell for cell, as the numpy and Python code they replace, which stays as the fallback
+where this extension is not built (no C compiler), chosen at import.
+
+- `lattice_run`: `scoring.dae_windows._Lattice.run`, the DAE lattice's banded pass. A column
+  holds the cost of every reference prefix against the hypothesis so far; a token's column is
+  computed on the band's rows lo..hi only, every other row INF. Where numpy needs a dozen calls
+  per token (each a pass over the band, ~1 us of overhead apiece), this is one C loop: the
+  diagonal and the insertion, then the deletions as a running minimum of (cost - cum), then the
+  clip at INF, so every cell is the numpy path's integer. The band's updates (`_alive`, every
+  `_STRIDE` items) are compiled too; the kept columns (`_trimmed`) are called back in Python.
+- `steps`: `dae_windows._step` token after token, the same cell function on every slot
+  combination's row.
+- `fill_table`: `align._Table.fill_row` over a whole (narrow) batch's table.
+- `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words."""
+
+import numpy as np
+
+from libc.stdint cimport int16_t, int32_t, int64_t, uint64_t
+
+cdef int64_t INF = (<int64_t>1) << 60  # scoring.dae_windows.INF
+cdef int NBUF = 5  # three columns (current, next plain, next slot) and two branch scratches
+
+
+cdef inline void _token(
+    const int64_t* col,
+    int64_t* new,
+    const int64_t* ids,
+    const int64_t* cum,
+    int64_t tok,
+    bint strict,
+    Py_ssize_t lo,
+    Py_ssize_t hi,
+    int64_t sub,
+    int64_t ins,
+) noexcept nogil:
+    """`dae_windows._token`: rows lo..hi of the column after `tok` (rows outside untouched).
+    One pass: each cell's diagonal and insertion, then the deletions as a running minimum of
+    (cost - cum) from row lo, clipped at INF (numpy's three passes, fused: a cell's minimum
+    reads only the rows above it)."""
+    cdef Py_ssize_t r, start = lo
+    # above every (cost - cum) of a cell (at most INF + sub): the first row sets the minimum
+    cdef int64_t prev, v, up, c, run = INF + sub + ins + 1
+    if lo == 0 and hi >= 0:
+        v = INF if strict else col[0] + ins
+        run = v - cum[0]
+        new[0] = v if v < INF else INF
+        start = 1
+    for r in range(start, hi + 1):
+        prev = col[r - 1]
+        if ids[r - 1] == tok:
+            v = prev
+        elif strict:  # a strict token may only be matched
+            v = INF
+        else:
+            v = prev + sub
+        if not strict:
+            up = col[r] + ins
+            v = up if up < v else v
+        c = v - cum[r]
+        run = c if c < run else run
+        v = run + cum[r]
+        new[r] = v if v < INF else INF
+
+
+cdef inline int64_t _floordiv(int64_t a, int64_t b) noexcept nogil:
+    """Python's a // b (b > 0): C's division truncates toward zero."""
+    cdef int64_t q = a // b
+    return q - 1 if (a % b != 0 and a < 0) else q
+
+
+cdef void _alive(
+    const int64_t* col,
+    Py_ssize_t* lo,
+    Py_ssize_t* hi,
+    Py_ssize_t n,
+    int64_t rest0,
+    int64_t rest1,
+    int64_t upper,
+    int64_t e,
+    int64_t free,
+    int64_t ahead,
+) noexcept nogil:
+    """`_Lattice._alive` and `_reach` in one pass over the band: lo..hi become the first row
+    that can lie on a path within `upper` and the furthest row such rows reach in `ahead`
+    tokens (unchanged where no row can)."""
+    cdef Py_ssize_t r, first = -1
+    cdef int64_t left, short, cost, budget, g, extra, reach = 0
+    for r in range(lo[0], hi[0] + 1):
+        left = n - r
+        short = rest0 - left if rest0 > left else 0
+        if not free and left - rest1 > short:
+            short = left - rest1
+        cost = col[r]
+        if cost + short * e > upper:
+            continue
+        budget = _floordiv(upper - cost, e) + free
+        g = rest0 - left
+        extra = budget if budget <= -g else _floordiv(budget - g, 2)
+        if first < 0 or r + extra > reach:
+            reach = r + extra
+        if first < 0:
+            first = r
+    if first < 0:
+        return
+    lo[0] = first
+    hi[0] = n if reach + ahead > n else reach + ahead
+
+
+cdef class _Columns:
+    """NBUF columns of n + 1 rows, each INF outside the rows it may hold (`dlo`..`dhi`), so
+    that preparing one for a band clears only the rows it last held outside it (a fresh
+    column per token would be a whole reference's rows for a band's work)."""
+
+    cdef public list arrays
+    cdef int64_t* ptr[5]
+    cdef Py_ssize_t dlo[5]
+    cdef Py_ssize_t dhi[5]
+
+    def __init__(self, Py_ssize_t rows):
+        cdef int64_t[::1] view
+        self.arrays = []
+        for k in range(NBUF):
+            a = np.full(rows, INF, dtype=np.int64)
+            view = a
+            self.arrays.append(a)
+            self.ptr[k] = &view[0]
+            self.dlo[k], self.dhi[k] = 0, -1
+
+    cdef void prepare(self, int k, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+        """Column k INF outside lo..hi (its rows inside are about to be written)."""
+        cdef Py_ssize_t r
+        cdef int64_t* p = self.ptr[k]
+        for r in range(self.dlo[k], min(self.dhi[k], lo - 1) + 1):
+            p[r] = INF
+        for r in range(max(self.dlo[k], hi + 1), self.dhi[k] + 1):
+            p[r] = INF
+        self.dlo[k], self.dhi[k] = lo, hi
+
+    cdef void fill(self, int k, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+        """Column k INF everywhere but holding lo..hi (about to be min-accumulated)."""
+        cdef Py_ssize_t r
+        self.prepare(k, lo, hi)
+        for r in range(lo, hi + 1):
+            self.ptr[k][r] = INF
+
+
+cdef inline int _other(int cur, int a, int b) noexcept nogil:
+    return b if cur == a else a
+
+
+cdef int _slot(
+    _Columns cols,
+    int cur,
+    tuple item,
+    const int64_t* ids,
+    const int64_t* cum,
+    Py_ssize_t lo,
+    Py_ssize_t hi,
+    int64_t sub,
+    int64_t ins,
+) except -1:
+    """The column after a slot: the least over its branches (each its tokens in turn), in a
+    column other than `cur`; returns its index."""
+    cdef int out = 0 if cur != 0 else 1
+    cdef int src, dst, k
+    cdef Py_ssize_t r, j, nt
+    cdef int64_t[::1] toks
+    cdef const unsigned char[::1] strict
+    cdef int64_t* o
+    cdef int64_t* s
+    cols.fill(out, lo, hi)
+    o = cols.ptr[out]
+    for branch in item:
+        toks = np.ascontiguousarray(branch[0], dtype=np.int64)
+        strict = np.ascontiguousarray(branch[1], dtype=np.uint8)
+        nt = toks.shape[0]
+        src = cur
+        for j in range(nt):
+            dst = _other(src, 3, 4)
+            cols.prepare(dst, lo, hi)
+            _token(cols.ptr[src], cols.ptr[dst], ids, cum, toks[j], strict[j], lo, hi, sub, ins)
+            src = dst
+        s = cols.ptr[src]
+        if nt == 0:
+            # an empty branch is the column itself, every row of it (as numpy's minimum over
+            # whole columns): widen the output to the rows the column may hold
+            for r in range(cols.dlo[cur], cols.dhi[cur] + 1):
+                if s[r] < o[r]:
+                    o[r] = s[r]
+            cols.dlo[out] = min(cols.dlo[out], cols.dlo[cur])
+            cols.dhi[out] = max(cols.dhi[out], cols.dhi[cur])
+            continue
+        for r in range(lo, hi + 1):
+            if s[r] < o[r]:
+                o[r] = s[r]
+    return out
+
+
+def lattice_run(
+    lat,
+    list items,
+    frozenset keep,
+    const int64_t[::1] ids,
+    const int64_t[::1] cum,
+    const int64_t[::1] lmin,
+    const int64_t[::1] lmax,
+    const int64_t[:, ::1] rest,
+    Py_ssize_t stride,
+):
+    """`_Lattice.run` on the compiled columns: (the last column, {kept item: (first row,
+    values)}). `ids`, `cum`: the reference's token ids and cumulative deletion costs; `lmin`,
+    `lmax`: each item's fewest and most tokens; `rest`: tokens from item p on (`run`'s)."""
+    cdef Py_ssize_t n = ids.shape[0], p, nitems = len(items), lo, hi, hmin = 0, hmax = 0
+    cdef int64_t e0 = lat.e0, sub = lat.w.e + lat.w.m, ins = lat.w.e + 1
+    cdef bint banded = lat.upper is None
+    cdef int64_t upper = 0 if banded else lat.upper, e = lat.w.e, free = lat.ref.free, ahead
+    cdef int cur = 2, nxt
+    cdef _Columns cols = _Columns(n + 1)
+    cdef const int64_t* pi = &ids[0] if n else NULL
+    cdef const int64_t* pc = &cum[0]
+    lo, hi = 0, min(n, e0)
+    cols.prepare(cur, 0, hi)
+    for p in range(hi + 1):
+        cols.ptr[cur][p] = pc[p]
+    kept = {}
+    for p in range(nitems):
+        if banded:
+            lo, hi = max(0, hmin - e0), min(n, hmax + lmax[p] + e0)
+        elif p % stride == 0:
+            ahead = rest[p, 1] - rest[min(p + stride, nitems), 1]
+            _alive(cols.ptr[cur], &lo, &hi, n, rest[p, 0], rest[p, 1], upper, e, free, ahead)
+        if p in keep:
+            kept[p] = lat._trimmed(cols.arrays[cur], lo, hi)
+        hmin, hmax = hmin + lmin[p], hmax + lmax[p]
+        item = items[p]
+        if isinstance(item, int):
+            nxt = _other(cur, 0, 1)
+            cols.prepare(nxt, lo, hi)
+            _token(cols.ptr[cur], cols.ptr[nxt], pi, pc, item, False, lo, hi, sub, ins)
+            cur = nxt
+        else:
+            cur = _slot(cols, cur, item, pi, pc, lo, hi, sub, ins)
+    return cols.arrays[cur], kept
+
+
+def steps(
+    const int64_t[:, ::1] cols,
+    const int64_t[::1] ids,
+    const int64_t[::1] cum,
+    const int64_t[::1] toks,
+    const unsigned char[::1] strict,
+    int64_t sub,
+    int64_t ins,
+):
+    """`dae_windows._step` for each of `toks` in turn (a run, or a slot's branch; at least
+    one), on every row of `cols` (a DAE window's combinations, one column each, every
+    reference row): `_token` on each row, into new arrays (two, used in turn)."""
+    cdef Py_ssize_t k, t, rows = cols.shape[0], n = ids.shape[0], width = cols.shape[1]
+    bufs = [np.empty((rows, width), dtype=np.int64), np.empty((rows, width), dtype=np.int64)]
+    cdef int64_t[:, ::1] a = bufs[0], b = bufs[1]
+    cdef const int64_t* pi = &ids[0] if n else NULL
+    cdef const int64_t* src
+    cdef int64_t* dst
+    for t in range(toks.shape[0]):
+        for k in range(rows):
+            src = &cols[k, 0] if t == 0 else (&a[k, 0] if t % 2 == 0 else &b[k, 0])
+            dst = &b[k, 0] if t % 2 == 0 else &a[k, 0]
+            _token(src, dst, pi, &cum[0], toks[t], strict[t], 0, n, sub, ins)
+    return bufs[(toks.shape[0] - 1) % 2 == 0]
+
+
+ctypedef fused dist_t:
+    int16_t
+    int32_t
+    int64_t
+
+
+cdef void _plain_cells(
+    const dist_t* diag_row,
+    dist_t* row,
+    unsigned char* code,
+    const int64_t* hyp,
+    const int64_t* ref,
+    Py_ssize_t b,
+    int64_t k,
+) noexcept nogil:
+    """Cell j of every pair of a batch without flags: `diag_row` is row i-1 from column j-1
+    (its cell j at + b), `row` row i from column j-1 (the cell to the left, then the one
+    written at + b); straight-line code over the pairs, which the compiler vectorises."""
+    cdef Py_ssize_t p
+    cdef int64_t diag, up, t, c
+    cdef unsigned char differ
+    for p in range(b):
+        differ = hyp[p] != ref[p]
+        diag = <int64_t>diag_row[p] + differ * (k + 1) - k
+        up = <int64_t>diag_row[b + p] + k
+        t = diag if diag < up else up
+        c = row[p] if row[p] < t else t
+        row[b + p] = <dist_t>c
+        code[p] = (1 + differ) if c == diag else (3 if c == up else 4)
+
+
+def fill_table(
+    dist_t[:, :, ::1] dist,
+    unsigned char[:, :, ::1] dirs,
+    const int64_t[:, ::1] ref,
+    const int64_t[:, ::1] hyp,
+    int64_t k,
+    int64_t inf,
+    const unsigned char[:, ::1] strict,
+    const unsigned char[:, ::1] opt,
+    const int64_t[:, ::1] col0,
+    const int64_t[:, ::1] shift,
+):
+    """`align._Table.fill_row` on rows 1.. of the table, every pair of the batch: the same
+    costs (in the table's integer type) and back-trace codes. `strict` (mmax, b), `opt` and
+    `col0` (nmax, b) as the table's, or None; `shift` (the narrow table's restart of the
+    running minimum after each strict token), or None for the other form of that minimum
+    (`_running_min`: the previous cell plus `pen`, capped candidates)."""
+    cdef Py_ssize_t i, j, p, b = dist.shape[2], nmax = dist.shape[0] - 1, w = dist.shape[1]
+    cdef int64_t r, h, sub, diag, up, t, cell, prev_cell, carry
+    cdef bint differ, has_strict = strict is not None, has_opt = opt is not None
+    cdef bint narrow_strict = shift is not None
+    cdef int64_t[::1] run = np.empty(b, dtype=np.int64)
+    cdef unsigned char code, s
+    for i in range(1, nmax + 1):
+        for p in range(b):
+            # column 0: deletions only (`_candidates`' t[0]); its code was set with the table
+            t = col0[i - 1, p] if has_opt else i * k
+            dist[i, 0, p] = <dist_t>t
+            if narrow_strict:
+                run[p] = t if t < inf else inf  # (shift[0] is 0)
+        if not has_strict and not has_opt:
+            for j in range(1, w):
+                _plain_cells(
+                    &dist[i - 1, j - 1, 0], &dist[i, j - 1, 0], &dirs[i, j, 0],
+                    &hyp[j - 1, 0], &ref[i - 1, 0], b, k,
+                )
+            continue
+        for j in range(1, w):
+            for p in range(b):
+                r = ref[i - 1, p]
+                h = hyp[j - 1, p]
+                differ = h != r
+                s = strict[j - 1, p] if has_strict else 0
+                sub = (inf if s else k + 1) if differ else 0
+                diag = <int64_t>dist[i - 1, j - 1, p] + sub - k
+                if has_opt:
+                    up = <int64_t>dist[i - 1, j, p] + (0 if opt[i - 1, p] else k)
+                else:
+                    up = <int64_t>dist[i - 1, j, p] + k
+                t = diag if diag < up else up
+                prev_cell = dist[i, j - 1, p]
+                if not has_strict:
+                    cell = prev_cell if prev_cell < t else t
+                elif narrow_strict:
+                    t = t if t < inf else inf
+                    carry = t - shift[j, p]
+                    if carry < run[p]:
+                        run[p] = carry
+                    cell = run[p] + shift[j, p]
+                else:
+                    t = t if t < inf else inf
+                    carry = prev_cell + (inf if s else 0)
+                    cell = carry if carry < t else t
+                dist[i, j, p] = <dist_t>cell
+                cell = dist[i, j, p]
+                # the back-trace rule (`_codes`): diagonal, else up (5: an optional word), else left
+                if cell == <dist_t>diag:
+                    code = 2 if differ else 1
+                elif cell == <dist_t>up:
+                    code = 5 if (has_opt and opt[i - 1, p]) else 3
+                else:
+                    code = 4
+                dirs[i, j, p] = code
+
+
+
+def myers(const int64_t[::1] ref, const int64_t[::1] hyp, keep):
+    """`align._myers` in 64-bit words (Myers' bit-parallel columns, Hyyro's blocks): the
+    edit distance and the vertical deltas (vp, vn as Python ints of m bits) after each
+    reference row in `keep`. The addition's carry and the shifts' top bits pass from word to
+    word, upward only, so the bits above m in the last word never reach those below it."""
+    cdef Py_ssize_t n = ref.shape[0], m = hyp.shape[0], i, b, q, nb = (m + 63) // 64
+    cdef Py_ssize_t top_word = (m - 1) // 64
+    cdef uint64_t top_bit = (<uint64_t>1) << ((m - 1) % 64)
+    cdef uint64_t x, d0, hp, hn, vpb, vnb, sum_, carry, hp_in, hn_in, hp_out, hn_out
+    cdef int64_t score = m
+    cdef bint overflow
+    # the hypothesis positions of each distinct id (CSR), and each reference word's id there
+    ids, inverse = np.unique(np.asarray(hyp), return_inverse=True)
+    order = np.argsort(inverse, kind="stable").astype(np.int64)
+    starts = np.searchsorted(inverse[order], np.arange(len(ids) + 1)).astype(np.int64)
+    at = np.searchsorted(ids, np.asarray(ref)).astype(np.int64)
+    found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == np.asarray(ref))
+    cdef const int64_t[::1] pos = order, start = starts
+    cdef int64_t[::1] word = np.where(found, at, -1).astype(np.int64)
+    cdef uint64_t[::1] vp = np.full(nb, ~(<uint64_t>0), dtype=np.uint64)
+    cdef uint64_t[::1] vn = np.zeros(nb, dtype=np.uint64)
+    cdef uint64_t[::1] peq = np.zeros(nb, dtype=np.uint64)
+    cdef object mask = (<object>1 << m) - 1  # a Python int of m bits (the C shift would wrap)
+    kept = {}
+    for i in range(n):
+        if word[i] >= 0:
+            for q in range(start[word[i]], start[word[i] + 1]):
+                peq[pos[q] >> 6] |= (<uint64_t>1) << (pos[q] & 63)
+        carry, hp_in, hn_in = 0, 1, 0
+        for b in range(nb):
+            vpb, vnb = vp[b], vn[b]
+            x = peq[b] | vnb
+            # ((x & vp) + vp) with the carry of the words below
+            sum_ = (x & vpb) + vpb
+            overflow = sum_ < vpb
+            sum_ += carry
+            carry = 1 if (overflow or sum_ < carry) else 0
+            d0 = (sum_ ^ vpb) | x
+            hp = vnb | ~(d0 | vpb)
+            hn = vpb & d0
+            if b == top_word:
+                if hp & top_bit:
+                    score += 1
+                elif hn & top_bit:
+                    score -= 1
+            hp_out, hn_out = hp >> 63, hn >> 63
+            x = (hp << 1) | hp_in
+            vp[b] = ((hn << 1) | hn_in) | ~(d0 | x)
+            vn[b] = x & d0
+            hp_in, hn_in = hp_out, hn_out
+        if word[i] >= 0:
+            for q in range(start[word[i]], start[word[i] + 1]):
+                peq[pos[q] >> 6] = 0
+        if i + 1 in keep:
+            kept[i + 1] = (
+                int.from_bytes(np.asarray(vp).tobytes(), "little") & mask,
+                int.from_bytes(np.asarray(vn).tobytes(), "little") & mask,
+            )
+    return score, kept

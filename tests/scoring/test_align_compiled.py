@@ -1,0 +1,69 @@
+"""`align_arrays`' batched tables filled by scoring/_dp.pyx against numpy's row loop (the
+fallback where the extension is not built, `align.COMPILED = False`): the same op strings and
+costs on seeded random batches of short pairs with ties (a vocabulary of 2-4 ids), empty sides,
+strict hypothesis tokens (infeasible pairs among them) and optional reference words, in
+narrow batches (<= `_NARROW` pairs: one running minimum a row) and wide ones."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from scoring import align
+
+pytestmark = pytest.mark.skipif(
+    align._dp is None, reason="scoring/_dp.pyx not built (pip install -e ., make ext)"
+)
+
+
+def _batch(rng: random.Random, pairs: int) -> tuple[list[np.ndarray], dict]:
+    vocab = rng.choice((2, 4, 40))
+    top = rng.choice((10, 40_000, 3_000_000_000))  # id types int16, int32, int64
+    refs, hyps, strict, opt = [], [], [], []
+    for _ in range(pairs):
+        n, m = rng.choice((0, 1, 3, 12, 30)), rng.choice((0, 1, 3, 12, 30))
+        refs.append([top - rng.randrange(vocab) for _ in range(n)])
+        hyps.append([top - rng.randrange(vocab) for _ in range(m)])
+        strict.append([rng.random() < 0.15 for _ in range(m)])
+        opt.append([rng.random() < 0.15 for _ in range(n)])
+    flat = [np.array([x for p in side for x in p], dtype=np.int64) for side in (refs, hyps)]
+    lens = [np.array([len(p) for p in side], dtype=np.int64) for side in (refs, hyps)]
+    offs = [np.concatenate(([0], np.cumsum(x)[:-1])).astype(np.int64) for x in lens]
+    args = [flat[0], offs[0], lens[0], flat[1], offs[1], lens[1], rng.choice((31, 200))]
+    kw: dict = {}
+    if rng.random() < 0.5:
+        kw["hyp_strict"] = np.array([x for p in strict for x in p], dtype=bool)
+    if rng.random() < 0.5:
+        kw["ref_optional"] = np.array([x for p in opt for x in p], dtype=bool)
+    return args, kw
+
+
+@pytest.mark.parametrize("pairs", [1, 7, align._NARROW, align._NARROW + 1, 700])
+def test_batched_tables_are_numpys(pairs: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(pairs)
+    for _ in range(12 if pairs < 700 else 3):
+        args, kw = _batch(rng, pairs)
+        got = {}
+        for compiled in (True, False):
+            monkeypatch.setattr(align, "COMPILED", compiled)
+            codes, costs = align.align_arrays(*args, **kw)
+            got[compiled] = (codes, costs.tolist())
+        assert got[True] == got[False]
+
+
+def test_bit_parallel_deltas_are_numpys(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `_myers` in 64-bit words: the distance and every kept row's deltas, across word edges
+    rng = random.Random(9)
+    for _ in range(300):
+        n, m = rng.choice((1, 2, 63, 64, 65, 200)), rng.choice((1, 2, 63, 64, 65, 128, 300))
+        vocab = rng.choice((2, 5, 60))
+        ref = np.array([rng.randrange(vocab) for _ in range(n)], dtype=np.int16)
+        hyp = np.array([rng.randrange(vocab) + rng.choice((0, 0, 30)) for _ in range(m)])
+        keep = set(rng.sample(range(n + 1), min(n + 1, 5)))
+        got = {}
+        for compiled in (True, False):
+            monkeypatch.setattr(align, "COMPILED", compiled)
+            got[compiled] = align._myers(ref, hyp, keep)
+        assert got[True] == got[False]

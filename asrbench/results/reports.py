@@ -92,6 +92,18 @@ class _Correct(dict):
         return out
 
 
+class _Rates(dict):
+    """(errors, |ref|, max(|ref|, |hyp|)) -> the JSON of TER and mTER: the same floats as
+    UtteranceResult.ter / .mter, as json.dumps writes them (repr), once per distinct triple
+    (a corpus has a few hundred to a few thousand of them)."""
+
+    def __missing__(self, key: tuple[int, int, int]) -> tuple[str, str]:
+        errors, n_ref, denom = key
+        ter = repr(errors / n_ref) if n_ref else "null"
+        out = self[key] = (ter, repr(errors / denom if denom else 0.0))
+        return out
+
+
 def _value(x: Any) -> str:
     if x is None:
         return "null"
@@ -118,6 +130,7 @@ def utterance_lines(
     enc = _Encoded()
     correct = _Correct(enc).__getitem__
     dump = encode_basestring
+    rates = _Rates()
     utts = result.utterances if isinstance(result, ScoreResult) else result
     for u in utts:
         ref, hyp = u.ref, u.hyp
@@ -154,10 +167,7 @@ def utterance_lines(
             if u.alternatives
             else ""
         )
-        denom = n_ref if n_ref > n_hyp else n_hyp
-        # the same floats as UtteranceResult.ter / .mter, written as json.dumps writes them
-        ter = repr(errors / n_ref) if n_ref else "null"
-        mter = repr(errors / denom if denom else 0.0)
+        ter, mter = rates[errors, n_ref, n_ref if n_ref > n_hyp else n_hyp]
         key = u.id
         raw_ref, raw_hyp = refs[key], hyps.get(key)
         # A text already in normal form (common for hypotheses) is escaped once.

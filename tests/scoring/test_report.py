@@ -187,10 +187,11 @@ def test_jsonl_is_json_dumps_of_the_record(scorer: Scorer) -> None:
 
 def test_jsonl_of_every_edit_code() -> None:
     """Every column code the writer places, the exact mode's `o` (an optional hypothesis word
-    left out) and `O` beside S, D and I, in the line `json.dumps` writes of the record."""
+    left out) and `O` beside S, D and I, and the rates of empty references (TER null), in the
+    line `json.dumps` writes of the record."""
     exact = Scorer(ScorerConfig(nsw=False, itj=False, ukus=False, bootstrap=0, align="sclite"))
-    refs = {"a": "so we go (far) now", "b": "one two three four", "c": "x y"}
-    hyps = {"a": "so (uh) we go now", "b": "won two four five", "c": "z x y w"}
+    refs = {"a": "so we go (far) now", "b": "one two three four", "c": "x y", "d": "", "e": ""}
+    hyps = {"a": "so (uh) we go now", "b": "won two four five", "c": "z x y w", "d": "a", "e": ""}
     result = exact.score(refs, hyps)
     codes = "".join(u.codes for u in result.utterances)
     assert set(codes) == set("CSDIOo")

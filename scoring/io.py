@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from scoring.errors import ScoringError
@@ -85,7 +86,7 @@ def _detect(path: Path, lines: list[str] | None) -> str:
         return "tsv"
     if all(x.lstrip().startswith("{") for x in sample):
         return "jsonl"
-    if _looks_trn([x for x in lines if x.strip()]):
+    if _looks_trn(x for x in lines if x.strip()):
         return "trn"
     if all("\t" in x for x in sample[1:] or sample):
         return "tsv"
@@ -97,14 +98,15 @@ def _is_comment(line: str) -> bool:
     return line.lstrip().startswith(";;")
 
 
-def _looks_trn(lines: list[str]) -> bool:
+def _looks_trn(lines: Iterable[str]) -> bool:
     """Every line `TEXT (ID)` but `;;` comments, no tab, the IDs distinct and each like an
     utterance ID (a digit, `-`, `_` or `.` in it). A TSV or Kaldi file whose lines end in an
     annotation such as `(laughs)` is not sclite trn: it has tabs, or repeated or word-like
-    "IDs"."""
+    "IDs". Lines are read one at a time: most files are told apart by their first line."""
     seen: set[str] = set()
-    lines = [line for line in lines if not _is_comment(line)]
     for line in lines:
+        if _is_comment(line):
+            continue
         m = _TRN.match(line)
         if m is None or "\t" in line:
             return False
@@ -112,7 +114,7 @@ def _looks_trn(lines: list[str]) -> bool:
         if key in seen or not _TRN_ID.search(key):
             return False
         seen.add(key)
-    return bool(lines)
+    return bool(seen)  # some line that is not a comment
 
 
 def _add(out: dict[str, str], key: str, text: str, path: Path, no: int) -> None:

@@ -517,12 +517,12 @@ def _set_networks(
     hyp_flags = texts.nets
     texts.nets = {}
     chars = "{@-" if fragments else "{@"
-    maybe = [
-        u
-        for u, (r, h) in enumerate(zip(ref_texts, hyp_texts, strict=True))
-        if u in hyp_flags or any(c in r or c in h for c in chars)
-    ]
-    for u in maybe:
+    maybe = set(hyp_flags)
+    for side in (ref_texts, hyp_texts):
+        joined = "\n".join(side)  # one scan of a side's texts, most often finding none
+        if any(c in joined for c in chars):
+            maybe.update(u for u, t in enumerate(side) if any(c in t for c in chars))
+    for u in sorted(maybe):
         ref, hyp, hflags = texts.ref[u], texts.hyp[u], hyp_flags.get(u)
         if hflags is not None or has_marks(ref) or has_marks(hyp):
             texts.nets[u] = (ref, texts.ref_opt.pop(u, None), hyp, hflags)
@@ -762,7 +762,8 @@ class Scorer:
         hyp_texts = [hyps.get(key) or "" for key in refs]
         if self.config.alternations:
             for key, text in refs.items():
-                check_text(text, f"utterance {key!r}")
+                if "{" in text or "}" in text:  # (no brace, nothing to check: no message made)
+                    check_text(text, f"utterance {key!r}")
         # Each distinct text is normalised once, all of them in one batch.
         distinct = dict.fromkeys(refs.values())
         distinct.update(dict.fromkeys(hyp_texts))

@@ -19,57 +19,18 @@ Readable views (robustness.md, fairness.md) are made from the record, never stor
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from asrbench.errors import InputError
-from asrbench.fsio import atomic_write_json
-from asrbench.identity import digest
+# The machinery and Selection live in record_io (summary.json needs only them); all are here.
+from asrbench.results.record_io import Record as Record
+from asrbench.results.record_io import RecordError, Selection, read_record, write_record
+from asrbench.results.record_io import read_json as read_json
 
 RUN_FORMAT = "asrbench-run-v2"
 ROBUSTNESS_FORMAT = "asrbench-robustness-v2"
 FAIRNESS_FORMAT = "asrbench-fairness-v1"
-
-
-class RecordError(InputError):
-    """A stored JSON record that cannot be used: missing, truncated, not JSON, another format."""
-
-
-class Record(Protocol):
-    def to_dict(self) -> dict[str, Any]: ...
-
-
-R = TypeVar("R")
-
-
-def read_json(path: Path) -> Any:
-    """JSON from a file; RecordError naming the file if absent, unreadable or truncated."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RecordError(f"{path}: missing") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(f"{path}: cannot read ({exc})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError(
-            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); the "
-            "file is truncated or corrupt, rerun the command that produced it"
-        ) from None
-
-
-def read_record(path: Path, from_dict: Callable[[Any, str], R]) -> R:
-    """One record from its file, e.g. `read_record(p, RunRecord.from_dict)`."""
-    return from_dict(read_json(path), str(path))
-
-
-def write_record(path: Path, record: Record) -> None:
-    """Write a record atomically (sorted keys: byte-identical for the same record)."""
-    atomic_write_json(path, record.to_dict())
 
 
 def check_format(d: Any, where: str, current: str, rerun: str, older: tuple[str, ...] = ()) -> str:
@@ -185,55 +146,6 @@ def _int(d: dict[str, Any], key: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise TypeError(f"`{key}` is {type(v).__name__}, expected an integer")
     return v
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which utterances were scored: all of them, or a seeded sample."""
-
-    n_utts: int
-    n_dataset_utts: int
-    ids_sha256: str
-    max_utts: int | None = None
-    seed: int | None = None
-
-    @classmethod
-    def of(
-        cls,
-        ids: Sequence[str],
-        n_dataset_utts: int,
-        max_utts: int | None = None,
-        seed: int | None = None,
-    ) -> Selection:
-        """The selection of the utterances `ids` (in scoring order) out of `n_dataset_utts`;
-        the seed is recorded only when a sample was asked for (`max_utts`)."""
-        return cls(
-            n_utts=len(ids),
-            n_dataset_utts=n_dataset_utts,
-            ids_sha256=digest("selection", utterances=list(ids)),
-            max_utts=max_utts,
-            seed=seed if max_utts else None,
-        )
-
-    @property
-    def is_sample(self) -> bool:
-        return self.n_utts < self.n_dataset_utts
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n_utts": self.n_utts,
-            "n_dataset_utts": self.n_dataset_utts,
-            "ids_sha256": self.ids_sha256,
-            "max_utts": self.max_utts,
-            "seed": self.seed,
-            "sample": self.is_sample,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Selection:
-        return cls(
-            d["n_utts"], d["n_dataset_utts"], d["ids_sha256"], d.get("max_utts"), d.get("seed")
-        )
 
 
 def _opt_bool(d: dict[str, Any], key: str) -> bool | None:

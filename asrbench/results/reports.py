@@ -14,7 +14,6 @@ The texts come from `scoring.report`; every file is written here, atomically.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from json.encoder import encode_basestring  # what json.dumps(ensure_ascii=False) escapes with
@@ -33,7 +32,6 @@ REPORTS = {"alignment": "alignment.txt", "pra": "hyp.pra", "sys": "hyp.sys", "ta
 # `ops/score` writes them only when asked; the light ones are its default.
 HEAVY = ("alignment", "pra")
 LIGHT = ("sys", "table")
-_EDIT = re.compile("[SDIOo]")
 _LINES_PER_WRITE = 1024  # utterances.jsonl lines a write (~1.3 MB with 25-word utterances)
 
 
@@ -94,6 +92,18 @@ class _Correct(dict):
         return out
 
 
+class _Rates(dict):
+    """(errors, |ref|, max(|ref|, |hyp|)) -> the JSON of TER and mTER: the same floats as
+    UtteranceResult.ter / .mter, as json.dumps writes them (repr), once per distinct triple
+    (a corpus has a few hundred to a few thousand of them)."""
+
+    def __missing__(self, key: tuple[int, int, int]) -> tuple[str, str]:
+        errors, n_ref, denom = key
+        ter = repr(errors / n_ref) if n_ref else "null"
+        out = self[key] = (ter, repr(errors / denom if denom else 0.0))
+        return out
+
+
 def _value(x: Any) -> str:
     if x is None:
         return "null"
@@ -120,6 +130,7 @@ def utterance_lines(
     enc = _Encoded()
     correct = _Correct(enc).__getitem__
     dump = encode_basestring
+    rates = _Rates()
     utts = result.utterances if isinstance(result, ScoreResult) else result
     for u in utts:
         ref, hyp = u.ref, u.hyp
@@ -131,16 +142,20 @@ def utterance_lines(
             # Every reference token as a correct column, then the edits (rare) in column
             # order: each insertion adds its column, so cells[p] is column p when p is reached.
             # An omitted optional word (O) is a column without a hypothesis token, as D.
+            # (A plain loop over the ~25 codes costs less than a regex match object an edit.)
             cells = list(map(correct, ref))
             n_del = n_ins = 0
-            for m in _EDIT.finditer(u.codes):
-                p, op = m.start(), m.group()
+            p = -1
+            for op in u.codes:
+                p += 1
+                if op == "C":
+                    continue
                 if op == "S":
                     cells[p] = f'["S", {enc[ref[p - n_ins]]}, {enc[hyp[p - n_del]]}]'
                 elif op == "D" or op == "O":
                     cells[p] = f'["{op}", {enc[ref[p - n_ins]]}, null]'
                     n_del += 1
-                else:  # I, or o: an optional hypothesis word left out (exact sclite mode)
+                elif op == "I" or op == "o":  # o: an optional hyp word left out (exact sclite mode)
                     cells.insert(p, f'["{op}", null, {enc[hyp[p - n_del]]}]')
                     n_ins += 1
             ops = ", ".join(cells)
@@ -152,10 +167,7 @@ def utterance_lines(
             if u.alternatives
             else ""
         )
-        denom = n_ref if n_ref > n_hyp else n_hyp
-        # the same floats as UtteranceResult.ter / .mter, written as json.dumps writes them
-        ter = repr(errors / n_ref) if n_ref else "null"
-        mter = repr(errors / denom if denom else 0.0)
+        ter, mter = rates[errors, n_ref, n_ref if n_ref > n_hyp else n_hyp]
         key = u.id
         raw_ref, raw_hyp = refs[key], hyps.get(key)
         # A text already in normal form (common for hypotheses) is escaped once.

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from asrbench.identity import digest
-from asrbench.results.records import RecordError, Selection, read_record, write_record
+from asrbench.results.record_io import RecordError, Selection, read_record, write_record
 from scoring.metrics import Metrics
 
 FORMAT = "asrbench-summary-v2"

@@ -129,12 +129,20 @@ class Pipeline:
         # allocate, and every later set and dict lookup finds the token's hash cached.
         same = self._same.setdefault
         out_tokens = [list(map(same, toks, toks)) for toks in map(str.split, lines)]
+        return self._finish(out_tokens)
+
+    def _finish(self, out_tokens: list[list[str]]) -> list[list[str]]:
+        """The token steps over a batch's texts (their tokens `self._same`'s objects)."""
         touched = self._touched
         if touched is not None:
-            # One set test a text; only texts holding a token that some step changes go
-            # through the (memoised) per-token function.
+            # Every token is one of `self._same`'s keys: the step keys among them (usually
+            # none: one set test for the whole batch) are all a text can hold. Then one set
+            # test a text; only texts holding one go through the (memoised) per-token function.
+            hit = touched.intersection(self._same)
+            if not hit:
+                return out_tokens
             fn = self._token
-            disjoint = touched.isdisjoint
+            disjoint = hit.isdisjoint
             for i, tokens in enumerate(out_tokens):
                 if not disjoint(tokens):
                     out_tokens[i] = [x for x in map(fn, tokens) if x is not None]

@@ -109,7 +109,8 @@ def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path)
     # audio, perturbation DSP), nor OpenFST or nemo when no hypothesis needs them, nor pydantic
     # (typer's per-option coercion, replaced for this command's plain options), nor the
     # session, diarization and entity scorers nor the NLP and STM/CTM readers when plain
-    # transcripts are scored.
+    # transcripts are scored, nor the records other commands write (summary.json needs only
+    # asrbench.results.record_io).
     ref, hyp = files
     heavy = [
         "docker",
@@ -136,6 +137,7 @@ def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path)
         "scoring.entities",
         "scoring.nlp_inputs",
         "scoring.sclite_timed",
+        "asrbench.results.records",
     ]
     code = (
         "import sys\nfrom asrbench.cli import main\n"

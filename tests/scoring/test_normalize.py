@@ -102,6 +102,19 @@ def test_pipeline_batch_equals_one_by_one(texts: list[str], hyphen: str) -> None
         assert pipe(t) == ukus(itj(toks))
 
 
+def test_pipeline_batches_with_and_without_token_step_words() -> None:
+    """One pipeline, batches in turn: none of its texts holds an ITJ or UK-US word (the batch
+    skips the token steps), then some do, then none again; each as one text at a time."""
+    from scoring.normalize import Pipeline
+
+    pipe = Pipeline([Case(), Punc()], [Itj(DATA / "interjections.txt"), UkUs(DATA / "uk_us.tsv")])
+    plain = ["the wing of the plane", "a b c", ""]
+    touched = ["uh the colour", "the wing, um", "no such word"]
+    for texts in (plain, touched, plain, [*plain, *touched]):
+        assert pipe.batch(texts) == [pipe(t) for t in texts]
+    assert pipe.batch(touched) == [["the", "color"], ["the", "wing"], ["no", "such", "word"]]
+
+
 def test_punctuation_class_is_unicode_category_p() -> None:
     # PUNC removes `regex`'s \p{P}. On every code point this Python's Unicode database assigns,
     # that is exactly the characters whose category starts with P (the scan this replaced);

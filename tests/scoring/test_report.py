@@ -185,6 +185,21 @@ def test_jsonl_is_json_dumps_of_the_record(scorer: Scorer) -> None:
     assert opt["ref_norm"] == "so (very) we go (far)" and opt["del"] == 0
 
 
+def test_jsonl_of_every_edit_code() -> None:
+    """Every column code the writer places, the exact mode's `o` (an optional hypothesis word
+    left out) and `O` beside S, D and I, and the rates of empty references (TER null), in the
+    line `json.dumps` writes of the record."""
+    exact = Scorer(ScorerConfig(nsw=False, itj=False, ukus=False, bootstrap=0, align="sclite"))
+    refs = {"a": "so we go (far) now", "b": "one two three four", "c": "x y", "d": "", "e": ""}
+    hyps = {"a": "so (uh) we go now", "b": "won two four five", "c": "z x y w", "d": "a", "e": ""}
+    result = exact.score(refs, hyps)
+    codes = "".join(u.codes for u in result.utterances)
+    assert set(codes) == set("CSDIOo")
+    for line, u in zip(utterance_lines(result, refs, hyps), result.utterances, strict=True):
+        record = utterance_record(u, refs[u.id], hyps[u.id])
+        assert line == json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def test_files_are_deterministic_and_wide_aware(scorer: Scorer, tmp_path: Path) -> None:
     def write(folder: Path) -> dict[str, Path]:
         result = scorer.score(REFS, HYPS)

@@ -437,3 +437,60 @@ def myers(const int64_t[::1] ref, const int64_t[::1] hyp, keep):
                 int.from_bytes(np.asarray(vn).tobytes(), "little") & mask,
             )
     return score, kept
+
+
+def band_rows(
+    const int64_t[::1] ref,
+    const int64_t[::1] padded,
+    int64_t k,
+    Py_ssize_t dlo,
+    Py_ssize_t m,
+    int64_t inf,
+    int64_t[::1] row,
+    Py_ssize_t i0,
+    Py_ssize_t i1,
+    unsigned char[:, ::1] codes,
+    Py_ssize_t base,
+):
+    """`align._Band.next` for rows i0+1..i1: `row` holds row i0 and is left holding row i1;
+    with `codes`, row x's back-trace codes go to codes[x - base]. Cell for cell numpy's
+    values (the diagonal, the cell above + K, the clip to the row's cells, column 0's i
+    deletions, the running minimum) and codes (4 - (cell == up), the diagonal's where it is
+    optimal, 3 in column 0), on every column of the band, outside the table's cells too."""
+    cdef Py_ssize_t w = row.shape[0], i, c, lo, hi, at
+    cdef int64_t r, vd, vu, t, run, cell
+    cdef bint differ, zero, with_codes = codes is not None
+    cdef int64_t[::1] prev = np.empty(w, dtype=np.int64)
+    cdef unsigned char code
+    for i in range(i0 + 1, i1 + 1):
+        prev[:] = row
+        r = ref[i - 1]
+        at = i + dlo - 1 + w
+        lo = -(i + dlo)
+        lo = lo if lo > 0 else 0
+        hi = m - i - dlo + 1
+        hi = hi if hi < w else w
+        hi = hi if hi > lo else lo
+        zero = lo < hi and lo == -(i + dlo)  # column j = 0 is in the band
+        run = inf  # above every cell: numpy's fmin.accumulate from the first column
+        for c in range(w):
+            differ = padded[at + c] != r
+            vd = prev[c] + (1 if differ else -k)
+            vu = prev[c + 1] + k if c + 1 < w else inf
+            t = vd if vd < vu else vu
+            if c < lo or c >= hi:
+                t = inf
+            elif zero and c == lo:
+                t = i * k
+                vu = t
+            if c == 0 or t < run:
+                run = t
+            cell = run if c < hi else inf
+            row[c] = cell
+            if with_codes:
+                code = 3 if cell == vu else 4
+                if cell == vd:
+                    code = 2 if differ else 1
+                if zero and c == lo:
+                    code = 3
+                codes[i - base, c] = code

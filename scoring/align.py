@@ -836,6 +836,20 @@ class _Band:
         self.ok = np.empty(w, dtype=bool)
         self.spare = [np.empty(w, dtype=dt), np.empty(w, dtype=dt)]
 
+    def advance(
+        self, row: np.ndarray, i0: int, i1: int, codes: np.ndarray | None = None, base: int = 0
+    ) -> np.ndarray:
+        """Row i1 (a new array) from row i0, with rows i0+1..i1's back-trace codes into
+        codes[x - base] where given: one compiled call (`COMPILED`), else `next` row by row."""
+        if COMPILED and _dp is not None:
+            out = row.copy()
+            as64 = [np.ascontiguousarray(x, dtype=np.int64) for x in (self.ref, self.padded)]
+            _dp.band_rows(*as64, self.k, self.dlo, self.m, self.inf, out, i0, i1, codes, base)
+            return out
+        for x in range(i0 + 1, i1 + 1):
+            row = self.next(row, x, None if codes is None else codes[x - base])
+        return row.copy()
+
     def valid(self, i: int) -> tuple[int, int]:
         """The columns c of row i that are cells of the table (0 <= j <= m): [lo, hi)."""
         lo = max(0, -(i + self.dlo))
@@ -902,13 +916,11 @@ def _align_band(ref: np.ndarray, hyp: np.ndarray, k: int, e: int | None) -> tupl
     if whole:
         table = np.empty((n + 1, w), dtype=np.uint8)
         table[0] = 4
-        for i in range(1, n + 1):
-            row = band.next(row, i, table[i])
+        row = band.advance(row, 0, n, table)
     else:
-        for i in range(1, n + 1):
-            row = band.next(row, i, out=np.empty_like(row) if i % step == 0 else None)
-            if i % step == 0:
-                kept[i] = row
+        for i in range(0, n, step):
+            end = min(n, i + step)
+            row = kept[end] = band.advance(row, i, end)
     c = m - n - band.dlo
     cost = int(row[c]) + m * k  # before the back-trace reuses the work rows
     return _band_trace(band, kept, table, step, c), cost
@@ -927,9 +939,7 @@ def _band_trace(
         base = 0
         if table is None:
             base = ((i - 1) // step) * step
-            r = kept[base]
-            for x in range(base + 1, i + 1):
-                r = band.next(r, x, seg[x - base])
+            band.advance(kept[base], base, i, seg, base)
         while i > base:
             d = int(seg[i - base, c])
             out.append(d)

@@ -67,3 +67,32 @@ def test_bit_parallel_deltas_are_numpys(monkeypatch: pytest.MonkeyPatch) -> None
             monkeypatch.setattr(align, "COMPILED", compiled)
             got[compiled] = align._myers(ref, hyp, keep)
         assert got[True] == got[False]
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_band_rows_are_numpys(whole: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `_align_band` (a plain long pair's band) compiled against `_Band.next` row by row: the
+    # same ops and cost on seeded random pairs with many ties (vocabularies of 2-6 ids), with
+    # the whole table of codes kept, or every s-th row and the stretches recomputed
+    if not whole:
+        monkeypatch.setattr(align, "_BAND_CELLS", 1)
+    rng = random.Random(43 + whole)
+    for _ in range(40):
+        n = rng.choice((1, 2, 5, 40, 300, 1500))
+        m = max(1, n + rng.randrange(-n // 3 - 1, n // 3 + 2))
+        vocab = rng.choice((2, 3, 6, 1000))
+        dtype = rng.choice((np.int32, np.int64))
+        ref = np.array([rng.randrange(vocab) for _ in range(n)], dtype=dtype)
+        hyp = np.array(
+            [x if rng.random() < 0.7 else rng.randrange(vocab) for x in ref[:m].tolist()]
+            + [rng.randrange(vocab) for _ in range(m - min(n, m))],
+            dtype=np.int64,
+        )
+        k = max(n, m) + 1
+        got = {}
+        for compiled in (True, False):
+            monkeypatch.setattr(align, "COMPILED", compiled)
+            got[compiled] = align._align_band(ref, hyp, k, None)
+        assert got[True] == got[False]
+        # and the whole table's (`_align_long`, no band) ops and cost
+        assert got[True] == align._align_long(ref, hyp, k, None, None)

@@ -726,10 +726,13 @@ def _myers(
     return score, kept
 
 
-def _column(i: int, vp: int, vn: int, lo: int, hi: int) -> np.ndarray:
-    """D(i, lo..hi) from row i's vertical deltas (D(i, 0) = i)."""
+def _column(row: tuple[int, int, int, int], lo: int, hi: int) -> np.ndarray:
+    """D(i, lo..hi) from row i's kept deltas (d0, c0, vp, vn): D(i, c0) = d0, bit t of vp / vn
+    for column c0 + t (`_deltas`)."""
+    d0, c0, vp, vn = row
+    lo, hi = lo - c0, hi - c0
     below = (1 << lo) - 1
-    start = i + (vp & below).bit_count() - (vn & below).bit_count()
+    start = d0 + (vp & below).bit_count() - (vn & below).bit_count()
     width = hi - lo
     size = (width + 7) // 8
     window = (1 << width) - 1
@@ -744,6 +747,39 @@ def _column(i: int, vp: int, vn: int, lo: int, hi: int) -> np.ndarray:
     return out
 
 
+def _diagonals(e: int, n: int, m: int) -> tuple[int, int]:
+    """The band of an n x m pair of distance e: the diagonals j - i of its cells through which
+    a path of e edits can pass (see `_Band`)."""
+    return -((e - (m - n)) // 2), (m - n + e) // 2
+
+
+Kept = dict[int, tuple[int, int, int, int]]  # row i: (D(i, c0), c0, vp, vn), see `_column`
+
+
+def _deltas(ref: np.ndarray, hyp: np.ndarray, rows: set[int]) -> tuple[int, Kept, Kept]:
+    """The distance E, and the deltas of each of `rows` forward and of each row n - i of the
+    reversed pair (the backward distances of row i). Compiled: E by `levenshtein`, then the
+    bit-parallel passes on the band's words only (`_dp.myers_band`: values at least the
+    table's, equal on every cell of a path of E edits, which is all `_anchors` compares); else
+    `_myers` over whole rows."""
+    n, m = len(ref), len(hyp)
+    back_rows = {n - i for i in rows}
+    if COMPILED and _dp is not None:
+        e = levenshtein(ref, hyp)
+        dlo, dhi = _diagonals(e, n, m)
+        r64, h64 = (np.ascontiguousarray(x, dtype=np.int64) for x in (ref, hyp))
+        fwd = _dp.myers_band(r64, h64, rows, dlo, dhi)
+        back = _dp.myers_band(r64[::-1].copy(), h64[::-1].copy(), back_rows, dlo, dhi)
+        return e, fwd, back
+    e, whole = _myers(ref, hyp, rows)
+    _, whole_back = _myers(ref[::-1], hyp[::-1], back_rows)
+    return (
+        e,
+        {i: (i, 0, vp, vn) for i, (vp, vn) in whole.items()},
+        {i: (i, 0, vp, vn) for i, (vp, vn) in whole_back.items()},
+    )
+
+
 # Rows between the anchors that `_anchors` tests: each test reads two rows of m bits.
 _ANCHOR_EVERY = 32
 _PIECES = 256  # pieces between anchors aligned a batch
@@ -755,15 +791,13 @@ def _anchors(ref: np.ndarray, hyp: np.ndarray) -> tuple[int, list[tuple[int, int
     backward one (of ref[i:] and hyp[j:]) make E, when only one cell does. Two bit-parallel
     passes (the reversed pair's row n - i gives the backward distances of row i)."""
     n, m = len(ref), len(hyp)
-    rows = set(range(_ANCHOR_EVERY, n, _ANCHOR_EVERY))
-    e, fwd = _myers(ref, hyp, rows)
-    _, back = _myers(ref[::-1], hyp[::-1], {n - i for i in rows})
+    e, fwd, back = _deltas(ref, hyp, set(range(_ANCHOR_EVERY, n, _ANCHOR_EVERY)))
     # only the band's columns can hold a cell of E edits (see `_Band`)
-    dlo, dhi = -((e - (m - n)) // 2), (m - n + e) // 2
+    dlo, dhi = _diagonals(e, n, m)
     out = []
     for i in sorted(fwd):
         lo, hi = max(0, i + dlo), min(m, i + dhi)
-        total = _column(i, *fwd[i], lo, hi) + _column(n - i, *back[n - i], m - hi, m - lo)[::-1]
+        total = _column(fwd[i], lo, hi) + _column(back[n - i], m - hi, m - lo)[::-1]
         on = np.flatnonzero(total == e)
         if len(on) == 1:
             out.append((i, lo + int(on[0])))
@@ -819,7 +853,7 @@ class _Band:
     def __init__(self, ref: np.ndarray, hyp: np.ndarray, k: int, e: int) -> None:
         n, m = len(ref), len(hyp)
         self.ref, self.k, self.n, self.m = ref, k, n, m
-        self.dlo, self.dhi = -((e - (m - n)) // 2), (m - n + e) // 2
+        self.dlo, self.dhi = _diagonals(e, n, m)
         self.w = w = self.dhi - self.dlo + 1
         # int64 always: numpy's fmin.accumulate has a several times faster loop for it than
         # minimum.accumulate, or than either on narrower types (the same minimum on integers)

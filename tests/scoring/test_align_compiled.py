@@ -96,3 +96,30 @@ def test_band_rows_are_numpys(whole: bool, monkeypatch: pytest.MonkeyPatch) -> N
         assert got[True] == got[False]
         # and the whole table's (`_align_long`, no band) ops and cost
         assert got[True] == align._align_long(ref, hyp, k, None, None)
+
+
+def test_banded_anchors_are_the_whole_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `_anchors` from the band's words only (`_dp.myers_band`) against `_myers` over whole rows
+    # in Python integers: the same distance and anchors, and so the same ops, on seeded pairs
+    # of 1-3,000 words (across word edges), with many ties (2-6-word vocabularies) and few
+    rng = random.Random(7)
+    for _ in range(120):
+        n = rng.choice((1, 2, 40, 63, 64, 65, 129, 300, 1000, 3000))
+        m = max(1, n + rng.randrange(-n // 3 - 1, n // 3 + 2))
+        vocab = rng.choice((2, 3, 6, 1000))
+        keep = rng.choice((0.3, 0.7, 0.95))
+        ref = np.array([rng.randrange(vocab) for _ in range(n)], dtype=np.int64)
+        hyp = np.array(
+            [x if rng.random() < keep else rng.randrange(vocab) for x in ref[:m].tolist()]
+            + [rng.randrange(vocab) for _ in range(m - min(n, m))],
+            dtype=np.int32,
+        )
+        got = {}
+        for compiled in (True, False):
+            monkeypatch.setattr(align, "COMPILED", compiled)
+            got[compiled] = align._anchors(ref, hyp)
+        assert got[True] == got[False]
+        if n >= 1000:
+            k = max(n, m) + 1
+            monkeypatch.setattr(align, "COMPILED", True)
+            assert align._align_anchored(ref, hyp, k) == align._align_long(ref, hyp, k, None, None)

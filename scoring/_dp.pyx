@@ -508,12 +508,13 @@ def myers_band(
     const int64_t[::1] ref, const int64_t[::1] hyp, keep, Py_ssize_t dlo, Py_ssize_t dhi
 ):
     """`myers`' deltas on the band dlo <= j - i <= dhi only (`align._anchors`): row i runs the
-    64-bit words holding columns max(0, i + dlo)..min(m, i + dhi). Below the band's first word
-    the column is taken as reached straight down (D(i, c0) = D(i - 1, c0) + 1: the first word's
-    usual carry-in), a word newly above it starts from the row before plus insertions: each a
-    real path, so every value is at least the table's, and equal on every cell of a path of E
-    edits (its cells all lie in the band). Returns {kept row i: (D(i, 64 f), 64 f, vp, vn)}, the
-    deltas of words f.. as Python ints (bit t: column 64 f + t)."""
+    64-bit words holding columns i + dlo - 1..i + dhi (within 0..m). The first word's column c0
+    (left of the band, or column 0) is taken as reached straight down, D(i, c0) = D(i - 1, c0) +
+    1 (the first word's usual carry-in); a word newly above starts from the row before plus
+    insertions. Each is a real path, so every value is at least the table's; and every cell of
+    a path of E edits lies in the band with its predecessors on that path computed cells (never
+    c0), so there the values are the table's: all that `_anchors` compares. Returns {kept row i:
+    (D(i, c0), c0, vp, vn)}, vp / vn the deltas of the words from c0 on (bit t: column c0 + t)."""
     cdef Py_ssize_t n = ref.shape[0], m = hyp.shape[0], i, b, q, nb = (m + 63) // 64
     cdef Py_ssize_t f = 0, last, new_f, new_last, lo, hi
     cdef uint64_t x, d0, hp, hn, vpb, vnb, sum_, carry, hp_in, hn_in, hp_out, hn_out
@@ -538,7 +539,9 @@ def myers_band(
     for i in range(1, n + 1):
         lo = i + dlo if i + dlo > 0 else 0
         hi = i + dhi if i + dhi < m else m
-        new_f = lo // 64
+        # the first word holds a column left of the band: a band cell's diagonal predecessor
+        # (row i - 1, column lo - 1) then is computed, not the boundary column
+        new_f = (lo - 1) // 64 if lo > 0 else 0
         new_last = (hi - 1) // 64 if hi > 0 else 0
         new_last = new_last if new_last > new_f else new_f
         new_last = new_last if new_last < nb else nb - 1

@@ -123,3 +123,20 @@ def test_banded_anchors_are_the_whole_rows(monkeypatch: pytest.MonkeyPatch) -> N
             k = max(n, m) + 1
             monkeypatch.setattr(align, "COMPILED", True)
             assert align._align_anchored(ref, hyp, k) == align._align_long(ref, hyp, k, None, None)
+
+
+@pytest.mark.parametrize("block", [1, 2, 63, 64, 65, 129])
+def test_banded_anchors_on_the_bands_edge(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a block of words only one side has, at either end: the one least-cost path runs along
+    # the band's edge diagonal, across the words' edges (where the band's first word moves)
+    for y in (200, 1000):
+        for side in range(4):
+            extra, shared = np.arange(10_000, 10_000 + block), np.arange(y)
+            longer = np.concatenate([extra, shared] if side < 2 else [shared, extra])
+            ref, hyp = (longer, shared) if side % 2 else (shared, longer)
+            got = {}
+            for compiled in (True, False):
+                monkeypatch.setattr(align, "COMPILED", compiled)
+                got[compiled] = align._anchors(ref, hyp)
+            assert got[True] == got[False]
+            assert len(got[True][1]) == (len(ref) - 1) // 32  # every 32nd row: one path

@@ -647,9 +647,10 @@ def levenshtein(ref: np.ndarray | list[int], hyp: np.ndarray | list[int]) -> int
     """The edit distance (insertions, deletions, substitutions, each 1) of two id sequences.
 
     rapidfuzz's (compiled; bit-parallel, Myers/Hyyro as `_myers`, which gives the same
-    count 5-8x slower in Python integers and stays for the deltas `_anchors` reads). Used to
-    bound the band of the exact aligner (`_align_band`) and of the DAE windows' pass, and as
-    the distance of the speaker assignments (`scoring.meeting`), which need the count only.
+    count 5-8x slower in Python integers and, with `_dp.myers_band`, the deltas `_anchors`
+    reads). Used to bound the band of the exact aligner (`_align_band`, `_anchors`) and of
+    the DAE windows' pass, and as the distance of the speaker assignments
+    (`scoring.meeting`), which need the count only.
     PairTooLong beyond `MAX_CELLS`.
 
     With a cutoff k, rapidfuzz computes only the band of k diagonals (k*n/64 words, not

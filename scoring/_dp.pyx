@@ -13,7 +13,9 @@ where this extension is not built (no C compiler), chosen at import.
 - `steps`: `dae_windows._step` token after token, the same cell function on every slot
   combination's row.
 - `fill_table`: `align._Table.fill_row` over a whole (narrow) batch's table.
-- `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words."""
+- `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words; `myers_band`
+  the same on the band's words only (`align._anchors`: the same anchors).
+- `band_rows`: `align._Band.next` over a stretch of rows (a plain long pair's band)."""
 
 import numpy as np
 

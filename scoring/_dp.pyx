@@ -13,7 +13,9 @@ where this extension is not built (no C compiler), chosen at import.
 - `steps`: `dae_windows._step` token after token, the same cell function on every slot
   combination's row.
 - `fill_table`: `align._Table.fill_row` over a whole (narrow) batch's table.
-- `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words."""
+- `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words; `myers_band`
+  the same on the band's words only (`align._anchors`: the same anchors).
+- `band_rows`: `align._Band.next` over a stretch of rows (a plain long pair's band)."""
 
 import numpy as np
 
@@ -437,3 +439,158 @@ def myers(const int64_t[::1] ref, const int64_t[::1] hyp, keep):
                 int.from_bytes(np.asarray(vn).tobytes(), "little") & mask,
             )
     return score, kept
+
+
+def band_rows(
+    const int64_t[::1] ref,
+    const int64_t[::1] padded,
+    int64_t k,
+    Py_ssize_t dlo,
+    Py_ssize_t m,
+    int64_t inf,
+    int64_t[::1] row,
+    Py_ssize_t i0,
+    Py_ssize_t i1,
+    unsigned char[:, ::1] codes,
+    Py_ssize_t base,
+):
+    """`align._Band.next` for rows i0+1..i1: `row` holds row i0 and is left holding row i1;
+    with `codes`, row x's back-trace codes go to codes[x - base]. Cell for cell numpy's
+    values (the diagonal, the cell above + K, the clip to the row's cells, column 0's i
+    deletions, the running minimum) and codes (4 - (cell == up), the diagonal's where it is
+    optimal, 3 in column 0), on every column of the band, outside the table's cells too."""
+    cdef Py_ssize_t w = row.shape[0], i, c, lo, hi, at
+    cdef int64_t r, vd, vu, t, run, cell
+    cdef bint differ, zero, with_codes = codes is not None
+    cdef int64_t[::1] prev = np.empty(w, dtype=np.int64)
+    cdef unsigned char code
+    for i in range(i0 + 1, i1 + 1):
+        prev[:] = row
+        r = ref[i - 1]
+        at = i + dlo - 1 + w
+        lo = -(i + dlo)
+        lo = lo if lo > 0 else 0
+        hi = m - i - dlo + 1
+        hi = hi if hi < w else w
+        hi = hi if hi > lo else lo
+        zero = lo < hi and lo == -(i + dlo)  # column j = 0 is in the band
+        run = inf  # above every cell: numpy's fmin.accumulate from the first column
+        for c in range(w):
+            differ = padded[at + c] != r
+            vd = prev[c] + (1 if differ else -k)
+            vu = prev[c + 1] + k if c + 1 < w else inf
+            t = vd if vd < vu else vu
+            if c < lo or c >= hi:
+                t = inf
+            elif zero and c == lo:
+                t = i * k
+                vu = t
+            if c == 0 or t < run:
+                run = t
+            cell = run if c < hi else inf
+            row[c] = cell
+            if with_codes:
+                code = 3 if cell == vu else 4
+                if cell == vd:
+                    code = 2 if differ else 1
+                if zero and c == lo:
+                    code = 3
+                codes[i - base, c] = code
+
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long) nogil
+
+
+cdef inline int64_t _popcount(uint64_t v) noexcept nogil:
+    return __builtin_popcountll(v)
+
+
+def myers_band(
+    const int64_t[::1] ref, const int64_t[::1] hyp, keep, Py_ssize_t dlo, Py_ssize_t dhi
+):
+    """`myers`' deltas on the band dlo <= j - i <= dhi only (`align._anchors`): row i runs the
+    64-bit words holding columns i + dlo - 1..i + dhi (within 0..m). The first word's column c0
+    (left of the band, or column 0) is taken as reached straight down, D(i, c0) = D(i - 1, c0) +
+    1 (the first word's usual carry-in); a word newly above starts from the row before plus
+    insertions. Each is a real path, so every value is at least the table's; and every cell of
+    a path of E edits lies in the band with its predecessors on that path computed cells (never
+    c0), so there the values are the table's: all that `_anchors` compares. Returns {kept row i:
+    (D(i, c0), c0, vp, vn)}, vp / vn the deltas of the words from c0 on (bit t: column c0 + t)."""
+    cdef Py_ssize_t n = ref.shape[0], m = hyp.shape[0], i, b, q, nb = (m + 63) // 64
+    cdef Py_ssize_t f = 0, last, new_f, new_last, lo, hi
+    cdef uint64_t x, d0, hp, hn, vpb, vnb, sum_, carry, hp_in, hn_in, hp_out, hn_out
+    cdef int64_t base = 0
+    cdef bint overflow
+    ids, inverse = np.unique(np.asarray(hyp), return_inverse=True)
+    order = np.argsort(inverse, kind="stable").astype(np.int64)
+    starts = np.searchsorted(inverse[order], np.arange(len(ids) + 1)).astype(np.int64)
+    at = np.searchsorted(ids, np.asarray(ref)).astype(np.int64)
+    found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == np.asarray(ref))
+    cdef const int64_t[::1] pos = order, start = starts
+    cdef int64_t[::1] word = np.where(found, at, -1).astype(np.int64)
+    cdef uint64_t[::1] vp = np.full(nb, ~(<uint64_t>0), dtype=np.uint64)  # row 0: D(0, j) = j
+    cdef uint64_t[::1] vn = np.zeros(nb, dtype=np.uint64)
+    cdef uint64_t[::1] peq = np.zeros(nb, dtype=np.uint64)
+    cdef int64_t[::1] first = starts[: len(ids)].copy()
+    cdef int64_t w
+    cdef Py_ssize_t q_lo, q_end
+    hi = m if dhi > m else dhi
+    last = (hi - 1) // 64 if hi > 0 else 0
+    kept = {}
+    for i in range(1, n + 1):
+        lo = i + dlo if i + dlo > 0 else 0
+        hi = i + dhi if i + dhi < m else m
+        # the first word holds a column left of the band: a band cell's diagonal predecessor
+        # (row i - 1, column lo - 1) then is computed, not the boundary column
+        new_f = (lo - 1) // 64 if lo > 0 else 0
+        new_last = (hi - 1) // 64 if hi > 0 else 0
+        new_last = new_last if new_last > new_f else new_f
+        new_last = new_last if new_last < nb else nb - 1
+        for b in range(f, new_f):  # words dropped below the band: D(i - 1, 64 new_f)
+            base += _popcount(vp[b]) - _popcount(vn[b])
+        f = new_f if new_f > f else f
+        for b in range(last + 1, new_last + 1):  # words entering above: insertions
+            vp[b], vn[b] = ~(<uint64_t>0), 0
+        last = new_last if new_last > last else last
+        # the word's positions in the band's words only (each id's from `first` on: the band
+        # only moves right, so positions below it are passed once)
+        w = word[i - 1]
+        q_end = q_lo = 0
+        if w >= 0:
+            q_lo = first[w]
+            while q_lo < start[w + 1] and pos[q_lo] < 64 * f:
+                q_lo += 1
+            first[w] = q_lo
+            q_end = q_lo
+            while q_end < start[w + 1] and pos[q_end] < 64 * (last + 1):
+                peq[pos[q_end] >> 6] |= (<uint64_t>1) << (pos[q_end] & 63)
+                q_end += 1
+        carry, hp_in, hn_in = 0, 1, 0
+        for b in range(f, last + 1):
+            vpb, vnb = vp[b], vn[b]
+            x = peq[b] | vnb
+            sum_ = (x & vpb) + vpb
+            overflow = sum_ < vpb
+            sum_ += carry
+            carry = 1 if (overflow or sum_ < carry) else 0
+            d0 = (sum_ ^ vpb) | x
+            hp = vnb | ~(d0 | vpb)
+            hn = vpb & d0
+            hp_out, hn_out = hp >> 63, hn >> 63
+            x = (hp << 1) | hp_in
+            vp[b] = ((hn << 1) | hn_in) | ~(d0 | x)
+            vn[b] = x & d0
+            hp_in, hn_in = hp_out, hn_out
+        base += 1  # the first word's column, reached straight down
+        for q in range(q_lo, q_end):
+            peq[pos[q] >> 6] = 0
+        if i in keep:
+            kept[i] = (
+                base,
+                64 * f,
+                int.from_bytes(np.asarray(vp[f : last + 1]).tobytes(), "little"),
+                int.from_bytes(np.asarray(vn[f : last + 1]).tobytes(), "little"),
+            )
+    return kept
+

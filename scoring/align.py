@@ -647,9 +647,10 @@ def levenshtein(ref: np.ndarray | list[int], hyp: np.ndarray | list[int]) -> int
     """The edit distance (insertions, deletions, substitutions, each 1) of two id sequences.
 
     rapidfuzz's (compiled; bit-parallel, Myers/Hyyro as `_myers`, which gives the same
-    count 5-8x slower in Python integers and stays for the deltas `_anchors` reads). Used to
-    bound the band of the exact aligner (`_align_band`) and of the DAE windows' pass, and as
-    the distance of the speaker assignments (`scoring.meeting`), which need the count only.
+    count 5-8x slower in Python integers and, with `_dp.myers_band`, the deltas `_anchors`
+    reads). Used to bound the band of the exact aligner (`_align_band`, `_anchors`) and of
+    the DAE windows' pass, and as the distance of the speaker assignments
+    (`scoring.meeting`), which need the count only.
     PairTooLong beyond `MAX_CELLS`.
 
     With a cutoff k, rapidfuzz computes only the band of k diagonals (k*n/64 words, not
@@ -726,10 +727,13 @@ def _myers(
     return score, kept
 
 
-def _column(i: int, vp: int, vn: int, lo: int, hi: int) -> np.ndarray:
-    """D(i, lo..hi) from row i's vertical deltas (D(i, 0) = i)."""
+def _column(row: tuple[int, int, int, int], lo: int, hi: int) -> np.ndarray:
+    """D(i, lo..hi) from row i's kept deltas (d0, c0, vp, vn): D(i, c0) = d0, bit t of vp / vn
+    for column c0 + t (`_deltas`)."""
+    d0, c0, vp, vn = row
+    lo, hi = lo - c0, hi - c0
     below = (1 << lo) - 1
-    start = i + (vp & below).bit_count() - (vn & below).bit_count()
+    start = d0 + (vp & below).bit_count() - (vn & below).bit_count()
     width = hi - lo
     size = (width + 7) // 8
     window = (1 << width) - 1
@@ -744,6 +748,39 @@ def _column(i: int, vp: int, vn: int, lo: int, hi: int) -> np.ndarray:
     return out
 
 
+def _diagonals(e: int, n: int, m: int) -> tuple[int, int]:
+    """The band of an n x m pair of distance e: the diagonals j - i of its cells through which
+    a path of e edits can pass (see `_Band`)."""
+    return -((e - (m - n)) // 2), (m - n + e) // 2
+
+
+Kept = dict[int, tuple[int, int, int, int]]  # row i: (D(i, c0), c0, vp, vn), see `_column`
+
+
+def _deltas(ref: np.ndarray, hyp: np.ndarray, rows: set[int]) -> tuple[int, Kept, Kept]:
+    """The distance E, and the deltas of each of `rows` forward and of each row n - i of the
+    reversed pair (the backward distances of row i). Compiled: E by `levenshtein`, then the
+    bit-parallel passes on the band's words only (`_dp.myers_band`: values at least the
+    table's, equal on every cell of a path of E edits, which is all `_anchors` compares); else
+    `_myers` over whole rows."""
+    n, m = len(ref), len(hyp)
+    back_rows = {n - i for i in rows}
+    if COMPILED and _dp is not None:
+        e = levenshtein(ref, hyp)
+        dlo, dhi = _diagonals(e, n, m)
+        r64, h64 = (np.ascontiguousarray(x, dtype=np.int64) for x in (ref, hyp))
+        fwd = _dp.myers_band(r64, h64, rows, dlo, dhi)
+        back = _dp.myers_band(r64[::-1].copy(), h64[::-1].copy(), back_rows, dlo, dhi)
+        return e, fwd, back
+    e, whole = _myers(ref, hyp, rows)
+    _, whole_back = _myers(ref[::-1], hyp[::-1], back_rows)
+    return (
+        e,
+        {i: (i, 0, vp, vn) for i, (vp, vn) in whole.items()},
+        {i: (i, 0, vp, vn) for i, (vp, vn) in whole_back.items()},
+    )
+
+
 # Rows between the anchors that `_anchors` tests: each test reads two rows of m bits.
 _ANCHOR_EVERY = 32
 _PIECES = 256  # pieces between anchors aligned a batch
@@ -755,15 +792,13 @@ def _anchors(ref: np.ndarray, hyp: np.ndarray) -> tuple[int, list[tuple[int, int
     backward one (of ref[i:] and hyp[j:]) make E, when only one cell does. Two bit-parallel
     passes (the reversed pair's row n - i gives the backward distances of row i)."""
     n, m = len(ref), len(hyp)
-    rows = set(range(_ANCHOR_EVERY, n, _ANCHOR_EVERY))
-    e, fwd = _myers(ref, hyp, rows)
-    _, back = _myers(ref[::-1], hyp[::-1], {n - i for i in rows})
+    e, fwd, back = _deltas(ref, hyp, set(range(_ANCHOR_EVERY, n, _ANCHOR_EVERY)))
     # only the band's columns can hold a cell of E edits (see `_Band`)
-    dlo, dhi = -((e - (m - n)) // 2), (m - n + e) // 2
+    dlo, dhi = _diagonals(e, n, m)
     out = []
     for i in sorted(fwd):
         lo, hi = max(0, i + dlo), min(m, i + dhi)
-        total = _column(i, *fwd[i], lo, hi) + _column(n - i, *back[n - i], m - hi, m - lo)[::-1]
+        total = _column(fwd[i], lo, hi) + _column(back[n - i], m - hi, m - lo)[::-1]
         on = np.flatnonzero(total == e)
         if len(on) == 1:
             out.append((i, lo + int(on[0])))
@@ -819,7 +854,7 @@ class _Band:
     def __init__(self, ref: np.ndarray, hyp: np.ndarray, k: int, e: int) -> None:
         n, m = len(ref), len(hyp)
         self.ref, self.k, self.n, self.m = ref, k, n, m
-        self.dlo, self.dhi = -((e - (m - n)) // 2), (m - n + e) // 2
+        self.dlo, self.dhi = _diagonals(e, n, m)
         self.w = w = self.dhi - self.dlo + 1
         # int64 always: numpy's fmin.accumulate has a several times faster loop for it than
         # minimum.accumulate, or than either on narrower types (the same minimum on integers)
@@ -835,6 +870,20 @@ class _Band:
         self.t = np.empty(w, dtype=dt)
         self.ok = np.empty(w, dtype=bool)
         self.spare = [np.empty(w, dtype=dt), np.empty(w, dtype=dt)]
+
+    def advance(
+        self, row: np.ndarray, i0: int, i1: int, codes: np.ndarray | None = None, base: int = 0
+    ) -> np.ndarray:
+        """Row i1 (a new array) from row i0, with rows i0+1..i1's back-trace codes into
+        codes[x - base] where given: one compiled call (`COMPILED`), else `next` row by row."""
+        if COMPILED and _dp is not None:
+            out = row.copy()
+            as64 = [np.ascontiguousarray(x, dtype=np.int64) for x in (self.ref, self.padded)]
+            _dp.band_rows(*as64, self.k, self.dlo, self.m, self.inf, out, i0, i1, codes, base)
+            return out
+        for x in range(i0 + 1, i1 + 1):
+            row = self.next(row, x, None if codes is None else codes[x - base])
+        return row.copy()
 
     def valid(self, i: int) -> tuple[int, int]:
         """The columns c of row i that are cells of the table (0 <= j <= m): [lo, hi)."""
@@ -902,13 +951,11 @@ def _align_band(ref: np.ndarray, hyp: np.ndarray, k: int, e: int | None) -> tupl
     if whole:
         table = np.empty((n + 1, w), dtype=np.uint8)
         table[0] = 4
-        for i in range(1, n + 1):
-            row = band.next(row, i, table[i])
+        row = band.advance(row, 0, n, table)
     else:
-        for i in range(1, n + 1):
-            row = band.next(row, i, out=np.empty_like(row) if i % step == 0 else None)
-            if i % step == 0:
-                kept[i] = row
+        for i in range(0, n, step):
+            end = min(n, i + step)
+            row = kept[end] = band.advance(row, i, end)
     c = m - n - band.dlo
     cost = int(row[c]) + m * k  # before the back-trace reuses the work rows
     return _band_trace(band, kept, table, step, c), cost
@@ -927,9 +974,7 @@ def _band_trace(
         base = 0
         if table is None:
             base = ((i - 1) // step) * step
-            r = kept[base]
-            for x in range(base + 1, i + 1):
-                r = band.next(r, x, seg[x - base])
+            band.advance(kept[base], base, i, seg, base)
         while i > base:
             d = int(seg[i - base, c])
             out.append(d)

@@ -26,7 +26,11 @@ def nlp_utterances(
 ) -> list:
     """The scorer's results; an NLP recording too long for one alternation table is scored
     in chunks and joined back (scoring.nlp_chunks). The recordings are cut in `jobs`
-    processes (None: decided by size, `pool_size`); the same chunks in the same order."""
+    processes (None: decided by size, `pool_size`); the same chunks in the same order. NSW
+    reads a batch's new strings in as many (`Nsw._prefetch`)."""
+    nsw = getattr(scorer, "nsw", None)
+    if nsw is not None and hasattr(nsw, "jobs"):
+        nsw.jobs = jobs
     if recs is None:
         return scorer.utterances(refs, hyps)
     from scoring.nlp_chunks import merge

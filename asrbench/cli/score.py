@@ -166,8 +166,8 @@ _JOBS = typer.Option(
     None,
     "-j",
     "--jobs",
-    help="NLP references: processes cutting the recordings into chunks (1: none; default 2 "
-    "for many long recordings, bound by the CPUs); the same results either way",
+    help="processes cutting NLP recordings into chunks and reading new NSW strings (1: none; "
+    "default 2 for many long recordings or strings, bound by the CPUs); the same results",
 )
 
 

@@ -152,7 +152,7 @@ def run_tree(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, float,
     watcher = threading.Thread(target=sample, daemon=True)
     watcher.start()
     try:
-        wall, cpu, rss, _ = run_process(cmd, env, ROOT)
+        wall, cpu, rss, _ = run_process(cmd, env, cwd)
     finally:
         done.set()
         watcher.join()

@@ -28,9 +28,8 @@ def nlp_utterances(
     in chunks and joined back (scoring.nlp_chunks). The recordings are cut in `jobs`
     processes (None: decided by size, `pool_size`); the same chunks in the same order. NSW
     reads a batch's new strings in as many (`Nsw._prefetch`)."""
-    nsw = getattr(scorer, "nsw", None)
-    if nsw is not None and hasattr(nsw, "jobs"):
-        nsw.jobs = jobs
+    if scorer.nsw is not None:
+        scorer.nsw.jobs = jobs
     if recs is None:
         return scorer.utterances(refs, hyps)
     from scoring.nlp_chunks import merge
@@ -55,7 +54,15 @@ def pool_size(jobs: int | None, tasks: Sequence[tuple[str, Sequence[Any], str | 
         return max(1, min(jobs, len(tasks)))
     if len(tasks) < 2 or sum(len(t[1]) for t in tasks) < POOL_MIN_PIECES:
         return 1
-    return max(1, min(2, os.cpu_count() or 1))
+    return max(1, min(2, os.cpu_count() or 1)) if may_fork() else 1
+
+
+def may_fork() -> bool:
+    """Whether this process may start workers: not a daemonic worker of a pool itself
+    (`ops/benchmark`'s, which multiprocessing forbids to have children)."""
+    import multiprocessing
+
+    return not multiprocessing.current_process().daemon
 
 
 def _cut(k: int) -> tuple[dict[str, str], dict[str, str]]:
@@ -95,7 +102,7 @@ def tagged(scorer: Any, utts: Sequence[Any], recs: Mapping[str, Any]) -> list:
         rec = recs[u.id]
         owner = map_pieces(rec.pieces, u.ref, scorer.normalize)
         out.append(tag_words(u, rec.tokens, rec.pieces, owner, rec.classes))
-    if getattr(scorer, "nsw", None) is not None:
+    if scorer.nsw is not None:
         # the pieces read on their own above: stored, so the next run finds them (the
         # scorer flushes only what it read itself)
         scorer.nsw.flush()

@@ -356,7 +356,7 @@ def _exact_path(pieces, scored, norm) -> list[int] | None:
 
 
 def _diff_path(pieces, scored, norm) -> list[int]:
-    from scoring.nlp_chunks import matching_blocks  # difflib's blocks, faster
+    from scoring.matching import matching_blocks  # difflib's blocks, faster
 
     words, owner = [], []
     for k, p in enumerate(pieces):

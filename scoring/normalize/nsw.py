@@ -360,13 +360,14 @@ class Nsw:
         """A batch holding many strings nemo has not read (a cold corpus): half of them read
         in a forked second process while this one reads the other half, into the result
         cache the batch then reads from (nemo's reading of a string is the same in either)."""
+        import multiprocessing
+
         workers = self.jobs if self.jobs is not None else min(2, os.cpu_count() or 1)
-        if workers < 2:
-            return
+        if workers < 2 or multiprocessing.current_process().daemon:
+            return  # a daemonic pool worker may not start processes
         misses = self._misses(texts)
         if len(misses) < POOL_MIN_READS:
             return
-        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         global _FORKED
@@ -484,6 +485,7 @@ class Num2Words:
     def __init__(self, lang: str) -> None:
         self.lang = lang
         self.calls = 0
+        self.jobs: int | None = None  # the Nsw interface (fast: read in one process)
 
     def _number(self, m: re.Match[str]) -> str:
         from num2words import num2words

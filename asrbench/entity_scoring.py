@@ -13,6 +13,7 @@ with audio players.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,20 +21,75 @@ from typing import Any
 WORST_MAX = 100  # misrecognised entity instances kept per cell, worst first
 
 
-def nlp_utterances(scorer: Any, refs: dict, hyps: dict, recs: Mapping[str, Any] | None) -> list:
+def nlp_utterances(
+    scorer: Any, refs: dict, hyps: dict, recs: Mapping[str, Any] | None, jobs: int | None = None
+) -> list:
     """The scorer's results; an NLP recording too long for one alternation table is scored
-    in chunks and joined back (scoring.nlp_chunks)."""
+    in chunks and joined back (scoring.nlp_chunks). The recordings are cut in `jobs`
+    processes (None: decided by size, `pool_size`); the same chunks in the same order. NSW
+    reads a batch's new strings in as many (`Nsw._prefetch`)."""
+    if scorer.nsw is not None:
+        scorer.nsw.jobs = jobs
     if recs is None:
         return scorer.utterances(refs, hyps)
-    from scoring.nlp_chunks import chunk_texts, merge
+    from scoring.nlp_chunks import merge
 
     chunk_refs: dict[str, str] = {}
     chunk_hyps = {k: v for k, v in hyps.items() if k not in recs}  # unknown IDs: the error
-    for ident, rec in recs.items():
-        r, h = chunk_texts(ident, rec.pieces, hyps.get(ident))
+    tasks = [(ident, rec.pieces, hyps.get(ident)) for ident, rec in recs.items()]
+    for r, h in _chunked(tasks, jobs):
         chunk_refs.update(r)
         chunk_hyps.update(h)
     return merge(scorer.utterances(chunk_refs, chunk_hyps))
+
+
+POOL_MIN_PIECES = 20_000  # reference pieces (~words) below which a pool costs more than it saves
+_TASKS: list = []  # the recordings a forked worker cuts (inherited, not pickled)
+
+
+def pool_size(jobs: int | None, tasks: Sequence[tuple[str, Sequence[Any], str | None]]) -> int:
+    """Worker processes for cutting recordings: `jobs` when given (1: none), else 2 (bound
+    by the CPUs) for at least two recordings of `POOL_MIN_PIECES` pieces in all."""
+    if jobs is not None:
+        return max(1, min(jobs, len(tasks)))
+    if len(tasks) < 2 or sum(len(t[1]) for t in tasks) < POOL_MIN_PIECES:
+        return 1
+    return max(1, min(2, os.cpu_count() or 1)) if may_fork() else 1
+
+
+def may_fork() -> bool:
+    """Whether this process may start workers: not a daemonic worker of a pool itself
+    (`ops/benchmark`'s, which multiprocessing forbids to have children)."""
+    import multiprocessing
+
+    return not multiprocessing.current_process().daemon
+
+
+def _cut(k: int) -> tuple[dict[str, str], dict[str, str]]:
+    from scoring.nlp_chunks import chunk_texts
+
+    return chunk_texts(*_TASKS[k])
+
+
+def _chunked(tasks: list, jobs: int | None) -> list[tuple[dict[str, str], dict[str, str]]]:
+    """`chunk_texts` of each recording in input order, in a pool of forked processes where
+    `pool_size` says (each cut is a pure function of its recording: the same chunks)."""
+    workers = pool_size(jobs, tasks)
+    if workers < 2:
+        from scoring.nlp_chunks import chunk_texts
+
+        return [chunk_texts(*t) for t in tasks]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _TASKS
+    _TASKS = tasks  # forked workers read it from their copy of this module: no pickling
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            return list(pool.map(_cut, range(len(tasks))))
+    finally:
+        _TASKS = []
 
 
 def tagged(scorer: Any, utts: Sequence[Any], recs: Mapping[str, Any]) -> list:
@@ -46,6 +102,10 @@ def tagged(scorer: Any, utts: Sequence[Any], recs: Mapping[str, Any]) -> list:
         rec = recs[u.id]
         owner = map_pieces(rec.pieces, u.ref, scorer.normalize)
         out.append(tag_words(u, rec.tokens, rec.pieces, owner, rec.classes))
+    if scorer.nsw is not None:
+        # the pieces read on their own above: stored, so the next run finds them (the
+        # scorer flushes only what it read itself)
+        scorer.nsw.flush()
     return out
 
 

@@ -5,10 +5,12 @@ outputs (Rev's published files), scored by one `ops/score REF_DIR HYP_DIR` with 
 step, as a whole process: cold (a fresh cache folder holding only nemo's compiled English
 grammars, copied from the checkout's `.cache/nemo_tn`, and the compacted tagger built from them
 in a process timed apart, so every NSW result is computed) then warm (the same folder again).
-Each process: wall seconds, CPU seconds (user + system) and peak RSS (its own, from wait4),
-with the NSW strings nemo read. Beside it, fstalign (Rev's tool, as
-the Earnings-21 authors ran it: reference, normalisation and wer_tag sidecars) on the first
-`--fstalign-calls` calls, one process each, when its binary exists (`make fstalign`).
+Each process: wall seconds, CPU seconds (user + system, with the workers it waited for) and
+peak RSS (its own, from wait4), the peaks of RSS and PSS summed over it and its worker
+processes (sampled from /proc every 0.2 s), with the NSW strings nemo read. Beside it,
+fstalign (Rev's tool, as the Earnings-21 authors ran it: reference, normalisation and wer_tag
+sidecars) on the first `--fstalign-calls` calls, one process each, when its binary exists
+(`make fstalign`).
 
     .venv/bin/python benchmarks/longform_corpus.py [--repo DIR] [--system google]
         [--calls 44] [--sidecars] [--fstalign-calls 2] [--fstalign PATH]
@@ -106,6 +108,62 @@ def prepare_grammars(cache: Path, env: dict) -> dict:
     return row
 
 
+def _tree_memory(root: int) -> tuple[float, float]:
+    """RSS and PSS (MB) summed over a process and its descendants, from /proc (PSS shares
+    the pages forked workers hold in common among them)."""
+    parent: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(stat.parent.name)] = int(fields[1])
+    tree, grew = {root}, True
+    while grew:
+        more = {pid for pid, pp in parent.items() if pp in tree} - tree
+        tree |= more
+        grew = bool(more)
+    rss = pss = 0.0
+    for pid in tree:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith(("Rss:", "Pss:")):
+                    kb = float(line.split()[1]) / 1024
+                    rss, pss = (rss + kb, pss) if line.startswith("Rss:") else (rss, pss + kb)
+        except OSError:
+            continue
+    return rss, pss
+
+
+def run_tree(cmd: list[str], env: dict, cwd: Path) -> tuple[float, float, float, float, float]:
+    """`run_process` (wall s, CPU s of the process and the workers it waited for, its own peak
+    RSS MB) and the peaks of RSS and PSS summed over it and its workers, sampled every 0.2 s."""
+    import threading
+
+    peaks = [0.0, 0.0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.2):
+            for pid in _children(os.getpid()):
+                rss, pss = _tree_memory(pid)
+                peaks[0], peaks[1] = max(peaks[0], rss), max(peaks[1], pss)
+
+    watcher = threading.Thread(target=sample, daemon=True)
+    watcher.start()
+    try:
+        wall, cpu, rss, _ = run_process(cmd, env, cwd)
+    finally:
+        done.set()
+        watcher.join()
+    return wall, cpu, rss, peaks[0], peaks[1]
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in path.read_text().split()] if path.is_file() else []
+
+
 def score_runs(tmp: Path, sidecars: bool, env: dict) -> dict:
     """`ops/score` on the corpus, cold then warm, in a cache folder of its own."""
     cache = tmp / "cache"
@@ -118,13 +176,15 @@ def score_runs(tmp: Path, sidecars: bool, env: dict) -> dict:
     if sidecars:
         cmd += ["--norm", str(tmp / "norm"), "--wer-tags", str(tmp / "tags")]
     for run in ("cold", "warm"):
-        wall, cpu, rss, _ = run_process([*cmd, "-o", str(tmp / run)], env, ROOT)
+        wall, cpu, rss, tree_rss, tree_pss = run_tree([*cmd, "-o", str(tmp / run)], env, ROOT)
         summary = json.loads((tmp / run / "summary.json").read_text())
         m = summary["metrics"]
         out[run] = {
             "wall_s": round(wall, 2),
             "cpu_s": round(cpu, 2),
             "peak_rss_mb": round(rss, 1),
+            "peak_all_rss_mb": round(tree_rss, 1),
+            "peak_all_pss_mb": round(tree_pss, 1),
             "nemo_strings": nemo_reads(cache),
             "counts": {k: m.get(k) for k in ("errors", "n_ref", "sub", "del", "ins")},
         }

@@ -177,11 +177,11 @@ def number_spans(ref: Sequence[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def _span_outcome(utt: UtteranceResult, cols: list, span: tuple[int, int]) -> str:
-    """correct, value, format or missed, for one reference number span."""
+def _span_outcome(utt: UtteranceResult, cols: list, span: tuple[int, int], at: list[int]) -> str:
+    """correct, value, format or missed, for one reference number span; `at[r]`: the column
+    of reference word r (one a word, in order: a span's columns without a scan of all)."""
     lo, hi = span
-    inside = [k for k, (c, r, _) in enumerate(cols) if c in "CSDO" and lo <= r < hi]
-    a, b = inside[0], inside[-1] + 1
+    a, b = at[lo], at[hi - 1] + 1
     while a > 0 and cols[a - 1][0] == "I" and is_number_word(utt.hyp[cols[a - 1][2]]):
         a -= 1  # inserted number words just before or after belong to the span
     while b < len(cols) and cols[b][0] == "I" and is_number_word(utt.hyp[cols[b][2]]):
@@ -211,8 +211,9 @@ def numbers(utts: Sequence[UtteranceResult], boot: tuple[int, float, int]) -> di
     per = {k: [0] * len(utts) for k in kinds}
     for g, utt in enumerate(utts):
         cols = _columns(utt.codes)
+        at = [k for k, col in enumerate(cols) if col[0] in "CSDO"]
         for span in number_spans(utt.ref):
-            per[_span_outcome(utt, cols, span)][g] += 1
+            per[_span_outcome(utt, cols, span, at)][g] += 1
     spans = [sum(per[k][g] for k in kinds) for g in range(len(utts))]
     n = sum(spans)
     return {

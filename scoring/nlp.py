@@ -356,7 +356,7 @@ def _exact_path(pieces, scored, norm) -> list[int] | None:
 
 
 def _diff_path(pieces, scored, norm) -> list[int]:
-    from difflib import SequenceMatcher
+    from scoring.matching import matching_blocks  # difflib's blocks, faster
 
     words, owner = [], []
     for k, p in enumerate(pieces):
@@ -364,8 +364,7 @@ def _diff_path(pieces, scored, norm) -> list[int]:
             words.append(w)
             owner.append(k)
     out = [-1] * len(scored)
-    matcher = SequenceMatcher(None, list(scored), words, autojunk=False)
-    for a, b, size in matcher.get_matching_blocks():
+    for a, b, size in matching_blocks(list(scored), words):
         for i in range(size):
             out[a + i] = owner[b + i]
     last = 0

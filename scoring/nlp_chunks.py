@@ -3,19 +3,20 @@
 A reference with alternations is aligned by the network DP (`scoring.sclite_align`), whose
 table is bounded (`SCLITE_MAX_CELLS`, about 2,000 x 2,000 words): an Earnings-21 call has
 ~10,000. `split` cuts the reference and hypothesis at anchors, the middle of a run of at least
-`ANCHOR` words the two share (written forms, lower-cased, punctuation dropped: matched by
-difflib), about every `TARGET` reference words and only between pieces; `merge` joins the
-chunks' results back into one result per recording, so every metric, the entity ones
-included, sees whole recordings. A cut inside a shared run is where the whole alignment also
-passes unless an optimal path leaves that run unmatched; `tests/scoring/test_nlp_chunks.py`
-checks that chunked and whole counts agree on a real Earnings-21 excerpt cut every 60 words.
+`ANCHOR` words the two share (written forms, lower-cased, punctuation dropped: difflib's
+matching blocks, found by `matching_blocks`), about every `TARGET` reference words and only
+between pieces; `merge` joins the chunks' results back into one result per recording, so
+every metric, the entity ones included, sees whole recordings. A cut inside a shared run is
+where the whole alignment also passes unless an optimal path leaves that run unmatched;
+`tests/scoring/test_nlp_chunks.py` checks that chunked and whole counts agree on a real
+Earnings-21 excerpt cut every 60 words.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from difflib import SequenceMatcher
 
+from scoring.matching import matching_blocks
 from scoring.metrics import UtteranceResult
 from scoring.nlp import Piece, pieces_text
 
@@ -43,11 +44,8 @@ def split(
     if len(ref_words) <= target or not hyp_words:
         return [(list(pieces), hyp_text)]
     starts = {i for i in range(len(owner)) if i == 0 or owner[i] != owner[i - 1]}
-    matcher = SequenceMatcher(None, ref_words, [_plain(w) for w in hyp_words], autojunk=False)
     cuts, last = [], 0
-    for a, b, size in matcher.get_matching_blocks():
-        if size < ANCHOR:
-            continue
+    for a, b, size in matching_blocks(ref_words, [_plain(w) for w in hyp_words], ANCHOR):
         mid = a + size // 2
         cut = next((i for i in range(mid, a + size) if i in starts), None)
         if cut is not None and cut - last >= target:

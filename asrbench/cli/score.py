@@ -159,6 +159,17 @@ _FORMATTING = typer.Option(
     "normalisation), on the texts as written: summary.json's `formatting` (docs/SCORING.md)",
 )
 
+_UNICODE = typer.Option(
+    None, "--unicode/--no-unicode", help="Unicode normalisation step (--unicode-form)"
+)
+_JOBS = typer.Option(
+    None,
+    "-j",
+    "--jobs",
+    help="processes cutting NLP recordings into chunks and reading new NSW strings (1: none; "
+    "default 2 for many long recordings or strings, bound by the CPUs); the same results",
+)
+
 
 @app.command(cls=_LeanCommand)
 def score(
@@ -203,9 +214,7 @@ def score(
         help="INVISIBLE step: drop terminal escapes, control and invisible format "
         "characters (zero-width space, bidi marks)",
     ),
-    unicode: bool = typer.Option(
-        None, "--unicode/--no-unicode", help="Unicode normalisation step (--unicode-form)"
-    ),
+    unicode: bool = _UNICODE,
     unicode_form: str = typer.Option(
         "NFC",
         help="NFC, or NFKC to fold compatibility forms (ligatures, full-width, superscripts) too",
@@ -246,6 +255,7 @@ def score(
     lenient: bool = _LENIENT,
     keywords: Path = _KEYWORDS,
     formatting: bool = _FORMATTING,
+    jobs: int = _JOBS,
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
     from asrbench.cli.options import score_flag_options
@@ -262,7 +272,7 @@ def score(
             files, formats = (ref, hyp), (ref_format, hyp_format)
             _score_sessions(files, out, formats, lang, options, (metric, collar, skip_overlap))
         else:
-            extra = EntityInputs(norm, wer_tags, lenient, keywords, formatting)
+            extra = EntityInputs(norm, wer_tags, lenient, keywords, formatting, jobs)
             _score(ref, hyp, out, (ref_format, hyp_format), lang, options, reports, against, extra)
     finally:
         if enabled:
@@ -279,6 +289,7 @@ class EntityInputs:
     lenient: bool = False
     keywords: Path | None = None
     formatting: bool = False  # scoring.formatting beside the counts
+    jobs: int | None = None  # processes cutting NLP recordings (None: by size)
 
 
 def _no_entity_options(*given: Path | None) -> None:
@@ -425,7 +436,9 @@ def _score(
     note = scorer.case_warning(refs, hyps)
     if note is not None:
         print(f"warning: {note}", file=sys.stderr)
-    utts = nlp_utterances(scorer, refs, hyps, recs)
+    if extra.jobs is not None and extra.jobs < 1:
+        raise InputError(f"--jobs {extra.jobs}: give 1 (no pool) or more processes")
+    utts = nlp_utterances(scorer, refs, hyps, recs, extra.jobs)
     # The corpus metrics' bootstrap is mostly numpy drawing with the GIL released: it runs in
     # a thread while this one writes utterances.jsonl (the same numbers, less time waited).
     # A short switch interval hands the GIL back to it soon after each numpy call (with the

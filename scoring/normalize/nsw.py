@@ -245,6 +245,7 @@ class Nsw:
         self._pending: dict[str, str] = {}
         self.calls = 0  # strings actually sent to nemo (for throughput reports)
         self.failures = 0  # strings nemo's grammar could not read (num2words read them)
+        self.jobs: int | None = None  # processes reading a batch's new strings (None: by size)
 
     @functools.cached_property
     def signature(self) -> str:
@@ -352,7 +353,60 @@ class Nsw:
             needed = self._needs.search(joined) is not None
         if not needed:
             return list(texts)
+        self._prefetch(texts)
         return [self(t) for t in texts]
+
+    def _prefetch(self, texts: list[str]) -> None:
+        """A batch holding many strings nemo has not read (a cold corpus): half of them read
+        in a forked second process while this one reads the other half, into the result
+        cache the batch then reads from (nemo's reading of a string is the same in either)."""
+        import multiprocessing
+
+        workers = self.jobs if self.jobs is not None else min(2, os.cpu_count() or 1)
+        if workers < 2 or multiprocessing.current_process().daemon:
+            return  # a daemonic pool worker may not start processes
+        misses = self._misses(texts)
+        if len(misses) < POOL_MIN_READS:
+            return
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _FORKED
+        self.normalizer()  # built once, before the fork: the child shares it
+        mine, theirs = misses[: len(misses) // 2], misses[len(misses) // 2 :]
+        _FORKED = self
+        try:
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+                later = pool.submit(_read_forked, theirs)
+                outs = [self._normalize(src) for src in mine]
+                more, failures = later.result()
+        finally:
+            _FORKED = None
+        memo = self._load()
+        for src, out in zip(misses, outs + more, strict=True):
+            memo[src] = self._pending[src] = out
+        self.calls += len(misses)
+        self.failures += failures
+        self.flush()
+
+    def _misses(self, texts: list[str]) -> list[str]:
+        """The strings a batch would send to nemo, in order, once each: the batch walked with
+        a `_read` that only notes them (which strings are read never depends on a reading)."""
+        memo = self._load()
+        wanted: dict[str, None] = {}
+
+        def note(text: str) -> str:
+            src = self._source(text)
+            if src not in memo:
+                wanted[src] = None
+            return ""
+
+        self._read = note  # type: ignore[method-assign]
+        try:
+            for text in texts:
+                self(text)
+        finally:
+            del self._read
+        return list(wanted)
 
     def __call__(self, text: str) -> str:
         if not self._needs.search(text):
@@ -381,14 +435,18 @@ class Nsw:
         out += words[last:]
         return " ".join(out)
 
+    def _source(self, text: str) -> str:
+        """What nemo is given for a text, the result cache's key (so a rewrite never meets a
+        stale result)."""
+        if self.lang == "en":
+            return _PLURAL_S.sub("s", text) if "S" in text else text
+        # `10 000`: one number (nemo's German grammar reads `zehn null null null`)
+        return _GROUPS.sub("", text)
+
     def _read(self, text: str) -> str:
         """nemo's reading of a text, from the result cache where it was read before."""
         memo = self._load()
-        # The cache is keyed by what nemo is given, so a rewrite never meets a stale result.
-        if self.lang == "en":
-            src = _PLURAL_S.sub("s", text) if "S" in text else text
-        else:  # `10 000`: one number (nemo's German grammar reads `zehn null null null`)
-            src = _GROUPS.sub("", text)
+        src = self._source(text)
         out = memo.get(src)
         if out is None:
             self.calls += 1
@@ -398,6 +456,18 @@ class Nsw:
             if len(self._pending) >= 500:
                 self.flush()
         return out
+
+
+POOL_MIN_READS = 300  # new strings (~1.4 CPU s of nemo) before a second process pays its start
+_FORKED: Nsw | None = None  # the step a forked reader reads with (inherited, not pickled)
+
+
+def _read_forked(srcs: list[str]) -> tuple[list[str], int]:
+    """In the forked process: nemo's readings of `srcs`, and how many fell back."""
+    assert _FORKED is not None
+    before = _FORKED.failures
+    outs = [_FORKED._normalize(src) for src in srcs]
+    return outs, _FORKED.failures - before
 
 
 # A number as num2words reads it: digits with optional groups of three after a space (`10 000`)
@@ -415,6 +485,7 @@ class Num2Words:
     def __init__(self, lang: str) -> None:
         self.lang = lang
         self.calls = 0
+        self.jobs: int | None = None  # the Nsw interface (fast: read in one process)
 
     def _number(self, m: re.Match[str]) -> str:
         from num2words import num2words

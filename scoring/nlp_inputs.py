@@ -104,10 +104,30 @@ def read_references(
 
 
 def read_hypotheses(
-    path: Path, ref_ids: list[str], warnings: list[str] | None = None
+    path: Path, ref_ids: list[str], warnings: list[str] | None = None, punctuation: bool = True
 ) -> dict[str, str]:
-    """System outputs as NLP: {ID: text}. One file against one reference takes its ID."""
+    """System outputs as NLP: {ID: text} (`punctuation`: `hypothesis_text`'s). One file
+    against one reference takes its ID."""
     files = nlp_files(path, "the hypothesis")
+
+    def text(f: Path) -> str:
+        return hypothesis_text(read_nlp(f, warnings), punctuation)
+
     if len(files) == 1 and len(ref_ids) == 1 and not path.is_dir():
-        return {ref_ids[0]: hypothesis_text(read_nlp(files[0], warnings))}
-    return {recording_id(f): hypothesis_text(read_nlp(f, warnings)) for f in files}
+        return {ref_ids[0]: text(files[0])}
+    return {recording_id(f): text(f) for f in files}
+
+
+def with_synonyms(recs: dict[str, NlpRecording], hyps: dict[str, str]) -> dict[str, NlpRecording]:
+    """The recordings' pieces with fstalign's hyphen synonyms against their hypotheses
+    (`hyphen=synonym`; scoring.synonyms): scored and tagged from the same pieces."""
+    from dataclasses import replace
+
+    from scoring.nlp import written_reading
+    from scoring.synonyms import synonym_pieces
+
+    def pieces(k: str, r: NlpRecording) -> list[Piece]:
+        written = [written_reading(r.tokens, p) for p in r.pieces]
+        return synonym_pieces(r.pieces, (hyps.get(k) or "").split(), written)
+
+    return {k: replace(r, pieces=pieces(k, r)) for k, r in recs.items()}

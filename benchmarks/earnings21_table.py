@@ -241,9 +241,11 @@ def file_table(results: dict, fst: dict) -> str:
 
 def _equal_counts(results: dict, fst: dict) -> str:
     """Per system: the calls whose errors (and S/D/I, and |ref|) equal fstalign's."""
-    lines = ["| system | calls | errors equal | S/D/I equal | |ref| equal |", "|---|---|---|---|---|"]
+    lines = ["| system | calls | errors equal | S/D/I equal | |ref| equal |"]
+    lines.append("|---|---|---|---|---|")
     for system in dict.fromkeys(s for s, _ in fst):
-        pairs = [(f, results[(s, "eval10")]["files"][c]) for (s, c), f in fst.items() if s == system]
+        mine = results[(system, "eval10")]["files"]
+        pairs = [(f, mine[c]) for (s, c), f in fst.items() if s == system]
         same = [
             sum(_errors(f) == _errors(p) for f, p in pairs),
             sum(all(f[k] == p[k] for k in ("sub", "del", "ins")) for f, p in pairs),

@@ -127,7 +127,7 @@ def synonym_pieces(
             out.append(run[0])
             i += run[1]
         else:
-            out.append(_with_rules(pieces[i], joined, longest, written and written[i]))
+            out.append(_with_rules(pieces[i], joined, longest, written[i] if written else None))
             i += 1
     return out
 

@@ -819,7 +819,7 @@ def _score_nlp(
 
     assert p.scorer is not None and p.ds.nlp is not None
     try:
-        recs, warnings = read_references(*p.ds.nlp, lenient=False)
+        recs, warnings = read_references(*p.ds.nlp, lenient=p.ds.nlp_lenient)
     except ScoringError as exc:
         raise InputError(f"dataset {p.ds.id}: {exc}") from None
     missing = sorted(set(texts) - set(recs))

@@ -120,14 +120,21 @@ def read_hypotheses(
 
 def with_synonyms(recs: dict[str, NlpRecording], hyps: dict[str, str]) -> dict[str, NlpRecording]:
     """The recordings' pieces with fstalign's hyphen synonyms against their hypotheses
-    (`hyphen=synonym`; scoring.synonyms): scored and tagged from the same pieces."""
+    (`hyphen=synonym`; scoring.synonyms): scored and tagged from the same pieces. A reading
+    needs its words in the hypothesis: looked for in the stretch of it that `nlp_chunks`
+    pairs with the piece's stretch of the reference (~100 words), not the whole call, as
+    fstalign takes a synonym only where it matches."""
     from dataclasses import replace
 
     from scoring.nlp import written_reading
+    from scoring.nlp_chunks import split
     from scoring.synonyms import synonym_pieces
 
     def pieces(k: str, r: NlpRecording) -> list[Piece]:
-        written = [written_reading(r.tokens, p) for p in r.pieces]
-        return synonym_pieces(r.pieces, (hyps.get(k) or "").split(), written)
+        out: list[Piece] = []
+        for chunk, hyp in split(r.pieces, hyps.get(k) or ""):
+            written = [written_reading(r.tokens, p) for p in chunk]
+            out += synonym_pieces(chunk, hyp.split(), written)
+        return out
 
     return {k: replace(r, pieces=pieces(k, r)) for k, r in recs.items()}

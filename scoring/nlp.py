@@ -71,6 +71,10 @@ class Piece:
     # the sidecar lists a reading of no words (Rev's `*` of "press * 1"): fstalign lets the
     # entity be left out at no cost; only `scoring.synonyms` (the fstalign preset) uses it
     null: bool = False
+    # the branch written first in the reference text, which the aligner takes where readings
+    # tie (`scoring.synonyms`: the tokens as written, as fstalign mostly does); the others
+    # keep their order, the first being what `scoring.nlp_chunks` anchors on
+    lead: int = 0
 
 
 def _list_column(text: str, path: Path, no: int, name: str) -> list[str]:
@@ -307,7 +311,8 @@ def pieces_text(pieces: Sequence[Piece]) -> str:
         if len(p.branches) == 1:
             out.append(p.branches[0])
         else:
-            out.append("{ " + " / ".join(b or "@" for b in p.branches) + " }")  # "": none
+            order = [p.branches[p.lead], *(b for k, b in enumerate(p.branches) if k != p.lead)]
+            out.append("{ " + " / ".join(b or "@" for b in order) + " }")  # "": none
     return " ".join(out)
 
 

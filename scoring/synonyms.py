@@ -109,21 +109,17 @@ def _with_rules(piece: Piece, hyp: _Hyp, written: str | None) -> Piece:
     """A piece with, after its readings, each reading's words read by `rule` and its parts
     joined as the hypothesis writes them (fstalign's synonym paths run inside an entity's
     readings too), and an empty reading where the sidecar lists one. The reading `written`
-    (the tokens as written) goes first: where readings tie, fstalign's path mostly takes it,
-    and the aligner takes the first branch of a tie."""
-    if written in piece.branches and piece.branches[0] != written:
-        rest = tuple(b for b in piece.branches if b != written)
-        piece = Piece(piece.start, piece.stop, (written, *rest), piece.null)
+    (the tokens as written) leads (`Piece.lead`): where readings tie, fstalign's path mostly
+    takes it, and the aligner takes the first branch of a tie."""
+    lead = piece.branches.index(written) if written in piece.branches else 0
     extra = [""] if piece.null else []
     for branch in piece.branches:
         words = branch.split()
         for read in ([" ".join(hyp.reading(w) or (w,)) for w in words], _joined(words, hyp)):
             if read != words:
                 extra.append(" ".join(read))
-    if not extra:
-        return piece
     branches = tuple(dict.fromkeys((*piece.branches, *extra)))
-    return Piece(piece.start, piece.stop, branches, piece.null)
+    return Piece(piece.start, piece.stop, branches, piece.null, lead)
 
 
 def synonym_pieces(

@@ -48,6 +48,8 @@ def test_the_synonyms_become_alternations() -> None:
     entity = Piece(0, 1, ("forty five", "45"), null=True)
     (out,) = synonym_pieces([entity], ["forty-five"], written=["45"])
     assert pieces_text([out]) == "{ 45 / forty five / @ / forty-five }"
+    # the written reading leads the text (ties) but not the branches the chunker anchors on
+    assert out.branches[0] == "forty five" and out.branches[out.lead] == "45"
 
 
 def test_the_fstalign_preset_counts_as_fstalign(cli, tmp_path: Path) -> None:

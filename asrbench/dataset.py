@@ -105,6 +105,9 @@ class _Nlp(BaseModel):
     references: str
     norm: str | None = None
     wer_tags: str | None = None
+    # a sidecar entity naming no token, or a token naming none, is a warning in the cell's
+    # `entities` instead of an error (Rev's own Earnings-21 sidecars have a few)
+    lenient: StrictBool = False
 
 
 class _Change(BaseModel):
@@ -288,6 +291,12 @@ class Dataset:
     def nlp(self) -> tuple[Path, Path | None, Path | None] | None:
         """Declared in dataset.yaml (`nlp:`): (references, norm, wer_tags) paths, or None."""
         return nlp_paths(self.root, self.meta)
+
+    @property
+    def nlp_lenient(self) -> bool:
+        """`nlp: {lenient: true}`: sidecar mismatches are warnings, not errors."""
+        block = self.meta.get("nlp")
+        return isinstance(block, dict) and block.get("lenient") is True
 
     def audio_path(self, utt: Utterance) -> Path:
         return self.root / utt.audio

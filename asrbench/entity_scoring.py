@@ -92,6 +92,19 @@ def _chunked(tasks: list, jobs: int | None) -> list[tuple[dict[str, str], dict[s
         _TASKS = []
 
 
+def scored_recordings(scorer: Any, recs: dict, hyps: Mapping[str, str]) -> tuple[dict, dict]:
+    """(recordings, reference texts) as the scorer compares them: with `hyphen=synonym` (the
+    fstalign preset) each recording's pieces take fstalign's hyphen synonyms against its
+    hypothesis, so that the words scored and the entities tagged come from the same pieces."""
+    from scoring.nlp import pieces_text
+
+    if scorer.config.hyphen == "synonym":
+        from scoring.nlp_inputs import with_synonyms
+
+        recs = with_synonyms(recs, dict(hyps))
+    return recs, {k: pieces_text(r.pieces) for k, r in recs.items()}
+
+
 def tagged(scorer: Any, utts: Sequence[Any], recs: Mapping[str, Any]) -> list:
     """Each scored recording's reference words with their entity IDs (scoring.entities)."""
     from scoring.entities import tag_words

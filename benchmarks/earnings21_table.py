@@ -164,6 +164,10 @@ def fstalign_class_table(fst: dict, results: dict) -> str:
     return "\n".join(lines)
 
 
+def _errors(counts: dict) -> int:
+    return counts["sub"] + counts["del"] + counts["ins"]
+
+
 def _pct(errors: float, n: float) -> str:
     return f"{100 * errors / n:.1f}" if n else "-"
 
@@ -232,6 +236,22 @@ def file_table(results: dict, fst: dict) -> str:
             f"| {SYSTEMS[system]} | pooled ({len(calls)}) | {_pct(fe, fn)} % ({fe}/{fn}) "
             f"| {_pct(pe, pn)} % ({pe}/{pn}) | {pe - fe:+d} | {pn - fn:+d} |"
         )
+    return "\n".join(lines) + "\n\n" + _equal_counts(results, fst)
+
+
+def _equal_counts(results: dict, fst: dict) -> str:
+    """Per system: the calls whose errors (and S/D/I, and |ref|) equal fstalign's."""
+    lines = ["| system | calls | errors equal | S/D/I equal | |ref| equal |"]
+    lines.append("|---|---|---|---|---|")
+    for system in dict.fromkeys(s for s, _ in fst):
+        mine = results[(system, "eval10")]["files"]
+        pairs = [(f, mine[c]) for (s, c), f in fst.items() if s == system]
+        same = [
+            sum(_errors(f) == _errors(p) for f, p in pairs),
+            sum(all(f[k] == p[k] for k in ("sub", "del", "ins")) for f, p in pairs),
+            sum(f["n_ref"] == p["n_ref"] for f, p in pairs),
+        ]
+        lines.append(f"| {SYSTEMS[system]} | {len(pairs)} | " + " | ".join(map(str, same)) + " |")
     return "\n".join(lines)
 
 

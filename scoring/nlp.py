@@ -68,6 +68,13 @@ class Piece:
     start: int
     stop: int
     branches: tuple[str, ...]
+    # the sidecar lists a reading of no words (Rev's `*` of "press * 1"): fstalign lets the
+    # entity be left out at no cost; only `scoring.synonyms` (the fstalign preset) uses it
+    null: bool = False
+    # the branch written first in the reference text, which the aligner takes where readings
+    # tie (`scoring.synonyms`: the tokens as written, as fstalign mostly does); the others
+    # keep their order, the first being what `scoring.nlp_chunks` anchors on
+    lead: int = 0
 
 
 def _list_column(text: str, path: Path, no: int, name: str) -> list[str]:
@@ -277,13 +284,18 @@ def reference_pieces(tokens: Sequence[NlpToken], norms: dict[str, Norm] | None) 
             # entity (NlpFstLoader, src/Nlp.cpp), so "2020" in the hypothesis matches "2020"
             # without NSW (the fstalign preset has none)
             written = " ".join(t.token for t in tokens[i:j])
-            readings = (_escape(" ".join(c)).strip() for c in (*norms[ident].candidates, [written]))
+            readings = [_escape(" ".join(c)).strip() for c in (*norms[ident].candidates, [written])]
             kept = tuple(dict.fromkeys(r for r in readings if r))  # an empty branch: none
-            pieces.append(Piece(i, j, kept or ("",)))
+            pieces.append(Piece(i, j, kept or ("",), null=not all(readings)))
         else:
             pieces.append(Piece(i, j, (_escape(tokens[i].token),)))
         i = j
     return pieces
+
+
+def written_reading(tokens: Sequence[NlpToken], piece: Piece) -> str:
+    """A piece's tokens as written, as its branch reads them."""
+    return _escape(" ".join(t.token for t in tokens[piece.start : piece.stop])).strip()
 
 
 def _escape(text: str) -> str:
@@ -299,12 +311,17 @@ def pieces_text(pieces: Sequence[Piece]) -> str:
         if len(p.branches) == 1:
             out.append(p.branches[0])
         else:
-            out.append("{ " + " / ".join(p.branches) + " }")
+            order = [p.branches[p.lead], *(b for k, b in enumerate(p.branches) if k != p.lead)]
+            out.append("{ " + " / ".join(b or "@" for b in order) + " }")  # "": none
     return " ".join(out)
 
 
-def hypothesis_text(tokens: Sequence[NlpToken]) -> str:
-    """A system's NLP output as text: its tokens with their punctuation."""
+def hypothesis_text(tokens: Sequence[NlpToken], punctuation: bool = True) -> str:
+    """A system's NLP output as text: its tokens with their punctuation; without
+    `punctuation`, the tokens as written alone (scored with PUNC off, as fstalign does: the
+    punctuation column is not part of the word, "1" with "%" after it is "1")."""
+    if not punctuation:
+        return " ".join(t.token for t in tokens)
     return " ".join(t.token + t.punctuation for t in tokens)
 
 

@@ -104,10 +104,37 @@ def read_references(
 
 
 def read_hypotheses(
-    path: Path, ref_ids: list[str], warnings: list[str] | None = None
+    path: Path, ref_ids: list[str], warnings: list[str] | None = None, punctuation: bool = True
 ) -> dict[str, str]:
-    """System outputs as NLP: {ID: text}. One file against one reference takes its ID."""
+    """System outputs as NLP: {ID: text} (`punctuation`: `hypothesis_text`'s). One file
+    against one reference takes its ID."""
     files = nlp_files(path, "the hypothesis")
+
+    def text(f: Path) -> str:
+        return hypothesis_text(read_nlp(f, warnings), punctuation)
+
     if len(files) == 1 and len(ref_ids) == 1 and not path.is_dir():
-        return {ref_ids[0]: hypothesis_text(read_nlp(files[0], warnings))}
-    return {recording_id(f): hypothesis_text(read_nlp(f, warnings)) for f in files}
+        return {ref_ids[0]: text(files[0])}
+    return {recording_id(f): text(f) for f in files}
+
+
+def with_synonyms(recs: dict[str, NlpRecording], hyps: dict[str, str]) -> dict[str, NlpRecording]:
+    """The recordings' pieces with fstalign's hyphen synonyms against their hypotheses
+    (`hyphen=synonym`; scoring.synonyms): scored and tagged from the same pieces. A reading
+    needs its words in the hypothesis: looked for in the stretch of it that `nlp_chunks`
+    pairs with the piece's stretch of the reference (~100 words), not the whole call, as
+    fstalign takes a synonym only where it matches."""
+    from dataclasses import replace
+
+    from scoring.nlp import written_reading
+    from scoring.nlp_chunks import split
+    from scoring.synonyms import synonym_pieces
+
+    def pieces(k: str, r: NlpRecording) -> list[Piece]:
+        out: list[Piece] = []
+        for chunk, hyp in split(r.pieces, hyps.get(k) or ""):
+            written = [written_reading(r.tokens, p) for p in chunk]
+            out += synonym_pieces(chunk, hyp.split(), written)
+        return out
+
+    return {k: replace(r, pieces=pieces(k, r)) for k, r in recs.items()}

@@ -78,8 +78,8 @@ OPTIONS: dict[str, Option] = {
 PRESET_SETTINGS: dict[str, dict[str, object]] = {
     "sclite": {"align": "sclite"},
     # fstalign keeps a hyphenated word one token, and its synonyms let the parts match it both
-    # ways (src/SynonymEngine.cpp): its errors are those of `hyphen=space` (the default), which
-    # splits it on both sides (|ref| counts the parts where fstalign counts one word)
+    # ways, a cut-off (`the-`) its stem (src/SynonymEngine.cpp; scoring.synonyms)
+    "fstalign": {"hyphen": "synonym"},
 }
 NOT_OPTIONS = {
     "lang": "scorer option 'lang' comes from the dataset's language (ops/score: --lang); do not "

@@ -742,6 +742,10 @@ class Scorer:
                 gc.enable()
 
     def _score(self, refs: dict[str, str], hyps: dict[str, str]) -> list[UtteranceResult]:
+        if self.config.hyphen == "synonym":  # fstalign's hyphen synonyms, as alternations
+            from scoring.synonyms import synonym_text
+
+            refs = {k: synonym_text(v, hyps.get(k) or "") for k, v in refs.items()}
         # The phases, in order; each is a method below, named for what it does.
         texts = self._normalised(refs, hyps)  # IDs checked, every distinct text normalised
         found = self._find_alternatives(texts)  # DAE: slots on the hypotheses

@@ -810,16 +810,16 @@ def _score_nlp(
         entities_block,
         formatting_block,
         nlp_utterances,
+        scored_recordings,
         tagged,
         worst_entities,
     )
     from scoring.errors import ScoringError
-    from scoring.nlp import pieces_text
     from scoring.nlp_inputs import read_references
 
     assert p.scorer is not None and p.ds.nlp is not None
     try:
-        recs, warnings = read_references(*p.ds.nlp, lenient=False)
+        recs, warnings = read_references(*p.ds.nlp, lenient=p.ds.nlp_lenient)
     except ScoringError as exc:
         raise InputError(f"dataset {p.ds.id}: {exc}") from None
     missing = sorted(set(texts) - set(recs))
@@ -828,8 +828,7 @@ def _score_nlp(
             f"dataset {p.ds.id}: no NLP reference for {', '.join(missing[:5])} in "
             f"{p.ds.nlp[0]}; add ID.nlp for every row of metadata.tsv"
         )
-    recs = {k: recs[k] for k in texts}
-    refs = {k: pieces_text(r.pieces) for k, r in recs.items()}
+    recs, refs = scored_recordings(p.scorer, {k: recs[k] for k in texts}, hyps)
     utts = nlp_utterances(p.scorer, refs, hyps, recs)
     result = ScoreResult(utts, p.scorer.summarize(utts), p.scorer.config_dict())
     tags = tagged(p.scorer, utts, recs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -330,11 +331,12 @@ def _read_inputs(ref: Path, hyp: Path, formats: tuple[str, str], extra: EntityIn
     else:
         refs = read_transcripts(ref, formats[0])
 
-    def read_hyp(path: Path) -> dict[str, str]:
+    def read_hyp(path: Path, punctuation: bool = True) -> dict[str, str]:
         if formats[1] == "nlp" or (formats[1] == "auto" and is_nlp(path)):
             from scoring.nlp_inputs import read_hypotheses
 
-            return read_hypotheses(path, list(refs), warnings if extra.lenient else None)
+            lenient = warnings if extra.lenient else None
+            return read_hypotheses(path, list(refs), lenient, punctuation)
         return read_transcripts(path, formats[1])
 
     return refs, read_hyp(hyp) if refs else {}, recs, warnings, read_hyp
@@ -390,6 +392,17 @@ def _utterances_only(against: Path | None, formatting: bool) -> None:
         )
 
 
+def _check_run(scorer: Any, refs: dict, hyps: dict, extra: EntityInputs) -> None:
+    """The case warning, and `--jobs` checked before any work starts."""
+    from asrbench.errors import InputError
+
+    note = scorer.case_warning(refs, hyps)
+    if note is not None:
+        print(f"warning: {note}", file=sys.stderr)
+    if extra.jobs is not None and extra.jobs < 1:
+        raise InputError(f"--jobs {extra.jobs}: give 1 (no pool) or more processes")
+
+
 def _score(
     ref: Path,
     hyp: Path,
@@ -433,12 +446,11 @@ def _score(
             f"{ref}: the reference holds no utterance (empty or blank file); "
             "give the reference transcripts, one line per utterance"
         )
-    note = scorer.case_warning(refs, hyps)
-    if note is not None:
-        print(f"warning: {note}", file=sys.stderr)
-    if extra.jobs is not None and extra.jobs < 1:
-        raise InputError(f"--jobs {extra.jobs}: give 1 (no pool) or more processes")
-    utts = nlp_utterances(scorer, refs, hyps, recs, extra.jobs)
+    _check_run(scorer, refs, hyps, extra)
+    scored = hyps
+    if recs is not None:
+        refs, recs, scored = _as_scored(scorer, recs, hyps, lambda: read_hyp(hyp, False))
+    utts = nlp_utterances(scorer, refs, scored, recs, extra.jobs)
     # The corpus metrics' bootstrap is mostly numpy drawing with the GIL released: it runs in
     # a thread while this one writes utterances.jsonl (the same numbers, less time waited).
     # A short switch interval hands the GIL back to it soon after each numpy call (with the
@@ -478,6 +490,17 @@ def _score(
         sys.stdout.write(formatting_text(summary.formatting))
     if against is not None:
         _paired_test(out, scorer, refs, result, read_hyp(against))
+
+
+def _as_scored(scorer, recs: dict, hyps: dict, unpunctuated: Callable[[], dict]) -> tuple:
+    """(refs, recordings, hypotheses) of NLP inputs as the scorer compares them: with PUNC
+    off the hypotheses' punctuation columns stay out of their tokens, as fstalign leaves
+    them (read again: `hyps` keeps them for the formatting metrics and the reports)."""
+    from asrbench.entity_scoring import scored_recordings
+
+    scored = hyps if scorer.config.punc else unpunctuated()
+    recs, refs = scored_recordings(scorer, recs, scored)
+    return refs, recs, scored
 
 
 def _paired_test(out: Path, scorer, refs: dict, result, second: dict) -> None:

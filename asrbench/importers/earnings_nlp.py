@@ -45,6 +45,37 @@ _CITES = {
 }
 
 
+SIDECARS = (  # transcripts/FOLDER/ID.SUFFIX, as Rev names them
+    ("normalizations", ".norm.json", read_norm_sidecar),
+    ("wer_tags", ".wer_tag.json", read_wer_tags),
+)
+_BLOCK_KEYS = {"normalizations": "norm", "wer_tags": "wer_tags"}  # dataset.yaml `nlp:` keys
+
+
+def dataset_nlp(source: Path, corpus: str, dest: Path, ids: list[str]) -> dict:
+    """The `earnings21` / `earnings22` recipes' `nlp:` block (docs/DATASETS.md): the NLP
+    references and the sidecars of the rows `ids` (whole calls) copied, each read first, into
+    `dest/nlp/` (references, normalizations, wer_tags: a kind only where every call has
+    one), and dataset.yaml's keys naming them; `lenient`: Rev's sidecars name a few entities
+    their reference lacks (Earnings-21 4320211, 4341191), warnings in the cell's `entities`.
+    No block ({}) when a row has no `ID.nlp` (a call cut into timed speaker turns)."""
+    root = _corpus_root(Path(source), corpus) / "transcripts"
+    refs = [root / "nlp_references" / f"{i}.nlp" for i in ids]
+    if not ids or not all(p.is_file() for p in refs):
+        return {}
+    read = partial(read_nlp, warnings=[])
+    block: dict[str, object] = {"references": "nlp/references"}
+    for ref in refs:
+        _copy_checked(ref, dest / "nlp" / "references" / ref.name, read)
+    for folder, suffix, reader in SIDECARS:
+        found = [root / folder / f"{i}{suffix}" for i in ids]
+        if all(p.is_file() for p in found):
+            for p in found:
+                _copy_checked(p, dest / "nlp" / folder / p.name, reader)
+            block[_BLOCK_KEYS[folder]] = f"nlp/{folder}"
+    return {"nlp": {**block, "lenient": True}}
+
+
 def _corpus_root(source: Path, corpus: str) -> Path:
     """`corpus/` inside a checkout, an extracted archive (one folder deeper), or itself."""
     for cand in (source / corpus, *source.glob(f"*/{corpus}"), source):
@@ -91,17 +122,13 @@ def import_earnings_nlp(
     root = _corpus_root(Path(source), corpus)
     refs = sorted((root / "transcripts" / "nlp_references").glob("*.nlp"))
     ids = {p.name.split(".", 1)[0] for p in refs}
-    kinds = [
-        ("normalizations", ".norm.json", read_norm_sidecar),
-        ("wer_tags", ".wer_tag.json", read_wer_tags),
-    ]
     warnings: list[str] = []
     read = partial(read_nlp, warnings=warnings)
     stage = stage_dir(out)
     for ref in refs:
         _copy_checked(ref, stage / "references" / ref.name, read)
     counts = {}
-    for folder, suffix, reader in kinds:
+    for folder, suffix, reader in SIDECARS:
         found = [root / "transcripts" / folder / f"{i}{suffix}" for i in sorted(ids)]
         found = [p for p in found if p.is_file()]
         for p in found:

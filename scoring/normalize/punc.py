@@ -37,7 +37,8 @@ _KEEP = (_KEEP_APOS, _KEEP_DOT, _KEEP_HYPHEN)
 # private-use ones they are neither punctuation, nor word characters, nor whitespace, and the
 # text stays one byte a character (the removal and the restoring run faster on it).
 _ASCII_KEEP = ("\x01", "\x02", "\x03")
-HYPHEN_MODES = ("space", "keep", "join")
+# "synonym": kept, as "keep", and read as its parts too (scoring.synonyms: fstalign's rules)
+HYPHEN_MODES = ("space", "keep", "join", "synonym")
 
 
 def _placeholders(text: str, ascii_only: bool) -> tuple[str, str, str]:
@@ -60,7 +61,7 @@ class Punc:
         self.hyphen = hyphen
         self._inner_apos = _INNER_APOS_MARKS if marks else _INNER_APOS
         self._hyphen = _HYPHEN_MARKS if marks else _HYPHEN
-        self._hyphen_to = {"space": " ", "keep": None, "join": ""}[hyphen]  # None: kept
+        self._hyphen_to = {"space": " ", "join": ""}.get(hyphen)  # None: kept
 
     def __call__(self, text: str) -> str:
         return " ".join(self.split(text))
@@ -90,7 +91,7 @@ class Punc:
             to = self._hyphen_to
             hyphen = _HYPHEN if ascii_only else self._hyphen
             text = hyphen.sub(keep[2] if to is None else to, text)
-            protected = protected or self.hyphen == "keep"
+            protected = protected or to is None
         text = _PUNCT.sub(" ", text)
         if protected:  # str.replace: far faster than translate() on long non-ASCII text
             for mark, char in zip(keep, "'.-", strict=True):

@@ -288,17 +288,19 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "sclite": tuple(s for s in _DEFAULT if s not in ("NSW", "ITJ", "UK-US", "DAE")),
     # the text as written, no step at all: the ablation's first row (`raw`)
     "raw": (),
-    # Rev's fstalign (the Earnings-21/22 tables; docs/SCORING.md#the-fstalign-preset): case-
-    # insensitive (src/OneBestFstLoader.cpp, src/Nlp.cpp: ICU toLower unless --use-case),
-    # fillers kept as words (no ITJ step: "uh", "um" are reference tokens), tags such as
-    # <inaudible> counted as words (no NONSPEECH: src/Nlp.cpp adds them to the vocabulary as
-    # tokens), hyphenated words whole (`hyphen=keep`: PRESET_SETTINGS), punctuation out of the
-    # words (an NLP token column holds none: src/Nlp.cpp pushes the punctuation column as a
-    # token only with --use-punctuation), no UK-US or alternative spellings (synonyms only
-    # with --syn). No NSW: fstalign reads no number; an NLP reference's normalisation
-    # sidecar gives an entity's readings, its written tokens among them (scoring/nlp.py),
-    # as sclite alternations: ALTERNATION reads them (the only way the readings reach it).
-    "fstalign": ("INVISIBLE", "UNICODE", "ALTERNATION", "CASE", "PUNC"),
+    # Rev's fstalign (the Earnings-21/22 tables; docs/SCORING.md#the-fstalign-preset): tokens
+    # compared as written, lower-cased (src/OneBestFstLoader.cpp, src/Nlp.cpp: ICU toLower
+    # unless --use-case): no PUNC, so "1" against "1%" and "1,300" against "1300" are errors
+    # and a token of punctuation alone is a word; an NLP file's punctuation column is not part
+    # of its token (src/Nlp.cpp pushes it as a token only with --use-punctuation;
+    # scoring.nlp.hypothesis_text). Fillers kept as words (no ITJ step: "uh", "um" are
+    # reference tokens), tags such as <inaudible> counted as words (no NONSPEECH: src/Nlp.cpp
+    # adds them to the vocabulary as tokens), hyphenated words whole but matching their parts
+    # (`hyphen=synonym`: PRESET_SETTINGS, scoring.synonyms), no UK-US or alternative
+    # spellings (synonyms only with --syn). No NSW: fstalign reads no number; an NLP
+    # reference's normalisation sidecar gives an entity's readings, its written tokens among
+    # them (scoring/nlp.py), as sclite alternations: ALTERNATION reads them.
+    "fstalign": ("INVISIBLE", "UNICODE", "ALTERNATION", "CASE"),
 }
 
 

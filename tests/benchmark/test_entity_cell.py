@@ -106,3 +106,25 @@ def test_a_dataset_naming_a_missing_nlp_folder_is_one_line(cli, tmp_path: Path) 
     code, _, err = cli("benchmark", "-m", model, "-d", ds, "--runner", "local", "--no-progress")
     assert code == 2 and "Traceback" not in err
     assert "nlp: 'nlp/wer_tags': no such file or folder" in err
+
+
+def test_a_sidecar_mismatch_stops_the_cell_unless_the_block_is_lenient(cli, tmp_path: Path) -> None:
+    """Rev's own sidecars name a few entities their reference lacks: `nlp: {lenient: true}`
+    (what the earnings recipes write) keeps them as the cell's warnings."""
+    ds = make_nlp_dataset(tmp_path / "data")
+    tags = ds / "nlp" / "wer_tags" / f"{CALL}.wer_tag.json"
+    tags.write_text(json.dumps({**_json(tags), "9999": {"entity_type": "ORG"}}))
+    model = make_canned_model(tmp_path / "models", "canned_google", google_answers())
+    args = (
+        "benchmark", "-m", model, "-d", ds, "--runner", "local", "--no-progress",
+        "--results", tmp_path / "results", "--cache", tmp_path / "hyps", "--score-opt", "nsw=false",
+    )  # fmt: skip
+    code, _, err = cli(*args)
+    assert code == 2 and "Traceback" not in err
+    assert "entity '9999' names no token" in err
+    card = ds / "dataset.yaml"
+    card.write_text(card.read_text() + "  lenient: true\n")
+    code, _, err = cli(*args)
+    assert code == 0, err
+    summary = _json(tmp_path / "results" / "canned_google" / "e21_excerpt" / "summary.json")
+    assert any("'9999'" in w for w in summary["entities"]["warnings"])

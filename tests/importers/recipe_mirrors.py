@@ -334,6 +334,7 @@ def earnings21(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
             text,
         )
     top = "speech-datasets-main/earnings21"
+    calls = ("4320211", "4330115")
     mp3 = {n: encode(x, r, "MP3") for n, x, r in (("4320211", jfk, rate), ("4330115", rec, RATE))}
     expect["4320211"] = (sf.info(io.BytesIO(mp3["4320211"])).frames / rate, jfk_text)
     files = {
@@ -341,6 +342,9 @@ def earnings21(shared: Path, root: Path) -> tuple[Path, list[str], dict]:
         f"{top}/media/4330115.mp3": mp3["4330115"],
         f"{top}/transcripts/nlp_references/4320211.nlp": ("\n".join(nlp1) + "\n").encode(),
         f"{top}/transcripts/nlp_references/4330115.nlp": ("\n".join(nlp2) + "\n").encode(),
+        # sidecars (no entity tagged here): the recipe's `nlp:` block copies them
+        **{f"{top}/transcripts/normalizations/{c}.norm.json": b"{}" for c in calls},
+        **{f"{top}/transcripts/wer_tags/{c}.wer_tag.json": b"{}" for c in calls},
         "speech-datasets-main/earnings22/README.md": b"not extracted",
     }
     arc = zip_file(root / "archive" / "refs" / "heads" / "main.zip", files)

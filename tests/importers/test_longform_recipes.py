@@ -10,6 +10,7 @@ import pytest
 import soundfile as sf
 
 from asrbench.dataset import load_dataset
+from scoring.nlp_inputs import read_references
 from scoring.timed import read_rttm
 from tests.importers import recipe_mirrors
 
@@ -89,6 +90,28 @@ def test_earnings_longform_keeps_timed_turns_and_untimed_calls_whole(
     turns = [s for s in ds.segments if s.session_id == "4330115"]
     assert [s.words for s in turns] == [expect["4330115_0000"][1], expect["4330115_0001"][1]]
     assert [s.speaker for s in turns] == ["4330115_0", "4330115_1"]
+
+
+def test_earnings_recipe_declares_its_nlp_references_for_whole_calls(
+    shared: Path, env: Path, cli
+) -> None:
+    """Every row a whole call (--longform): the NLP references and sidecars are copied and
+    dataset.yaml's `nlp:` names them, so a cell stores the entity metrics; a call cut into
+    timed turns has no `ID.nlp` of its own: no block."""
+    ds, _ = _import("earnings21", shared, env, cli, "--longform")
+    assert ds.meta["nlp"] == {
+        "references": "nlp/references",
+        "norm": "nlp/normalizations",
+        "wer_tags": "nlp/wer_tags",
+        "lenient": True,  # Rev's sidecars name a few entities their reference lacks
+    }
+    assert ds.nlp_lenient
+    recs, warnings = read_references(*ds.nlp, lenient=False)
+    assert sorted(recs) == sorted(u.id for u in ds) and warnings == []
+    words = [w for s in ds.segments if s.session_id == "4330115" for w in s.words.split()]
+    assert len(recs["4330115"].tokens) == len(words)
+    ds, _ = _import("earnings21", shared, env, cli, "--force")
+    assert "nlp" not in ds.meta and not (ds.root / "nlp").exists()
 
 
 def test_longform_is_refused_for_recipes_without_sessions(env: Path, cli) -> None:

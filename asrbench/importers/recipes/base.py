@@ -15,7 +15,10 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
+
+import yaml
 
 from asrbench.errors import InputError
 from asrbench.importers.common import ImportProblem, Item, build_dataset, check_out_folder
@@ -52,6 +55,9 @@ class Recipe:
     multilingual: bool = False
     splits: tuple[str, ...] = ("test",)
     extra_meta: dict = field(default_factory=dict)
+    # (extracted root, the new dataset folder, its row IDs) -> dataset.yaml keys: files a
+    # recipe adds beside the audio (Earnings' NLP references: `nlp:`)
+    sidecars: Callable[[Path, Path, list[str]], dict] | None = None
 
 
 def parse_checksums(values: list[str]) -> dict[str, tuple[str, str]]:
@@ -179,17 +185,7 @@ def run_recipe(
                 f"{recipe.name}: {recipe.marker(options)} not found in "
                 f"{source or recipe.base_url}; is this the right archive/folder?"
             )
-        meta = {
-            "name": f"{recipe.title} ({options.language}, {options.split})"
-            if recipe.multilingual
-            else recipe.title,
-            "recipe": recipe.name,
-            "url": recipe.homepage,
-            "citation": recipe.citation,
-            "archives": records,
-            **recipe.extra_meta,
-        }
-        return build_dataset(
+        built = build_dataset(
             out,
             recipe.items(root, options),
             dataset_id=dataset_id,
@@ -200,10 +196,41 @@ def run_recipe(
             description=f"{recipe.title}, imported by `ops/import "
             f"{recipe.name}`. Reference text as published.",
             force=force,
-            meta=meta,
+            meta=_card(recipe, options, records),
         )
+        return _add_sidecars(built, partial(recipe.sidecars, root) if recipe.sidecars else None)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _card(recipe: Recipe, options: RecipeOptions, records: list[dict]) -> dict:
+    """dataset.yaml's keys from the recipe: its name, where from, the archives fetched."""
+    return {
+        "name": f"{recipe.title} ({options.language}, {options.split})"
+        if recipe.multilingual
+        else recipe.title,
+        "recipe": recipe.name,
+        "url": recipe.homepage,
+        "citation": recipe.citation,
+        "archives": records,
+        **recipe.extra_meta,
+    }
+
+
+def _add_sidecars(folder: Path, sidecars: Callable[[Path, list[str]], dict] | None) -> Path:
+    """A recipe's files beside the audio (`Recipe.sidecars`, given the built dataset's row
+    IDs), and the dataset.yaml keys naming them; validated again."""
+    from asrbench.dataset import load_dataset
+    from asrbench.fsio import atomic_write_text
+
+    keys = sidecars(folder, [u.id for u in load_dataset(folder)]) if sidecars else {}
+    if keys:
+        card = yaml.safe_load((folder / "dataset.yaml").read_text(encoding="utf-8"))
+        card.update(keys)
+        text = yaml.safe_dump(card, sort_keys=False, allow_unicode=True)
+        atomic_write_text(folder / "dataset.yaml", text)
+        load_dataset(folder)
+    return folder
 
 
 def _extracted_copy(recipe: Recipe, source: str | None, options: RecipeOptions) -> Path | None:

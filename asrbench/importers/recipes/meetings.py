@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -280,6 +280,18 @@ def _earnings_items(corpus: str):
     return items
 
 
+_EARNINGS_TEXT = ("nlp_references", "normalizations", "wer_tags")  # transcripts/ extracted
+
+
+def _earnings_nlp(corpus: str) -> Callable[[Path, Path, list[str]], dict]:
+    def sidecars(root: Path, dest: Path, ids: list[str]) -> dict:
+        from asrbench.importers.earnings_nlp import dataset_nlp
+
+        return dataset_nlp(root, corpus, dest, ids)
+
+    return sidecars
+
+
 def _earnings(corpus: str, title: str, hours: str, utts: str, cite: str) -> Recipe:
     return Recipe(
         name=corpus,
@@ -287,7 +299,8 @@ def _earnings(corpus: str, title: str, hours: str, utts: str, cite: str) -> Reci
         base_url=REV,
         archives=lambda o: [Archive("archive/refs/heads/main.zip")],
         wanted=lambda n, o: (
-            f"/{corpus}/media/" in n or f"/{corpus}/transcripts/nlp_references/" in n
+            f"/{corpus}/media/" in n
+            or any(f"/{corpus}/transcripts/{k}/" in n for k in _EARNINGS_TEXT)
         ),
         items=_earnings_items(corpus),
         marker=lambda o: f"**/{corpus}/transcripts/nlp_references",
@@ -297,7 +310,8 @@ def _earnings(corpus: str, title: str, hours: str, utts: str, cite: str) -> Reci
         hours=hours,
         utterances=utts,
         notes="speaker turns when the .nlp tokens carry times; else one long-form utterance per "
-        "call (the published files have no token times)",
+        "call (the published files have no token times), with dataset.yaml's `nlp:` block",
+        sidecars=_earnings_nlp(corpus),
     )
 
 

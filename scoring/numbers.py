@@ -123,6 +123,8 @@ def value(words: list[str]) -> Decimal | None:
     if len(groups) == 1:
         return _cardinal(groups[0])
     parts = [_cardinal(g) for g in groups]
-    if any(p is None or p != p.to_integral_value() for p in parts):
+    # groups read one after another are digits side by side: a signed or fractional group
+    # ("5 -3", as a written hypothesis may hold) makes no such number
+    if any(p is None or p < 0 or p != p.to_integral_value() for p in parts):
         return None
     return Decimal("".join(str(int(p)) for p in parts))  # type: ignore[arg-type]

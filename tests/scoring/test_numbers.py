@@ -35,3 +35,5 @@ def test_readings(words: str, expected: int | Decimal) -> None:
 def test_words_that_are_no_number() -> None:
     assert value("thirty dollars".split()) is None
     assert value([]) is None
+    # a signed written token among groups (an fstalign-preset hypothesis's "-3") is no one number
+    assert value(["5", "-3"]) is None and value(["twenty", "-5"]) is None

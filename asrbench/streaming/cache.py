@@ -88,8 +88,10 @@ class StreamCache:
         atomic_write_json(self._utt_path(fed.uid), body)
 
     def new_run(self) -> str:
-        """A fresh run ID (random: two runs of one entry never share one)."""
-        return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+        """A fresh run ID (random: two runs of one entry never share one). IDs sort in order
+        of start (a cell lists its runs so): the time to the microsecond, since a killed run
+        and its resumption can start within one second, where the random part would order them."""
+        return f"{datetime.now(UTC):%Y%m%dT%H%M%S.%fZ}-{uuid.uuid4().hex[:8]}"
 
     def log(self, run: str) -> Path:
         """Where the program's stderr of `run` goes."""

@@ -111,3 +111,11 @@ def test_the_cache_key_names_the_feed_and_the_container_limits(tmp_path):
     assert key(StreamSpec(), RunOptions(cpus=2.0)) != base
     assert key(StreamSpec(), RunOptions(gpus="all")) != base
     assert key(StreamSpec(max_utts=3, seed=1), RunOptions()) == base  # a sample shares it
+
+
+def test_run_ids_sort_in_order_of_start(tmp_path):
+    """A cell lists its runs sorted by ID as their order of start: two runs begun within one
+    second (a killed run and its resumption) must still sort so."""
+    entry = StreamCache(tmp_path, "image", "data", {})
+    ids = [entry.new_run() for _ in range(50)]
+    assert sorted(ids) == ids and len(set(ids)) == len(ids)

@@ -239,12 +239,13 @@ def _model_processes(prefix: str) -> list[int]:
 def _containers_under(prefix: str) -> list[str]:
     from asrbench.images import client
 
+    # One list call (the low-level API): `containers.list` inspects each listed container
+    # after listing, and one removed in between raised NotFound (a race with the teardown).
+    listed = client().api.containers(all=True, filters={"label": "org.asrbench.model=sleepy_en"})
     return [
-        c.short_id
-        for c in client().containers.list(
-            all=True, filters={"label": "org.asrbench.model=sleepy_en"}
-        )
-        if c.labels.get("org.asrbench.work", "").startswith(prefix)
+        c["Id"][:12]
+        for c in listed
+        if (c.get("Labels") or {}).get("org.asrbench.work", "").startswith(prefix)
     ]
 
 

@@ -10,7 +10,8 @@ into several groups is read group after group ("twenty twenty" 2020, "nineteen o
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+import re
+from decimal import Decimal
 
 _UNITS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -38,6 +39,7 @@ SCALES = {
     "billion": 10**9,
     "trillion": 10**12,
 }
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 _JOINERS = {"and", "point", "oh"}  # number words only between two others ("oh": the interjection)
 
 
@@ -59,10 +61,12 @@ def _digits(word: str) -> Decimal | None:
     if not text or not any(c.isdigit() for c in text):
         return None
     text = text.removesuffix("st").removesuffix("nd").removesuffix("rd").removesuffix("th")
-    try:
-        return Decimal(text)
-    except InvalidOperation:
+    # plain decimals only: Decimal() also reads "5e3", "1_000", "nan5" and "1e999999999", which a
+    # hypothesis token may hold; read as numbers they gave wrong values, NaNs that raise when
+    # compared, and an overflow
+    if _DECIMAL.fullmatch(text) is None:
         return None
+    return Decimal(text)
 
 
 def _cardinal(words: list[str]) -> Decimal | None:

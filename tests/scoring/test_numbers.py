@@ -37,3 +37,14 @@ def test_words_that_are_no_number() -> None:
     assert value([]) is None
     # a signed written token among groups (an fstalign-preset hypothesis's "-3") is no one number
     assert value(["5", "-3"]) is None and value(["twenty", "-5"]) is None
+
+
+def test_exponents_and_special_values_are_no_number() -> None:
+    # Decimal() reads all of these; as hypothesis tokens they gave 45000 for "4 5e3", a NaN
+    # that raised when compared, and an overflow for a huge exponent
+    assert value(["4", "5e3"]) is None
+    assert value(["nan5", "3"]) is None and value(["snan1"]) is None
+    assert value(["1e999999999", "5"]) is None
+    assert value(["1_000"]) is None
+    assert value(["-3"]) == -3 and value(["2.50"]) == Decimal("2.50")
+    assert value([".5"]) == Decimal(".5")

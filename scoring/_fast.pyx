@@ -12,9 +12,10 @@ this extension is not built (no C compiler), chosen at import.
 
 from cpython.long cimport PyLong_AsLongLong
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.object cimport PyObject
+from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 from libc.stdint cimport uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 
 cdef extern from "Python.h":
@@ -390,4 +391,106 @@ def utterance_lines(list utts, object refs, object hyps, object durations, objec
             b.n = 0
     finally:
         PyMem_Free(b.data)
+    return out
+
+
+# --- tokens of a batch (scoring.normalize.Pipeline.batch) ---------------------------------
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+
+
+cdef struct Slot:
+    uint64_t hash
+    Py_ssize_t start  # the token's first byte in the text, -1 for an empty slot
+    Py_ssize_t size
+    PyObject* token  # borrowed: `same` holds it
+
+
+cdef inline bint _space(unsigned char c) noexcept nogil:
+    """`str.split()`'s whitespace among ASCII: \\t \\n \\v \\f \\r, \\x1c-\\x1f and the space."""
+    return c == 32 or 9 <= c <= 13 or 28 <= c <= 31
+
+
+cdef inline uint64_t _hash(const char* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL  # FNV-1a
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ <unsigned char>s[i]) * 1099511628211ULL
+    return h
+
+
+def split_lines(str joined, dict same):
+    """`[list(map(same.setdefault, t, t)) for t in map(str.split, joined.split("\\n"))]` for
+    an ASCII `joined` (None for any other text: the caller does it in Python): each line's
+    tokens, one string object per distinct token (`same`'s, added to it in order of first
+    appearance), found by their bytes in a table of this call's distinct tokens instead of
+    a new string made per token and dropped."""
+    cdef const char* s
+    cdef Py_ssize_t n, i = 0, start, mask = 255, used = 0, k
+    cdef Slot* table
+    cdef Slot* grown
+    cdef Slot* slot
+    cdef uint64_t h
+    cdef list out = [], line = []
+    cdef object token
+    if not PyUnicode_IS_ASCII(joined):
+        return None
+    s = <const char*>PyUnicode_DATA(joined)
+    n = PyUnicode_GET_LENGTH(joined)
+    table = <Slot*>PyMem_Malloc((mask + 1) * sizeof(Slot))
+    if table == NULL:
+        raise MemoryError()
+    try:
+        for k in range(mask + 1):
+            table[k].start = -1
+        while True:
+            while i < n and _space(<unsigned char>s[i]) and s[i] != 10:
+                i += 1
+            if i >= n or s[i] == 10:  # the end of a line
+                out.append(line)
+                if i >= n:
+                    break
+                line = []
+                i += 1
+                continue
+            start = i
+            while i < n and not _space(<unsigned char>s[i]):
+                i += 1
+            h = _hash(s + start, i - start)
+            k = <Py_ssize_t>(h & <uint64_t>mask)
+            while True:
+                slot = &table[k]
+                if slot.start < 0:
+                    break
+                if (slot.hash == h and slot.size == i - start
+                        and memcmp(s + slot.start, s + start, i - start) == 0):
+                    break
+                k = (k + 1) & mask
+            if slot.start >= 0:
+                line.append(<object>slot.token)
+                continue
+            token = PyUnicode_DecodeASCII(s + start, i - start, NULL)
+            token = same.setdefault(token, token)
+            line.append(token)
+            slot.hash, slot.start, slot.size, slot.token = h, start, i - start, <PyObject*>token
+            used += 1
+            if 2 * used > mask:  # at most half full: the table doubled, every slot placed again
+                grown = <Slot*>PyMem_Malloc((2 * mask + 2) * sizeof(Slot))
+                if grown == NULL:
+                    raise MemoryError()
+                for k in range(2 * mask + 2):
+                    grown[k].start = -1
+                for k in range(mask + 1):
+                    if table[k].start >= 0:
+                        h = table[k].hash & <uint64_t>(2 * mask + 1)
+                        while grown[h].start >= 0:
+                            h = (h + 1) & <uint64_t>(2 * mask + 1)
+                        grown[h] = table[k]
+                PyMem_Free(table)
+                table, mask = grown, 2 * mask + 1
+    finally:
+        PyMem_Free(table)
     return out

@@ -8,7 +8,10 @@ this extension is not built (no C compiler), chosen at import.
   ensure_ascii=False)` escapes (`"`, `\\`, the control characters below 0x20) is ASCII, never
   part of a multi-byte sequence, so escaping the bytes gives the bytes of escaping the text.
   A text UTF-8 cannot hold (a lone surrogate) raises UnicodeEncodeError: the caller writes
-  that batch in Python, which fails as it always did, when the file is encoded."""
+  that batch in Python, which fails as it always did, when the file is encoded.
+- `split_lines`: `scoring.normalize.Pipeline.batch`'s tokens of ASCII text, one string object
+  per distinct token, found by its bytes (no string made and dropped per token).
+- `ascii_punct`: PUNC's `\\p{P}+` -> " " on ASCII text (`scoring.normalize.punc`)."""
 
 from cpython.long cimport PyLong_AsLongLong
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
@@ -494,3 +497,54 @@ def split_lines(str joined, dict same):
     finally:
         PyMem_Free(table)
     return out
+
+
+# --- PUNC's blanket removal on ASCII text (scoring.normalize.punc) -------------------------
+
+# The ASCII characters of Unicode general category P (`regex`'s \p{P}): ! " # % & ' ( ) * ,
+# - . / : ; ? @ [ \ ] _ { } (tests/scoring/test_normalize_compiled.py checks all 128)
+cdef bytes _ASCII_P = b"!\"#%&'()*,-./:;?@[\\]_{}"
+cdef bint _is_p[128]
+
+
+cdef void _init_punct():
+    cdef int c
+    for c in range(128):
+        _is_p[c] = False
+    for c in _ASCII_P:
+        _is_p[c] = True
+
+
+_init_punct()
+
+
+def ascii_punct(str text):
+    """`regex.sub(r"\\p{P}+", " ", text)` for an ASCII `text` (None for any other text: the
+    caller runs the pattern): each run of punctuation one space."""
+    cdef const char* s
+    cdef char* out
+    cdef Py_ssize_t n, i, k = 0
+    cdef unsigned char c
+    cdef bint run = False
+    if not PyUnicode_IS_ASCII(text):
+        return None
+    s = <const char*>PyUnicode_DATA(text)
+    n = PyUnicode_GET_LENGTH(text)
+    out = <char*>PyMem_Malloc(n + 1)
+    if out == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            c = <unsigned char>s[i]
+            if _is_p[c]:
+                if not run:
+                    out[k] = 32
+                    k += 1
+                    run = True
+            else:
+                out[k] = <char>c
+                k += 1
+                run = False
+        return PyUnicode_DecodeASCII(out, k, NULL)
+    finally:
+        PyMem_Free(out)

@@ -1,8 +1,9 @@
-"""A batch's tokens split in C (`scoring/_fast.pyx`'s `split_lines`, used by
-`Pipeline.batch` for ASCII text) against Python's `str.split` and `dict.setdefault` (the
-fallback where the extension is not built): the same lines of the same tokens, one string
-object per distinct token, `same` filled in the same order, on seeded random text of every
-ASCII whitespace, control characters, quotes and backslashes; non-ASCII text left to Python."""
+r"""Normalisation's compiled parts (`scoring/_fast.pyx`) against the Python they replace where
+the extension is not built. A batch's tokens (`split_lines`, used by `Pipeline.batch` for
+ASCII text) against `str.split` and `dict.setdefault`: the same lines of the same tokens, one
+string object per distinct token, `same` filled in the same order. PUNC's blanket removal on
+ASCII text (`ascii_punct`) against `regex`'s `\p{P}+`. On seeded random text of every ASCII
+whitespace, control characters, quotes and backslashes; non-ASCII text left to Python."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from scoring import normalize
 from scoring.normalize import Case, Itj, Pipeline, Punc, UkUs
+from scoring.normalize import punc as punc_module
 from scoring.scorer import DATA
 
 _fast = normalize._fast
@@ -63,3 +65,26 @@ def test_pipeline_batch_with_and_without_compiled_split(monkeypatch: pytest.Monk
         monkeypatch.setattr(normalize, "_fast", None)
         assert compiled == pipe().batch(batch) == [pipe()(t) for t in batch]
         monkeypatch.setattr(normalize, "_fast", _fast)
+
+
+def test_ascii_punct_equals_the_pattern() -> None:
+    pattern = punc_module._PUNCT
+    for c in range(128):  # every ASCII character alone and in a run
+        for text in (chr(c), f"a{chr(c) * 3}b"):
+            assert _fast.ascii_punct(text) == pattern.sub(" ", text), hex(c)
+    rng = random.Random(2)
+    for _ in range(3000):
+        text = "".join(chr(rng.randrange(128)) for _ in range(rng.randrange(40)))
+        assert _fast.ascii_punct(text) == pattern.sub(" ", text)
+    assert _fast.ascii_punct("«a»") is None
+
+
+def test_punc_with_and_without_compiled_removal(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(3)
+    words = ["Don't", "3.5", "1,000", "story-teller", "a--b", "(x)", "\x01", "q?!", "end."]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randrange(8))) for _ in range(300)]
+    for hyphen in ("space", "keep", "join"):
+        compiled = [Punc(hyphen).strip(t) for t in texts]
+        monkeypatch.setattr(punc_module, "_fast", None)
+        assert compiled == [Punc(hyphen).strip(t) for t in texts]
+        monkeypatch.setattr(punc_module, "_fast", _fast)

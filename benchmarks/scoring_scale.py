@@ -12,6 +12,7 @@ that corpus's utterances joined until the word count is reached. No network.
 
     .venv/bin/python benchmarks/scoring_scale.py [--words 10000,30000,100000] [--utts 20000]
         [--repeats 3] [--skip-raw] [--sclite 10000,30000] [--sclite-anchor-cells 150000000]
+        [--before CHECKOUT]
 """
 
 from __future__ import annotations
@@ -80,9 +81,16 @@ def run_process(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, 
 
 
 def row(
-    refs: dict[str, str], hyps: dict[str, str], tmp: Path, repeats: int, raw: bool, env: dict
+    refs: dict[str, str],
+    hyps: dict[str, str],
+    tmp: Path,
+    repeats: int,
+    raw: bool,
+    env: dict,
+    before: Path | None = None,
 ) -> dict:
-    """One input, every process once per repeat in a rotating order; bests and ratios."""
+    """One input, every process once per repeat in a rotating order; bests and ratios.
+    `before`: another checkout's `ops/score` (default steps) in the same rotation."""
     ref, hyp = tmp / "ref.tsv", tmp / "hyp.tsv"
     _write_tsv(ref, refs)
     _write_tsv(hyp, hyps)
@@ -93,6 +101,9 @@ def row(
     }
     if raw:
         commands["ops_score_raw"] = score + [str(tmp / "raw"), "--preset", "raw"]
+    if before is not None:
+        before_score = [str(before / "ops" / "score"), str(ref), str(hyp)]
+        commands["ops_score_before"] = before_score + ["-o", str(tmp / "before")]
     for cmd in commands.values():  # warm the page, bytecode and NSW result caches once
         run_process(cmd, env, ROOT)
     runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
@@ -213,6 +224,7 @@ def main() -> None:
     ap.add_argument("--utts", type=int, default=20000, help="short utterances (0: skip)")
     ap.add_argument("--repeats", type=int, default=3, help="repeats of each process (best of)")
     ap.add_argument("--skip-raw", action="store_true", help="no `--preset raw` process")
+    ap.add_argument("--before", type=Path, help="another checkout's ops/score beside (same venv)")
     ap.add_argument("--sclite", default="", help="exact sclite mode rows: pair sizes (words)")
     ap.add_argument(
         "--sclite-anchor-cells",
@@ -235,7 +247,9 @@ def main() -> None:
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         for name, (refs, hyps) in inputs:
             (tmp / name).mkdir()
-            report["rows"][name] = row(refs, hyps, tmp / name, args.repeats, not args.skip_raw, env)
+            report["rows"][name] = row(
+                refs, hyps, tmp / name, args.repeats, not args.skip_raw, env, args.before
+            )
             print(name, json.dumps(report["rows"][name]), file=sys.stderr, flush=True)
         for w in filter(None, args.sclite.split(",")):
             name = f"sclite_{int(w)}"

@@ -27,7 +27,7 @@ from scoring.metrics import UtteranceResult
 from scoring.scorer import ScoreResult
 
 try:  # the same lines built in C (scoring/_fast.pyx); where it was not built, Python's below
-    from scoring import _fast
+    import scoring._fast as _fast
 except ImportError:  # pragma: no cover - an install without a C compiler
     _fast = None
 

@@ -38,7 +38,7 @@ from scoring.normalize.ukus import UkUs
 from scoring.normalize.zh import FullWidth, char_tokens
 
 try:  # a batch's ASCII tokens split in C (scoring/_fast.pyx); where not built, str.split
-    from scoring import _fast
+    import scoring._fast as _fast
 except ImportError:  # pragma: no cover - an install without a C compiler
     _fast = None
 

@@ -13,7 +13,7 @@ import re
 import regex
 
 try:  # the blanket removal on ASCII text in C (scoring/_fast.pyx); where not built, `regex`
-    from scoring import _fast
+    import scoring._fast as _fast
 except ImportError:  # pragma: no cover - an install without a C compiler
     _fast = None
 

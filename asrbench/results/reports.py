@@ -147,7 +147,9 @@ def utterance_lines(
         batch = list(utts[start : start + _COMPILED_LINES])
         try:
             yield from _fast.utterance_lines(batch, refs, hyps, durations, failed, _value)
-        except UnicodeEncodeError:  # a lone surrogate: fails as before, when the file is encoded
+        except (UnicodeEncodeError, TypeError):
+            # A lone surrogate (fails as before, when the file is encoded), or a field not of
+            # the type the C reads (a tuple of tokens): Python's lines, or Python's own error.
             yield from _python_lines(batch, refs, hyps, durations, failed)
 
 

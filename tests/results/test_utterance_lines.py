@@ -109,3 +109,13 @@ def test_lone_surrogate_fails_as_before(tmp_path: Path, monkeypatch: pytest.Monk
     assert compiled == _lines(False, monkeypatch, utts, refs, hyps)
     with pytest.raises(UnicodeEncodeError):
         write_utterances(tmp_path / "u.jsonl", iter(compiled))
+
+
+def test_fields_of_other_types_are_written_by_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tokens in a tuple, alternatives as lists (as read back from JSON): the same lines."""
+    utts, refs, hyps, _, _ = _corpus(9, 6)
+    utts[1].ref = tuple(utts[1].ref)  # type: ignore[assignment]
+    as_lists = [list(a) for a in utts[3].alternatives] or [[0, 1, "a", "b"]]
+    utts[3].alternatives = as_lists  # type: ignore[assignment]
+    compiled = _lines(True, monkeypatch, utts, refs, hyps)
+    assert compiled == _lines(False, monkeypatch, utts, refs, hyps)

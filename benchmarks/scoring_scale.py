@@ -28,6 +28,7 @@ import tempfile
 import time
 import types
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,17 +81,19 @@ def run_process(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, 
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stdout
 
 
-def row(
-    refs: dict[str, str],
-    hyps: dict[str, str],
-    tmp: Path,
-    repeats: int,
-    raw: bool,
-    env: dict,
-    before: Path | None = None,
-) -> dict:
-    """One input, every process once per repeat in a rotating order; bests and ratios.
-    `before`: another checkout's `ops/score` (default steps) in the same rotation."""
+class Series(NamedTuple):
+    """How a row runs: repeats of each process, whether `--preset raw` runs too, and another
+    checkout whose `ops/score` (default steps) runs in the same rotation. (A NamedTuple: other
+    benchmarks load this file without registering it as a module, which a dataclass needs.)"""
+
+    repeats: int = 3
+    raw: bool = True
+    before: Path | None = None
+
+
+def row(refs: dict[str, str], hyps: dict[str, str], tmp: Path, series: Series, env: dict) -> dict:
+    """One input, every process once per repeat in a rotating order; bests and ratios."""
+    repeats, raw, before = series.repeats, series.raw, series.before
     ref, hyp = tmp / "ref.tsv", tmp / "hyp.tsv"
     _write_tsv(ref, refs)
     _write_tsv(hyp, hyps)
@@ -240,6 +243,7 @@ def main() -> None:
     ]
     if args.utts:
         inputs.append((f"short_{args.utts}", corpus(args.utts)))
+    series = Series(args.repeats, not args.skip_raw, args.before)
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
         # both processes keep compiled bytecode there, as an installed package does
@@ -247,9 +251,7 @@ def main() -> None:
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         for name, (refs, hyps) in inputs:
             (tmp / name).mkdir()
-            report["rows"][name] = row(
-                refs, hyps, tmp / name, args.repeats, not args.skip_raw, env, args.before
-            )
+            report["rows"][name] = row(refs, hyps, tmp / name, series, env)
             print(name, json.dumps(report["rows"][name]), file=sys.stderr, flush=True)
         for w in filter(None, args.sclite.split(",")):
             name = f"sclite_{int(w)}"

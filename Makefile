@@ -38,14 +38,14 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[all,test]'
 	@touch $@ && touch $(VENV)/.built-dp
 
-# scoring/_dp.pyx changed since: compiled again in place (Cython and setuptools are in .[all])
-$(VENV)/.built-dp: scoring/_dp.pyx $(VENV)/.installed
+# scoring/_dp.pyx or _fast.pyx changed since: compiled again in place (Cython and setuptools are in .[all])
+$(VENV)/.built-dp: scoring/_dp.pyx scoring/_fast.pyx $(VENV)/.installed
 	$(PY) -c "from setuptools import setup; setup()" --quiet build_ext --inplace
 	@touch $@
 
 venv: $(VENV)/.installed $(VENV)/.built-dp
 
-ext: venv  ## the compiled DP (scoring/_dp.pyx) built in place, again where the .pyx changed
+ext: venv  ## the compiled DP and writer (scoring/_dp.pyx, _fast.pyx) built in place, again where a .pyx changed
 
 # What `make demo` needs first: the core, the scorer and the Docker SDK (no torch, Ray, zoo or
 # perturbation stack: those come with `make setup` / `make test`).

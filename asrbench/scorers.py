@@ -44,10 +44,13 @@ def code_digest() -> str:
     import scoring
 
     root = Path(scoring.__file__).resolve().parent
-    # built artefacts are not code: the compiled DP (scoring/_dp.pyx, hashed as source) leaves
-    # its generated C and its .so beside it where it was built, and gives the same results as
-    # the numpy path where it was not, so a key is the same either way
-    rels = tree_paths(root, skip_names=("__pycache__", "_dp.c"), skip_suffixes=(".pyc", ".so"))
+    # built artefacts are not code: the compiled DP and text work (scoring/_dp.pyx, _fast.pyx,
+    # hashed as source) leave their generated C and .so beside them where they were built, and
+    # give the same results as the numpy and Python paths where they were not, so a key is the
+    # same either way
+    rels = tree_paths(
+        root, skip_names=("__pycache__", "_dp.c", "_fast.c"), skip_suffixes=(".pyc", ".so")
+    )
     return "sha256:" + digest("scorer", config={"code": tree_files(root, rels)})
 
 

@@ -12,6 +12,7 @@ that corpus's utterances joined until the word count is reached. No network.
 
     .venv/bin/python benchmarks/scoring_scale.py [--words 10000,30000,100000] [--utts 20000]
         [--repeats 3] [--skip-raw] [--sclite 10000,30000] [--sclite-anchor-cells 150000000]
+        [--before CHECKOUT]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import tempfile
 import time
 import types
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,10 +81,19 @@ def run_process(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, 
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stdout
 
 
-def row(
-    refs: dict[str, str], hyps: dict[str, str], tmp: Path, repeats: int, raw: bool, env: dict
-) -> dict:
+class Series(NamedTuple):
+    """How a row runs: repeats of each process, whether `--preset raw` runs too, and another
+    checkout whose `ops/score` (default steps) runs in the same rotation. (A NamedTuple: other
+    benchmarks load this file without registering it as a module, which a dataclass needs.)"""
+
+    repeats: int = 3
+    raw: bool = True
+    before: Path | None = None
+
+
+def row(refs: dict[str, str], hyps: dict[str, str], tmp: Path, series: Series, env: dict) -> dict:
     """One input, every process once per repeat in a rotating order; bests and ratios."""
+    repeats, raw, before = series.repeats, series.raw, series.before
     ref, hyp = tmp / "ref.tsv", tmp / "hyp.tsv"
     _write_tsv(ref, refs)
     _write_tsv(hyp, hyps)
@@ -93,6 +104,9 @@ def row(
     }
     if raw:
         commands["ops_score_raw"] = score + [str(tmp / "raw"), "--preset", "raw"]
+    if before is not None:
+        before_score = [str(before / "ops" / "score"), str(ref), str(hyp)]
+        commands["ops_score_before"] = before_score + ["-o", str(tmp / "before")]
     for cmd in commands.values():  # warm the page, bytecode and NSW result caches once
         run_process(cmd, env, ROOT)
     runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
@@ -213,6 +227,7 @@ def main() -> None:
     ap.add_argument("--utts", type=int, default=20000, help="short utterances (0: skip)")
     ap.add_argument("--repeats", type=int, default=3, help="repeats of each process (best of)")
     ap.add_argument("--skip-raw", action="store_true", help="no `--preset raw` process")
+    ap.add_argument("--before", type=Path, help="another checkout's ops/score beside (same venv)")
     ap.add_argument("--sclite", default="", help="exact sclite mode rows: pair sizes (words)")
     ap.add_argument(
         "--sclite-anchor-cells",
@@ -228,6 +243,7 @@ def main() -> None:
     ]
     if args.utts:
         inputs.append((f"short_{args.utts}", corpus(args.utts)))
+    series = Series(args.repeats, not args.skip_raw, args.before)
     with tempfile.TemporaryDirectory() as tmp_s:
         tmp = Path(tmp_s)
         # both processes keep compiled bytecode there, as an installed package does
@@ -235,7 +251,7 @@ def main() -> None:
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         for name, (refs, hyps) in inputs:
             (tmp / name).mkdir()
-            report["rows"][name] = row(refs, hyps, tmp / name, args.repeats, not args.skip_raw, env)
+            report["rows"][name] = row(refs, hyps, tmp / name, series, env)
             print(name, json.dumps(report["rows"][name]), file=sys.stderr, flush=True)
         for w in filter(None, args.sclite.split(",")):
             name = f"sclite_{int(w)}"

@@ -128,10 +128,12 @@ def test_every_tree_digest_is_unchanged(walk, tree: Path, monkeypatch) -> None:
 
 
 def test_the_scorer_code_leaves_out_the_compiled_dp_s_build(tree: Path, monkeypatch) -> None:
-    # scoring/_dp.pyx is source; the C Cython writes beside it and the .so are built there by
-    # `pip install -e` or not at all (no compiler): the same key either way
+    # scoring/_dp.pyx and _fast.pyx are source; the C Cython writes beside them and the .so
+    # are built there by `pip install -e` or not at all (no compiler): the same key either way
     (tree / "_dp.pyx").write_text("# cython\n")
+    (tree / "_fast.pyx").write_text("# cython\n")
     with_source = scorer_code(tree, monkeypatch)
-    (tree / "_dp.c").write_text("/* generated */\n")
-    (tree / "_dp.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    for name in ("_dp", "_fast"):
+        (tree / f"{name}.c").write_text("/* generated */\n")
+        (tree / f"{name}.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
     assert scorer_code(tree, monkeypatch) == with_source != BEFORE[scorer_code]

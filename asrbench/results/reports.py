@@ -26,6 +26,11 @@ from scoring import report as text
 from scoring.metrics import UtteranceResult
 from scoring.scorer import ScoreResult
 
+try:  # the same lines built in C (scoring/_fast.pyx); where it was not built, Python's below
+    import scoring._fast as _fast
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _fast = None
+
 # report name -> file name; "utterances" and "summary" are always written
 REPORTS = {"alignment": "alignment.txt", "pra": "hyp.pra", "sys": "hyp.sys", "table": "table.txt"}
 # alignment.txt and hyp.pra hold every utterance's alignment (about 400 bytes an utterance):
@@ -33,6 +38,12 @@ REPORTS = {"alignment": "alignment.txt", "pra": "hyp.pra", "sys": "hyp.sys", "ta
 HEAVY = ("alignment", "pra")
 LIGHT = ("sys", "table")
 _LINES_PER_WRITE = 1024  # utterances.jsonl lines a write (~1.3 MB with 25-word utterances)
+# utterance_lines builds its lines in C (scoring/_fast.pyx) where it is built; False: the
+# Python writer (the same text: tests/results/test_utterance_lines.py runs both)
+COMPILED = _fast is not None
+# Lines a compiled call builds: it holds the GIL throughout, and ops/score's bootstrap thread
+# waits for it between its numpy calls (128 lines: well under a millisecond)
+_COMPILED_LINES = 128
 
 
 def parse_reports(spec: str) -> tuple[str, ...]:
@@ -122,16 +133,39 @@ def utterance_lines(
     """One JSON line per utterance of `result` (or of these utterances), in their order.
 
     Byte for byte `json.dumps(utterance_record(...), sort_keys=True, ensure_ascii=False)`,
-    written directly: token strings are escaped once per distinct token and a correct column's
-    JSON is reused, which makes this several times faster than building and dumping dicts.
+    written directly: in C where scoring/_fast.pyx is built (`COMPILED`; about half the
+    Python loop's CPU), else by `_python_lines`. Either is several times faster than building
+    and dumping dicts.
     """
     durations = durations or {}
     failed = failed or {}
+    utts = result.utterances if isinstance(result, ScoreResult) else result
+    if not (COMPILED and _fast is not None):
+        yield from _python_lines(utts, refs, hyps, durations, failed)
+        return
+    for start in range(0, len(utts), _COMPILED_LINES):
+        batch = list(utts[start : start + _COMPILED_LINES])
+        try:
+            yield from _fast.utterance_lines(batch, refs, hyps, durations, failed, _value)
+        except (UnicodeEncodeError, TypeError):
+            # A lone surrogate (fails as before, when the file is encoded), or a field not of
+            # the type the C reads (a tuple of tokens): Python's lines, or Python's own error.
+            yield from _python_lines(batch, refs, hyps, durations, failed)
+
+
+def _python_lines(
+    utts: Sequence[UtteranceResult],
+    refs: Mapping[str, str],
+    hyps: Mapping[str, str | None],
+    durations: Mapping[str, float],
+    failed: Mapping[str, str],
+) -> Iterator[str]:
+    """`utterance_lines` in Python: token strings are escaped once per distinct token and a
+    correct column's JSON is reused."""
     enc = _Encoded()
     correct = _Correct(enc).__getitem__
     dump = encode_basestring
     rates = _Rates()
-    utts = result.utterances if isinstance(result, ScoreResult) else result
     for u in utts:
         ref, hyp = u.ref, u.hyp
         n_ref, n_hyp = len(ref), len(hyp)

@@ -37,6 +37,11 @@ from scoring.normalize.script import Diacritics, Elision, Fold, Geresh
 from scoring.normalize.ukus import UkUs
 from scoring.normalize.zh import FullWidth, char_tokens
 
+try:  # a batch's ASCII tokens split in C (scoring/_fast.pyx); where not built, str.split
+    import scoring._fast as _fast
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _fast = None
+
 # PUNC's private-use placeholders; a text holding one is normalised on its own.
 _PLACEHOLDERS = re.compile("[\ue000-\ue002]")
 
@@ -121,15 +126,21 @@ class Pipeline:
                 for step in steps[tail:-1]:
                     t = step(t)
                 lines.append(punc.strip(t))
-        else:
-            for step in steps[tail:-1]:
-                joined = step(joined)
-            lines = punc.strip(joined).split("\n")
-        # One string object per distinct token (most tokens repeat): far less memory to
-        # allocate, and every later set and dict lookup finds the token's hash cached.
-        same = self._same.setdefault
-        out_tokens = [list(map(same, toks, toks)) for toks in map(str.split, lines)]
+            return self._finish(self._tokens(lines))
+        for step in steps[tail:-1]:
+            joined = step(joined)
+        joined = punc.strip(joined)
+        # ASCII texts split in C (scoring/_fast.pyx), the same lists of the same objects
+        out_tokens = _fast.split_lines(joined, self._same) if _fast is not None else None
+        if out_tokens is None:
+            out_tokens = self._tokens(joined.split("\n"))
         return self._finish(out_tokens)
+
+    def _tokens(self, lines: list[str]) -> list[list[str]]:
+        """Each line's tokens. One string object per distinct token (most tokens repeat): far
+        less memory to allocate, and every later set and dict lookup finds its hash cached."""
+        same = self._same.setdefault
+        return [list(map(same, toks, toks)) for toks in map(str.split, lines)]
 
     def _finish(self, out_tokens: list[list[str]]) -> list[list[str]]:
         """The token steps over a batch's texts (their tokens `self._same`'s objects)."""

@@ -12,6 +12,11 @@ import re
 
 import regex
 
+try:  # the blanket removal on ASCII text in C (scoring/_fast.pyx); where not built, `regex`
+    import scoring._fast as _fast
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _fast = None
+
 _APOS_MARKS = ("\u2019", "\u2018", "\u02bc", "\uff07")  # apostrophe look-alikes -> "'"
 # Each pattern starts with its literal so that the engine scans for that character instead of
 # trying the look-behind at every position (5-15x faster on a corpus); the look-behind then
@@ -92,7 +97,8 @@ class Punc:
             hyphen = _HYPHEN if ascii_only else self._hyphen
             text = hyphen.sub(keep[2] if to is None else to, text)
             protected = protected or to is None
-        text = _PUNCT.sub(" ", text)
+        blanked = _fast.ascii_punct(text) if _fast is not None else None  # None: not ASCII
+        text = _PUNCT.sub(" ", text) if blanked is None else blanked
         if protected:  # str.replace: far faster than translate() on long non-ASCII text
             for mark, char in zip(keep, "'.-", strict=True):
                 if mark in text:

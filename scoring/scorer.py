@@ -710,6 +710,12 @@ class Scorer:
         tokens = self.pipeline(text)
         return list(" ".join(tokens)) if self.config.unit == "char" else tokens
 
+    def normalize_batch(self, texts: list[str]) -> list[list[str]]:
+        """`[self.normalize(t) for t in texts]` in one `Pipeline.batch` (NSW's new strings
+        read together, in two processes where there are many)."""
+        out = self.pipeline.batch(texts)
+        return [list(" ".join(t)) for t in out] if self.config.unit == "char" else out
+
     def _ids(self, tokens: list[str] | tuple[str, ...]) -> list[int]:
         return list(map(self.vocab.__getitem__, tokens))  # new words get the next free ids
 

@@ -357,9 +357,11 @@ class Nsw:
         return [self(t) for t in texts]
 
     def _prefetch(self, texts: list[str]) -> None:
-        """A batch holding many strings nemo has not read (a cold corpus): half of them read
-        in a forked second process while this one reads the other half, into the result
-        cache the batch then reads from (nemo's reading of a string is the same in either)."""
+        """A batch holding many strings nemo has not read (a cold corpus): read by this
+        process and a forked second one side by side, into the result cache the batch then
+        reads from (nemo's reading of a string is the same in either). The two take the
+        strings in blocks from one shared count, so both stay busy until the last block,
+        however the strings' costs fall."""
         import multiprocessing
 
         workers = self.jobs if self.jobs is not None else min(2, os.cpu_count() or 1)
@@ -372,18 +374,19 @@ class Nsw:
 
         global _FORKED
         self.normalizer()  # built once, before the fork: the child shares it
-        mine, theirs = misses[: len(misses) // 2], misses[len(misses) // 2 :]
-        _FORKED = self
+        ctx = multiprocessing.get_context("fork")
+        _FORKED = (self, misses, ctx.Value("l", 0))
         try:
-            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-                later = pool.submit(_read_forked, theirs)
-                outs = [self._normalize(src) for src in mine]
+            with ProcessPoolExecutor(1, mp_context=ctx) as pool:
+                later = pool.submit(_read_blocks)
+                outs, _ = _read_blocks()  # this process counts its failures in `self`
                 more, failures = later.result()
         finally:
             _FORKED = None
+        outs.update(more)
         memo = self._load()
-        for src, out in zip(misses, outs + more, strict=True):
-            memo[src] = self._pending[src] = out
+        for k, src in enumerate(misses):
+            memo[src] = self._pending[src] = outs[k]
         self.calls += len(misses)
         self.failures += failures
         self.flush()
@@ -459,15 +462,27 @@ class Nsw:
 
 
 POOL_MIN_READS = 300  # new strings (~1.4 CPU s of nemo) before a second process pays its start
-_FORKED: Nsw | None = None  # the step a forked reader reads with (inherited, not pickled)
+READ_BLOCK = 32  # strings a process takes at a time (~0.1 s): the two end within about one
+# the step, its strings and the next block's index (shared) of a prefetch (inherited by the
+# forked reader, not pickled)
+_FORKED: tuple[Nsw, list[str], Any] | None = None
 
 
-def _read_forked(srcs: list[str]) -> tuple[list[str], int]:
-    """In the forked process: nemo's readings of `srcs`, and how many fell back."""
+def _read_blocks() -> tuple[dict[int, str], int]:
+    """nemo's readings of the prefetch's strings this process took (by index), and how many
+    fell back; blocks taken from the shared count until none is left."""
     assert _FORKED is not None
-    before = _FORKED.failures
-    outs = [_FORKED._normalize(src) for src in srcs]
-    return outs, _FORKED.failures - before
+    nsw, srcs, counter = _FORKED
+    before = nsw.failures
+    out: dict[int, str] = {}
+    while True:
+        with counter.get_lock():
+            start = counter.value
+            counter.value = start + READ_BLOCK
+        if start >= len(srcs):
+            return out, nsw.failures - before
+        for k in range(start, min(start + READ_BLOCK, len(srcs))):
+            out[k] = nsw._normalize(srcs[k])
 
 
 # A number as num2words reads it: digits with optional groups of three after a space (`10 000`)

@@ -353,11 +353,14 @@ class Nsw:
             needed = self._needs.search(joined) is not None
         if not needed:
             return list(texts)
-        self._prefetch(texts)
+        outs, misses = self._walk(texts)
+        if not misses:
+            return outs  # every string read before: the walk's readings are the batch's
+        self._prefetch(misses)
         return [self(t) for t in texts]
 
-    def _prefetch(self, texts: list[str]) -> None:
-        """A batch holding many strings nemo has not read (a cold corpus): read by this
+    def _prefetch(self, misses: list[str]) -> None:
+        """Many strings nemo has not read (a batch of a cold corpus, from `_walk`): read by this
         process and a forked second one side by side, into the result cache the batch then
         reads from (nemo's reading of a string is the same in either). The two take the
         strings in blocks from one shared count, so both stay busy until the last block,
@@ -367,7 +370,6 @@ class Nsw:
         workers = self.jobs if self.jobs is not None else min(2, os.cpu_count() or 1)
         if workers < 2 or multiprocessing.current_process().daemon:
             return  # a daemonic pool worker may not start processes
-        misses = self._misses(texts)
         if len(misses) < POOL_MIN_READS:
             return
         from concurrent.futures import ProcessPoolExecutor
@@ -391,25 +393,28 @@ class Nsw:
         self.failures += failures
         self.flush()
 
-    def _misses(self, texts: list[str]) -> list[str]:
-        """The strings a batch would send to nemo, in order, once each: the batch walked with
-        a `_read` that only notes them (which strings are read never depends on a reading)."""
+    def _walk(self, texts: list[str]) -> tuple[list[str], list[str]]:
+        """The batch walked with a `_read` that reads only the result cache: each text's
+        reading where every string it sends was read before (`self(text)`'s, as `_read`
+        would find them all there), and the strings nemo has not read, in order, once each
+        (which strings are read never depends on a reading)."""
         memo = self._load()
         wanted: dict[str, None] = {}
 
-        def note(text: str) -> str:
+        def cached(text: str) -> str:
             src = self._source(text)
-            if src not in memo:
+            out = memo.get(src)
+            if out is None:
                 wanted[src] = None
-            return ""
+                return ""
+            return out
 
-        self._read = note  # type: ignore[method-assign]
+        self._read = cached  # type: ignore[method-assign]
         try:
-            for text in texts:
-                self(text)
+            outs = [self(text) for text in texts]
         finally:
             del self._read
-        return list(wanted)
+        return outs, list(wanted)
 
     def __call__(self, text: str) -> str:
         if not self._needs.search(text):

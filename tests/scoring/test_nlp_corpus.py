@@ -81,3 +81,29 @@ def test_the_entity_mappings_readings_are_kept(
     before = scorer.nsw.calls
     tagged(scorer, nlp_utterances(scorer, refs, hyps, recs), recs)
     assert scorer.nsw.calls == before
+
+
+def test_the_entity_mappings_pieces_read_in_one_batch_as_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Scorer.normalize_batch` over a recording's piece texts, cold, the new strings read by
+    two processes (thresholds lowered to a test's size): each text's tokens as
+    `Scorer.normalize` gives them one at a time, in another cold cache."""
+    from scoring import Scorer, ScorerConfig
+    from scoring.nlp import read_nlp, reference_pieces
+    from scoring.normalize import nsw as nsw_module
+
+    monkeypatch.setattr(nsw_module, "POOL_MIN_READS", 2)
+    monkeypatch.setattr(nsw_module, "READ_BLOCK", 1)
+    pieces = reference_pieces(read_nlp(E21 / "4320211.nlp"), None)
+    texts = list(dict.fromkeys(p.branches[0] for p in pieces))
+    scorers = []
+    for name in ("batch", "single"):
+        cache = own_cache(tmp_path / name)
+        (cache / "nsw_results.sqlite").unlink(missing_ok=True)
+        scorers.append(Scorer(ScorerConfig(bootstrap=0, cache_dir=str(cache))))
+    batch, single = scorers
+    assert batch.nsw is not None and single.nsw is not None
+    batch.nsw.jobs = 2
+    assert batch.normalize_batch(texts) == [single.normalize(t) for t in texts]
+    assert batch.nsw.calls == single.nsw.calls > 2

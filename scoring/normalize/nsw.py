@@ -246,6 +246,10 @@ class Nsw:
         self.calls = 0  # strings actually sent to nemo (for throughput reports)
         self.failures = 0  # strings nemo's grammar could not read (num2words read them)
         self.jobs: int | None = None  # processes reading a batch's new strings (None: by size)
+        # NSW inputs a later batch will read (the entity mapping's pieces): their new strings
+        # are read after the next prefetch's, in the background (`_prefetch`)
+        self.later: list[str] = []
+        self._ahead: Any = None  # (pool, future) of strings being read in the background
 
     @functools.cached_property
     def signature(self) -> str:
@@ -353,18 +357,23 @@ class Nsw:
             needed = self._needs.search(joined) is not None
         if not needed:
             return list(texts)
+        self.join()
+        later, self.later = self.later, []
         outs, misses = self._walk(texts)
         if not misses:
             return outs  # every string read before: the walk's readings are the batch's
-        self._prefetch(misses)
+        self._prefetch(misses, later)
         return [self(t) for t in texts]
 
-    def _prefetch(self, misses: list[str]) -> None:
+    def _prefetch(self, misses: list[str], later: list[str]) -> None:
         """Many strings nemo has not read (a batch of a cold corpus, from `_walk`): read by this
         process and a forked second one side by side, into the result cache the batch then
         reads from (nemo's reading of a string is the same in either). The two take the
         strings in blocks from one shared count, so both stay busy until the last block,
-        however the strings' costs fall."""
+        however the strings' costs fall. The new strings of `later` (`self.later` when the
+        batch began) are then read by the second process in the background while this one
+        goes on (the alignment, ~4 s of a corpus, has one core otherwise); the next batch,
+        or whoever needs them first, joins in (`join`)."""
         import multiprocessing
 
         workers = self.jobs if self.jobs is not None else min(2, os.cpu_count() or 1)
@@ -375,21 +384,52 @@ class Nsw:
         from concurrent.futures import ProcessPoolExecutor
 
         global _FORKED
+        now = set(misses)
+        ahead = [s for s in self._walk(later)[1] if s not in now] if later else []
         self.normalizer()  # built once, before the fork: the child shares it
         ctx = multiprocessing.get_context("fork")
-        _FORKED = (self, misses, ctx.Value("l", 0))
+        _FORKED = (self, (misses, ahead), (ctx.Value("l", 0), ctx.Value("l", 0)))
+        pool = ProcessPoolExecutor(1, mp_context=ctx)
         try:
-            with ProcessPoolExecutor(1, mp_context=ctx) as pool:
-                later = pool.submit(_read_blocks)
-                outs, _ = _read_blocks()  # this process counts its failures in `self`
-                more, failures = later.result()
-        finally:
+            first = pool.submit(_read_blocks, 0)
+            second = pool.submit(_read_blocks, 1) if ahead else None
+            outs, _ = _read_blocks(0)  # this process counts its failures in `self`
+            more, failures = first.result()
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
             _FORKED = None
-        outs.update(more)
+            raise
+        self._store(misses, {**outs, **more}, failures)
+        if second is None:
+            pool.shutdown()
+            _FORKED = None
+        else:
+            self._ahead = (pool, second)
+
+    def join(self) -> None:
+        """The strings `_prefetch` left reading in the background (none: nothing to do): this
+        process takes the blocks left, and the readings of both go to the result cache."""
+        global _FORKED
+        if self._ahead is None:
+            return
+        pool, second = self._ahead
+        self._ahead = None
+        try:
+            assert _FORKED is not None
+            ahead = _FORKED[1][1]
+            outs, _ = _read_blocks(1)
+            more, failures = second.result()
+        finally:
+            pool.shutdown()
+            _FORKED = None
+        self._store(ahead, {**outs, **more}, failures)
+
+    def _store(self, srcs: list[str], outs: dict[int, str], failures: int) -> None:
+        """Readings of `srcs` by index (from `_read_blocks`) into the result cache."""
         memo = self._load()
-        for k, src in enumerate(misses):
+        for k, src in enumerate(srcs):
             memo[src] = self._pending[src] = outs[k]
-        self.calls += len(misses)
+        self.calls += len(srcs)
         self.failures += failures
         self.flush()
 
@@ -468,16 +508,18 @@ class Nsw:
 
 POOL_MIN_READS = 300  # new strings (~1.4 CPU s of nemo) before a second process pays its start
 READ_BLOCK = 32  # strings a process takes at a time (~0.1 s): the two end within about one
-# the step, its strings and the next block's index (shared) of a prefetch (inherited by the
-# forked reader, not pickled)
-_FORKED: tuple[Nsw, list[str], Any] | None = None
+# the step, a prefetch's strings (the batch's, those read ahead) and each part's next block
+# index (shared): inherited by the forked reader, not pickled
+_FORKED: tuple[Nsw, tuple[list[str], list[str]], tuple[Any, Any]] | None = None
 
 
-def _read_blocks() -> tuple[dict[int, str], int]:
-    """nemo's readings of the prefetch's strings this process took (by index), and how many
-    fell back; blocks taken from the shared count until none is left."""
+def _read_blocks(part: int) -> tuple[dict[int, str], int]:
+    """nemo's readings of the strings this process took (by index) of a prefetch's `part`
+    (0: the batch's, 1: those read ahead), and how many fell back; blocks taken from the
+    part's shared count until none is left."""
     assert _FORKED is not None
-    nsw, srcs, counter = _FORKED
+    nsw, parts, counters = _FORKED
+    srcs, counter = parts[part], counters[part]
     before = nsw.failures
     out: dict[int, str] = {}
     while True:
@@ -506,6 +548,10 @@ class Num2Words:
         self.lang = lang
         self.calls = 0
         self.jobs: int | None = None  # the Nsw interface (fast: read in one process)
+        self.later: list[str] = []  # the Nsw interface (nothing read ahead)
+
+    def join(self) -> None:
+        """Nothing read ahead (the Nsw interface)."""
 
     def _number(self, m: re.Match[str]) -> str:
         from num2words import num2words

@@ -14,7 +14,7 @@ with audio players.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,10 @@ def nlp_utterances(
         scorer.nsw.jobs = jobs
     if recs is None:
         return scorer.utterances(refs, hyps)
+    if scorer.nsw is not None:
+        # the entity mapping's pieces (`tagged`): read ahead, beside the alignment, on a cold
+        # corpus (`Nsw._prefetch`)
+        scorer.nsw.later = scorer.nsw_inputs(first_readings(r.pieces for r in recs.values()))
     from scoring.nlp_chunks import merge
 
     chunk_refs: dict[str, str] = {}
@@ -110,16 +114,41 @@ def tagged(scorer: Any, utts: Sequence[Any], recs: Mapping[str, Any]) -> list:
     from scoring.entities import tag_words
     from scoring.nlp import map_pieces
 
+    normalize = _batched(scorer, [recs[u.id].pieces for u in utts])
     out = []
     for u in utts:
         rec = recs[u.id]
-        owner = map_pieces(rec.pieces, u.ref, scorer.normalize)
+        owner = map_pieces(rec.pieces, u.ref, normalize)
         out.append(tag_words(u, rec.tokens, rec.pieces, owner, rec.classes))
     if scorer.nsw is not None:
         # the pieces read on their own above: stored, so the next run finds them (the
         # scorer flushes only what it read itself)
         scorer.nsw.flush()
     return out
+
+
+def first_readings(pieces: Iterable[Sequence[Any]]) -> list[str]:
+    """The distinct first readings of recordings' pieces, in order: what the entity mapping
+    normalises up front (`_batched`)."""
+    return list(dict.fromkeys(p.branches[0] for ps in pieces for p in ps))
+
+
+def _batched(scorer: Any, pieces: Iterable[Sequence[Any]]) -> Callable[[str], list[str]]:
+    """`scorer.normalize` with every piece's first reading normalised up front in one batch
+    (`Pipeline.batch`: the same tokens, and a cold cache's new NSW strings read in two
+    processes, `Nsw._prefetch`, instead of one at a time in this one). `map_pieces` reads
+    every first reading; its other readings, read only where the exact path reaches them,
+    are normalised when asked for."""
+    texts = first_readings(pieces)
+    if scorer.nsw is not None:
+        scorer.nsw.join()  # the strings read ahead (`nlp_utterances`), whatever reads next
+    known = dict(zip(texts, scorer.normalize_batch(texts), strict=True))
+
+    def normalize(text: str) -> list[str]:
+        got = known.get(text)
+        return got if got is not None else scorer.normalize(text)
+
+    return normalize
 
 
 def entities_block(

@@ -108,28 +108,6 @@ def _time(text: str, path: Path, no: int, name: str, warnings: list[str] | None)
         return None
 
 
-def _token(cols: dict[str, str], path: Path, no: int, warnings: list[str] | None) -> NlpToken:
-    tags = _list_column(cols.get("tags", ""), path, no, "tags")
-    ids, classes = [], []
-    for tag in tags:
-        ident, _, cls = tag.partition(":")
-        ids.append(ident.strip())
-        classes.append(cls.strip())
-    return NlpToken(
-        token=cols["token"],
-        speaker=cols.get("speaker", ""),
-        ts=_time(cols.get("ts", ""), path, no, "ts", warnings),
-        end_ts=_time(cols.get("endTs", ""), path, no, "endTs", warnings),
-        punctuation=cols.get("punctuation", ""),
-        case=cols.get("case", ""),
-        tags=tuple(ids),
-        tag_classes=tuple(classes),
-        wer_tags=tuple(_list_column(cols.get("wer_tags", ""), path, no, "wer_tags")),
-        line=no,
-        prepunctuation=cols.get("prepunctuation", ""),
-    )
-
-
 def read_nlp(path: str | Path, warnings: list[str] | None = None) -> list[NlpToken]:
     """The tokens of an NLP file, columns found by the header's names (Earnings-21 writes
     the 8 of `COLUMNS`, system outputs 7, Earnings-22 adds `prepunctuation` and leaves out
@@ -137,6 +115,22 @@ def read_nlp(path: str | Path, warnings: list[str] | None = None) -> list[NlpTok
     or time, is an error naming the file and line. Given a `warnings` list, a time that is
     not a number is read as none and reported there instead (Rev's Earnings-21 4346923 has
     one: a `.` in endTs)."""
+    return [NlpToken(*values) for values in _rows(path, warnings)]
+
+
+def read_nlp_text(
+    path: str | Path, warnings: list[str] | None = None, punctuation: bool = True
+) -> str:
+    """`hypothesis_text(read_nlp(path, warnings), punctuation)` without making the tokens
+    (a system output is scored as text): the same checks, messages and warnings."""
+    rows = _rows(path, warnings)
+    if not punctuation:
+        return " ".join(v[0] for v in rows)
+    return " ".join(v[0] + v[4] for v in rows)
+
+
+def _rows(path: str | Path, warnings: list[str] | None) -> list[tuple]:
+    """`read_nlp`'s lines as `NlpToken`'s fields in order."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -149,17 +143,64 @@ def read_nlp(path: str | Path, warnings: list[str] | None = None) -> list[NlpTok
             f"{'|'.join(COLUMNS)!r}"
         )
     out = []
+    width = len(head)
+    read = _Columns(head, path, warnings).values
     for no, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
         cols = line.split("|")
-        if len(cols) != len(head):
+        if len(cols) != width:
             raise ScoringError(
-                f"{path}:{no}: {len(cols)} columns where the header has {len(head)}; a token "
+                f"{path}:{no}: {len(cols)} columns where the header has {width}; a token "
                 "holding '|' cannot be written in an NLP file: fix or remove the line"
             )
-        out.append(_token(dict(zip(head, cols, strict=True)), path, no, warnings))
+        out.append(read(cols, no))
     return out
+
+
+class _Columns:
+    """An NLP line's fields by column index (not through a dict of its columns), the usual
+    ones (an empty list, a plain number) read inline, anything else by `_list_column` and
+    `_time` with their messages: about half the time of a dict per line."""
+
+    def __init__(self, head: list[str], path: Path, warnings: list[str] | None) -> None:
+        pos = {name: i for i, name in enumerate(head)}
+        names = ("speaker", "ts", "endTs", "punctuation", "case", "tags", "wer_tags")
+        self.at = [pos.get(n, -1) for n in (*names, "prepunctuation")]
+        self.path, self.warnings = path, warnings
+
+    def _list(self, text: str, no: int, name: str) -> list[str]:
+        return [] if not text or text == "[]" else _list_column(text, self.path, no, name)
+
+    def _time(self, text: str, no: int, name: str) -> float | None:
+        if text:
+            try:
+                return float(text)
+            except ValueError:
+                pass
+        return _time(text, self.path, no, name, self.warnings)
+
+    def values(self, cols: list[str], no: int) -> tuple:
+        i_spk, i_ts, i_end, i_punc, i_case, i_tags, i_wer, i_pre = self.at
+        tags = self._list(cols[i_tags], no, "tags") if i_tags >= 0 else []
+        ids, classes = [], []
+        for tag in tags:
+            ident, _, cls = tag.partition(":")
+            ids.append(ident.strip())
+            classes.append(cls.strip())
+        return (
+            cols[0],
+            cols[i_spk] if i_spk >= 0 else "",
+            self._time(cols[i_ts], no, "ts") if i_ts >= 0 else None,
+            self._time(cols[i_end], no, "endTs") if i_end >= 0 else None,
+            cols[i_punc] if i_punc >= 0 else "",
+            cols[i_case] if i_case >= 0 else "",
+            tuple(ids),
+            tuple(classes),
+            tuple(self._list(cols[i_wer], no, "wer_tags")) if i_wer >= 0 else (),
+            no,
+            cols[i_pre] if i_pre >= 0 else "",
+        )
 
 
 def _list_text(values: Sequence[str]) -> str:

@@ -15,8 +15,8 @@ from scoring.nlp import (
     NlpToken,
     Piece,
     check_sidecar,
-    hypothesis_text,
     read_nlp,
+    read_nlp_text,
     read_norm_sidecar,
     read_wer_tags,
     reference_pieces,
@@ -111,7 +111,7 @@ def read_hypotheses(
     files = nlp_files(path, "the hypothesis")
 
     def text(f: Path) -> str:
-        return hypothesis_text(read_nlp(f, warnings), punctuation)
+        return read_nlp_text(f, warnings, punctuation)
 
     if len(files) == 1 and len(ref_ids) == 1 and not path.is_dir():
         return {ref_ids[0]: text(files[0])}

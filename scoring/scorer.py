@@ -710,6 +710,22 @@ class Scorer:
         tokens = self.pipeline(text)
         return list(" ".join(tokens)) if self.config.unit == "char" else tokens
 
+    def normalize_batch(self, texts: list[str]) -> list[list[str]]:
+        """`[self.normalize(t) for t in texts]` in one `Pipeline.batch` (NSW's new strings
+        read together, in two processes where there are many)."""
+        out = self.pipeline.batch(texts)
+        return [list(" ".join(t)) for t in out] if self.config.unit == "char" else out
+
+    def nsw_inputs(self, texts: list[str]) -> list[str]:
+        """The texts as the NSW step receives them: the text steps before it applied (all of
+        them where there is no NSW step)."""
+        for step in self.pipeline.text_steps:
+            if step is self.nsw:
+                break
+            batch = getattr(step, "batch", None)
+            texts = batch(texts) if batch is not None else [step(t) for t in texts]
+        return texts
+
     def _ids(self, tokens: list[str] | tuple[str, ...]) -> list[int]:
         return list(map(self.vocab.__getitem__, tokens))  # new words get the next free ids
 

@@ -246,6 +246,10 @@ class Nsw:
         self.calls = 0  # strings actually sent to nemo (for throughput reports)
         self.failures = 0  # strings nemo's grammar could not read (num2words read them)
         self.jobs: int | None = None  # processes reading a batch's new strings (None: by size)
+        # NSW inputs a later batch will read (the entity mapping's pieces): their new strings
+        # are read after the next prefetch's, in the background (`_prefetch`)
+        self.later: list[str] = []
+        self._ahead: Any = None  # (pool, future) of strings being read in the background
 
     @functools.cached_property
     def signature(self) -> str:
@@ -353,60 +357,104 @@ class Nsw:
             needed = self._needs.search(joined) is not None
         if not needed:
             return list(texts)
-        self._prefetch(texts)
+        self.join()
+        later, self.later = self.later, []
+        outs, misses = self._walk(texts)
+        if not misses:
+            return outs  # every string read before: the walk's readings are the batch's
+        self._prefetch(misses, later)
         return [self(t) for t in texts]
 
-    def _prefetch(self, texts: list[str]) -> None:
-        """A batch holding many strings nemo has not read (a cold corpus): half of them read
-        in a forked second process while this one reads the other half, into the result
-        cache the batch then reads from (nemo's reading of a string is the same in either)."""
+    def _prefetch(self, misses: list[str], later: list[str]) -> None:
+        """Many strings nemo has not read (a batch of a cold corpus, from `_walk`): read by this
+        process and a forked second one side by side, into the result cache the batch then
+        reads from (nemo's reading of a string is the same in either). The two take the
+        strings in blocks from one shared count, so both stay busy until the last block,
+        however the strings' costs fall. The new strings of `later` (`self.later` when the
+        batch began) are then read by the second process in the background while this one
+        goes on (the alignment, ~4 s of a corpus, has one core otherwise); the next batch,
+        or whoever needs them first, joins in (`join`)."""
         import multiprocessing
 
         workers = self.jobs if self.jobs is not None else min(2, os.cpu_count() or 1)
         if workers < 2 or multiprocessing.current_process().daemon:
             return  # a daemonic pool worker may not start processes
-        misses = self._misses(texts)
         if len(misses) < POOL_MIN_READS:
             return
         from concurrent.futures import ProcessPoolExecutor
 
         global _FORKED
+        now = set(misses)
+        ahead = [s for s in self._walk(later)[1] if s not in now] if later else []
         self.normalizer()  # built once, before the fork: the child shares it
-        mine, theirs = misses[: len(misses) // 2], misses[len(misses) // 2 :]
-        _FORKED = self
+        ctx = multiprocessing.get_context("fork")
+        _FORKED = (self, (misses, ahead), (ctx.Value("l", 0), ctx.Value("l", 0)))
+        pool = ProcessPoolExecutor(1, mp_context=ctx)
         try:
-            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-                later = pool.submit(_read_forked, theirs)
-                outs = [self._normalize(src) for src in mine]
-                more, failures = later.result()
-        finally:
+            first = pool.submit(_read_blocks, 0)
+            second = pool.submit(_read_blocks, 1) if ahead else None
+            outs, _ = _read_blocks(0)  # this process counts its failures in `self`
+            more, failures = first.result()
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
             _FORKED = None
+            raise
+        self._store(misses, {**outs, **more}, failures)
+        if second is None:
+            pool.shutdown()
+            _FORKED = None
+        else:
+            self._ahead = (pool, second)
+
+    def join(self) -> None:
+        """The strings `_prefetch` left reading in the background (none: nothing to do): this
+        process takes the blocks left, and the readings of both go to the result cache."""
+        global _FORKED
+        if self._ahead is None:
+            return
+        pool, second = self._ahead
+        self._ahead = None
+        try:
+            assert _FORKED is not None
+            ahead = _FORKED[1][1]
+            outs, _ = _read_blocks(1)
+            more, failures = second.result()
+        finally:
+            pool.shutdown()
+            _FORKED = None
+        self._store(ahead, {**outs, **more}, failures)
+
+    def _store(self, srcs: list[str], outs: dict[int, str], failures: int) -> None:
+        """Readings of `srcs` by index (from `_read_blocks`) into the result cache."""
         memo = self._load()
-        for src, out in zip(misses, outs + more, strict=True):
-            memo[src] = self._pending[src] = out
-        self.calls += len(misses)
+        for k, src in enumerate(srcs):
+            memo[src] = self._pending[src] = outs[k]
+        self.calls += len(srcs)
         self.failures += failures
         self.flush()
 
-    def _misses(self, texts: list[str]) -> list[str]:
-        """The strings a batch would send to nemo, in order, once each: the batch walked with
-        a `_read` that only notes them (which strings are read never depends on a reading)."""
+    def _walk(self, texts: list[str]) -> tuple[list[str], list[str]]:
+        """The batch walked with a `_read` that reads only the result cache: each text's
+        reading where every string it sends was read before (`self(text)`'s, as `_read`
+        would find them all there), and the strings nemo has not read, in order, once each
+        (which strings are read never depends on a reading)."""
         memo = self._load()
         wanted: dict[str, None] = {}
 
-        def note(text: str) -> str:
+        def cached(text: str) -> str:
             src = self._source(text)
-            if src not in memo:
+            out = memo.get(src)
+            if out is None:
                 wanted[src] = None
-            return ""
+                return ""
+            return out
 
-        self._read = note  # type: ignore[method-assign]
+        self._read = cached  # type: ignore[method-assign]
         try:
-            for text in texts:
-                self(text)
+            outs = [self(text) for text in texts]
         finally:
             del self._read
-        return list(wanted)
+        return outs, list(wanted)
 
     def __call__(self, text: str) -> str:
         if not self._needs.search(text):
@@ -459,15 +507,29 @@ class Nsw:
 
 
 POOL_MIN_READS = 300  # new strings (~1.4 CPU s of nemo) before a second process pays its start
-_FORKED: Nsw | None = None  # the step a forked reader reads with (inherited, not pickled)
+READ_BLOCK = 32  # strings a process takes at a time (~0.1 s): the two end within about one
+# the step, a prefetch's strings (the batch's, those read ahead) and each part's next block
+# index (shared): inherited by the forked reader, not pickled
+_FORKED: tuple[Nsw, tuple[list[str], list[str]], tuple[Any, Any]] | None = None
 
 
-def _read_forked(srcs: list[str]) -> tuple[list[str], int]:
-    """In the forked process: nemo's readings of `srcs`, and how many fell back."""
+def _read_blocks(part: int) -> tuple[dict[int, str], int]:
+    """nemo's readings of the strings this process took (by index) of a prefetch's `part`
+    (0: the batch's, 1: those read ahead), and how many fell back; blocks taken from the
+    part's shared count until none is left."""
     assert _FORKED is not None
-    before = _FORKED.failures
-    outs = [_FORKED._normalize(src) for src in srcs]
-    return outs, _FORKED.failures - before
+    nsw, parts, counters = _FORKED
+    srcs, counter = parts[part], counters[part]
+    before = nsw.failures
+    out: dict[int, str] = {}
+    while True:
+        with counter.get_lock():
+            start = counter.value
+            counter.value = start + READ_BLOCK
+        if start >= len(srcs):
+            return out, nsw.failures - before
+        for k in range(start, min(start + READ_BLOCK, len(srcs))):
+            out[k] = nsw._normalize(srcs[k])
 
 
 # A number as num2words reads it: digits with optional groups of three after a space (`10 000`)
@@ -486,6 +548,10 @@ class Num2Words:
         self.lang = lang
         self.calls = 0
         self.jobs: int | None = None  # the Nsw interface (fast: read in one process)
+        self.later: list[str] = []  # the Nsw interface (nothing read ahead)
+
+    def join(self) -> None:
+        """Nothing read ahead (the Nsw interface)."""
 
     def _number(self, m: re.Match[str]) -> str:
         from num2words import num2words

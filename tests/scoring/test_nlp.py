@@ -13,9 +13,11 @@ from scoring.nlp import (
     NlpToken,
     Piece,
     format_nlp,
+    hypothesis_text,
     map_pieces,
     pieces_text,
     read_nlp,
+    read_nlp_text,
     read_norm_sidecar,
     reference_pieces,
 )
@@ -122,6 +124,41 @@ def test_a_malformed_tags_column_is_named(tmp_path: Path) -> None:
     ref, _, _ = _write(tmp_path, REF.replace("['0:MONEY']", "0:MONEY"))
     with pytest.raises(ScoringError, match=r"ref.nlp:4: the tags column must be a list"):
         read_nlp(ref)
+
+
+def test_odd_fields_read_as_the_general_reader_reads_them(tmp_path: Path) -> None:
+    """Times padded, blank or not a number, lists in ast's forms, a blank line, columns in
+    another order: the same tokens and warnings, and a system output's text the same from
+    the tokens as from `read_nlp_text`."""
+    path = tmp_path / "odd.nlp"
+    path.write_text(
+        "token|speaker|endTs|ts|case|punctuation|tags\n"
+        "We|0| 1.5 |  |UC|,|[ ]\n"
+        "\n"
+        "sold|0|.|1e1|LC||[\"1:CARDINAL\", '2:YEAR']\n"
+        "5|0|2|inf|LC|.|['3 : MONEY']\n",
+        encoding="utf-8",
+    )
+    warnings: list[str] = []
+    tokens = read_nlp(path, warnings)
+    assert [(t.token, t.ts, t.end_ts, t.punctuation, t.line) for t in tokens] == [
+        ("We", None, 1.5, ",", 2),
+        ("sold", 10.0, None, "", 4),
+        ("5", float("inf"), 2.0, ".", 5),
+    ]
+    assert [(t.tags, t.tag_classes) for t in tokens] == [
+        ((), ()),
+        (("1", "2"), ("CARDINAL", "YEAR")),
+        (("3",), ("MONEY",)),
+    ]
+    assert warnings == [f"{path}:4: endTs '.' is not a number of seconds (read as no time)"]
+    for punctuation in (True, False):
+        again: list[str] = []
+        text = read_nlp_text(path, again, punctuation)
+        assert text == hypothesis_text(tokens, punctuation)
+        assert again == warnings
+    with pytest.raises(ScoringError, match=r"odd.nlp:4: endTs '.' is not a number"):
+        read_nlp(path)
 
 
 def test_scored_words_find_their_pieces() -> None:

@@ -81,3 +81,59 @@ def test_the_entity_mappings_readings_are_kept(
     before = scorer.nsw.calls
     tagged(scorer, nlp_utterances(scorer, refs, hyps, recs), recs)
     assert scorer.nsw.calls == before
+
+
+def test_the_entity_mappings_pieces_read_in_one_batch_as_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Scorer.normalize_batch` over a recording's piece texts, cold, the new strings read by
+    two processes (thresholds lowered to a test's size): each text's tokens as
+    `Scorer.normalize` gives them one at a time, in another cold cache."""
+    from scoring import Scorer, ScorerConfig
+    from scoring.nlp import read_nlp, reference_pieces
+    from scoring.normalize import nsw as nsw_module
+
+    monkeypatch.setattr(nsw_module, "POOL_MIN_READS", 2)
+    monkeypatch.setattr(nsw_module, "READ_BLOCK", 1)
+    pieces = reference_pieces(read_nlp(E21 / "4320211.nlp"), None)
+    texts = list(dict.fromkeys(p.branches[0] for p in pieces))
+    scorers = []
+    for name in ("batch", "single"):
+        cache = own_cache(tmp_path / name)
+        (cache / "nsw_results.sqlite").unlink(missing_ok=True)
+        scorers.append(Scorer(ScorerConfig(bootstrap=0, cache_dir=str(cache))))
+    batch, single = scorers
+    assert batch.nsw is not None and single.nsw is not None
+    batch.nsw.jobs = 2
+    assert batch.normalize_batch(texts) == [single.normalize(t) for t in texts]
+    assert batch.nsw.calls == single.nsw.calls > 2
+
+
+def test_the_entity_mappings_strings_are_read_ahead_beside_the_alignment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cold, in two processes (thresholds lowered to a test's size): the entity mapping's new
+    strings are still being read in the background when the recordings are scored, and
+    joined when the mapping starts; the same results, tags and strings read as in one
+    process."""
+    from asrbench.cli.score import EntityInputs, _read_inputs
+    from scoring import Scorer, ScorerConfig
+    from scoring.normalize import nsw as nsw_module
+
+    monkeypatch.setattr(nsw_module, "POOL_MIN_READS", 2)
+    monkeypatch.setattr(nsw_module, "READ_BLOCK", 1)
+    ref, hyp = E21 / "4320211.nlp", E21 / "google" / "4320211.nlp"
+    runs = []
+    for jobs in (1, 2):
+        cache = own_cache(tmp_path / f"c{jobs}")
+        (cache / "nsw_results.sqlite").unlink(missing_ok=True)
+        scorer = Scorer(ScorerConfig(bootstrap=0, cache_dir=str(cache)))
+        refs, hyps, recs, _, _ = _read_inputs(ref, hyp, ("auto", "auto"), EntityInputs())
+        assert recs is not None and scorer.nsw is not None
+        utts = nlp_utterances(scorer, refs, hyps, recs, jobs)
+        ahead = scorer.nsw._ahead is not None
+        tags = tagged(scorer, utts, recs)
+        assert scorer.nsw._ahead is None
+        runs.append((ahead, utts, tags, scorer.nsw.calls))
+    assert [r[0] for r in runs] == [False, True]
+    assert runs[0][1:] == runs[1][1:]

@@ -90,20 +90,21 @@ def test_a_batchs_new_strings_read_in_two_processes_equal_one(
     fresh_nsw: Nsw, cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`Nsw._prefetch`: the excerpt's sentences read cold by one process and by two (the
-    threshold lowered so a test-sized batch uses the fork): the same readings, the same
-    strings sent to nemo and stored."""
+    threshold lowered so a test-sized batch uses the fork, one string a block so that both
+    take some): the same readings, the same strings sent to nemo and stored."""
     import sqlite3
 
     from scoring.normalize import nsw as nsw_module
 
     monkeypatch.setattr(nsw_module, "POOL_MIN_READS", 2)
+    monkeypatch.setattr(nsw_module, "READ_BLOCK", 1)
     text = hypothesis_text(read_nlp(E21 / "4320211.nlp"))
     texts = [s for s in text.replace("? ", ". ").split(". ") if s]
     two = Nsw(tmp_path / "two")
     (tmp_path / "two").mkdir()
     shutil.copytree(tmp_path / "nemo_tn", tmp_path / "two" / "nemo_tn")
     fresh_nsw.jobs, two.jobs = 1, 2
-    assert len(two._misses(texts)) >= 3
+    assert len(two._walk(texts)[1]) >= 3
     assert two.batch(texts) == fresh_nsw.batch(texts)
     assert two.calls == fresh_nsw.calls >= 3
     fresh_nsw.flush()

@@ -380,6 +380,36 @@ def fill_table(
 
 
 
+cdef struct _Carries:
+    uint64_t add  # the addition's carry into the next word up
+    uint64_t hp  # the horizontal deltas' top bits, shifted into the next word up
+    uint64_t hn
+
+
+cdef inline void _word(
+    uint64_t* vp, uint64_t* vn, uint64_t eq, _Carries* c, uint64_t* hp, uint64_t* hn
+) noexcept nogil:
+    """One 64-bit word of a Myers row (`myers`, `myers_band`): its vertical deltas vp, vn
+    updated in place for the word's matches `eq`, with the carries of the words below (`c`,
+    left holding this word's for the next); `hp`, `hn` get its horizontal deltas (before
+    the shift)."""
+    cdef uint64_t vpb = vp[0], vnb = vn[0], x = eq | vnb, sum_, d0, h_p, h_n
+    cdef bint overflow
+    # ((x & vp) + vp) with the carry of the words below
+    sum_ = (x & vpb) + vpb
+    overflow = sum_ < vpb
+    sum_ += c.add
+    c.add = 1 if (overflow or sum_ < c.add) else 0
+    d0 = (sum_ ^ vpb) | x
+    h_p = vnb | ~(d0 | vpb)
+    h_n = vpb & d0
+    x = (h_p << 1) | c.hp
+    vp[0] = ((h_n << 1) | c.hn) | ~(d0 | x)
+    vn[0] = x & d0
+    c.hp, c.hn = h_p >> 63, h_n >> 63
+    hp[0], hn[0] = h_p, h_n
+
+
 def myers(const int64_t[::1] ref, const int64_t[::1] hyp, keep):
     """`align._myers` in 64-bit words (Myers' bit-parallel columns, Hyyro's blocks): the
     edit distance and the vertical deltas (vp, vn as Python ints of m bits) after each
@@ -388,9 +418,9 @@ def myers(const int64_t[::1] ref, const int64_t[::1] hyp, keep):
     cdef Py_ssize_t n = ref.shape[0], m = hyp.shape[0], i, b, q, nb = (m + 63) // 64
     cdef Py_ssize_t top_word = (m - 1) // 64
     cdef uint64_t top_bit = (<uint64_t>1) << ((m - 1) % 64)
-    cdef uint64_t x, d0, hp, hn, vpb, vnb, sum_, carry, hp_in, hn_in, hp_out, hn_out
+    cdef uint64_t hp, hn
+    cdef _Carries c
     cdef int64_t score = m
-    cdef bint overflow
     # the hypothesis positions of each distinct id (CSR), and each reference word's id there
     ids, inverse = np.unique(np.asarray(hyp), return_inverse=True)
     order = np.argsort(inverse, kind="stable").astype(np.int64)
@@ -408,28 +438,14 @@ def myers(const int64_t[::1] ref, const int64_t[::1] hyp, keep):
         if word[i] >= 0:
             for q in range(start[word[i]], start[word[i] + 1]):
                 peq[pos[q] >> 6] |= (<uint64_t>1) << (pos[q] & 63)
-        carry, hp_in, hn_in = 0, 1, 0
+        c.add, c.hp, c.hn = 0, 1, 0
         for b in range(nb):
-            vpb, vnb = vp[b], vn[b]
-            x = peq[b] | vnb
-            # ((x & vp) + vp) with the carry of the words below
-            sum_ = (x & vpb) + vpb
-            overflow = sum_ < vpb
-            sum_ += carry
-            carry = 1 if (overflow or sum_ < carry) else 0
-            d0 = (sum_ ^ vpb) | x
-            hp = vnb | ~(d0 | vpb)
-            hn = vpb & d0
+            _word(&vp[b], &vn[b], peq[b], &c, &hp, &hn)
             if b == top_word:
                 if hp & top_bit:
                     score += 1
                 elif hn & top_bit:
                     score -= 1
-            hp_out, hn_out = hp >> 63, hn >> 63
-            x = (hp << 1) | hp_in
-            vp[b] = ((hn << 1) | hn_in) | ~(d0 | x)
-            vn[b] = x & d0
-            hp_in, hn_in = hp_out, hn_out
         if word[i] >= 0:
             for q in range(start[word[i]], start[word[i] + 1]):
                 peq[pos[q] >> 6] = 0
@@ -519,9 +535,9 @@ def myers_band(
     (D(i, c0), c0, vp, vn)}, vp / vn the deltas of the words from c0 on (bit t: column c0 + t)."""
     cdef Py_ssize_t n = ref.shape[0], m = hyp.shape[0], i, b, q, nb = (m + 63) // 64
     cdef Py_ssize_t f = 0, last, new_f, new_last, lo, hi
-    cdef uint64_t x, d0, hp, hn, vpb, vnb, sum_, carry, hp_in, hn_in, hp_out, hn_out
+    cdef uint64_t hp, hn
+    cdef _Carries c
     cdef int64_t base = 0
-    cdef bint overflow
     ids, inverse = np.unique(np.asarray(hyp), return_inverse=True)
     order = np.argsort(inverse, kind="stable").astype(np.int64)
     starts = np.searchsorted(inverse[order], np.arange(len(ids) + 1)).astype(np.int64)
@@ -566,22 +582,9 @@ def myers_band(
             while q_end < start[w + 1] and pos[q_end] < 64 * (last + 1):
                 peq[pos[q_end] >> 6] |= (<uint64_t>1) << (pos[q_end] & 63)
                 q_end += 1
-        carry, hp_in, hn_in = 0, 1, 0
+        c.add, c.hp, c.hn = 0, 1, 0
         for b in range(f, last + 1):
-            vpb, vnb = vp[b], vn[b]
-            x = peq[b] | vnb
-            sum_ = (x & vpb) + vpb
-            overflow = sum_ < vpb
-            sum_ += carry
-            carry = 1 if (overflow or sum_ < carry) else 0
-            d0 = (sum_ ^ vpb) | x
-            hp = vnb | ~(d0 | vpb)
-            hn = vpb & d0
-            hp_out, hn_out = hp >> 63, hn >> 63
-            x = (hp << 1) | hp_in
-            vp[b] = ((hn << 1) | hn_in) | ~(d0 | x)
-            vn[b] = x & d0
-            hp_in, hn_in = hp_out, hn_out
+            _word(&vp[b], &vn[b], peq[b], &c, &hp, &hn)
         base += 1  # the first word's column, reached straight down
         for q in range(q_lo, q_end):
             peq[pos[q] >> 6] = 0

@@ -410,6 +410,42 @@ cdef void _plain_cells(
         code[p] = (1 + differ) if c == diag else (3 if c == up else 4)
 
 
+cdef void _strict_cells(
+    const dist_t* diag_row,
+    const dist_t* up_row,
+    dist_t* row,
+    unsigned char* code,
+    const int64_t* hyp,
+    const int64_t* ref,
+    const unsigned char* strict,
+    const int64_t* shift,
+    int64_t* run,
+    Py_ssize_t b,
+    int64_t k,
+    int64_t inf,
+) noexcept nogil:
+    """`fill_table`'s cell j of every pair of a narrow batch with strict tokens and no optional
+    word (a long pair's DAE windows), as `_plain_cells`: without a branch (the codes' choice
+    and a strict token's substitution are data, mispredicted where they were branches)."""
+    cdef Py_ssize_t p
+    cdef int64_t diag, up, t, rn, c, sub
+    cdef int64_t strict_sub = inf - k - 1
+    cdef unsigned char differ
+    for p in range(b):
+        differ = hyp[p] != ref[p]
+        sub = differ * (k + 1 + strict[p] * strict_sub)  # inf if strict, k + 1, or 0 on a match
+        diag = <int64_t>diag_row[p] + sub - k
+        up = <int64_t>up_row[p] + k
+        t = diag if diag < up else up
+        t = (t if t < inf else inf) - shift[p]
+        rn = run[p]
+        rn = t if t < rn else rn
+        run[p] = rn
+        row[p] = <dist_t>(rn + shift[p])
+        c = row[p]
+        code[p] = (1 + differ) if c == <dist_t>diag else (3 if c == <dist_t>up else 4)
+
+
 def fill_table(
     dist_t[:, :, ::1] dist,
     unsigned char[:, :, ::1] dirs,
@@ -445,6 +481,14 @@ def fill_table(
                 _plain_cells(
                     &dist[i - 1, j - 1, 0], &dist[i, j - 1, 0], &dirs[i, j, 0],
                     &hyp[j - 1, 0], &ref[i - 1, 0], b, k,
+                )
+            continue
+        if narrow_strict and not has_opt:
+            for j in range(1, w):
+                _strict_cells(
+                    &dist[i - 1, j - 1, 0], &dist[i - 1, j, 0], &dist[i, j, 0], &dirs[i, j, 0],
+                    &hyp[j - 1, 0], &ref[i - 1, 0], &strict[j - 1, 0], &shift[j, 0], &run[0],
+                    b, k, inf,
                 )
             continue
         for j in range(1, w):

@@ -361,22 +361,34 @@ def steps(
 ):
     """`dae_windows._step` for each of `toks` in turn (a run, or a slot's branch; at least
     one), on every row of `cols` (a DAE window's combinations, one column each, every
-    reference row): `_token` on each row, into new arrays (two, used in turn)."""
-    cdef Py_ssize_t k, t, rows = cols.shape[0], n = ids.shape[0], width = cols.shape[1]
+    reference row): `_token` on each row (`_tokens4` for four plain tokens in a row), into
+    new arrays (two, used in turn)."""
+    cdef Py_ssize_t k, t = 0, c, nt = toks.shape[0], rows = cols.shape[0], n = ids.shape[0]
+    cdef Py_ssize_t width = cols.shape[1]
     bufs = [np.empty((rows, width), dtype=np.int64), np.empty((rows, width), dtype=np.int64)]
     cdef int64_t[:, ::1] a = bufs[0], b = bufs[1], last
     cdef const int64_t* pi = &ids[0] if n else NULL
     cdef const int64_t* src
     cdef int64_t* dst
-    for t in range(toks.shape[0]):
+    cdef bint four
+    c = 0
+    while t < nt:
+        four = t + FUSED <= nt
+        for k in range(FUSED if four else 0):
+            four = four and not strict[t + k]
         for k in range(rows):
-            src = &cols[k, 0] if t == 0 else (&a[k, 0] if t % 2 == 0 else &b[k, 0])
-            dst = &b[k, 0] if t % 2 == 0 else &a[k, 0]
-            _token(src, dst, pi, &cum[0], toks[t], strict[t], 0, n, sub, ins)
-    last = a if toks.shape[0] % 2 == 0 else b
+            src = &cols[k, 0] if c == 0 else (&a[k, 0] if c % 2 == 0 else &b[k, 0])
+            dst = &b[k, 0] if c % 2 == 0 else &a[k, 0]
+            if four:
+                _tokens4(src, dst, pi, &cum[0], &toks[t], 0, n, sub, ins)
+            else:
+                _token(src, dst, pi, &cum[0], toks[t], strict[t], 0, n, sub, ins)
+        t += FUSED if four else 1
+        c += 1
+    last = b if c % 2 == 1 else a  # the last step's output
     for k in range(rows):
         _clip(&last[k, 0], 0, n)
-    return bufs[(toks.shape[0] - 1) % 2 == 0]
+    return bufs[c % 2 == 1]
 
 
 ctypedef fused dist_t:

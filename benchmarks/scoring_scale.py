@@ -12,6 +12,7 @@ that corpus's utterances joined until the word count is reached. No network.
 
     .venv/bin/python benchmarks/scoring_scale.py [--words 10000,30000,100000] [--utts 20000]
         [--repeats 3] [--skip-raw] [--sclite 10000,30000] [--sclite-anchor-cells 150000000]
+        [--before /tmp/TREE]
 """
 
 from __future__ import annotations
@@ -80,9 +81,18 @@ def run_process(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, 
 
 
 def row(
-    refs: dict[str, str], hyps: dict[str, str], tmp: Path, repeats: int, raw: bool, env: dict
+    refs: dict[str, str],
+    hyps: dict[str, str],
+    tmp: Path,
+    repeats: int,
+    raw: bool,
+    env: dict,
+    before: Path | None = None,
 ) -> dict:
-    """One input, every process once per repeat in a rotating order; bests and ratios."""
+    """One input, every process once per repeat in a rotating order; bests and ratios. With
+    `before` (another tree: a `git archive` with its extension built), that tree's `ops/score`
+    with the default steps too, run from its own folder (`python -m` imports from the working
+    directory), so before and after are measured side by side under the same load."""
     ref, hyp = tmp / "ref.tsv", tmp / "hyp.tsv"
     _write_tsv(ref, refs)
     _write_tsv(hyp, hyps)
@@ -93,13 +103,19 @@ def row(
     }
     if raw:
         commands["ops_score_raw"] = score + [str(tmp / "raw"), "--preset", "raw"]
-    for cmd in commands.values():  # warm the page, bytecode and NSW result caches once
-        run_process(cmd, env, ROOT)
+    cwd = dict.fromkeys(commands, ROOT)
+    if before is not None:
+        name = "ops_score_default_before"
+        commands[name] = [str(before / "ops" / "score"), str(ref), str(hyp), "-o"]
+        commands[name].append(str(tmp / "default_before"))
+        cwd[name] = before
+    for name, cmd in commands.items():  # warm the page, bytecode and NSW result caches once
+        run_process(cmd, env, cwd[name])
     runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     names = list(commands)
     for rep in range(repeats):
         for name in names[rep % len(names) :] + names[: rep % len(names)]:
-            runs[name].append(run_process(commands[name], env, ROOT)[:3])
+            runs[name].append(run_process(commands[name], env, cwd[name])[:3])
     out: dict = {
         "ref_words": sum(len(t.split()) for t in refs.values()),
         "utterances": len(refs),
@@ -213,6 +229,9 @@ def main() -> None:
     ap.add_argument("--utts", type=int, default=20000, help="short utterances (0: skip)")
     ap.add_argument("--repeats", type=int, default=3, help="repeats of each process (best of)")
     ap.add_argument("--skip-raw", action="store_true", help="no `--preset raw` process")
+    ap.add_argument(
+        "--before", type=Path, help="another tree whose `ops/score` runs in the same rotation"
+    )
     ap.add_argument("--sclite", default="", help="exact sclite mode rows: pair sizes (words)")
     ap.add_argument(
         "--sclite-anchor-cells",
@@ -235,7 +254,9 @@ def main() -> None:
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         for name, (refs, hyps) in inputs:
             (tmp / name).mkdir()
-            report["rows"][name] = row(refs, hyps, tmp / name, args.repeats, not args.skip_raw, env)
+            report["rows"][name] = row(
+                refs, hyps, tmp / name, args.repeats, not args.skip_raw, env, args.before
+            )
             print(name, json.dumps(report["rows"][name]), file=sys.stderr, flush=True)
         for w in filter(None, args.sclite.split(",")):
             name = f"sclite_{int(w)}"
@@ -243,6 +264,8 @@ def main() -> None:
             report["rows"][name] = sclite_row(int(w), tmp / name, env, args.sclite_anchor_cells)
             print(name, json.dumps(report["rows"][name]), file=sys.stderr, flush=True)
     report["growth_default"] = growth(report["rows"], "ops_score_default")
+    if args.before:
+        report["growth_default_before"] = growth(report["rows"], "ops_score_default_before")
     if not args.skip_raw:
         report["growth_raw"] = growth(report["rows"], "ops_score_raw")
     report["growth_jiwer"] = growth(report["rows"], "jiwer")

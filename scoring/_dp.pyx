@@ -135,18 +135,6 @@ cdef inline int64_t _floordiv(int64_t a, int64_t b) noexcept nogil:
     return q - 1 if (a % b != 0 and a < 0) else q
 
 
-cdef inline int64_t _quotient(int64_t a, int64_t b, double inv) noexcept nogil:
-    """a // b for a >= 0 and b > 0 (inv = 1 / b) without a 64-bit division, tens of cycles
-    each where `_alive` needs one per live row every stride: the double's estimate, corrected
-    to the exact quotient (q * b stays within a + b: no overflow)."""
-    cdef int64_t q = <int64_t>(<double>a * inv)
-    while q > 0 and q * b > a:
-        q -= 1
-    while (q + 1) * b <= a:
-        q += 1
-    return q
-
-
 cdef void _alive(
     const int64_t* col,
     Py_ssize_t* lo,
@@ -164,7 +152,6 @@ cdef void _alive(
     tokens (unchanged where no row can)."""
     cdef Py_ssize_t r, first = -1
     cdef int64_t left, short, cost, budget, g, extra, reach = 0
-    cdef double inv = 1.0 / e
     for r in range(lo[0], hi[0] + 1):
         left = n - r
         short = rest0 - left if rest0 > left else 0
@@ -173,7 +160,7 @@ cdef void _alive(
         cost = col[r]
         if cost + short * e > upper:
             continue
-        budget = _quotient(upper - cost, e, inv) + free  # (cost <= upper here)
+        budget = _floordiv(upper - cost, e) + free
         g = rest0 - left
         extra = budget if budget <= -g else _floordiv(budget - g, 2)
         if first < 0 or r + extra > reach:

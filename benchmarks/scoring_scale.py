@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import types
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,19 +81,22 @@ def run_process(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, 
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stdout
 
 
+@dataclass(frozen=True)
+class Processes:
+    """Which processes a row runs beside jiwer and `ops/score`'s default steps: `--preset raw`
+    (`raw`), and `before`'s `ops/score` (another tree: a `git archive` with its extension
+    built), run from its own folder (`python -m` imports from the working directory), so
+    before and after are measured side by side under the same load."""
+
+    raw: bool = True
+    before: Path | None = None
+
+
 def row(
-    refs: dict[str, str],
-    hyps: dict[str, str],
-    tmp: Path,
-    repeats: int,
-    raw: bool,
-    env: dict,
-    before: Path | None = None,
+    refs: dict[str, str], hyps: dict[str, str], tmp: Path, repeats: int, procs: Processes, env: dict
 ) -> dict:
-    """One input, every process once per repeat in a rotating order; bests and ratios. With
-    `before` (another tree: a `git archive` with its extension built), that tree's `ops/score`
-    with the default steps too, run from its own folder (`python -m` imports from the working
-    directory), so before and after are measured side by side under the same load."""
+    """One input, every process once per repeat in a rotating order; bests and ratios."""
+    raw, before = procs.raw, procs.before
     ref, hyp = tmp / "ref.tsv", tmp / "hyp.tsv"
     _write_tsv(ref, refs)
     _write_tsv(hyp, hyps)
@@ -254,9 +258,8 @@ def main() -> None:
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         for name, (refs, hyps) in inputs:
             (tmp / name).mkdir()
-            report["rows"][name] = row(
-                refs, hyps, tmp / name, args.repeats, not args.skip_raw, env, args.before
-            )
+            procs = Processes(not args.skip_raw, args.before)
+            report["rows"][name] = row(refs, hyps, tmp / name, args.repeats, procs, env)
             print(name, json.dumps(report["rows"][name]), file=sys.stderr, flush=True)
         for w in filter(None, args.sclite.split(",")):
             name = f"sclite_{int(w)}"

@@ -104,16 +104,18 @@ def row(refs: dict[str, str], hyps: dict[str, str], tmp: Path, series: Series, e
     }
     if raw:
         commands["ops_score_raw"] = score + [str(tmp / "raw"), "--preset", "raw"]
-    if before is not None:
+    cwd = dict.fromkeys(commands, ROOT)
+    if before is not None:  # run from its own folder: `python -m` imports from there
         before_score = [str(before / "ops" / "score"), str(ref), str(hyp)]
         commands["ops_score_before"] = before_score + ["-o", str(tmp / "before")]
-    for cmd in commands.values():  # warm the page, bytecode and NSW result caches once
-        run_process(cmd, env, ROOT)
+        cwd["ops_score_before"] = before
+    for name, cmd in commands.items():  # warm the page, bytecode and NSW result caches once
+        run_process(cmd, env, cwd[name])
     runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     names = list(commands)
     for rep in range(repeats):
         for name in names[rep % len(names) :] + names[: rep % len(names)]:
-            runs[name].append(run_process(commands[name], env, ROOT)[:3])
+            runs[name].append(run_process(commands[name], env, cwd[name])[:3])
     out: dict = {
         "ref_words": sum(len(t.split()) for t in refs.values()),
         "utterances": len(refs),
@@ -259,6 +261,8 @@ def main() -> None:
             report["rows"][name] = sclite_row(int(w), tmp / name, env, args.sclite_anchor_cells)
             print(name, json.dumps(report["rows"][name]), file=sys.stderr, flush=True)
     report["growth_default"] = growth(report["rows"], "ops_score_default")
+    if args.before:
+        report["growth_default_before"] = growth(report["rows"], "ops_score_before")
     if not args.skip_raw:
         report["growth_raw"] = growth(report["rows"], "ops_score_raw")
     report["growth_jiwer"] = growth(report["rows"], "jiwer")

@@ -25,6 +25,32 @@ cdef int64_t INF = (<int64_t>1) << 60  # scoring.dae_windows.INF
 cdef int NBUF = 5  # three columns (current, next plain, next slot) and two branch scratches
 
 
+# The columns' cells are left unclipped (a cell the numpy path clips to INF may hold more
+# here) and clipped where a column leaves (`_clip`): every cell is a minimum of a column's cells
+# plus non-negative costs, so a cell at or above INF only ever yields cells at or above INF,
+# and the clipped result is numpy's cell for cell, with one instruction pair less per cell.
+# Unclipped cells stay below INF + (rows + tokens) x (sub + ins), far from int64's limit.
+
+
+cdef inline int64_t _cell(
+    int64_t diag, int64_t up, bint same, int64_t dele, int64_t* run, int64_t sub, int64_t ins
+) noexcept nogil:
+    """One cell of a plain (not strict) token's column: the diagonal (+ sub unless the words
+    are the `same`), the cell above + ins, or the cell before it in this column (`run`,
+    updated) + its row's deletion cost."""
+    cdef int64_t v = diag if same else diag + sub, u = up + ins, d = run[0] + dele
+    v = u if u < v else v
+    run[0] = d if d < v else v
+    return run[0]
+
+
+cdef inline void _clip(int64_t* col, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Rows lo..hi of a column clipped at INF (the numpy path's cells)."""
+    cdef Py_ssize_t r
+    for r in range(lo, hi + 1):
+        col[r] = col[r] if col[r] < INF else INF
+
+
 cdef inline void _token(
     const int64_t* col,
     int64_t* new,
@@ -37,33 +63,70 @@ cdef inline void _token(
     int64_t sub,
     int64_t ins,
 ) noexcept nogil:
-    """`dae_windows._token`: rows lo..hi of the column after `tok` (rows outside untouched).
-    One pass: each cell's diagonal and insertion, then the deletions as a running minimum of
-    (cost - cum) from row lo, clipped at INF (numpy's three passes, fused: a cell's minimum
-    reads only the rows above it)."""
+    """`dae_windows._token`: rows lo..hi of the column after `tok` (rows outside untouched),
+    unclipped. One pass: each cell's diagonal and insertion, then the deletions as a running
+    minimum down the column from row lo (numpy's three passes fused: a cell's minimum reads
+    only the rows above it)."""
     cdef Py_ssize_t r, start = lo
-    # above every (cost - cum) of a cell (at most INF + sub): the first row sets the minimum
-    cdef int64_t prev, v, up, c, run = INF + sub + ins + 1
+    cdef int64_t v, d, run = INF  # no cell above row lo: its deletion path costs INF or more
     if lo == 0 and hi >= 0:
-        v = INF if strict else col[0] + ins
-        run = v - cum[0]
-        new[0] = v if v < INF else INF
+        run = INF if strict else col[0] + ins
+        new[0] = run
         start = 1
-    for r in range(start, hi + 1):
-        prev = col[r - 1]
-        if ids[r - 1] == tok:
-            v = prev
-        elif strict:  # a strict token may only be matched
-            v = INF
-        else:
-            v = prev + sub
-        if not strict:
-            up = col[r] + ins
-            v = up if up < v else v
-        c = v - cum[r]
-        run = c if c < run else run
-        v = run + cum[r]
-        new[r] = v if v < INF else INF
+    if not strict:
+        for r in range(start, hi + 1):
+            new[r] = _cell(
+                col[r - 1], col[r], ids[r - 1] == tok, cum[r] - cum[r - 1], &run, sub, ins
+            )
+        return
+    for r in range(start, hi + 1):  # a strict token may only be matched
+        v = col[r - 1] if ids[r - 1] == tok else INF
+        d = run + cum[r] - cum[r - 1]
+        run = d if d < v else v
+        new[r] = run
+
+
+cdef enum:
+    FUSED = 4  # plain tokens computed together by `_tokens4`
+
+
+cdef void _tokens4(
+    const int64_t* col,
+    int64_t* new,
+    const int64_t* ids,
+    const int64_t* cum,
+    const int64_t* tok,
+    Py_ssize_t lo,
+    Py_ssize_t hi,
+    int64_t sub,
+    int64_t ins,
+) noexcept nogil:
+    """`_token` for four plain tokens in turn on the same rows lo..hi, row by row: the three
+    columns between are never stored (each cell reads its column's predecessor's rows r - 1
+    and r, held in registers), and the four running minima are independent chains the CPU
+    overlaps, where one token's column is one serial chain. The same cells: a middle column
+    is INF above lo (as `_Columns.prepare` leaves it) and row 0 is `_token`'s."""
+    cdef Py_ssize_t r
+    cdef int64_t t1 = tok[0], t2 = tok[1], t3 = tok[2], t4 = tok[3]
+    cdef int64_t p0, p1, p2, p3, x0, w, dele, run1, run2, run3, run4
+    if hi < lo:
+        return
+    if lo == 0:
+        p0 = col[0]
+        run1 = p1 = p0 + ins
+        run2 = p2 = p1 + ins
+        run3 = p3 = p2 + ins
+        run4 = new[0] = p3 + ins
+    else:
+        p0, p1, p2, p3 = col[lo - 1], INF, INF, INF
+        run1 = run2 = run3 = run4 = INF
+    for r in range(lo if lo > 0 else 1, hi + 1):
+        x0, w, dele = col[r], ids[r - 1], cum[r] - cum[r - 1]
+        p0, x0 = x0, _cell(p0, x0, w == t1, dele, &run1, sub, ins)
+        p1, x0 = x0, _cell(p1, x0, w == t2, dele, &run2, sub, ins)
+        p2, x0 = x0, _cell(p2, x0, w == t3, dele, &run3, sub, ins)
+        p3, x0 = x0, _cell(p3, x0, w == t4, dele, &run4, sub, ins)
+        new[r] = x0
 
 
 cdef inline int64_t _floordiv(int64_t a, int64_t b) noexcept nogil:
@@ -222,29 +285,56 @@ def lattice_run(
     cdef _Columns cols = _Columns(n + 1)
     cdef const int64_t* pi = &ids[0] if n else NULL
     cdef const int64_t* pc = &cum[0]
+    cdef int64_t toks[FUSED]
     lo, hi = 0, min(n, e0)
     cols.prepare(cur, 0, hi)
     for p in range(hi + 1):
         cols.ptr[cur][p] = pc[p]
     kept = {}
-    for p in range(nitems):
+    p = 0
+    while p < nitems:
         if banded:
             lo, hi = max(0, hmin - e0), min(n, hmax + lmax[p] + e0)
         elif p % stride == 0:
             ahead = rest[p, 1] - rest[min(p + stride, nitems), 1]
             _alive(cols.ptr[cur], &lo, &hi, n, rest[p, 0], rest[p, 1], upper, e, free, ahead)
         if p in keep:
+            _clip(cols.ptr[cur], lo, hi)
             kept[p] = lat._trimmed(cols.arrays[cur], lo, hi)
-        hmin, hmax = hmin + lmin[p], hmax + lmax[p]
         item = items[p]
-        if isinstance(item, int):
-            nxt = _other(cur, 0, 1)
-            cols.prepare(nxt, lo, hi)
-            _token(cols.ptr[cur], cols.ptr[nxt], pi, pc, item, False, lo, hi, sub, ins)
-            cur = nxt
-        else:
+        if not isinstance(item, int):
+            hmin, hmax = hmin + lmin[p], hmax + lmax[p]
             cur = _slot(cols, cur, item, pi, pc, lo, hi, sub, ins)
+            p += 1
+            continue
+        nxt = _other(cur, 0, 1)
+        cols.prepare(nxt, lo, hi)
+        if not banded and _plain_run(items, keep, p, stride, toks):
+            # the next FUSED items keep this band (no update, no kept column among them)
+            _tokens4(cols.ptr[cur], cols.ptr[nxt], pi, pc, toks, lo, hi, sub, ins)
+            hmin, hmax = hmin + FUSED, hmax + FUSED
+            p += FUSED
+        else:
+            _token(cols.ptr[cur], cols.ptr[nxt], pi, pc, item, False, lo, hi, sub, ins)
+            hmin, hmax = hmin + 1, hmax + 1
+            p += 1
+        cur = nxt
+    _clip(cols.ptr[cur], cols.dlo[cur], cols.dhi[cur])
     return cols.arrays[cur], kept
+
+
+cdef bint _plain_run(list items, frozenset keep, Py_ssize_t p, Py_ssize_t stride, int64_t* toks):
+    """Whether items p..p + FUSED - 1 are plain tokens in one stride of the forward pass's band
+    with no kept column before any but the first (their ids then in `toks`)."""
+    cdef Py_ssize_t q
+    if p + FUSED > len(items) or (p % stride) + FUSED > stride:
+        return False
+    for q in range(FUSED):
+        item = items[p + q]
+        if not isinstance(item, int) or (q and (p + q) in keep):
+            return False
+        toks[q] = item
+    return True
 
 
 def steps(
@@ -258,19 +348,34 @@ def steps(
 ):
     """`dae_windows._step` for each of `toks` in turn (a run, or a slot's branch; at least
     one), on every row of `cols` (a DAE window's combinations, one column each, every
-    reference row): `_token` on each row, into new arrays (two, used in turn)."""
-    cdef Py_ssize_t k, t, rows = cols.shape[0], n = ids.shape[0], width = cols.shape[1]
+    reference row): `_token` on each row (`_tokens4` for four plain tokens in a row), into
+    new arrays (two, used in turn)."""
+    cdef Py_ssize_t k, t = 0, c, nt = toks.shape[0], rows = cols.shape[0], n = ids.shape[0]
+    cdef Py_ssize_t width = cols.shape[1]
     bufs = [np.empty((rows, width), dtype=np.int64), np.empty((rows, width), dtype=np.int64)]
-    cdef int64_t[:, ::1] a = bufs[0], b = bufs[1]
+    cdef int64_t[:, ::1] a = bufs[0], b = bufs[1], last
     cdef const int64_t* pi = &ids[0] if n else NULL
     cdef const int64_t* src
     cdef int64_t* dst
-    for t in range(toks.shape[0]):
+    cdef bint four
+    c = 0
+    while t < nt:
+        four = t + FUSED <= nt
+        for k in range(FUSED if four else 0):
+            four = four and not strict[t + k]
         for k in range(rows):
-            src = &cols[k, 0] if t == 0 else (&a[k, 0] if t % 2 == 0 else &b[k, 0])
-            dst = &b[k, 0] if t % 2 == 0 else &a[k, 0]
-            _token(src, dst, pi, &cum[0], toks[t], strict[t], 0, n, sub, ins)
-    return bufs[(toks.shape[0] - 1) % 2 == 0]
+            src = &cols[k, 0] if c == 0 else (&a[k, 0] if c % 2 == 0 else &b[k, 0])
+            dst = &b[k, 0] if c % 2 == 0 else &a[k, 0]
+            if four:
+                _tokens4(src, dst, pi, &cum[0], &toks[t], 0, n, sub, ins)
+            else:
+                _token(src, dst, pi, &cum[0], toks[t], strict[t], 0, n, sub, ins)
+        t += FUSED if four else 1
+        c += 1
+    last = b if c % 2 == 1 else a  # the last step's output
+    for k in range(rows):
+        _clip(&last[k, 0], 0, n)
+    return bufs[c % 2 == 1]
 
 
 ctypedef fused dist_t:
@@ -302,6 +407,42 @@ cdef void _plain_cells(
         c = row[p] if row[p] < t else t
         row[b + p] = <dist_t>c
         code[p] = (1 + differ) if c == diag else (3 if c == up else 4)
+
+
+cdef void _strict_cells(
+    const dist_t* diag_row,
+    const dist_t* up_row,
+    dist_t* row,
+    unsigned char* code,
+    const int64_t* hyp,
+    const int64_t* ref,
+    const unsigned char* strict,
+    const int64_t* shift,
+    int64_t* run,
+    Py_ssize_t b,
+    int64_t k,
+    int64_t inf,
+) noexcept nogil:
+    """`fill_table`'s cell j of every pair of a narrow batch with strict tokens and no optional
+    word (a long pair's DAE windows), as `_plain_cells`: without a branch (the codes' choice
+    and a strict token's substitution are data, mispredicted where they were branches)."""
+    cdef Py_ssize_t p
+    cdef int64_t diag, up, t, rn, c, sub
+    cdef int64_t strict_sub = inf - k - 1
+    cdef unsigned char differ
+    for p in range(b):
+        differ = hyp[p] != ref[p]
+        sub = differ * (k + 1 + strict[p] * strict_sub)  # inf if strict, k + 1, or 0 on a match
+        diag = <int64_t>diag_row[p] + sub - k
+        up = <int64_t>up_row[p] + k
+        t = diag if diag < up else up
+        t = (t if t < inf else inf) - shift[p]
+        rn = run[p]
+        rn = t if t < rn else rn
+        run[p] = rn
+        row[p] = <dist_t>(rn + shift[p])
+        c = row[p]
+        code[p] = (1 + differ) if c == <dist_t>diag else (3 if c == <dist_t>up else 4)
 
 
 def fill_table(
@@ -339,6 +480,14 @@ def fill_table(
                 _plain_cells(
                     &dist[i - 1, j - 1, 0], &dist[i, j - 1, 0], &dirs[i, j, 0],
                     &hyp[j - 1, 0], &ref[i - 1, 0], b, k,
+                )
+            continue
+        if narrow_strict and not has_opt:
+            for j in range(1, w):
+                _strict_cells(
+                    &dist[i - 1, j - 1, 0], &dist[i - 1, j, 0], &dist[i, j, 0], &dirs[i, j, 0],
+                    &hyp[j - 1, 0], &ref[i - 1, 0], &strict[j - 1, 0], &shift[j, 0], &run[0],
+                    b, k, inf,
                 )
             continue
         for j in range(1, w):
@@ -380,6 +529,36 @@ def fill_table(
 
 
 
+cdef struct _Carries:
+    uint64_t add  # the addition's carry into the next word up
+    uint64_t hp  # the horizontal deltas' top bits, shifted into the next word up
+    uint64_t hn
+
+
+cdef inline void _word(
+    uint64_t* vp, uint64_t* vn, uint64_t eq, _Carries* c, uint64_t* hp, uint64_t* hn
+) noexcept nogil:
+    """One 64-bit word of a Myers row (`myers`, `myers_band`): its vertical deltas vp, vn
+    updated in place for the word's matches `eq`, with the carries of the words below (`c`,
+    left holding this word's for the next); `hp`, `hn` get its horizontal deltas (before
+    the shift)."""
+    cdef uint64_t vpb = vp[0], vnb = vn[0], x = eq | vnb, sum_, d0, h_p, h_n
+    cdef bint overflow
+    # ((x & vp) + vp) with the carry of the words below
+    sum_ = (x & vpb) + vpb
+    overflow = sum_ < vpb
+    sum_ += c.add
+    c.add = 1 if (overflow or sum_ < c.add) else 0
+    d0 = (sum_ ^ vpb) | x
+    h_p = vnb | ~(d0 | vpb)
+    h_n = vpb & d0
+    x = (h_p << 1) | c.hp
+    vp[0] = ((h_n << 1) | c.hn) | ~(d0 | x)
+    vn[0] = x & d0
+    c.hp, c.hn = h_p >> 63, h_n >> 63
+    hp[0], hn[0] = h_p, h_n
+
+
 def myers(const int64_t[::1] ref, const int64_t[::1] hyp, keep):
     """`align._myers` in 64-bit words (Myers' bit-parallel columns, Hyyro's blocks): the
     edit distance and the vertical deltas (vp, vn as Python ints of m bits) after each
@@ -388,9 +567,9 @@ def myers(const int64_t[::1] ref, const int64_t[::1] hyp, keep):
     cdef Py_ssize_t n = ref.shape[0], m = hyp.shape[0], i, b, q, nb = (m + 63) // 64
     cdef Py_ssize_t top_word = (m - 1) // 64
     cdef uint64_t top_bit = (<uint64_t>1) << ((m - 1) % 64)
-    cdef uint64_t x, d0, hp, hn, vpb, vnb, sum_, carry, hp_in, hn_in, hp_out, hn_out
+    cdef uint64_t hp, hn
+    cdef _Carries c
     cdef int64_t score = m
-    cdef bint overflow
     # the hypothesis positions of each distinct id (CSR), and each reference word's id there
     ids, inverse = np.unique(np.asarray(hyp), return_inverse=True)
     order = np.argsort(inverse, kind="stable").astype(np.int64)
@@ -408,28 +587,14 @@ def myers(const int64_t[::1] ref, const int64_t[::1] hyp, keep):
         if word[i] >= 0:
             for q in range(start[word[i]], start[word[i] + 1]):
                 peq[pos[q] >> 6] |= (<uint64_t>1) << (pos[q] & 63)
-        carry, hp_in, hn_in = 0, 1, 0
+        c.add, c.hp, c.hn = 0, 1, 0
         for b in range(nb):
-            vpb, vnb = vp[b], vn[b]
-            x = peq[b] | vnb
-            # ((x & vp) + vp) with the carry of the words below
-            sum_ = (x & vpb) + vpb
-            overflow = sum_ < vpb
-            sum_ += carry
-            carry = 1 if (overflow or sum_ < carry) else 0
-            d0 = (sum_ ^ vpb) | x
-            hp = vnb | ~(d0 | vpb)
-            hn = vpb & d0
+            _word(&vp[b], &vn[b], peq[b], &c, &hp, &hn)
             if b == top_word:
                 if hp & top_bit:
                     score += 1
                 elif hn & top_bit:
                     score -= 1
-            hp_out, hn_out = hp >> 63, hn >> 63
-            x = (hp << 1) | hp_in
-            vp[b] = ((hn << 1) | hn_in) | ~(d0 | x)
-            vn[b] = x & d0
-            hp_in, hn_in = hp_out, hn_out
         if word[i] >= 0:
             for q in range(start[word[i]], start[word[i] + 1]):
                 peq[pos[q] >> 6] = 0
@@ -519,9 +684,9 @@ def myers_band(
     (D(i, c0), c0, vp, vn)}, vp / vn the deltas of the words from c0 on (bit t: column c0 + t)."""
     cdef Py_ssize_t n = ref.shape[0], m = hyp.shape[0], i, b, q, nb = (m + 63) // 64
     cdef Py_ssize_t f = 0, last, new_f, new_last, lo, hi
-    cdef uint64_t x, d0, hp, hn, vpb, vnb, sum_, carry, hp_in, hn_in, hp_out, hn_out
+    cdef uint64_t hp, hn
+    cdef _Carries c
     cdef int64_t base = 0
-    cdef bint overflow
     ids, inverse = np.unique(np.asarray(hyp), return_inverse=True)
     order = np.argsort(inverse, kind="stable").astype(np.int64)
     starts = np.searchsorted(inverse[order], np.arange(len(ids) + 1)).astype(np.int64)
@@ -566,22 +731,9 @@ def myers_band(
             while q_end < start[w + 1] and pos[q_end] < 64 * (last + 1):
                 peq[pos[q_end] >> 6] |= (<uint64_t>1) << (pos[q_end] & 63)
                 q_end += 1
-        carry, hp_in, hn_in = 0, 1, 0
+        c.add, c.hp, c.hn = 0, 1, 0
         for b in range(f, last + 1):
-            vpb, vnb = vp[b], vn[b]
-            x = peq[b] | vnb
-            sum_ = (x & vpb) + vpb
-            overflow = sum_ < vpb
-            sum_ += carry
-            carry = 1 if (overflow or sum_ < carry) else 0
-            d0 = (sum_ ^ vpb) | x
-            hp = vnb | ~(d0 | vpb)
-            hn = vpb & d0
-            hp_out, hn_out = hp >> 63, hn >> 63
-            x = (hp << 1) | hp_in
-            vp[b] = ((hn << 1) | hn_in) | ~(d0 | x)
-            vn[b] = x & d0
-            hp_in, hn_in = hp_out, hn_out
+            _word(&vp[b], &vn[b], peq[b], &c, &hp, &hn)
         base += 1  # the first word's column, reached straight down
         for q in range(q_lo, q_end):
             peq[pos[q] >> 6] = 0

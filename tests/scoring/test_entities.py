@@ -87,6 +87,26 @@ def test_a_word_inserted_inside_an_entity_is_its_error(cli, tmp_path, year):
     assert (classes["YEAR"]["errors"], classes["YEAR"]["whole"]) == (0, 1)
 
 
+def test_the_fstalign_preset_charges_an_insertion_only_inside_a_normalised_span(
+    cli, tmp_path, year
+):
+    """fstalign holds a normalisation sidecar's entity as one unit of its graph: a word inserted
+    there is the entity's error (and its wer_tags' ones), a word inserted between other words
+    of a wer_tags entity is not (Rev Kaldi's Earnings-21 call 4359971: 9 of 10 such
+    insertions uncharged, "last <fall> quarter" no DATE error)."""
+    norm, tags = year
+    args = ("--norm", norm, "--wer-tags", tags, "--preset", "fstalign", "--bootstrap", "0")
+    date = _score(cli, tmp_path, "in fiscal year twenty twenty sales", *args)["entities"][
+        "classes"
+    ]["DATE"]
+    assert (date["errors"], date["whole"]) == (0, 1)  # 1 and 0 with the platform's defaults
+    s = _score(cli, tmp_path, "in fiscal twenty and twenty sales", *args)
+    assert (s["metrics"]["errors"], s["metrics"]["n_ref"]) == (1, 5)
+    classes = s["entities"]["classes"]
+    assert (classes["DATE"]["errors"], classes["YEAR"]["errors"]) == (1, 1)
+    assert (classes["DATE"]["whole"], classes["YEAR"]["whole"]) == (0, 0)
+
+
 def test_number_value_errors_are_told_from_format_differences() -> None:
     plain = Scorer(ScorerConfig(nsw=False, bootstrap=0))
     utts = plain.utterances(

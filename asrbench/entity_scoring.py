@@ -174,7 +174,7 @@ def _times(tokens: Sequence[Any]) -> dict[str, tuple[float | None, float | None]
 def _instances(tag: Any, tokens: Sequence[Any]) -> list[dict[str, Any]]:
     """Every entity of one recording with its words on both sides and its errors (scoring.
     entities' rules: S and D of its words, and an insertion between two of its words)."""
-    from scoring.entities import _columns  # the one walk of an alignment's columns
+    from scoring.entities import _columns, inserted_into  # the one walk, the one rule
 
     u, ents = tag.utt, tag.entities
     found: dict[str, dict[str, Any]] = {}
@@ -186,8 +186,7 @@ def _instances(tag: Any, tokens: Sequence[Any]) -> list[dict[str, Any]]:
         if code == "o":
             continue
         if code == "I":
-            inside = set(ents[r - 1]) & set(ents[r]) if 0 < r < len(ents) else set()
-            for e in sorted(inside):
+            for e in sorted(inserted_into(tag, r)):
                 at(e)["hyp"].append(u.hyp[h])
                 at(e)["errors"] += 1
             continue

@@ -100,6 +100,16 @@ def _columns(codes: str) -> list[tuple[str, int, int]]:
     return out
 
 
+def inserted_into(tag: Tagged, r: int) -> set[str]:
+    """The entities a word inserted before scored reference word `r` is an error of: those
+    both neighbours belong to (with `joined`, fstalign's rule, only inside one normalised
+    span)."""
+    ents = tag.entities
+    if not 0 < r < len(ents) or (tag.joined is not None and not tag.joined[r]):
+        return set()
+    return set(ents[r - 1]) & set(ents[r])
+
+
 @dataclass
 class _Count:
     errors: list[int] = field(default_factory=list)
@@ -120,11 +130,8 @@ def _class_counts(tagged: Sequence[Tagged]) -> dict[str, _Count]:
         for code, r, _ in _columns(rec.utt.codes):
             if code == "o":
                 continue
-            if code == "I":  # inside an entity: both neighbours belong to it
-                inside = set(ents[r - 1]) & set(ents[r]) if 0 < r < len(ents) else set()
-                if rec.joined is not None and inside and not rec.joined[r]:
-                    inside = set()  # fstalign's rule: not inside one normalised span
-                for e in inside:
+            if code == "I":
+                for e in inserted_into(rec, r):
                     broken[e] = True
                     _at(counts, rec.classes[e], g, len(tagged)).errors[g] += 1
                 continue

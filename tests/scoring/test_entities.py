@@ -178,3 +178,28 @@ def test_an_earnings21_excerpt_through_ops_score(tmp_path: Path) -> None:
     }  # fmt: skip
     assert s["entities"]["numbers"]["n_spans"] == 5
     assert "WEBSITE" in run.stdout and "numbers: 5 spans" in run.stdout
+
+
+def test_class_intervals_resample_recordings(cli, tmp_path: Path, year) -> None:
+    """A class's interval comes from resampling recordings: two calls, its YEAR read right in
+    one and wrong in the other (0 and 1 error of 2 words), give replicates from 0 (the good
+    call twice) to 1/2 (the bad one twice) around the pooled 1/4."""
+    norm, tags = year
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    for call in ("a", "b"):
+        (refs / f"{call}.nlp").write_text((tmp_path / "ref.nlp").read_text(), encoding="utf-8")
+        (refs / f"{call}.norm.json").write_text(norm.read_text(), encoding="utf-8")
+        (refs / f"{call}.wer_tag.json").write_text(tags.read_text(), encoding="utf-8")
+    hyp = tmp_path / "hyp.tsv"
+    hyp.write_text("a\tin fiscal twenty twenty sales\nb\tin fiscal twenty nineteen sales\n")
+    code, _, err = cli(
+        "score", refs, hyp, "--norm", refs, "--wer-tags", refs, "--no-nsw",
+        "--bootstrap", "400", "--out", tmp_path / "o",
+    )  # fmt: skip
+    assert code == 0, err
+    s = json.loads((tmp_path / "o" / "summary.json").read_text(encoding="utf-8"))
+    cls = s["entities"]["classes"]["YEAR"]
+    assert (cls["errors"], cls["n_ref"], cls["er"]) == (1, 4, 0.25)
+    assert (cls["er_ci"]["low"], cls["er_ci"]["high"]) == (0.0, 0.5)
+    assert (cls["whole_ci"]["low"], cls["whole_ci"]["high"]) == (0.0, 1.0)

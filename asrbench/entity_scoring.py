@@ -119,7 +119,10 @@ def tagged(scorer: Any, utts: Sequence[Any], recs: Mapping[str, Any]) -> list:
     for u in utts:
         rec = recs[u.id]
         owner = map_pieces(rec.pieces, u.ref, normalize)
-        out.append(tag_words(u, rec.tokens, rec.pieces, owner, rec.classes))
+        # fstalign's conventions (its preset, marked by its hyphen synonyms as above): an
+        # insertion is an entity's error only inside a normalised span
+        fst = scorer.config.hyphen == "synonym"
+        out.append(tag_words(u, rec.tokens, rec.pieces, owner, rec.classes, fst))
     if scorer.nsw is not None:
         # the pieces read on their own above: stored, so the next run finds them (the
         # scorer flushes only what it read itself)
@@ -200,7 +203,7 @@ def _times(tokens: Sequence[Any]) -> dict[str, tuple[float | None, float | None]
 def _instances(tag: Any, tokens: Sequence[Any]) -> list[dict[str, Any]]:
     """Every entity of one recording with its words on both sides and its errors (scoring.
     entities' rules: S and D of its words, and an insertion between two of its words)."""
-    from scoring.entities import _columns  # the one walk of an alignment's columns
+    from scoring.entities import _columns, inserted_into  # the one walk, the one rule
 
     u, ents = tag.utt, tag.entities
     found: dict[str, dict[str, Any]] = {}
@@ -212,8 +215,7 @@ def _instances(tag: Any, tokens: Sequence[Any]) -> list[dict[str, Any]]:
         if code == "o":
             continue
         if code == "I":
-            inside = set(ents[r - 1]) & set(ents[r]) if 0 < r < len(ents) else set()
-            for e in sorted(inside):
+            for e in sorted(inserted_into(tag, r)):
                 at(e)["hyp"].append(u.hyp[h])
                 at(e)["errors"] += 1
             continue

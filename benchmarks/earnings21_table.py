@@ -4,9 +4,10 @@ For each system, `ops/score` on a folder of its NLP outputs against the NLP refe
 their normalisation and wer_tags sidecars, `--preset fstalign --lenient --bootstrap 0` (one
 process a system and subset: Eval-10 and/or all 44 calls), beside the values Earnings-21
 publishes (`earnings21/transcripts/README.md`, fstalign's WER). Then fstalign itself on the
-calls of `--fstalign-systems` (as the dataset's authors ran it: NLP reference, `--ref-json`,
-`--wer-sidecar`), its JSON logs kept in `--cache` so a rerun reads them, and the errors per
-file side by side. Prints markdown tables: overall WER, entity classes, per file.
+calls of the widest subset scored (all 44 with `--subsets all`) for `--fstalign-systems` (as
+the dataset's authors ran it: NLP reference, `--ref-json`, `--wer-sidecar`), its JSON logs
+kept in `--cache` so a rerun reads them, and the errors per file side by side (Eval-10 and the
+other calls counted apart). Prints markdown tables: overall WER, entity classes, per file.
 
     .venv/bin/python benchmarks/earnings21_table.py [--repo DIR] [--subsets eval10,all]
         [--systems google,...] [--fstalign-systems google,rev/espnet/nlp] [--fstalign-calls N]
@@ -141,9 +142,9 @@ def fstalign_counts(wer: dict, entity_types: dict[str, str]) -> dict:
     }
 
 
-def fstalign_class_table(fst: dict, results: dict) -> str:
+def fstalign_class_table(fst: dict, results: dict, subset: str) -> str:
     """Entity classes over the calls fstalign scored: fstalign's rate beside the platform's
-    (the platform's from `ops/score` on the same calls' folder: all Eval-10 calls)."""
+    (the platform's from `ops/score` on the same calls' folder: all the subset's calls)."""
     lines = ["| system | class | fstalign | platform | diff |", "|---|---|---|---|---|"]
     for system in dict.fromkeys(s for s, _ in fst):
         pooled: dict[str, list[int]] = {}
@@ -152,7 +153,7 @@ def fstalign_class_table(fst: dict, results: dict) -> str:
                 pooled.setdefault(cls, [0, 0])
                 pooled[cls][0] += e
                 pooled[cls][1] += n
-        mine = results[(system, "eval10")]["classes"]
+        mine = results[(system, subset)]["classes"]
         for cls, (e, n) in sorted(pooled.items()):
             pe, pn = mine.get(cls, (0, 0))
             diff = f"{100 * (pe / pn - e / n):+.1f}" if n and pn else "-"
@@ -210,7 +211,7 @@ def class_table(results: dict, pub: dict, subset: str) -> str:
     return "\n".join(lines)
 
 
-def file_table(results: dict, fst: dict) -> str:
+def file_table(results: dict, fst: dict, subset: str, eval10: list[str]) -> str:
     """Per file: fstalign's (S, D, I, |ref|) beside the platform's, and the difference."""
     lines = [
         "| system | call | fstalign S/D/I (errors/ref) | platform S/D/I (errors/ref) | "
@@ -218,7 +219,7 @@ def file_table(results: dict, fst: dict) -> str:
         "|---|---|---|---|---|---|",
     ]
     for (system, call), f in fst.items():
-        p = results[(system, "eval10")]["files"][call]
+        p = results[(system, subset)]["files"][call]
         fe, pe = (x["sub"] + x["del"] + x["ins"] for x in (f, p))
         lines.append(
             f"| {SYSTEMS[system]} | {call} | {f['sub']}/{f['del']}/{f['ins']} ({fe}/{f['n_ref']})"
@@ -227,7 +228,7 @@ def file_table(results: dict, fst: dict) -> str:
         )
     for system in dict.fromkeys(s for s, _ in fst):
         calls = [c for s, c in fst if s == system]
-        pairs = [(fst[(system, c)], results[(system, "eval10")]["files"][c]) for c in calls]
+        pairs = [(fst[(system, c)], results[(system, subset)]["files"][c]) for c in calls]
         fe, fn, pe, pn = (
             sum(x[k]["sub"] + x[k]["del"] + x[k]["ins"] if e else x[k]["n_ref"] for x in pairs)
             for k, e in ((0, True), (0, False), (1, True), (1, False))
@@ -236,22 +237,31 @@ def file_table(results: dict, fst: dict) -> str:
             f"| {SYSTEMS[system]} | pooled ({len(calls)}) | {_pct(fe, fn)} % ({fe}/{fn}) "
             f"| {_pct(pe, pn)} % ({pe}/{pn}) | {pe - fe:+d} | {pn - fn:+d} |"
         )
-    return "\n".join(lines) + "\n\n" + _equal_counts(results, fst)
+    return "\n".join(lines) + "\n\n" + _equal_counts(results, fst, subset, eval10)
 
 
-def _equal_counts(results: dict, fst: dict) -> str:
-    """Per system: the calls whose errors (and S/D/I, and |ref|) equal fstalign's."""
-    lines = ["| system | calls | errors equal | S/D/I equal | |ref| equal |"]
-    lines.append("|---|---|---|---|---|")
+def _equal_counts(results: dict, fst: dict, subset: str, eval10: list[str]) -> str:
+    """Per system, Eval-10 and the other calls apart: the calls whose errors (and S/D/I, and
+    |ref|) equal fstalign's, and the errors' sum of absolute differences."""
+    lines = ["| system | calls | errors equal | S/D/I equal | |ref| equal | sum of abs. diffs |"]
+    lines.append("|---|---|---|---|---|---|")
     for system in dict.fromkeys(s for s, _ in fst):
-        mine = results[(system, "eval10")]["files"]
-        pairs = [(f, mine[c]) for (s, c), f in fst.items() if s == system]
-        same = [
-            sum(_errors(f) == _errors(p) for f, p in pairs),
-            sum(all(f[k] == p[k] for k in ("sub", "del", "ins")) for f, p in pairs),
-            sum(f["n_ref"] == p["n_ref"] for f, p in pairs),
-        ]
-        lines.append(f"| {SYSTEMS[system]} | {len(pairs)} | " + " | ".join(map(str, same)) + " |")
+        mine = results[(system, subset)]["files"]
+        for part, inside in (("Eval-10", True), ("other", False)):
+            pairs = [
+                (f, mine[c]) for (s, c), f in fst.items() if s == system and (c in eval10) == inside
+            ]
+            if not pairs:
+                continue
+            same = [
+                sum(_errors(f) == _errors(p) for f, p in pairs),
+                sum(all(f[k] == p[k] for k in ("sub", "del", "ins")) for f, p in pairs),
+                sum(f["n_ref"] == p["n_ref"] for f, p in pairs),
+                sum(abs(_errors(f) - _errors(p)) for f, p in pairs),
+            ]
+            lines.append(
+                f"| {SYSTEMS[system]} | {part} {len(pairs)} | " + " | ".join(map(str, same)) + " |"
+            )
     return "\n".join(lines)
 
 
@@ -261,7 +271,9 @@ def main() -> None:
     ap.add_argument("--subsets", default="eval10", help="eval10, all, or both")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--fstalign-systems", default="google,rev/espnet/nlp")
-    ap.add_argument("--fstalign-calls", type=int, help="fstalign on the first N Eval-10 calls")
+    ap.add_argument(
+        "--fstalign-calls", type=int, help="fstalign on the first N calls of the widest subset"
+    )
     ap.add_argument(
         "--cached-only", action="store_true", help="compare the calls whose fstalign log is cached"
     )
@@ -293,28 +305,37 @@ def main() -> None:
             f"Entity classes, {subset}: platform / published (reference words; * < "
             f"{MIN_CLASS_WORDS})\n\n" + class_table(results, pub, subset) + "\n"
         )
+    # fstalign on the widest subset scored (its logs are per call, shared by both subsets)
+    subset = "all" if "all" in args.subsets.split(",") else "eval10"
     fst = {}
-    if "eval10" in args.subsets.split(",") and args.fstalign_systems:
-        root = args.out / "eval10" / "inputs"
-        for system in args.fstalign_systems.split(","):
-            for call in eval10[: args.fstalign_calls]:
-                cached = args.cache / system.replace("/", "_") / f"{call}.json"
-                if args.cached_only and not cached.is_file():
-                    continue
-                wer = run_fstalign(args.fstalign, root, system, call, args.cache)
-                types = json.loads((root / "tags" / f"{call}.wer_tag.json").read_text())
-                types = {k: v["entity_type"] for k, v in types.items()}
-                fst[(system, call)] = fstalign_counts(wer, types)
-        print(file_table(results, fst) + "\n")
-        if fst and all(len([1 for s, _ in fst if s == x]) == len(eval10) for x, _ in fst):
+    if args.fstalign_systems:
+        fst = fstalign_calls(args, subset, subsets[subset][: args.fstalign_calls])
+        print(file_table(results, fst, subset, eval10) + "\n")
+        if fst and all(len([1 for s, _ in fst if s == x]) == len(subsets[subset]) for x, _ in fst):
             print(
-                "Entity classes, Eval-10: fstalign / platform\n\n"
-                + fstalign_class_table(fst, results)
+                f"Entity classes, {subset}: fstalign / platform\n\n"
+                + fstalign_class_table(fst, results, subset)
             )
     if args.json:
         dump = {"results": {f"{s}|{sub}": r for (s, sub), r in results.items()}}
         dump["fstalign"] = {f"{s}|{c}": v for (s, c), v in fst.items()}
         args.json.write_text(json.dumps(dump, indent=1, sort_keys=True) + "\n")
+
+
+def fstalign_calls(args: argparse.Namespace, subset: str, calls: list[str]) -> dict:
+    """fstalign's counts per (system, call) of `--fstalign-systems` (logs cached)."""
+    root = args.out / subset / "inputs"
+    fst = {}
+    for system in args.fstalign_systems.split(","):
+        for call in calls:
+            cached = args.cache / system.replace("/", "_") / f"{call}.json"
+            if args.cached_only and not cached.is_file():
+                continue
+            wer = run_fstalign(args.fstalign, root, system, call, args.cache)
+            types = json.loads((root / "tags" / f"{call}.wer_tag.json").read_text())
+            types = {k: v["entity_type"] for k, v in types.items()}
+            fst[(system, call)] = fstalign_counts(wer, types)
+    return fst
 
 
 def _listing(src: Source, folder: str) -> list[str]:

@@ -7,6 +7,9 @@ out, counted correct) and an inserted word I.
 * **Entity classes** (`wer_tags`): a class's error rate is the S and D of the reference words
   tagged with it, plus each word inserted between two words of one of its entities, over its
   reference words (the words of the chosen reading where a normalisation sidecar gave several).
+  fstalign (`--preset fstalign`) charges an insertion to an entity only inside one
+  normalised span (a `tags` entity of the normalisation sidecar, which its graph holds as one
+  unit): "last <fall> quarter" is no DATE error for it.
   An entity is *recognised whole* when every word of it is correct and nothing is inserted
   inside it.
 * **Numbers**: a number span is a maximal run of number words in the reference as scored
@@ -46,6 +49,10 @@ class Tagged:
     utt: UtteranceResult
     entities: list[tuple[str, ...]]  # per scored reference word
     classes: dict[str, str]  # entity ID -> class
+    # per scored reference word: whether a word inserted before it may be charged to the
+    # entities it shares with the word before (None: always; fstalign's rule: only inside
+    # one normalised span)
+    joined: list[bool] | None = None
 
 
 def tag_words(
@@ -54,10 +61,12 @@ def tag_words(
     pieces: Sequence[Piece],
     owner: Sequence[int],
     classes: dict[str, str] | None,
+    normalised_only: bool = False,
 ) -> Tagged:
     """Each scored reference word's entities: the `wer_tags` of the NLP tokens of its piece
     (`owner` from `scoring.nlp.map_pieces`); with no wer_tags sidecar (`classes` None), the
-    classes written in the `tags` column."""
+    classes written in the `tags` column. `normalised_only`: an insertion is an entity's error
+    only between two words of one piece read from the normalisation sidecar (fstalign's rule)."""
     if classes is None:
         classes = {}
         for t in tokens:
@@ -71,7 +80,13 @@ def tag_words(
         for t in tokens[p.start : p.stop]:
             ids.update(dict.fromkeys(x for x in getattr(t, column) if x in classes))
         per_piece.append(tuple(ids))
-    return Tagged(utt, [per_piece[k] for k in owner], classes)
+    joined = None
+    if normalised_only:  # a piece of several words with `tags` is a normalised entity's
+        joined = [
+            r > 0 and owner[r - 1] == owner[r] and bool(tokens[pieces[owner[r]].start].tags)
+            for r in range(len(owner))
+        ]
+    return Tagged(utt, [per_piece[k] for k in owner], classes, joined)
 
 
 def _columns(codes: str) -> list[tuple[str, int, int]]:
@@ -83,6 +98,16 @@ def _columns(codes: str) -> list[tuple[str, int, int]]:
         r += c in "CSDO"
         h += c in "CSIo"  # o: an optional hypothesis word left out (the exact sclite mode)
     return out
+
+
+def inserted_into(tag: Tagged, r: int) -> set[str]:
+    """The entities a word inserted before scored reference word `r` is an error of: those
+    both neighbours belong to (with `joined`, fstalign's rule, only inside one normalised
+    span)."""
+    ents = tag.entities
+    if not 0 < r < len(ents) or (tag.joined is not None and not tag.joined[r]):
+        return set()
+    return set(ents[r - 1]) & set(ents[r])
 
 
 @dataclass
@@ -105,9 +130,8 @@ def _class_counts(tagged: Sequence[Tagged]) -> dict[str, _Count]:
         for code, r, _ in _columns(rec.utt.codes):
             if code == "o":
                 continue
-            if code == "I":  # inside an entity: both neighbours belong to it
-                inside = set(ents[r - 1]) & set(ents[r]) if 0 < r < len(ents) else set()
-                for e in inside:
+            if code == "I":
+                for e in inserted_into(rec, r):
                     broken[e] = True
                     _at(counts, rec.classes[e], g, len(tagged)).errors[g] += 1
                 continue

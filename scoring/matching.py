@@ -1,5 +1,6 @@
-"""difflib's matching blocks of two word sequences, found fast: the shared runs a long NLP
-recording is cut at (`scoring.nlp_chunks`) and the entity mapping's diff (`scoring.nlp`)."""
+"""difflib's matching blocks of two word sequences, found fast: the entity mapping's diff
+(`scoring.nlp`). (A long NLP recording was cut at them too; `scoring.nlp_chunks` now cuts on
+runs of one least-cost alignment.)"""
 
 from __future__ import annotations
 

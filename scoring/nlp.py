@@ -296,16 +296,28 @@ def check_sidecar(
                     f"{nlp}:{t.line}: entity ID {ident!r} ({column}) is not in {sidecar}; "
                     "give the sidecar written with this file"
                 )
-    for ident in known:
-        if ident not in used:
-            problems.append(
-                f"{sidecar}: entity {ident!r} names no token of {nlp} ({column}); give the "
-                "sidecar written with this file"
-            )
+    unused = [ident for ident in known if ident not in used]
+    lines = _key_lines(sidecar, unused) if unused else {}
+    for ident in unused:
+        problems.append(
+            f"{sidecar}:{lines.get(ident, 1)}: entity {ident!r} names no token of {nlp} "
+            f"({column}); give the sidecar written with this file"
+        )
     if problems and not lenient:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ScoringError(problems[0] + more + "; --lenient warns instead")
     return problems
+
+
+def _key_lines(path: Path, idents: Sequence[str]) -> dict[str, int]:
+    """The line of a JSON sidecar where each entity ID is first written as a key (line 1 when
+    it is not found: a sidecar on one line)."""
+    text = Path(path).read_text(encoding="utf-8")
+    out = {}
+    for ident in idents:
+        found = re.search(re.escape(json.dumps(ident)) + r"\s*:", text)
+        out[ident] = text.count("\n", 0, found.start()) + 1 if found else 1
+    return out
 
 
 def reference_pieces(tokens: Sequence[NlpToken], norms: dict[str, Norm] | None) -> list[Piece]:

@@ -87,6 +87,26 @@ def test_a_word_inserted_inside_an_entity_is_its_error(cli, tmp_path, year):
     assert (classes["YEAR"]["errors"], classes["YEAR"]["whole"]) == (0, 1)
 
 
+def test_the_fstalign_preset_charges_an_insertion_only_inside_a_normalised_span(
+    cli, tmp_path, year
+):
+    """fstalign holds a normalisation sidecar's entity as one unit of its graph: a word inserted
+    there is the entity's error (and its wer_tags' ones), a word inserted between other words
+    of a wer_tags entity is not (Rev Kaldi's Earnings-21 call 4359971: 9 of 10 such
+    insertions uncharged, "last <fall> quarter" no DATE error)."""
+    norm, tags = year
+    args = ("--norm", norm, "--wer-tags", tags, "--preset", "fstalign", "--bootstrap", "0")
+    date = _score(cli, tmp_path, "in fiscal year twenty twenty sales", *args)["entities"][
+        "classes"
+    ]["DATE"]
+    assert (date["errors"], date["whole"]) == (0, 1)  # 1 and 0 with the platform's defaults
+    s = _score(cli, tmp_path, "in fiscal twenty and twenty sales", *args)
+    assert (s["metrics"]["errors"], s["metrics"]["n_ref"]) == (1, 5)
+    classes = s["entities"]["classes"]
+    assert (classes["DATE"]["errors"], classes["YEAR"]["errors"]) == (1, 1)
+    assert (classes["DATE"]["whole"], classes["YEAR"]["whole"]) == (0, 0)
+
+
 def test_number_value_errors_are_told_from_format_differences() -> None:
     plain = Scorer(ScorerConfig(nsw=False, bootstrap=0))
     utts = plain.utterances(
@@ -158,3 +178,28 @@ def test_an_earnings21_excerpt_through_ops_score(tmp_path: Path) -> None:
     }  # fmt: skip
     assert s["entities"]["numbers"]["n_spans"] == 5
     assert "WEBSITE" in run.stdout and "numbers: 5 spans" in run.stdout
+
+
+def test_class_intervals_resample_recordings(cli, tmp_path: Path, year) -> None:
+    """A class's interval comes from resampling recordings: two calls, its YEAR read right in
+    one and wrong in the other (0 and 1 error of 2 words), give replicates from 0 (the good
+    call twice) to 1/2 (the bad one twice) around the pooled 1/4."""
+    norm, tags = year
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    for call in ("a", "b"):
+        (refs / f"{call}.nlp").write_text((tmp_path / "ref.nlp").read_text(), encoding="utf-8")
+        (refs / f"{call}.norm.json").write_text(norm.read_text(), encoding="utf-8")
+        (refs / f"{call}.wer_tag.json").write_text(tags.read_text(), encoding="utf-8")
+    hyp = tmp_path / "hyp.tsv"
+    hyp.write_text("a\tin fiscal twenty twenty sales\nb\tin fiscal twenty nineteen sales\n")
+    code, _, err = cli(
+        "score", refs, hyp, "--norm", refs, "--wer-tags", refs, "--no-nsw",
+        "--bootstrap", "400", "--out", tmp_path / "o",
+    )  # fmt: skip
+    assert code == 0, err
+    s = json.loads((tmp_path / "o" / "summary.json").read_text(encoding="utf-8"))
+    cls = s["entities"]["classes"]["YEAR"]
+    assert (cls["errors"], cls["n_ref"], cls["er"]) == (1, 4, 0.25)
+    assert (cls["er_ci"]["low"], cls["er_ci"]["high"]) == (0.0, 0.5)
+    assert (cls["whole_ci"]["low"], cls["whole_ci"]["high"]) == (0.0, 1.0)

@@ -103,9 +103,11 @@ def test_an_unknown_entity_id_is_named(cli, tmp_path: Path) -> None:
 def test_a_sidecar_entity_naming_no_token_is_named(cli, tmp_path: Path) -> None:
     extra = {**NORM, "9": {"class": "YEAR", "candidates": [{"verbalization": ["ten"]}]}}
     ref, hyp, norm = _write(tmp_path, norm=extra)
+    norm.write_text(json.dumps(extra, indent=2), encoding="utf-8")  # as Rev writes them
     code, _, err = cli("score", ref, hyp, "--norm", norm, "--out", tmp_path / "out")
     assert code == 2
-    assert f"{norm}: entity '9' names no token of {ref} (tags)" in err
+    assert f"{norm}:13: entity '9' names no token of {ref} (tags)" in err  # its key's line
+    assert len(err.strip().splitlines()) == 1
     code, _, err = cli(
         "score", ref, hyp, "--norm", norm, "--lenient", "--no-nsw", "--out", tmp_path / "o"
     )

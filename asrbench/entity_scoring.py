@@ -115,13 +115,13 @@ def tagged(scorer: Any, utts: Sequence[Any], recs: Mapping[str, Any]) -> list:
     from scoring.nlp import map_pieces
 
     normalize = _batched(scorer, [recs[u.id].pieces for u in utts])
+    # fstalign's conventions (its preset, marked by its hyphen synonyms as above): an
+    # insertion is an entity's error only inside a normalised span
+    fst = scorer.config.hyphen == "synonym"
     out = []
     for u in utts:
         rec = recs[u.id]
         owner = map_pieces(rec.pieces, u.ref, normalize)
-        # fstalign's conventions (its preset, marked by its hyphen synonyms as above): an
-        # insertion is an entity's error only inside a normalised span
-        fst = scorer.config.hyphen == "synonym"
         out.append(tag_words(u, rec.tokens, rec.pieces, owner, rec.classes, fst))
     if scorer.nsw is not None:
         # the pieces read on their own above: stored, so the next run finds them (the

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from scoring.align import align_batch
+from scoring.align import FIRST_WORD, align_batch
 from scoring.metrics import UtteranceResult
 from scoring.nlp import Piece, pieces_text
 
@@ -47,8 +47,8 @@ def split(
         return [(list(pieces), hyp_text)]
     starts = {i for i in range(len(owner)) if i == 0 or owner[i] != owner[i - 1]}
     ids: dict[str, int] = {}
-    ref_ids = [ids.setdefault(w, len(ids)) for w in ref_words]
-    hyp_ids = [ids.setdefault(_plain(w), len(ids)) for w in hyp_words]
+    ref_ids = [ids.setdefault(w, FIRST_WORD + len(ids)) for w in ref_words]
+    hyp_ids = [ids.setdefault(_plain(w), FIRST_WORD + len(ids)) for w in hyp_words]
     cuts, last = [], 0
     for a, b, size in _matched_runs(ref_ids, hyp_ids):
         mid = a + size // 2
@@ -71,7 +71,7 @@ def _matched_runs(ref: list[int], hyp: list[int]) -> list[tuple[int, int, int]]:
     errors more than fstalign) and, in a call whose hold message repeats, whole repetitions
     (Rev ESPnet's 4387383: 344 more)."""
     k = max(len(ref), len(hyp)) + 1  # above any substitution count
-    (ops,), _ = align_batch([([x + 6 for x in ref], [x + 6 for x in hyp])], k)  # ids from 6
+    (ops,), _ = align_batch([(ref, hyp)], k)  # word ids from FIRST_WORD
     runs, i, j, size = [], 0, 0, 0
     for c in ops + "X":
         if c == "C":

@@ -24,6 +24,7 @@ from scoring.normalize import (
     Optional,
     Pipeline,
     char_tokens,
+    run_text_steps,
     steps,
     word_tokens,
 )
@@ -719,12 +720,9 @@ class Scorer:
     def nsw_inputs(self, texts: list[str]) -> list[str]:
         """The texts as the NSW step receives them: the text steps before it applied (all of
         them where there is no NSW step)."""
-        for step in self.pipeline.text_steps:
-            if step is self.nsw:
-                break
-            batch = getattr(step, "batch", None)
-            texts = batch(texts) if batch is not None else [step(t) for t in texts]
-        return texts
+        steps = self.pipeline.text_steps
+        before = next((i for i, step in enumerate(steps) if step is self.nsw), len(steps))
+        return run_text_steps(steps[:before], texts)
 
     def _ids(self, tokens: list[str] | tuple[str, ...]) -> list[int]:
         return list(map(self.vocab.__getitem__, tokens))  # new words get the next free ids

@@ -23,7 +23,7 @@ them); PUNC removes Unicode punctuation only.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scoring.normalize.case import AsciiCase, Case
@@ -63,12 +63,22 @@ __all__ = [
     "UkUs",
     "UnicodeForm",
     "char_tokens",
+    "run_text_steps",
 ]
 
 
 def word_tokens(text: str) -> list[str]:
     """Whitespace tokenisation."""
     return text.split()
+
+
+def run_text_steps(steps: Sequence[Callable[[str], str]], texts: list[str]) -> list[str]:
+    """String steps over many texts: a step's `batch` where it has one (one pass over all of
+    them), else one text at a time."""
+    for step in steps:
+        batch = getattr(step, "batch", None)
+        texts = batch(texts) if batch is not None else [step(t) for t in texts]
+    return texts
 
 
 @dataclass
@@ -113,10 +123,7 @@ class Pipeline:
         punc = self._split_last
         if tail == len(steps) or punc is None:
             return [self(t) for t in texts]
-        head = steps[:tail]
-        for step in head:
-            batch = getattr(step, "batch", None)
-            texts = batch(texts) if batch is not None else [step(t) for t in texts]
+        texts = run_text_steps(steps[:tail], texts)
         joined = "\n".join(texts)
         if joined.count("\n") != len(texts) - 1 or (
             not joined.isascii() and _PLACEHOLDERS.search(joined)

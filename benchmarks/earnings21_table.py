@@ -220,7 +220,7 @@ def file_table(results: dict, fst: dict, subset: str, eval10: list[str]) -> str:
     ]
     for (system, call), f in fst.items():
         p = results[(system, subset)]["files"][call]
-        fe, pe = (x["sub"] + x["del"] + x["ins"] for x in (f, p))
+        fe, pe = _errors(f), _errors(p)
         lines.append(
             f"| {SYSTEMS[system]} | {call} | {f['sub']}/{f['del']}/{f['ins']} ({fe}/{f['n_ref']})"
             f" | {p['sub']}/{p['del']}/{p['ins']} ({pe}/{p['n_ref']}) | {pe - fe:+d} "

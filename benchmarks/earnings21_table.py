@@ -11,11 +11,13 @@ other calls counted apart). Prints markdown tables: overall WER, entity classes,
 
     .venv/bin/python benchmarks/earnings21_table.py [--repo DIR] [--subsets eval10,all]
         [--systems google,...] [--fstalign-systems google,rev/espnet/nlp] [--fstalign-calls N]
-        [--cached-only] [--cache DIR]
+        [--cached-only] [--cache DIR] [--sbs]
         [--out DIR] [--json OUT]
 
 --repo: a checkout of github.com/revdotcom/speech-datasets or its bare git directory.
 --out: where `ops/score` writes (a system's subset already scored there is read, not rerun).
+--sbs: fstalign's side-by-side alignments kept beside its logs (`CACHE/sbs/SYSTEM/CALL.sbs.txt`),
+which `benchmarks/fstalign_places.py` reads beside the platform's `utterances.jsonl`.
 """
 
 from __future__ import annotations
@@ -107,20 +109,30 @@ def score_system(root: Path, system: str, out: Path) -> dict:
     }
 
 
-def run_fstalign(binary: Path, root: Path, system: str, call: str, cache: Path) -> dict:
-    """fstalign's JSON log for one call (cached: `cache/SYSTEM/CALL.json`)."""
-    log = cache / system.replace("/", "_") / f"{call}.json"
-    if not log.is_file():
+def run_fstalign(
+    binary: Path, root: Path, system: str, call: str, cache: Path, sbs: bool = False
+) -> dict:
+    """fstalign's JSON log for one call (cached: `cache/SYSTEM/CALL.json`); with `sbs`, its
+    side-by-side alignment as well (`cache/sbs/SYSTEM/CALL.sbs.txt`, rerun where missing)."""
+    name = system.replace("/", "_")
+    log = cache / name / f"{call}.json"
+    side = cache / "sbs" / name / f"{call}.sbs.txt"
+    if not log.is_file() or (sbs and not side.is_file()):
         log.parent.mkdir(parents=True, exist_ok=True)
         cmd = [str(binary), "wer", "--ref", str(root / "ref" / f"{call}.nlp")]
         cmd += ["--hyp", str(root / "hyp" / system / f"{call}.nlp")]
         cmd += ["--ref-json", str(root / "norm" / f"{call}.norm.json")]
         cmd += ["--wer-sidecar", str(root / "tags" / f"{call}.wer_tag.json")]
         tmp = log.with_suffix(".tmp")
+        if sbs:
+            side.parent.mkdir(parents=True, exist_ok=True)
+            cmd += ["--output-sbs", str(side.with_suffix(".tmp"))]
         subprocess.run([*cmd, "--json-log", str(tmp)], check=True, capture_output=True)
         if not tmp.is_file():  # fstalign's unset `version` flag: it printed and stopped
             sys.exit(f"fstalign wrote no log: {' '.join(cmd)}")
         tmp.rename(log)
+        if sbs:
+            side.with_suffix(".tmp").rename(side)
     return json.loads(log.read_text())["wer"]
 
 
@@ -280,6 +292,12 @@ def main() -> None:
     ap.add_argument(
         "--fstalign", type=Path, default=ROOT / ".cache" / "tools" / "fstalign" / "bin" / "fstalign"
     )
+    ap.add_argument(
+        "--sbs",
+        action="store_true",
+        help="keep fstalign's side-by-side alignments (CACHE/sbs/SYSTEM/CALL.sbs.txt) for "
+        "benchmarks/fstalign_places.py",
+    )
     ap.add_argument("--cache", type=Path, default=ROOT / ".cache" / "earnings21" / "fstalign")
     ap.add_argument("--out", type=Path, default=ROOT / ".cache" / "earnings21" / "scored")
     ap.add_argument("--json", type=Path, help="write the figures as JSON")
@@ -331,7 +349,7 @@ def fstalign_calls(args: argparse.Namespace, subset: str, calls: list[str]) -> d
             cached = args.cache / system.replace("/", "_") / f"{call}.json"
             if args.cached_only and not cached.is_file():
                 continue
-            wer = run_fstalign(args.fstalign, root, system, call, args.cache)
+            wer = run_fstalign(args.fstalign, root, system, call, args.cache, args.sbs)
             types = json.loads((root / "tags" / f"{call}.wer_tag.json").read_text())
             types = {k: v["entity_type"] for k, v in types.items()}
             fst[(system, call)] = fstalign_counts(wer, types)

@@ -13,9 +13,13 @@ sidecars, as fstalign does (docs/SCORING.md#the-fstalign-preset).
 
     .venv/bin/python benchmarks/fstalign_compare.py [--repo DIR] [--n 3]
         [--systems google,rev/espnet/nlp] [--fstalign PATH] [--json OUT]
+    .venv/bin/python benchmarks/fstalign_compare.py --pairs FILE   # lines `REF | HYP`
 
 --repo: a checkout of github.com/revdotcom/speech-datasets, or its bare git directory (read
 with `git show`). --fstalign: default .cache/tools/fstalign/bin/fstalign (`make fstalign`).
+--pairs: short texts instead, one `REF | HYP` a line, each scored by fstalign alone and by the
+`fstalign` preset (a stretch of a call cut out: is a difference fstalign's convention, or its
+path in the whole call?).
 """
 
 from __future__ import annotations
@@ -158,6 +162,34 @@ def _print_row(row: dict) -> None:
     )
 
 
+def compare_pairs(binary: Path, pairs: Path) -> None:
+    """`--pairs FILE`: each line `REF | HYP` scored by fstalign alone (plain text, no sidecar)
+    and by the `fstalign` preset, errors side by side: a stretch of a call cut out to see
+    whether a difference is fstalign's convention or its path in the whole call."""
+    rows = []
+    for n, line in enumerate(pairs.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip() and line.count(" | ") != 1:
+            print(f"{pairs}:{n}: write one pair a line as `REF | HYP`", file=sys.stderr)
+            sys.exit(2)
+        if line.strip():
+            rows.append(tuple(side.strip() for side in line.split(" | ")))
+    from asrbench.scorers import get_scorer
+
+    scorer = get_scorer("en", {"preset": "fstalign", "bootstrap": 0})
+    print("| reference | hypothesis | fstalign | preset fstalign |\n|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        for ref, hyp in rows:
+            (tmp / "r.txt").write_text(ref + "\n", encoding="utf-8")
+            (tmp / "h.txt").write_text(hyp + "\n", encoding="utf-8")
+            cmd = [str(binary), "wer", "--ref", str(tmp / "r.txt"), "--hyp", str(tmp / "h.txt")]
+            log = tmp / "log.json"
+            subprocess.run([*cmd, "--json-log", str(log)], check=True, capture_output=True)
+            fst = json.loads(log.read_text())["wer"]["bestWER"]["numErrors"]
+            mine = scorer.score({"x": ref}, {"x": hyp}).metrics.errors
+            print(f"| {ref} | {hyp} | {fst} | {mine} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--repo", type=Path, default=MIRROR)
@@ -167,9 +199,13 @@ def main() -> None:
         "--fstalign", type=Path, default=ROOT / ".cache" / "tools" / "fstalign" / "bin" / "fstalign"
     )
     ap.add_argument("--json", type=Path, help="write the rows as JSON")
+    ap.add_argument("--pairs", type=Path, help="score the `REF | HYP` lines of FILE instead")
     args = ap.parse_args()
     if not args.fstalign.is_file():
         sys.exit(f"{args.fstalign}: no fstalign binary; run `make fstalign` first")
+    if args.pairs:
+        compare_pairs(args.fstalign, args.pairs)
+        return
     rows = compare(args)
     for system in args.systems.split(","):
         mine = [r for r in rows if r["system"] == system]

@@ -6,13 +6,18 @@ of the same call (`ops/score --preset fstalign`'s `utterances.jsonl`, its `ops`)
 hypothesis's words in the same order, so they are cut into stretches after every run of 3
 hypothesis words that both pair as correct with 3 consecutive reference words; a stretch whose
 errors differ is a place. Each place is printed with both alignments and a first cause:
-- `last word`: the file's last stretch, where fstalign deletes and inserts the last word that
-  the platform substitutes (fstalign's rule for a file's last word);
+- `last word`: the file's last stretch, where fstalign deletes and inserts (in either order)
+  the last word that the platform substitutes (fstalign's rule for a file's last word);
 - `not minimal`: the same reference tokens on both sides, fewer errors on one: that side's
   path is not a least-cost one through these tokens;
-- `hyphen split by fstalign` / `hyphen split here`: the same words, one side reading a
-  hyphenated reference word as its parts (fstalign's hyphen synonym);
-- `readings`: the two sides read other reference tokens (another reading of a normalisation
+- `hyphen, ...`: the same words, one side reading a hyphenated reference word as its parts
+  (fstalign's hyphen synonym): `fstalign split` (fstalign reads the parts where the whole
+  word costs less), `synonym not taken` (the hypothesis holds every part here, fstalign
+  kept the whole word), `partial match` (the platform reads the parts where only some of them
+  match here, which fstalign's composition does not take: the preset's rule offers a synonym
+  where the hypothesis holds its words anywhere in the stretch, `scoring/synonyms.py`),
+  `cut-off` (one side reads a cut-off, "and-", as its stem);
+- `other reading`: the two sides read other reference tokens (another reading of a normalisation
   sidecar's entity): to be read by hand.
 Prints a row per call (errors both ways, places by cause) and a row per place.
 
@@ -138,8 +143,8 @@ def cause(place: dict) -> str:
     if (
         place["last"]
         and len(fst) >= 2
-        and fst[-1].ref is None
-        and fst[-2].hyp is None
+        and {fst[-1].ref is None, fst[-2].ref is None} == {True, False}  # an I and a D,
+        and {fst[-1].hyp is None, fst[-2].hyp is None} == {True, False}  # in either order
         and mine[-1].err
         and mine[-1].ref is not None
         and mine[-1].hyp is not None
@@ -149,9 +154,26 @@ def cause(place: dict) -> str:
     if refs[0] == refs[1]:
         return "not minimal"
     if _words(fst) != _words(mine):
-        return "readings"
+        return "other reading"
     # the same words, one side reading a hyphenated word as its parts (fstalign's synonym)
-    return "hyphen split by fstalign" if len(refs[0]) > len(refs[1]) else "hyphen split here"
+    if len(refs[0]) == len(refs[1]):  # a cut-off ("and-") read as its stem on one side
+        return "hyphen, cut-off"
+    if len(refs[0]) > len(refs[1]):
+        return "hyphen, fstalign split"
+    return "hyphen, synonym not taken" if _parts_matched(fst, mine) else "hyphen, partial match"
+
+
+def _parts_matched(fst: list[Op], mine: list[Op]) -> bool:
+    """Whether the platform pairs every part of a hyphenated word that fstalign kept whole
+    with the same hypothesis word (fstalign takes a synonym path only where all of it
+    matches)."""
+    for word in (op.ref.lower() for op in fst if op.ref and "-" in op.ref.strip("-")):
+        parts = [p for p in word.split("-") if p]
+        for i in range(len(mine) - len(parts) + 1):
+            run = mine[i : i + len(parts)]
+            if [(op.ref or "").lower() for op in run] == parts:
+                return not any(op.err for op in run)
+    return False
 
 
 def _show(rows: list[Op], most: int = 24) -> str:

@@ -41,7 +41,7 @@ def test_fstalign_places_finds_and_names_each_place(tmp_path) -> None:
         (None, "there", True), ("there's", "there's", False), ("there's", None, True), *anchor,
         ("long", None, True), ("term", "longterm", True), *anchor,
         ("and", "and", False), ("and", None, True), ("costs", "costs", False), *anchor,
-        ("the", "the", False), ("colour", None, True), (None, "color", True),
+        ("the", "the", False), (None, "color", True), ("colour", None, True),
     ]  # fmt: skip
     mine = [
         ("S", "there's", "there"), ("C", "there's", "there's"), *[("C", w, w) for w in "abc"],
@@ -65,8 +65,22 @@ def test_fstalign_places_finds_and_names_each_place(tmp_path) -> None:
         check=True,
     )
     assert (
-        "| c1 | 7 | 4 | -3 | hyphen split by fstalign 1 (-1), last word 1 (-1), "
+        "| c1 | 7 | 4 | -3 | hyphen, fstalign split 1 (-1), last word 1 (-1), "
         "not minimal 1 (-1) |" in proc.stdout
     )
     assert "| c1 | 0 | not minimal | 2 / 1 | */there there's there's/* a b c |" in proc.stdout
     assert "and/*" not in proc.stdout  # the tie: as many errors either way
+
+
+def test_fstalign_compare_pairs_names_a_bad_line(tmp_path) -> None:
+    pairs = tmp_path / "pairs.txt"
+    pairs.write_text("a b | a c\n\nno bar here\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/fstalign_compare.py", "--pairs", str(pairs)]
+        + ["--fstalign", sys.executable],  # any file: the lines are read before it runs
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"{pairs}:3: write one pair a line as `REF | HYP`"

@@ -199,15 +199,16 @@ class _Plain:
     """A plain hypothesis through the lattice (each slot read as the branch whose largest
     distance to the others is least): its `tokens`, where each item starts in it (`starts`,
     and the end), what each item can save against it at most (`red`, 0 for a plain token),
-    and each item's token id (-1 for a slot)."""
+    each item's token id (-1 for a slot) and its fewest and most tokens."""
 
     tokens: np.ndarray
     starts: np.ndarray
     red: np.ndarray
     ids: np.ndarray
+    lens: np.ndarray  # `item_lengths`
 
     @classmethod
-    def of(cls, items: list[Item]) -> _Plain:
+    def of(cls, items: list[Item], lens: np.ndarray) -> _Plain:
         ids = np.array([x if isinstance(x, int) else -1 for x in items], dtype=np.int64)
         slots = np.flatnonzero(ids < 0)
         red = np.zeros(len(items), dtype=np.int64)
@@ -229,7 +230,7 @@ class _Plain:
         tokens[starts[plain]] = ids[plain]
         for p, read in zip(slots.tolist(), reads, strict=True):
             tokens[starts[p] : starts[p + 1]] = read
-        return cls(tokens, starts, red, ids)
+        return cls(tokens, starts, red, ids, lens)
 
 
 def suffix_bound(
@@ -311,15 +312,15 @@ class _Lattice:
     bound: _Bound | None = None  # with `upper`: rows pruned by it too (`suffix_bound`)
 
     def run(
-        self, items: list[Item], keep: frozenset[int] = frozenset()
+        self, items: list[Item], keep: frozenset[int] = frozenset(), lens: np.ndarray | None = None
     ) -> tuple[np.ndarray, dict[int, tuple[int, np.ndarray]]]:
         """The last column, and the band of the column before each item index in `keep`
-        (its first row, its values)."""
-        lens = [(1, 1) if isinstance(x, int) else _lengths(x) for x in items]
-        rest = np.cumsum([(0, 0), *lens[::-1]], axis=0, dtype=np.int64)[::-1]  # from item p on
+        (its first row, its values). `lens`: the items' `item_lengths`, where known."""
+        bounds = item_lengths(items) if lens is None else lens
+        rest = np.zeros((len(items) + 1, 2), dtype=np.int64)  # tokens from item p on
+        rest[:-1] = np.cumsum(bounds[::-1], axis=0)[::-1]
         if not self.compiled or _dp is None:
-            return self._run_numpy(items, keep, lens, rest)
-        bounds = np.array(lens, dtype=np.int64).reshape(-1, 2)
+            return self._run_numpy(items, keep, bounds, rest)
         return _dp.lattice_run(
             self,
             items,
@@ -336,7 +337,7 @@ class _Lattice:
         self,
         items: list[Item],
         keep: frozenset[int],
-        lens: list[tuple[int, int]],
+        lens: np.ndarray,
         rest: np.ndarray,
     ) -> tuple[np.ndarray, dict[int, tuple[int, np.ndarray]]]:
         """`run` in numpy, a few calls per token: where scoring/_dp.pyx is not built."""
@@ -349,13 +350,13 @@ class _Lattice:
         hmin = hmax = 0
         for p, item in enumerate(items):
             if self.upper is None:
-                lo, hi = max(0, hmin - self.e0), min(n, hmax + lens[p][1] + self.e0)
+                lo, hi = max(0, hmin - self.e0), min(n, hmax + int(lens[p, 1]) + self.e0)
             elif p % _STRIDE == 0:
                 ahead = int(rest[p][1] - rest[min(p + _STRIDE, len(items))][1])
                 lo, hi = self._alive(col, lo, hi, rest[p], ahead, p // _STRIDE)
             if p in keep:
                 kept[p] = self._trimmed(col, lo, hi)
-            hmin, hmax = hmin + lens[p][0], hmax + lens[p][1]
+            hmin, hmax = hmin + int(lens[p, 0]), hmax + int(lens[p, 1])
             if isinstance(item, int):
                 col = _token(col, self.ref, item, False, (lo, hi), pool.column(col, (lo, hi)))
                 continue
@@ -425,6 +426,15 @@ class _Lattice:
 
 def _lengths(slot: tuple[Branch, ...]) -> tuple[int, int]:
     return min(len(b[0]) for b in slot), max(len(b[0]) for b in slot)
+
+
+def item_lengths(items: list[Item]) -> np.ndarray:
+    """Each item's fewest and most tokens, an (items, 2) array."""
+    out = np.ones((len(items), 2), dtype=np.int64)
+    for p, x in enumerate(items):
+        if not isinstance(x, int):
+            out[p] = _lengths(x)
+    return out
 
 
 def _reversed(items: list[Item]) -> list[Item]:
@@ -499,7 +509,8 @@ def chunk_upper(
         opt = None if optional is None else optional[i0:i1]
         reading = plain.tokens[plain.starts[p0] : plain.starts[p1]]
         edits = levenshtein(sub, reading) + (0 if opt is None else int(opt.sum()))
-        last, _ = _Lattice(_Ref.make(sub, opt, w), w, edits, None, compiled).run(seg)
+        lattice = _Lattice(_Ref.make(sub, opt, w), w, edits, None, compiled)
+        last, _ = lattice.run(seg, lens=plain.lens[p0:p1])
         if int(last[len(sub)]) >= INF:
             return None
         total += int(last[len(sub)])
@@ -522,18 +533,19 @@ def cut_rows(
     `suffix_bound`: the same rows, fewer cells."""
     n = len(ref)
     # the most tokens of items[:p], for every p: each segment's longest reading in O(1)
-    most = np.cumsum([0, *(1 if isinstance(x, int) else _lengths(x)[1] for x in items)])
+    lens = item_lengths(items)
+    most = np.concatenate(([0], np.cumsum(lens[:, 1])))
     w = Weights.for_pair(n, int(most[-1]))
     opt_n = int(optional.sum()) if optional is not None else 0
     # no optimal path weighs more than e0 + 1 edits (the written forms' path has e0), nor
     # more than any one path's weight (`chunk_upper`)
     upper, bound = (e0 + 1) * w.e - 1, None
     if n * e0 >= _PRUNE_CELLS:
-        plain = _Plain.of(items)
+        plain = _Plain.of(items, lens)
         upper = min(upper, chunk_upper(ref, optional, items, plain, w, compiled) or upper)
         bound = suffix_bound(ref, optional, plain, upper // w.e, compiled)
     fwd = _Lattice(_Ref.make(ref, optional, w), w, e0 + opt_n, upper, compiled, bound)
-    last, kept = fwd.run(items, frozenset(cuts))
+    last, kept = fwd.run(items, frozenset(cuts), lens)
     best = int(last[n])
     rows: list[int] = []
     row, value, stop = n, best, len(items)

@@ -23,6 +23,7 @@ from scoring.dae_windows import (
     _reversed,
     chunk_upper,
     cut_rows,
+    item_lengths,
     plan_cuts,
     suffix_bound,
 )
@@ -75,6 +76,10 @@ def _written(items: list[Item]) -> np.ndarray:
     )
 
 
+def _plain(items: list[Item]) -> _Plain:
+    return _Plain.of(items, item_lengths(items))
+
+
 def _cuts(items: list[Item], max_enum: int) -> list[int]:
     return plan_cuts([1 if isinstance(x, int) else len(x) for x in items], max_enum, 64)
 
@@ -104,7 +109,7 @@ def test_pruned_columns_are_numpys_cell_for_cell() -> None:
         longest = sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
         w = Weights.for_pair(len(ref), longest)
         upper = (levenshtein(ref, _written(items)) + 1) * w.e - 1
-        bound = suffix_bound(ref, optional, _Plain.of(items), upper // w.e, compiled=True)
+        bound = suffix_bound(ref, optional, _plain(items), upper // w.e, compiled=True)
         lattice = _Lattice(_Ref.make(ref, optional, w), w, len(ref), upper, True, bound)
         keep = frozenset(rng.sample(range(len(items)), min(len(items), 8)))
         col, kept = lattice.run(items, keep)
@@ -125,7 +130,7 @@ def test_the_suffix_bound_is_at_most_every_suffix_cost() -> None:
         n = len(ref)
         longest = sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
         w = Weights.for_pair(n, longest)
-        bound = suffix_bound(ref, optional, _Plain.of(items), n + longest, compiled=False)
+        bound = suffix_bound(ref, optional, _plain(items), n + longest, compiled=False)
         assert bound is not None
         for k, p in enumerate(range(0, len(items), dae_windows._STRIDE)):
             back_opt = None if optional is None else optional[::-1]
@@ -143,7 +148,7 @@ def test_the_chunks_path_is_an_upper_bound_close_to_the_optimum() -> None:
     longest = sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
     w = Weights.for_pair(len(ref), longest)
     best, _, _ = cut_rows(ref, None, items, [], levenshtein(ref, _written(items)))
-    upper = chunk_upper(ref, None, items, _Plain.of(items), w)
+    upper = chunk_upper(ref, None, items, _plain(items), w)
     assert upper is not None and best <= upper < INF
     assert w.counts(upper)[0] <= w.counts(best)[0] * 1.02  # cut where the text matches
 
@@ -155,7 +160,7 @@ def test_the_bound_narrows_the_forward_band() -> None:
     w = Weights.for_pair(len(ref), longest)
     e0 = levenshtein(ref, _written(items))
     upper = (e0 + 1) * w.e - 1
-    plain = _Plain.of(items)
+    plain = _plain(items)
     upper_cut = min(upper, chunk_upper(ref, None, items, plain, w) or upper)
     keep = frozenset(range(0, len(items), 16))
     rows = {}

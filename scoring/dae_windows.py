@@ -262,11 +262,12 @@ def suffix_bound(
     keep = m - j  # row 0 (no token left) keeps nothing: no bound there
     if compiled and _dp is not None:
         width = upper_edits + int(after[0]) + int(opt.sum()) + int(tokens.max())
-        order = np.argsort(keep, kind="stable")
-        words = _dp.myers_band_words(rows_h, cols_r, keep[order], *_diagonals(width, m, n))
-        back = np.empty_like(order)
-        back[order] = np.arange(len(order))
-        base, c0, nw, vp, vn = (x[back] for x in words)
+        # `keep` decreases (the items' starts do not): the pass takes its rows increasing
+        rows = np.ascontiguousarray(keep[::-1])
+        arrays = list(_dp.myers_band_words(rows_h, cols_r, rows, *_diagonals(width, m, n)))
+        for a in range(len(arrays)):  # one at a time: the peak holds one copy more, not five
+            arrays[a] = np.ascontiguousarray(arrays[a][::-1])
+        base, c0, nw, vp, vn = arrays
     else:
         base, c0, nw, vp, vn = _whole_rows(rows_h, cols_r, keep)
     return _Bound(base, c0, nw, vp, vn, after[strides], tokens, opt_after)

@@ -9,12 +9,14 @@ where this extension is not built (no C compiler), chosen at import.
   per token (each a pass over the band, ~1 us of overhead apiece), this is one C loop: the
   diagonal and the insertion, then the deletions as a running minimum of (cost - cum), then the
   clip at INF, so every cell is the numpy path's integer. The band's updates (`_alive`, every
-  `_STRIDE` items) are compiled too; the kept columns (`_trimmed`) are called back in Python.
+  `_STRIDE` items; with the pass's `bound`, `_suffix` and `_last_within`: `dae_windows._Bound`)
+  are compiled too; the kept columns (`_trimmed`) are called back in Python.
 - `steps`: `dae_windows._step` token after token, the same cell function on every slot
   combination's row.
 - `fill_table`: `align._Table.fill_row` over a whole (narrow) batch's table.
 - `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words; `myers_band`
-  the same on the band's words only (`align._anchors`: the same anchors).
+  the same on the band's words only (`align._anchors`: the same anchors), `myers_band_words`
+  its kept rows as arrays (`dae_windows.suffix_bound`).
 - `band_rows`: `align._Band.next` over a stretch of rows (a plain long pair's band)."""
 
 import numpy as np

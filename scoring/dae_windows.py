@@ -447,6 +447,7 @@ def _reversed(items: list[Item]) -> list[Item]:
 # n x E0 from which the forward pass is pruned: below it (a 10,000-word pair has 12 M) the
 # bound and the path's weight cost about what they save (docs/MEASUREMENTS.md)
 _PRUNE_CELLS = 1 << 25
+_CHUNK_CELLS = 1 << 22  # the most cells of one piece of `chunk_upper`'s path (~2 ms)
 _CHUNK = 256  # reference words between two cuts of `chunk_upper`'s path, at least
 _GRAM = 4  # plain tokens of a match that cuts it
 
@@ -502,7 +503,9 @@ def chunk_upper(
     """The weight of one path through the lattice, so at least the optimum's, and close to it
     where the pair has plain stretches matched word for word: the pair cut at such matches
     (`_anchor_cells`), each piece's lattice solved over the rows within its plain reading's
-    distance. None when a piece finds no path (never expected)."""
+    distance. None where a piece finds no path there (its reading may hold strict words), or
+    would cost more than `_CHUNK_CELLS` cells (text without such matches, e.g. repetitive:
+    the whole pair's band would cost more than the pass it bounds)."""
     cells = [(0, 0), *_anchor_cells(ref, plain.ids), (len(ref), len(items))]
     total = 0
     for (i0, p0), (i1, p1) in zip(cells, cells[1:], strict=False):
@@ -510,6 +513,8 @@ def chunk_upper(
         opt = None if optional is None else optional[i0:i1]
         reading = plain.tokens[plain.starts[p0] : plain.starts[p1]]
         edits = levenshtein(sub, reading) + (0 if opt is None else int(opt.sum()))
+        if len(sub) * (2 * edits + 1) > _CHUNK_CELLS:
+            return None
         lattice = _Lattice(_Ref.make(sub, opt, w), w, edits, None, compiled)
         last, _ = lattice.run(seg, lens=plain.lens[p0:p1])
         if int(last[len(sub)]) >= INF:
@@ -531,7 +536,8 @@ def cut_rows(
     count (the written hypothesis's edit distance); `compiled`: scoring/_dp.pyx's DP (the
     default where it is built) or numpy's, the same rows. Where the forward pass's band would
     hold `_PRUNE_CELLS` cells or more, it is bounded by one path's weight and pruned by
-    `suffix_bound`: the same rows, fewer cells."""
+    `suffix_bound` (where the slots can save less than half the edits): the same rows, fewer
+    cells."""
     n = len(ref)
     # the most tokens of items[:p], for every p: each segment's longest reading in O(1)
     lens = item_lengths(items)
@@ -544,7 +550,10 @@ def cut_rows(
     if n * e0 >= _PRUNE_CELLS:
         plain = _Plain.of(items, lens)
         upper = min(upper, chunk_upper(ref, optional, items, plain, w, compiled) or upper)
-        bound = suffix_bound(ref, optional, plain, upper // w.e, compiled)
+        # where the slots could save half the edits, the bound is too low to prune (its pass
+        # would cost more than it saves: measured on such generated pairs)
+        if 2 * int(plain.red.sum()) < upper // w.e:
+            bound = suffix_bound(ref, optional, plain, upper // w.e, compiled)
     fwd = _Lattice(_Ref.make(ref, optional, w), w, e0 + opt_n, upper, compiled, bound)
     last, kept = fwd.run(items, frozenset(cuts), lens)
     best = int(last[n])

@@ -574,7 +574,9 @@ def cut_rows(
             ref[lo:row][::-1], None if optional is None else optional[lo:row][::-1], w
         )
         # every row of the (short) reversed reference, whatever the tokens consumed
-        back, _ = _Lattice(back_ref, w, row - lo + longest, None, compiled).run(_reversed(seg))
+        back, _ = _Lattice(back_ref, w, row - lo + longest, None, compiled).run(
+            _reversed(seg), lens=lens[p:stop][::-1]
+        )
         total = fwd_col[lo : row + 1] + back[::-1]
         i = int(np.argmin(total))
         if int(total[i]) != value:  # the forward and backward passes disagree: a bug

@@ -260,33 +260,45 @@ def suffix_bound(
     rows_h = np.ascontiguousarray(plain.tokens[::-1])
     cols_r = np.ascontiguousarray(np.asarray(ref, dtype=np.int64)[::-1])
     keep = m - j  # row 0 (no token left) keeps nothing: no bound there
+    width = upper_edits + int(after[0]) + int(opt.sum()) + int(tokens.max())
+    dlo, dhi = _diagonals(width, m, n)
     if compiled and _dp is not None:
-        width = upper_edits + int(after[0]) + int(opt.sum()) + int(tokens.max())
         # `keep` decreases (the items' starts do not): the pass takes its rows increasing
         rows = np.ascontiguousarray(keep[::-1])
-        arrays = list(_dp.myers_band_words(rows_h, cols_r, rows, *_diagonals(width, m, n)))
+        arrays = list(_dp.myers_band_words(rows_h, cols_r, rows, dlo, dhi))
         for a in range(len(arrays)):  # one at a time: the peak holds one copy more, not five
             arrays[a] = np.ascontiguousarray(arrays[a][::-1])
         base, c0, nw, vp, vn = arrays
     else:
-        base, c0, nw, vp, vn = _whole_rows(rows_h, cols_r, keep)
+        base, c0, nw, vp, vn = _whole_rows(rows_h, cols_r, keep, dlo, dhi)
     return _Bound(base, c0, nw, vp, vn, after[strides], tokens, opt_after)
 
 
 def _whole_rows(
-    ref: np.ndarray, hyp: np.ndarray, keep: np.ndarray
+    ref: np.ndarray, hyp: np.ndarray, keep: np.ndarray, dlo: int, dhi: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """`_dp.myers_band_words`' arrays from `align._myers`' whole rows (without the extension)."""
+    """`_dp.myers_band_words`' arrays from `align._myers`' whole rows (without the extension),
+    each cut to the words of the band's columns (exact values, and no more memory than the
+    compiled pass's)."""
     kept = _myers(ref, hyp, set(keep.tolist()))[1]
-    nw = np.array([(len(hyp) + 63) // 64 if i in kept else 0 for i in keep.tolist()])
-    vp = np.zeros((len(keep), max(1, int(nw.max(initial=0)))), dtype=np.uint64)
+    cells = np.zeros((len(keep), 3), dtype=np.int64)  # D(i, c0), c0, words
+    for k, i in enumerate(keep.tolist()):
+        if i in kept:
+            c0 = 64 * (max(0, i + dlo - 1) // 64)
+            cells[k, 1], cells[k, 2] = c0, (max(c0, min(len(hyp), i + dhi)) - c0) // 64 + 1
+    vp = np.zeros((len(keep), max(1, int(cells[:, 2].max(initial=0)))), dtype=np.uint64)
     vn = np.zeros_like(vp)
     for k, i in enumerate(keep.tolist()):
         if i in kept:
-            size = int(nw[k]) * 8
-            vp[k, : nw[k]] = np.frombuffer(kept[i][0].to_bytes(size, "little"), np.uint64)
-            vn[k, : nw[k]] = np.frombuffer(kept[i][1].to_bytes(size, "little"), np.uint64)
-    return keep.astype(np.int64), np.zeros(len(keep), dtype=np.int64), nw.astype(np.int64), vp, vn
+            c0, size = int(cells[k, 1]), int(cells[k, 2]) * 64
+            below, window = (1 << c0) - 1, (1 << size) - 1
+            up, down = kept[i]
+            cells[k, 0] = i + (up & below).bit_count() - (down & below).bit_count()
+            row_p = ((up >> c0) & window).to_bytes(size // 8, "little")
+            row_n = ((down >> c0) & window).to_bytes(size // 8, "little")
+            vp[k, : size // 64] = np.frombuffer(row_p, np.uint64)
+            vn[k, : size // 64] = np.frombuffer(row_n, np.uint64)
+    return cells[:, 0].copy(), cells[:, 1].copy(), cells[:, 2].copy(), vp, vn
 
 
 def _last_within(bound: np.ndarray, first: int, least: int, tokens: int, upper: int, e: int) -> int:

@@ -9,12 +9,14 @@ where this extension is not built (no C compiler), chosen at import.
   per token (each a pass over the band, ~1 us of overhead apiece), this is one C loop: the
   diagonal and the insertion, then the deletions as a running minimum of (cost - cum), then the
   clip at INF, so every cell is the numpy path's integer. The band's updates (`_alive`, every
-  `_STRIDE` items) are compiled too; the kept columns (`_trimmed`) are called back in Python.
+  `_STRIDE` items; with the pass's `bound`, `_suffix` and `_last_within`: `dae_windows._Bound`)
+  are compiled too; the kept columns (`_trimmed`) are called back in Python.
 - `steps`: `dae_windows._step` token after token, the same cell function on every slot
   combination's row.
 - `fill_table`: `align._Table.fill_row` over a whole (narrow) batch's table.
 - `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words; `myers_band`
-  the same on the band's words only (`align._anchors`: the same anchors).
+  the same on the band's words only (`align._anchors`: the same anchors), `myers_band_words`
+  its kept rows as arrays (`dae_windows.suffix_bound`).
 - `band_rows`: `align._Band.next` over a stretch of rows (a plain long pair's band)."""
 
 import numpy as np
@@ -135,7 +137,7 @@ cdef inline int64_t _floordiv(int64_t a, int64_t b) noexcept nogil:
     return q - 1 if (a % b != 0 and a < 0) else q
 
 
-cdef void _alive(
+cdef bint _alive(
     const int64_t* col,
     Py_ssize_t* lo,
     Py_ssize_t* hi,
@@ -146,20 +148,28 @@ cdef void _alive(
     int64_t e,
     int64_t free,
     int64_t ahead,
+    const int64_t* bound,
+    int64_t* least,
 ) noexcept nogil:
     """`_Lattice._alive` and `_reach` in one pass over the band: lo..hi become the first row
     that can lie on a path within `upper` and the furthest row such rows reach in `ahead`
-    tokens (unchanged where no row can)."""
+    tokens (unchanged where no row can: returns whether one can). With `bound` (each row's
+    `_Bound.rows`, NULL without), a row's edits still to come are at least its bound too;
+    `least` gets the least cost of the rows that can."""
     cdef Py_ssize_t r, first = -1
     cdef int64_t left, short, cost, budget, g, extra, reach = 0
+    least[0] = INF
     for r in range(lo[0], hi[0] + 1):
         left = n - r
         short = rest0 - left if rest0 > left else 0
         if not free and left - rest1 > short:
             short = left - rest1
+        if bound != NULL and bound[r] > short:
+            short = bound[r]
         cost = col[r]
         if cost + short * e > upper:
             continue
+        least[0] = cost if cost < least[0] else least[0]
         budget = _floordiv(upper - cost, e) + free
         g = rest0 - left
         extra = budget if budget <= -g else _floordiv(budget - g, 2)
@@ -168,9 +178,80 @@ cdef void _alive(
         if first < 0:
             first = r
     if first < 0:
-        return
+        return False
     lo[0] = first
     hi[0] = n if reach + ahead > n else reach + ahead
+    return True
+
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long) nogil
+
+
+cdef inline int64_t _popcount(uint64_t v) noexcept nogil:
+    return __builtin_popcountll(v)
+
+
+cdef void _suffix(
+    const uint64_t* vp,
+    const uint64_t* vn,
+    int64_t words,
+    int64_t base,
+    int64_t c0,
+    int64_t red,
+    const int64_t* opt_after,
+    Py_ssize_t n,
+    Py_ssize_t lo,
+    Py_ssize_t hi,
+    int64_t* out,
+) noexcept nogil:
+    """`_Bound.rows` of one stride column into out[lo..hi]: D' read from the deltas row by
+    row (row r is the reversed reference's column n - r, one delta bit below row r - 1's),
+    less the savings `red` and the optional words left; NO_BOUND where the deltas hold no
+    column."""
+    cdef int64_t cmax = c0 + 64 * words - 1, t, d = base
+    cdef Py_ssize_t r, b, r_lo, r_hi
+    cmax = n if n < cmax else cmax
+    r_lo = lo if lo > n - cmax else n - cmax
+    r_hi = hi if hi < n - c0 else n - c0
+    for r in range(lo, hi + 1):
+        if r < r_lo or r > r_hi:
+            out[r] = -INF
+    if r_lo > r_hi:
+        return
+    t = n - r_lo - c0  # D' at row r_lo: base plus the deltas of the t bits below its column
+    for b in range(t >> 6):
+        d += _popcount(vp[b]) - _popcount(vn[b])
+    if t & 63:
+        b = t >> 6
+        d += _popcount(vp[b] & ((<uint64_t>1 << (t & 63)) - 1))
+        d -= _popcount(vn[b] & ((<uint64_t>1 << (t & 63)) - 1))
+    for r in range(r_lo, r_hi + 1):
+        out[r] = d - red - opt_after[r]
+        t = n - r - 1 - c0  # the delta between this row's column and the next row's
+        if t >= 0:
+            d -= <int64_t>((vp[t >> 6] >> (t & 63)) & 1) - <int64_t>((vn[t >> 6] >> (t & 63)) & 1)
+
+
+cdef Py_ssize_t _last_within(
+    const int64_t* bound,
+    Py_ssize_t first,
+    Py_ssize_t hi,
+    int64_t least,
+    int64_t tokens,
+    int64_t upper,
+    int64_t e,
+) noexcept nogil:
+    """`dae_windows._last_within`: the last row of first..hi whose bound, less the stride's
+    tokens, still allows a path within `upper` from the least cost."""
+    cdef Py_ssize_t r
+    cdef int64_t x
+    for r in range(hi, first, -1):
+        x = bound[r] - tokens
+        x = x if x > 0 else 0
+        if least + x * e <= upper:
+            return r
+    return first
 
 
 cdef class _Columns:
@@ -286,6 +367,19 @@ def lattice_run(
     cdef const int64_t* pi = &ids[0] if n else NULL
     cdef const int64_t* pc = &cum[0]
     cdef int64_t toks[FUSED]
+    cdef int64_t least
+    bound = lat.bound
+    cdef bint bounded = bound is not None and not banded
+    cdef const uint64_t[:, ::1] bvp, bvn
+    cdef const int64_t[::1] bbase, bc0, bwords, bred, btok, bopt
+    cdef int64_t[::1] rows_bound
+    cdef int64_t* pb = NULL
+    cdef Py_ssize_t k
+    if bounded:
+        bvp, bvn, bbase, bc0 = bound.vp, bound.vn, bound.base, bound.c0
+        bwords, bred, btok, bopt = bound.words, bound.red, bound.tokens, bound.opt_after
+        rows_bound = np.empty(n + 1, dtype=np.int64)
+        pb = &rows_bound[0]
     lo, hi = 0, min(n, e0)
     cols.prepare(cur, 0, hi)
     for p in range(hi + 1):
@@ -297,7 +391,19 @@ def lattice_run(
             lo, hi = max(0, hmin - e0), min(n, hmax + lmax[p] + e0)
         elif p % stride == 0:
             ahead = rest[p, 1] - rest[min(p + stride, nitems), 1]
-            _alive(cols.ptr[cur], &lo, &hi, n, rest[p, 0], rest[p, 1], upper, e, free, ahead)
+            if not bounded:
+                _alive(cols.ptr[cur], &lo, &hi, n, rest[p, 0], rest[p, 1], upper, e, free, ahead,
+                       NULL, &least)
+            else:
+                k = p // stride
+                _suffix(&bvp[k, 0], &bvn[k, 0], bwords[k], bbase[k], bc0[k], bred[k], &bopt[0],
+                        n, lo, hi, pb)
+                if _alive(cols.ptr[cur], &lo, &hi, n, rest[p, 0], rest[p, 1], upper, e, free,
+                          ahead, pb, &least):
+                    # the rows the new band may hold below the old one's need their bound too
+                    _suffix(&bvp[k, 0], &bvn[k, 0], bwords[k], bbase[k], bc0[k], bred[k],
+                            &bopt[0], n, lo, hi, pb)
+                    hi = _last_within(pb, lo, hi, least, btok[k], upper, e)
         if p in keep:
             _clip(cols.ptr[cur], lo, hi)
             kept[p] = lat._trimmed(cols.arrays[cur], lo, hi)
@@ -663,14 +769,6 @@ def band_rows(
                 codes[i - base, c] = code
 
 
-cdef extern from *:
-    int __builtin_popcountll(unsigned long long) nogil
-
-
-cdef inline int64_t _popcount(uint64_t v) noexcept nogil:
-    return __builtin_popcountll(v)
-
-
 def myers_band(
     const int64_t[::1] ref, const int64_t[::1] hyp, keep, Py_ssize_t dlo, Py_ssize_t dhi
 ):
@@ -682,6 +780,29 @@ def myers_band(
     a path of E edits lies in the band with its predecessors on that path computed cells (never
     c0), so there the values are the table's: all that `_anchors` compares. Returns {kept row i:
     (D(i, c0), c0, vp, vn)}, vp / vn the deltas of the words from c0 on (bit t: column c0 + t)."""
+    rows = np.array(sorted(i for i in keep if 1 <= i <= ref.shape[0]), dtype=np.int64)
+    base, c0, words, vp, vn = myers_band_words(ref, hyp, rows, dlo, dhi)
+    return {
+        int(i): (
+            int(base[k]),
+            int(c0[k]),
+            int.from_bytes(vp[k, : words[k]].tobytes(), "little"),
+            int.from_bytes(vn[k, : words[k]].tobytes(), "little"),
+        )
+        for k, i in enumerate(rows.tolist())
+    }
+
+
+def myers_band_words(
+    const int64_t[::1] ref,
+    const int64_t[::1] hyp,
+    const int64_t[::1] rows,
+    Py_ssize_t dlo,
+    Py_ssize_t dhi,
+):
+    """`myers_band` with its kept rows (`rows`, increasing; one outside 1..n keeps nothing) as
+    arrays, k for rows[k]: D(i, c0), c0, how many words, and the words of vp and vn (rows of
+    a 2-D array, zeros past them), as `dae_windows.suffix_bound` reads them."""
     cdef Py_ssize_t n = ref.shape[0], m = hyp.shape[0], i, b, q, nb = (m + 63) // 64
     cdef Py_ssize_t f = 0, last, new_f, new_last, lo, hi
     cdef uint64_t hp, hn
@@ -699,10 +820,19 @@ def myers_band(
     cdef uint64_t[::1] peq = np.zeros(nb, dtype=np.uint64)
     cdef int64_t[::1] first = starts[: len(ids)].copy()
     cdef int64_t w
-    cdef Py_ssize_t q_lo, q_end
+    cdef Py_ssize_t q_lo, q_end, kq = 0, nk = rows.shape[0]
+    cdef Py_ssize_t width = min(nb, (dhi - dlo + 2) // 64 + 2) if nb else 1
+    out_base = np.zeros(nk, dtype=np.int64)
+    out_c0 = np.zeros(nk, dtype=np.int64)
+    out_words = np.zeros(nk, dtype=np.int64)
+    out_vp = np.zeros((nk, width), dtype=np.uint64)
+    out_vn = np.zeros((nk, width), dtype=np.uint64)
+    cdef int64_t[::1] ob = out_base, oc = out_c0, ow = out_words
+    cdef uint64_t[:, ::1] op = out_vp, on = out_vn
     hi = m if dhi > m else dhi
     last = (hi - 1) // 64 if hi > 0 else 0
-    kept = {}
+    while kq < nk and rows[kq] < 1:
+        kq += 1
     for i in range(1, n + 1):
         lo = i + dlo if i + dlo > 0 else 0
         hi = i + dhi if i + dhi < m else m
@@ -737,12 +867,12 @@ def myers_band(
         base += 1  # the first word's column, reached straight down
         for q in range(q_lo, q_end):
             peq[pos[q] >> 6] = 0
-        if i in keep:
-            kept[i] = (
-                base,
-                64 * f,
-                int.from_bytes(np.asarray(vp[f : last + 1]).tobytes(), "little"),
-                int.from_bytes(np.asarray(vn[f : last + 1]).tobytes(), "little"),
-            )
-    return kept
+        while kq < nk and rows[kq] == i:
+            if last + 1 - f > width:  # never: the band's words fit `width`
+                raise RuntimeError(f"myers_band_words: {last + 1 - f} words > {width}")
+            ob[kq], oc[kq], ow[kq] = base, 64 * f, last + 1 - f
+            for b in range(f, last + 1):
+                op[kq, b - f], on[kq, b - f] = vp[b], vn[b]
+            kq += 1
+    return out_base, out_c0, out_words, out_vp, out_vn
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scoring.align import _diagonals, _myers, levenshtein
+
 try:  # the compiled DP (scoring/_dp.pyx); where it was not built, the numpy DP below
     import scoring._dp as _dp
 except ImportError:  # pragma: no cover - an install without a C compiler
@@ -143,6 +145,170 @@ class _Pool:
 
 _STRIDE = 16  # items between two updates of the forward pass's band
 
+NO_BOUND = -INF  # a row's suffix bound where the plain pass holds none (no pruning by it)
+
+
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    """A lower bound on the edits still to come from each cell of the forward pass's stride
+    columns (docs/SCORING.md, "The forward pass pruned by a plain suffix bound"): the plain
+    distance D'(r, j) of ref[r:] and the written hypothesis's tokens from j on, less what the
+    slots still to come can save (each at most its largest distance between two of its
+    branches, the triangle inequality) and the optional reference words left (free to skip).
+
+    Stride column k (item k * _STRIDE, written position j): D' kept as the reversed pair's
+    bit-parallel deltas along the reference, `vp[k]` / `vn[k]` (bit t: column c0[k] + t of
+    the reversed reference, i.e. row n - c0[k] - t), `base[k]` = D' at column c0[k];
+    `words[k]` 64-bit words of them hold (0: no bound there). `red[k]`: what the slots from
+    item k * _STRIDE on can save; `tokens[k]`: written tokens in the stride."""
+
+    base: np.ndarray
+    c0: np.ndarray
+    words: np.ndarray
+    vp: np.ndarray
+    vn: np.ndarray
+    red: np.ndarray
+    tokens: np.ndarray
+    opt_after: np.ndarray  # optional reference words in ref[r:], for every r
+
+    def rows(self, k: int, lo: int, hi: int) -> np.ndarray:
+        """The bound (edits) of rows lo..hi at stride column k; NO_BOUND where none."""
+        n = len(self.opt_after) - 1
+        out = np.full(hi - lo + 1, NO_BOUND, dtype=np.int64)
+        nw = int(self.words[k])
+        c0 = int(self.c0[k])
+        cmax = min(n, c0 + 64 * nw - 1)
+        r_lo, r_hi = max(lo, n - cmax), min(hi, n - c0)  # rows whose column is held
+        if nw == 0 or r_lo > r_hi:
+            return out
+        bits = nw * 64
+        up = np.unpackbits(self.vp[k, :nw].view(np.uint8), bitorder="little")[:bits]
+        down = np.unpackbits(self.vn[k, :nw].view(np.uint8), bitorder="little")[:bits]
+        d = np.empty(bits + 1, dtype=np.int64)  # D' at columns c0 .. c0 + bits
+        d[0] = self.base[k]
+        np.cumsum(up.astype(np.int64) - down, out=d[1:])
+        d[1:] += d[0]
+        cols = n - np.arange(r_lo, r_hi + 1) - c0
+        red = self.opt_after[r_lo : r_hi + 1] + self.red[k]
+        out[r_lo - lo : r_hi - lo + 1] = d[cols] - red
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Plain:
+    """A plain hypothesis through the lattice (each slot read as the branch whose largest
+    distance to the others is least): its `tokens`, where each item starts in it (`starts`,
+    and the end), what each item can save against it at most (`red`, 0 for a plain token),
+    each item's token id (-1 for a slot) and its fewest and most tokens."""
+
+    tokens: np.ndarray
+    starts: np.ndarray
+    red: np.ndarray
+    ids: np.ndarray
+    lens: np.ndarray  # `item_lengths`
+
+    @classmethod
+    def of(cls, items: list[Item], lens: np.ndarray) -> _Plain:
+        ids = np.array([x if isinstance(x, int) else -1 for x in items], dtype=np.int64)
+        slots = np.flatnonzero(ids < 0)
+        red = np.zeros(len(items), dtype=np.int64)
+        lengths = np.ones(len(items), dtype=np.int64)
+        reads = []
+        for p in slots.tolist():
+            branches = [b[0] for b in items[p]]  # type: ignore[union-attr]
+            far = [0] * len(branches)
+            for a in range(len(branches)):
+                for b in range(a + 1, len(branches)):
+                    d = levenshtein(branches[a], branches[b])
+                    far[a], far[b] = max(far[a], d), max(far[b], d)
+            best = int(np.argmin(far))
+            red[p], lengths[p] = far[best], len(branches[best])
+            reads.append(branches[best])
+        starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        tokens = np.empty(int(starts[-1]), dtype=np.int64)
+        plain = np.flatnonzero(ids >= 0)
+        tokens[starts[plain]] = ids[plain]
+        for p, read in zip(slots.tolist(), reads, strict=True):
+            tokens[starts[p] : starts[p + 1]] = read
+        return cls(tokens, starts, red, ids, lens)
+
+
+def suffix_bound(
+    ref: np.ndarray,
+    optional: np.ndarray | None,
+    plain: _Plain,
+    upper_edits: int,
+    compiled: bool = _dp is not None,
+) -> _Bound | None:
+    """The forward pass's `_Bound`: one bit-parallel pass over the reversed pair (the plain
+    reading's tokens against the reference), keeping its stride columns. Banded (compiled):
+    the band holds every cell of a plain path of `upper_edits` + the slots' whole saving + the
+    optional words + a stride's tokens, which covers the plain reading of every least-cost
+    lattice path and the cells the pass reads beside it, where the values are then the whole
+    table's (`_dp.myers_band`); off those, values only ever too high, which no least-cost
+    path meets (docs/SCORING.md). None when a side is empty."""
+    n, m, nitems = len(ref), len(plain.tokens), len(plain.ids)
+    if not n or not m:
+        return None
+    strides = np.arange(0, nitems, _STRIDE)
+    j = plain.starts[strides]
+    tokens = plain.starts[np.minimum(strides + _STRIDE, nitems)] - j
+    after = np.concatenate((np.cumsum(plain.red[::-1])[::-1], [0]))  # from item p on
+    opt = np.zeros(n, dtype=np.int64) if optional is None else optional.astype(np.int64)
+    opt_after = np.concatenate((np.cumsum(opt[::-1])[::-1], [0]))
+    # the reversed pair, the hypothesis's rows: a kept row is a column of the forward pass
+    rows_h = np.ascontiguousarray(plain.tokens[::-1])
+    cols_r = np.ascontiguousarray(np.asarray(ref, dtype=np.int64)[::-1])
+    keep = m - j  # row 0 (no token left) keeps nothing: no bound there
+    width = upper_edits + int(after[0]) + int(opt.sum()) + int(tokens.max())
+    dlo, dhi = _diagonals(width, m, n)
+    if compiled and _dp is not None:
+        # `keep` decreases (the items' starts do not): the pass takes its rows increasing
+        rows = np.ascontiguousarray(keep[::-1])
+        arrays = list(_dp.myers_band_words(rows_h, cols_r, rows, dlo, dhi))
+        for a in range(len(arrays)):  # one at a time: the peak holds one copy more, not five
+            arrays[a] = np.ascontiguousarray(arrays[a][::-1])
+        base, c0, nw, vp, vn = arrays
+    else:
+        base, c0, nw, vp, vn = _whole_rows(rows_h, cols_r, keep, dlo, dhi)
+    return _Bound(base, c0, nw, vp, vn, after[strides], tokens, opt_after)
+
+
+def _whole_rows(
+    ref: np.ndarray, hyp: np.ndarray, keep: np.ndarray, dlo: int, dhi: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`_dp.myers_band_words`' arrays from `align._myers`' whole rows (without the extension),
+    each cut to the words of the band's columns (exact values, and no more memory than the
+    compiled pass's)."""
+    kept = _myers(ref, hyp, set(keep.tolist()))[1]
+    cells = np.zeros((len(keep), 3), dtype=np.int64)  # D(i, c0), c0, words
+    for k, i in enumerate(keep.tolist()):
+        if i in kept:
+            c0 = 64 * (max(0, i + dlo - 1) // 64)
+            cells[k, 1], cells[k, 2] = c0, (max(c0, min(len(hyp), i + dhi)) - c0) // 64 + 1
+    vp = np.zeros((len(keep), max(1, int(cells[:, 2].max(initial=0)))), dtype=np.uint64)
+    vn = np.zeros_like(vp)
+    for k, i in enumerate(keep.tolist()):
+        if i in kept:
+            c0, size = int(cells[k, 1]), int(cells[k, 2]) * 64
+            below, window = (1 << c0) - 1, (1 << size) - 1
+            up, down = kept[i]
+            cells[k, 0] = i + (up & below).bit_count() - (down & below).bit_count()
+            row_p = ((up >> c0) & window).to_bytes(size // 8, "little")
+            row_n = ((down >> c0) & window).to_bytes(size // 8, "little")
+            vp[k, : size // 64] = np.frombuffer(row_p, np.uint64)
+            vn[k, : size // 64] = np.frombuffer(row_n, np.uint64)
+    return cells[:, 0].copy(), cells[:, 1].copy(), cells[:, 2].copy(), vp, vn
+
+
+def _last_within(bound: np.ndarray, first: int, least: int, tokens: int, upper: int, e: int) -> int:
+    """The last row of the band from `first` (`bound`: its rows' `_Bound.rows`) that a path
+    within `upper` can reach in the stride: the least cost at its start plus the row's bound
+    less the stride's tokens (a plain distance moves by at most one a token) stays within it;
+    `first` if none below it does."""
+    ok = np.flatnonzero(least + np.maximum(bound - tokens, 0) * e <= upper)
+    return first + int(ok[-1]) if len(ok) else first
+
 
 @dataclass
 class _Lattice:
@@ -156,17 +322,18 @@ class _Lattice:
     e0: int  # a bound on the edits of any optimal path (+ the optional words, free to skip)
     upper: int | None = None
     compiled: bool = _dp is not None  # scoring/_dp.pyx's loop (the same columns) or numpy's
+    bound: _Bound | None = None  # with `upper`: rows pruned by it too (`suffix_bound`)
 
     def run(
-        self, items: list[Item], keep: frozenset[int] = frozenset()
+        self, items: list[Item], keep: frozenset[int] = frozenset(), lens: np.ndarray | None = None
     ) -> tuple[np.ndarray, dict[int, tuple[int, np.ndarray]]]:
         """The last column, and the band of the column before each item index in `keep`
-        (its first row, its values)."""
-        lens = [(1, 1) if isinstance(x, int) else _lengths(x) for x in items]
-        rest = np.cumsum([(0, 0), *lens[::-1]], axis=0, dtype=np.int64)[::-1]  # from item p on
+        (its first row, its values). `lens`: the items' `item_lengths`, where known."""
+        bounds = item_lengths(items) if lens is None else lens
+        rest = np.zeros((len(items) + 1, 2), dtype=np.int64)  # tokens from item p on
+        rest[:-1] = np.cumsum(bounds[::-1], axis=0)[::-1]
         if not self.compiled or _dp is None:
-            return self._run_numpy(items, keep, lens, rest)
-        bounds = np.array(lens, dtype=np.int64).reshape(-1, 2)
+            return self._run_numpy(items, keep, bounds, rest)
         return _dp.lattice_run(
             self,
             items,
@@ -183,7 +350,7 @@ class _Lattice:
         self,
         items: list[Item],
         keep: frozenset[int],
-        lens: list[tuple[int, int]],
+        lens: np.ndarray,
         rest: np.ndarray,
     ) -> tuple[np.ndarray, dict[int, tuple[int, np.ndarray]]]:
         """`run` in numpy, a few calls per token: where scoring/_dp.pyx is not built."""
@@ -196,13 +363,13 @@ class _Lattice:
         hmin = hmax = 0
         for p, item in enumerate(items):
             if self.upper is None:
-                lo, hi = max(0, hmin - self.e0), min(n, hmax + lens[p][1] + self.e0)
+                lo, hi = max(0, hmin - self.e0), min(n, hmax + int(lens[p, 1]) + self.e0)
             elif p % _STRIDE == 0:
                 ahead = int(rest[p][1] - rest[min(p + _STRIDE, len(items))][1])
-                lo, hi = self._alive(col, lo, hi, rest[p], ahead)
+                lo, hi = self._alive(col, lo, hi, rest[p], ahead, p // _STRIDE)
             if p in keep:
                 kept[p] = self._trimmed(col, lo, hi)
-            hmin, hmax = hmin + lens[p][0], hmax + lens[p][1]
+            hmin, hmax = hmin + int(lens[p, 0]), hmax + int(lens[p, 1])
             if isinstance(item, int):
                 col = _token(col, self.ref, item, False, (lo, hi), pool.column(col, (lo, hi)))
                 continue
@@ -226,11 +393,12 @@ class _Lattice:
         return lo, part.copy()
 
     def _alive(
-        self, col: np.ndarray, lo: int, hi: int, rest: np.ndarray, ahead: int
+        self, col: np.ndarray, lo: int, hi: int, rest: np.ndarray, ahead: int, k: int
     ) -> tuple[int, int]:
-        """The rows to compute for the next `_STRIDE` items: from the first row that can lie on
-        a path within `upper`, to the furthest row such rows reach (`ahead` tokens, and the
-        deletions the weight left allows)."""
+        """The rows to compute for the next `_STRIDE` items (stride column k): from the first
+        row that can lie on a path within `upper`, to the furthest row such rows reach (`ahead`
+        tokens, and the deletions the weight left allows; with `bound`, the last row whose
+        own bound still allows a path within `upper`)."""
         assert self.upper is not None
         e, n = self.w.e, len(self.ref.ids)
         rows = np.arange(lo, hi + 1)
@@ -240,11 +408,19 @@ class _Lattice:
         short = np.maximum(int(rest[0]) - left, 0)
         if not self.ref.free:
             short = np.maximum(short, left - int(rest[1]))
+        if self.bound is not None:
+            short = np.maximum(short, self.bound.rows(k, lo, hi))
         cost = col[lo : hi + 1]
         ok = np.flatnonzero(cost + short * e <= self.upper)
         if not len(ok):
             return lo, hi
-        return lo + int(ok[0]), min(n, int(self._reach(rows[ok], cost[ok], rest[0])) + ahead)
+        first = lo + int(ok[0])
+        last = min(n, int(self._reach(rows[ok], cost[ok], rest[0])) + ahead)
+        if self.bound is not None:
+            least, tokens = int(cost[ok].min()), int(self.bound.tokens[k])
+            rows_bound = self.bound.rows(k, first, last)
+            last = _last_within(rows_bound, first, least, tokens, self.upper, e)
+        return first, last
 
     def _reach(self, rows: np.ndarray, cost: np.ndarray, rest_min: int) -> int:
         """The furthest row past the diagonal (`ahead` added by the caller) that a path within
@@ -265,10 +441,98 @@ def _lengths(slot: tuple[Branch, ...]) -> tuple[int, int]:
     return min(len(b[0]) for b in slot), max(len(b[0]) for b in slot)
 
 
+def item_lengths(items: list[Item]) -> np.ndarray:
+    """Each item's fewest and most tokens, an (items, 2) array."""
+    out = np.ones((len(items), 2), dtype=np.int64)
+    for p, x in enumerate(items):
+        if not isinstance(x, int):
+            out[p] = _lengths(x)
+    return out
+
+
 def _reversed(items: list[Item]) -> list[Item]:
     return [
         x if isinstance(x, int) else tuple((a[::-1], s[::-1]) for a, s in x) for x in items[::-1]
     ]
+
+
+# n x E0 from which the forward pass is pruned: below it (a 10,000-word pair has 12 M) the
+# bound and the path's weight cost about what they save (docs/MEASUREMENTS.md)
+_PRUNE_CELLS = 1 << 25
+_CHUNK_CELLS = 1 << 22  # the most cells of one piece of `chunk_upper`'s path (~2 ms)
+_CHUNK = 256  # reference words between two cuts of `chunk_upper`'s path, at least
+_GRAM = 4  # plain tokens of a match that cuts it
+
+
+def _gram_keys(seq: np.ndarray) -> np.ndarray:
+    """A key for each run of `_GRAM` ids from each position (a hash: two runs that share a
+    key only make `chunk_upper`'s path worse, never wrong); ids < 0 are not tokens."""
+    out = np.zeros(max(0, len(seq) - _GRAM + 1), dtype=np.uint64)
+    for t in range(_GRAM):
+        out = out * np.uint64(1_000_003) + seq[t : t + len(out)].astype(np.uint64)
+    return out
+
+
+def _once(keys: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The keys that occur once among the valid ones, and where."""
+    at = np.flatnonzero(valid)
+    uniq, first, count = np.unique(keys[at], return_index=True, return_counts=True)
+    return uniq[count == 1], at[first[count == 1]]
+
+
+def _anchor_cells(ref: np.ndarray, plain: np.ndarray) -> list[tuple[int, int]]:
+    """Cells (reference row, item index) where `_GRAM` plain tokens (`plain`: each item's id,
+    -1 for a slot) match words found once on each side, and the next tokens too, about every
+    `_CHUNK` reference words, increasing."""
+    hyp_keys, ref_keys = _gram_keys(plain), _gram_keys(np.asarray(ref, dtype=np.int64))
+    if not len(hyp_keys) or not len(ref_keys):
+        return []
+    windows = np.lib.stride_tricks.sliding_window_view(plain, _GRAM)
+    hk, hp = _once(hyp_keys, np.asarray((windows >= 0).all(axis=1)))
+    rk, ri = _once(ref_keys, np.ones(len(ref_keys), dtype=bool))
+    _, a, b = np.intersect1d(rk, hk, assume_unique=True, return_indices=True)
+    order = np.argsort(ri[a])
+    i, p = ri[a][order], hp[b][order]
+    # confirmed: the match one token on is found once on each side too
+    sure = np.flatnonzero((i[1:] == i[:-1] + 1) & (p[1:] == p[:-1] + 1))
+    i, p = i[sure], p[sure]
+    _, every = np.unique(i // _CHUNK, return_index=True)
+    cells: list[tuple[int, int]] = []
+    for row, item in zip(i[every].tolist(), p[every].tolist(), strict=True):
+        if row > 0 and (not cells or (row > cells[-1][0] and item > cells[-1][1])):
+            cells.append((row, item))
+    return cells
+
+
+def chunk_upper(
+    ref: np.ndarray,
+    optional: np.ndarray | None,
+    items: list[Item],
+    plain: _Plain,
+    w: Weights,
+    compiled: bool = _dp is not None,
+) -> int | None:
+    """The weight of one path through the lattice, so at least the optimum's, and close to it
+    where the pair has plain stretches matched word for word: the pair cut at such matches
+    (`_anchor_cells`), each piece's lattice solved over the rows within its plain reading's
+    distance. None where a piece finds no path there (its reading may hold strict words), or
+    would cost more than `_CHUNK_CELLS` cells (text without such matches, e.g. repetitive:
+    the whole pair's band would cost more than the pass it bounds)."""
+    cells = [(0, 0), *_anchor_cells(ref, plain.ids), (len(ref), len(items))]
+    total = 0
+    for (i0, p0), (i1, p1) in zip(cells, cells[1:], strict=False):
+        seg, sub = items[p0:p1], ref[i0:i1]
+        opt = None if optional is None else optional[i0:i1]
+        reading = plain.tokens[plain.starts[p0] : plain.starts[p1]]
+        edits = levenshtein(sub, reading) + (0 if opt is None else int(opt.sum()))
+        if len(sub) * (2 * edits + 1) > _CHUNK_CELLS:
+            return None
+        lattice = _Lattice(_Ref.make(sub, opt, w), w, edits, None, compiled)
+        last, _ = lattice.run(seg, lens=plain.lens[p0:p1])
+        if int(last[len(sub)]) >= INF:
+            return None
+        total += int(last[len(sub)])
+    return total
 
 
 def cut_rows(
@@ -282,15 +546,28 @@ def cut_rows(
     """The optimal weight of the whole pair and, for each cut (an item index, increasing), the
     reference row where one optimal path crosses it. `e0`: an upper bound on the optimal edit
     count (the written hypothesis's edit distance); `compiled`: scoring/_dp.pyx's DP (the
-    default where it is built) or numpy's, the same rows."""
+    default where it is built) or numpy's, the same rows. Where the forward pass's band would
+    hold `_PRUNE_CELLS` cells or more, it is bounded by one path's weight and pruned by
+    `suffix_bound` (where the slots can save less than half the edits): the same rows, fewer
+    cells."""
     n = len(ref)
     # the most tokens of items[:p], for every p: each segment's longest reading in O(1)
-    most = np.cumsum([0, *(1 if isinstance(x, int) else _lengths(x)[1] for x in items)])
+    lens = item_lengths(items)
+    most = np.concatenate(([0], np.cumsum(lens[:, 1])))
     w = Weights.for_pair(n, int(most[-1]))
     opt_n = int(optional.sum()) if optional is not None else 0
-    # no optimal path weighs more than e0 + 1 edits (the written forms' path has e0)
-    fwd = _Lattice(_Ref.make(ref, optional, w), w, e0 + opt_n, (e0 + 1) * w.e - 1, compiled)
-    last, kept = fwd.run(items, frozenset(cuts))
+    # no optimal path weighs more than e0 + 1 edits (the written forms' path has e0), nor
+    # more than any one path's weight (`chunk_upper`)
+    upper, bound = (e0 + 1) * w.e - 1, None
+    if n * e0 >= _PRUNE_CELLS:
+        plain = _Plain.of(items, lens)
+        upper = min(upper, chunk_upper(ref, optional, items, plain, w, compiled) or upper)
+        # where the slots could save half the edits, the bound is too low to prune (its pass
+        # would cost more than it saves: measured on such generated pairs)
+        if 2 * int(plain.red.sum()) < upper // w.e:
+            bound = suffix_bound(ref, optional, plain, upper // w.e, compiled)
+    fwd = _Lattice(_Ref.make(ref, optional, w), w, e0 + opt_n, upper, compiled, bound)
+    last, kept = fwd.run(items, frozenset(cuts), lens)
     best = int(last[n])
     rows: list[int] = []
     row, value, stop = n, best, len(items)
@@ -309,7 +586,9 @@ def cut_rows(
             ref[lo:row][::-1], None if optional is None else optional[lo:row][::-1], w
         )
         # every row of the (short) reversed reference, whatever the tokens consumed
-        back, _ = _Lattice(back_ref, w, row - lo + longest, None, compiled).run(_reversed(seg))
+        back, _ = _Lattice(back_ref, w, row - lo + longest, None, compiled).run(
+            _reversed(seg), lens=lens[p:stop][::-1]
+        )
         total = fwd_col[lo : row + 1] + back[::-1]
         i = int(np.argmin(total))
         if int(total[i]) != value:  # the forward and backward passes disagree: a bug

@@ -187,6 +187,24 @@ class ScoreResult:
     config: dict = field(default_factory=dict)
 
 
+def _branches(
+    rule_ids: dict[tuple[tuple[str, ...], ...], list[list[int]]],
+    slot: Slot,
+    run: list[int],
+    ids: Callable[[tuple[str, ...]], list[int]],
+) -> list[tuple[list[int], list[int]]]:
+    """A slot's branches as `Scorer._enumerate` appends them: branch i's ids followed by the
+    run after the slot, and the positions of its strict words among them (none for the form
+    the system wrote). The ids of a rule's forms are looked up once a plan (`rule_ids`)."""
+    forms = rule_ids.get(slot.forms)
+    if forms is None:
+        forms = rule_ids[slot.forms] = [ids(f) for f in slot.forms]
+    return [
+        (f + run, [] if i == slot.surface else [p for p, m in enumerate(slot.mask(i)) if m])
+        for i, f in enumerate(forms)
+    ]
+
+
 def _branch_order(slot: Slot) -> list[int]:
     """Branch indexes of a slot, the written form first, then the rule's order."""
     return [slot.surface] + [i for i in range(len(slot.forms)) if i != slot.surface]
@@ -335,9 +353,9 @@ class _Pairs:
     ref: list[int] = field(default_factory=list)
     off: list[int] = field(default_factory=list)
     length: list[int] = field(default_factory=list)
-    # (start, end) in hyp_flat of the words of alternatives the system did not write: strict
+    # positions in hyp_flat of the words of alternatives the system did not write: strict
     # words, which the aligner may only match (see scoring.align)
-    strict_spans: list[tuple[int, int]] = field(default_factory=list)
+    strict_at: list[int] = field(default_factory=list)
 
     def add(self, u: int, ids: list[int]) -> int:
         """One pair: utterance u's reference against `ids`; returns its index."""
@@ -349,13 +367,11 @@ class _Pairs:
 
     def strict_flags(self) -> np.ndarray | None:
         """A boolean array beside `hyp_flat` marking the strict words (None: there are none)."""
-        if not self.strict_spans:
+        if not self.strict_at:
             return None
-        edges = np.zeros(len(self.hyp_flat) + 1, dtype=np.int64)
-        spans = np.array(self.strict_spans, dtype=np.int64)
-        np.add.at(edges, spans[:, 0], 1)
-        np.add.at(edges, spans[:, 1], -1)
-        return np.cumsum(edges[:-1]) > 0
+        flags = np.zeros(len(self.hyp_flat), dtype=bool)
+        flags[np.array(self.strict_at, dtype=np.int64)] = True
+        return flags
 
 
 @dataclass
@@ -993,33 +1009,28 @@ class Scorer:
         one combination to align (the winner, known already)."""
         runs, slots = split
         run_ids = [self._ids(run) for run in runs]
-        rule_ids = plan.rule_ids
-        slot_ids = [
-            rule_ids[x.forms]
-            if x.forms in rule_ids
-            else rule_ids.setdefault(x.forms, [self._ids(f) for f in x.forms])
-            for x in slots
-        ]
         combos = [only] if only is not None else list(itertools.product(*map(_branch_order, slots)))
         pairs = plan.pairs
-        hyp_flat, strict_spans = pairs.hyp_flat, pairs.strict_spans
-        extend = hyp_flat.extend
-        start = len(pairs.off)
-        tails = list(zip(slot_ids, run_ids[1:], slots, strict=True))
+        hyp_flat, strict_at, off, length = pairs.hyp_flat, pairs.strict_at, pairs.off, pairs.length
+        start = len(off)
+        # each slot's branches with the run after it (`_branches`): one extend a slot
+        tails = [
+            _branches(plan.rule_ids, x, r, self._ids)
+            for x, r in zip(slots, run_ids[1:], strict=True)
+        ]
+        head = run_ids[0]
         for combo in combos:
-            pairs.ref.append(u)
             begin = len(hyp_flat)
-            pairs.off.append(begin)
-            extend(run_ids[0])
-            for (forms, run, slot), i in zip(tails, combo, strict=True):
-                if i != slot.surface:
+            off.append(begin)
+            hyp_flat.extend(head)
+            for branches, i in zip(tails, combo, strict=True):
+                ids, strict = branches[i]
+                if strict:
                     at = len(hyp_flat)
-                    strict_spans.extend(
-                        (at + p, at + p + 1) for p, m in enumerate(slot.mask(i)) if m
-                    )
-                extend(forms[i])
-                extend(run)
-            pairs.length.append(len(hyp_flat) - begin)
+                    strict_at.extend([at + p for p in strict])
+                hyp_flat.extend(ids)
+            length.append(len(hyp_flat) - begin)
+        pairs.ref.extend([u] * len(combos))
         plan.enum_ranges[u] = (start, len(pairs.off), combos)
 
     def _via_fst(self, plan: _Plan, texts: _Texts, u: int, split: _Split | None, k: int) -> None:
@@ -1079,7 +1090,7 @@ class Scorer:
         plan.chosen_hyp[u], plan.alt_info[u] = _linearise(seg, forms)
         begin = len(plan.pairs.hyp_flat)
         plan.main_pair[u] = plan.pairs.add(u, path[0])
-        plan.pairs.strict_spans.extend((begin + p, begin + p + 1) for p in path[1])
+        plan.pairs.strict_at.extend(begin + p for p in path[1])
         plan.fst_costs[u] = cost
 
     def _align(self, texts: _Texts, plan: _Plan, k: int) -> tuple[list[str], list[int]]:

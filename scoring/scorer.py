@@ -34,6 +34,11 @@ from scoring.normalize.nsw import Num2Words
 from scoring.normalize.optional import split_optional, strip_markers
 from scoring.stats import MAX_BOOTSTRAP, MAX_BOOTSTRAP_REASON
 
+try:  # token ids looked up in C (scoring/_fast.pyx); where it was not built, `map` below
+    import scoring._fast as _fast
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _fast = None
+
 if TYPE_CHECKING:
     from scoring.wfst import FstAligner
 
@@ -392,16 +397,21 @@ class _Plan:
     rule_ids: dict[tuple[tuple[str, ...], ...], list[list[int]]] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, texts: _Texts, get: Callable[[str], int]) -> _Plan:
+    def start(cls, texts: _Texts, vocab: dict[str, int]) -> _Plan:
         """The references' ids (assigned first, in order) and every hypothesis as written."""
         ref_off = list(itertools.accumulate(map(len, texts.ref), initial=0))
-        ref_flat = np.fromiter(
-            map(get, itertools.chain.from_iterable(texts.ref)), dtype=np.int64, count=ref_off[-1]
-        )
         n = len(texts.ids)
+        if _fast is not None:  # the same ids, looked up in C
+            ref_flat = _fast.token_ids(texts.ref, 0, n, vocab, True)
+        else:
+            ref_flat = np.fromiter(
+                map(vocab.__getitem__, itertools.chain.from_iterable(texts.ref)),
+                dtype=np.int64,
+                count=ref_off[-1],
+            )
         return cls(ref_flat, ref_off, list(texts.hyp), [[] for _ in range(n)], [-1] * n)
 
-    def add_plain(self, start: int, stop: int, hyps: list[list[str]], get: Callable) -> None:
+    def add_plain(self, start: int, stop: int, hyps: list[list[str]], vocab: dict) -> None:
         """Utterances start..stop-1, plain hypotheses: one pair each, ids in text order."""
         pairs = self.pairs
         first = len(pairs.off)
@@ -410,7 +420,12 @@ class _Plan:
         lengths = list(map(len, hyps[start:stop]))
         pairs.off.extend(itertools.accumulate(lengths[:-1], initial=len(pairs.hyp_flat)))
         pairs.length.extend(lengths)
-        pairs.hyp_flat.extend(map(get, itertools.chain.from_iterable(hyps[start:stop])))
+        if _fast is not None:  # the same ids, looked up in C
+            pairs.hyp_flat.extend(_fast.token_ids(hyps, start, stop, vocab))
+        else:
+            pairs.hyp_flat.extend(
+                map(vocab.__getitem__, itertools.chain.from_iterable(hyps[start:stop]))
+            )
 
 
 def _results(texts: _Texts, plan: _Plan) -> list[UtteranceResult]:
@@ -847,22 +862,21 @@ class Scorer:
         the hypotheses' in that order (new tokens get the next ids). `chosen`: utterances
         whose winning combination is already known (`_window_winners`), one pair each.
         """
-        get = self.vocab.__getitem__
-        plan = _Plan.start(texts, get)
+        plan = _Plan.start(texts, self.vocab)
         n = len(texts.ids)
         fst_only = self.config.engine == "fst"
         special = range(n) if fst_only else [u for u, x in enumerate(found) if x]
         done = 0  # utterances before `done` have their pairs
         for u in itertools.chain(special, [n]):
             if done < u:
-                plan.add_plain(done, u, texts.hyp, get)
+                plan.add_plain(done, u, texts.hyp, self.vocab)
             done = u + 1
             if u == n:
                 break
             split = found[u]
             route = self._route(plan, texts, u, split, k, windows)
             if route == "plain":
-                plan.add_plain(u, u + 1, texts.hyp, get)
+                plan.add_plain(u, u + 1, texts.hyp, self.vocab)
             elif route == "enumerate":
                 assert split is not None
                 self._enumerate(plan, u, split, (chosen or {}).get(u))

@@ -12,7 +12,8 @@ this extension is not built (no C compiler), chosen at import.
 - `split_lines`: `scoring.normalize.Pipeline.batch`'s tokens of ASCII text, one string object
   per distinct token, found by its bytes (no string made and dropped per token).
 - `ascii_punct`: PUNC's `\\p{P}+` -> " " on ASCII text (`scoring.normalize.punc`).
-- `token_ids`: `scoring.scorer._Plan`'s ids of tokens, `map(vocab.__getitem__, ...)`."""
+- `token_ids`: `scoring.scorer._Plan`'s ids of tokens, `map(vocab.__getitem__, ...)`; `int64s`
+  a list of them as an int64 array."""
 
 import numpy as np
 
@@ -591,4 +592,15 @@ def token_ids(list lists, Py_ssize_t start, Py_ssize_t stop, vocab, bint array=F
                 Py_INCREF(value)
                 PyList_SET_ITEM(out, at, value)
             at += 1
+    return out
+
+
+def int64s(list values):
+    """`np.array(values, dtype=np.int64)` for a list of integers (Python's, or any with
+    `__index__`: numpy's); OverflowError beyond int64."""
+    cdef Py_ssize_t i, n = len(values)
+    out = np.empty(n, dtype=np.int64)
+    cdef long long[::1] ids = out
+    for i in range(n):
+        ids[i] = PyLong_AsLongLong(values[i])
     return out

@@ -210,6 +210,22 @@ def _branches(
     ]
 
 
+def _int64s(values: list[int]) -> np.ndarray:
+    """`np.array(values, dtype=np.int64)`; in C where built (no type discovery first)."""
+    return _fast.int64s(values) if _fast is not None else np.array(values, dtype=np.int64)
+
+
+def _cheapest(costs: list[int], codes: list[str], a: int, b: int) -> int:
+    """The pair of a..b-1 with the least cost; ties: the fewest insertions, then the earliest
+    (the written forms, the first combination, are always feasible). The insertions are
+    counted only where costs tie."""
+    sub = costs[a:b]
+    low = min(sub)
+    if sub.count(low) == 1:
+        return a + sub.index(low)
+    return min((c for c in range(a, b) if costs[c] == low), key=lambda c: (codes[c].count("I"), c))
+
+
 def _branch_order(slot: Slot) -> list[int]:
     """Branch indexes of a slot, the written form first, then the rule's order."""
     return [slot.surface] + [i for i in range(len(slot.forms)) if i != slot.surface]
@@ -1125,7 +1141,7 @@ class Scorer:
                 plan.ref_flat,
                 ref_off[which],
                 n_ref[which],
-                np.array(pairs.hyp_flat, dtype=np.int64),
+                _int64s(pairs.hyp_flat),
                 np.array(pairs.off, dtype=np.int64),
                 np.array(pairs.length, dtype=np.int64),
                 k,
@@ -1152,8 +1168,7 @@ class Scorer:
         for u, joined in plan.window_codes.items():
             plan.codes[u] = joined
         for u, (a, b, combos) in plan.enum_ranges.items():
-            # the written forms (the first combination) are always feasible
-            best = min(range(a, b), key=lambda c: (costs[c], codes[c].count("I"), c))
+            best = _cheapest(costs, codes, a, b)
             plan.codes[u] = codes[best]
             plan.main_pair[u] = best  # its pair from now on (`_strict_words`)
             split = found[u]

@@ -1,7 +1,10 @@
-"""The scorer's token ids looked up in C (`scoring._fast.token_ids`, `_Plan.start` and
-`_Plan.add_plain`) against the `map` over the vocabulary they replace where the extension is
-not built: the same ids in the same order, a new token given the next id by the vocabulary's
-own `__missing__` where it is first met, and the same scores end to end with DAE slots."""
+"""The scorer's plan with its compiled parts against the Python they replace where the
+extension is not built: token ids looked up in C (`scoring._fast.token_ids`, `_Plan.start` and
+`_Plan.add_plain`) against the `map` over the vocabulary (the same ids in the same order, a new
+token given the next id by the vocabulary's own `__missing__` where it is first met), the
+pairs' ids as one int64 array (`_fast.int64s`) against numpy's, and the same scores end to end
+with DAE slots. And the cheapest DAE combination (`_cheapest`) against the one `min` over
+(cost, insertions, index) it replaces."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import numpy as np
 import pytest
 
 from scoring import scorer as scorer_module
-from scoring.scorer import Scorer, ScorerConfig, _Vocab
+from scoring.scorer import Scorer, ScorerConfig, _cheapest, _Vocab
 
 _fast = scorer_module._fast
 pytestmark = pytest.mark.skipif(
@@ -63,3 +66,24 @@ def test_scores_equal_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(scorer_module, "_fast", None)
     assert run() == compiled
     assert any(alts != "[]" for _, _, alts in compiled)  # DAE slots among them
+
+
+def test_int64s_equal_numpys() -> None:
+    rng = random.Random(5)
+    for n in (0, 1, 1000):
+        values = [rng.randrange(-(2**63), 2**63) for _ in range(n)]
+        values[: n // 2] = [np.int64(v) for v in values[: n // 2]]  # numpy's integers too
+        assert _fast.int64s(values).tolist() == np.array(values, dtype=np.int64).tolist()
+    with pytest.raises(OverflowError):
+        _fast.int64s([2**63])
+
+
+def test_cheapest_combination_is_the_min_of_cost_insertions_index() -> None:
+    rng = random.Random(11)
+    for _ in range(3000):
+        n = rng.randrange(1, 8)
+        costs = [rng.choice((3, 4, 5)) for _ in range(n + 4)]
+        codes = ["".join(rng.choice("CSDI") for _ in range(rng.randrange(5))) for _ in costs]
+        a, b = 2, 2 + n
+        want = min(range(a, b), key=lambda c: (costs[c], codes[c].count("I"), c))
+        assert _cheapest(costs, codes, a, b) == want

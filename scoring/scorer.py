@@ -858,7 +858,14 @@ class Scorer:
         if alts is None:
             return [None] * len(texts.ids)
         split = alts.split
-        return [split(h, r) if h else None for h, r in zip(texts.hyp, texts.ref, strict=True)]
+        if alts.compounds:  # (COMPOUNDS' matches need no rule's word)
+            return [split(h, r) if h else None for h, r in zip(texts.hyp, texts.ref, strict=True)]
+        # a hypothesis without any form's first word has no match: one set test, not a call
+        disjoint = alts.first_words.isdisjoint
+        return [
+            split(h, r) if h and not disjoint(h) else None
+            for h, r in zip(texts.hyp, texts.ref, strict=True)
+        ]
 
     def _plan(
         self,

@@ -540,19 +540,26 @@ def _read_optional(texts: _Texts, ref_texts: list[str], hyp_texts: list[str], ex
     hypothesis plain ones, except in the exact sclite mode, where they are optional too (sclite
     counts an omitted one correct; `texts.nets` then keeps its flags). Only texts with a
     parenthesis can hold marks."""
-    for u, text in enumerate(ref_texts):
-        if "(" in text:
-            texts.ref[u], flags = split_optional(texts.ref[u])
+    for u in _holding(ref_texts, "("):
+        texts.ref[u], flags = split_optional(texts.ref[u])
+        if flags is not None:
+            texts.ref_opt[u] = flags
+    for u in _holding(hyp_texts, "("):
+        if exact:
+            texts.hyp[u], flags = split_optional(texts.hyp[u])
             if flags is not None:
-                texts.ref_opt[u] = flags
-    for u, text in enumerate(hyp_texts):
-        if "(" in text:
-            if exact:
-                texts.hyp[u], flags = split_optional(texts.hyp[u])
-                if flags is not None:
-                    texts.nets[u] = flags
-            else:
-                texts.hyp[u] = strip_markers(texts.hyp[u])
+                texts.nets[u] = flags
+        else:
+            texts.hyp[u] = strip_markers(texts.hyp[u])
+
+
+def _holding(side: list[str], chars: str) -> list[int]:
+    """The indexes of the texts holding one of `chars`: one scan of them joined first, most
+    often finding none (no text is looked at then)."""
+    joined = "\n".join(side)
+    if not any(c in joined for c in chars):
+        return []
+    return [u for u, t in enumerate(side) if any(c in t for c in chars)]
 
 
 def _set_networks(
@@ -567,9 +574,7 @@ def _set_networks(
     chars = "{@-" if fragments else "{@"
     maybe = set(hyp_flags)
     for side in (ref_texts, hyp_texts):
-        joined = "\n".join(side)  # one scan of a side's texts, most often finding none
-        if any(c in joined for c in chars):
-            maybe.update(u for u, t in enumerate(side) if any(c in t for c in chars))
+        maybe.update(_holding(side, chars))
     for u in sorted(maybe):
         ref, hyp, hflags = texts.ref[u], texts.hyp[u], hyp_flags.get(u)
         if hflags is not None or has_marks(ref) or has_marks(hyp):
@@ -826,9 +831,10 @@ class Scorer:
             raise ScoringError(_unknown_ids_message(unknown, refs))
         hyp_texts = [hyps.get(key) or "" for key in refs]
         if self.config.alternations:
-            for key, text in refs.items():
-                if "{" in text or "}" in text:  # (no brace, nothing to check: no message made)
-                    check_text(text, f"utterance {key!r}")
+            keys = list(refs)
+            ref_texts = list(refs.values())
+            for u in _holding(ref_texts, "{}"):  # (no brace, nothing to check: no message made)
+                check_text(ref_texts[u], f"utterance {keys[u]!r}")
         # Each distinct text is normalised once, all of them in one batch.
         distinct = dict.fromkeys(refs.values())
         distinct.update(dict.fromkeys(hyp_texts))

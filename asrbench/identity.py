@@ -180,6 +180,18 @@ class _FileMemo:
 
     def lookup(self, path: Path) -> tuple[tuple, str | None]:
         """The file's memo key, and its SHA-256 where the memo holds it for that key."""
+        return self._lookup(path, self._conn)
+
+    def lookup_many(self, paths: Sequence[str | Path]) -> list[str | None]:
+        """`lookup`'s SHA-256 of each file, the memo's file found once for them all (the
+        settings read from the environment once, not once a file)."""
+        with self._lock:
+            db = self._conn()
+        return [self._lookup(Path(p), lambda: db)[1] for p in paths]
+
+    def _lookup(
+        self, path: Path, conn: Callable[[], sqlite3.Connection | None]
+    ) -> tuple[tuple, str | None]:
         real = os.path.realpath(path)
         st = os.stat(real)
         key = (real, st.st_size, st.st_mtime_ns, st.st_ino)
@@ -187,7 +199,7 @@ class _FileMemo:
         if hit is not None:
             return key, hit
         with self._lock:
-            db = self._conn()
+            db = conn()
             if db is not None:
                 try:
                     row = db.execute(
@@ -234,7 +246,7 @@ def files_sha256(paths: Sequence[str | Path], workers: int = 4) -> list[str]:
     every `ops/score`) is a stat and a lookup, cheaper than a thread's start and hand-offs."""
     if len(paths) < 8 or workers <= 1:
         return [file_sha256(p) for p in paths]
-    hits = [_MEMO.lookup(Path(p))[1] for p in paths]
+    hits = _MEMO.lookup_many(paths)
     todo = [p for p, hit in zip(paths, hits, strict=True) if hit is None]
     if len(todo) < 8:
         fresh = [file_sha256(p) for p in todo]

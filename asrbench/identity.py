@@ -178,15 +178,28 @@ class _FileMemo:
             self._db = None
         return self._db
 
-    def sha256(self, path: Path) -> str:
+    def lookup(self, path: Path) -> tuple[tuple, str | None]:
+        """The file's memo key, and its SHA-256 where the memo holds it for that key."""
+        return self._lookup(path, self._conn)
+
+    def lookup_many(self, paths: Sequence[str | Path]) -> list[str | None]:
+        """`lookup`'s SHA-256 of each file, the memo's file found once for them all (the
+        settings read from the environment once, not once a file)."""
+        with self._lock:
+            db = self._conn()
+        return [self._lookup(Path(p), lambda: db)[1] for p in paths]
+
+    def _lookup(
+        self, path: Path, conn: Callable[[], sqlite3.Connection | None]
+    ) -> tuple[tuple, str | None]:
         real = os.path.realpath(path)
         st = os.stat(real)
         key = (real, st.st_size, st.st_mtime_ns, st.st_ino)
         hit = self._mem.get(key)
         if hit is not None:
-            return hit
+            return key, hit
         with self._lock:
-            db = self._conn()
+            db = conn()
             if db is not None:
                 try:
                     row = db.execute(
@@ -196,7 +209,14 @@ class _FileMemo:
                     row = None
                 if row is not None and tuple(row[:3]) == key[1:]:
                     self._mem[key] = row[3]
-                    return row[3]
+                    return key, row[3]
+        return key, None
+
+    def sha256(self, path: Path) -> str:
+        key, hit = self.lookup(path)
+        if hit is not None:
+            return hit
+        real = key[0]
         value = hash_file(Path(real))
         with self._lock:
             self._mem[key] = value
@@ -221,11 +241,20 @@ def file_sha256(path: str | Path) -> str:
 
 
 def files_sha256(paths: Sequence[str | Path], workers: int = 4) -> list[str]:
-    """`file_sha256` of many files; threads overlap I/O (hashlib releases the GIL)."""
+    """`file_sha256` of many files; threads overlap I/O (hashlib releases the GIL) for the
+    files the memo does not hold. A memo hit (the usual case: the scorer's own code, read at
+    every `ops/score`) is a stat and a lookup, cheaper than a thread's start and hand-offs."""
     if len(paths) < 8 or workers <= 1:
         return [file_sha256(p) for p in paths]
-    with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(file_sha256, paths))
+    hits = _MEMO.lookup_many(paths)
+    todo = [p for p, hit in zip(paths, hits, strict=True) if hit is None]
+    if len(todo) < 8:
+        fresh = [file_sha256(p) for p in todo]
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            fresh = list(pool.map(file_sha256, todo))
+    hashed = iter(fresh)
+    return [hit if hit is not None else next(hashed) for hit in hits]
 
 
 def tree_paths(

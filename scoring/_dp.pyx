@@ -14,6 +14,7 @@ where this extension is not built (no C compiler), chosen at import.
 - `steps`: `dae_windows._step` token after token, the same cell function on every slot
   combination's row.
 - `fill_table`: `align._Table.fill_row` over a whole (narrow) batch's table.
+- `align_pairs`: `align._align_chunk` on a wide batch, pair by pair (short utterances).
 - `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words; `myers_band`
   the same on the band's words only (`align._anchors`: the same anchors), `myers_band_words`
   its kept rows as arrays (`dae_windows.suffix_bound`).
@@ -876,3 +877,146 @@ def myers_band_words(
             kq += 1
     return out_base, out_c0, out_words, out_vp, out_vn
 
+
+
+
+cdef struct _Pair:
+    const int64_t* ref
+    const int64_t* hyp
+    const unsigned char* strict  # NULL: none (a pair without a strict token)
+    const unsigned char* opt  # NULL: none
+    Py_ssize_t n
+    Py_ssize_t m
+    int64_t k
+    int64_t inf
+
+
+cdef inline int64_t _diag_of(const _Pair* q, int64_t before, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    """The diagonal's candidate into cell (i, j) (`_Table._candidates`' via_diag): sub - K,
+    -K on a match, +1 on a substitution, inf - K substituting a strict token."""
+    if q.hyp[j - 1] == q.ref[i - 1]:
+        return before - q.k
+    if q.strict != NULL and q.strict[j - 1]:
+        return before + q.inf - q.k
+    return before + 1
+
+
+cdef inline int64_t _up_cost(const _Pair* q, Py_ssize_t i) noexcept nogil:
+    return 0 if (q.opt != NULL and q.opt[i - 1]) else q.k
+
+
+cdef void _pair_table(int64_t* dist, const _Pair* q) noexcept nogil:
+    """One pair's cells of a wide batch's `_Table` (`_candidates`, `_running_min`): its own
+    (n + 1, m + 1) table in int64, the same integers (the batch's type holds each exactly);
+    with a strict token, `_running_min`'s capped form. The codes are read on the way back
+    (`_pair_codes`), from the same cells, for the n + m cells of the path only."""
+    cdef Py_ssize_t i, j, w = q.m + 1
+    cdef int64_t k = q.k, inf = q.inf, up_cost, diag, up, t, cell, r, strict_sub = q.inf - q.k - 1
+    cdef int64_t* prev
+    cdef int64_t* row
+    cdef const int64_t* hyp = q.hyp
+    cdef const unsigned char* strict = q.strict
+    dist[0] = 0
+    cell = 0
+    for j in range(1, w):  # row 0: insertions only (a strict token cannot be inserted)
+        if strict != NULL and strict[j - 1]:
+            cell = inf
+        dist[j] = cell
+    for i in range(1, q.n + 1):
+        prev = dist + (i - 1) * w
+        row = dist + i * w
+        up_cost = _up_cost(q, i)
+        r = q.ref[i - 1]
+        cell = prev[0] + up_cost
+        row[0] = cell
+        if strict == NULL:
+            for j in range(1, w):
+                diag = prev[j - 1] + (hyp[j - 1] != r) * (k + 1) - k
+                up = prev[j] + up_cost
+                t = diag if diag < up else up
+                cell = cell if cell < t else t
+                row[j] = cell
+            continue
+        for j in range(1, w):
+            diag = prev[j - 1] + (hyp[j - 1] != r) * (k + 1 + strict[j - 1] * strict_sub) - k
+            up = prev[j] + up_cost
+            t = diag if diag < up else up
+            t = t if t < inf else inf
+            cell = cell + strict[j - 1] * inf
+            cell = cell if cell < t else t
+            row[j] = cell
+
+
+cdef inline Py_ssize_t _pair_codes(const int64_t* dist, const _Pair* q, char* out) noexcept nogil:
+    """One pair's op letters walked back from (n, m) by `_Table`'s codes (`_codes`: the
+    diagonal if optimal, else up, O for an optional word, else left), written forwards at the
+    end of `out` (n + m bytes): returns where they start."""
+    cdef Py_ssize_t i = q.n, j = q.m, at = q.n + q.m, w = q.m + 1
+    cdef int64_t cell
+    while i > 0 or j > 0:
+        at -= 1
+        if i == 0:
+            out[at] = b"I"
+            j -= 1
+            continue
+        cell = dist[i * w + j]
+        if j > 0 and cell == _diag_of(q, dist[(i - 1) * w + j - 1], i, j):
+            out[at] = b"C" if q.hyp[j - 1] == q.ref[i - 1] else b"S"
+            i -= 1
+            j -= 1
+        elif j == 0 or cell == dist[(i - 1) * w + j] + _up_cost(q, i):
+            out[at] = b"O" if (q.opt != NULL and q.opt[i - 1]) else b"D"
+            i -= 1
+        else:
+            out[at] = b"I"
+            j -= 1
+    return at
+
+
+def align_pairs(
+    const int64_t[::1] pairs,
+    const int64_t[::1] ref,
+    const int64_t[::1] ref_off,
+    const int64_t[::1] ref_len,
+    const int64_t[::1] hyp,
+    const int64_t[::1] hyp_off,
+    const int64_t[::1] hyp_len,
+    int64_t k,
+    int64_t inf,
+    const unsigned char[::1] strict,
+    const unsigned char[::1] opt,
+    list codes,
+    int64_t[::1] costs,
+    int64_t infeasible,
+):
+    """`align._align_chunk` on a wide batch, pair by pair: each pair's table on its own (no
+    padding, no lock-step walk), the same costs and op strings into `codes[p]`, `costs[p]`.
+    `strict` / `opt`: the flat flags where the batch has them, else None; `inf` the batch's."""
+    cdef Py_ssize_t x, p, nmax = 0, mmax = 0, start, j
+    cdef int64_t found
+    cdef _Pair q
+    for x in range(pairs.shape[0]):
+        p = pairs[x]
+        nmax = max(nmax, ref_len[p])
+        mmax = max(mmax, hyp_len[p])
+    cdef int64_t[::1] dist = np.empty((nmax + 1) * (mmax + 1), dtype=np.int64)
+    cdef bytearray text = bytearray(nmax + mmax + 1)
+    cdef char* out = text
+    q.k, q.inf = k, inf
+    for x in range(pairs.shape[0]):
+        p = pairs[x]
+        q.n, q.m = ref_len[p], hyp_len[p]
+        q.ref = &ref[ref_off[p]] if q.n else NULL
+        q.hyp = &hyp[hyp_off[p]] if q.m else NULL
+        q.opt = &opt[ref_off[p]] if opt is not None and q.n else NULL
+        q.strict = NULL
+        if strict is not None:  # a pair without a strict token: the plain cells, the same
+            for j in range(q.m):
+                if strict[hyp_off[p] + j]:
+                    q.strict = &strict[hyp_off[p]]
+                    break
+        _pair_table(&dist[0], &q)
+        found = dist[q.n * (q.m + 1) + q.m]
+        costs[p] = infeasible if found >= inf - q.m * k else found + q.m * k
+        start = _pair_codes(&dist[0], &q, out)
+        codes[p] = out[start : q.n + q.m].decode("ascii")

@@ -11,7 +11,11 @@ this extension is not built (no C compiler), chosen at import.
   that batch in Python, which fails as it always did, when the file is encoded.
 - `split_lines`: `scoring.normalize.Pipeline.batch`'s tokens of ASCII text, one string object
   per distinct token, found by its bytes (no string made and dropped per token).
-- `ascii_punct`: PUNC's `\\p{P}+` -> " " on ASCII text (`scoring.normalize.punc`)."""
+- `ascii_punct`: PUNC's `\\p{P}+` -> " " on ASCII text (`scoring.normalize.punc`).
+- `token_ids`: `scoring.scorer._Plan`'s ids of tokens, `map(vocab.__getitem__, ...)`; `int64s`
+  a list of them as an int64 array."""
+
+import numpy as np
 
 from cpython.long cimport PyLong_AsLongLong
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
@@ -548,3 +552,55 @@ def ascii_punct(str text):
         return PyUnicode_DecodeASCII(out, k, NULL)
     finally:
         PyMem_Free(out)
+
+
+# --- token ids (scoring.scorer._Plan) -------------------------------------------------------
+
+cdef extern from "Python.h":
+    PyObject* PyDict_GetItemWithError(object d, object key) except? NULL
+    object PyList_New(Py_ssize_t n)
+    void PyList_SET_ITEM(object lst, Py_ssize_t i, object item)  # steals item: incref first
+    void Py_INCREF(object o)
+
+
+def token_ids(list lists, Py_ssize_t start, Py_ssize_t stop, vocab, bint array=False):
+    """`list(map(vocab.__getitem__, itertools.chain.from_iterable(lists[start:stop])))`: each
+    token's id object as the dict holds it, a token not there looked up as `vocab[token]` (the
+    scorer's vocabulary gives it the next id then, in this order). `vocab`: a dict or a
+    subclass of it (read as a dict: its own `__getitem__` is called for a missing token only).
+    `array`: the ids as an int64 numpy array instead of a list."""
+    if not isinstance(vocab, dict):
+        raise TypeError("token_ids: vocab must be a dict")
+    cdef Py_ssize_t u, total = 0, at = 0
+    cdef PyObject* found
+    cdef object tok, value
+    cdef long long[::1] ids
+    for u in range(start, stop):
+        total += len(lists[u])
+    if array:
+        out = np.empty(total, dtype=np.int64)
+        ids = out
+    else:
+        out = PyList_New(total)
+    for u in range(start, stop):
+        for tok in lists[u]:
+            found = PyDict_GetItemWithError(vocab, tok)
+            value = <object>found if found != NULL else vocab[tok]
+            if array:
+                ids[at] = PyLong_AsLongLong(value)
+            else:
+                Py_INCREF(value)
+                PyList_SET_ITEM(out, at, value)
+            at += 1
+    return out
+
+
+def int64s(list values):
+    """`np.array(values, dtype=np.int64)` for a list of integers (Python's, or any with
+    `__index__`: numpy's); OverflowError beyond int64."""
+    cdef Py_ssize_t i, n = len(values)
+    out = np.empty(n, dtype=np.int64)
+    cdef long long[::1] ids = out
+    for i in range(n):
+        ids[i] = PyLong_AsLongLong(values[i])
+    return out

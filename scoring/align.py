@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any
 
 import numpy as np
@@ -96,8 +96,9 @@ def check_pair(n: int, m: int, pair: int = -1) -> None:
 # Back-trace codes: 0 origin, 1 C, 2 S, 3 D, 4 I, 5 O (an optional reference word omitted).
 _LETTERS = np.array([0, C, S, D, I, O], dtype=np.uint8)
 _ONE, _FOUR = np.uint8(1), np.uint8(4)
-# A batch's table filled by scoring/_dp.pyx where it is built; False: numpy's row loop (the
-# same costs and codes: tests/scoring/test_align_compiled.py runs both)
+# A batch aligned by scoring/_dp.pyx where it is built (a narrow batch's table by `fill_table`,
+# a wide batch pair by pair by `align_pairs`); False: numpy's row loop (the same costs and
+# codes: tests/scoring/test_align_compiled.py runs both)
 COMPILED = _dp is not None
 _NO_DIAG, _ONE_CODE = np.array([1 << 60], dtype=np.int64), np.array([1], dtype=np.uint8)
 
@@ -153,6 +154,7 @@ def align_arrays(
     # The narrowest integer type for the ids (and the -1/-2 pads): cheaper comparisons.
     top = max(int(ref.max(initial=0)), int(hyp.max(initial=0)))
     id_type = np.int16 if top < 2**15 else np.int32 if top < 2**31 else np.int64
+    flat = _Flat(ref, ref_off, ref_len, hyp, hyp_off, hyp_len, k)
     ref, hyp = np.asarray(ref).astype(id_type), np.asarray(hyp).astype(id_type)
     # Which pairs carry flags: they are batched apart, so plain batches keep the fast loop.
     flagged = np.zeros(n_pairs, dtype=bool)
@@ -180,17 +182,10 @@ def align_arrays(
     order = order[cells[order] <= _ROW_CELLS]
     split = int(np.count_nonzero(~flagged[order]))
     for part, with_flags in ((order[:split], False), (order[split:], True)):
-        start = 0
-        while start < len(part):
-            # Up to _CHUNK pairs a batch, fewer for long ones: the tables stay within _CELLS.
-            size = _CHUNK
-            while True:
-                idx = part[start : start + size]
-                n_cells = (int(ref_len[idx[-1]]) + 1) * (int(hyp_len[idx].max()) + 1) * len(idx)
-                if n_cells <= _CELLS or size <= 16:
-                    break
-                size //= 2
-            start += len(idx)
+        for idx in _batches(part, ref_len, hyp_len):
+            if COMPILED and len(idx) > _NARROW:  # a wide batch: pair by pair, compiled
+                flat.align(idx, with_flags, hyp_strict, ref_optional, codes, costs)
+                continue
             strict = opt = None
             if with_flags:
                 if hyp_strict is not None:
@@ -210,6 +205,58 @@ def align_arrays(
                 opt,
             )
     return codes, costs
+
+
+def _batches(part: np.ndarray, ref_len: np.ndarray, hyp_len: np.ndarray) -> Iterator[np.ndarray]:
+    """`part` (sorted by length) in batches of up to _CHUNK pairs, fewer for long ones: the
+    tables stay within _CELLS."""
+    start = 0
+    while start < len(part):
+        size = _CHUNK
+        while True:
+            idx = part[start : start + size]
+            n_cells = (int(ref_len[idx[-1]]) + 1) * (int(hyp_len[idx].max()) + 1) * len(idx)
+            if n_cells <= _CELLS or size <= 16:
+                break
+            size //= 2
+        start += len(idx)
+        yield idx
+
+
+class _Flat:
+    """`align_arrays`' inputs as `_dp.align_pairs` takes them, for its wide batches."""
+
+    def __init__(self, *arrays: Any) -> None:
+        *sides, self.k = arrays
+        self.sides = [np.ascontiguousarray(x, dtype=np.int64) for x in sides]
+
+    def align(
+        self,
+        idx: np.ndarray,
+        with_flags: bool,
+        strict: np.ndarray | None,
+        opt: np.ndarray | None,
+        codes: list[str],
+        costs: np.ndarray,
+    ) -> None:
+        """`_align_chunk` on pairs `idx` (one batch: its `inf`, its flags), pair by pair."""
+        assert _dp is not None
+        ref, ref_off, ref_len, hyp, hyp_off, hyp_len = self.sides
+        nmax, mmax = int(ref_len[idx].max()), int(hyp_len[idx].max())
+        flags = [
+            None if x is None or not with_flags else np.ascontiguousarray(x).view(np.uint8)
+            for x in (strict, opt)
+        ]
+        _dp.align_pairs(
+            np.ascontiguousarray(idx, dtype=np.int64),
+            *self.sides,
+            self.k,
+            _infeasible_at(nmax, mmax, self.k),
+            *flags,
+            codes,
+            costs,
+            INFEASIBLE,
+        )
 
 
 def _long_pairs(cells: np.ndarray, ref_len: np.ndarray, hyp_len: np.ndarray) -> list[int]:
@@ -334,9 +381,8 @@ class _Table:
     def fill(self, ref: np.ndarray) -> None:
         """Rows 1.. of the costs and codes: scoring/_dp.pyx's loop over every cell for a
         narrow batch where it is built (`COMPILED`), else `fill_row` row by row; the same
-        values. A wide batch stays with numpy, whose whole-row calls on the narrowest integer
-        type beat the compiled loop there (which halves the time of narrow batches, a long
-        pair's DAE windows: docs/MEASUREMENTS.md)."""
+        values. (Where it is built, a wide batch never comes here: `_dp.align_pairs` aligns
+        its pairs one by one, `_Flat.align`.)"""
         if not (COMPILED and _dp is not None and self.narrow):
             for i in range(1, self.nmax + 1):
                 self.fill_row(i, ref[i - 1])

@@ -125,6 +125,8 @@ class Alternatives:
                 (branch[0], branch[1:], frozenset(f[0] for f in branch[1:]))
             )
         self._keys = frozenset(self._index)
+        # every form's first token: a text holding none of them has no rule match
+        self.first_words = self._keys
         for cands in self._index.values():
             cands.sort(key=lambda c: -len(c[0]))  # longest first; stable keeps file order on ties
         # first token -> the first words of every alternative of a form starting with it

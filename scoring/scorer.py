@@ -34,6 +34,11 @@ from scoring.normalize.nsw import Num2Words
 from scoring.normalize.optional import split_optional, strip_markers
 from scoring.stats import MAX_BOOTSTRAP, MAX_BOOTSTRAP_REASON
 
+try:  # token ids looked up in C (scoring/_fast.pyx); where it was not built, `map` below
+    import scoring._fast as _fast
+except ImportError:  # pragma: no cover - an install without a C compiler
+    _fast = None
+
 if TYPE_CHECKING:
     from scoring.wfst import FstAligner
 
@@ -187,6 +192,40 @@ class ScoreResult:
     config: dict = field(default_factory=dict)
 
 
+def _branches(
+    rule_ids: dict[tuple[tuple[str, ...], ...], list[list[int]]],
+    slot: Slot,
+    run: list[int],
+    ids: Callable[[tuple[str, ...]], list[int]],
+) -> list[tuple[list[int], list[int]]]:
+    """A slot's branches as `Scorer._enumerate` appends them: branch i's ids followed by the
+    run after the slot, and the positions of its strict words among them (none for the form
+    the system wrote). The ids of a rule's forms are looked up once a plan (`rule_ids`)."""
+    forms = rule_ids.get(slot.forms)
+    if forms is None:
+        forms = rule_ids[slot.forms] = [ids(f) for f in slot.forms]
+    return [
+        (f + run, [] if i == slot.surface else [p for p, m in enumerate(slot.mask(i)) if m])
+        for i, f in enumerate(forms)
+    ]
+
+
+def _int64s(values: list[int]) -> np.ndarray:
+    """`np.array(values, dtype=np.int64)`; in C where built (no type discovery first)."""
+    return _fast.int64s(values) if _fast is not None else np.array(values, dtype=np.int64)
+
+
+def _cheapest(costs: list[int], codes: list[str], a: int, b: int) -> int:
+    """The pair of a..b-1 with the least cost; ties: the fewest insertions, then the earliest
+    (the written forms, the first combination, are always feasible). The insertions are
+    counted only where costs tie."""
+    sub = costs[a:b]
+    low = min(sub)
+    if sub.count(low) == 1:
+        return a + sub.index(low)
+    return min((c for c in range(a, b) if costs[c] == low), key=lambda c: (codes[c].count("I"), c))
+
+
 def _branch_order(slot: Slot) -> list[int]:
     """Branch indexes of a slot, the written form first, then the rule's order."""
     return [slot.surface] + [i for i in range(len(slot.forms)) if i != slot.surface]
@@ -335,9 +374,9 @@ class _Pairs:
     ref: list[int] = field(default_factory=list)
     off: list[int] = field(default_factory=list)
     length: list[int] = field(default_factory=list)
-    # (start, end) in hyp_flat of the words of alternatives the system did not write: strict
+    # positions in hyp_flat of the words of alternatives the system did not write: strict
     # words, which the aligner may only match (see scoring.align)
-    strict_spans: list[tuple[int, int]] = field(default_factory=list)
+    strict_at: list[int] = field(default_factory=list)
 
     def add(self, u: int, ids: list[int]) -> int:
         """One pair: utterance u's reference against `ids`; returns its index."""
@@ -349,13 +388,11 @@ class _Pairs:
 
     def strict_flags(self) -> np.ndarray | None:
         """A boolean array beside `hyp_flat` marking the strict words (None: there are none)."""
-        if not self.strict_spans:
+        if not self.strict_at:
             return None
-        edges = np.zeros(len(self.hyp_flat) + 1, dtype=np.int64)
-        spans = np.array(self.strict_spans, dtype=np.int64)
-        np.add.at(edges, spans[:, 0], 1)
-        np.add.at(edges, spans[:, 1], -1)
-        return np.cumsum(edges[:-1]) > 0
+        flags = np.zeros(len(self.hyp_flat), dtype=bool)
+        flags[np.array(self.strict_at, dtype=np.int64)] = True
+        return flags
 
 
 @dataclass
@@ -376,16 +413,21 @@ class _Plan:
     rule_ids: dict[tuple[tuple[str, ...], ...], list[list[int]]] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, texts: _Texts, get: Callable[[str], int]) -> _Plan:
+    def start(cls, texts: _Texts, vocab: dict[str, int]) -> _Plan:
         """The references' ids (assigned first, in order) and every hypothesis as written."""
         ref_off = list(itertools.accumulate(map(len, texts.ref), initial=0))
-        ref_flat = np.fromiter(
-            map(get, itertools.chain.from_iterable(texts.ref)), dtype=np.int64, count=ref_off[-1]
-        )
         n = len(texts.ids)
+        if _fast is not None:  # the same ids, looked up in C
+            ref_flat = _fast.token_ids(texts.ref, 0, n, vocab, True)
+        else:
+            ref_flat = np.fromiter(
+                map(vocab.__getitem__, itertools.chain.from_iterable(texts.ref)),
+                dtype=np.int64,
+                count=ref_off[-1],
+            )
         return cls(ref_flat, ref_off, list(texts.hyp), [[] for _ in range(n)], [-1] * n)
 
-    def add_plain(self, start: int, stop: int, hyps: list[list[str]], get: Callable) -> None:
+    def add_plain(self, start: int, stop: int, hyps: list[list[str]], vocab: dict) -> None:
         """Utterances start..stop-1, plain hypotheses: one pair each, ids in text order."""
         pairs = self.pairs
         first = len(pairs.off)
@@ -394,7 +436,12 @@ class _Plan:
         lengths = list(map(len, hyps[start:stop]))
         pairs.off.extend(itertools.accumulate(lengths[:-1], initial=len(pairs.hyp_flat)))
         pairs.length.extend(lengths)
-        pairs.hyp_flat.extend(map(get, itertools.chain.from_iterable(hyps[start:stop])))
+        if _fast is not None:  # the same ids, looked up in C
+            pairs.hyp_flat.extend(_fast.token_ids(hyps, start, stop, vocab))
+        else:
+            pairs.hyp_flat.extend(
+                map(vocab.__getitem__, itertools.chain.from_iterable(hyps[start:stop]))
+            )
 
 
 def _results(texts: _Texts, plan: _Plan) -> list[UtteranceResult]:
@@ -493,19 +540,26 @@ def _read_optional(texts: _Texts, ref_texts: list[str], hyp_texts: list[str], ex
     hypothesis plain ones, except in the exact sclite mode, where they are optional too (sclite
     counts an omitted one correct; `texts.nets` then keeps its flags). Only texts with a
     parenthesis can hold marks."""
-    for u, text in enumerate(ref_texts):
-        if "(" in text:
-            texts.ref[u], flags = split_optional(texts.ref[u])
+    for u in _holding(ref_texts, "("):
+        texts.ref[u], flags = split_optional(texts.ref[u])
+        if flags is not None:
+            texts.ref_opt[u] = flags
+    for u in _holding(hyp_texts, "("):
+        if exact:
+            texts.hyp[u], flags = split_optional(texts.hyp[u])
             if flags is not None:
-                texts.ref_opt[u] = flags
-    for u, text in enumerate(hyp_texts):
-        if "(" in text:
-            if exact:
-                texts.hyp[u], flags = split_optional(texts.hyp[u])
-                if flags is not None:
-                    texts.nets[u] = flags
-            else:
-                texts.hyp[u] = strip_markers(texts.hyp[u])
+                texts.nets[u] = flags
+        else:
+            texts.hyp[u] = strip_markers(texts.hyp[u])
+
+
+def _holding(side: list[str], chars: str) -> list[int]:
+    """The indexes of the texts holding one of `chars`: one scan of them joined first, most
+    often finding none (no text is looked at then)."""
+    joined = "\n".join(side)
+    if not any(c in joined for c in chars):
+        return []
+    return [u for u, t in enumerate(side) if any(c in t for c in chars)]
 
 
 def _set_networks(
@@ -520,9 +574,7 @@ def _set_networks(
     chars = "{@-" if fragments else "{@"
     maybe = set(hyp_flags)
     for side in (ref_texts, hyp_texts):
-        joined = "\n".join(side)  # one scan of a side's texts, most often finding none
-        if any(c in joined for c in chars):
-            maybe.update(u for u, t in enumerate(side) if any(c in t for c in chars))
+        maybe.update(_holding(side, chars))
     for u in sorted(maybe):
         ref, hyp, hflags = texts.ref[u], texts.hyp[u], hyp_flags.get(u)
         if hflags is not None or has_marks(ref) or has_marks(hyp):
@@ -779,9 +831,10 @@ class Scorer:
             raise ScoringError(_unknown_ids_message(unknown, refs))
         hyp_texts = [hyps.get(key) or "" for key in refs]
         if self.config.alternations:
-            for key, text in refs.items():
-                if "{" in text or "}" in text:  # (no brace, nothing to check: no message made)
-                    check_text(text, f"utterance {key!r}")
+            keys = list(refs)
+            ref_texts = list(refs.values())
+            for u in _holding(ref_texts, "{}"):  # (no brace, nothing to check: no message made)
+                check_text(ref_texts[u], f"utterance {keys[u]!r}")
         # Each distinct text is normalised once, all of them in one batch.
         distinct = dict.fromkeys(refs.values())
         distinct.update(dict.fromkeys(hyp_texts))
@@ -811,7 +864,14 @@ class Scorer:
         if alts is None:
             return [None] * len(texts.ids)
         split = alts.split
-        return [split(h, r) if h else None for h, r in zip(texts.hyp, texts.ref, strict=True)]
+        if alts.compounds:  # (COMPOUNDS' matches need no rule's word)
+            return [split(h, r) if h else None for h, r in zip(texts.hyp, texts.ref, strict=True)]
+        # a hypothesis without any form's first word has no match: one set test, not a call
+        disjoint = alts.first_words.isdisjoint
+        return [
+            split(h, r) if h and not disjoint(h) else None
+            for h, r in zip(texts.hyp, texts.ref, strict=True)
+        ]
 
     def _plan(
         self,
@@ -831,22 +891,21 @@ class Scorer:
         the hypotheses' in that order (new tokens get the next ids). `chosen`: utterances
         whose winning combination is already known (`_window_winners`), one pair each.
         """
-        get = self.vocab.__getitem__
-        plan = _Plan.start(texts, get)
+        plan = _Plan.start(texts, self.vocab)
         n = len(texts.ids)
         fst_only = self.config.engine == "fst"
         special = range(n) if fst_only else [u for u, x in enumerate(found) if x]
         done = 0  # utterances before `done` have their pairs
         for u in itertools.chain(special, [n]):
             if done < u:
-                plan.add_plain(done, u, texts.hyp, get)
+                plan.add_plain(done, u, texts.hyp, self.vocab)
             done = u + 1
             if u == n:
                 break
             split = found[u]
             route = self._route(plan, texts, u, split, k, windows)
             if route == "plain":
-                plan.add_plain(u, u + 1, texts.hyp, get)
+                plan.add_plain(u, u + 1, texts.hyp, self.vocab)
             elif route == "enumerate":
                 assert split is not None
                 self._enumerate(plan, u, split, (chosen or {}).get(u))
@@ -993,33 +1052,28 @@ class Scorer:
         one combination to align (the winner, known already)."""
         runs, slots = split
         run_ids = [self._ids(run) for run in runs]
-        rule_ids = plan.rule_ids
-        slot_ids = [
-            rule_ids[x.forms]
-            if x.forms in rule_ids
-            else rule_ids.setdefault(x.forms, [self._ids(f) for f in x.forms])
-            for x in slots
-        ]
         combos = [only] if only is not None else list(itertools.product(*map(_branch_order, slots)))
         pairs = plan.pairs
-        hyp_flat, strict_spans = pairs.hyp_flat, pairs.strict_spans
-        extend = hyp_flat.extend
-        start = len(pairs.off)
-        tails = list(zip(slot_ids, run_ids[1:], slots, strict=True))
+        hyp_flat, strict_at, off, length = pairs.hyp_flat, pairs.strict_at, pairs.off, pairs.length
+        start = len(off)
+        # each slot's branches with the run after it (`_branches`): one extend a slot
+        tails = [
+            _branches(plan.rule_ids, x, r, self._ids)
+            for x, r in zip(slots, run_ids[1:], strict=True)
+        ]
+        head = run_ids[0]
         for combo in combos:
-            pairs.ref.append(u)
             begin = len(hyp_flat)
-            pairs.off.append(begin)
-            extend(run_ids[0])
-            for (forms, run, slot), i in zip(tails, combo, strict=True):
-                if i != slot.surface:
+            off.append(begin)
+            hyp_flat.extend(head)
+            for branches, i in zip(tails, combo, strict=True):
+                ids, strict = branches[i]
+                if strict:
                     at = len(hyp_flat)
-                    strict_spans.extend(
-                        (at + p, at + p + 1) for p, m in enumerate(slot.mask(i)) if m
-                    )
-                extend(forms[i])
-                extend(run)
-            pairs.length.append(len(hyp_flat) - begin)
+                    strict_at.extend([at + p for p in strict])
+                hyp_flat.extend(ids)
+            length.append(len(hyp_flat) - begin)
+        pairs.ref.extend([u] * len(combos))
         plan.enum_ranges[u] = (start, len(pairs.off), combos)
 
     def _via_fst(self, plan: _Plan, texts: _Texts, u: int, split: _Split | None, k: int) -> None:
@@ -1079,7 +1133,7 @@ class Scorer:
         plan.chosen_hyp[u], plan.alt_info[u] = _linearise(seg, forms)
         begin = len(plan.pairs.hyp_flat)
         plan.main_pair[u] = plan.pairs.add(u, path[0])
-        plan.pairs.strict_spans.extend((begin + p, begin + p + 1) for p in path[1])
+        plan.pairs.strict_at.extend(begin + p for p in path[1])
         plan.fst_costs[u] = cost
 
     def _align(self, texts: _Texts, plan: _Plan, k: int) -> tuple[list[str], list[int]]:
@@ -1100,7 +1154,7 @@ class Scorer:
                 plan.ref_flat,
                 ref_off[which],
                 n_ref[which],
-                np.array(pairs.hyp_flat, dtype=np.int64),
+                _int64s(pairs.hyp_flat),
                 np.array(pairs.off, dtype=np.int64),
                 np.array(pairs.length, dtype=np.int64),
                 k,
@@ -1127,8 +1181,7 @@ class Scorer:
         for u, joined in plan.window_codes.items():
             plan.codes[u] = joined
         for u, (a, b, combos) in plan.enum_ranges.items():
-            # the written forms (the first combination) are always feasible
-            best = min(range(a, b), key=lambda c: (costs[c], codes[c].count("I"), c))
+            best = _cheapest(costs, codes, a, b)
             plan.codes[u] = codes[best]
             plan.main_pair[u] = best  # its pair from now on (`_strict_words`)
             split = found[u]

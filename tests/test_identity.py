@@ -11,7 +11,14 @@ import pytest
 import soundfile as sf
 
 from asrbench import identity
-from asrbench.identity import KINDS, IdentityError, digest, file_sha256, hash_file
+from asrbench.identity import (
+    KINDS,
+    IdentityError,
+    digest,
+    file_sha256,
+    files_sha256,
+    hash_file,
+)
 
 BASE = {
     "metadata": "m",
@@ -113,6 +120,23 @@ def test_file_memo_sees_changes_and_survives_processes(tmp_path: Path, monkeypat
     os.utime(f, ns=(1, 1))
     assert file_sha256(f) == hash_file(f) != first
     assert (tmp_path / "cache" / "identity" / "files.sqlite").is_file()
+
+
+@pytest.mark.parametrize("fresh", [0, 3, 12])
+def test_many_files_hashed_memo_hits_first(tmp_path: Path, monkeypatch, fresh: int) -> None:
+    # `files_sha256` takes the memo's hits itself and hashes only the rest (in threads from 8
+    # on): every digest the file's bytes', in the order given, changed files among the hits
+    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    files = [tmp_path / f"f{i}.bin" for i in range(20)]
+    for i, f in enumerate(files):
+        f.write_bytes(b"x%d" % i)
+    files_sha256(files[fresh:])  # memoised: all but the first `fresh`
+    for f in files[fresh : fresh + 2]:
+        f.write_bytes(f.read_bytes() + b"!")  # changed since
+        os.utime(f, ns=(7, 7))
+    assert files_sha256(files) == [hash_file(f) for f in files]
+    with pytest.raises(FileNotFoundError):
+        files_sha256([*files, tmp_path / "missing.bin"])
 
 
 def test_dataset_hash_moves_with_metadata_audio_and_order(tmp_path: Path, mini_en: Path) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -259,14 +260,11 @@ def score(
     jobs: int = _JOBS,
 ) -> None:
     """Score HYP against REF; write summary.json, utterances.jsonl and the reports to OUT."""
-    from asrbench.cli.options import score_flag_options
+    given = dict(locals())  # the parameters, named as options (`score_flag_options`)
+    with _collector_off():
+        from asrbench.cli.options import score_flag_options
 
-    options = score_flag_options(locals(), preset, score_opt)  # parameters named as options
-    # Scoring only adds acyclic objects (texts, token lists, results): the cyclic collector
-    # would rescan them many times over for nothing. Restored after (tests run in-process).
-    enabled, formats = gc.isenabled(), (ref_format, hyp_format)
-    gc.disable()
-    try:
+        options = score_flag_options(given, preset, score_opt)
         if metric is not None:  # session mode (issue 29)
             _utterances_only(against, formatting)
             _no_entity_options(norm, wer_tags, keywords)
@@ -275,10 +273,23 @@ def score(
         else:
             extra = EntityInputs(norm, wer_tags, lenient, keywords, formatting, jobs)
             _score(ref, hyp, out, (ref_format, hyp_format), lang, options, reports, against, extra)
+        # (before the collector is back: its first pass would scan every object made since)
+        _exit_now_if_process_entry()
+
+
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """The cyclic garbage collector off, restored after (tests run in-process). Scoring only
+    adds acyclic objects (texts, token lists, results), and so do the imports the options'
+    check starts (the scorer's modules, numpy): the collector would rescan them many times
+    over for nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if enabled:
             gc.enable()
-    _exit_now_if_process_entry()
 
 
 @dataclass(frozen=True)

@@ -235,9 +235,16 @@ class Net:
         self.finals: tuple[int, ...] = (0,)
 
     @classmethod
-    def of(cls, items: Sequence) -> Net:
-        """The network of `scoring.normalize.alternation` items (`Word`, `Alt`)."""
+    def of(cls, items: Sequence, labels: bool = False) -> Net:
+        """The network of `scoring.normalize.alternation` items (`Word`, `Alt`). `labels`:
+        each outermost alternation between two null words, as fstalign's graph holds an
+        entity between an entry and an exit label (`_fst_move`)."""
         net = cls()
+        if labels:
+            from scoring.normalize.alternation import Word
+
+            null = Word(None)
+            items = [x for it in items for x in ((null, it, null) if _is_alt(it) else (it,))]
         net.finals = net._add(items, (0,))
         return net
 
@@ -258,6 +265,10 @@ class Net:
 
 
 Equal = Callable[[str, str], bool]
+
+
+def _is_alt(item: object) -> bool:
+    return getattr(item, "branches", None) is not None
 
 
 def frag_equal(marks: str) -> Equal:
@@ -292,13 +303,18 @@ def _plain_equal(ref: str, hyp: str) -> bool:
 
 
 def net_align(
-    ref: Net, hyp: Net, weights: Weights = SCLITE, equal: Equal = _plain_equal
+    ref: Net,
+    hyp: Net,
+    weights: Weights = SCLITE,
+    equal: Equal = _plain_equal,
+    fst_ties: bool = False,
 ) -> tuple[list[tuple[int, int]], str, float]:
     """Align two networks (a plain hypothesis is a chain: `Net.of` its words): the path's
     columns as (reference arc, hypothesis arc) pairs, 0 for none, `@` columns left out; its
     op string (`C S D I`; `O`/`o` an optional reference/hypothesis word left out, counted
-    correct) and its cost."""
-    cost, back = _net_table(ref, hyp, weights, equal)
+    correct) and its cost. `fst_ties`: equally cheap moves into a cell chosen as fstalign's
+    walk chooses them (`_fst_move`), the same cost."""
+    cost, back = _net_table(ref, hyp, weights, equal, fst_ties)
     return _net_path(ref, hyp, cost, back, equal)
 
 
@@ -325,10 +341,29 @@ def _first_min(cells: list[float], preds: tuple[int, ...]) -> int:
     return min(preds, key=cells.__getitem__)
 
 
+# fstalign (src/Walker.cpp, src/PathHeap.h) walks its composed graph level by level (a level:
+# one arc more), each level's partial paths in order of fewest errors, then least cost
+# (substitution 1.5, insertion and deletion 1), and keeps the first path to reach a state at
+# a level: of equally good paths into a cell, the one whose predecessor sorts first, i.e.
+# whose last move is an error (a match's predecessor holds one error more), and of errors a
+# substitution (its predecessor is the cheaper), then a deletion (its predecessor state is
+# made first, src/AdaptedComposition.cpp), then an insertion. An entity's entry and exit are
+# arcs of their own, a level each, where no word can be inserted: as null words here, a word
+# inserted after an entity's last word goes after its exit, outside it ("per cent" against
+# "... percent": "percent" substituted by "per", then "cent" inserted after the entity).
+def _fst_move(costs: tuple[float, float, float], errors: tuple[bool, bool, bool]) -> int:
+    """Of the cheapest moves into a cell (0 diagonal, 1 deletion, 2 insertion), fstalign's:
+    an error first (in that order), then a move that costs nothing."""
+    best = min(costs)
+    ties = (k for k in range(3) if costs[k] == best)
+    return min(ties, key=lambda k: (not errors[k], k))
+
+
 def _net_table(
-    ref: Net, hyp: Net, w: Weights, equal: Equal
+    ref: Net, hyp: Net, w: Weights, equal: Equal, fst_ties: bool = False
 ) -> tuple[list[list[float]], list[list[tuple[int, int]]]]:
-    """The cells of `calculate_margin_cells` and `calculate_internal_cells`."""
+    """The cells of `calculate_margin_cells` and `calculate_internal_cells` (`fst_ties`:
+    ties broken as fstalign's walk breaks them, `_fst_move`)."""
     add = _add_f32 if w.single else float.__add__
     dele, ins = _skip_costs_of(ref, w), _skip_costs_of(hyp, w)
     n_b = len(hyp.words)
@@ -350,7 +385,10 @@ def _net_table(
             d = add(cost[pd][b], dele[a])
             qi = _first_min(row, hpreds)
             i = add(row[qi], ins[b])
-            if sub <= d and sub <= i:
+            if fst_ties:
+                move = _fst_move((sub, d, i), (sub > cost[ps][qs], dele[a] > 0, ins[b] > 0))
+                row[b], back[a][b] = ((sub, (ps, qs)), (d, (pd, b)), (i, (a, qi)))[move]
+            elif sub <= d and sub <= i:
                 row[b], back[a][b] = sub, (ps, qs)
             elif d < i:
                 row[b], back[a][b] = d, (pd, b)
@@ -402,19 +440,20 @@ def align_marked(
     hyp: list[str],
     hyp_optional: list[bool] | None,
     exact: bool,
+    fst_ties: bool = False,
 ) -> tuple[list[str], list[bool] | None, list[str], str]:
     """One utterance holding alternations (on either side), null words or fragments
     (`scoring.normalize.alternation`'s marks) or, in the exact mode, optional hypothesis
     words: the reference words of the chosen branches, their optional flags, the hypothesis
     words of the chosen branches and the op string. `exact`: sclite's weights and ties; else
-    fewest edits (then fewest substitutions), on equal counts the earlier branch."""
+    fewest edits (then fewest substitutions), on equal counts the earlier branch, the
+    equally cheap moves placed as fstalign places them with `fst_ties` (`_fst_move`)."""
     from scoring.normalize.alternation import FRAG, FRAG_WEAK, parse, shown
 
-    net = Net.of(parse(ref, ref_optional))
+    net = Net.of(parse(ref, ref_optional), labels=fst_ties)
     hnet = Net.of(parse(hyp, hyp_optional))
-    cols, codes, _ = net_align(
-        net, hnet, SCLITE if exact else MINIMAL, frag_equal(FRAG + FRAG_WEAK)
-    )
+    weights = SCLITE if exact else MINIMAL
+    cols, codes, _ = net_align(net, hnet, weights, frag_equal(FRAG + FRAG_WEAK), fst_ties)
     ref_words = [shown(net.words[a] or "") for a, _ in cols if a]
     ropt = [net.optional[a] for a, _ in cols if a]
     hyp_words = [shown(hnet.words[b] or "") for _, b in cols if b]

@@ -79,7 +79,7 @@ PRESET_SETTINGS: dict[str, dict[str, object]] = {
     "sclite": {"align": "sclite"},
     # fstalign keeps a hyphenated word one token, and its synonyms let the parts match it both
     # ways, a cut-off (`the-`) its stem (src/SynonymEngine.cpp; scoring.synonyms); its walk
-    # places equally cheap edits its own way (scoring.sclite_align._fst_move)
+    # chooses among equally cheap paths its own way (scoring.sclite_align._fst_table)
     "fstalign": {"hyphen": "synonym", "align": "fstalign"},
 }
 NOT_OPTIONS = {

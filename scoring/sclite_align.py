@@ -238,7 +238,7 @@ class Net:
     def of(cls, items: Sequence, labels: bool = False) -> Net:
         """The network of `scoring.normalize.alternation` items (`Word`, `Alt`). `labels`:
         each outermost alternation between two null words, as fstalign's graph holds an
-        entity between an entry and an exit label (`_fst_move`)."""
+        entity between an entry and an exit label (`_fst_table`)."""
         net = cls()
         if labels:
             from scoring.normalize.alternation import Word
@@ -312,9 +312,10 @@ def net_align(
     """Align two networks (a plain hypothesis is a chain: `Net.of` its words): the path's
     columns as (reference arc, hypothesis arc) pairs, 0 for none, `@` columns left out; its
     op string (`C S D I`; `O`/`o` an optional reference/hypothesis word left out, counted
-    correct) and its cost. `fst_ties`: equally cheap moves into a cell chosen as fstalign's
-    walk chooses them (`_fst_move`), the same cost."""
-    cost, back = _net_table(ref, hyp, weights, equal, fst_ties)
+    correct) and its cost. `fst_ties`: of equally cheap paths, the one fstalign takes
+    (`_fst_table`): the same cost and errors."""
+    table = _fst_table if fst_ties else _net_table
+    cost, back = table(ref, hyp, weights, equal)
     return _net_path(ref, hyp, cost, back, equal)
 
 
@@ -341,29 +342,10 @@ def _first_min(cells: list[float], preds: tuple[int, ...]) -> int:
     return min(preds, key=cells.__getitem__)
 
 
-# fstalign (src/Walker.cpp, src/PathHeap.h) walks its composed graph level by level (a level:
-# one arc more), each level's partial paths in order of fewest errors, then least cost
-# (substitution 1.5, insertion and deletion 1), and keeps the first path to reach a state at
-# a level: of equally good paths into a cell, the one whose predecessor sorts first, i.e.
-# whose last move is an error (a match's predecessor holds one error more), and of errors a
-# substitution (its predecessor is the cheaper), then a deletion (its predecessor state is
-# made first, src/AdaptedComposition.cpp), then an insertion. An entity's entry and exit are
-# arcs of their own, a level each, where no word can be inserted: as null words here, a word
-# inserted after an entity's last word goes after its exit, outside it ("per cent" against
-# "... percent": "percent" substituted by "per", then "cent" inserted after the entity).
-def _fst_move(costs: tuple[float, float, float], errors: tuple[bool, bool, bool]) -> int:
-    """Of the cheapest moves into a cell (0 diagonal, 1 deletion, 2 insertion), fstalign's:
-    an error first (in that order), then a move that costs nothing."""
-    best = min(costs)
-    ties = (k for k in range(3) if costs[k] == best)
-    return min(ties, key=lambda k: (not errors[k], k))
-
-
 def _net_table(
-    ref: Net, hyp: Net, w: Weights, equal: Equal, fst_ties: bool = False
+    ref: Net, hyp: Net, w: Weights, equal: Equal
 ) -> tuple[list[list[float]], list[list[tuple[int, int]]]]:
-    """The cells of `calculate_margin_cells` and `calculate_internal_cells` (`fst_ties`:
-    ties broken as fstalign's walk breaks them, `_fst_move`)."""
+    """The cells of `calculate_margin_cells` and `calculate_internal_cells`."""
     add = _add_f32 if w.single else float.__add__
     dele, ins = _skip_costs_of(ref, w), _skip_costs_of(hyp, w)
     n_b = len(hyp.words)
@@ -385,15 +367,62 @@ def _net_table(
             d = add(cost[pd][b], dele[a])
             qi = _first_min(row, hpreds)
             i = add(row[qi], ins[b])
-            if fst_ties:
-                move = _fst_move((sub, d, i), (sub > cost[ps][qs], dele[a] > 0, ins[b] > 0))
-                row[b], back[a][b] = ((sub, (ps, qs)), (d, (pd, b)), (i, (a, qi)))[move]
-            elif sub <= d and sub <= i:
+            if sub <= d and sub <= i:
                 row[b], back[a][b] = sub, (ps, qs)
             elif d < i:
                 row[b], back[a][b] = d, (pd, b)
             else:
                 row[b], back[a][b] = i, (a, qi)
+    return cost, back
+
+
+# fstalign (src/Walker.cpp, src/PathHeap.h) walks its composed graph level by level (a level:
+# one arc more), each level's partial paths in order of fewest errors, then least cost
+# (substitution 1.5, insertion and deletion 1), and keeps the first path to reach a state at
+# a level: of equally good paths into a cell, the one whose predecessor sorts first, i.e.
+# whose last move is an error (a match's predecessor holds one error more), and of errors a
+# substitution (its predecessor is the cheaper), then a deletion (its predecessor state is
+# made first, src/AdaptedComposition.cpp), then an insertion. An entity's entry and exit are
+# arcs of their own, a level each, where no word can be inserted: as null words here, a word
+# inserted after an entity's last word goes after its exit, outside it ("per cent" against
+# "... percent": "percent" substituted by "per", then "cent" inserted after the entity).
+# Paths through readings of other lengths reach the end at other levels and are all kept;
+# of its candidate paths fstalign takes the one of lowest WER (`sort_alignment`,
+# src/fstalign.cpp), errors over the reference words read: at equal errors the longer reading
+# ("75 percent" against the entity "75%" read "seventy five percent", not "75%").
+def _fst_table(
+    ref: Net, hyp: Net, w: Weights, equal: Equal
+) -> tuple[list[list[float]], list[list[tuple[int, int]]]]:
+    """`_net_table`'s cells (the same costs) with fstalign's choices among equally cheap
+    paths: more reference words, then an error as the last move (above)."""
+    dele, ins = _skip_costs_of(ref, w), _skip_costs_of(hyp, w)
+    n_b = len(hyp.words)
+    cost = [[0.0] * n_b for _ in ref.words]
+    words = [[0] * n_b for _ in ref.words]  # reference words on the cell's chosen path
+    back = [[(-1, -1)] * n_b for _ in ref.words]
+
+    def key(a: int, b: int) -> tuple[float, int]:
+        return cost[a][b], -words[a][b]
+
+    for b in range(1, n_b):
+        pb = min(hyp.preds[b], key=lambda q: key(0, q))
+        cost[0][b], back[0][b] = cost[0][pb] + ins[b], (0, pb)
+    for a in range(1, len(ref.words)):
+        preds, n = ref.preds[a], int(ref.words[a] is not None)
+        p0 = min(preds, key=lambda p: key(p, 0))
+        cost[a][0], words[a][0], back[a][0] = cost[p0][0] + dele[a], words[p0][0] + n, (p0, 0)
+        for b in range(1, n_b):
+            ps, qs = min(((p, q) for p in preds for q in hyp.preds[b]), key=lambda pq: key(*pq))
+            pd = min(preds, key=lambda p: key(p, b))
+            qi = min(hyp.preds[b], key=lambda q: key(a, q))
+            step = _sub_cost(ref.words[a], hyp.words[b], w, equal)
+            moves = (  # cost, reference words (negated), no error, then in this order
+                (cost[ps][qs] + step, -words[ps][qs] - n, step == 0, 0, (ps, qs)),
+                (cost[pd][b] + dele[a], -words[pd][b] - n, dele[a] == 0, 1, (pd, b)),
+                (cost[a][qi] + ins[b], -words[a][qi], ins[b] == 0, 2, (a, qi)),
+            )
+            c, minus, _, _, back[a][b] = min(moves)
+            cost[a][b], words[a][b] = c, -minus
     return cost, back
 
 
@@ -447,7 +476,7 @@ def align_marked(
     words: the reference words of the chosen branches, their optional flags, the hypothesis
     words of the chosen branches and the op string. `exact`: sclite's weights and ties; else
     fewest edits (then fewest substitutions), on equal counts the earlier branch, the
-    equally cheap moves placed as fstalign places them with `fst_ties` (`_fst_move`)."""
+    equally cheap paths chosen as fstalign chooses them with `fst_ties` (`_fst_table`)."""
     from scoring.normalize.alternation import FRAG, FRAG_WEAK, parse, shown
 
     net = Net.of(parse(ref, ref_optional), labels=fst_ties)

@@ -92,8 +92,8 @@ class ScorerConfig:
     max_enum: int = 64  # slot combinations enumerated by the DP before the FST takes over
     # "minimal": fewest edits (scoring.align); "sclite": sclite's weights and tie-breaks, its
     # ASCII-only case folding, no DAE (scoring.sclite_align); "fstalign" (its preset): the
-    # fewest edits, an utterance holding alternations placing equally cheap edits as fstalign
-    # does (scoring.sclite_align._fst_move), the same counts
+    # fewest edits; of equally cheap paths through alternations, the one fstalign takes (its
+    # longer reading, its placement of edits: scoring.sclite_align._fst_table), same errors
     align: str = "minimal"
     # "strip": remove optional diacritics (scoring.normalize.script.Diacritics); "keep"
     diacritics: str = "keep"

@@ -412,9 +412,13 @@ def _fst_table(
         p0 = min(preds, key=lambda p: key(p, 0))
         cost[a][0], words[a][0], back[a][0] = cost[p0][0] + dele[a], words[p0][0] + n, (p0, 0)
         for b in range(1, n_b):
-            ps, qs = min(((p, q) for p in preds for q in hyp.preds[b]), key=lambda pq: key(*pq))
-            pd = min(preds, key=lambda p: key(p, b))
-            qi = min(hyp.preds[b], key=lambda q: key(a, q))
+            hpreds = hyp.preds[b]
+            if len(preds) == 1 and len(hpreds) == 1:  # a word after a word: nothing to choose
+                ps, qs, pd, qi = preds[0], hpreds[0], preds[0], hpreds[0]
+            else:
+                ps, qs = min(((p, q) for p in preds for q in hpreds), key=lambda pq: key(*pq))
+                pd = min(preds, key=lambda p: key(p, b))
+                qi = min(hpreds, key=lambda q: key(a, q))
             step = _sub_cost(ref.words[a], hyp.words[b], w, equal)
             moves = (  # cost, reference words (negated), no error, then in this order
                 (cost[ps][qs] + step, -words[ps][qs] - n, step == 0, 0, (ps, qs)),

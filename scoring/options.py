@@ -78,8 +78,9 @@ OPTIONS: dict[str, Option] = {
 PRESET_SETTINGS: dict[str, dict[str, object]] = {
     "sclite": {"align": "sclite"},
     # fstalign keeps a hyphenated word one token, and its synonyms let the parts match it both
-    # ways, a cut-off (`the-`) its stem (src/SynonymEngine.cpp; scoring.synonyms)
-    "fstalign": {"hyphen": "synonym"},
+    # ways, a cut-off (`the-`) its stem (src/SynonymEngine.cpp; scoring.synonyms); its walk
+    # chooses among equally cheap paths its own way (scoring.sclite_align._fst_table)
+    "fstalign": {"hyphen": "synonym", "align": "fstalign"},
 }
 NOT_OPTIONS = {
     "lang": "scorer option 'lang' comes from the dataset's language (ops/score: --lang); do not "

@@ -235,9 +235,16 @@ class Net:
         self.finals: tuple[int, ...] = (0,)
 
     @classmethod
-    def of(cls, items: Sequence) -> Net:
-        """The network of `scoring.normalize.alternation` items (`Word`, `Alt`)."""
+    def of(cls, items: Sequence, labels: bool = False) -> Net:
+        """The network of `scoring.normalize.alternation` items (`Word`, `Alt`). `labels`:
+        each outermost alternation between two null words, as fstalign's graph holds an
+        entity between an entry and an exit label (`_fst_table`)."""
         net = cls()
+        if labels:
+            from scoring.normalize.alternation import Word
+
+            null = Word(None)
+            items = [x for it in items for x in ((null, it, null) if _is_alt(it) else (it,))]
         net.finals = net._add(items, (0,))
         return net
 
@@ -258,6 +265,10 @@ class Net:
 
 
 Equal = Callable[[str, str], bool]
+
+
+def _is_alt(item: object) -> bool:
+    return getattr(item, "branches", None) is not None
 
 
 def frag_equal(marks: str) -> Equal:
@@ -292,13 +303,19 @@ def _plain_equal(ref: str, hyp: str) -> bool:
 
 
 def net_align(
-    ref: Net, hyp: Net, weights: Weights = SCLITE, equal: Equal = _plain_equal
+    ref: Net,
+    hyp: Net,
+    weights: Weights = SCLITE,
+    equal: Equal = _plain_equal,
+    fst_ties: bool = False,
 ) -> tuple[list[tuple[int, int]], str, float]:
     """Align two networks (a plain hypothesis is a chain: `Net.of` its words): the path's
     columns as (reference arc, hypothesis arc) pairs, 0 for none, `@` columns left out; its
     op string (`C S D I`; `O`/`o` an optional reference/hypothesis word left out, counted
-    correct) and its cost."""
-    cost, back = _net_table(ref, hyp, weights, equal)
+    correct) and its cost. `fst_ties`: of equally cheap paths, the one fstalign takes
+    (`_fst_table`): the same cost and errors."""
+    table = _fst_table if fst_ties else _net_table
+    cost, back = table(ref, hyp, weights, equal)
     return _net_path(ref, hyp, cost, back, equal)
 
 
@@ -359,6 +376,60 @@ def _net_table(
     return cost, back
 
 
+# fstalign (src/Walker.cpp, src/PathHeap.h) walks its composed graph level by level (a level:
+# one arc more), each level's partial paths in order of fewest errors, then least cost
+# (substitution 1.5, insertion and deletion 1), and keeps the first path to reach a state at
+# a level: of equally good paths into a cell, the one whose predecessor sorts first, i.e.
+# whose last move is an error (a match's predecessor holds one error more), and of errors a
+# substitution (its predecessor is the cheaper), then a deletion (its predecessor state is
+# made first, src/AdaptedComposition.cpp), then an insertion. An entity's entry and exit are
+# arcs of their own, a level each, where no word can be inserted: as null words here, a word
+# inserted after an entity's last word goes after its exit, outside it ("per cent" against
+# "... percent": "percent" substituted by "per", then "cent" inserted after the entity).
+# Paths through readings of other lengths reach the end at other levels and are all kept;
+# of its candidate paths fstalign takes the one of lowest WER (`sort_alignment`,
+# src/fstalign.cpp), errors over the reference words read: at equal errors the longer reading
+# ("75 percent" against the entity "75%" read "seventy five percent", not "75%").
+def _fst_table(
+    ref: Net, hyp: Net, w: Weights, equal: Equal
+) -> tuple[list[list[float]], list[list[tuple[int, int]]]]:
+    """`_net_table`'s cells (the same costs) with fstalign's choices among equally cheap
+    paths: more reference words, then an error as the last move (above)."""
+    dele, ins = _skip_costs_of(ref, w), _skip_costs_of(hyp, w)
+    n_b = len(hyp.words)
+    cost = [[0.0] * n_b for _ in ref.words]
+    words = [[0] * n_b for _ in ref.words]  # reference words on the cell's chosen path
+    back = [[(-1, -1)] * n_b for _ in ref.words]
+
+    def key(a: int, b: int) -> tuple[float, int]:
+        return cost[a][b], -words[a][b]
+
+    for b in range(1, n_b):
+        pb = min(hyp.preds[b], key=lambda q: key(0, q))
+        cost[0][b], back[0][b] = cost[0][pb] + ins[b], (0, pb)
+    for a in range(1, len(ref.words)):
+        preds, n = ref.preds[a], int(ref.words[a] is not None)
+        p0 = min(preds, key=lambda p: key(p, 0))
+        cost[a][0], words[a][0], back[a][0] = cost[p0][0] + dele[a], words[p0][0] + n, (p0, 0)
+        for b in range(1, n_b):
+            hpreds = hyp.preds[b]
+            if len(preds) == 1 and len(hpreds) == 1:  # a word after a word: nothing to choose
+                ps, qs, pd, qi = preds[0], hpreds[0], preds[0], hpreds[0]
+            else:
+                ps, qs = min(((p, q) for p in preds for q in hpreds), key=lambda pq: key(*pq))
+                pd = min(preds, key=lambda p: key(p, b))
+                qi = min(hpreds, key=lambda q: key(a, q))
+            step = _sub_cost(ref.words[a], hyp.words[b], w, equal)
+            moves = (  # cost, reference words (negated), no error, then in this order
+                (cost[ps][qs] + step, -words[ps][qs] - n, step == 0, 0, (ps, qs)),
+                (cost[pd][b] + dele[a], -words[pd][b] - n, dele[a] == 0, 1, (pd, b)),
+                (cost[a][qi] + ins[b], -words[a][qi], ins[b] == 0, 2, (a, qi)),
+            )
+            c, minus, _, _, back[a][b] = min(moves)
+            cost[a][b], words[a][b] = c, -minus
+    return cost, back
+
+
 def _net_path(
     ref: Net,
     hyp: Net,
@@ -402,19 +473,20 @@ def align_marked(
     hyp: list[str],
     hyp_optional: list[bool] | None,
     exact: bool,
+    fst_ties: bool = False,
 ) -> tuple[list[str], list[bool] | None, list[str], str]:
     """One utterance holding alternations (on either side), null words or fragments
     (`scoring.normalize.alternation`'s marks) or, in the exact mode, optional hypothesis
     words: the reference words of the chosen branches, their optional flags, the hypothesis
     words of the chosen branches and the op string. `exact`: sclite's weights and ties; else
-    fewest edits (then fewest substitutions), on equal counts the earlier branch."""
+    fewest edits (then fewest substitutions), on equal counts the earlier branch, the
+    equally cheap paths chosen as fstalign chooses them with `fst_ties` (`_fst_table`)."""
     from scoring.normalize.alternation import FRAG, FRAG_WEAK, parse, shown
 
-    net = Net.of(parse(ref, ref_optional))
+    net = Net.of(parse(ref, ref_optional), labels=fst_ties)
     hnet = Net.of(parse(hyp, hyp_optional))
-    cols, codes, _ = net_align(
-        net, hnet, SCLITE if exact else MINIMAL, frag_equal(FRAG + FRAG_WEAK)
-    )
+    weights = SCLITE if exact else MINIMAL
+    cols, codes, _ = net_align(net, hnet, weights, frag_equal(FRAG + FRAG_WEAK), fst_ties)
     ref_words = [shown(net.words[a] or "") for a, _ in cols if a]
     ropt = [net.optional[a] for a, _ in cols if a]
     hyp_words = [shown(hnet.words[b] or "") for _, b in cols if b]

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 DATA = Path(__file__).resolve().parent / "data"
 LANGS = ("en", "zh")  # the languages with their own pipelines; any other BCP-47 tag: languages.py
 DIACRITICS = ("keep", "strip")
-ALIGNS = ("minimal", "sclite")
+ALIGNS = ("minimal", "sclite", "fstalign")
 # Networks (alternations, `@`, fragments, optional hypothesis words) keep their whole table of
 # Python floats (~150 MB); a plain pair in the exact mode has its own bound, sclite_align.MAX_CELLS.
 SCLITE_MAX_CELLS = 1 << 22
@@ -96,7 +96,9 @@ class ScorerConfig:
     engine: str = "auto"
     max_enum: int = 64  # slot combinations enumerated by the DP before the FST takes over
     # "minimal": fewest edits (scoring.align); "sclite": sclite's weights and tie-breaks, its
-    # ASCII-only case folding, no DAE (scoring.sclite_align)
+    # ASCII-only case folding, no DAE (scoring.sclite_align); "fstalign" (its preset): the
+    # fewest edits; of equally cheap paths through alternations, the one fstalign takes (its
+    # longer reading, its placement of edits: scoring.sclite_align._fst_table), same errors
     align: str = "minimal"
     # "strip": remove optional diacritics (scoring.normalize.script.Diacritics); "keep"
     diacritics: str = "keep"
@@ -582,10 +584,13 @@ def _set_networks(
             texts.ref[u], texts.hyp[u] = [], []
 
 
-def _align_networks(texts: _Texts, plan: _Plan, exact: bool) -> None:
-    """The utterances `_set_networks` set aside, aligned by `sclite_align.align_marked`: the
+def _align_networks(texts: _Texts, plan: _Plan, align: str) -> None:
+    """The utterances `_set_networks` set aside, aligned by `sclite_align.align_marked` (the
+    exact mode's weights with `align` "sclite", fstalign's ties with "fstalign"): the
     reference as scored is the chosen branches'."""
     from scoring.sclite_align import align_marked
+
+    exact, fst_ties = align == "sclite", align == "fstalign"
 
     for u, (ref, rflags, hyp, hflags) in texts.nets.items():
         if len(ref) * len(hyp) > SCLITE_MAX_CELLS:
@@ -595,7 +600,7 @@ def _align_networks(texts: _Texts, plan: _Plan, exact: bool) -> None:
                 "split it"
             )
         texts.ref[u], ropt, plan.chosen_hyp[u], plan.codes[u] = align_marked(
-            ref, rflags, hyp, hflags, exact
+            ref, rflags, hyp, hflags, exact, fst_ties
         )
         plan.alt_info[u] = []
         if ropt is not None:
@@ -819,7 +824,7 @@ class Scorer:
         plan = self._plan(texts, found, k)  # the pairs to align: plain, enumerated, FST
         codes, costs = self._align(texts, plan, k)  # the batched DP over every pair
         self._choose_forms(texts, found, plan, codes, costs, k)  # DAE winners; FST checked
-        _align_networks(texts, plan, self.config.align == "sclite")  # alternations, fragments
+        _align_networks(texts, plan, self.config.align)  # alternations, fragments
         return _results(texts, plan)  # one UtteranceResult per reference ID
 
     def _normalised(self, refs: dict[str, str], hyps: dict[str, str]) -> _Texts:

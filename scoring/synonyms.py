@@ -109,8 +109,9 @@ def _with_rules(piece: Piece, hyp: _Hyp, written: str | None) -> Piece:
     """A piece with, after its readings, each reading's words read by `rule` and its parts
     joined as the hypothesis writes them (fstalign's synonym paths run inside an entity's
     readings too), and an empty reading where the sidecar lists one. The reading `written`
-    (the tokens as written) leads (`Piece.lead`): where readings tie, fstalign's path mostly
-    takes it, and the aligner takes the first branch of a tie."""
+    (the tokens as written) leads (`Piece.lead`): where readings of one length tie, fstalign's
+    path mostly takes it, and the aligner takes the first branch of such a tie (of different
+    lengths, the longer: `scoring.sclite_align._fst_table`)."""
     lead = piece.branches.index(written) if written in piece.branches else 0
     extra = [""] if piece.null else []
     for branch in piece.branches:

@@ -121,8 +121,9 @@ _UNIT = typer.Option(
 )
 _ALIGN = typer.Option(
     None,
-    help="minimal (fewest edits; the default) or sclite (sclite's weights, tie-breaks "
-    "and ASCII-only case folding, no DAE: its counts exactly)",
+    help="minimal (fewest edits; the default), sclite (sclite's weights, tie-breaks "
+    "and ASCII-only case folding, no DAE: its counts exactly) or fstalign (fewest edits, "
+    "equal ones placed as fstalign places them; --preset fstalign sets it)",
 )
 _PRESET = typer.Option(
     None,

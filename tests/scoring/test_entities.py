@@ -107,6 +107,48 @@ def test_the_fstalign_preset_charges_an_insertion_only_inside_a_normalised_span(
     assert (classes["DATE"]["whole"], classes["YEAR"]["whole"]) == (0, 0)
 
 
+def test_the_fstalign_preset_places_per_cent_as_fstalign_does(cli, tmp_path) -> None:
+    """LibriSpeech's "per cent" against a PERCENT entity read "five percent": two placements
+    cost 2 errors each. fstalign's walk substitutes "per" for "percent", then inserts "cent"
+    after the entity's exit (Kaldi.org's Earnings-21 call 4320211, its side-by-side output):
+    1 PERCENT error; the platform's default inserts "per" inside the entity, then substitutes
+    "cent" for "percent": 2."""
+    _nlp(
+        tmp_path / "ref.nlp",
+        [("up", [], []), ("5%", ["0:PERCENT"], ["0"]), ("in", [], []), ("the", [], [])],
+    )
+    norm = {"0": {"class": "PERCENT", "candidates": [{"verbalization": ["five", "percent"]}]}}
+    (tmp_path / "n.json").write_text(json.dumps(norm), encoding="utf-8")
+    (tmp_path / "w.json").write_text(json.dumps({"0": {"entity_type": "PERCENT"}}), "utf-8")
+    args = ("--norm", tmp_path / "n.json", "--wer-tags", tmp_path / "w.json", "--bootstrap", "0")
+    hyp = "up five per cent in the"
+    for preset, charged in (("fstalign", 1), ("default", 2)):
+        s = _score(cli, tmp_path, hyp, *args, "--preset", preset, "--no-nsw", "--no-itj")
+        assert (s["metrics"]["errors"], s["metrics"]["n_ref"]) == (2, 5)
+        assert s["entities"]["classes"]["PERCENT"]["errors"] == charged
+    # a word said twice: fstalign matches the first and inserts the second (an error as late
+    # as an equally good path allows), as its Earnings-21 side-by-side outputs always do
+    _score(cli, tmp_path, "up five five percent in the", *args, "--preset", "fstalign")
+    line = (tmp_path / "o" / "utterances.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    assert "".join(op for op, _, _ in json.loads(line)["ops"]) == "CCICCC"  # default: CICCCC
+
+
+def test_the_fstalign_preset_reads_a_tie_between_readings_the_longer_way(cli, tmp_path) -> None:
+    """Speechmatics' "75 percent" against the entity "75%" (read "seventy five percent"): 2
+    errors either way, "75" inserted then "percent" for "75%", or "75" for "seventy", "five"
+    deleted. fstalign keeps the candidate path of lowest WER, so the longer reading: 2 PERCENT
+    errors over 3 words (its side-by-side output of Speechmatics' 4320211), not 1 over 1."""
+    _nlp(tmp_path / "ref.nlp", [("up", [], []), ("75%", ["0:PERCENT"], ["0"]), ("in", [], [])])
+    reading = {"verbalization": ["seventy", "five", "percent"]}
+    (tmp_path / "n.json").write_text(json.dumps({"0": {"candidates": [reading]}}), "utf-8")
+    (tmp_path / "w.json").write_text(json.dumps({"0": {"entity_type": "PERCENT"}}), "utf-8")
+    args = ("--norm", tmp_path / "n.json", "--wer-tags", tmp_path / "w.json", "--bootstrap", "0")
+    s = _score(cli, tmp_path, "up 75 percent in", *args, "--preset", "fstalign")
+    assert (s["metrics"]["errors"], s["metrics"]["n_ref"]) == (2, 5)  # was (2, 3)
+    percent = s["entities"]["classes"]["PERCENT"]
+    assert (percent["errors"], percent["n_ref"]) == (2, 3)
+
+
 def test_number_value_errors_are_told_from_format_differences() -> None:
     plain = Scorer(ScorerConfig(nsw=False, bootstrap=0))
     utts = plain.utterances(

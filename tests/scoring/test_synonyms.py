@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from scoring import Scorer, ScorerConfig
 from scoring.nlp import Piece, pieces_text
 from scoring.normalize.alternation import SYN_CLOSE, SYN_OPEN
 from scoring.options import preset_options
@@ -104,6 +105,12 @@ def test_the_fstalign_preset_counts_as_fstalign(cli, tmp_path: Path) -> None:
 
 def test_a_synonym_is_matched_or_not_taken(cli, tmp_path: Path) -> None:
     assert _preset_counts(cli, tmp_path, ALL_OR_NOTHING) == list(ALL_OR_NOTHING.values())
+    # `hyphen=synonym` with the default aligner (`_net_table`): the same rule
+    refs = {f"u{i}": r for i, (r, _) in enumerate(ALL_OR_NOTHING)}
+    hyps = {f"u{i}": h for i, (_, h) in enumerate(ALL_OR_NOTHING)}
+    result = Scorer(ScorerConfig(hyphen="synonym", punc=False)).score(refs, hyps)
+    got = [(u.sub + u.dele + u.ins, len(u.ref)) for u in result.utterances]
+    assert got == list(ALL_OR_NOTHING.values())
 
 
 NLP_HEAD = "token|speaker|ts|endTs|punctuation|case|tags|wer_tags\n"

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scoring.errors import ScoringError
+from scoring.normalize.alternation import SYN_CLOSE, SYN_OPEN
 
 COLUMNS = ("token", "speaker", "ts", "endTs", "punctuation", "case", "tags", "wer_tags")
 _SIMPLE_LIST = re.compile(r"\['[^'\\]*'(?:, '[^'\\]*')*\]")
@@ -388,8 +389,8 @@ def map_pieces(
     cache: dict[str, tuple[str, ...]] = {}
 
     def norm(text: str) -> tuple[str, ...]:
-        if text not in cache:
-            cache[text] = tuple(normalize(text))
+        if text not in cache:  # a synonym's marks (scoring.synonyms) are not words
+            cache[text] = tuple(w for w in normalize(text) if w not in (SYN_OPEN, SYN_CLOSE))
         return cache[text]
 
     found = _exact_path(pieces, scored, norm)

@@ -224,13 +224,16 @@ SCLITE = Weights(float(SUB), float(DEL), float(OPT), f32(0.001), 1.0, single=Tru
 
 class Net:
     """A reference as sclite's network: arc 0 the null head, each other arc a word (None: `@`)
-    with its optional flag and predecessors (in sclite's order); `finals` end the network."""
+    with its optional flag, its `strict` flag (a synonym's word, `Word.strict`: never
+    substituted or deleted, 2: no insertion after it) and predecessors (in sclite's order);
+    `finals` end the network."""
 
-    __slots__ = ("words", "optional", "preds", "finals")
+    __slots__ = ("words", "optional", "strict", "preds", "finals")
 
     def __init__(self) -> None:
         self.words: list[str | None] = [None]
         self.optional: list[bool] = [False]
+        self.strict: list[int] = [0]
         self.preds: list[tuple[int, ...]] = [()]
         self.finals: tuple[int, ...] = (0,)
 
@@ -254,6 +257,7 @@ class Net:
             if branches is None:
                 self.words.append(item.text)
                 self.optional.append(item.optional)
+                self.strict.append(item.strict)
                 self.preds.append(preds)
                 preds = (len(self.words) - 1,)
             else:
@@ -320,21 +324,30 @@ def net_align(
 
 
 def _skip_costs_of(net: Net, w: Weights) -> list[float]:
-    """Leaving out each arc: `@` 0.001, an optional word OPT, any other word DEL (= INS)."""
+    """Leaving out each arc: `@` 0.001, an optional word OPT, a synonym's word never, any
+    other word DEL (= INS)."""
     return [0.0] + [
-        w.null if x is None else w.optional if o else w.indel
-        for x, o in zip(net.words[1:], net.optional[1:], strict=True)
+        _NEVER if s else w.null if x is None else w.optional if o else w.indel
+        for x, o, s in zip(net.words[1:], net.optional[1:], net.strict[1:], strict=True)
     ]
+
+
+_NEVER = float("inf")  # a move a synonym's words forbid
+
+
+def _glue_costs(net: Net) -> list[float]:
+    """Inserting a word after each arc: never inside a synonym, else nothing more."""
+    return [_NEVER if s == 2 else 0.0 for s in net.strict]
 
 
 def _add_f32(x: float, y: float) -> float:
     return _F32.unpack(_F32.pack(x + y))[0]
 
 
-def _sub_cost(word: str | None, h: str | None, w: Weights, equal: Equal) -> float:
+def _sub_cost(word: str | None, h: str | None, w: Weights, equal: Equal, strict: int = 0) -> float:
     if word is None or h is None:
         return w.null_sub if word is None and h is None else w.sub
-    return 0 if equal(word, h) else w.sub
+    return 0 if equal(word, h) else _NEVER if strict else w.sub
 
 
 def _first_min(cells: list[float], preds: tuple[int, ...]) -> int:
@@ -347,7 +360,7 @@ def _net_table(
 ) -> tuple[list[list[float]], list[list[tuple[int, int]]]]:
     """The cells of `calculate_margin_cells` and `calculate_internal_cells`."""
     add = _add_f32 if w.single else float.__add__
-    dele, ins = _skip_costs_of(ref, w), _skip_costs_of(hyp, w)
+    dele, ins, glue = _skip_costs_of(ref, w), _skip_costs_of(hyp, w), _glue_costs(ref)
     n_b = len(hyp.words)
     cost = [[0.0] * n_b for _ in ref.words]
     back = [[(-1, -1)] * n_b for _ in ref.words]
@@ -362,11 +375,11 @@ def _net_table(
         for b in range(1, n_b):
             hpreds = hyp.preds[b]
             ps, qs = min(((p, q) for p in preds for q in hpreds), key=lambda pq: cost[pq[0]][pq[1]])
-            sub = add(cost[ps][qs], _sub_cost(word, hyp.words[b], w, equal))
+            sub = add(cost[ps][qs], _sub_cost(word, hyp.words[b], w, equal, ref.strict[a]))
             pd = min(preds, key=lambda p: cost[p][b])
             d = add(cost[pd][b], dele[a])
             qi = _first_min(row, hpreds)
-            i = add(row[qi], ins[b])
+            i = add(row[qi], ins[b] + glue[a])
             if sub <= d and sub <= i:
                 row[b], back[a][b] = sub, (ps, qs)
             elif d < i:
@@ -395,7 +408,7 @@ def _fst_table(
 ) -> tuple[list[list[float]], list[list[tuple[int, int]]]]:
     """`_net_table`'s cells (the same costs) with fstalign's choices among equally cheap
     paths: more reference words, then an error as the last move (above)."""
-    dele, ins = _skip_costs_of(ref, w), _skip_costs_of(hyp, w)
+    dele, ins, glue = _skip_costs_of(ref, w), _skip_costs_of(hyp, w), _glue_costs(ref)
     n_b = len(hyp.words)
     cost = [[0.0] * n_b for _ in ref.words]
     words = [[0] * n_b for _ in ref.words]  # reference words on the cell's chosen path
@@ -419,11 +432,11 @@ def _fst_table(
                 ps, qs = min(((p, q) for p in preds for q in hpreds), key=lambda pq: key(*pq))
                 pd = min(preds, key=lambda p: key(p, b))
                 qi = min(hpreds, key=lambda q: key(a, q))
-            step = _sub_cost(ref.words[a], hyp.words[b], w, equal)
+            step = _sub_cost(ref.words[a], hyp.words[b], w, equal, ref.strict[a])
             moves = (  # cost, reference words (negated), no error, then in this order
                 (cost[ps][qs] + step, -words[ps][qs] - n, step == 0, 0, (ps, qs)),
                 (cost[pd][b] + dele[a], -words[pd][b] - n, dele[a] == 0, 1, (pd, b)),
-                (cost[a][qi] + ins[b], -words[a][qi], ins[b] == 0, 2, (a, qi)),
+                (cost[a][qi] + ins[b] + glue[a], -words[a][qi], ins[b] == 0, 2, (a, qi)),
             )
             c, minus, _, _, back[a][b] = min(moves)
             cost[a][b], words[a][b] = c, -minus

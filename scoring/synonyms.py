@@ -8,12 +8,15 @@ of the vocabulary (reference and hypothesis) holding a hyphen:
 - a cut-off, its first hyphen last (`the-`), may be read as its stem (`the`);
 - a hyphenated word (`listen-only`, `-ing`) as its parts (`listen only`, `ing`), split on
   every hyphen, and its parts, where the reference writes them, as the hyphenated word.
-A synonym path is taken only where the hypothesis matches every word of it (fstalign's
-composition; "dose-limiting" against "those limiting" is 2 errors there, not 1): a reading
-is offered only where the hypothesis holds its words in that order somewhere, the hyphenated
-word's parts or the hyphenated word itself. So "re-imaging" against "reimaging" is one
-substitution, not two; "listen only" against "listen-only" none, and |ref| counts the reading
-the hypothesis matched, as sclite's alternations do. Rules are looked up lower-cased
+A synonym path is taken only where the hypothesis matches every word of it at that spot, in
+a row (fstalign's composition; "dose-limiting" against "those limiting" is 2 errors there,
+not 1): a synonym's words are marked (`SYN_OPEN` ... `SYN_CLOSE`), and the aligner neither
+substitutes nor deletes them nor inserts a word between them (`scoring.sclite_align.Net`);
+a reading is offered only where the hypothesis holds its words in that order somewhere in
+the stretch, the hyphenated word's parts or the hyphenated word itself (fewer branches).
+So "re-imaging" against "reimaging" is one substitution, not two; "listen only" against
+"listen-only" none, and |ref| counts the reading the hypothesis matched, as sclite's
+alternations do. Rules are looked up lower-cased
 (fstalign's symbols are); a synonym path never crosses an entity's label, so parts are
 matched across plain tokens only.
 """
@@ -24,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scoring.nlp import Piece, pieces_text
+from scoring.normalize.alternation import SYN_CLOSE, SYN_OPEN
 
 # A token holding sclite's markup is left alone: in a branch it would open or part one.
 _MARKUP = frozenset("{}/@")
@@ -68,6 +72,11 @@ class _Hyp:
         return parts if parts and tuple(p.lower() for p in parts) in self.grams else None
 
 
+def _marked(words: Sequence[str]) -> str:
+    """A synonym's words as a branch writes them: all or nothing (`Word.strict`)."""
+    return " ".join((SYN_OPEN, *words, SYN_CLOSE))
+
+
 def _plain_word(piece: Piece) -> str | None:
     """The lower-cased word of a piece that is one plain token, else None."""
     if piece.stop - piece.start != 1 or len(piece.branches) != 1:
@@ -89,7 +98,7 @@ def _joined_run(pieces: Sequence[Piece], i: int, hyp: _Hyp) -> tuple[Piece, int]
         word = hyp.joined.get(tuple(words[:n]))
         if word is not None:
             written = " ".join(p.branches[0] for p in pieces[i : i + n])
-            return Piece(pieces[i].start, pieces[i + n - 1].stop, (written, word)), n
+            return Piece(pieces[i].start, pieces[i + n - 1].stop, (written, _marked([word]))), n
     return None
 
 
@@ -100,9 +109,14 @@ def _joined(words: list[str], hyp: _Hyp) -> list[str]:
     while i < len(words):
         low = [w.lower() for w in words[i : i + hyp.longest]]
         n = next((n for n in range(len(low), 0, -1) if tuple(low[:n]) in hyp.joined), 0)
-        out.append(hyp.joined[tuple(low[:n])] if n else words[i])
+        out.append(_marked([hyp.joined[tuple(low[:n])]]) if n else words[i])
         i += max(n, 1)
     return out
+
+
+def _reading(word: str, hyp: _Hyp) -> str:
+    parts = hyp.reading(word)
+    return _marked(parts) if parts else word
 
 
 def _with_rules(piece: Piece, hyp: _Hyp, written: str | None) -> Piece:
@@ -116,7 +130,7 @@ def _with_rules(piece: Piece, hyp: _Hyp, written: str | None) -> Piece:
     extra = [""] if piece.null else []
     for branch in piece.branches:
         words = branch.split()
-        for read in ([" ".join(hyp.reading(w) or (w,)) for w in words], _joined(words, hyp)):
+        for read in ([_reading(w, hyp) for w in words], _joined(words, hyp)):
             if read != words:
                 extra.append(" ".join(read))
     branches = tuple(dict.fromkeys((*piece.branches, *extra)))

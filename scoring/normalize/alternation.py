@@ -26,7 +26,11 @@ ALT_OPEN, ALT_SEP, ALT_CLOSE, NULL = "\ue012", "\ue013", "\ue014", "\ue015"
 # A fragment's hyphen; a leading hyphen of an optional word, `(-c)`, kept but not making a
 # fragment (sclite: an optional word is a fragment only when it ends in a hyphen).
 FRAG, FRAG_WEAK = "\ue016", "\ue017"
-ALT_MARKS = frozenset((ALT_OPEN, ALT_SEP, ALT_CLOSE, NULL))
+# A synonym's words inside a branch (`scoring.synonyms`, the fstalign preset): all or nothing,
+# as fstalign takes a synonym path only where every word of it matches, in a row. No raw text
+# spells them: the preset writes them into the alternations it makes.
+SYN_OPEN, SYN_CLOSE = "\ue018", "\ue019"
+ALT_MARKS = frozenset((ALT_OPEN, ALT_SEP, ALT_CLOSE, NULL, SYN_OPEN, SYN_CLOSE))
 _NULL = re.compile(r"(?<!\S)@(?!\S)")
 _BRACES = re.compile(r"[{}]")
 _FRAG_END = re.compile(r"(?<=[^\s(-])-(?=[\s)]|$)")
@@ -130,10 +134,13 @@ def check_text(text: str, where: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Word:
-    """A reference or hypothesis word; `text` None is the null word `@`."""
+    """A reference or hypothesis word; `text` None is the null word `@`. `strict`: a word of
+    a synonym (`SYN_OPEN` ... `SYN_CLOSE`), matched or not taken: 1 its last word, 2 a word
+    with no insertion after it (`scoring.sclite_align.Net`)."""
 
     text: str | None
     optional: bool = False
+    strict: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,10 +158,30 @@ def has_marks(tokens: list[str]) -> bool:
     return any(t in ALT_MARKS or FRAG in t or FRAG_WEAK in t for t in tokens)
 
 
+def _synonyms(tokens: list[str], flags: list[bool]) -> tuple[list[str], list[bool], list[int]]:
+    """The tokens without a synonym's marks, their optional flags and `Word.strict`'s."""
+    if SYN_OPEN not in tokens:
+        return tokens, flags, [0] * len(tokens)
+    out: list[str] = []
+    opt: list[bool] = []
+    strict: list[int] = []
+    inside = False
+    for tok, flag in zip(tokens, flags, strict=True):
+        if tok in (SYN_OPEN, SYN_CLOSE):
+            inside = tok == SYN_OPEN
+            if not inside and strict and strict[-1] == 2:
+                strict[-1] = 1  # its last word: an insertion after it is outside it
+            continue
+        out.append(tok)
+        opt.append(flag)
+        strict.append(2 if inside else 0)
+    return out, opt, strict
+
+
 def parse(tokens: list[str], optional: list[bool] | None = None) -> list[Item]:
     """The items of marked tokens (OPTIONAL's flags beside them). Lenient: `check` has
     refused malformed raw text; a branch that normalisation emptied is the null word."""
-    flags = optional or [False] * len(tokens)
+    tokens, flags, strict = _synonyms(tokens, optional or [False] * len(tokens))
     pos = 0
 
     def seq(stop: frozenset[str]) -> list[Item]:
@@ -168,7 +195,7 @@ def parse(tokens: list[str], optional: list[bool] | None = None) -> list[Item]:
             elif tok == NULL:
                 out.append(Word(None))
             elif tok not in (ALT_SEP, ALT_CLOSE):
-                out.append(Word(tok, flags[pos - 1]))
+                out.append(Word(tok, flags[pos - 1], strict[pos - 1]))
         return out
 
     def alt() -> Alt:

@@ -585,6 +585,8 @@ def _set_networks(
 def _align_networks(texts: _Texts, plan: _Plan, exact: bool) -> None:
     """The utterances `_set_networks` set aside, aligned by `sclite_align.align_marked`: the
     reference as scored is the chosen branches'."""
+    if not texts.nets:  # (most runs: no module to import)
+        return
     from scoring.sclite_align import align_marked
 
     for u, (ref, rflags, hyp, hflags) in texts.nets.items():

@@ -588,6 +588,8 @@ def _align_networks(texts: _Texts, plan: _Plan, align: str) -> None:
     """The utterances `_set_networks` set aside, aligned by `sclite_align.align_marked` (the
     exact mode's weights with `align` "sclite", fstalign's ties with "fstalign"): the
     reference as scored is the chosen branches'."""
+    if not texts.nets:  # (most runs: no module to import)
+        return
     from scoring.sclite_align import align_marked
 
     exact, fst_ties = align == "sclite", align == "fstalign"

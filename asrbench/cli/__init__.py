@@ -94,6 +94,13 @@ class LazyGroup(TyperGroup):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         return load_command(cmd_name) if cmd_name in COMMANDS else None
 
+    def get_help_option(self, ctx: Any) -> Any:
+        # `asrbench score ...` parses the group's options first: its --help, coerced by
+        # typer, would import pydantic (~0.1 s) before any command runs
+        from asrbench.cli.coercion import lean
+
+        return lean(super().get_help_option(ctx))
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         # The one-line help of each command without importing every command module.
         with formatter.section("Commands"):

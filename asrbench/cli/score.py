@@ -19,70 +19,22 @@ from typing import Any
 import typer
 from typer.core import TyperCommand
 
+from asrbench.cli.coercion import lean
+
 app = typer.Typer(add_completion=False, help=__doc__)
 
 
-def _lean_coercion() -> Any:
-    """A value coercion for this command's plain options (paths, strings, numbers, a list of
-    strings) that does not build a pydantic TypeAdapter per option, as typer 0.29 does on first
-    use (~0.1 s of every `ops/score`, pydantic's import included). None when typer's internals
-    differ (then typer's own coercion runs: slower, the same values)."""
-    try:
-        from dataclasses import dataclass
-
-        from typer._click.exceptions import BadParameter
-        from typer._coercion import RuntimeParam
-    except ImportError:  # pragma: no cover - another typer
-        return None
-
-    @dataclass(frozen=True)
-    class Plain(RuntimeParam):
-        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            kind = self.annotation
-            if kind is int or kind is float:  # (--collar: nan and inf refused by the house rule)
-                try:
-                    return kind(value)
-                except (TypeError, ValueError):
-                    name = "integer" if kind is int else "float"
-                    raise BadParameter(
-                        f"{value!r} is not a valid {name}.", ctx=ctx, param=param
-                    ) from None
-            if kind is Path:
-                return Path(value)
-            if kind == list[str]:  # a repeatable option (--score-opt): every value given
-                return [str(v) for v in value]
-            if kind is str or kind is bool:
-                return value if isinstance(value, kind) else kind(value)
-            raise BadParameter(f"{value!r}: unsupported option type", ctx=ctx, param=param)
-
-    return Plain
-
-
 class _LeanCommand(TyperCommand):
-    """typer's command, its options coerced by `_lean_coercion` (same values, no pydantic)."""
+    """typer's command, its options coerced by `asrbench.cli.coercion` (same values, no
+    pydantic)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._plain = _lean_coercion()
         for param in self.params:
-            self._lean(param)
+            lean(param)
 
     def get_help_option(self, ctx: Any) -> Any:
-        return self._lean(super().get_help_option(ctx))
-
-    def _lean(self, param: Any) -> Any:
-        desc = getattr(param, "type_descriptor", None)
-        if (
-            self._plain is not None
-            and desc is not None
-            and getattr(param, "_runtime_param", 0) is None
-            and not desc.file_annotation
-            and desc.annotation in (int, float, str, bool, Path, list[str])
-        ):
-            param._runtime_param = self._plain(
-                parameter_info=desc.parameter_info, annotation=desc.annotation
-            )
-        return param
+        return lean(super().get_help_option(ctx))
 
 
 def _exit_now_if_process_entry() -> None:

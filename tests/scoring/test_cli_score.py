@@ -104,13 +104,17 @@ def test_ops_score_bad_input_is_one_error_line(files: tuple[Path, Path], tmp_pat
     assert not (tmp_path / "y" / "summary.json").exists()
 
 
-def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path) -> None:
+@pytest.mark.parametrize("entry", [["--as-alias", "ops/score", "score"], ["score"]])
+def test_ops_score_loads_nothing_heavy(
+    files: tuple[Path, Path], tmp_path: Path, entry: list[str]
+) -> None:
     # Start-up is part of every `ops/score`: none of the platform's other stacks (Docker, S3,
     # audio, perturbation DSP), nor OpenFST or nemo when no hypothesis needs them, nor pydantic
     # (typer's per-option coercion, replaced for this command's plain options), nor the
     # session, diarization and entity scorers nor the NLP and STM/CTM readers when plain
     # transcripts are scored, nor the records other commands write (summary.json needs only
-    # asrbench.results.record_io).
+    # asrbench.results.record_io), nor sclite's network alignment when no text holds an
+    # alternation or a fragment. `asrbench score` (the group's --help parsed first) the same.
     ref, hyp = files
     heavy = [
         "docker",
@@ -138,10 +142,11 @@ def test_ops_score_loads_nothing_heavy(files: tuple[Path, Path], tmp_path: Path)
         "scoring.nlp_inputs",
         "scoring.sclite_timed",
         "asrbench.results.records",
+        "scoring.sclite_align",
     ]
     code = (
         "import sys\nfrom asrbench.cli import main\n"
-        f"code = main(['--as-alias', 'ops/score', 'score', {str(ref)!r}, {str(hyp)!r}, '-o', "
+        f"code = main({entry!r} + [{str(ref)!r}, {str(hyp)!r}, '-o', "
         f"{str(tmp_path / 'o')!r}])\n"
         f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))\n"
     )

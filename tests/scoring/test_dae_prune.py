@@ -27,6 +27,7 @@ from scoring.dae_windows import (
     plan_cuts,
     suffix_bound,
 )
+from tests.scoring.test_dae_dp_compiled import _both, _longest
 
 needs_dp = pytest.mark.skipif(
     dae_windows._dp is None, reason="scoring/_dp.pyx not built (pip install -e ., make ext)"
@@ -106,19 +107,12 @@ def test_pruned_columns_are_numpys_cell_for_cell() -> None:
     rng = random.Random(5)
     for _ in range(40):
         ref, optional, items = _pair(rng, rng.choice((1, 40, 500)), rng.choice((3, 50)), 0.3)
-        longest = sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
-        w = Weights.for_pair(len(ref), longest)
+        w = Weights.for_pair(len(ref), _longest(items))
         upper = (levenshtein(ref, _written(items)) + 1) * w.e - 1
         bound = suffix_bound(ref, optional, _plain(items), upper // w.e, compiled=True)
         lattice = _Lattice(_Ref.make(ref, optional, w), w, len(ref), upper, True, bound)
         keep = frozenset(rng.sample(range(len(items)), min(len(items), 8)))
-        col, kept = lattice.run(items, keep)
-        lattice.compiled = False
-        col_n, kept_n = lattice.run(items, keep)
-        assert col.tolist() == col_n.tolist()
-        for p in keep:
-            assert kept[p][0] == kept_n[p][0]
-            assert kept[p][1].tolist() == kept_n[p][1].tolist()
+        _both(lattice, items, keep)
 
 
 def test_the_suffix_bound_is_at_most_every_suffix_cost() -> None:
@@ -128,7 +122,7 @@ def test_the_suffix_bound_is_at_most_every_suffix_cost() -> None:
     for _ in range(15):
         ref, optional, items = _pair(rng, rng.choice((20, 120)), rng.choice((3, 20)), 0.4)
         n = len(ref)
-        longest = sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
+        longest = _longest(items)
         w = Weights.for_pair(n, longest)
         bound = suffix_bound(ref, optional, _plain(items), n + longest, compiled=False)
         assert bound is not None
@@ -145,7 +139,7 @@ def test_the_suffix_bound_is_at_most_every_suffix_cost() -> None:
 def test_the_chunks_path_is_an_upper_bound_close_to_the_optimum() -> None:
     rng = random.Random(3)
     ref, optional, items = _pair(rng, 3000, 400, 0.3)
-    longest = sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
+    longest = _longest(items)
     w = Weights.for_pair(len(ref), longest)
     best, _, _ = cut_rows(ref, None, items, [], levenshtein(ref, _written(items)))
     upper = chunk_upper(ref, None, items, _plain(items), w)
@@ -156,7 +150,7 @@ def test_the_chunks_path_is_an_upper_bound_close_to_the_optimum() -> None:
 def test_the_bound_narrows_the_forward_band() -> None:
     rng = random.Random(1)
     ref, _, items = _pair(rng, 3000, 400, 0.3)
-    longest = sum(1 if isinstance(x, int) else max(len(b[0]) for b in x) for x in items)
+    longest = _longest(items)
     w = Weights.for_pair(len(ref), longest)
     e0 = levenshtein(ref, _written(items))
     upper = (e0 + 1) * w.e - 1

@@ -212,6 +212,17 @@ def _branches(
     ]
 
 
+def _token_ids(
+    lists: list[list[str]], start: int, stop: int, vocab: dict, array: bool = False
+) -> list[int] | np.ndarray:
+    """The ids of the tokens of lists[start:stop], in order (`vocab` gives a new token the
+    next id); an int64 array with `array`. In C where built (`_fast.token_ids`)."""
+    if _fast is not None:
+        return _fast.token_ids(lists, start, stop, vocab, array)
+    ids = map(vocab.__getitem__, itertools.chain.from_iterable(lists[start:stop]))
+    return np.fromiter(ids, dtype=np.int64) if array else list(ids)
+
+
 def _int64s(values: list[int]) -> np.ndarray:
     """`np.array(values, dtype=np.int64)`; in C where built (no type discovery first)."""
     return _fast.int64s(values) if _fast is not None else np.array(values, dtype=np.int64)
@@ -419,14 +430,7 @@ class _Plan:
         """The references' ids (assigned first, in order) and every hypothesis as written."""
         ref_off = list(itertools.accumulate(map(len, texts.ref), initial=0))
         n = len(texts.ids)
-        if _fast is not None:  # the same ids, looked up in C
-            ref_flat = _fast.token_ids(texts.ref, 0, n, vocab, True)
-        else:
-            ref_flat = np.fromiter(
-                map(vocab.__getitem__, itertools.chain.from_iterable(texts.ref)),
-                dtype=np.int64,
-                count=ref_off[-1],
-            )
+        ref_flat = np.asarray(_token_ids(texts.ref, 0, n, vocab, array=True))  # (no copy)
         return cls(ref_flat, ref_off, list(texts.hyp), [[] for _ in range(n)], [-1] * n)
 
     def add_plain(self, start: int, stop: int, hyps: list[list[str]], vocab: dict) -> None:
@@ -438,12 +442,7 @@ class _Plan:
         lengths = list(map(len, hyps[start:stop]))
         pairs.off.extend(itertools.accumulate(lengths[:-1], initial=len(pairs.hyp_flat)))
         pairs.length.extend(lengths)
-        if _fast is not None:  # the same ids, looked up in C
-            pairs.hyp_flat.extend(_fast.token_ids(hyps, start, stop, vocab))
-        else:
-            pairs.hyp_flat.extend(
-                map(vocab.__getitem__, itertools.chain.from_iterable(hyps[start:stop]))
-            )
+        pairs.hyp_flat.extend(_token_ids(hyps, start, stop, vocab))
 
 
 def _results(texts: _Texts, plan: _Plan) -> list[UtteranceResult]:

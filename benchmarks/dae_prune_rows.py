@@ -59,7 +59,7 @@ def rows(words: int) -> str:
     plain = dw._Plain.of(items, lens)
     written = (e0 + 1) * w.e - 1
     path = dw.chunk_upper(ref, optional, items, plain, w) or written
-    bound = dw.suffix_bound(ref, optional, plain, path // w.e)
+    bound = dw.suffix_bound(ref, optional, items, lens, path // w.e)
     keep = frozenset(range(0, len(items), dw._STRIDE))
     means, best = [], set()
     for upper, b in ((written, None), (path, None), (path, bound)):

@@ -199,7 +199,7 @@ cdef void _suffix(
     int64_t words,
     int64_t base,
     int64_t c0,
-    int64_t red,
+    int64_t off,
     const int64_t* opt_after,
     Py_ssize_t n,
     Py_ssize_t lo,
@@ -208,16 +208,16 @@ cdef void _suffix(
 ) noexcept nogil:
     """`_Bound.rows` of one stride column into out[lo..hi]: D' read from the deltas row by
     row (row r is the reversed reference's column n - r, one delta bit below row r - 1's),
-    less the savings `red` and the optional words left; NO_BOUND where the deltas hold no
-    column."""
-    cdef int64_t cmax = c0 + 64 * words - 1, t, d = base
+    less the optional words left; `off` where the deltas hold no column (NO_BOUND where they
+    hold none at all)."""
+    cdef int64_t cmax = c0 + 64 * words - 1, t, d = base, miss = off if words > 0 else -INF
     cdef Py_ssize_t r, b, r_lo, r_hi
     cmax = n if n < cmax else cmax
     r_lo = lo if lo > n - cmax else n - cmax
     r_hi = hi if hi < n - c0 else n - c0
     for r in range(lo, hi + 1):
         if r < r_lo or r > r_hi:
-            out[r] = -INF
+            out[r] = miss
     if r_lo > r_hi:
         return
     t = n - r_lo - c0  # D' at row r_lo: base plus the deltas of the t bits below its column
@@ -228,7 +228,7 @@ cdef void _suffix(
         d += _popcount(vp[b] & ((<uint64_t>1 << (t & 63)) - 1))
         d -= _popcount(vn[b] & ((<uint64_t>1 << (t & 63)) - 1))
     for r in range(r_lo, r_hi + 1):
-        out[r] = d - red - opt_after[r]
+        out[r] = d - opt_after[r]
         t = n - r - 1 - c0  # the delta between this row's column and the next row's
         if t >= 0:
             d -= <int64_t>((vp[t >> 6] >> (t & 63)) & 1) - <int64_t>((vn[t >> 6] >> (t & 63)) & 1)
@@ -372,13 +372,14 @@ def lattice_run(
     bound = lat.bound
     cdef bint bounded = bound is not None and not banded
     cdef const uint64_t[:, ::1] bvp, bvn
-    cdef const int64_t[::1] bbase, bc0, bwords, bred, btok, bopt
+    cdef const int64_t[::1] bbase, bc0, bwords, btok, bopt
+    cdef int64_t boff = 0
     cdef int64_t[::1] rows_bound
     cdef int64_t* pb = NULL
     cdef Py_ssize_t k
     if bounded:
         bvp, bvn, bbase, bc0 = bound.vp, bound.vn, bound.base, bound.c0
-        bwords, bred, btok, bopt = bound.words, bound.red, bound.tokens, bound.opt_after
+        bwords, boff, btok, bopt = bound.words, bound.off, bound.tokens, bound.opt_after
         rows_bound = np.empty(n + 1, dtype=np.int64)
         pb = &rows_bound[0]
     lo, hi = 0, min(n, e0)
@@ -397,12 +398,12 @@ def lattice_run(
                        NULL, &least)
             else:
                 k = p // stride
-                _suffix(&bvp[k, 0], &bvn[k, 0], bwords[k], bbase[k], bc0[k], bred[k], &bopt[0],
+                _suffix(&bvp[k, 0], &bvn[k, 0], bwords[k], bbase[k], bc0[k], boff, &bopt[0],
                         n, lo, hi, pb)
                 if _alive(cols.ptr[cur], &lo, &hi, n, rest[p, 0], rest[p, 1], upper, e, free,
                           ahead, pb, &least):
                     # the rows the new band may hold below the old one's need their bound too
-                    _suffix(&bvp[k, 0], &bvn[k, 0], bwords[k], bbase[k], bc0[k], bred[k],
+                    _suffix(&bvp[k, 0], &bvn[k, 0], bwords[k], bbase[k], bc0[k], boff,
                             &bopt[0], n, lo, hi, pb)
                     hi = _last_within(pb, lo, hi, least, btok[k], upper, e)
         if p in keep:
@@ -794,28 +795,78 @@ def myers_band(
     }
 
 
+cdef inline void _peq_set(
+    uint64_t[::1] peq,
+    int64_t w,
+    int64_t[::1] first,
+    const int64_t[::1] start,
+    const int64_t[::1] pos,
+    Py_ssize_t f,
+    Py_ssize_t last,
+    bint on,
+) noexcept nogil:
+    """Sets (`on`) or clears id w's match bits in the band's words f..last of `peq`, from
+    its first position in the band on (`first[w]`, advanced past the words below it: the
+    band only moves right)."""
+    cdef Py_ssize_t q
+    if w < 0:
+        return
+    q = first[w]
+    if on:
+        while q < start[w + 1] and pos[q] < 64 * f:
+            q += 1
+        first[w] = q
+    while q < start[w + 1] and pos[q] < 64 * (last + 1):
+        if on:
+            peq[pos[q] >> 6] |= (<uint64_t>1) << (pos[q] & 63)
+        else:
+            peq[pos[q] >> 6] = 0
+        q += 1
+
+
 def myers_band_words(
     const int64_t[::1] ref,
     const int64_t[::1] hyp,
     const int64_t[::1] rows,
     Py_ssize_t dlo,
     Py_ssize_t dhi,
+    extra_start=None,
+    extra_ids=None,
+    free=None,
 ):
     """`myers_band` with its kept rows (`rows`, increasing; one outside 1..n keeps nothing) as
     arrays, k for rows[k]: D(i, c0), c0, how many words, and the words of vp and vn (rows of
-    a 2-D array, zeros past them), as `dae_windows.suffix_bound` reads them."""
+    a 2-D array, zeros past them), as `dae_windows.suffix_bound` reads them.
+
+    With `extra_start` / `extra_ids` (CSR over the rows: row i's ids at extra_ids[
+    extra_start[i - 1]:extra_start[i]]), row i also matches those ids (a class of tokens);
+    with `free` (one flag a row), a flagged row may be skipped at no cost: its row is the
+    least of the row before and the usual one (`dae_windows._gadget`), in the deltas: each
+    column's value drops by one where the usual row's is one below the row before's."""
     cdef Py_ssize_t n = ref.shape[0], m = hyp.shape[0], i, b, q, nb = (m + 63) // 64
-    cdef Py_ssize_t f = 0, last, new_f, new_last, lo, hi
-    cdef uint64_t hp, hn
+    cdef Py_ssize_t f = 0, last, new_f, new_last, lo, hi, xq, x_lo, x_hi
+    cdef uint64_t hp, hn, old_p, old_n, down, below, same
+    cdef uint64_t carry_down
     cdef _Carries c
     cdef int64_t base = 0
+    cdef bint classes = extra_start is not None, skips = free is not None, skip
+    cdef const int64_t[::1] x_start = (
+        np.ascontiguousarray(extra_start, dtype=np.int64) if classes else np.zeros(1, np.int64)
+    )
+    cdef const unsigned char[::1] frees = (
+        np.ascontiguousarray(free, dtype=np.uint8) if skips else np.zeros(1, np.uint8)
+    )
+    if classes:  # every id a row can match is a row id of the CSR below
+        ref_all = np.concatenate((np.asarray(ref), np.asarray(extra_ids, dtype=np.int64)))
+    else:
+        ref_all = np.asarray(ref)
     ids, inverse = np.unique(np.asarray(hyp), return_inverse=True)
     order = np.argsort(inverse, kind="stable").astype(np.int64)
     starts = np.searchsorted(inverse[order], np.arange(len(ids) + 1)).astype(np.int64)
-    at = np.searchsorted(ids, np.asarray(ref)).astype(np.int64)
-    found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == np.asarray(ref))
+    at = np.searchsorted(ids, ref_all).astype(np.int64)
+    found = (at < len(ids)) & (ids[np.minimum(at, len(ids) - 1)] == ref_all)
     cdef const int64_t[::1] pos = order, start = starts
-    cdef int64_t[::1] word = np.where(found, at, -1).astype(np.int64)
+    cdef int64_t[::1] word = np.where(found, at, -1).astype(np.int64)  # (then the extras')
     cdef uint64_t[::1] vp = np.full(nb, ~(<uint64_t>0), dtype=np.uint64)  # row 0: D(0, j) = j
     cdef uint64_t[::1] vn = np.zeros(nb, dtype=np.uint64)
     cdef uint64_t[::1] peq = np.zeros(nb, dtype=np.uint64)
@@ -851,23 +902,34 @@ def myers_band_words(
         last = new_last if new_last > last else last
         # the word's positions in the band's words only (each id's from `first` on: the band
         # only moves right, so positions below it are passed once)
-        w = word[i - 1]
-        q_end = q_lo = 0
-        if w >= 0:
-            q_lo = first[w]
-            while q_lo < start[w + 1] and pos[q_lo] < 64 * f:
-                q_lo += 1
-            first[w] = q_lo
-            q_end = q_lo
-            while q_end < start[w + 1] and pos[q_end] < 64 * (last + 1):
-                peq[pos[q_end] >> 6] |= (<uint64_t>1) << (pos[q_end] & 63)
-                q_end += 1
+        x_lo = x_hi = 0
+        if classes:
+            x_lo, x_hi = x_start[i - 1], x_start[i]
+        _peq_set(peq, word[i - 1], first, start, pos, f, last, 1)
+        for xq in range(x_lo, x_hi):
+            _peq_set(peq, word[n + xq], first, start, pos, f, last, 1)
+        skip = skips and frees[i - 1]
         c.add, c.hp, c.hn = 0, 1, 0
+        carry_down = 0
         for b in range(f, last + 1):
+            old_p, old_n = vp[b], vn[b]
             _word(&vp[b], &vn[b], peq[b], &c, &hp, &hn)
-        base += 1  # the first word's column, reached straight down
-        for q in range(q_lo, q_end):
-            peq[pos[q] >> 6] = 0
+            if skip:
+                # the least of the row before (deltas old_p, old_n) and the usual row: column
+                # j's value drops by one where the usual one is below (hn's bit j - 1; none at
+                # the word's first column's carry-in, whose usual value is one above), so
+                # the delta j - 1 -> j changes by (drop j-1) - (drop j), in -1..1
+                down = (hn << 1) | carry_down  # drop at column j: bit j
+                below = hn  # drop at column j + 1: bit j
+                carry_down = hn >> 63
+                same = ~(down ^ below)
+                vp[b] = (old_p & same) | (~old_p & ~old_n & down & ~below)
+                vn[b] = (old_n & same) | (~old_p & ~old_n & below & ~down)
+        if not skip:
+            base += 1  # the first word's column, reached straight down (skipped: the same)
+        _peq_set(peq, word[i - 1], first, start, pos, f, last, 0)
+        for xq in range(x_lo, x_hi):
+            _peq_set(peq, word[n + xq], first, start, pos, f, last, 0)
         while kq < nk and rows[kq] == i:
             if last + 1 - f > width:  # never: the band's words fit `width`
                 raise RuntimeError(f"myers_band_words: {last + 1 - f} words > {width}")

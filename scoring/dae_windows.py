@@ -27,11 +27,12 @@ combination: its slots' combinations in two halves, met in the middle (docs/SCOR
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
 
-from scoring.align import _diagonals, _myers, levenshtein
+from scoring.align import _diagonals, _myers, _peq, levenshtein
 
 try:  # the compiled DP (scoring/_dp.pyx); where it was not built, the numpy DP below
     import scoring._dp as _dp
@@ -151,31 +152,33 @@ NO_BOUND = -INF  # a row's suffix bound where the plain pass holds none (no prun
 @dataclass(frozen=True, slots=True)
 class _Bound:
     """A lower bound on the edits still to come from each cell of the forward pass's stride
-    columns (docs/SCORING.md, "The forward pass pruned by a plain suffix bound"): the plain
-    distance D'(r, j) of ref[r:] and the written hypothesis's tokens from j on, less what the
-    slots still to come can save (each at most its largest distance between two of its
-    branches, the triangle inequality) and the optional reference words left (free to skip).
+    columns (docs/SCORING.md, "The forward pass pruned by a gadget suffix bound"): the
+    distance D'(r, j) of ref[r:] and the lattice's `_Gadget` from position j on, less the
+    optional reference words left (free to skip in the lattice, a deletion in D').
 
-    Stride column k (item k * _STRIDE, written position j): D' kept as the reversed pair's
+    Stride column k (item k * _STRIDE, gadget position j): D' kept as the reversed pair's
     bit-parallel deltas along the reference, `vp[k]` / `vn[k]` (bit t: column c0[k] + t of
     the reversed reference, i.e. row n - c0[k] - t), `base[k]` = D' at column c0[k];
-    `words[k]` 64-bit words of them hold (0: no bound there). `red[k]`: what the slots from
-    item k * _STRIDE on can save; `tokens[k]`: written tokens in the stride."""
+    `words[k]` 64-bit words of them hold (0: no bound there). A row whose column those words
+    do not hold is off the band that holds the gadget's image of every least-cost path and
+    the cells a stride beside it (`suffix_bound`): no least-cost path passes there, and its
+    bound is `off` (more edits than any path has), so the pass drops it. `tokens[k]`: the
+    gadget's positions in the stride."""
 
     base: np.ndarray
     c0: np.ndarray
     words: np.ndarray
     vp: np.ndarray
     vn: np.ndarray
-    red: np.ndarray
+    off: int
     tokens: np.ndarray
     opt_after: np.ndarray  # optional reference words in ref[r:], for every r
 
     def rows(self, k: int, lo: int, hi: int) -> np.ndarray:
         """The bound (edits) of rows lo..hi at stride column k; NO_BOUND where none."""
         n = len(self.opt_after) - 1
-        out = np.full(hi - lo + 1, NO_BOUND, dtype=np.int64)
         nw = int(self.words[k])
+        out = np.full(hi - lo + 1, self.off if nw else NO_BOUND, dtype=np.int64)
         c0 = int(self.c0[k])
         cmax = min(n, c0 + 64 * nw - 1)
         r_lo, r_hi = max(lo, n - cmax), min(hi, n - c0)  # rows whose column is held
@@ -189,9 +192,68 @@ class _Bound:
         np.cumsum(up.astype(np.int64) - down, out=d[1:])
         d[1:] += d[0]
         cols = n - np.arange(r_lo, r_hi + 1) - c0
-        red = self.opt_after[r_lo : r_hi + 1] + self.red[k]
-        out[r_lo - lo : r_hi - lo + 1] = d[cols] - red
+        out[r_lo - lo : r_hi - lo + 1] = d[cols] - self.opt_after[r_lo : r_hi + 1]
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Gadget:
+    """The lattice relaxed into one sequence of positions that the bit-parallel pass can run
+    (docs/SCORING.md, "The forward pass pruned by a gadget suffix bound"): a plain token is
+    one position matching its id; a slot whose branches hold l_min..l_max tokens is l_max
+    positions, each matching any token of any of its branches (a class), the last l_max -
+    l_min of them free to skip (no insertion cost). A branch b aligned to reference words R
+    maps to its first |b| positions, each match still a match (the class holds b's token),
+    the rest skipped free: the gadget's distance is at most lev(b, R), hence at most every
+    lattice path's cost (strict words only ever cost more), slot by slot, with no saving to
+    subtract. `tokens`: each position's first id (-1: none); `extra_start` / `extra_ids` its
+    other ids (CSR); `free` its flag; `starts` where each item starts (and the end)."""
+
+    tokens: np.ndarray
+    extra_start: np.ndarray
+    extra_ids: np.ndarray
+    free: np.ndarray
+    starts: np.ndarray
+
+    @classmethod
+    def of(cls, items: list[Item], lens: np.ndarray) -> _Gadget:
+        width = np.where(lens[:, 1] > 0, lens[:, 1], 0)
+        starts = np.concatenate(([0], np.cumsum(width))).astype(np.int64)
+        tokens = np.empty(int(starts[-1]), dtype=np.int64)
+        free = np.zeros(len(tokens), dtype=np.uint8)
+        extras = np.zeros(len(tokens), dtype=np.int64)
+        ids = np.array([x if isinstance(x, int) else -1 for x in items], dtype=np.int64)
+        plain = np.flatnonzero(ids >= 0)
+        tokens[starts[plain]] = ids[plain]
+        classes: list[np.ndarray] = []
+        for p in np.flatnonzero(ids < 0).tolist():
+            a, b = int(starts[p]), int(starts[p + 1])
+            if a == b:
+                continue
+            branch_ids = [br[0] for br in items[p]]  # type: ignore[union-attr]
+            members = np.unique(np.concatenate(branch_ids)).astype(np.int64)
+            tokens[a:b] = members[0]
+            extras[a:b] = len(members) - 1
+            free[a + int(lens[p, 0]) : b] = 1
+            classes.extend([members[1:]] * (b - a))
+        extra_start = np.concatenate(([0], np.cumsum(extras))).astype(np.int64)
+        extra_ids = np.zeros(int(extra_start[-1]), dtype=np.int64)
+        if len(extra_ids):
+            extra_ids[:] = np.concatenate(classes)
+        return cls(tokens, extra_start, extra_ids, free, starts)
+
+    def reversed(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The positions from the end (the reversed pair's rows): tokens, CSR, free flags."""
+        counts = np.diff(self.extra_start)
+        rows = np.repeat(np.arange(len(counts)), counts)
+        order = np.argsort(len(counts) - 1 - rows, kind="stable")
+        start = np.concatenate(([0], np.cumsum(counts[::-1]))).astype(np.int64)
+        return (
+            np.ascontiguousarray(self.tokens[::-1]),
+            start,
+            np.ascontiguousarray(self.extra_ids[order]),
+            np.ascontiguousarray(self.free[::-1]),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,51 +298,104 @@ class _Plain:
 def suffix_bound(
     ref: np.ndarray,
     optional: np.ndarray | None,
-    plain: _Plain,
+    items: list[Item],
+    lens: np.ndarray,
     upper_edits: int,
     compiled: bool = _dp is not None,
 ) -> _Bound | None:
-    """The forward pass's `_Bound`: one bit-parallel pass over the reversed pair (the plain
-    reading's tokens against the reference), keeping its stride columns. Banded (compiled):
-    the band holds every cell of a plain path of `upper_edits` + the slots' whole saving + the
-    optional words + a stride's tokens, which covers the plain reading of every least-cost
+    """The forward pass's `_Bound`: one bit-parallel pass over the reversed pair, the
+    lattice's `_Gadget` against the reference, keeping its stride columns. The gadget's
+    distance is at most every lattice path's cost from that cell on, the slots included, so
+    nothing is subtracted for what the slots still to come could save (`red` 0): the bound's
+    slack on a least-cost path does not grow with them. `lens`: the items' `item_lengths`.
+    Banded (compiled): the band holds every cell of the gadget's image of every path of
+    `upper_edits` + the optional words + the gadget's free positions (a free skip moves the
+    diagonal at no cost) + a stride's positions, which covers the image of every least-cost
     lattice path and the cells the pass reads beside it, where the values are then the whole
-    table's (`_dp.myers_band`); off those, values only ever too high, which no least-cost
-    path meets (docs/SCORING.md). None when a side is empty."""
-    n, m, nitems = len(ref), len(plain.tokens), len(plain.ids)
+    table's (`_dp.myers_band_words`); off those, values only ever too high, which no
+    least-cost path meets (docs/SCORING.md). None when a side is empty."""
+    gadget = _Gadget.of(items, lens)
+    n, m, nitems = len(ref), int(gadget.starts[-1]), len(items)
     if not n or not m:
         return None
     strides = np.arange(0, nitems, _STRIDE)
-    j = plain.starts[strides]
-    tokens = plain.starts[np.minimum(strides + _STRIDE, nitems)] - j
-    after = np.concatenate((np.cumsum(plain.red[::-1])[::-1], [0]))  # from item p on
+    j = gadget.starts[strides]
+    tokens = gadget.starts[np.minimum(strides + _STRIDE, nitems)] - j
     opt = np.zeros(n, dtype=np.int64) if optional is None else optional.astype(np.int64)
     opt_after = np.concatenate((np.cumsum(opt[::-1])[::-1], [0]))
-    # the reversed pair, the hypothesis's rows: a kept row is a column of the forward pass
-    rows_h = np.ascontiguousarray(plain.tokens[::-1])
+    # the reversed pair, the gadget's rows: a kept row is a column of the forward pass
+    rows_h, x_start, x_ids, free = gadget.reversed()
     cols_r = np.ascontiguousarray(np.asarray(ref, dtype=np.int64)[::-1])
-    keep = m - j  # row 0 (no token left) keeps nothing: no bound there
-    width = upper_edits + int(after[0]) + int(opt.sum()) + int(tokens.max())
+    keep = m - j  # row 0 (no position left) keeps nothing: no bound there
+    # a stride's positions on each side: `_last_within` reads the rows a path reaches in the
+    # stride at its first column
+    width = upper_edits + int(gadget.free.sum()) + int(opt.sum()) + 2 * int(tokens.max())
     dlo, dhi = _diagonals(width, m, n)
     if compiled and _dp is not None:
         # `keep` decreases (the items' starts do not): the pass takes its rows increasing
         rows = np.ascontiguousarray(keep[::-1])
-        arrays = list(_dp.myers_band_words(rows_h, cols_r, rows, dlo, dhi))
+        arrays = list(_dp.myers_band_words(rows_h, cols_r, rows, dlo, dhi, x_start, x_ids, free))
         for a in range(len(arrays)):  # one at a time: the peak holds one copy more, not five
             arrays[a] = np.ascontiguousarray(arrays[a][::-1])
         base, c0, nw, vp, vn = arrays
     else:
-        base, c0, nw, vp, vn = _whole_rows(rows_h, cols_r, keep, dlo, dhi)
-    return _Bound(base, c0, nw, vp, vn, after[strides], tokens, opt_after)
+        base, c0, nw, vp, vn = _whole_rows(rows_h, cols_r, keep, dlo, dhi, (x_start, x_ids, free))
+    return _Bound(base, c0, nw, vp, vn, n + m + 1, tokens, opt_after)
+
+
+def _gadget_myers(
+    rows: np.ndarray,
+    cols: np.ndarray,
+    classes: tuple[np.ndarray, np.ndarray, np.ndarray],
+    keep: Collection[int],
+) -> tuple[dict[int, tuple[int, int]], np.ndarray]:
+    """`align._myers`' kept rows (vp, vn as Python integers) for rows that match a class of
+    ids and may be skipped free (`_Gadget.reversed`'s CSR and flags), and D(i, 0) for every
+    row i (the rows not free among the first i): `_dp.myers_band_words`' rows, whole."""
+    x_start, x_ids, free = classes
+    m = len(cols)
+    mask = (1 << m) - 1
+    peq = _peq(np.concatenate((rows, x_ids)), cols)
+    vp, vn = mask, 0
+    kept: dict[int, tuple[int, int]] = {}
+    for i, c in enumerate(rows.tolist(), 1):
+        eq = peq.get(c, 0)
+        for x in x_ids[x_start[i - 1] : x_start[i]].tolist():
+            eq |= peq.get(x, 0)
+        x = eq | vn
+        d0 = ((((x & vp) + vp) ^ vp) | x) & mask
+        hp = vn | (mask ^ (d0 | vp))
+        hn = vp & d0
+        x = ((hp << 1) | 1) & mask
+        new_p, new_n = ((hn << 1) & mask) | (mask ^ (d0 | x)), x & d0
+        if free[i - 1]:  # the least of the row before and this one (see `_dp`)
+            down, same = (hn << 1) & mask, mask ^ ((hn << 1) ^ hn) & mask
+            zero = mask ^ (vp | vn)
+            new_p = (vp & same) | (zero & down & ~hn)
+            new_n = (vn & same) | (zero & hn & ~down)
+        vp, vn = new_p & mask, new_n & mask
+        if i in keep:
+            kept[i] = (vp, vn)
+    d_col0 = np.concatenate(([0], np.cumsum(1 - free.astype(np.int64))))
+    return kept, d_col0
 
 
 def _whole_rows(
-    ref: np.ndarray, hyp: np.ndarray, keep: np.ndarray, dlo: int, dhi: int
+    ref: np.ndarray,
+    hyp: np.ndarray,
+    keep: np.ndarray,
+    dlo: int,
+    dhi: int,
+    classes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """`_dp.myers_band_words`' arrays from `align._myers`' whole rows (without the extension),
-    each cut to the words of the band's columns (exact values, and no more memory than the
-    compiled pass's)."""
-    kept = _myers(ref, hyp, set(keep.tolist()))[1]
+    """`_dp.myers_band_words`' arrays from `align._myers`' whole rows (without the extension;
+    `_gadget_myers`' with `classes`), each cut to the words of the band's columns (exact
+    values, and no more memory than the compiled pass's)."""
+    if classes is None:
+        kept = _myers(ref, hyp, set(keep.tolist()))[1]
+        d_col0 = np.arange(len(ref) + 1)
+    else:
+        kept, d_col0 = _gadget_myers(ref, hyp, classes, set(keep.tolist()))
     cells = np.zeros((len(keep), 3), dtype=np.int64)  # D(i, c0), c0, words
     for k, i in enumerate(keep.tolist()):
         if i in kept:
@@ -293,7 +408,7 @@ def _whole_rows(
             c0, size = int(cells[k, 1]), int(cells[k, 2]) * 64
             below, window = (1 << c0) - 1, (1 << size) - 1
             up, down = kept[i]
-            cells[k, 0] = i + (up & below).bit_count() - (down & below).bit_count()
+            cells[k, 0] = int(d_col0[i]) + (up & below).bit_count() - (down & below).bit_count()
             row_p = ((up >> c0) & window).to_bytes(size // 8, "little")
             row_n = ((down >> c0) & window).to_bytes(size // 8, "little")
             vp[k, : size // 64] = np.frombuffer(row_p, np.uint64)
@@ -565,7 +680,7 @@ def cut_rows(
         # where the slots could save half the edits, the bound is too low to prune (its pass
         # would cost more than it saves: measured on such generated pairs)
         if 2 * int(plain.red.sum()) < upper // w.e:
-            bound = suffix_bound(ref, optional, plain, upper // w.e, compiled)
+            bound = suffix_bound(ref, optional, items, lens, upper // w.e, compiled)
     fwd = _Lattice(_Ref.make(ref, optional, w), w, e0 + opt_n, upper, compiled, bound)
     last, kept = fwd.run(items, frozenset(cuts), lens)
     best = int(last[n])

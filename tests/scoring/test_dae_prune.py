@@ -109,7 +109,7 @@ def test_pruned_columns_are_numpys_cell_for_cell() -> None:
         ref, optional, items = _pair(rng, rng.choice((1, 40, 500)), rng.choice((3, 50)), 0.3)
         w = Weights.for_pair(len(ref), _longest(items))
         upper = (levenshtein(ref, _written(items)) + 1) * w.e - 1
-        bound = suffix_bound(ref, optional, _plain(items), upper // w.e, compiled=True)
+        bound = suffix_bound(ref, optional, items, item_lengths(items), upper // w.e, compiled=True)
         lattice = _Lattice(_Ref.make(ref, optional, w), w, len(ref), upper, True, bound)
         keep = frozenset(rng.sample(range(len(items)), min(len(items), 8)))
         _both(lattice, items, keep)
@@ -124,7 +124,8 @@ def test_the_suffix_bound_is_at_most_every_suffix_cost() -> None:
         n = len(ref)
         longest = _longest(items)
         w = Weights.for_pair(n, longest)
-        bound = suffix_bound(ref, optional, _plain(items), n + longest, compiled=False)
+        lens = item_lengths(items)
+        bound = suffix_bound(ref, optional, items, lens, n + longest, compiled=False)
         assert bound is not None
         for k, p in enumerate(range(0, len(items), dae_windows._STRIDE)):
             back_opt = None if optional is None else optional[::-1]
@@ -160,7 +161,7 @@ def test_the_bound_narrows_the_forward_band() -> None:
     rows = {}
     for name, up, bound in (
         ("before", upper, None),
-        ("pruned", upper_cut, suffix_bound(ref, None, plain, upper_cut // w.e)),
+        ("pruned", upper_cut, suffix_bound(ref, None, items, plain.lens, upper_cut // w.e)),
     ):
         last, kept = _Lattice(_Ref.make(ref, None, w), w, e0, up, bound=bound).run(items, keep)
         rows[name] = (int(last[len(ref)]), sum(len(band) for _, band in kept.values()))

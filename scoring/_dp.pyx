@@ -234,8 +234,28 @@ cdef void _suffix(
             d -= <int64_t>((vp[t >> 6] >> (t & 63)) & 1) - <int64_t>((vn[t >> 6] >> (t & 63)) & 1)
 
 
+cdef inline int64_t _bits(const uint64_t* v, int64_t lo, int64_t hi) noexcept nogil:
+    """How many bits of v are set from bit lo to bit hi - 1."""
+    cdef int64_t count = 0, b
+    if hi <= lo:
+        return 0
+    if (lo >> 6) == ((hi - 1) >> 6):
+        return _popcount((v[lo >> 6] >> (lo & 63)) & (~(<uint64_t>0) >> (63 - ((hi - 1) & 63) + (lo & 63))))
+    count = _popcount(v[lo >> 6] >> (lo & 63))
+    for b in range((lo >> 6) + 1, (hi - 1) >> 6):
+        count += _popcount(v[b])
+    count += _popcount(v[(hi - 1) >> 6] & (~(<uint64_t>0) >> (63 - ((hi - 1) & 63))))
+    return count
+
+
 cdef Py_ssize_t _last_within(
-    const int64_t* bound,
+    const uint64_t* vp,
+    const uint64_t* vn,
+    int64_t words,
+    int64_t base,
+    int64_t c0,
+    const int64_t* opt_after,
+    Py_ssize_t n,
     Py_ssize_t first,
     Py_ssize_t hi,
     int64_t least,
@@ -243,16 +263,40 @@ cdef Py_ssize_t _last_within(
     int64_t upper,
     int64_t e,
 ) noexcept nogil:
-    """`dae_windows._last_within`: the last row of first..hi whose bound, less the stride's
-    tokens, still allows a path within `upper` from the least cost."""
-    cdef Py_ssize_t r
-    cdef int64_t x
-    for r in range(hi, first, -1):
-        x = bound[r] - tokens
-        x = x if x > 0 else 0
-        if least + x * e <= upper:
-            return r
-    return first
+    """`dae_windows._last_within` on the stride column's `_Bound` (its deltas, as `_suffix`
+    reads them): the last row of first..hi whose bound, less the stride's tokens, still
+    allows a path within `upper` from the least cost (`first` if none below it does), found
+    without reading every row: a row's bound exceeding that by x > 0, the next x - 1 rows'
+    exceed it too (down a row, D' falls by at most one, the optional words left never
+    rise), so the scan jumps x rows. Rows whose column the deltas do not hold are `off`
+    (never within: `suffix_bound`'s `off` exceeds every path's edits plus a stride); with no
+    deltas at all (NO_BOUND), every row is."""
+    cdef int64_t cmax = c0 + 64 * words - 1, t, d = base, cap, x
+    cdef Py_ssize_t r, r_lo, r_hi, best = first, step
+    if words == 0:
+        return hi
+    cap = _floordiv(upper - least, e)
+    cmax = n if n < cmax else cmax
+    r_lo = first if first > n - cmax else n - cmax
+    r_hi = hi if hi < n - c0 else n - c0
+    if r_lo > r_hi:
+        return first
+    t = n - r_lo - c0  # D' at row r_lo: base plus the deltas of the t bits below its column
+    d += _bits(vp, 0, t) - _bits(vn, 0, t)
+    r = r_lo
+    while r <= r_hi:
+        x = d - opt_after[r] - tokens - cap
+        if x <= 0:
+            best = r
+            step = 1
+        else:
+            step = x if x < r_hi + 1 - r else r_hi + 1 - r
+        if r + step > r_hi:
+            break
+        # D' at row r + step: the deltas of the columns between the two rows' taken off
+        d -= _bits(vp, n - r - step - c0, n - r - c0) - _bits(vn, n - r - step - c0, n - r - c0)
+        r += step
+    return best
 
 
 cdef class _Columns:
@@ -402,10 +446,9 @@ def lattice_run(
                         n, lo, hi, pb)
                 if _alive(cols.ptr[cur], &lo, &hi, n, rest[p, 0], rest[p, 1], upper, e, free,
                           ahead, pb, &least):
-                    # the rows the new band may hold below the old one's need their bound too
-                    _suffix(&bvp[k, 0], &bvn[k, 0], bwords[k], bbase[k], bc0[k], boff,
-                            &bopt[0], n, lo, hi, pb)
-                    hi = _last_within(pb, lo, hi, least, btok[k], upper, e)
+                    # the band's upper end: read on the rows the new band may hold, by jumps
+                    hi = _last_within(&bvp[k, 0], &bvn[k, 0], bwords[k], bbase[k], bc0[k],
+                                      &bopt[0], n, lo, hi, least, btok[k], upper, e)
         if p in keep:
             _clip(cols.ptr[cur], lo, hi)
             kept[p] = lat._trimmed(cols.arrays[cur], lo, hi)

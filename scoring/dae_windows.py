@@ -19,7 +19,10 @@ lie on a path of at most E0 edits (E0: the written hypothesis's edit distance, s
 path has more): every `_STRIDE` items, the rows whose cost so far plus the insertions or
 deletions the lengths still to consume force stays within it, and the rows those reach; the
 backward pass only the rows between the cut's first such row and the cell fixed at its end.
-So a 30,000-word pair costs about a band, not the whole table.
+On a long pair the forward rows are also bounded by one path's weight (`chunk_upper`) and
+pruned by a lower bound on the edits still to come (`suffix_bound`: the lattice's `_Gadget`,
+each slot as positions matching any of its branches' tokens, its extra lengths free to skip):
+a few rows a column, however long the pair (docs/SCORING.md).
 
 `best_combination` then finds a window's winning slot combination without aligning every
 combination: its slots' combinations in two halves, met in the middle (docs/SCORING.md).
@@ -340,7 +343,7 @@ def suffix_bound(
         base, c0, nw, vp, vn = arrays
     else:
         base, c0, nw, vp, vn = _whole_rows(rows_h, cols_r, keep, dlo, dhi, (x_start, x_ids, free))
-    return _Bound(base, c0, nw, vp, vn, n + m + 1, tokens, opt_after)
+    return _Bound(base, c0, nw, vp, vn, 2 * (n + m) + 2, tokens, opt_after)
 
 
 def _gadget_myers(

@@ -149,7 +149,7 @@ class _Pool:
 
 _STRIDE = 16  # items between two updates of the forward pass's band
 
-NO_BOUND = -INF  # a row's suffix bound where the plain pass holds none (no pruning by it)
+NO_BOUND = -INF  # a row's suffix bound where the bound's pass kept no column (no pruning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +209,7 @@ class _Gadget:
     maps to its first |b| positions, each match still a match (the class holds b's token),
     the rest skipped free: the gadget's distance is at most lev(b, R), hence at most every
     lattice path's cost (strict words only ever cost more), slot by slot, with no saving to
-    subtract. `tokens`: each position's first id (-1: none); `extra_start` / `extra_ids` its
+    subtract. `tokens`: each position's first id; `extra_start` / `extra_ids` its
     other ids (CSR); `free` its flag; `starts` where each item starts (and the end)."""
 
     tokens: np.ndarray
@@ -220,8 +220,7 @@ class _Gadget:
 
     @classmethod
     def of(cls, items: list[Item], lens: np.ndarray) -> _Gadget:
-        width = np.where(lens[:, 1] > 0, lens[:, 1], 0)
-        starts = np.concatenate(([0], np.cumsum(width))).astype(np.int64)
+        starts = np.concatenate(([0], np.cumsum(lens[:, 1]))).astype(np.int64)
         tokens = np.empty(int(starts[-1]), dtype=np.int64)
         free = np.zeros(len(tokens), dtype=np.uint8)
         extras = np.zeros(len(tokens), dtype=np.int64)
@@ -309,14 +308,15 @@ def suffix_bound(
     """The forward pass's `_Bound`: one bit-parallel pass over the reversed pair, the
     lattice's `_Gadget` against the reference, keeping its stride columns. The gadget's
     distance is at most every lattice path's cost from that cell on, the slots included, so
-    nothing is subtracted for what the slots still to come could save (`red` 0): the bound's
-    slack on a least-cost path does not grow with them. `lens`: the items' `item_lengths`.
-    Banded (compiled): the band holds every cell of the gadget's image of every path of
+    nothing is subtracted for what the slots still to come could save: the bound's slack on
+    a least-cost path does not grow with them. `lens`: the items' `item_lengths`. Banded
+    (compiled): the band holds every cell of the gadget's image of every path of
     `upper_edits` + the optional words + the gadget's free positions (a free skip moves the
-    diagonal at no cost) + a stride's positions, which covers the image of every least-cost
+    diagonal at no cost), and a stride's positions each side: the image of every least-cost
     lattice path and the cells the pass reads beside it, where the values are then the whole
     table's (`_dp.myers_band_words`); off those, values only ever too high, which no
-    least-cost path meets (docs/SCORING.md). None when a side is empty."""
+    least-cost path meets, and rows off the band are `off` (docs/SCORING.md). None when a
+    side is empty."""
     gadget = _Gadget.of(items, lens)
     n, m, nitems = len(ref), int(gadget.starts[-1]), len(items)
     if not n or not m:

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scoring.align import FIRST_WORD, INFEASIBLE, PairTooLong, align_arrays, levenshtein
+from scoring.align import (
+    FIRST_WORD,
+    INFEASIBLE,
+    Marks,
+    PairTooLong,
+    align_arrays,
+    levenshtein,
+)
 from scoring.dae import Alternatives, Segment, Slot
 from scoring.errors import ScoringError
 from scoring.languages import Profile, resolve
@@ -967,6 +974,8 @@ class Scorer:
         or the FST for a window that needs it). The windows' counts sum to the whole pair's
         optimum (checked). Their ops joined (a pair too long for the FST), or, `whole`, their
         chosen forms as one pair that the DP aligns whole, as the FST's path (`_add_path`)."""
+        from rapidfuzz.distance import Levenshtein  # (as scoring.align.levenshtein's)
+
         from scoring.dae_windows import cut_rows, plan_cuts
 
         seg: list[Segment] = list(split[0][0])
@@ -990,7 +999,10 @@ class Scorer:
         )
         k = _cost_scale(sub, found)
         sub_plan = self._plan(sub, found, k, windows=False, chosen=self._window_winners(sub, found))
-        codes, costs = self._align(sub, sub_plan, k)
+        # each window's written forms' distance: at least its winner's edits, so its pairs'
+        # bands (`align_arrays`' `edits`) hold every least-cost path at once (checked there)
+        written = list(map(Levenshtein.distance, sub.ref, sub.hyp))
+        codes, costs = self._align(sub, sub_plan, k, [written[w] for w in sub_plan.pairs.ref])
         self._choose_forms(sub, found, sub_plan, codes, costs, k)
         joined = "".join(sub_plan.codes)
         n_sub, n_ins = joined.count("S"), joined.count("I")
@@ -1142,8 +1154,11 @@ class Scorer:
         plan.pairs.strict_at.extend(begin + p for p in path[1])
         plan.fst_costs[u] = cost
 
-    def _align(self, texts: _Texts, plan: _Plan, k: int) -> tuple[list[str], list[int]]:
-        """The op string and cost of every pair, by the batched DP."""
+    def _align(
+        self, texts: _Texts, plan: _Plan, k: int, edits: list[int] | None = None
+    ) -> tuple[list[str], list[int]]:
+        """The op string and cost of every pair, by the batched DP (`edits`: a guess at each
+        pair's least edit count, `align_arrays`')."""
         if self.config.align == "sclite":
             return _align_sclite(texts, plan)
         pairs = plan.pairs
@@ -1164,8 +1179,11 @@ class Scorer:
                 np.array(pairs.off, dtype=np.int64),
                 np.array(pairs.length, dtype=np.int64),
                 k,
-                hyp_strict=pairs.strict_flags(),
-                ref_optional=ref_optional,
+                Marks(
+                    pairs.strict_flags(),
+                    ref_optional,
+                    None if edits is None else np.array(edits, dtype=np.int64),
+                ),
             )
         except PairTooLong as exc:  # named by its utterance, before any pair is aligned
             raise ScoringError(f"utterance {texts.ids[pairs.ref[exc.pair]]!r}: {exc}") from None

@@ -48,7 +48,7 @@ except ImportError:  # pragma: no cover - an install without a C compiler
     _fast = None
 
 if TYPE_CHECKING:
-    from scoring.dae_windows import Item
+    from scoring.dae_windows import Branch, Item
     from scoring.wfst import FstAligner
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -510,6 +510,7 @@ class _Walk:
     written_ids: list[int]
     slot_seg: list[int]
     slot_tok: list[int]
+    branches: dict[Slot, tuple[Branch, ...]]  # each distinct slot's item
 
     def offset(self, x: int) -> int:
         """The token offset in `written` of segment x (or of the end, x = len(seg))."""
@@ -1029,7 +1030,9 @@ class Scorer:
             texts, u, walk, list(zip([0, *cuts], [*cuts, len(seg)], strict=True)), rows
         )
         k = _cost_scale(sub, found)
-        sub_plan = self._plan(sub, found, k, windows=False, chosen=self._window_winners(sub, found))
+        bounds = list(zip([0, *rows], [*rows, len(ref_ids)], strict=True))
+        winners = self._window_winners(sub, found, walk.branches, [ref_ids[a:b] for a, b in bounds])
+        sub_plan = self._plan(sub, found, k, windows=False, chosen=winners)
         # each window's written forms' distance: at least its winner's edits, so its pairs'
         # bands (`align_arrays`' `edits`) hold every least-cost path at once (checked there)
         written = list(map(Levenshtein.distance, sub.ref, sub.hyp))
@@ -1071,8 +1074,8 @@ class Scorer:
         items: list[Item] = []
         items.extend(ids[: len(runs[0])])
         written_ids: list[int] = ids[: len(runs[0])]
-        walk = _Walk(seg, items, written, written_ids, [], [])
-        made: dict[Slot, Item] = {}
+        walk = _Walk(seg, items, written, written_ids, [], [], {})
+        made = walk.branches
         at = len(runs[0])
         for slot, run in zip(slots, runs[1:], strict=True):
             starts = list(itertools.accumulate(map(len, slot.forms), initial=at))
@@ -1098,11 +1101,17 @@ class Scorer:
         return walk
 
     def _window_winners(
-        self, sub: _Texts, found: list[_Split | None]
+        self,
+        sub: _Texts,
+        found: list[_Split | None],
+        made: dict[Slot, tuple[Branch, ...]] | None = None,
+        refs: list[np.ndarray] | None = None,
     ) -> dict[int, tuple[int, ...]]:
         """The winning combination of each DAE window `_enumerate` would align every
         combination of (and that has no optional reference word), met in the middle
-        (`scoring.dae_windows.best_combination`: the same winner); only it is aligned."""
+        (`scoring.dae_windows.best_combination`: the same winner); only it is aligned.
+        `made`: slots' branches already made (`_Walk.branches`); `refs`: each window's
+        reference ids, where already known."""
         from scoring.dae_windows import best_combination
 
         out: dict[int, tuple[int, ...]] = {}
@@ -1117,10 +1126,13 @@ class Scorer:
                 continue  # (the FST's, `_route`)
             branches = [
                 [(np.array(self._ids(x.forms[i])), np.array(x.mask(i), dtype=bool)) for i in order]
+                if made is None or x not in made
+                else [made[x][i] for i in order]
                 for x, order in zip(slots, orders, strict=True)
             ]
             ids = [np.array(self._ids(r), dtype=np.int64) for r in runs]
-            c = best_combination(np.array(self._ids(sub.ref[w]), dtype=np.int64), ids, branches)
+            ref = np.array(self._ids(sub.ref[w]), dtype=np.int64) if refs is None else refs[w]
+            c = best_combination(ref, ids, branches)
             out[w] = next(itertools.islice(itertools.product(*orders), c, None))
         return out
 

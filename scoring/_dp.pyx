@@ -452,13 +452,22 @@ def steps(
     const unsigned char[::1] strict,
     int64_t sub,
     int64_t ins,
+    const int64_t[::1] at=None,
+    Py_ssize_t band=-1,
 ):
     """`dae_windows._step` for each of `toks` in turn (a run, or a slot's branch; at least
     one), on every row of `cols` (a DAE window's combinations, one column each, every
     reference row): `_token` on each row (`_tokens4` for four plain tokens in a row), into
-    new arrays (two, used in turn)."""
+    new arrays (two, used in turn).
+
+    With `at` (the tokens each combination has consumed before `toks`) and `band` >= 0, only
+    the rows i within `band` of the column's tokens j (|i - j| <= band, where a path of at
+    most `band` edits can be: each of its cells has |i - j| indels behind it) are computed,
+    every other row INF (`best_combination`'s `band`): each value a path's cost or INF, so
+    never below the whole column's, and equal on every cell of such a path."""
     cdef Py_ssize_t k, t = 0, c, nt = toks.shape[0], rows = cols.shape[0], n = ids.shape[0]
-    cdef Py_ssize_t width = cols.shape[1]
+    cdef Py_ssize_t width = cols.shape[1], lo = 0, hi = n, j
+    cdef bint banded = at is not None and band >= 0
     bufs = [np.empty((rows, width), dtype=np.int64), np.empty((rows, width), dtype=np.int64)]
     cdef int64_t[:, ::1] a = bufs[0], b = bufs[1], last
     cdef const int64_t* pi = &ids[0] if n else NULL
@@ -473,14 +482,32 @@ def steps(
         for k in range(rows):
             src = &cols[k, 0] if c == 0 else (&a[k, 0] if c % 2 == 0 else &b[k, 0])
             dst = &b[k, 0] if c % 2 == 0 else &a[k, 0]
+            if banded:
+                # the new columns' rows: j + 1 - band .. j + (1 or 4) + band (reading the
+                # previous column's rows from j - band, inside its own band)
+                j = at[k] + t
+                lo = j + 1 - band
+                lo = lo if lo > 0 else 0
+                hi = j + (FUSED if four else 1) + band
+                hi = hi if hi < n else n
             if four:
-                _tokens4(src, dst, pi, &cum[0], &toks[t], 0, n, sub, ins)
-            else:
-                _token(src, dst, pi, &cum[0], toks[t], strict[t], 0, n, sub, ins)
+                _tokens4(src, dst, pi, &cum[0], &toks[t], lo, hi, sub, ins)
+            elif lo <= hi:
+                _token(src, dst, pi, &cum[0], toks[t], strict[t], lo, hi, sub, ins)
+            if banded:  # the rows the next step reads above this band: INF
+                for j in range(hi + 1, min(hi + FUSED, n) + 1):
+                    dst[j] = INF
         t += FUSED if four else 1
         c += 1
     last = b if c % 2 == 1 else a  # the last step's output
     for k in range(rows):
+        if banded:  # rows outside the last band (earlier columns' cells, or never written)
+            lo = min(max(at[k] + nt - band, 0), n + 1)
+            hi = max(min(at[k] + nt + band, n), lo - 1)
+            for j in range(lo):
+                last[k, j] = INF
+            for j in range(hi + 1, n + 1):
+                last[k, j] = INF
         _clip(&last[k, 0], 0, n)
     return bufs[c % 2 == 1]
 

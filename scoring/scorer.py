@@ -1030,12 +1030,14 @@ class Scorer:
             texts, u, walk, list(zip([0, *cuts], [*cuts, len(seg)], strict=True)), rows
         )
         k = _cost_scale(sub, found)
-        bounds = list(zip([0, *rows], [*rows, len(ref_ids)], strict=True))
-        winners = self._window_winners(sub, found, walk.branches, [ref_ids[a:b] for a, b in bounds])
-        sub_plan = self._plan(sub, found, k, windows=False, chosen=winners)
-        # each window's written forms' distance: at least its winner's edits, so its pairs'
-        # bands (`align_arrays`' `edits`) hold every least-cost path at once (checked there)
+        # each window's written forms' distance: at least its winner's edits, so the bands
+        # of its winner's search and of its pairs' tables (`best_combination`'s `band`,
+        # `align_arrays`' `edits`) hold every least-cost path at once (both check it)
         written = list(map(Levenshtein.distance, sub.ref, sub.hyp))
+        bounds = list(zip([0, *rows], [*rows, len(ref_ids)], strict=True))
+        refs = [ref_ids[a:b] for a, b in bounds]
+        winners = self._window_winners(sub, found, walk.branches, (refs, written))
+        sub_plan = self._plan(sub, found, k, windows=False, chosen=winners)
         codes, costs = self._align(sub, sub_plan, k, [written[w] for w in sub_plan.pairs.ref])
         self._choose_forms(sub, found, sub_plan, codes, costs, k)
         joined = "".join(sub_plan.codes)
@@ -1105,13 +1107,13 @@ class Scorer:
         sub: _Texts,
         found: list[_Split | None],
         made: dict[Slot, tuple[Branch, ...]] | None = None,
-        refs: list[np.ndarray] | None = None,
+        known: tuple[list[np.ndarray], list[int]] | None = None,
     ) -> dict[int, tuple[int, ...]]:
         """The winning combination of each DAE window `_enumerate` would align every
         combination of (and that has no optional reference word), met in the middle
         (`scoring.dae_windows.best_combination`: the same winner); only it is aligned.
-        `made`: slots' branches already made (`_Walk.branches`); `refs`: each window's
-        reference ids, where already known."""
+        `made`: slots' branches already made (`_Walk.branches`); `known`: each window's
+        reference ids and a guess at its winner's edits (`best_combination`'s `band`)."""
         from scoring.dae_windows import best_combination
 
         out: dict[int, tuple[int, ...]] = {}
@@ -1131,8 +1133,11 @@ class Scorer:
                 for x, order in zip(slots, orders, strict=True)
             ]
             ids = [np.array(self._ids(r), dtype=np.int64) for r in runs]
-            ref = np.array(self._ids(sub.ref[w]), dtype=np.int64) if refs is None else refs[w]
-            c = best_combination(ref, ids, branches)
+            if known is None:
+                ref = np.array(self._ids(sub.ref[w]), dtype=np.int64)
+                c = best_combination(ref, ids, branches)
+            else:
+                c = best_combination(known[0][w], ids, branches, band=known[1][w])
             out[w] = next(itertools.islice(itertools.product(*orders), c, None))
         return out
 

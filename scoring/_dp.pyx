@@ -12,9 +12,10 @@ where this extension is not built (no C compiler), chosen at import.
   `_STRIDE` items; with the pass's `bound`, `_suffix` and `_last_within`: `dae_windows._Bound`)
   are compiled too; the kept columns (`_trimmed`) are called back in Python.
 - `steps`: `dae_windows._step` token after token, the same cell function on every slot
-  combination's row.
+  combination's row; with a band, only the rows within it of each column's diagonal.
 - `fill_table`: `align._Table.fill_row` over a whole (narrow) batch's table.
-- `align_pairs`: `align._align_chunk` on a wide batch, pair by pair (short utterances).
+- `align_pairs`: `align._align_chunk` on a wide batch, pair by pair (short utterances);
+  `align_banded` the same over each pair's Ukkonen band, checked (a long pair's DAE windows).
 - `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words; `myers_band`
   the same on the band's words only (`align._anchors`: the same anchors), `myers_band_words`
   its kept rows as arrays (`dae_windows.suffix_bound`).

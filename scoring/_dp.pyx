@@ -12,9 +12,10 @@ where this extension is not built (no C compiler), chosen at import.
   `_STRIDE` items; with the pass's `bound`, `_suffix` and `_last_within`: `dae_windows._Bound`)
   are compiled too; the kept columns (`_trimmed`) are called back in Python.
 - `steps`: `dae_windows._step` token after token, the same cell function on every slot
-  combination's row.
+  combination's row; with a band, only the rows within it of each column's diagonal.
 - `fill_table`: `align._Table.fill_row` over a whole (narrow) batch's table.
-- `align_pairs`: `align._align_chunk` on a wide batch, pair by pair (short utterances).
+- `align_pairs`: `align._align_chunk` on a wide batch, pair by pair (short utterances);
+  `align_banded` the same over each pair's Ukkonen band, checked (a long pair's DAE windows).
 - `myers`: `align._myers`, the bit-parallel distance and deltas in 64-bit words; `myers_band`
   the same on the band's words only (`align._anchors`: the same anchors), `myers_band_words`
   its kept rows as arrays (`dae_windows.suffix_bound`).
@@ -496,13 +497,22 @@ def steps(
     const unsigned char[::1] strict,
     int64_t sub,
     int64_t ins,
+    const int64_t[::1] at=None,
+    Py_ssize_t band=-1,
 ):
     """`dae_windows._step` for each of `toks` in turn (a run, or a slot's branch; at least
     one), on every row of `cols` (a DAE window's combinations, one column each, every
     reference row): `_token` on each row (`_tokens4` for four plain tokens in a row), into
-    new arrays (two, used in turn)."""
+    new arrays (two, used in turn).
+
+    With `at` (the tokens each combination has consumed before `toks`) and `band` >= 0, only
+    the rows i within `band` of the column's tokens j (|i - j| <= band, where a path of at
+    most `band` edits can be: each of its cells has |i - j| indels behind it) are computed,
+    every other row INF (`best_combination`'s `band`): each value a path's cost or INF, so
+    never below the whole column's, and equal on every cell of such a path."""
     cdef Py_ssize_t k, t = 0, c, nt = toks.shape[0], rows = cols.shape[0], n = ids.shape[0]
-    cdef Py_ssize_t width = cols.shape[1]
+    cdef Py_ssize_t width = cols.shape[1], lo = 0, hi = n, j
+    cdef bint banded = at is not None and band >= 0
     bufs = [np.empty((rows, width), dtype=np.int64), np.empty((rows, width), dtype=np.int64)]
     cdef int64_t[:, ::1] a = bufs[0], b = bufs[1], last
     cdef const int64_t* pi = &ids[0] if n else NULL
@@ -517,14 +527,32 @@ def steps(
         for k in range(rows):
             src = &cols[k, 0] if c == 0 else (&a[k, 0] if c % 2 == 0 else &b[k, 0])
             dst = &b[k, 0] if c % 2 == 0 else &a[k, 0]
+            if banded:
+                # the new columns' rows: j + 1 - band .. j + (1 or 4) + band (reading the
+                # previous column's rows from j - band, inside its own band)
+                j = at[k] + t
+                lo = j + 1 - band
+                lo = lo if lo > 0 else 0
+                hi = j + (FUSED if four else 1) + band
+                hi = hi if hi < n else n
             if four:
-                _tokens4(src, dst, pi, &cum[0], &toks[t], 0, n, sub, ins)
-            else:
-                _token(src, dst, pi, &cum[0], toks[t], strict[t], 0, n, sub, ins)
+                _tokens4(src, dst, pi, &cum[0], &toks[t], lo, hi, sub, ins)
+            elif lo <= hi:
+                _token(src, dst, pi, &cum[0], toks[t], strict[t], lo, hi, sub, ins)
+            if banded:  # the rows the next step reads above this band: INF
+                for j in range(hi + 1, min(hi + FUSED, n) + 1):
+                    dst[j] = INF
         t += FUSED if four else 1
         c += 1
     last = b if c % 2 == 1 else a  # the last step's output
     for k in range(rows):
+        if banded:  # rows outside the last band (earlier columns' cells, or never written)
+            lo = min(max(at[k] + nt - band, 0), n + 1)
+            hi = max(min(at[k] + nt + band, n), lo - 1)
+            for j in range(lo):
+                last[k, j] = INF
+            for j in range(hi + 1, n + 1):
+                last[k, j] = INF
         _clip(&last[k, 0], 0, n)
     return bufs[c % 2 == 1]
 
@@ -1124,4 +1152,202 @@ def align_pairs(
         found = dist[q.n * (q.m + 1) + q.m]
         costs[p] = infeasible if found >= inf - q.m * k else found + q.m * k
         start = _pair_codes(&dist[0], &q, out)
+        codes[p] = out[start : q.n + q.m].decode("ascii")
+
+
+cdef inline int64_t _banded(
+    const int64_t* dist, Py_ssize_t w, Py_ssize_t dlo, Py_ssize_t i, Py_ssize_t j
+) noexcept nogil:
+    """Cell (i, j) of a band's table (column j - i - dlo of row i); INF outside the band."""
+    cdef Py_ssize_t c = j - i - dlo
+    if c < 0 or c >= w:
+        return INF
+    return dist[i * w + c]
+
+
+cdef void _band_table(int64_t* dist, const _Pair* q, Py_ssize_t dlo, Py_ssize_t w) noexcept nogil:
+    """`_pair_table` on the cells (i, j) with dlo <= j - i < dlo + w only (column j - i - dlo
+    of row i); every other cell, in the table or not, INF. A band cell's candidates are the
+    same as the whole table's, less those outside (INF, above every cell of the table):
+    each cell is the least cost over the paths inside the band, at least the whole table's."""
+    cdef Py_ssize_t i, j, c, lo, hi, hmax, first
+    cdef int64_t k = q.k, inf = q.inf, up_cost, diag, up, t, cell, r, strict_sub = q.inf - q.k - 1
+    cdef int64_t* prev
+    cdef int64_t* row
+    cdef const int64_t* hyp = q.hyp
+    cdef const unsigned char* strict = q.strict
+    cell = 0
+    for c in range(w):  # row 0: insertions only (a strict token cannot be inserted)
+        j = dlo + c
+        if j < 0 or j > q.m:
+            dist[c] = INF
+            continue
+        if j > 0 and strict != NULL and strict[j - 1]:
+            cell = inf
+        dist[c] = cell
+    for i in range(1, q.n + 1):
+        prev = dist + (i - 1) * w
+        row = dist + i * w
+        up_cost = _up_cost(q, i)
+        r = q.ref[i - 1]
+        # the row's cells: columns lo..hi-1 (0 <= j <= m)
+        lo = -(i + dlo)
+        lo = lo if lo > 0 else 0
+        hmax = q.m - i - dlo + 1
+        hi = hmax if hmax < w else w
+        for c in range(lo):
+            row[c] = INF
+        for c in range(hi if hi > lo else lo, w):
+            row[c] = INF
+        if hi <= lo:
+            continue
+        first = lo
+        if i + dlo + lo == 0:  # column j = 0: deletions only, from the cell above (lo + 1)
+            cell = prev[lo + 1] + up_cost
+            row[lo] = cell
+            first = lo + 1
+        else:
+            cell = INF  # the cell to the left is outside the band
+        if strict == NULL:
+            for c in range(first, hi):
+                j = i + dlo + c
+                diag = prev[c] + (hyp[j - 1] != r) * (k + 1) - k
+                up = (prev[c + 1] if c + 1 < w else INF) + up_cost
+                t = diag if diag < up else up
+                cell = cell if cell < t else t
+                row[c] = cell
+            continue
+        for c in range(first, hi):
+            j = i + dlo + c
+            diag = prev[c] + (hyp[j - 1] != r) * (k + 1 + strict[j - 1] * strict_sub) - k
+            up = (prev[c + 1] if c + 1 < w else INF) + up_cost
+            t = diag if diag < up else up
+            t = t if t < inf else inf
+            cell = cell + strict[j - 1] * inf
+            cell = cell if cell < t else t
+            row[c] = cell
+
+
+cdef inline Py_ssize_t _band_codes(
+    const int64_t* dist, const _Pair* q, Py_ssize_t dlo, Py_ssize_t w, char* out
+) noexcept nogil:
+    """`_pair_codes` read from a band's table (`_band_table`): the same rule, cells outside the
+    band INF (never equal to a cell of a feasible path)."""
+    cdef Py_ssize_t i = q.n, j = q.m, at = q.n + q.m
+    cdef int64_t cell
+    while i > 0 or j > 0:
+        at -= 1
+        if i == 0:
+            out[at] = b"I"
+            j -= 1
+            continue
+        cell = _banded(dist, w, dlo, i, j)
+        if j > 0 and cell == _diag_of(q, _banded(dist, w, dlo, i - 1, j - 1), i, j):
+            out[at] = b"C" if q.hyp[j - 1] == q.ref[i - 1] else b"S"
+            i -= 1
+            j -= 1
+        elif j == 0 or cell == _banded(dist, w, dlo, i - 1, j) + _up_cost(q, i):
+            out[at] = b"O" if (q.opt != NULL and q.opt[i - 1]) else b"D"
+            i -= 1
+        else:
+            out[at] = b"I"
+            j -= 1
+    return at
+
+
+def align_banded(
+    const int64_t[::1] pairs,
+    const int64_t[::1] ref,
+    const int64_t[::1] ref_off,
+    const int64_t[::1] ref_len,
+    const int64_t[::1] hyp,
+    const int64_t[::1] hyp_off,
+    const int64_t[::1] hyp_len,
+    int64_t k,
+    int64_t inf,
+    const unsigned char[::1] strict,
+    const unsigned char[::1] opt,
+    list codes,
+    int64_t[::1] costs,
+    int64_t infeasible,
+    const int64_t[::1] edits,
+):
+    """`align_pairs` with each pair's table cut to a band (Ukkonen's): the cells through
+    which a path of at most t edits and the pair's o optional words omitted can pass,
+    |j - i| + |(m - j) - (n - i)| <= t + o (every move off the diagonal is an insertion, a
+    deletion or an omission), t = `edits[p]` (a guess; < 0: none, the whole table).
+
+    Exact whatever the guess, because the band's result is checked: its cost C is a path's,
+    so the least cost is at most C, and a least-cost path has at most floor(C / K) edits
+    (each costs K or more). Where that is within t, every least-cost path lies in the band,
+    and so does every cell of it: there the band's values are the whole table's (a cell's
+    least-cost path to it is part of a least-cost path, all inside the band), elsewhere they
+    are only ever higher. The back-trace, from (n, m), takes a move where the cell equals
+    that predecessor's value plus the move's cost: the predecessor is then on a least-cost
+    path (exact in both tables), and where it is not, its value in the band is at least the
+    table's, above the cell in both. So it walks the same cells and writes the same ops, and
+    the cost is the table's. Where floor(C / K) exceeds t the pair is filled again with
+    t = floor(C / K) (then within it); where the band holds no feasible path (a strict token
+    it cannot match), or is no narrower than the table, the whole table (`_pair_table`, as
+    `align_pairs`). tests/scoring/test_align_banded.py compares the three."""
+    cdef Py_ssize_t x, p, i, nmax = 0, mmax = 0, start, j, dlo, dhi, w, free
+    cdef int64_t found, t, need
+    cdef _Pair q
+    cdef bint banded
+    for x in range(pairs.shape[0]):
+        p = pairs[x]
+        nmax = max(nmax, ref_len[p])
+        mmax = max(mmax, hyp_len[p])
+    cdef int64_t[::1] dist = np.empty((nmax + 1) * (mmax + 1), dtype=np.int64)
+    cdef bytearray text = bytearray(nmax + mmax + 1)
+    cdef char* out = text
+    q.k, q.inf = k, inf
+    for x in range(pairs.shape[0]):
+        p = pairs[x]
+        q.n, q.m = ref_len[p], hyp_len[p]
+        q.ref = &ref[ref_off[p]] if q.n else NULL
+        q.hyp = &hyp[hyp_off[p]] if q.m else NULL
+        q.opt = NULL
+        free = 0
+        if opt is not None:
+            for i in range(q.n):
+                free += opt[ref_off[p] + i]
+            if free:
+                q.opt = &opt[ref_off[p]]
+        q.strict = NULL
+        if strict is not None:
+            for j in range(q.m):
+                if strict[hyp_off[p] + j]:
+                    q.strict = &strict[hyp_off[p]]
+                    break
+        t = edits[p]
+        while True:
+            banded = False
+            if t >= 0:
+                # the band's diagonals j - i (`align._diagonals` of t + o edits, at least |m - n|)
+                need = t + free
+                if need < (q.m - q.n if q.m > q.n else q.n - q.m):
+                    need = q.m - q.n if q.m > q.n else q.n - q.m
+                dlo = -((need - (q.m - q.n)) // 2)
+                dhi = (q.m - q.n + need) // 2
+                w = dhi - dlo + 1
+                banded = w < q.m + 1
+            if not banded:
+                _pair_table(&dist[0], &q)
+                found = dist[q.n * (q.m + 1) + q.m]
+                costs[p] = infeasible if found >= inf - q.m * k else found + q.m * k
+                start = _pair_codes(&dist[0], &q, out)
+                break
+            _band_table(&dist[0], &q, dlo, w)
+            found = dist[q.n * w + q.m - q.n - dlo]
+            if found >= inf - q.m * k:
+                t = -1  # no feasible path in the band: the whole table
+                continue
+            need = (found + q.m * k) // k
+            if need > t:
+                t = need  # then every least-cost path lies in the band
+                continue
+            costs[p] = found + q.m * k
+            start = _band_codes(&dist[0], &q, dlo, w, out)
+            break
         codes[p] = out[start : q.n + q.m].decode("ascii")

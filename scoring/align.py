@@ -36,6 +36,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -123,6 +124,29 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """What `align_arrays` reads beside the pairs' ids (each optional).
+
+    `hyp_strict` / `ref_optional`: boolean arrays beside `hyp` / `ref` marking strict
+    hypothesis tokens and optional reference tokens (see the module docstring). Pairs with
+    neither go through the plain (faster) recurrence.
+
+    `edits`: a guess at each pair's least edit count (-1: none), where the caller has one (a
+    DAE window's written forms' distance): where the extension is built, each pair is
+    aligned over the band of cells a path of that many edits can reach (`_dp.align_banded`,
+    checked and widened where the guess was short: the same ops and cost whatever the guess;
+    a close upper bound is the least work). The numpy path fills whole tables.
+    """
+
+    hyp_strict: np.ndarray | None = None
+    ref_optional: np.ndarray | None = None
+    edits: np.ndarray | None = None
+
+
+_UNMARKED = Marks()
+
+
 def align_arrays(
     ref: np.ndarray,
     ref_off: np.ndarray,
@@ -131,16 +155,11 @@ def align_arrays(
     hyp_off: np.ndarray,
     hyp_len: np.ndarray,
     k: int,
-    *,
-    hyp_strict: np.ndarray | None = None,
-    ref_optional: np.ndarray | None = None,
+    marks: Marks = _UNMARKED,
 ) -> tuple[list[str], np.ndarray]:
     """`align_batch` on flat id arrays: pair p is ref[ref_off[p]:][:ref_len[p]] against the
-    same slice of hyp. Pairs may share a reference slice (DAE linearisations do).
-
-    `hyp_strict` / `ref_optional`: boolean arrays beside `hyp` / `ref` marking strict
-    hypothesis tokens and optional reference tokens (see the module docstring). Pairs with
-    neither go through the plain (faster) recurrence.
+    same slice of hyp. Pairs may share a reference slice (DAE linearisations do). `marks`:
+    strict and optional tokens, and a guess at each pair's edits (`Marks`).
     """
     n_pairs = len(ref_len)
     codes: list[str] = [""] * n_pairs
@@ -154,10 +173,11 @@ def align_arrays(
     # The narrowest integer type for the ids (and the -1/-2 pads): cheaper comparisons.
     top = max(int(ref.max(initial=0)), int(hyp.max(initial=0)))
     id_type = np.int16 if top < 2**15 else np.int32 if top < 2**31 else np.int64
-    flat = _Flat(ref, ref_off, ref_len, hyp, hyp_off, hyp_len, k)
+    flat = _Flat(ref, ref_off, ref_len, hyp, hyp_off, hyp_len, k, marks.edits)
     ref, hyp = np.asarray(ref).astype(id_type), np.asarray(hyp).astype(id_type)
     # Which pairs carry flags: they are batched apart, so plain batches keep the fast loop.
     flagged = np.zeros(n_pairs, dtype=bool)
+    hyp_strict, ref_optional = marks.hyp_strict, marks.ref_optional
     if hyp_strict is not None and hyp_strict.any():
         hyp_strict = np.asarray(hyp_strict, dtype=bool)
         flagged |= _any_in(hyp_strict, hyp_off, hyp_len)
@@ -183,7 +203,7 @@ def align_arrays(
     split = int(np.count_nonzero(~flagged[order]))
     for part, with_flags in ((order[:split], False), (order[split:], True)):
         for idx in _batches(part, ref_len, hyp_len):
-            if COMPILED and len(idx) > _NARROW:  # a wide batch: pair by pair, compiled
+            if COMPILED and (len(idx) > _NARROW or flat.edits is not None):  # pair by pair
                 flat.align(idx, with_flags, hyp_strict, ref_optional, codes, costs)
                 continue
             strict = opt = None
@@ -224,11 +244,13 @@ def _batches(part: np.ndarray, ref_len: np.ndarray, hyp_len: np.ndarray) -> Iter
 
 
 class _Flat:
-    """`align_arrays`' inputs as `_dp.align_pairs` takes them, for its wide batches."""
+    """`align_arrays`' inputs as `_dp.align_pairs` takes them, for its wide batches (and,
+    with `edits`, `_dp.align_banded` for every batch)."""
 
     def __init__(self, *arrays: Any) -> None:
-        *sides, self.k = arrays
+        *sides, self.k, edits = arrays
         self.sides = [np.ascontiguousarray(x, dtype=np.int64) for x in sides]
+        self.edits = None if edits is None else np.ascontiguousarray(edits, dtype=np.int64)
 
     def align(
         self,
@@ -247,7 +269,7 @@ class _Flat:
             None if x is None or not with_flags else np.ascontiguousarray(x).view(np.uint8)
             for x in (strict, opt)
         ]
-        _dp.align_pairs(
+        args = (
             np.ascontiguousarray(idx, dtype=np.int64),
             *self.sides,
             self.k,
@@ -257,6 +279,10 @@ class _Flat:
             costs,
             INFEASIBLE,
         )
+        if self.edits is None:
+            _dp.align_pairs(*args)
+        else:
+            _dp.align_banded(*args, self.edits)
 
 
 def _long_pairs(cells: np.ndarray, ref_len: np.ndarray, hyp_len: np.ndarray) -> list[int]:

@@ -30,7 +30,7 @@ combination: its slots' combinations in two halves, met in the middle (docs/SCOR
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -800,6 +800,26 @@ def _steps_compiled(
     return _dp.steps(cols, ref, cum, toks.astype(np.int64), flags, w.e + w.m, w.e + 1)
 
 
+def _banded_steps(
+    cols: np.ndarray,
+    ref: np.ndarray,
+    cum: np.ndarray,
+    branch: Branch,
+    w: Weights,
+    band: tuple[np.ndarray, int],
+) -> np.ndarray:
+    """`_steps_compiled` for a run or branch's tokens and strict flags on the rows within a
+    band only: `band` holds each column's tokens consumed so far and the band (`_dp.steps`'
+    `at` and `band`: the rows a path of that many edits can reach, the others INF)."""
+    assert _dp is not None
+    toks, strict = branch
+    if not len(toks):
+        return cols
+    flags = np.ascontiguousarray(strict, dtype=np.uint8)
+    args = (cols, ref, cum, toks.astype(np.int64), flags, w.e + w.m, w.e + 1)
+    return _dp.steps(*args, *band)
+
+
 def _half(
     ref: np.ndarray,
     runs: list[np.ndarray],
@@ -811,18 +831,58 @@ def _half(
     """The last columns of `runs[0], slots[0], runs[1], ...` for every combination of the
     slots' branches, combinations sharing their prefixes (one row each, numbered as
     itertools.product numbers them when `first_slowest`, else with the last slot slowest)."""
+    if compiled and _dp is not None:
+        return _half_banded(ref, runs, slots, _Half(w, first_slowest))
+    return _passes(ref, runs, slots, _Half(w, first_slowest), _steps)
+
+
+@dataclass(frozen=True, slots=True)
+class _Half:
+    """How `_half` runs: the weights, the order of its combinations, and a band (the rows
+    a path of at most that many edits can reach; None: every row)."""
+
+    w: Weights
+    first_slowest: bool
+    band: int | None = None
+
+
+def _half_banded(
+    ref: np.ndarray, runs: list[np.ndarray], slots: list[list[Branch]], how: _Half
+) -> np.ndarray:
+    """`_half` compiled (`_steps_compiled`); with `how.band`, only the rows within it of each
+    column's tokens (`_dp.steps`' band), the others INF: every value a path's cost or INF,
+    never below the whole column's, equal on every cell of a path within the band."""
+    return _passes(np.ascontiguousarray(ref, dtype=np.int64), runs, slots, how, _steps_compiled)
+
+
+def _passes(
+    ref: np.ndarray,
+    runs: list[np.ndarray],
+    slots: list[list[Branch]],
+    how: _Half,
+    steps: Callable[..., np.ndarray],
+) -> np.ndarray:
+    """`_half`'s passes, run by run and branch by branch, by `steps` (`_steps`, or
+    `_steps_compiled`); with a band, each combination's tokens consumed kept beside it."""
+    w = how.w
     cum = np.arange(len(ref) + 1, dtype=np.int64) * w.e
     cols = cum[None, :].copy()
-    steps = _steps
-    if compiled and _dp is not None:
-        ref, steps = np.ascontiguousarray(ref, dtype=np.int64), _steps_compiled
+    at = np.zeros(1, dtype=np.int64)
+
+    def step(cols: np.ndarray, toks: np.ndarray, strict: np.ndarray) -> np.ndarray:
+        if how.band is None:
+            return steps(cols, ref, cum, toks, strict, w)
+        return _banded_steps(cols, ref, cum, (toks, strict), w, (at, how.band))
+
+    axis = 1 if how.first_slowest else 0  # a new slot's branch: the fastest index, or slowest
     for p, run in enumerate(runs):
-        cols = steps(cols, ref, cum, run, np.zeros(len(run), dtype=bool), w)
+        cols = step(cols, run, np.zeros(len(run), dtype=bool))
+        at = at + len(run)
         if p == len(slots):
             break
-        outs = [steps(cols, ref, cum, ids, strict, w) for ids, strict in slots[p]]
-        # a new slot's branch is the fastest index (first_slowest) or the slowest
-        cols = np.stack(outs, axis=1 if first_slowest else 0).reshape(-1, len(ref) + 1)
+        outs = [step(cols, ids, strict) for ids, strict in slots[p]]
+        cols = np.stack(outs, axis=axis).reshape(-1, len(ref) + 1)
+        at = np.stack([at + len(ids) for ids, _ in slots[p]], axis=axis).reshape(-1)
     return cols
 
 
@@ -831,6 +891,7 @@ def best_combination(
     runs: list[np.ndarray],
     slots: list[list[Branch]],
     compiled: bool = _dp is not None,
+    band: int | None = None,
 ) -> int:
     """The index, in itertools.product order over the slots' branches (as listed), of the
     first combination with the fewest (E, S, I): what aligning every combination and taking
@@ -840,18 +901,38 @@ def best_combination(
     Meet in the middle: the first half of the slots' combinations run forward from the
     start (sharing prefixes), the second half's backward from the end over the reversed
     reference, and a combination's weight is the least sum of the two over the reference row
-    where they meet: (a + b) half-tables of work, not a * b whole ones."""
+    where they meet: (a + b) half-tables of work, not a * b whole ones.
+
+    `band` (compiled only; a guess, e.g. the written forms' edit distance, at least the
+    winner's edits): only the cells within it of each column's diagonal are computed
+    (`_half_banded`). The same winner whatever the guess: a combination's banded weight is a
+    path's (or INF), never below its own; where the least banded weight has at most `band`
+    edits, every least-cost path of every combination that ties with it lies in the band
+    (each has that many edits at most, so |i - j| <= band on all its cells), exact there;
+    otherwise the halves run again on whole columns."""
     h = len(slots) // 2
     longest = sum(len(r) for r in runs) + sum(max(len(b[0]) for b in s) for s in slots)
     w = Weights.for_pair(len(ref), longest)
-    fwd = _half(ref, runs[: h + 1], slots[:h], w, True, compiled)
+    banded = band is not None and compiled and _dp is not None
+
+    def half(
+        r: np.ndarray, rs: list[np.ndarray], ss: list[list[Branch]], first: bool
+    ) -> np.ndarray:
+        if banded:
+            return _half_banded(r, rs, ss, _Half(w, first, band))
+        return _half(r, rs, ss, w, first, compiled)
+
+    fwd = half(ref, runs[: h + 1], slots[:h], True)
     # the reversed suffix: runs[k], slots[k - 1], ..., runs[h + 1], slots[h], then nothing
     back_runs = [r[::-1] for r in runs[h + 1 :][::-1]] + [runs[0][:0]]
     back_slots = [[(a[::-1], s[::-1]) for a, s in slot] for slot in slots[h:][::-1]]
-    back = _half(ref[::-1], back_runs, back_slots, w, False, compiled)[:, ::-1]
+    back = half(ref[::-1], back_runs, back_slots, False)[:, ::-1]
     # weight of (a, b) = min over the meeting row of forward + backward; in blocks of
     # prefixes so the (a, b, row) sums stay small
     total = np.empty((len(fwd), len(back)), dtype=np.int64)
     for a in range(len(fwd)):
         np.min(fwd[a][None, :] + back, axis=1, out=total[a])
-    return int(np.argmin(total.reshape(-1)))
+    best = int(np.argmin(total.reshape(-1)))
+    if banded and int(total.reshape(-1)[best]) // w.e > (band or 0):
+        return best_combination(ref, runs, slots, compiled)  # the band was too narrow
+    return best

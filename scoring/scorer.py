@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import gc
 import itertools
 import math
@@ -12,7 +13,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scoring.align import FIRST_WORD, INFEASIBLE, PairTooLong, align_arrays, levenshtein
+from scoring.align import (
+    FIRST_WORD,
+    INFEASIBLE,
+    Marks,
+    PairTooLong,
+    align_arrays,
+    levenshtein,
+)
 from scoring.dae import Alternatives, Segment, Slot
 from scoring.errors import ScoringError
 from scoring.languages import Profile, resolve
@@ -40,6 +48,7 @@ except ImportError:  # pragma: no cover - an install without a C compiler
     _fast = None
 
 if TYPE_CHECKING:
+    from scoring.dae_windows import Branch, Item
     from scoring.wfst import FstAligner
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -488,10 +497,51 @@ def _align_sclite(texts: _Texts, plan: _Plan) -> tuple[list[str], list[int]]:
     return [c for c, _ in out], [cost for _, cost in out]
 
 
+@dataclass
+class _Walk:
+    """A hypothesis split into runs and slots as the DAE windows read it (`Scorer._walk`):
+    its segments in order, the items `scoring.dae_windows` takes (a plain token's id, a
+    slot's branches: ids and strict flags), the hypothesis as written (tokens and ids), and
+    each slot's segment index and token offset in it."""
+
+    seg: list[Segment]
+    items: list[Item]
+    written: list[str]
+    written_ids: list[int]
+    slot_seg: list[int]
+    slot_tok: list[int]
+    branches: dict[Slot, tuple[Branch, ...]]  # each distinct slot's item
+
+    def offset(self, x: int) -> int:
+        """The token offset in `written` of segment x (or of the end, x = len(seg))."""
+        s = bisect.bisect_left(self.slot_seg, x) - 1  # the last slot before x
+        if s < 0:
+            return x
+        surface = self.seg[self.slot_seg[s]]
+        assert isinstance(surface, Slot)
+        return self.slot_tok[s] + len(surface.forms[surface.surface]) + x - self.slot_seg[s] - 1
+
+    def window(self, a: int, b: int) -> tuple[list[list[str]], list[Slot], list[str]]:
+        """Segments a..b-1: their runs and slots (`_Split`'s), and their written tokens."""
+        first, last = (bisect.bisect_left(self.slot_seg, x) for x in (a, b))
+        start, stop = self.offset(a), self.offset(b)
+        runs: list[list[str]] = []
+        slots: list[Slot] = []
+        at = start
+        for s in range(first, last):
+            slot = self.seg[self.slot_seg[s]]
+            assert isinstance(slot, Slot)
+            runs.append(self.written[at : self.slot_tok[s]])
+            slots.append(slot)
+            at = self.slot_tok[s] + len(slot.forms[slot.surface])
+        runs.append(self.written[at:stop])
+        return runs, slots, self.written[start:stop]
+
+
 def _windows(
-    texts: _Texts, u: int, seg: list[Segment], spans: list[tuple[int, int]], rows: list[int]
+    texts: _Texts, u: int, walk: _Walk, spans: list[tuple[int, int]], rows: list[int]
 ) -> tuple[_Texts, list[_Split | None]]:
-    """Utterance u's windows as utterances of their own: hypothesis items seg[a:b] against
+    """Utterance u's windows as utterances of their own: hypothesis segments a..b-1 against
     the reference between consecutive cut rows; their DAE splits beside them."""
     opt = texts.ref_opt.get(u)
     sub = _Texts([], [], [], [])
@@ -499,17 +549,7 @@ def _windows(
     for w, ((a, b), (r0, r1)) in enumerate(
         zip(spans, zip([0, *rows], [*rows, len(texts.ref[u])], strict=True), strict=True)
     ):
-        runs: list[list[str]] = [[]]
-        slots: list[Slot] = []
-        written: list[str] = []
-        for x in seg[a:b]:
-            if isinstance(x, Slot):
-                slots.append(x)
-                runs.append([])
-                written.extend(x.forms[x.surface])
-            else:
-                runs[-1].append(x)
-                written.append(x)
+        runs, slots, written = walk.window(a, b)
         sub.ids.append(f"{texts.ids[u]} [DAE window {w}]")
         sub.ref.append(texts.ref[u][r0:r1])
         sub.hyp.append(written)
@@ -967,30 +1007,38 @@ class Scorer:
         or the FST for a window that needs it). The windows' counts sum to the whole pair's
         optimum (checked). Their ops joined (a pair too long for the FST), or, `whole`, their
         chosen forms as one pair that the DP aligns whole, as the FST's path (`_add_path`)."""
+        from rapidfuzz.distance import Levenshtein  # (as scoring.align.levenshtein's)
+
         from scoring.dae_windows import cut_rows, plan_cuts
 
-        seg: list[Segment] = list(split[0][0])
-        for slot, run in zip(split[1], split[0][1:], strict=True):
-            seg.append(slot)
-            seg.extend(run)
-        cuts = plan_cuts(
-            [len(x.forms) if isinstance(x, Slot) else 1 for x in seg], self.config.max_enum
-        )
+        walk = self._walk(split)
+        seg = walk.seg
+        readings = [1] * len(seg)
+        for p, slot in zip(walk.slot_seg, split[1], strict=True):
+            readings[p] = len(slot.forms)
+        cuts = plan_cuts(readings, self.config.max_enum)
         ref_ids = plan.ref_flat[plan.ref_off[u] : plan.ref_off[u + 1]]
         opt = texts.ref_opt.get(u)
         best, rows, weights = cut_rows(
             ref_ids,
             None if opt is None else np.array(opt, dtype=bool),
-            [self._item(x) for x in seg],
+            walk.items,
             cuts,
-            levenshtein(ref_ids, self._ids(texts.hyp[u])),
+            levenshtein(ref_ids, walk.written_ids),
         )
         sub, found = _windows(
-            texts, u, seg, list(zip([0, *cuts], [*cuts, len(seg)], strict=True)), rows
+            texts, u, walk, list(zip([0, *cuts], [*cuts, len(seg)], strict=True)), rows
         )
         k = _cost_scale(sub, found)
-        sub_plan = self._plan(sub, found, k, windows=False, chosen=self._window_winners(sub, found))
-        codes, costs = self._align(sub, sub_plan, k)
+        # each window's written forms' distance: at least its winner's edits, so the bands
+        # of its winner's search and of its pairs' tables (`best_combination`'s `band`,
+        # `align_arrays`' `edits`) hold every least-cost path at once (both check it)
+        written = list(map(Levenshtein.distance, sub.ref, sub.hyp))
+        bounds = list(zip([0, *rows], [*rows, len(ref_ids)], strict=True))
+        refs = [ref_ids[a:b] for a, b in bounds]
+        winners = self._window_winners(sub, found, walk.branches, (refs, written))
+        sub_plan = self._plan(sub, found, k, windows=False, chosen=winners)
+        codes, costs = self._align(sub, sub_plan, k, [written[w] for w in sub_plan.pairs.ref])
         self._choose_forms(sub, found, sub_plan, codes, costs, k)
         joined = "".join(sub_plan.codes)
         n_sub, n_ins = joined.count("S"), joined.count("I")
@@ -1012,22 +1060,60 @@ class Scorer:
         plan.window_codes[u] = joined
         plan.chosen_hyp[u], plan.alt_info[u] = words, alts
 
-    def _item(self, x: Segment) -> int | tuple[tuple[np.ndarray, np.ndarray], ...]:
-        """A token or slot as `scoring.dae_windows` reads it: ids, and each branch's strict
-        flags."""
-        if not isinstance(x, Slot):
-            return self.vocab[x]
-        return tuple(
-            (np.array(self._ids(f), dtype=np.int64), np.array(x.mask(i), dtype=bool))
-            for i, f in enumerate(x.forms)
-        )
+    def _walk(self, split: _Split) -> _Walk:
+        """A split hypothesis as the DAE windows read it (`_Walk`). The ids are assigned in
+        segment order, a slot's forms in turn (one `_token_ids` over them all); a slot's
+        branches are made once for each distinct slot."""
+        runs, slots = split
+        lists = [runs[0]]
+        for slot, run in zip(slots, runs[1:], strict=True):
+            lists.extend(map(list, slot.forms))
+            lists.append(run)
+        ids = _token_ids(lists, 0, len(lists), self.vocab)
+        assert isinstance(ids, list)
+        seg: list[Segment] = list(runs[0])
+        written: list[str] = list(runs[0])
+        items: list[Item] = []
+        items.extend(ids[: len(runs[0])])
+        written_ids: list[int] = ids[: len(runs[0])]
+        walk = _Walk(seg, items, written, written_ids, [], [], {})
+        made = walk.branches
+        at = len(runs[0])
+        for slot, run in zip(slots, runs[1:], strict=True):
+            starts = list(itertools.accumulate(map(len, slot.forms), initial=at))
+            item = made.get(slot)
+            if item is None:
+                item = made[slot] = tuple(
+                    (np.array(ids[a:b], dtype=np.int64), np.array(slot.mask(i), dtype=bool))
+                    for i, (a, b) in enumerate(itertools.pairwise(starts))
+                )
+            walk.slot_seg.append(len(seg))
+            walk.slot_tok.append(len(written))
+            seg.append(slot)
+            items.append(item)
+            written.extend(slot.forms[slot.surface])
+            written_ids.extend(ids[starts[slot.surface] : starts[slot.surface + 1]])
+            at = starts[-1]
+            seg.extend(run)
+            written.extend(run)
+            run_ids = ids[at : at + len(run)]
+            items.extend(run_ids)
+            written_ids.extend(run_ids)
+            at += len(run)
+        return walk
 
     def _window_winners(
-        self, sub: _Texts, found: list[_Split | None]
+        self,
+        sub: _Texts,
+        found: list[_Split | None],
+        made: dict[Slot, tuple[Branch, ...]] | None = None,
+        known: tuple[list[np.ndarray], list[int]] | None = None,
     ) -> dict[int, tuple[int, ...]]:
         """The winning combination of each DAE window `_enumerate` would align every
         combination of (and that has no optional reference word), met in the middle
-        (`scoring.dae_windows.best_combination`: the same winner); only it is aligned."""
+        (`scoring.dae_windows.best_combination`: the same winner); only it is aligned.
+        `made`: slots' branches already made (`_Walk.branches`); `known`: each window's
+        reference ids and a guess at its winner's edits (`best_combination`'s `band`)."""
         from scoring.dae_windows import best_combination
 
         out: dict[int, tuple[int, ...]] = {}
@@ -1042,10 +1128,16 @@ class Scorer:
                 continue  # (the FST's, `_route`)
             branches = [
                 [(np.array(self._ids(x.forms[i])), np.array(x.mask(i), dtype=bool)) for i in order]
+                if made is None or x not in made
+                else [made[x][i] for i in order]
                 for x, order in zip(slots, orders, strict=True)
             ]
             ids = [np.array(self._ids(r), dtype=np.int64) for r in runs]
-            c = best_combination(np.array(self._ids(sub.ref[w]), dtype=np.int64), ids, branches)
+            if known is None:
+                ref = np.array(self._ids(sub.ref[w]), dtype=np.int64)
+                c = best_combination(ref, ids, branches)
+            else:
+                c = best_combination(known[0][w], ids, branches, band=known[1][w])
             out[w] = next(itertools.islice(itertools.product(*orders), c, None))
         return out
 
@@ -1142,8 +1234,11 @@ class Scorer:
         plan.pairs.strict_at.extend(begin + p for p in path[1])
         plan.fst_costs[u] = cost
 
-    def _align(self, texts: _Texts, plan: _Plan, k: int) -> tuple[list[str], list[int]]:
-        """The op string and cost of every pair, by the batched DP."""
+    def _align(
+        self, texts: _Texts, plan: _Plan, k: int, edits: list[int] | None = None
+    ) -> tuple[list[str], list[int]]:
+        """The op string and cost of every pair, by the batched DP (`edits`: a guess at each
+        pair's least edit count, `align_arrays`')."""
         if self.config.align == "sclite":
             return _align_sclite(texts, plan)
         pairs = plan.pairs
@@ -1164,8 +1259,11 @@ class Scorer:
                 np.array(pairs.off, dtype=np.int64),
                 np.array(pairs.length, dtype=np.int64),
                 k,
-                hyp_strict=pairs.strict_flags(),
-                ref_optional=ref_optional,
+                Marks(
+                    pairs.strict_flags(),
+                    ref_optional,
+                    None if edits is None else np.array(edits, dtype=np.int64),
+                ),
             )
         except PairTooLong as exc:  # named by its utterance, before any pair is aligned
             raise ScoringError(f"utterance {texts.ids[pairs.ref[exc.pair]]!r}: {exc}") from None

@@ -49,7 +49,7 @@ def test_batched_tables_are_numpys(pairs: int, monkeypatch: pytest.MonkeyPatch) 
         got = {}
         for compiled in (True, False):
             monkeypatch.setattr(align, "COMPILED", compiled)
-            codes, costs = align.align_arrays(*args, **kw)
+            codes, costs = align.align_arrays(*args, align.Marks(**kw))
             got[compiled] = (codes, costs.tolist())
         assert got[True] == got[False]
 

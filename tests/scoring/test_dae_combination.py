@@ -9,7 +9,7 @@ import random
 
 import numpy as np
 
-from scoring.align import FIRST_WORD, INFEASIBLE, align_arrays
+from scoring.align import FIRST_WORD, INFEASIBLE, Marks, align_arrays
 from scoring.dae_windows import best_combination
 
 
@@ -40,7 +40,7 @@ def _enumerated(
         np.array(off, dtype=np.int64),
         np.array(lens, dtype=np.int64),
         k,
-        hyp_strict=np.array(strict, dtype=bool),
+        Marks(np.array(strict, dtype=bool)),
     )
     assert costs[0] != INFEASIBLE  # the written forms are always feasible
     return min(range(n), key=lambda c: (int(costs[c]), codes[c].count("I"), c))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from scoring import align
-from scoring.align import INFEASIBLE, align_arrays, align_batch
+from scoring.align import INFEASIBLE, Marks, align_arrays, align_batch
 from tests.scoring.test_core import _reference_alignment
 
 # Peak RSS allowed for the whole subprocess (interpreter and numpy included, ~35 MB alone):
@@ -89,8 +89,7 @@ def _align_flagged(pairs: list[tuple[list, list, list, list]]) -> tuple[list[str
         offs[1],
         lens[1],
         60,
-        hyp_strict=flat(2).astype(bool),
-        ref_optional=flat(3).astype(bool),
+        Marks(flat(2).astype(bool), flat(3).astype(bool)),
     )
     return codes, costs.tolist()
 

@@ -311,6 +311,10 @@ def test_compiled_dae_rules_kept_by_what_compiling_them_reads(tmp_path: Path, mo
     assert scorers.dae_rules_key(ScorerConfig(nsw=False, alternatives=str(alt), punc=False)) != key
     monkeypatch.setattr(scorers, "code_digest", lambda: "sha256:other")
     assert scorers.dae_rules_key(cfg) != key
+    monkeypatch.setattr(scorers, "_KEPT_RULES", 2)  # the oldest entries go past the limit
+    for n in range(3):
+        scorers._kept_rules(ScorerConfig(nsw=False, alternatives=str(alt), bootstrap=n), build)
+    assert len(list((tmp_path / "cache" / "dae").iterdir())) == 2
 
 
 def test_zoo_version_covers_kind_id_meta_image_and_files() -> None:

@@ -54,6 +54,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "quality": ("reference", "degraded", "code"),
     # the scorer's configuration, data files by content, scorer code by content
     "scorer": ("config",),
+    # DAE's rules compiled (forms normalised, indexed): the scorer's configuration, its data
+    # files by content, the scoring package's code, the interpreter's Unicode tables and regex
+    "dae-rules": ("config", "files", "code", "runtime"),
     # one version of a zoo entry
     "zoo-version": ("entry_kind", "id", "meta", "image", "files"),
     # one result cell: the hypotheses, the utterances scored and the scorer

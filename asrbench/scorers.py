@@ -10,14 +10,19 @@ provenance). `scoring/` hashes nothing itself: the data files are hashed here.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import marshal
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from asrbench.fsio import atomic_write_bytes
 from asrbench.identity import digest, file_sha256, tree_files, tree_paths
 from asrbench.settings import settings
 from scoring import Scorer, ScorerConfig
+from scoring.dae import Compiled
 from scoring.options import parse_options
 
 _SCORERS: dict[tuple[str, str], Scorer] = {}
@@ -84,8 +89,58 @@ def get_scorer(lang: str = "en", options: dict[str, Any] | None = None) -> Score
     key = (lang, json.dumps(options or {}, sort_keys=True))
     if key not in _SCORERS:
         opts = parse_options(options, "scorer option")  # the one check of every option
-        _SCORERS[key] = Scorer(ScorerConfig(lang=lang, cache_dir=str(settings().cache), **opts))
+        cfg = ScorerConfig(lang=lang, cache_dir=str(settings().cache), **opts)
+        _SCORERS[key] = Scorer(cfg, dae_store=lambda build: _kept_rules(cfg, build))
     return _SCORERS[key]
+
+
+def dae_rules_key(cfg: ScorerConfig) -> str:
+    """The key of a configuration's compiled DAE rules: everything compiling them reads (the
+    options, each data file by content, the scoring package's code, the Unicode tables of this
+    interpreter and of `regex`, which PUNC's non-ASCII path runs)."""
+    import unicodedata
+
+    import regex
+
+    files = {}
+    for kind in _DATA_FILE_FIELDS:
+        path = cfg.data_file(kind)
+        files[kind] = None if path is None else file_sha256(path)
+    runtime = {
+        "python": list(sys.version_info[:3]),
+        "unicodedata": unicodedata.unidata_version,
+        "regex": regex.__version__,
+    }
+    return digest(
+        "dae-rules", config=_portable(asdict(cfg)), files=files, code=code_digest(), runtime=runtime
+    )
+
+
+_KEPT_RULES = 32  # compiled rule sets kept in <cache>/dae, newest first (a few KB to 200 KB each)
+
+
+def _kept_rules(cfg: ScorerConfig, build: Callable[[], Compiled]) -> Compiled:
+    """The compiled DAE rules from `<cache>/dae` (scoring.dae.Store), compiled and kept there
+    when absent or unreadable: ~8 ms of CPU in every scoring process (the rules' forms
+    normalised and indexed) become a file read of ~1 ms."""
+    folder = settings().cache / "dae"
+    path = folder / f"{dae_rules_key(cfg)}.marshal"
+    try:
+        # marshal: the compiled rules are plain data, and it reads them several times faster
+        # than json or pickle; the file is this cache's own
+        return marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        pass  # absent, or cut short: compiled again (Alternatives also checks its layout)
+    compiled = build()
+    try:
+        atomic_write_bytes(path, marshal.dumps(compiled))
+        # every change to the scoring code is a new key: the oldest entries go
+        kept = sorted(folder.glob("*.marshal"), key=lambda p: p.stat().st_mtime_ns)
+        for old in kept[:-_KEPT_RULES]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only or full cache: the rules are compiled in every process, as before
+    return compiled
 
 
 def scorer_config(scorer: Scorer) -> dict[str, Any]:

@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # (module, attribute, phase, clock): each function's CPU is added to its phase
 PHASES = [
+    ("asrbench.scorers", "get_scorer", "scorer_built", "process"),  # DAE's rules inside it
+    ("scoring.dae", "Alternatives.__init__", "dae_rules", "process"),
     ("scoring.io", "read_transcripts", "read", "process"),
     ("scoring.scorer", "Scorer._normalised", "normalise", "process"),
     ("scoring.scorer", "Scorer._find_alternatives", "dae_slots", "process"),

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scoring.errors import ScoringError
 from scoring.normalize.compounds import compound_matches
@@ -84,56 +85,90 @@ def read_rules(path: Path) -> list[tuple[int, list[str], bool]]:
     return out
 
 
+# The compiled form of a rules file (`compile_rules`): tuples, lists, dicts and frozensets of
+# strings only, so a caller can keep it between processes (`marshal`) and hand it back.
+Compiled = tuple[Any, ...]
+# A caller's store of compiled rules: called with the function that compiles them, it returns
+# that function's result, or what it kept from an earlier call with the same inputs. The
+# library hashes nothing: the caller keys what it keeps (asrbench.scorers: the configuration,
+# the data files and the code by content, the Unicode tables' versions).
+Store = Callable[[Callable[[], Compiled]], Compiled]
+_COMPILED = "dae-compiled-1"  # the layout's tag: a store's older entry is compiled again
+
+
+def compile_rules(path: Path | None, tokenize: Callable[[str], list[str]]) -> Compiled:
+    """The rules of `path` with every form normalised by `tokenize`, and the index `split`
+    reads: what `Alternatives` holds, as plain data (`Compiled`)."""
+    parsed = read_rules(path) if path is not None else []
+    # every form normalised in one batch when the tokeniser is a Pipeline (same tokens)
+    flat = [f for _, raw, _ in parsed for f in raw]
+    batch = getattr(tokenize, "batch", None)
+    normal = dict(zip(flat, batch(flat) if batch else map(tokenize, flat), strict=True))
+    rules: list[tuple[int, tuple[tuple[str, ...], ...], bool]] = []
+    for no, raw, directed in parsed:
+        forms: list[tuple[str, ...]] = []
+        for f in raw:
+            toks = tuple(normal[f])
+            if toks and toks not in forms:
+                forms.append(toks)
+        if len(forms) < 2:
+            continue  # forms that normalise to the same text add nothing (e.g. story-teller)
+        rules.append((no, tuple(forms), directed))
+    # Each written form: itself first, then the other forms of every rule listing it (of a
+    # directed rule, only its first form).
+    branches: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for _, rule_forms, directed in rules:
+        for toks in rule_forms[:1] if directed else rule_forms:
+            own = branches.setdefault(toks, [toks])
+            own.extend(f for f in rule_forms if f not in own)
+    classes: list[tuple[tuple[str, ...], ...]] = [tuple(v) for v in branches.values()]
+    # first token -> (written form, its alternatives, the first words of those): the last one
+    # lets `split` drop a match at once when no alternative can be all correct
+    index: dict[str, list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...], frozenset[str]]]]
+    index = {}
+    for branch in classes:
+        index.setdefault(branch[0][0], []).append(
+            (branch[0], branch[1:], frozenset(f[0] for f in branch[1:]))
+        )
+    for cands in index.values():
+        cands.sort(key=lambda c: -len(c[0]))  # longest first; stable keeps file order on ties
+    # first token -> the first words of every alternative of a form starting with it
+    firsts = {t: frozenset().union(*(c[2] for c in cands)) for t, cands in index.items()}
+    max_len = max((len(f) for _, forms, _ in rules for f in forms), default=0)
+    return (_COMPILED, rules, classes, index, firsts, max_len)
+
+
 class Alternatives:
     """The compiled alternatives list: an index from first token to (form, alternatives)."""
 
     def __init__(
-        self, path: Path | None, tokenize: Callable[[str], list[str]], compounds: bool = False
+        self,
+        path: Path | None,
+        tokenize: Callable[[str], list[str]],
+        compounds: bool = False,
+        store: Store | None = None,
     ) -> None:
         self.path = path
         self.compounds = compounds  # COMPOUNDS matches too (scoring.normalize.compounds)
-        self.rules: list[Rule] = []
-        parsed = read_rules(path) if path is not None else []
-        # every form normalised in one batch when the tokeniser is a Pipeline (same tokens)
-        flat = [f for _, raw, _ in parsed for f in raw]
-        batch = getattr(tokenize, "batch", None)
-        normal = dict(zip(flat, batch(flat) if batch else map(tokenize, flat), strict=True))
-        for no, raw, directed in parsed:
-            forms: list[tuple[str, ...]] = []
-            for f in raw:
-                toks = tuple(normal[f])
-                if toks and toks not in forms:
-                    forms.append(toks)
-            if len(forms) < 2:
-                continue  # forms that normalise to the same text add nothing (e.g. story-teller)
-            self.rules.append(Rule(no, tuple(forms), directed))
-        # Each written form: itself first, then the other forms of every rule listing it (of a
-        # directed rule, only its first form).
-        branches: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
-        for rule in self.rules:
-            for toks in rule.forms[:1] if rule.directed else rule.forms:
-                own = branches.setdefault(toks, [toks])
-                own.extend(f for f in rule.forms if f not in own)
-        self.classes: list[tuple[tuple[str, ...], ...]] = [tuple(v) for v in branches.values()]
-        # first token -> (written form, its alternatives, the first words of those): the
-        # last one lets `split` drop a match at once when no alternative can be all correct
+
+        def build() -> Compiled:
+            return compile_rules(path, tokenize)
+
+        state = build() if store is None else store(build)
+        if not (isinstance(state, tuple) and len(state) == 6 and state[0] == _COMPILED):
+            state = build()  # a kept entry of another layout
+        _, rules, classes, index, firsts, max_len = state
+        self.rules: list[Rule] = [Rule(no, forms, directed) for no, forms, directed in rules]
+        self.classes: list[tuple[tuple[str, ...], ...]] = classes
         self._index: dict[
             str, list[tuple[tuple[str, ...], tuple[tuple[str, ...], ...], frozenset[str]]]
-        ] = {}
-        for branch in self.classes:
-            self._index.setdefault(branch[0][0], []).append(
-                (branch[0], branch[1:], frozenset(f[0] for f in branch[1:]))
-            )
+        ] = index
+        # first token -> the first words of every alternative of a form starting with it
+        self._firsts: dict[str, frozenset[str]] = firsts
+        self.max_len: int = max_len
         self._keys = frozenset(self._index)
         # every form's first token: a text holding none of them has no rule match
         self.first_words = self._keys
-        for cands in self._index.values():
-            cands.sort(key=lambda c: -len(c[0]))  # longest first; stable keeps file order on ties
-        # first token -> the first words of every alternative of a form starting with it
-        self._firsts = {
-            t: frozenset().union(*(c[2] for c in cands)) for t, cands in self._index.items()
-        }
-        self.max_len = max((len(f) for r in self.rules for f in r.forms), default=0)
 
     def __len__(self) -> int:
         return len(self.rules)

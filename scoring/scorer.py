@@ -22,6 +22,7 @@ from scoring.align import (
     levenshtein,
 )
 from scoring.dae import Alternatives, Segment, Slot
+from scoring.dae import Store as DaeStore
 from scoring.errors import ScoringError
 from scoring.languages import Profile, resolve
 from scoring.metrics import UNITS, Metrics, UtteranceResult, pooled
@@ -716,7 +717,11 @@ def _data_files(cfg: ScorerConfig) -> dict[str, Path]:
 class Scorer:
     """Normalise, expand alternatives on the hypothesis, align and count."""
 
-    def __init__(self, config: ScorerConfig | None = None) -> None:
+    def __init__(
+        self, config: ScorerConfig | None = None, dae_store: DaeStore | None = None
+    ) -> None:
+        """`dae_store`: where the compiled DAE rules may be kept between processes
+        (scoring.dae.Store; the same rules either way)."""
         self.config = cfg = config or ScorerConfig()
         self.profile = profile = cfg.profile()
         self.files: dict[str, Path] = _data_files(cfg)
@@ -749,7 +754,7 @@ class Scorer:
                 tokenize,
             )
             self.alternatives = Alternatives(
-                self.files.get("alternatives"), rule_pipe, compounds=cfg.compounds
+                self.files.get("alternatives"), rule_pipe, cfg.compounds, dae_store
             )
         self._words: list[str] = []  # id - FIRST_WORD -> token
         self.vocab: dict[str, int] = _Vocab(self._words)

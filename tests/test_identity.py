@@ -280,6 +280,43 @@ def test_scorer_identity_moves_with_options_and_data_files(tmp_path: Path) -> No
     assert base.code.startswith("sha256:")
 
 
+def test_compiled_dae_rules_kept_by_what_compiling_them_reads(tmp_path: Path, monkeypatch) -> None:
+    """<cache>/dae keeps each configuration's compiled DAE rules (asrbench.scorers): read back
+    while its key holds, compiled again when the file is unreadable, and the key moves with
+    the alternatives file's content, the options and the scoring code."""
+    from asrbench import scorers
+    from scoring import ScorerConfig
+
+    monkeypatch.setenv("ASRBENCH_CACHE", str(tmp_path / "cache"))
+    alt = tmp_path / "alts.txt"
+    alt.write_text("okay|ok\n")
+    cfg = ScorerConfig(nsw=False, alternatives=str(alt))
+    calls: list[int] = []
+
+    def build() -> tuple:
+        calls.append(1)
+        return ("compiled", len(calls))
+
+    assert scorers._kept_rules(cfg, build) == ("compiled", 1)
+    assert scorers._kept_rules(cfg, build) == ("compiled", 1) and len(calls) == 1
+    (kept,) = (tmp_path / "cache" / "dae").iterdir()
+    kept.write_bytes(b"\x00cut short")
+    assert scorers._kept_rules(cfg, build) == ("compiled", 2)
+    assert scorers._kept_rules(cfg, build) == ("compiled", 2)
+    key = scorers.dae_rules_key(cfg)
+    alt.write_text("okay|ok|o.k.\n")
+    assert scorers.dae_rules_key(cfg) != key
+    alt.write_text("okay|ok\n")
+    assert scorers.dae_rules_key(cfg) == key
+    assert scorers.dae_rules_key(ScorerConfig(nsw=False, alternatives=str(alt), punc=False)) != key
+    monkeypatch.setattr(scorers, "code_digest", lambda: "sha256:other")
+    assert scorers.dae_rules_key(cfg) != key
+    monkeypatch.setattr(scorers, "_KEPT_RULES", 2)  # the oldest entries go past the limit
+    for n in range(3):
+        scorers._kept_rules(ScorerConfig(nsw=False, alternatives=str(alt), bootstrap=n), build)
+    assert len(list((tmp_path / "cache" / "dae").iterdir())) == 2
+
+
 def test_zoo_version_covers_kind_id_meta_image_and_files() -> None:
     from asrbench.zoo.manifest import FileEntry, compute_version
 

@@ -212,6 +212,32 @@ def test_ops_score_runs_one_blas_thread(files: tuple[Path, Path], tmp_path: Path
         assert proc.stdout.strip().splitlines()[-1].startswith(expected), proc.stdout
 
 
+def test_ops_score_keeps_dae_rules_compiled(files: tuple[Path, Path], tmp_path: Path) -> None:
+    # The first `ops/score` of a configuration compiles DAE's rules and keeps them in
+    # <cache>/dae (asrbench.scorers); the next one reads them back (the file is not written
+    # again) and writes the same outputs.
+    from tests.conftest import own_cache
+
+    ref, hyp = files
+    env = dict(os.environ, ASRBENCH_CACHE=str(own_cache(tmp_path / "cache")))
+    outputs = []
+    for run in ("first", "again"):
+        proc = subprocess.run(
+            [str(OPS_SCORE), str(ref), str(hyp), "-o", str(tmp_path / run)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+            env=env,
+        )
+        assert proc.returncode == 0, proc.stderr
+        (kept,) = (tmp_path / "cache" / "dae").iterdir()
+        outputs.append((kept.stat().st_mtime_ns, (tmp_path / run / "utterances.jsonl").read_text()))
+    assert outputs[0] == outputs[1]
+    lines = [json.loads(line) for line in outputs[1][1].splitlines()]
+    assert [u["alternatives"] != [] for u in lines] == [True, False, False, False]  # DAE ran
+
+
 def test_language_options_reach_the_scorer_and_its_identity(tmp_path: Path) -> None:
     # Spanish with accent-only and compound differences (NSW off: no grammar build in CI).
     # Hand count: ref "número de extensión a la vez" (6 words), hyp "numero de extension a

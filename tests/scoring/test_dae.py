@@ -313,3 +313,36 @@ def test_rejected_list_is_well_formed() -> None:
         if "glm_en.csv:" in line
     }
     assert not adopted & {int(r[0]) for r in rows}  # never both adopted and rejected
+
+
+def test_compiled_rules_kept_elsewhere_give_the_same_alternatives(scorer: Scorer) -> None:
+    """A store (scoring.dae.Store) hands back the compiled rules it kept, through marshal as
+    asrbench.scorers keeps them: the same index, classes, rules and splits as compiled
+    without one; an entry of another layout is compiled again."""
+    import marshal
+
+    fresh = scorer.alternatives
+    assert fresh is not None
+    kept: list[bytes] = []
+
+    def store(build):
+        if not kept:
+            kept.append(marshal.dumps(build()))
+        return marshal.loads(kept[0])
+
+    def alternatives(store) -> Alternatives:
+        alts = Scorer(ScorerConfig(nsw=False, bootstrap=200), dae_store=store).alternatives
+        assert alts is not None
+        return alts
+
+    tokens = "i am gonna call you at a hundred and five ok".split()
+    for alts in [alternatives(store), alternatives(store)] + [
+        alternatives(lambda build, s=stale: s)
+        for stale in [("dae-compiled-0", [], [], {}, {}, 0), (), None]
+    ]:
+        assert alts._index == fresh._index and alts._firsts == fresh._firsts
+        assert alts.classes == fresh.classes and alts.rules == fresh.rules
+        assert (alts.first_words, alts.max_len) == (fresh.first_words, fresh.max_len)
+        assert alts.split(tokens) == fresh.split(tokens) is not None
+        assert alts.split(tokens, tokens) == fresh.split(tokens, tokens)
+    assert len(kept) == 1

@@ -55,6 +55,16 @@ corpus, run_process = _scale.corpus, _scale.run_process
 SPEAKERS = ("A", "B", "C")
 HYP_NAMES = {"A": "spk2", "B": "spk0", "C": "spk1"}
 
+
+def _speakers(n: int) -> dict[str, str]:
+    """n reference speakers and their hypothesis names (the 3-speaker default's, else renamed
+    in reverse order so the assignment has work to do)."""
+    if n == len(SPEAKERS):
+        return HYP_NAMES
+    names = [chr(ord("A") + i) for i in range(n)]
+    return {x: f"spk{n - 1 - i}" for i, x in enumerate(names)}
+
+
 MEETEVAL = """
 import json, sys
 import meeteval
@@ -74,17 +84,26 @@ print(json.dumps({"errors": er.errors, "n_ref": er.length}))
 """
 
 
-def session(words: int, seed: int = 0, piece: int = 0) -> tuple[list[Segment], list[Segment]]:
-    """One session of about `words` reference words (never fewer), 3 speakers; `piece`: each
-    reference segment cut into segments of at most that many words (0: whole), 0.4 s a word."""
+def session(
+    words: int, seed: int = 0, piece: int = 0, speakers: int = 3, overlap: float = 0.0
+) -> tuple[list[Segment], list[Segment]]:
+    """One session of about `words` reference words (never fewer), `speakers` speakers;
+    `piece`: each reference segment cut into segments of at most that many words (0: whole),
+    0.4 s a word; `overlap`: the fraction of a turn the next one starts before it ends (0:
+    one after another; a speaker's own turns never overlap)."""
     refs, hyps = corpus(words // 10 + 1, seed)
     rng = random.Random(seed)
+    hyp_names = _speakers(speakers)
+    spk_list = tuple(hyp_names)
     ref_segs: list[Segment] = []
     hyp_segs: list[Segment] = []
     t, done = 0.0, 0
+    free = dict.fromkeys(spk_list, 0.0)  # when each speaker's last turn ended
     for key, text in refs.items():
-        spk = rng.choice(SPEAKERS)
+        spk = rng.choice(spk_list)
         n = len(text.split())
+        turn = t
+        t = max(t, free[spk])
         end = t + 0.4 * n
         words_of = text.split()
         step = piece or max(1, len(words_of))  # 0: the segment whole, as before
@@ -94,8 +113,10 @@ def session(words: int, seed: int = 0, piece: int = 0) -> tuple[list[Segment], l
                 Segment("s1", spk, round(a, 2), round(b, 2), " ".join(words_of[i : i + step]))
             )
         if hyps[key]:
-            hyp_segs.append(Segment("s1", HYP_NAMES[spk], round(t, 2), round(end, 2), hyps[key]))
-        t, done = end + 0.3, done + n
+            hyp_segs.append(Segment("s1", hyp_names[spk], round(t, 2), round(end, 2), hyps[key]))
+        free[spk] = end
+        t = end + 0.3 if not overlap else turn + (1 - overlap) * 0.4 * n + 0.3
+        done += n
         if done >= words:
             break
     return ref_segs, hyp_segs

@@ -566,6 +566,62 @@ def _orcwer(scorer, ref_by, hyp_by) -> list[SessionScore]:
     return [_counts(sid, list(itertools.islice(utts, n)), a) for sid, n, a in plans]
 
 
+def _tcorc_session(scorer, sid: str, refs: list[Segment], hyps: list[Segment], collar: float):
+    """Time-constrained ORC-WER (MeetEval's `tcorcwer`): every reference segment goes whole to
+    one hypothesis stream, as ORC-WER, but a word is matched or substituted only by one whose
+    time overlaps (tcpWER's pseudo-word times and collar); the assignment with the fewest
+    errors (`scoring.tcorc`), then each stream's assigned words aligned as tcpWER aligns."""
+    from scoring import tcorc
+
+    streams: dict[str, list[Segment]] = {}
+    for seg in hyps:
+        streams.setdefault(_stream(seg), []).append(seg)
+    names = list(streams)
+    vocab: dict[str, int] = {}
+
+    def words(segs: list[Segment], points: bool) -> tcorc.Words:
+        tokens, times = _timed_words(scorer, segs, points, collar if points else 0.0)
+        return tcorc.Words(np.array(_ids(vocab, tokens), dtype=np.int64), times)
+
+    h = [words(streams[n], True) for n in names]
+    utts = [(seg, words([seg], False)) for seg in refs]
+    utts = [(seg, w) for seg, w in utts if len(w.ids)]
+    k = sum(len(w.ids) for _, w in utts) + sum(len(x.ids) for x in h) + 2
+    chosen: list[int | None] = [None] * len(utts)
+    if names and utts:
+        bx = tcorc.boxes([w for _, w in utts], h)
+        tcorc.check_size(sid, [w for _, w in utts], h, bx, names)
+        chosen = list(tcorc.tcorc_assign([w for _, w in utts], h, bx, k))
+    return _tcorc_counts(sid, utts, h, chosen, (names, k))
+
+
+def _tcorc_counts(sid: str, utts, h, chosen, named) -> SessionScore:
+    """Each stream's assigned segments (in time order) aligned with its words; a segment with
+    no stream (no hypothesis) all deletions."""
+    names, k = named
+    ops = []
+    for s in range(len(names)):
+        mine = [w for (_, w), c in zip(utts, chosen, strict=True) if c == s]
+        ref = np.concatenate([w.ids for w in mine]) if mine else np.zeros(0, np.int64)
+        times = np.concatenate([w.times for w in mine]) if mine else np.zeros((0, 2))
+        ops.append(align_timed(ref, times, h[s].ids, h[s].times, k)[0])
+    unassigned = [w for (_, w), c in zip(utts, chosen, strict=True) if c is None]
+    text = "".join(ops) + "D" * sum(len(w.ids) for w in unassigned)
+    sub, dele, ins = text.count("S"), text.count("D"), text.count("I")
+    assignment = tuple(
+        (f"{seg.speaker}@{seg.start_time:g}", names[c] if c is not None else None)
+        for (seg, _), c in zip(utts, chosen, strict=True)
+    )
+    n_ref = sum(len(w.ids) for _, w in utts)
+    return SessionScore(
+        sid, sub + dele + ins, n_ref, sum(len(x.ids) for x in h), sub, dele, ins, assignment
+    )
+
+
+def _tcorcwer(scorer, ref_by, hyp_by, collar: float) -> list[SessionScore]:
+    return [_tcorc_session(scorer, sid, ref_by[sid], hyp_by[sid], collar) for sid in ref_by]
+
+
 def _closure(x: np.ndarray, k: int) -> np.ndarray:
     """Insertions anywhere: the least of x[J'] + K * |J - J'| over J' <= J (per axis, a running
     minimum of x - K*j, then + K*j)."""
@@ -711,6 +767,7 @@ SESSION_METRICS: dict[str, SessionMetric] = {
     "cpwer": SessionMetric("cpWER", lambda sc, r, h, _collar: _cpwer(sc, r, h), speakers=True),
     "tcpwer": SessionMetric("tcpWER", _tcpwer, speakers=True, collar=True),
     "orcwer": SessionMetric("ORC-WER", lambda sc, r, h, _collar: _orcwer(sc, r, h)),
+    "tcorcwer": SessionMetric("tcORC-WER", _tcorcwer, collar=True),
 }
 
 

@@ -22,15 +22,20 @@ CTM words through `words_to_segments`), reference and hypothesis; a session is a
   untrusted (streams: speaker labels, else CTM channels); every reference segment goes whole to
   one stream, the assignment with the fewest errors over all streams (exact, `_orc_assign`);
   the streams' assigned texts are then scored by the `Scorer`.
+* ``tcorcwer`` (time-constrained ORC-WER, MeetEval's): as ORC-WER, but a word is matched or
+  substituted only by one whose time overlaps (tcpWER's times and collar), which bounds each
+  segment's states to the stream positions near it in time (`scoring.tcorc`); each stream's
+  assigned words are then aligned as tcpWER aligns them (no DAE).
 
 Corpus rates pool the sessions: the sum of errors over the sum of reference words. Intervals
 resample whole sessions (`scoring.stats.bootstrap_metrics`), never segments or words: words of
 one recording are not independent.
 
-Counts equal MeetEval's (`meeteval` 0.4.3: cpwer, tcpwer, orcwer) on the same tokens
-(tests/scoring/test_meeteval_parity.py): the same errors and reference lengths per session;
-the split into substitutions, deletions and insertions is this scorer's (fewest
-substitutions among the paths of fewest edits), which may differ from kaldialign's on ties.
+Counts equal MeetEval's (`meeteval` 0.4.3: cpwer, tcpwer, orcwer, tcorcwer) on the same
+tokens (tests/scoring/test_meeteval_parity.py, tests/scoring/test_tcorc.py): the same errors
+and reference lengths per session; the split into substitutions, deletions and insertions is
+this scorer's (fewest substitutions among the paths of fewest edits), which may differ from
+kaldialign's on ties.
 """
 
 from __future__ import annotations

@@ -35,10 +35,10 @@ import numpy as np
 from scoring.errors import ScoringError
 
 # One box (the states of one reference segment): 8 bytes a state, a few of them at a time.
-TCORC_MAX_STATES = 1 << 23
+TCORC_MAX_STATES = 1 << 24
 # The work: the reference words times the states of their box times the streams tried, over
 # the session (each counted twice: the forward pass and the walk back's recomputation).
-TCORC_MAX_WORK = 1 << 35
+TCORC_MAX_WORK = 1 << 37
 _INF = np.int64(1 << 60)
 _NO_MATCH = np.int64(1 << 50)  # a diagonal move between words whose times do not overlap
 
@@ -108,30 +108,58 @@ def _enter(
     return d[np.ix_(*index)] + extra
 
 
-def _costs(word: int, span: np.ndarray, hyp: Words, lo: int, hi: int, k: int) -> np.ndarray:
-    """The diagonal move's cost into each position lo+1..hi of a stream for one reference word:
-    0 (same word), K+1 (substitution), or _NO_MATCH where the times do not overlap."""
+def _costs(utt: Words, hyp: Words, lo: int, hi: int, k: int) -> np.ndarray:
+    """The diagonal move's cost into each position lo+1..hi of a stream, one row a reference
+    word: 0 (same word), K+1 (substitution), or _NO_MATCH where the times do not overlap."""
     ids, times = hyp.ids[lo:hi], hyp.times[lo:hi]
-    allowed = (span[0] < times[:, 1]) & (span[1] > times[:, 0])
-    return np.where(allowed, np.where(ids == word, 0, k + 1), _NO_MATCH)
+    span = utt.times
+    allowed = (span[:, :1] < times[:, 1]) & (span[:, 1:] > times[:, 0])
+    return np.where(allowed, np.where(ids == utt.ids[:, None], 0, k + 1), _NO_MATCH)
 
 
 def _along(x: np.ndarray, utt: Words, hyp: Words, box: tuple[int, int], k: int) -> np.ndarray:
-    """One segment aligned along the last axis of `x` (positions box[0]..box[1] of `hyp`) from
-    every state: the edit recurrence word by word, kept as x - j*K along the axis (the
-    insertions' running minimum is then a plain one)."""
+    """One segment aligned along the first axis of `x` (positions box[0]..box[1] of `hyp`)
+    from every state: the edit recurrence word by word.
+
+    Kept as y = x - j*K - w*K along the axis (w: the words done): the insertions' running
+    minimum is then a plain one, a deletion everywhere costs nothing, a diagonal move c - 2K,
+    and y never grows along the axis (the table is closed under insertions), so a word
+    changes only the positions from its first overlapping hypothesis word on: a diagonal
+    move and a running minimum over the band of its overlapping words, then the band's last
+    value caps the rest. The axis first and contiguous, so each step is a few vectorised
+    passes over whole slabs."""
     lo, hi = box
-    g = k * np.arange(hi - lo + 1, dtype=np.int64)
-    y = x - g
-    for word, span in zip(utt.ids.tolist(), utt.times, strict=True):
-        c = _costs(word, span, hyp, lo, hi, k)
-        if not (c < _NO_MATCH).any():  # no overlapping word: a deletion everywhere
-            y = y + k
+    if hi == lo:  # no hypothesis word in the box: every word deleted
+        return x + k * len(utt.ids)
+    g = (k * np.arange(hi - lo + 1, dtype=np.int64)).reshape((-1,) + (1,) * (x.ndim - 1))
+    y = np.subtract(x, g, order="C")
+    costs = _costs(utt, hyp, lo, hi, k)
+    near = costs < _NO_MATCH
+    firsts = near.argmax(axis=1).tolist()
+    lasts = (near.shape[1] - near[:, ::-1].argmax(axis=1)).tolist()
+    anys: list[bool] = np.any(near, axis=1).tolist()
+    for row, any_near, a, b in zip(costs, anys, firsts, lasts, strict=True):
+        if not any_near:  # no overlapping word: a deletion everywhere (w*K, added below)
             continue
-        new = y + k
-        np.minimum(new[..., 1:], y[..., :-1] + (c - k), out=new[..., 1:])
-        y = np.minimum.accumulate(new, axis=-1)
-    return y + g
+        # the diagonal moves into positions a+1..b (the first and last overlapping words)
+        diag = y[a:b] + (row[a:b] - 2 * k).reshape(g[a:b].shape)
+        np.minimum(y[a + 1 : b + 1], diag, out=y[a + 1 : b + 1])
+        _running_min(y[a : b + 1])
+        if b + 1 < len(y):
+            np.minimum(y[b + 1 :], y[b], out=y[b + 1 :])
+    y += g + k * len(costs)
+    return y
+
+
+def _running_min(y: np.ndarray) -> None:
+    """The running minimum of `y` along its first axis, in place: numpy's accumulate where the
+    other axes are few states, else one vectorised minimum per position (numpy's accumulate
+    walks the first axis state by state, 10-15x slower on thousands of states)."""
+    if y.size < 256 * len(y):
+        np.minimum.accumulate(y, axis=0, out=y)
+        return
+    for j in range(1, len(y)):
+        np.minimum(y[j - 1], y[j], out=y[j])
 
 
 def _tried(bx: Boxes, u: int) -> list[int]:
@@ -151,7 +179,7 @@ def _step(
     best = choice = None
     for s in _tried(bx, u):
         box = (int(bx.lo[u, s]), int(bx.hi[u, s]))
-        e = np.moveaxis(_along(np.moveaxis(t, s, -1), utt, streams[s], box, k), -1, s)
+        e = np.moveaxis(_along(np.moveaxis(t, s, 0), utt, streams[s], box, k), 0, s)
         if best is None or choice is None:
             best, choice = e, np.full(e.shape, s, dtype=np.int16)
         else:
@@ -258,9 +286,8 @@ def _start(row: np.ndarray, utt: Words, hyp: Words, where: tuple[int, int], k: i
     lo, end = where
     g = k * np.arange(len(row), dtype=np.int64)
     rows, costs = [row], []
-    for word, span in zip(utt.ids.tolist(), utt.times, strict=True):
+    for c in _costs(utt, hyp, lo, lo + len(row) - 1, k):
         x = rows[-1]
-        c = _costs(word, span, hyp, lo, lo + len(row) - 1, k)
         new = x + k
         np.minimum(new[1:], x[:-1] + c, out=new[1:])
         rows.append(np.minimum.accumulate(new - g) + g)

@@ -138,9 +138,14 @@ def _cost(utts, streams, chosen, k: int) -> int:
 @pytest.mark.parametrize("seed", range(40))
 def test_least_cost_over_every_assignment(seed: int) -> None:
     """The DP's assignment costs (K*E + S, each stream aligned as tcpWER aligns) the least of
-    all S^U assignments; checkpointed or kept whole, the same assignment."""
+    all S^U assignments (segments overlapping or apart; hypothesis words in or out of time
+    order)."""
     rng = random.Random(seed)
     utts, streams = _random_case(rng, rng.randint(1, 6), rng.randint(1, 3))
+    if seed % 2:  # hypothesis words out of time order
+        streams = [
+            tcorc.Words(h.ids, h.times[rng.sample(range(len(h.ids)), len(h.ids))]) for h in streams
+        ]
     k = 100
     bx = tcorc.boxes(utts, streams)
     chosen = tcorc.tcorc_assign(utts, streams, bx, k)

@@ -34,12 +34,13 @@ import numpy as np
 
 from scoring.errors import ScoringError
 
-# One box (the states of one reference segment): 8 bytes a state, a few of them at a time.
-TCORC_MAX_STATES = 1 << 24
+# One box (the states of one reference segment): 8 bytes a state, several tables of it at a
+# time (about 60 bytes a state of the largest box at peak: 1.5 GB at 2.4 x 10^7 states).
+TCORC_MAX_STATES = 1 << 25
 # The work: the reference words times the states of their box times the streams tried, over
-# the session (each counted twice: the forward pass and the walk back's recomputation).
-TCORC_MAX_WORK = 1 << 37
-_INF = np.int64(1 << 60)
+# the session (each counted twice: the forward pass and the walk back's recomputation); about
+# 0.6 ns each here, so this bound is 2-3 minutes.
+TCORC_MAX_WORK = 1 << 38
 _NO_MATCH = np.int64(1 << 50)  # a diagonal move between words whose times do not overlap
 
 

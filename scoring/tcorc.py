@@ -106,7 +106,9 @@ def _enter(
         shape = [1] * len(old[0])
         shape[t] = -1
         extra = extra + (k * (pos - clamped)).reshape(shape)
-    return d[np.ix_(*index)] + extra
+    out = d[np.ix_(*index)]
+    out += extra
+    return out
 
 
 def _costs(utt: Words, hyp: Words, lo: int, hi: int, k: int) -> np.ndarray:

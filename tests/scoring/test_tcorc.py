@@ -203,3 +203,31 @@ def test_ops_score_tcorcwer(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert "session 's1': time-constrained ORC-WER needs" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("others", [(3,), (30, 20)])  # numpy's accumulate; the slab loop
+def test_along_is_the_edit_recurrence(others: tuple[int, ...]) -> None:
+    """`_along` (the band, the offsets, the running minimum slab by slab) against the plain
+    time-constrained recurrence, state by state, from a table closed under insertions."""
+    rng = np.random.default_rng(3)
+    k, d = 50, 12
+    hyp = tcorc.Words(rng.integers(0, 4, 20), np.sort(rng.uniform(0, 10, 20))[:, None] + [-1, 1])
+    utt = tcorc.Words(rng.integers(0, 4, 6), np.array([(t, t + 0.5) for t in (2, 3, 3.5, 4, 6, 9)]))
+    lo = 4
+    x = rng.integers(0, 400, (d, *others)).astype(np.int64)
+    x = np.minimum.accumulate(x - k * np.arange(d).reshape(-1, *[1] * len(others)), axis=0)
+    x += k * np.arange(d).reshape(-1, *[1] * len(others))  # closed: x[j+1] <= x[j] + K
+    got = tcorc._along(x.copy(), utt, hyp, (lo, lo + d - 1), k)
+    flat_x, flat_got = x.reshape(d, -1), got.reshape(d, -1)
+    for col in range(flat_x.shape[1]):
+        row = flat_x[:, col].tolist()
+        for w, (a, b) in zip(utt.ids.tolist(), utt.times.tolist(), strict=True):
+            new = [row[0] + k]
+            for j in range(1, d):
+                h, (c, e) = hyp.ids[lo + j - 1], hyp.times[lo + j - 1]
+                best = min(row[j] + k, new[j - 1] + k)
+                if a < e and b > c:
+                    best = min(best, row[j - 1] + (0 if h == w else k + 1))
+                new.append(best)
+            row = new
+        assert flat_got[:, col].tolist() == row

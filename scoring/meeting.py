@@ -22,15 +22,20 @@ CTM words through `words_to_segments`), reference and hypothesis; a session is a
   untrusted (streams: speaker labels, else CTM channels); every reference segment goes whole to
   one stream, the assignment with the fewest errors over all streams (exact, `_orc_assign`);
   the streams' assigned texts are then scored by the `Scorer`.
+* ``tcorcwer`` (time-constrained ORC-WER, MeetEval's): as ORC-WER, but a word is matched or
+  substituted only by one whose time overlaps (tcpWER's times and collar), which bounds each
+  segment's states to the stream positions near it in time (`scoring.tcorc`); each stream's
+  assigned words are then aligned as tcpWER aligns them (no DAE).
 
 Corpus rates pool the sessions: the sum of errors over the sum of reference words. Intervals
 resample whole sessions (`scoring.stats.bootstrap_metrics`), never segments or words: words of
 one recording are not independent.
 
-Counts equal MeetEval's (`meeteval` 0.4.3: cpwer, tcpwer, orcwer) on the same tokens
-(tests/scoring/test_meeteval_parity.py): the same errors and reference lengths per session;
-the split into substitutions, deletions and insertions is this scorer's (fewest
-substitutions among the paths of fewest edits), which may differ from kaldialign's on ties.
+Counts equal MeetEval's (`meeteval` 0.4.3: cpwer, tcpwer, orcwer, tcorcwer) on the same
+tokens (tests/scoring/test_meeteval_parity.py, tests/scoring/test_tcorc.py): the same errors
+and reference lengths per session; the split into substitutions, deletions and insertions is
+this scorer's (fewest substitutions among the paths of fewest edits), which may differ from
+kaldialign's on ties.
 """
 
 from __future__ import annotations
@@ -566,6 +571,62 @@ def _orcwer(scorer, ref_by, hyp_by) -> list[SessionScore]:
     return [_counts(sid, list(itertools.islice(utts, n)), a) for sid, n, a in plans]
 
 
+def _tcorc_session(scorer, sid: str, refs: list[Segment], hyps: list[Segment], collar: float):
+    """Time-constrained ORC-WER (MeetEval's `tcorcwer`): every reference segment goes whole to
+    one hypothesis stream, as ORC-WER, but a word is matched or substituted only by one whose
+    time overlaps (tcpWER's pseudo-word times and collar); the assignment with the fewest
+    errors (`scoring.tcorc`), then each stream's assigned words aligned as tcpWER aligns."""
+    from scoring import tcorc
+
+    streams: dict[str, list[Segment]] = {}
+    for seg in hyps:
+        streams.setdefault(_stream(seg), []).append(seg)
+    names = list(streams)
+    vocab: dict[str, int] = {}
+
+    def words(segs: list[Segment], points: bool) -> tcorc.Words:
+        tokens, times = _timed_words(scorer, segs, points, collar if points else 0.0)
+        return tcorc.Words(np.array(_ids(vocab, tokens), dtype=np.int64), times)
+
+    h = [words(streams[n], True) for n in names]
+    utts = [(seg, words([seg], False)) for seg in refs]
+    utts = [(seg, w) for seg, w in utts if len(w.ids)]
+    k = sum(len(w.ids) for _, w in utts) + sum(len(x.ids) for x in h) + 2
+    chosen: list[int | None] = [None] * len(utts)
+    if names and utts:
+        bx = tcorc.boxes([w for _, w in utts], h)
+        tcorc.check_size(sid, [w for _, w in utts], h, bx, names)
+        chosen = list(tcorc.tcorc_assign([w for _, w in utts], h, bx, k))
+    return _tcorc_counts(sid, utts, h, chosen, (names, k))
+
+
+def _tcorc_counts(sid: str, utts, h, chosen, named) -> SessionScore:
+    """Each stream's assigned segments (in time order) aligned with its words; a segment with
+    no stream (no hypothesis) all deletions."""
+    names, k = named
+    ops = []
+    for s in range(len(names)):
+        mine = [w for (_, w), c in zip(utts, chosen, strict=True) if c == s]
+        ref = np.concatenate([w.ids for w in mine]) if mine else np.zeros(0, np.int64)
+        times = np.concatenate([w.times for w in mine]) if mine else np.zeros((0, 2))
+        ops.append(align_timed(ref, times, h[s].ids, h[s].times, k)[0])
+    unassigned = [w for (_, w), c in zip(utts, chosen, strict=True) if c is None]
+    text = "".join(ops) + "D" * sum(len(w.ids) for w in unassigned)
+    sub, dele, ins = text.count("S"), text.count("D"), text.count("I")
+    assignment = tuple(
+        (f"{seg.speaker}@{seg.start_time:g}", names[c] if c is not None else None)
+        for (seg, _), c in zip(utts, chosen, strict=True)
+    )
+    n_ref = sum(len(w.ids) for _, w in utts)
+    return SessionScore(
+        sid, sub + dele + ins, n_ref, sum(len(x.ids) for x in h), sub, dele, ins, assignment
+    )
+
+
+def _tcorcwer(scorer, ref_by, hyp_by, collar: float) -> list[SessionScore]:
+    return [_tcorc_session(scorer, sid, ref_by[sid], hyp_by[sid], collar) for sid in ref_by]
+
+
 def _closure(x: np.ndarray, k: int) -> np.ndarray:
     """Insertions anywhere: the least of x[J'] + K * |J - J'| over J' <= J (per axis, a running
     minimum of x - K*j, then + K*j)."""
@@ -711,6 +772,7 @@ SESSION_METRICS: dict[str, SessionMetric] = {
     "cpwer": SessionMetric("cpWER", lambda sc, r, h, _collar: _cpwer(sc, r, h), speakers=True),
     "tcpwer": SessionMetric("tcpWER", _tcpwer, speakers=True, collar=True),
     "orcwer": SessionMetric("ORC-WER", lambda sc, r, h, _collar: _orcwer(sc, r, h)),
+    "tcorcwer": SessionMetric("tcORC-WER", _tcorcwer, collar=True),
 }
 
 

@@ -85,11 +85,13 @@ _PRESET = typer.Option(
 )
 _METRIC = typer.Option(
     None,
-    help="session mode (timed REF, HYP): wer, cpwer, tcpwer, orcwer (MeetEval's), der or jer "
-    "(diarization, pyannote's); writes sessions.jsonl and sessions.txt (docs/SCORING.md)",
+    help="session mode (timed REF, HYP): wer, cpwer, tcpwer, orcwer, tcorcwer (MeetEval's; "
+    "tcorcwer: ORC-WER with tcpWER's time constraint, for long sessions of many streams), der "
+    "or jer (diarization, pyannote's); writes sessions.jsonl and sessions.txt (docs/SCORING.md)",
 )
 _COLLAR = typer.Option(
-    None, help="tcpWER: seconds a word may move (5); DER/JER: md-eval's -c, each side (0)"
+    None,
+    help="tcpWER, tcORC-WER: seconds a word may move (5); DER/JER: md-eval's -c, each side (0)",
 )
 _SKIP_OVERLAP = typer.Option(
     False, "--skip-overlap/--score-overlap", help="DER/JER: leave reference overlap out"

@@ -162,7 +162,10 @@ def test_malformed_rttm_is_one_line_naming_file_and_line(
     [
         (["--metric", "der", "--collar", "61"], "--collar 61: give seconds from 0 to 60"),
         (["--metric", "cpwer", "--skip-overlap"], "--skip-overlap applies to --metric der or jer"),
-        (["--metric", "dre"], "--metric must be one of wer, cpwer, tcpwer, orcwer, der, jer"),
+        (
+            ["--metric", "dre"],
+            "--metric must be one of wer, cpwer, tcpwer, orcwer, tcorcwer, der, jer",
+        ),
     ],
 )
 def test_bad_options_are_one_line(cli, tmp_path: Path, args: list[str], message: str) -> None:

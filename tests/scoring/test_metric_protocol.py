@@ -76,7 +76,7 @@ def _seg(session: str, speaker: str, start: float, words: str) -> Segment:
 
 
 def test_session_metrics_come_from_their_registry() -> None:
-    assert tuple(SESSION_METRICS) == ("wer", "cpwer", "tcpwer", "orcwer")
+    assert tuple(SESSION_METRICS) == ("wer", "cpwer", "tcpwer", "orcwer", "tcorcwer")
     refs = [_seg("s", "A", 0.0, "good morning"), _seg("s", "B", 1.0, "hi there")]
     hyps = [_seg("s", "x", 0.0, "good morning"), _seg("s", "y", 1.0, "hi")]
     scorer = Scorer(ScorerConfig(bootstrap=0))
@@ -84,7 +84,7 @@ def test_session_metrics_come_from_their_registry() -> None:
         result = score_sessions(scorer, refs, hyps, name)
         assert result.metrics.errors == 1, name
         assert (result.collar is not None) == how.collar
-    with pytest.raises(ScoringError, match="one of wer, cpwer, tcpwer, orcwer"):
+    with pytest.raises(ScoringError, match="one of wer, cpwer, tcpwer, orcwer, tcorcwer"):
         score_sessions(scorer, refs, hyps, "xwer")
 
 

@@ -19,6 +19,7 @@ from scoring.align import (
     Marks,
     PairTooLong,
     align_arrays,
+    check_exact,
 )
 from scoring.dae import Alternatives, Segment, Slot
 from scoring.dae import Store as DaeStore
@@ -995,8 +996,6 @@ class Scorer:
 
     def _fst_fits(self, plan: _Plan, texts: _Texts, u: int, split: _Split | None, k: int) -> bool:
         """Whether the FST's float32 weights are exact for utterance u's whole pair."""
-        from scoring.wfst import check_exact
-
         n_ref = plan.ref_off[u + 1] - plan.ref_off[u]
         if split is None:
             return check_exact(k, n_ref, len(texts.hyp[u]))

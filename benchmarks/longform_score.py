@@ -272,7 +272,7 @@ def dae_pair(seed: int, n_words: int, err: float = 0.15) -> tuple[str, str]:
 def _dae_facts(ref_path: Path, hyp_path: Path) -> str:
     """How many DAE slots the hypothesis holds, and whether the FST could take it whole."""
     from scoring import Scorer, ScorerConfig
-    from scoring.wfst import check_exact
+    from scoring.align import check_exact
 
     scorer = Scorer(ScorerConfig(nsw=False, bootstrap=0))
     ref, hyp = (scorer.normalize(p.read_text().split("\t", 1)[1]) for p in (ref_path, hyp_path))

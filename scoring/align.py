@@ -94,6 +94,16 @@ def check_pair(n: int, m: int, pair: int = -1) -> None:
         )
 
 
+_FLOAT32_EXACT = 1 << 24  # the FST's tropical weights are float32: integers exact below 2**24
+
+
+def check_exact(k: int, n_ref: int, n_hyp: int) -> bool:
+    """True when float32 FST weights (`scoring.wfst`) represent every cost of this pair
+    exactly. Here, not there: the Scorer asks it of every long pair, and importing
+    `scoring.wfst` loads OpenFST (~12 ms of a process that may need no FST)."""
+    return (k + 1) * (n_ref + n_hyp + 1) < _FLOAT32_EXACT
+
+
 # Back-trace codes: 0 origin, 1 C, 2 S, 3 D, 4 I, 5 O (an optional reference word omitted).
 _LETTERS = np.array([0, C, S, D, I, O], dtype=np.uint8)
 _ONE, _FOUR = np.uint8(1), np.uint8(4)

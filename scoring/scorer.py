@@ -19,7 +19,7 @@ from scoring.align import (
     Marks,
     PairTooLong,
     align_arrays,
-    levenshtein,
+    check_exact,
 )
 from scoring.dae import Alternatives, Segment, Slot
 from scoring.dae import Store as DaeStore
@@ -996,8 +996,6 @@ class Scorer:
 
     def _fst_fits(self, plan: _Plan, texts: _Texts, u: int, split: _Split | None, k: int) -> bool:
         """Whether the FST's float32 weights are exact for utterance u's whole pair."""
-        from scoring.wfst import check_exact
-
         n_ref = plan.ref_off[u + 1] - plan.ref_off[u]
         if split is None:
             return check_exact(k, n_ref, len(texts.hyp[u]))
@@ -1014,7 +1012,7 @@ class Scorer:
         chosen forms as one pair that the DP aligns whole, as the FST's path (`_add_path`)."""
         from rapidfuzz.distance import Levenshtein  # (as scoring.align.levenshtein's)
 
-        from scoring.dae_windows import cut_rows, plan_cuts
+        from scoring.dae_windows import cut_rows, plan_cuts, written_edits
 
         walk = self._walk(split)
         seg = walk.seg
@@ -1029,7 +1027,7 @@ class Scorer:
             None if opt is None else np.array(opt, dtype=bool),
             walk.items,
             cuts,
-            levenshtein(ref_ids, walk.written_ids),
+            written_edits(ref_ids, np.array(walk.written_ids, dtype=np.int64)),
         )
         sub, found = _windows(
             texts, u, walk, list(zip([0, *cuts], [*cuts, len(seg)], strict=True)), rows

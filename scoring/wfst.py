@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import pywrapfst as fst
 
-from scoring.align import BEGIN, DEL, END, EPS, FIRST_WORD, INS, SUB
-
-_FLOAT32_EXACT = 1 << 24  # tropical weights are float32: integers are exact below 2**24
+from scoring.align import _FLOAT32_EXACT, BEGIN, DEL, END, EPS, FIRST_WORD, INS, SUB
 
 
 def _arc(i: int, o: int, w: float, nxt: int) -> fst.Arc:
@@ -193,8 +191,3 @@ class FstAligner:
                     current.append(label)
             state = arc.nextstate
         return hyp, chosen, strict
-
-
-def check_exact(k: int, n_ref: int, n_hyp: int) -> bool:
-    """True when float32 FST weights represent every cost of this pair exactly."""
-    return (k + 1) * (n_ref + n_hyp + 1) < _FLOAT32_EXACT

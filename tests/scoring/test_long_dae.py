@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from scoring import Scorer, ScorerConfig
+from scoring.align import check_exact
 from scoring.dae_windows import Weights, cut_rows, plan_cuts
 from scoring.meeting import score_sessions
 from scoring.segments import Segment
-from scoring.wfst import check_exact
 
 # Phrases with DAE readings (rules of alternatives_en.txt), in pairs of equivalent forms,
 # overlapping ones among them (`a hundred and`), and plain words: hypotheses hold many slots.

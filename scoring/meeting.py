@@ -520,13 +520,24 @@ def _stream(seg: Segment) -> str:
     return seg.speaker if seg.speaker.strip() else f"channel {seg.channel}"
 
 
+def _streams(hyps: list[Segment]) -> dict[str, list[Segment]]:
+    """The hypothesis segments by stream (`_stream`), in order of first appearance."""
+    streams: dict[str, list[Segment]] = {}
+    for seg in hyps:
+        streams.setdefault(_stream(seg), []).append(seg)
+    return streams
+
+
+def _placed(seg: Segment, stream: str | None) -> tuple[str, str | None]:
+    """One line of an ORC assignment: the reference segment (speaker@start) and its stream."""
+    return (f"{seg.speaker}@{seg.start_time:g}", stream)
+
+
 def _orc_session(scorer, sid: str, refs: list[Segment], hyps: list[Segment]):
     """ORC-WER (MeetEval's `orcwer`): every reference segment goes whole to one hypothesis
     stream, the assignment with the fewest errors over all streams (exact: `_orc_assign`);
     the streams' texts so assigned are then scored by the Scorer."""
-    streams: dict[str, list[Segment]] = {}
-    for seg in hyps:
-        streams.setdefault(_stream(seg), []).append(seg)
+    streams = _streams(hyps)
     names = list(streams)
     vocab: dict[str, int] = {}
     h_ids = [np.array(_ids(vocab, scorer.normalize(_text(streams[n]))), np.int64) for n in names]
@@ -547,9 +558,7 @@ def _orc_session(scorer, sid: str, refs: list[Segment], hyps: list[Segment]):
     for (seg, _), s in zip(utts, chosen, strict=True):
         if s is not None:
             ref_text[names[s]].append(seg.words)
-        assignment.append(
-            (f"{seg.speaker}@{seg.start_time:g}", names[s] if s is not None else None)
-        )
+        assignment.append(_placed(seg, names[s] if s is not None else None))
     keys = {n: f"{sid} (hypothesis stream {n})" for n in names}
     r = {keys[n]: " ".join(ref_text[n]) for n in names}
     h = {keys[n]: _text(streams[n]) for n in names}
@@ -578,9 +587,7 @@ def _tcorc_session(scorer, sid: str, refs: list[Segment], hyps: list[Segment], c
     errors (`scoring.tcorc`), then each stream's assigned words aligned as tcpWER aligns."""
     from scoring import tcorc
 
-    streams: dict[str, list[Segment]] = {}
-    for seg in hyps:
-        streams.setdefault(_stream(seg), []).append(seg)
+    streams = _streams(hyps)
     names = list(streams)
     vocab: dict[str, int] = {}
 
@@ -614,7 +621,7 @@ def _tcorc_counts(sid: str, utts, h, chosen, named) -> SessionScore:
     text = "".join(ops) + "D" * sum(len(w.ids) for w in unassigned)
     sub, dele, ins = text.count("S"), text.count("D"), text.count("I")
     assignment = tuple(
-        (f"{seg.speaker}@{seg.start_time:g}", names[c] if c is not None else None)
+        _placed(seg, names[c] if c is not None else None)
         for (seg, _), c in zip(utts, chosen, strict=True)
     )
     n_ref = sum(len(w.ids) for _, w in utts)

@@ -1109,8 +1109,8 @@ class Scorer:
         self,
         sub: _Texts,
         found: list[_Split | None],
-        made: dict[Slot, tuple[Branch, ...]] | None = None,
-        known: tuple[list[np.ndarray], list[int]] | None = None,
+        made: dict[Slot, tuple[Branch, ...]],
+        known: tuple[list[np.ndarray], list[int]],
     ) -> dict[int, tuple[int, ...]]:
         """The winning combination of each DAE window `_enumerate` would align every
         combination of (and that has no optional reference word), met in the middle
@@ -1129,18 +1129,9 @@ class Scorer:
             orders = [_branch_order(x) for x in slots]
             if math.prod(map(len, orders)) > self.config.max_enum:
                 continue  # (the FST's, `_route`)
-            branches = [
-                [(np.array(self._ids(x.forms[i])), np.array(x.mask(i), dtype=bool)) for i in order]
-                if made is None or x not in made
-                else [made[x][i] for i in order]
-                for x, order in zip(slots, orders, strict=True)
-            ]
+            branches = [[made[x][i] for i in order] for x, order in zip(slots, orders, strict=True)]
             ids = [np.array(self._ids(r), dtype=np.int64) for r in runs]
-            if known is None:
-                ref = np.array(self._ids(sub.ref[w]), dtype=np.int64)
-                c = best_combination(ref, ids, branches)
-            else:
-                c = best_combination(known[0][w], ids, branches, band=known[1][w])
+            c = best_combination(known[0][w], ids, branches, band=known[1][w])
             out[w] = next(itertools.islice(itertools.product(*orders), c, None))
         return out
 
